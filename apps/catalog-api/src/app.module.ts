@@ -1,0 +1,24 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '@app/auth';
+import { LoggingModule } from '@app/platform';
+import { CatalogKeyResolver } from './auth/catalog-key.resolver';
+import { CatalogSettings } from './config/catalog.settings';
+import { SettingsModule } from './config/settings.module';
+import { DatabaseModule } from './database/database.module';
+import { CatalogHealthModule } from './health/catalog-health.module';
+
+@Module({})
+export class CatalogAppModule {
+  static forRoot(settings: CatalogSettings): DynamicModule {
+    return {
+      module: CatalogAppModule,
+      imports: [
+        SettingsModule.forRoot(settings),
+        LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
+        DatabaseModule,
+        AuthModule.forRoot({ resolver: CatalogKeyResolver }),
+        CatalogHealthModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,7 @@
+import type { MigrationInterface } from 'typeorm';
+
+/**
+ * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
+ * and the compiled app needs no path scanning. Append new migrations at the end.
+ */
+export const catalogMigrations: (new () => MigrationInterface)[] = [];

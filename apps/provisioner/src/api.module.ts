@@ -1,0 +1,32 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '@app/auth';
+import { LoggingModule } from '@app/platform';
+import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
+import { ProvisionerSettings } from './config/provisioner.settings';
+import { SettingsModule } from './config/settings.module';
+import { ProvisionerHealthModule } from './health/provisioner-health.module';
+import { ImportsQueueService } from './imports/imports-queue.service';
+import { QueueBackendConfig } from './queue/queue-backend';
+import { QueueModule } from './queue/queue.module';
+
+/** The provisioner's HTTP API process: routes and producers, never a queue worker. */
+@Module({})
+export class ProvisionerApiModule {
+  static forRoot(settings: ProvisionerSettings, backend: QueueBackendConfig): DynamicModule {
+    return {
+      module: ProvisionerApiModule,
+      imports: [
+        SettingsModule.forRoot(settings),
+        LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
+        QueueModule.forRoot(backend),
+        AuthModule.forRoot({
+          resolver: ProvisionerKeyResolver,
+          options: { writeDeniedMessage: 'Write operations require the provisioner write key' },
+        }),
+        ProvisionerHealthModule,
+      ],
+      providers: [ImportsQueueService],
+      exports: [ImportsQueueService],
+    };
+  }
+}

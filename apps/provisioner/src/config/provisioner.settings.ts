@@ -1,0 +1,98 @@
+import { Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
+import { resolve } from 'node:path';
+import { loadSettings, parseInteger } from '@app/platform';
+
+/** Every setting of the provisioner API and worker, validated once at boot (see .env.example). */
+export class ProvisionerSettings {
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  PORT = 3001;
+
+  /** The worker process serves only /health/* (and metrics) on this port. */
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  WORKER_HEALTH_PORT = 3002;
+
+  @IsString()
+  HOST = '0.0.0.0';
+
+  /** BullMQ on Redis when set; otherwise BullMQ's PostgreSQL backend on DATABASE_URL. */
+  @IsOptional()
+  @IsUrl({ protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true })
+  REDIS_URL?: string;
+
+  @ValidateIf((s: ProvisionerSettings) => s.REDIS_URL === undefined || s.DATABASE_URL !== undefined)
+  @IsUrl(
+    { protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true },
+    { message: 'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)' },
+  )
+  DATABASE_URL?: string;
+
+  /** Namespace of the queue's keys (Redis) or schema (Postgres); tests use one per run. */
+  @Matches(/^[a-z][a-z0-9_]{0,40}$/, { message: 'QUEUE_PREFIX must match ^[a-z][a-z0-9_]{0,40}$' })
+  QUEUE_PREFIX = 'provisioner';
+
+  /** The key that may read and write (import). Unset = no writes possible. */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'PROVISIONER_API_KEY must be at least 32 characters long' })
+  PROVISIONER_API_KEY?: string;
+
+  /** Comma-separated read-only keys (each at least 32 characters). */
+  @Matches(/^(\s*[^,\s]{32,}\s*(,\s*[^,\s]{32,}\s*)*)?$/, {
+    message: 'PROVISIONER_READ_API_KEYS must be a comma list of keys of at least 32 characters',
+  })
+  PROVISIONER_READ_API_KEYS = '';
+
+  /** Where imported data lives (a shared volume in Kubernetes). */
+  @IsString()
+  STORAGE_ROOT = resolve('data/storage');
+
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  IMPORT_MAX_ATTEMPTS = 5;
+
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  IMPORT_CONCURRENCY = 2;
+
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(1024)
+  MAX_BODY_BYTES = 1024 * 1024;
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+
+  get readApiKeys(): string[] {
+    return this.PROVISIONER_READ_API_KEYS.split(',')
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0);
+  }
+}
+
+export const PROVISIONER_SETTINGS = Symbol('PROVISIONER_SETTINGS');
+
+export function loadProvisionerSettings(env: NodeJS.ProcessEnv = process.env): ProvisionerSettings {
+  return loadSettings(ProvisionerSettings, env);
+}

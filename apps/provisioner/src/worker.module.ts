@@ -1,0 +1,28 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '@app/auth';
+import { LoggingModule } from '@app/platform';
+import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
+import { ProvisionerSettings } from './config/provisioner.settings';
+import { SettingsModule } from './config/settings.module';
+import { ProvisionerHealthModule } from './health/provisioner-health.module';
+import { ImportProcessor } from './imports/import.processor';
+import { QueueBackendConfig } from './queue/queue-backend';
+import { QueueModule } from './queue/queue.module';
+
+/** The worker process: runs queue jobs; its HTTP server serves only health (and metrics). */
+@Module({})
+export class ProvisionerWorkerModule {
+  static forRoot(settings: ProvisionerSettings, backend: QueueBackendConfig): DynamicModule {
+    return {
+      module: ProvisionerWorkerModule,
+      imports: [
+        SettingsModule.forRoot(settings),
+        LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
+        QueueModule.forRoot(backend),
+        AuthModule.forRoot({ resolver: ProvisionerKeyResolver }),
+        ProvisionerHealthModule,
+      ],
+      providers: [ImportProcessor],
+    };
+  }
+}

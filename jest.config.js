@@ -1,0 +1,33 @@
+// Two projects: unit specs beside the code, e2e specs against real Postgres and Redis.
+// The global setup finds (or starts) those services once and gives each run its own names.
+const shared = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+  },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleNameMapper: {
+    '^@app/(errors|auth|platform)$': '<rootDir>/libs/$1/src',
+  },
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  maxWorkers: 2,
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'e2e',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/apps/*/test/**/*.e2e-spec.ts'],
+    },
+  ],
+};

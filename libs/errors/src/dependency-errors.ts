@@ -1,0 +1,32 @@
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+const CONNECTION_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|the database system is (starting up|shutting down)/i;
+
+/**
+ * True for failures that mean a backing service (Postgres, Redis, an upstream API) is not
+ * reachable right now, as opposed to a bug: those become 503 so callers retry instead of
+ * reporting a server error.
+ */
+export function isDependencyUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause && cause !== error && isDependencyUnavailable(cause)) return true;
+  return CONNECTION_MESSAGES.test(error.message);
+}

@@ -1,0 +1,5 @@
+export * from './app-error';
+export * from './http-errors';
+export { AllExceptionsFilter } from './all-exceptions.filter';
+export { RequestValidationPipe, toFieldProblems } from './validation.pipe';
+export { isDependencyUnavailable } from './dependency-errors';

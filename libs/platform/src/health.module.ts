@@ -1,0 +1,89 @@
+import {
+  BeforeApplicationShutdown,
+  Controller,
+  DynamicModule,
+  Get,
+  Inject,
+  Injectable,
+  Module,
+  Provider,
+} from '@nestjs/common';
+import { ServiceUnavailableError } from '@app/errors';
+import { Public } from '@app/auth';
+
+/** A named readiness check: resolves when the dependency answers, rejects otherwise. */
+export interface HealthCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export const HEALTH_CHECKS = Symbol('HEALTH_CHECKS');
+const CHECK_TIMEOUT_MS = 2000;
+
+function withTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Flips readiness off as soon as shutdown starts, so the load balancer stops sending traffic. */
+@Injectable()
+export class ShutdownState implements BeforeApplicationShutdown {
+  shuttingDown = false;
+
+  beforeApplicationShutdown(): void {
+    this.shuttingDown = true;
+  }
+}
+
+@Controller('health')
+@Public()
+export class HealthController {
+  constructor(
+    @Inject(HEALTH_CHECKS) private readonly checks: HealthCheck[],
+    private readonly shutdown: ShutdownState,
+  ) {}
+
+  /** Liveness: the process answers. Never depends on anything else, so it never flaps. */
+  @Get('live')
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: every dependency answers within its time-out. */
+  @Get('ready')
+  async ready(): Promise<{ status: 'ok'; checks: Record<string, string> }> {
+    if (this.shutdown.shuttingDown) {
+      throw new ServiceUnavailableError('Shutting down', { checks: {} });
+    }
+    const results = await Promise.all(
+      this.checks.map(async ({ name, check }) => {
+        try {
+          await withTimeout(check(), CHECK_TIMEOUT_MS);
+          return [name, 'up'] as const;
+        } catch (error) {
+          return [name, `down: ${(error as Error).message}`] as const;
+        }
+      }),
+    );
+    const checks = Object.fromEntries(results);
+    if (results.some(([, state]) => state !== 'up')) {
+      throw new ServiceUnavailableError('Not ready', { checks });
+    }
+    return { status: 'ok', checks };
+  }
+}
+
+/** `/health/live` and `/health/ready`, with the checks the app provides. */
+@Module({})
+export class HealthModule {
+  static forRoot(checks: Provider & { provide: typeof HEALTH_CHECKS }): DynamicModule {
+    return {
+      module: HealthModule,
+      controllers: [HealthController],
+      providers: [checks, ShutdownState],
+    };
+  }
+}

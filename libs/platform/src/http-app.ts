@@ -1,0 +1,56 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { json, NextFunction, Request, Response, text } from 'express';
+import { Logger } from 'nestjs-pino';
+import { requestId } from './logging.module';
+import { AllExceptionsFilter, RequestValidationPipe, UnsupportedMediaTypeError } from '@app/errors';
+
+export interface HttpAppOptions {
+  maxBodyBytes: number;
+  /** Routes that take a plain-text body (e.g. vocabulary uploads); all others take JSON only. */
+  textBodyRoutes?: RegExp[];
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Refuses bodies that are neither JSON nor, on the routes that want it, plain text: without
+ * this a form-encoded or XML body would reach a handler as `{}` and look like valid input.
+ */
+function requireJsonBodies(textBodyRoutes: RegExp[]) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (!BODY_METHODS.has(req.method) || !hasBody(req)) return next();
+    if (req.is(['application/json', 'application/*+json'])) return next();
+    const textAllowed = textBodyRoutes.some((route) => route.test(req.path));
+    if (textAllowed && req.is('text/plain')) return next();
+    next(new UnsupportedMediaTypeError(textAllowed ? 'application/json or text/plain' : undefined));
+  };
+}
+
+/**
+ * Everything both apps do to their HTTP layer, in one place: JSON logs, body limits, the
+ * error envelope for every error (the framework's too), validation, graceful shutdown.
+ * Create the app with `{ bufferLogs: true, bodyParser: false }` before calling this.
+ */
+export function configureHttpApp(app: NestExpressApplication, options: HttpAppOptions): void {
+  app.useLogger(app.get(Logger));
+  app.disable('x-powered-by');
+  // X-Forwarded-For is interpreted by our own trusted-proxy rule, never by Express.
+  app.set('trust proxy', false);
+  // The id is assigned before body parsing, so even a refused body gets an X-Request-Id.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    requestId(req, res);
+    next();
+  });
+  const textBodyRoutes = options.textBodyRoutes ?? [];
+  app.use(requireJsonBodies(textBodyRoutes));
+  app.use(json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+  if (textBodyRoutes.length > 0) app.use(text({ limit: options.maxBodyBytes, type: 'text/plain' }));
+  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalPipes(new RequestValidationPipe());
+  app.enableShutdownHooks();
+}

@@ -1,0 +1,65 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Reuses a caller's request id when it is well-formed (so a proxy's id follows the request
+ * through our logs), otherwise makes one; either way it is echoed in `X-Request-Id`.
+ */
+export function requestId(req: IncomingMessage & { id?: unknown }, res: ServerResponse): string {
+  if (typeof req.id === 'string') return req.id;
+  const incoming = req.headers[REQUEST_ID_HEADER];
+  const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  req.id = id;
+  return id;
+}
+
+/** Keys travel in the query string in the older form: never let one reach a log line. */
+export function redactUrl(url: string | undefined): string | undefined {
+  return url?.replace(/([?&]API_KEY=)[^&]*/gi, '$1[REDACTED]');
+}
+
+export interface LoggingOptions {
+  level: string;
+  /** Pretty output for a developer terminal; JSON (the default) everywhere else. */
+  pretty?: boolean;
+}
+
+@Module({})
+export class LoggingModule {
+  static forRoot(options: LoggingOptions): DynamicModule {
+    return {
+      module: LoggingModule,
+      imports: [
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: options.level,
+            genReqId: requestId,
+            redact: {
+              paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+              censor: '[REDACTED]',
+            },
+            serializers: {
+              req: (req: { id: unknown; method: string; url: string; headers: unknown }) => ({
+                id: req.id,
+                method: req.method,
+                url: redactUrl(req.url),
+                headers: req.headers,
+              }),
+            },
+            // Health probes every few seconds would drown the useful lines.
+            autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') },
+            customLogLevel: (_req, res, err) =>
+              err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+          },
+        }),
+      ],
+      exports: [LoggerModule],
+    };
+  }
+}

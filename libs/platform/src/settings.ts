@@ -1,0 +1,52 @@
+import { ClassConstructor, plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+
+/** Raised at boot when settings are missing or invalid; lists every problem, not just the first. */
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+function describe(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((error) => {
+    const name = prefix + error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) =>
+      message.startsWith(error.property) ? `${prefix}${message}` : `${name}: ${message}`,
+    );
+    return [...own, ...describe(error.children ?? [], `${name}.`)];
+  });
+}
+
+/**
+ * Turns the environment into a typed, validated settings object. Empty strings count as unset,
+ * so `FOO=` in a compose file falls back to the default instead of failing a format check.
+ */
+export function loadSettings<T extends object>(
+  schema: ClassConstructor<T>,
+  env: NodeJS.ProcessEnv = process.env,
+): T {
+  const plain = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const settings = plainToInstance(schema, plain, { exposeDefaultValues: true });
+  const errors = validateSync(settings, { whitelist: false, forbidUnknownValues: false });
+  if (errors.length > 0) throw new SettingsError(describe(errors));
+  return settings;
+}
+
+/** Parses `true/false/1/0/yes/no` as the environment spells booleans. */
+export function parseBoolean(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  return value;
+}
+
+/** Parses an integer setting, leaving anything else for the validator to reject by name. */
+export function parseInteger(value: unknown): unknown {
+  if (typeof value !== 'string' || !/^-?\d+$/.test(value.trim())) return value;
+  return Number(value.trim());
+}

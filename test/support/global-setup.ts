@@ -1,0 +1,46 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  newRunId,
+  postgresAnswers,
+  publishTestServices,
+  redisAnswers,
+  serverUrlOf,
+} from './test-services';
+
+const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432';
+const LOCAL_REDIS = 'redis://127.0.0.1:6379';
+
+type EmbeddedHandle = Awaited<ReturnType<typeof import('../../scripts/lib/embedded-postgres.mjs').startEmbeddedPostgres>>;
+
+/**
+ * Finds the services the tests need, in order: the configured URLs, the local services on
+ * 127.0.0.1, else an embedded PostgreSQL (and the Postgres queue backend instead of Redis).
+ */
+export default async function globalSetup(): Promise<void> {
+  const runId = newRunId();
+  let postgresServerUrl = process.env.DATABASE_URL ? serverUrlOf(process.env.DATABASE_URL) : LOCAL_POSTGRES;
+  if (!(await postgresAnswers(postgresServerUrl))) {
+    if (process.env.DATABASE_URL) throw new Error(`DATABASE_URL does not answer: ${postgresServerUrl}`);
+    const { startEmbeddedPostgres } = await import('../../scripts/lib/embedded-postgres.mjs');
+    const embedded = await startEmbeddedPostgres({
+      dataDir: mkdtempSync(join(tmpdir(), `${runId}-pg-`)),
+      persistent: false,
+    });
+    (globalThis as { __embeddedPostgres?: EmbeddedHandle }).__embeddedPostgres = embedded;
+    postgresServerUrl = embedded.url;
+  }
+
+  let redisUrl = process.env.REDIS_URL ?? LOCAL_REDIS;
+  if (!(await redisAnswers(redisUrl))) {
+    if (process.env.REDIS_URL) throw new Error(`REDIS_URL does not answer: ${redisUrl}`);
+    redisUrl = '';
+  }
+
+  publishTestServices({ postgresServerUrl, redisUrl, runId });
+  process.stdout.write(
+    `\ntest services: postgres ${postgresServerUrl.replace(/:[^:@/]+@/, ':***@')}, ` +
+      `queue ${redisUrl ? 'redis ' + redisUrl : 'postgres backend'}, run ${runId}\n`,
+  );
+}

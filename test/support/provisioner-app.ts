@@ -1,0 +1,53 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { loadProvisionerSettings, ProvisionerSettings } from '../../apps/provisioner/src/config/provisioner.settings';
+import { createProvisionerApiApp, createProvisionerWorkerApp } from '../../apps/provisioner/src/http-app';
+import { createEmptyDatabase, uniqueQueuePrefix } from './databases';
+import { testServices } from './test-services';
+
+export const TEST_WRITE_KEY = 'test-provisioner-write-key-0123456789abcdef';
+export const TEST_READ_KEY = 'test-provisioner-read-key-0123456789abcdef0';
+
+export type QueueBackendChoice = 'redis' | 'postgres';
+
+/** Redis when the run has one, else the Postgres backend; `postgres` forces the latter. */
+export async function queueEnv(backend?: QueueBackendChoice): Promise<Record<string, string>> {
+  const { redisUrl } = testServices();
+  const prefix = uniqueQueuePrefix();
+  if (backend !== 'postgres' && redisUrl) return { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix };
+  return { DATABASE_URL: await createEmptyDatabase('queue'), QUEUE_PREFIX: prefix };
+}
+
+/** Settings like production except for what `env` overrides; logs silent unless TEST_LOG_LEVEL. */
+export function provisionerTestSettings(env: Record<string, string>): ProvisionerSettings {
+  return loadProvisionerSettings({
+    PROVISIONER_API_KEY: TEST_WRITE_KEY,
+    PROVISIONER_READ_API_KEYS: TEST_READ_KEY,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+}
+
+export interface ProvisionerTestApps {
+  api: NestExpressApplication;
+  worker: NestExpressApplication;
+  settings: ProvisionerSettings;
+  close(): Promise<void>;
+}
+
+/** The API and a worker, in this process, sharing one queue (`env` must hold the queue settings). */
+export async function startProvisionerApps(env: Record<string, string>): Promise<ProvisionerTestApps> {
+  const settings = provisionerTestSettings(env);
+  const api = await createProvisionerApiApp(settings);
+  await api.init();
+  const worker = await createProvisionerWorkerApp(settings);
+  await worker.init();
+  return {
+    api,
+    worker,
+    settings,
+    close: async () => {
+      await worker.close();
+      await api.close();
+    },
+  };
+}
