@@ -20,10 +20,14 @@ export class CreateTerms1795327223214 implements MigrationInterface {
         CONSTRAINT "UQ_terms_category_term_id" UNIQUE ("category", "term_id"),
         CONSTRAINT "CHK_terms_category" CHECK ("category" IN ('disease', 'phenotype', 'study', 'gene'))
       )`);
-    // Serves `lower(label) LIKE '%…%'` for searches of three characters or more; the category
-    // filter is applied to the few candidate rows (see docs/decisions-terms.md).
+    // Finds `lower(label) LIKE '%…%'` candidates for searches of three characters or more.
     await queryRunner.query(
       `CREATE INDEX "IDX_terms_label_trgm" ON "terms" USING gin (lower("label") gin_trgm_ops)`,
+    );
+    // Label order within a category: serves exact and prefix matches as range scans and lets a
+    // common substring be read in result order, stopping after one page (docs/decisions-terms.md).
+    await queryRunner.query(
+      `CREATE INDEX "IDX_terms_category_label" ON "terms" ("category", (lower("label") COLLATE "C"), "id")`,
     );
   }
 

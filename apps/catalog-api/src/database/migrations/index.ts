@@ -1,7 +1,8 @@
 import type { MigrationInterface } from 'typeorm';
+import { CreateTerms1795327223214 } from './1795327223214-CreateTerms';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
  * and the compiled app needs no path scanning. Append new migrations at the end.
  */
-export const catalogMigrations: (new () => MigrationInterface)[] = [];
+export const catalogMigrations: (new () => MigrationInterface)[] = [CreateTerms1795327223214];
