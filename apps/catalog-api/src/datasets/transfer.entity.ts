@@ -1,0 +1,23 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { TimestampedRecord } from '../common/tracked-record';
+import { Partner } from '../partners/partner.entity';
+import { Dataset } from './dataset.entity';
+
+/** A logged hand-over of (part of) a dataset to a partner. */
+@Entity({ name: 'transfers' })
+@Index('IDX_transfers_dataset', ['dataset'])
+export class Transfer extends TimestampedRecord {
+  @ManyToOne(() => Dataset, { nullable: false, onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'dataset_id' })
+  dataset!: Dataset;
+
+  @ManyToOne(() => Partner, { nullable: true, onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'partner_id' })
+  partner!: Partner | null;
+
+  @Column({ name: 'transfer_details', type: 'text', nullable: true })
+  transferDetails!: string | null;
+
+  @Column({ name: 'transfer_date', type: 'date', nullable: true })
+  transferDate!: string | null;
+}
