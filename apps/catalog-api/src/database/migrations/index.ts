@@ -1,8 +1,12 @@
 import type { MigrationInterface } from 'typeorm';
 import { CreateTerms1795327223214 } from './1795327223214-CreateTerms';
+import { CatalogSchema1795327371802 } from './1795327371802-CatalogSchema';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
  * and the compiled app needs no path scanning. Append new migrations at the end.
  */
-export const catalogMigrations: (new () => MigrationInterface)[] = [CreateTerms1795327223214];
+export const catalogMigrations: (new () => MigrationInterface)[] = [
+  CreateTerms1795327223214,
+  CatalogSchema1795327371802,
+];
