@@ -2,10 +2,12 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@app/auth';
 import { LoggingModule } from '@app/platform';
 import { CatalogKeyResolver } from './auth/catalog-key.resolver';
+import { CatalogReadModule } from './catalog-read.module';
 import { CatalogSettings } from './config/catalog.settings';
 import { SettingsModule } from './config/settings.module';
 import { DatabaseModule } from './database/database.module';
 import { CatalogHealthModule } from './health/catalog-health.module';
+import { TermsModule } from './terms/terms.module';
 
 @Module({})
 export class CatalogAppModule {
@@ -18,6 +20,8 @@ export class CatalogAppModule {
         DatabaseModule,
         AuthModule.forRoot({ resolver: CatalogKeyResolver }),
         CatalogHealthModule,
+        CatalogReadModule,
+        TermsModule,
       ],
     };
   }

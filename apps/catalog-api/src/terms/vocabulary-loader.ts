@@ -1,0 +1,99 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import type { DataSource, EntityManager } from 'typeorm';
+import { parseVocabulary, type VocabularyFormat } from './parsers/parse-vocabulary';
+import type { ParsedTerm } from './parsers/parsed-term';
+import { shippedVocabularyPath } from './shipped-vocabularies';
+import { TERM_CATEGORIES, type TermCategory } from './term-category';
+
+/** What a load did: `total` terms read; each was inserted, had its label updated, or was unchanged. */
+export interface VocabularyLoadCounts {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  total: number;
+}
+
+/** Rows per INSERT: 2 array parameters whatever the size, and a few hundred kB per statement. */
+export const LOAD_BATCH_SIZE = 1000;
+
+/**
+ * Upserts one batch with a single statement. `xmax = 0` is how PostgreSQL tells a freshly
+ * inserted row from one updated through ON CONFLICT; rows whose label did not change are not
+ * touched (the WHERE clause) and so not returned, which keeps reloads cheap and counts honest.
+ */
+const UPSERT_BATCH_SQL = `
+  WITH upserted AS (
+    INSERT INTO terms (category, term_id, label)
+    SELECT $1::text, incoming.term_id, incoming.label
+    FROM unnest($2::text[], $3::text[]) AS incoming(term_id, label)
+    ON CONFLICT (category, term_id) DO UPDATE SET label = EXCLUDED.label
+    WHERE terms.label IS DISTINCT FROM EXCLUDED.label
+    RETURNING (xmax = 0) AS inserted
+  )
+  SELECT count(*) FILTER (WHERE inserted)::int AS inserted,
+         count(*) FILTER (WHERE NOT inserted)::int AS updated
+  FROM upserted`;
+
+async function upsertBatch(
+  manager: EntityManager,
+  category: TermCategory,
+  batch: ParsedTerm[],
+  counts: VocabularyLoadCounts,
+): Promise<void> {
+  const rows: { inserted: number; updated: number }[] = await manager.query(UPSERT_BATCH_SQL, [
+    category,
+    batch.map((term) => term.termId),
+    batch.map((term) => term.label),
+  ]);
+  const { inserted, updated } = rows[0];
+  counts.inserted += inserted;
+  counts.updated += updated;
+  counts.unchanged += batch.length - inserted - updated;
+  counts.total += batch.length;
+}
+
+/**
+ * Streams a vocabulary file into the `terms` table of one category, in batches, inside one
+ * transaction: a file with an error anywhere (reported with its line number) changes nothing.
+ * Terms missing from the file are kept, because projects may still reference them.
+ */
+export async function loadVocabulary(
+  dataSource: DataSource,
+  category: TermCategory,
+  source: string | Readable,
+  format: VocabularyFormat,
+): Promise<VocabularyLoadCounts> {
+  return dataSource.transaction(async (manager) => {
+    const counts: VocabularyLoadCounts = { inserted: 0, updated: 0, unchanged: 0, total: 0 };
+    let batch: ParsedTerm[] = [];
+    for await (const term of parseVocabulary(source, format)) {
+      batch.push(term);
+      if (batch.length === LOAD_BATCH_SIZE) {
+        await upsertBatch(manager, category, batch, counts);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await upsertBatch(manager, category, batch, counts);
+    return counts;
+  });
+}
+
+/**
+ * Loads the four vocabularies shipped with the catalog. Idempotent: a second run reports every
+ * term as unchanged and writes nothing.
+ */
+export async function loadShippedVocabularies(
+  dataSource: DataSource,
+): Promise<Record<TermCategory, VocabularyLoadCounts>> {
+  const result = {} as Record<TermCategory, VocabularyLoadCounts>;
+  for (const category of TERM_CATEGORIES) {
+    result[category] = await loadVocabulary(
+      dataSource,
+      category,
+      createReadStream(shippedVocabularyPath(category)),
+      'tsv',
+    );
+  }
+  return result;
+}
