@@ -1,0 +1,251 @@
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { digest, DropzoneFixture, tempDir } from '../../../test/support/dropzone-fixture';
+import { DropzoneSource } from '../../sources/dropzone/dropzone.source';
+import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
+import { DatasetImportContext, runDatasetImport } from './dataset-import.pipeline';
+import { ImportProgress } from './import-progress';
+
+const FILES = { 'a.txt': 'alpha', 'nested/deep/b.bin': Buffer.alloc(300_000, 7), 'empty.dat': '' };
+
+describe('runDatasetImport', () => {
+  let base: string;
+  let dropzone: DropzoneFixture;
+  let storage: FilesystemStorage;
+  let source: DropzoneSource;
+  let progress: ImportProgress[];
+
+  beforeEach(() => {
+    base = tempDir('pipeline');
+    dropzone = new DropzoneFixture(join(base, 'dropzone'));
+    storage = new FilesystemStorage(join(base, 'storage'));
+    source = new DropzoneSource({
+      name: 'dropzone',
+      type: 'dropzone',
+      root: dropzone.root,
+      importable_statuses: ['completed'],
+    });
+    progress = [];
+  });
+
+  function context(
+    datasetId: string,
+    overrides: Partial<DatasetImportContext> = {},
+  ): DatasetImportContext {
+    return {
+      importId: `dropzone-dataset-${datasetId}`,
+      attempt: 1,
+      queuedAt: null,
+      source,
+      storage,
+      datasetId,
+      versions: { provisioner: 'test' },
+      reportProgress: (p) => {
+        progress.push(p);
+        return Promise.resolve();
+      },
+      bufferBytes: 64 * 1024,
+      ...overrides,
+    };
+  }
+
+  function withDataset(
+    id: string,
+    spec: Partial<Parameters<DropzoneFixture['dataset']>[1]> = {},
+  ): void {
+    dropzone.submission('SUB-1', { project: 'PRJ1', datasets: [id] });
+    dropzone.dataset(id, { submission: 'SUB-1', files: FILES, ...spec });
+  }
+
+  async function rejection(
+    id: string,
+  ): Promise<{ code: string; details: { code: string; path?: string }[] }> {
+    const error = (await runDatasetImport(context(id)).catch((e: unknown) => e)) as {
+      name: string;
+      code: string;
+      details: { code: string; path?: string }[];
+    };
+    expect(error.name).toBe('ImportRejectedError');
+    expect(existsSync(join(storage.absolute('projects/PRJ1/SUB-1/data/raw'), id))).toBe(false);
+    expect(await storage.listStaging()).toEqual([]);
+    return error;
+  }
+
+  it('publishes a verified, read-only copy with manifest and provenance, and reports progress', async () => {
+    withDataset('DS1', { manifests: ['sha256', 'md5'] });
+    const result = await runDatasetImport(context('DS1'));
+    expect(result).toEqual({
+      path: 'projects/PRJ1/SUB-1/data/raw/DS1',
+      files: 3,
+      bytes: 300_005,
+      copied: true,
+    });
+    const target = storage.absolute(result.path);
+    expect(readFileSync(join(target, 'nested/deep/b.bin')).equals(FILES['nested/deep/b.bin'])).toBe(
+      true,
+    );
+    expect(statSync(join(target, 'a.txt')).mode & 0o222).toBe(0);
+    expect(statSync(target).mode & 0o222).toBe(0);
+    const manifest = readFileSync(join(target, '.provisioner/manifest-sha256.txt'), 'utf8');
+    expect(manifest).toBe(
+      `${digest('sha256', 'alpha')}  a.txt\n${digest('sha256', '')}  empty.dat\n${digest('sha256', FILES['nested/deep/b.bin'])}  nested/deep/b.bin\n`,
+    );
+    const provenance = JSON.parse(
+      readFileSync(join(target, '.provisioner/provenance.json'), 'utf8'),
+    );
+    expect(provenance).toMatchObject({
+      source: { name: 'dropzone', type: 'dropzone' },
+      submission: { ref: 'SUB-1', project: 'PRJ1' },
+      dataset: { dataset_id: 'DS1', title: 'Dataset DS1' },
+      import: { id: 'dropzone-dataset-DS1', attempt: 1 },
+      totals: { files: 3, bytes: 300_005 },
+      verification: { result: 'passed', manifests: ['sha256', 'md5'], computed: ['sha256', 'md5'] },
+    });
+    expect(provenance.files).toContainEqual({
+      path: 'a.txt',
+      size: 5,
+      sha256: digest('sha256', 'alpha'),
+      md5: digest('md5', 'alpha'),
+    });
+    expect(readFileSync(storage.absolute('projects/PRJ1/SUB-1/submission.json'), 'utf8')).toContain(
+      '"ref": "SUB-1"',
+    );
+    expect(progress[progress.length - 1]).toEqual({
+      files_done: 3,
+      files_total: 3,
+      bytes_done: 300_005,
+      bytes_total: 300_005,
+    });
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
+  it('accepts an MD5-only manifest and still records SHA-256', async () => {
+    withDataset('MD5', { manifests: ['md5'] });
+    const result = await runDatasetImport(context('MD5'));
+    const provenance = JSON.parse(
+      readFileSync(join(storage.absolute(result.path), '.provisioner/provenance.json'), 'utf8'),
+    );
+    expect(provenance.files[0]).toHaveProperty('sha256');
+    expect(provenance.verification.manifests).toEqual(['md5']);
+  });
+
+  it('a re-run after a publish by the same import copies nothing and succeeds', async () => {
+    withDataset('DS1');
+    await runDatasetImport(context('DS1'));
+    const again = await runDatasetImport(context('DS1', { attempt: 2 }));
+    expect(again).toMatchObject({ copied: false, files: 3 });
+  });
+
+  it('rejects when the target exists without this import having made it, and leaves it alone', async () => {
+    withDataset('DS1');
+    mkdirSync(storage.absolute('projects/PRJ1/SUB-1/data/raw/DS1'), { recursive: true });
+    writeFileSync(join(storage.absolute('projects/PRJ1/SUB-1/data/raw/DS1'), 'mine'), 'x');
+    await expect(runDatasetImport(context('DS1'))).rejects.toMatchObject({ code: 'target_exists' });
+    expect(readdirSync(storage.absolute('projects/PRJ1/SUB-1/data/raw/DS1'))).toEqual(['mine']);
+  });
+
+  it('rejects a checksum mismatch with every mismatching file listed, after copying all of them', async () => {
+    const wrong = `${'0'.repeat(64)}  a.txt\n${digest('sha256', '')}  empty.dat\n${'1'.repeat(64)}  nested/deep/b.bin\n`;
+    withDataset('BAD', { manifestText: { sha256: wrong } });
+    const error = await rejection('BAD');
+    expect(error.code).toBe('checksum_mismatch');
+    expect(error.details.map((d) => d.path).sort()).toEqual(['a.txt', 'nested/deep/b.bin']);
+  });
+
+  it('rejects missing and extra files, together', async () => {
+    withDataset('MIX', {
+      manifestText: {
+        sha256: `${digest('sha256', 'alpha')}  a.txt\n${digest('sha256', 'x')}  ghost.txt\n`,
+      },
+    });
+    const error = await rejection('MIX');
+    expect(error.details.map((d) => `${d.code}:${d.path}`).sort()).toEqual([
+      'extra_file:empty.dat',
+      'extra_file:nested/deep/b.bin',
+      'missing_file:ghost.txt',
+    ]);
+  });
+
+  it('rejects symlinks, FIFOs, bad names and the reserved name found in the payload', async () => {
+    withDataset('ODD');
+    const payload = join(dropzone.datasetDir('ODD'), 'payload');
+    symlinkSync('/etc/hostname', join(payload, 'link'));
+    execFileSync('mkfifo', [join(payload, 'fifo')]);
+    writeFileSync(join(payload, 'bell\u0007'), '');
+    mkdirSync(join(payload, '.provisioner'));
+    writeFileSync(Buffer.concat([Buffer.from(join(payload, 'latin1-')), Buffer.from([0xe9])]), '');
+    const error = await rejection('ODD');
+    expect(error.code).toBe('preflight_failed');
+    expect(error.details.map((d) => d.code).sort()).toEqual([
+      'control_character',
+      'fifo',
+      'invalid_utf8',
+      'reserved_name',
+      'symlink',
+    ]);
+  });
+
+  it.each([
+    ['../outside.txt', 'manifest_dot_segment'],
+    ['/etc/passwd', 'manifest_absolute_path'],
+    ['.provisioner/provenance.json', 'manifest_reserved_name'],
+  ])('rejects the manifest path %j', async (path, code) => {
+    withDataset('MAN', {
+      manifestText: {
+        sha256: `${digest('sha256', 'alpha')}  a.txt\n${digest('sha256', 'alpha')}  ${path}\n`,
+      },
+      files: { 'a.txt': 'alpha' },
+    });
+    const error = await rejection('MAN');
+    expect(error.details).toContainEqual(expect.objectContaining({ code, path }));
+  });
+
+  it('fails (retryably) when a file changes during the copy, and publishes nothing', async () => {
+    withDataset('CHG');
+    const path = join(dropzone.datasetDir('CHG'), 'payload/nested/deep/b.bin');
+    let touched = false;
+    const error = await runDatasetImport(
+      context('CHG', {
+        afterChunk: () => {
+          if (!touched) writeFileSync(path, Buffer.alloc(300_001, 9));
+          touched = true;
+          return Promise.resolve();
+        },
+      }),
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'ImportTransientError', code: 'source_changed' });
+    expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/CHG')).toBe(false);
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
+  it('rejects a dataset that is not ready, and a submission withdrawn during the copy', async () => {
+    withDataset('NR', { ready: false });
+    await expect(runDatasetImport(context('NR'))).rejects.toMatchObject({
+      code: 'preflight_failed',
+      details: [expect.objectContaining({ code: 'marker_missing' })],
+    });
+    withDataset('WD');
+    let withdrawn = false;
+    const error = await runDatasetImport(
+      context('WD', {
+        afterChunk: () => {
+          if (!withdrawn)
+            dropzone.submission('SUB-1', { status: 'cancelled', datasets: ['NR', 'WD'] });
+          withdrawn = true;
+          return Promise.resolve();
+        },
+      }),
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'submission_withdrawn' });
+    expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/WD')).toBe(false);
+  });
+});

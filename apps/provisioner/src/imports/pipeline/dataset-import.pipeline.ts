@@ -1,0 +1,242 @@
+import { join } from 'node:path';
+import { mapLimit } from '../../common/map-limit';
+import { formatManifest } from '../../sources/dataset-directory/manifest';
+import { SourceSystem } from '../../sources/source-system';
+import {
+  datasetPath,
+  PROVENANCE_DIR,
+  PROVENANCE_FILE,
+  STORED_MANIFEST_FILE,
+} from '../../storage/storage-layout';
+import { StorageSystem, TargetExistsError } from '../../storage/storage-system';
+import { copyWithHashes, CopyResult } from './hashing-copy';
+import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
+import { ImportProgress, ProgressReporter } from './import-progress';
+import { preflightDataset, PlannedFile } from './preflight';
+import { parseProvenance, Provenance, ProvenanceFile } from './provenance';
+import { ensureSubmissionCollection } from './submission-collection';
+
+export interface DatasetImportContext {
+  importId: string;
+  attempt: number;
+  queuedAt: Date | null;
+  source: SourceSystem;
+  storage: StorageSystem;
+  datasetId: string;
+  versions: Record<string, string>;
+  reportProgress: (progress: ImportProgress) => Promise<void>;
+  /** Files copied in parallel: many small files need it, large ones do not mind. */
+  copyConcurrency?: number;
+  bufferBytes?: number;
+  /** Test hook, called after every chunk read. */
+  afterChunk?: (path: string) => Promise<void>;
+}
+
+export interface DatasetImportResult {
+  path: string;
+  files: number;
+  bytes: number;
+  /** False when the dataset was found already published by this very import (a re-run after a crash). */
+  copied: boolean;
+}
+
+const DEFAULT_COPY_CONCURRENCY = 4;
+const DEFAULT_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * One dataset import: preflight -> stage (hash while copying, fsync, stat before/after) ->
+ * verify against the manifest -> write .provisioner/ -> publish with one rename, read-only.
+ * Throws ImportRejectedError for bad input and anything else for faults worth a retry.
+ */
+export async function runDatasetImport(ctx: DatasetImportContext): Promise<DatasetImportResult> {
+  const startedAt = new Date();
+  const found = await ctx.source.findDataset(ctx.datasetId);
+  if (!found)
+    throw new ImportRejectedError(
+      'unknown_dataset',
+      `source ${ctx.source.name} no longer lists dataset ${ctx.datasetId}`,
+    );
+  const { dataset, submission } = found;
+  // Other not-ready reasons are left to preflight, which lists every problem in detail.
+  if (dataset.reason === 'submission_not_eligible' || dataset.reason === 'not_delivered') {
+    throw new ImportRejectedError(
+      'not_ready',
+      `dataset ${ctx.datasetId} is not ready (${dataset.reason}${dataset.reasonDetail ? `: ${dataset.reasonDetail}` : ''})`,
+    );
+  }
+  const target = datasetPath(submission.project, submission.ref, ctx.datasetId);
+  const existing = await publishedBy(ctx.storage, target);
+  if (existing === ctx.importId) {
+    await ctx.storage.removeStaging(ctx.importId);
+    const provenance = parseProvenance(
+      await ctx.storage.readObject(`${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
+    )!;
+    return {
+      path: target,
+      files: provenance.totals.files,
+      bytes: provenance.totals.bytes,
+      copied: false,
+    };
+  }
+  if (existing !== null)
+    throw new ImportRejectedError(
+      'target_exists',
+      `${target} already exists in storage and was not published by this import`,
+    );
+
+  const location = ctx.source.locateDataset(ctx.datasetId);
+  const plan = await preflightDataset(location, () => ctx.storage.freeBytes());
+  await ensureSubmissionCollection(
+    ctx.storage,
+    ctx.source,
+    submission,
+    `${ctx.importId}~collection`,
+    startedAt,
+  );
+
+  const staging = await ctx.storage.openStaging(ctx.importId);
+  try {
+    const progress = new ProgressReporter(plan.files.length, plan.bytesTotal, ctx.reportProgress);
+    await progress.flush();
+    const results = await stageFiles(
+      ctx,
+      location.payloadRoot,
+      plan.files,
+      plan.algorithms.includes('md5'),
+      staging,
+      progress,
+    );
+    await progress.flush();
+    verify(plan.files, results);
+    const files: ProvenanceFile[] = plan.files.map((file, i) => ({
+      path: file.path,
+      size: results[i].size,
+      sha256: results[i].sha256,
+      ...(results[i].md5 ? { md5: results[i].md5 } : {}),
+    }));
+    const provenance: Provenance = {
+      format: 'provisioner-provenance/1',
+      source: { name: ctx.source.name, type: ctx.source.type },
+      submission: { ref: submission.ref, project: submission.project },
+      dataset: { dataset_id: ctx.datasetId, title: dataset.title, metadata: dataset.metadata },
+      import: {
+        id: ctx.importId,
+        attempt: ctx.attempt,
+        queued_at: ctx.queuedAt?.toISOString() ?? null,
+        started_at: startedAt.toISOString(),
+        staged_at: new Date().toISOString(),
+      },
+      versions: ctx.versions,
+      totals: { files: files.length, bytes: plan.bytesTotal },
+      verification: {
+        result: 'passed',
+        manifests: plan.algorithms,
+        computed: plan.algorithms.includes('md5') ? ['sha256', 'md5'] : ['sha256'],
+      },
+      files,
+    };
+    await staging.writeSmallObject(
+      `${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`,
+      formatManifest(files.map((f) => [f.path, f.sha256])),
+    );
+    await staging.writeSmallObject(
+      `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
+      `${JSON.stringify(provenance, null, 2)}\n`,
+    );
+    await staging.sync();
+    // The source may have withdrawn the submission while we copied: do not publish then.
+    const latest = await ctx.source.getSubmission(submission.ref);
+    if (!latest?.eligible)
+      throw new ImportRejectedError(
+        'submission_withdrawn',
+        `submission ${submission.ref} is no longer eligible (status "${latest?.status ?? 'gone'}")`,
+      );
+    await ctx.storage.publish(ctx.importId, target, { readOnly: true });
+    return { path: target, files: files.length, bytes: plan.bytesTotal, copied: true };
+  } catch (error) {
+    await ctx.storage.removeStaging(ctx.importId).catch(() => undefined);
+    if (error instanceof TargetExistsError)
+      throw new ImportRejectedError(
+        'target_exists',
+        `${target} appeared in storage during the import`,
+      );
+    throw error;
+  }
+}
+
+/** The import id recorded in a published dataset, '' for a path without provenance, null when absent. */
+async function publishedBy(storage: StorageSystem, target: string): Promise<string | null> {
+  if (!(await storage.exists(target))) return null;
+  const provenance = parseProvenance(
+    await storage.readObject(`${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
+  );
+  return provenance?.import.id ?? '';
+}
+
+async function stageFiles(
+  ctx: DatasetImportContext,
+  payloadRoot: string,
+  files: PlannedFile[],
+  md5: boolean,
+  staging: Awaited<ReturnType<StorageSystem['openStaging']>>,
+  progress: ProgressReporter,
+): Promise<CopyResult[]> {
+  const lanes = Math.max(1, ctx.copyConcurrency ?? DEFAULT_COPY_CONCURRENCY);
+  const bufferBytes = ctx.bufferBytes ?? DEFAULT_BUFFER_BYTES;
+  const pool: [Buffer, Buffer][] = Array.from({ length: lanes }, () => [
+    Buffer.allocUnsafe(bufferBytes),
+    Buffer.allocUnsafe(bufferBytes),
+  ]);
+  // Largest first, so one big file does not start last and run alone at the end.
+  const order = files.map((_, i) => i).sort((a, b) => files[b].size - files[a].size);
+  const results = new Array<CopyResult>(files.length);
+  await mapLimit(order, lanes, async (index) => {
+    const buffers = pool.pop()!;
+    try {
+      const file = files[index];
+      const writer = await staging.createObject(file.path);
+      results[index] = await copyWithHashes(join(payloadRoot, file.path), file.path, writer, {
+        md5,
+        buffers,
+        onBytes: (n) => progress.bytes(n),
+        afterChunk: ctx.afterChunk ? () => ctx.afterChunk!(file.path) : undefined,
+      });
+      if (results[index].size !== file.size) {
+        throw new ImportTransientError(
+          'source_changed',
+          `${file.path} changed size between preflight and copy`,
+        );
+      }
+      progress.fileDone();
+    } finally {
+      pool.push(buffers);
+    }
+  });
+  return results;
+}
+
+function verify(files: PlannedFile[], results: CopyResult[]): void {
+  const problems: ImportProblem[] = [];
+  files.forEach((file, i) => {
+    if (file.expected.sha256 && file.expected.sha256 !== results[i].sha256) {
+      problems.push({
+        code: 'checksum_mismatch',
+        path: file.path,
+        message: `sha256 expected ${file.expected.sha256}, computed ${results[i].sha256}`,
+      });
+    }
+    if (file.expected.md5 && file.expected.md5 !== results[i].md5) {
+      problems.push({
+        code: 'checksum_mismatch',
+        path: file.path,
+        message: `md5 expected ${file.expected.md5}, computed ${results[i].md5}`,
+      });
+    }
+  });
+  if (problems.length > 0)
+    throw new ImportRejectedError(
+      'checksum_mismatch',
+      `${problems.length} checksum(s) do not match the manifest`,
+      problems,
+    );
+}

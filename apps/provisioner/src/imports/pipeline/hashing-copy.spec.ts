@@ -1,0 +1,84 @@
+import { appendFileSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { digest, tempDir } from '../../../test/support/dropzone-fixture';
+import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
+import { copyWithHashes } from './hashing-copy';
+
+const buffers = (size: number): [Buffer, Buffer] => [Buffer.alloc(size), Buffer.alloc(size)];
+
+describe('copyWithHashes', () => {
+  let dir: string;
+  let storage: FilesystemStorage;
+  beforeEach(() => {
+    dir = tempDir('copy');
+    storage = new FilesystemStorage(join(dir, 'storage'));
+  });
+
+  it('copies byte for byte across many small buffers and hashes in the same pass', async () => {
+    const content = Buffer.from(Array.from({ length: 100_000 }, (_, i) => i % 251));
+    writeFileSync(join(dir, 'src.bin'), content);
+    const staging = await storage.openStaging('imp1');
+    let seen = 0;
+    const result = await copyWithHashes(
+      join(dir, 'src.bin'),
+      'src.bin',
+      await staging.createObject('x/y.bin'),
+      { md5: true, buffers: buffers(4096), onBytes: (n) => (seen += n) },
+    );
+    expect(result).toEqual({
+      size: content.length,
+      sha256: digest('sha256', content),
+      md5: digest('md5', content),
+    });
+    expect(seen).toBe(content.length);
+    expect(readFileSync(join(dir, 'storage/.staging/imp1/x/y.bin')).equals(content)).toBe(true);
+  });
+
+  it('copies an empty file', async () => {
+    writeFileSync(join(dir, 'empty'), '');
+    const staging = await storage.openStaging('imp2');
+    const result = await copyWithHashes(
+      join(dir, 'empty'),
+      'empty',
+      await staging.createObject('empty'),
+      { md5: false, buffers: buffers(16) },
+    );
+    expect(result).toEqual({ size: 0, sha256: digest('sha256', ''), md5: null });
+  });
+
+  it('fails as a retryable source_changed when the file grows while it is read', async () => {
+    writeFileSync(join(dir, 'growing'), Buffer.alloc(64 * 1024, 1));
+    const staging = await storage.openStaging('imp3');
+    let appended = false;
+    const copy = copyWithHashes(
+      join(dir, 'growing'),
+      'growing',
+      await staging.createObject('growing'),
+      {
+        md5: false,
+        buffers: buffers(1024),
+        afterChunk: () => {
+          if (!appended) appendFileSync(join(dir, 'growing'), 'more');
+          appended = true;
+          return Promise.resolve();
+        },
+      },
+    );
+    await expect(copy).rejects.toMatchObject({
+      name: 'ImportTransientError',
+      code: 'source_changed',
+    });
+  });
+
+  it('refuses to follow a symlink that replaced a file after preflight', async () => {
+    writeFileSync(join(dir, 'real'), 'x');
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    const staging = await storage.openStaging('imp4');
+    await expect(
+      copyWithHashes(join(dir, 'link'), 'link', await staging.createObject('link'), {
+        md5: false,
+        buffers: buffers(16),
+      }),
+    ).rejects.toMatchObject({ code: 'source_changed' });
+  });
+});

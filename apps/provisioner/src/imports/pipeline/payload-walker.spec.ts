@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../../../test/support/dropzone-fixture';
+import { walkPayload } from './payload-walker';
+
+describe('walkPayload', () => {
+  let root: string;
+  beforeEach(() => {
+    root = tempDir('walk');
+  });
+
+  it('lists regular files with sizes, depth first, as POSIX relative paths', async () => {
+    mkdirSync(join(root, 'a/b/c'), { recursive: true });
+    writeFileSync(join(root, 'top.txt'), '12345');
+    writeFileSync(join(root, 'a/b/c/deep.bin'), '');
+    mkdirSync(join(root, 'empty'));
+    const { files, problems } = await walkPayload(root);
+    expect(problems).toEqual([]);
+    expect([...files.keys()].sort()).toEqual(['a/b/c/deep.bin', 'top.txt']);
+    expect(files.get('top.txt')?.size).toBe(5);
+  });
+
+  it('reports every symlink, FIFO, bad name and reserved name, without following links', async () => {
+    mkdirSync(join(root, 'dir'));
+    writeFileSync(join(root, 'ok.txt'), 'x');
+    symlinkSync('/etc', join(root, 'dir/link-to-dir'));
+    symlinkSync('/nonexistent', join(root, 'broken'));
+    execFileSync('mkfifo', [join(root, 'pipe')]);
+    writeFileSync(join(root, 'line\nbreak'), 'x');
+    mkdirSync(join(root, '.provisioner'));
+    writeFileSync(Buffer.concat([Buffer.from(`${root}/bad`), Buffer.from([0xff, 0xfe])]), 'x');
+    const { files, problems } = await walkPayload(root);
+    expect([...files.keys()]).toEqual(['ok.txt']);
+    const found = problems.map((p) => `${p.code}:${p.path}`).sort();
+    expect(found).toEqual(
+      [
+        'control_character:line\\x0abreak',
+        'fifo:pipe',
+        'invalid_utf8:bad\\xff\\xfe',
+        'reserved_name:.provisioner',
+        'symlink:broken',
+        'symlink:dir/link-to-dir',
+      ].sort(),
+    );
+  });
+
+  it('reports a missing payload directory instead of throwing', async () => {
+    const { problems } = await walkPayload(join(root, 'nope'));
+    expect(problems[0].code).toBe('payload_missing');
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * Rules for the relative path of a payload file, applied both to manifest lines and to the
+ * names found on disk. A violation is a reason to reject the dataset, never to rename.
+ */
+export const RESERVED_NAME = '.provisioner';
+const MAX_SEGMENT_BYTES = 255;
+const MAX_PATH_BYTES = 4096;
+// C0 controls, DEL and C1 controls: invisible, break logs and line-based manifests.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+export type PathProblemCode =
+  | 'invalid_utf8'
+  | 'control_character'
+  | 'absolute_path'
+  | 'dot_segment'
+  | 'empty_segment'
+  | 'reserved_name'
+  | 'name_too_long';
+
+export interface PathProblem {
+  code: PathProblemCode;
+  path: string;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decodes a raw directory entry name; null when it is not valid UTF-8. */
+export function decodeName(raw: Buffer): string | null {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** Checks one name as found in a directory listing. */
+export function checkSegment(name: string): PathProblemCode | null {
+  if (CONTROL_CHARS.test(name)) return 'control_character';
+  if (name === RESERVED_NAME) return 'reserved_name';
+  if (Buffer.byteLength(name) > MAX_SEGMENT_BYTES) return 'name_too_long';
+  return null;
+}
+
+/** Checks a relative POSIX path as written in a manifest. */
+export function checkRelativePath(path: string): PathProblemCode | null {
+  if (CONTROL_CHARS.test(path)) return 'control_character';
+  if (path.startsWith('/')) return 'absolute_path';
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) return 'name_too_long';
+  for (const segment of path.split('/')) {
+    if (segment === '') return 'empty_segment';
+    if (segment === '.' || segment === '..') return 'dot_segment';
+    const problem = checkSegment(segment);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** Renders a name for error reports: control bytes and (in raw names) non-ASCII bytes as \xNN. */
+export function printableName(raw: Buffer | string): string {
+  const hex = (code: number) => `\\x${code.toString(16).padStart(2, '0')}`;
+  if (typeof raw !== 'string')
+    return [...raw].map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : hex(b))).join('');
+  // eslint-disable-next-line no-control-regex
+  return raw.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => hex(c.charCodeAt(0)));
+}

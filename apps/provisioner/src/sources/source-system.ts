@@ -1,0 +1,71 @@
+/**
+ * The one interface every source adapter implements. Metadata comes from the adapter;
+ * the bytes of a dataset are always a local directory (a drop zone or a landing zone),
+ * laid out as described in dataset-directory/.
+ */
+export interface SourceSubmission {
+  ref: string;
+  title: string;
+  status: string;
+  project: string;
+  eligible: boolean;
+  datasetIds: string[];
+  /** What the source said about the submission, stored verbatim in submission.json. */
+  raw: unknown;
+}
+
+export type DatasetNotReadyReason =
+  | 'submission_not_eligible'
+  | 'not_delivered'
+  | 'marker_missing'
+  | 'manifest_missing'
+  | 'manifest_invalid'
+  | 'files_missing';
+
+export interface SourceDataset {
+  datasetId: string;
+  submissionRef: string;
+  title: string;
+  fileCount: number | null;
+  byteSize: number | null;
+  ready: boolean;
+  reason: DatasetNotReadyReason | null;
+  /** Human detail for the reason (for example which manifest paths are missing). */
+  reasonDetail: string | null;
+  metadata: unknown;
+}
+
+/** Where the bytes of one dataset are, for the import pipeline. */
+export interface SourceDatasetLocation {
+  /** Absolute directory holding the dataset (manifest, marker, payload/). */
+  directory: string;
+  /** Absolute directory holding the payload files. */
+  payloadRoot: string;
+}
+
+export interface SourceSystem {
+  readonly name: string;
+  readonly type: string;
+  /** Every submission the source lists, eligible or not. */
+  listSubmissions(): Promise<SourceSubmission[]>;
+  /** One submission at any status (how withdrawals are seen); null when unknown. */
+  getSubmission(ref: string): Promise<SourceSubmission | null>;
+  /** Datasets of the given submissions (bulk, so callers never loop with one call per dataset). */
+  listDatasets(submissions: SourceSubmission[]): Promise<SourceDataset[]>;
+  /** One dataset with its submission, or null when no listed submission declares it. */
+  findDataset(
+    datasetId: string,
+  ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null>;
+  locateDataset(datasetId: string): SourceDatasetLocation;
+}
+
+/** Thrown by adapters when the source system cannot be reached or answers nonsense. */
+export class SourceUnavailableError extends Error {
+  constructor(
+    readonly source: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SourceUnavailableError';
+  }
+}

@@ -1,0 +1,71 @@
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../../../test/support/dropzone-fixture';
+import { TargetExistsError } from '../storage-system';
+import { FilesystemStorage } from './filesystem-storage';
+
+describe('FilesystemStorage', () => {
+  let root: string;
+  let storage: FilesystemStorage;
+  beforeEach(() => {
+    root = join(tempDir('storage'), 'root');
+    storage = new FilesystemStorage(root);
+  });
+
+  async function stage(id: string): Promise<void> {
+    const area = await storage.openStaging(id);
+    await area.writeSmallObject('sub/file.txt', 'hello');
+    await area.writeSmallObject('top.txt', 'top');
+    await area.sync();
+  }
+
+  it('publishes a staging area with one rename and locks the tree read-only', async () => {
+    await stage('imp');
+    await storage.publish('imp', 'projects/P/S/data/raw/D1', { readOnly: true });
+    const target = join(root, 'projects/P/S/data/raw/D1');
+    expect(statSync(join(target, 'sub/file.txt')).mode & 0o777).toBe(0o444);
+    expect(statSync(join(target, 'sub')).mode & 0o777).toBe(0o555);
+    expect(statSync(target).mode & 0o777).toBe(0o555);
+    expect(await storage.listStaging()).toEqual([]);
+    expect(await storage.list('projects/P/S/data/raw')).toEqual(['D1']);
+  });
+
+  it('never publishes over an existing path, even an empty directory, and keeps what is there', async () => {
+    mkdirSync(join(root, 'projects/P/S/data/raw/D1'), { recursive: true });
+    writeFileSync(join(root, 'projects/P/S/data/raw/D1/keep'), 'precious');
+    await stage('a');
+    await expect(
+      storage.publish('a', 'projects/P/S/data/raw/D1', { readOnly: true }),
+    ).rejects.toBeInstanceOf(TargetExistsError);
+    mkdirSync(join(root, 'projects/P/S/data/raw/EMPTY'));
+    await stage('b');
+    await expect(
+      storage.publish('b', 'projects/P/S/data/raw/EMPTY', { readOnly: false }),
+    ).rejects.toBeInstanceOf(TargetExistsError);
+    expect(existsSync(join(root, 'projects/P/S/data/raw/D1/keep'))).toBe(true);
+  });
+
+  it('wipes an earlier attempt when a staging area is reopened, read-only leftovers included', async () => {
+    await stage('imp');
+    chmodSync(join(root, '.staging/imp/sub'), 0o555);
+    const area = await storage.openStaging('imp');
+    await area.writeSmallObject('sub/file.txt', 'again');
+    expect(await storage.list('.staging/imp/sub')).toEqual(['file.txt']);
+    await storage.removeStaging('imp');
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
+  it('refuses staging ids and paths that escape their area', async () => {
+    await expect(storage.openStaging('../x')).rejects.toThrow('not a staging id');
+    await expect(storage.removeStaging('a/b')).rejects.toThrow('not a staging id');
+    expect(() => storage.absolute('../outside')).toThrow('escapes');
+    const area = await storage.openStaging('ok');
+    await expect(area.createObject('../../escape')).rejects.toThrow('escapes');
+  });
+
+  it('reports free space and reads small objects', async () => {
+    expect(await storage.freeBytes()).toBeGreaterThan(0);
+    expect(await storage.readObject('nothing')).toBeNull();
+    expect(await storage.exists('nothing')).toBe(false);
+  });
+});

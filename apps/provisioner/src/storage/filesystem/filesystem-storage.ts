@@ -1,0 +1,234 @@
+import { constants } from 'node:fs';
+import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, statfs } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { ObjectWriter, StagingArea, StorageSystem, TargetExistsError } from '../storage-system';
+
+const STAGING_DIR = '.staging';
+const READ_ONLY_FILE = 0o444;
+const READ_ONLY_DIR = 0o555;
+
+async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, constants.O_RDONLY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Applies mode to every entry below `dir` (not `dir` itself), children before parents. */
+async function chmodTree(dir: string, fileMode: number, dirMode: number): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      await chmodTree(path, fileMode, dirMode);
+      await chmod(path, dirMode);
+    } else if (entry.isFile()) {
+      await chmod(path, fileMode);
+    }
+  }
+}
+
+class FilesystemObjectWriter implements ObjectWriter {
+  constructor(private readonly handle: import('node:fs/promises').FileHandle) {}
+
+  async write(chunk: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < chunk.length) {
+      const { bytesWritten } = await this.handle.write(chunk, offset, chunk.length - offset);
+      offset += bytesWritten;
+    }
+  }
+
+  async commit(): Promise<void> {
+    try {
+      await this.handle.sync();
+    } finally {
+      await this.handle.close();
+    }
+  }
+
+  async abort(): Promise<void> {
+    await this.handle.close();
+  }
+}
+
+class FilesystemStagingArea implements StagingArea {
+  private readonly directories = new Set<string>();
+
+  constructor(
+    readonly id: string,
+    private readonly root: string,
+  ) {
+    this.directories.add(root);
+  }
+
+  async createObject(relativePath: string): Promise<ObjectWriter> {
+    const path = this.resolve(relativePath);
+    await this.mkdirs(dirname(path));
+    // 'wx': a staging object is written once; finding one means the area is not fresh.
+    return new FilesystemObjectWriter(await open(path, 'wx', 0o644));
+  }
+
+  async writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void> {
+    const writer = await this.createObject(relativePath);
+    try {
+      await writer.write(typeof content === 'string' ? Buffer.from(content) : content);
+    } catch (error) {
+      await writer.abort();
+      throw error;
+    }
+    await writer.commit();
+  }
+
+  async createCollection(relativePath: string): Promise<void> {
+    await this.mkdirs(this.resolve(relativePath));
+  }
+
+  async sync(): Promise<void> {
+    for (const dir of this.directories) await fsyncPath(dir);
+  }
+
+  private async mkdirs(dir: string): Promise<void> {
+    if (this.directories.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    for (let d = dir; d.startsWith(this.root) && !this.directories.has(d); d = dirname(d))
+      this.directories.add(d);
+  }
+
+  private resolve(relativePath: string): string {
+    const path = resolve(this.root, relativePath);
+    if (!path.startsWith(this.root + sep))
+      throw new Error(`staging path escapes its area: ${relativePath}`);
+    return path;
+  }
+}
+
+/**
+ * Storage on a local or shared filesystem under STORAGE_ROOT. Staging lives in
+ * <root>/.staging/<id>/ on the same filesystem, so publishing is one rename(2).
+ * The only deletes this class can do are inside .staging/.
+ */
+export class FilesystemStorage implements StorageSystem {
+  readonly description: string;
+  private readonly stagingRoot: string;
+
+  constructor(private readonly root: string) {
+    this.root = resolve(root);
+    this.stagingRoot = join(this.root, STAGING_DIR);
+    this.description = `filesystem:${this.root}`;
+  }
+
+  /** Absolute filesystem path of a logical path (for logs and tests). */
+  absolute(path: string): string {
+    const absolute = resolve(this.root, path);
+    if (absolute !== this.root && !absolute.startsWith(this.root + sep))
+      throw new Error(`path escapes the storage root: ${path}`);
+    return absolute;
+  }
+
+  async exists(path: string): Promise<boolean> {
+    try {
+      await lstat(this.absolute(path));
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
+  async list(path: string): Promise<string[]> {
+    try {
+      return await readdir(this.absolute(path));
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+  }
+
+  async readObject(path: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.absolute(path));
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  async ensureCollection(path: string): Promise<void> {
+    await mkdir(this.absolute(path), { recursive: true });
+  }
+
+  async openStaging(id: string): Promise<StagingArea> {
+    await this.removeStaging(id);
+    const dir = this.stagingPath(id);
+    await mkdir(dir, { recursive: true });
+    return new FilesystemStagingArea(id, dir);
+  }
+
+  async removeStaging(id: string): Promise<void> {
+    const dir = this.stagingPath(id);
+    try {
+      // An attempt killed after locking its tree leaves read-only directories behind.
+      await chmod(dir, 0o755);
+      await chmodTree(dir, 0o644, 0o755);
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  async listStaging(): Promise<string[]> {
+    try {
+      return await readdir(this.stagingRoot);
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+  }
+
+  async publish(stagingId: string, path: string, options: { readOnly: boolean }): Promise<void> {
+    const source = this.stagingPath(stagingId);
+    const target = this.absolute(path);
+    await mkdir(dirname(target), { recursive: true });
+    if (options.readOnly) await chmodTree(source, READ_ONLY_FILE, READ_ONLY_DIR);
+    // rename(2) replaces an empty directory silently and Node has no RENAME_NOREPLACE:
+    // checking first is the guard; the job id makes a concurrent publisher of the same path impossible.
+    if (await this.exists(path)) throw new TargetExistsError(path);
+    try {
+      await rename(source, target);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOTEMPTY' || code === 'EEXIST') throw new TargetExistsError(path);
+      throw error;
+    }
+    if (options.readOnly) await chmod(target, READ_ONLY_DIR);
+    await fsyncPath(dirname(target));
+  }
+
+  async freeBytes(): Promise<number> {
+    await mkdir(this.root, { recursive: true });
+    const stats = await statfs(this.root);
+    return stats.bavail * stats.bsize;
+  }
+
+  private stagingPath(id: string): string {
+    const dir = resolve(this.stagingRoot, id);
+    if (
+      relative(this.stagingRoot, dir).includes(sep) ||
+      dirname(dir) !== this.stagingRoot ||
+      id === '' ||
+      id === '.' ||
+      id === '..'
+    ) {
+      throw new Error(`not a staging id: ${id}`);
+    }
+    return dir;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Storage behind an iRODS-like interface: collections (directories), objects (files),
+ * staging areas, one atomic publish, a read-only lock and free space. Paths are logical,
+ * '/'-separated and relative to the storage root (for example projects/P1/SUB-1/data/raw/DS1),
+ * so an iRODS or S3 implementation can map them onto its own namespace.
+ */
+export interface ObjectWriter {
+  write(chunk: Uint8Array): Promise<void>;
+  /** Flushes to stable storage and closes. */
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+export interface StagingArea {
+  readonly id: string;
+  createObject(relativePath: string): Promise<ObjectWriter>;
+  writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
+  createCollection(relativePath: string): Promise<void>;
+  /** Makes sure every directory entry written so far is on stable storage. */
+  sync(): Promise<void>;
+}
+
+export class TargetExistsError extends Error {
+  constructor(readonly path: string) {
+    super(`${path} already exists`);
+    this.name = 'TargetExistsError';
+  }
+}
+
+export interface StorageSystem {
+  readonly description: string;
+  exists(path: string): Promise<boolean>;
+  /** Names of the children of a collection; empty when it does not exist. */
+  list(path: string): Promise<string[]>;
+  /** A small object's content, or null when absent. */
+  readObject(path: string): Promise<Buffer | null>;
+  ensureCollection(path: string): Promise<void>;
+  /** A fresh staging area: whatever an earlier attempt left under the same id is wiped first. */
+  openStaging(id: string): Promise<StagingArea>;
+  removeStaging(id: string): Promise<void>;
+  listStaging(): Promise<string[]>;
+  /**
+   * Moves a staging area onto `path` in one atomic step, never over an existing path.
+   * With readOnly the tree is locked before it becomes visible (its root right after).
+   */
+  publish(stagingId: string, path: string, options: { readOnly: boolean }): Promise<void>;
+  freeBytes(): Promise<number>;
+}

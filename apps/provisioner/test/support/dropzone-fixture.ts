@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export interface DatasetSpec {
+  submission: string;
+  title?: string;
+  files: Record<string, string | Buffer>;
+  /** Which manifests to write; default sha256. */
+  manifests?: ('sha256' | 'md5')[];
+  /** Replaces the generated manifest text (one entry per algorithm). */
+  manifestText?: Partial<Record<'sha256' | 'md5', string>>;
+  ready?: boolean;
+}
+
+export function digest(algorithm: 'sha256' | 'md5', content: string | Buffer): string {
+  return createHash(algorithm).update(content).digest('hex');
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `prov-${prefix}-`));
+}
+
+/** Builds the drop-zone layout of the contract in a directory (also a landing-zone dataset). */
+export class DropzoneFixture {
+  constructor(readonly root: string) {}
+
+  submission(
+    ref: string,
+    fields: {
+      status?: string;
+      project?: string;
+      title?: string;
+      datasets?: (string | { dataset_id: string })[];
+    } = {},
+  ): this {
+    const document = {
+      ref,
+      title: fields.title ?? `Submission ${ref}`,
+      status: fields.status ?? 'completed',
+      project: fields.project ?? 'PRJ1',
+      custodians: [{ name: 'Data Steward', email: 'steward@example.org' }],
+      datasets: fields.datasets ?? [],
+    };
+    this.write(`submissions/${ref}/submission.json`, JSON.stringify(document));
+    return this;
+  }
+
+  datasetDir(id: string): string {
+    return join(this.root, 'datasets', id);
+  }
+
+  dataset(id: string, spec: DatasetSpec): this {
+    writeDatasetDirectory(this.datasetDir(id), spec, {
+      dataset_id: id,
+      submission: spec.submission,
+      title: spec.title ?? `Dataset ${id}`,
+      metadata: { kind: 'test' },
+    });
+    return this;
+  }
+
+  private write(path: string, content: string): void {
+    mkdirSync(dirname(join(this.root, path)), { recursive: true });
+    writeFileSync(join(this.root, path), content);
+  }
+}
+
+/** manifest(s), payload/ and .ready; dataset.json when `datasetJson` is given. */
+export function writeDatasetDirectory(
+  dir: string,
+  spec: DatasetSpec,
+  datasetJson?: Record<string, unknown>,
+): void {
+  mkdirSync(join(dir, 'payload'), { recursive: true });
+  if (datasetJson) writeFileSync(join(dir, 'dataset.json'), JSON.stringify(datasetJson));
+  for (const [path, content] of Object.entries(spec.files)) {
+    mkdirSync(dirname(join(dir, 'payload', path)), { recursive: true });
+    writeFileSync(join(dir, 'payload', path), content);
+  }
+  for (const algorithm of spec.manifests ?? ['sha256']) {
+    const text =
+      spec.manifestText?.[algorithm] ??
+      Object.entries(spec.files)
+        .map(([path, content]) => `${digest(algorithm, content)}  ${path}\n`)
+        .join('');
+    writeFileSync(join(dir, `manifest-${algorithm}.txt`), text);
+  }
+  if (spec.ready !== false) writeFileSync(join(dir, '.ready'), '');
+}
