@@ -3,6 +3,7 @@ import { AuthModule } from '@app/auth';
 import { LoggingModule } from '@app/platform';
 import { CatalogKeyResolver } from './auth/catalog-key.resolver';
 import { CatalogReadModule } from './catalog-read.module';
+import { CatalogReadModule } from './catalog-read.module';
 import { CatalogSettings } from './config/catalog.settings';
 import { SettingsModule } from './config/settings.module';
 import { DatabaseModule } from './database/database.module';
@@ -20,6 +21,7 @@ export class CatalogAppModule {
         DatabaseModule,
         AuthModule.forRoot({ resolver: CatalogKeyResolver }),
         CatalogHealthModule,
+        CatalogReadModule,
         CatalogReadModule,
         TermsModule,
       ],

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { createHash } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { CatalogVersionService } from '../catalog-version/catalog-version.service';
+import { CachedResponse, ResponseCache } from './response-cache';
+
+/** Upper bound of cached response bodies per replica (characters, ~bytes for ASCII JSON). */
+export const RESPONSE_CACHE_MAX_BYTES = 128 * 1024 * 1024;
+
+/** What makes two reads the same: route, caller identity and the validated parameters. */
+export interface ReadKey {
+  route: string;
+  identity: string;
+  params: Record<string, unknown>;
+}
+
+export type Producer = (manager: EntityManager) => Promise<unknown>;
+
+function etagOf(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === '*' || tag === etag);
+}
+
+/**
+ * Serves a read as JSON with an ETag, from the response cache when the catalog has not changed.
+ * A miss builds the body in one REPEATABLE READ transaction together with the version it is
+ * filed under, so an entry never mixes data from before and after a write.
+ */
+@Injectable()
+export class CachedJsonResponder {
+  private readonly cache = new ResponseCache(RESPONSE_CACHE_MAX_BYTES);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly versions: CatalogVersionService,
+  ) {}
+
+  async respond(req: Request, res: Response, key: ReadKey, produce: Producer): Promise<void> {
+    const entry = await this.load(key, produce);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('ETag', entry.etag);
+    // Per-caller data: shared caches must not keep it, clients must revalidate.
+    res.setHeader('Cache-Control', 'private, no-cache');
+    res.setHeader('Vary', 'X-API-Key, Authorization');
+    if (matchesEtag(req.headers['if-none-match'], entry.etag)) {
+      res.status(304).end();
+      return;
+    }
+    res.status(200).send(entry.body);
+  }
+
+  private async load(key: ReadKey, produce: Producer): Promise<CachedResponse> {
+    const seen = await this.versions.current();
+    const hit = this.cache.get(this.cacheKey(seen, key));
+    if (hit !== undefined) return hit;
+    const { version, body } = await this.dataSource.transaction(
+      'REPEATABLE READ',
+      async (manager) => ({
+        version: await this.versions.current(manager),
+        body: JSON.stringify(await produce(manager)),
+      }),
+    );
+    const entry = { body, etag: etagOf(body) };
+    this.cache.set(this.cacheKey(version, key), entry);
+    return entry;
+  }
+
+  private cacheKey(version: string, key: ReadKey): string {
+    const params = Object.keys(key.params)
+      .sort()
+      .map((name) => `${name}=${JSON.stringify(key.params[name])}`)
+      .join('&');
+    return `${version}|${key.identity}|${key.route}|${params}`;
+  }
+}

@@ -1,0 +1,46 @@
+/** A serialised response and its entity tag. */
+export interface CachedResponse {
+  body: string;
+  etag: string;
+}
+
+/**
+ * In-process LRU of serialised responses, bounded by total body size. Keys carry the catalog
+ * data version, so a write makes old entries unreachable; they age out as new ones arrive.
+ */
+export class ResponseCache {
+  private readonly entries = new Map<string, CachedResponse>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string): CachedResponse | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    // Re-insert to mark as most recently used (Map keeps insertion order).
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  set(key: string, entry: CachedResponse): void {
+    const size = entry.body.length;
+    if (size > this.maxBytes) return;
+    const previous = this.entries.get(key);
+    if (previous !== undefined) {
+      this.entries.delete(key);
+      this.bytes -= previous.body.length;
+    }
+    this.entries.set(key, entry);
+    this.bytes += size;
+    for (const [oldKey, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldKey);
+      this.bytes -= old.body.length;
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

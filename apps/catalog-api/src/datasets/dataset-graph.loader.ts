@@ -1,0 +1,156 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { groupBy } from '../common/formatting';
+import { SqlParams } from '../common/sql-params';
+import { PersonRow, toPersonExport, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
+import { datasetVisible } from '../permissions/visibility.sql';
+import type { Viewer } from '../permissions/viewer';
+import type {
+  DatasetGraph,
+  DatasetRow,
+  DeclarationCohortRow,
+  DeclarationRow,
+  ExposureRow,
+  LegalBasisRow,
+  StorageRow,
+  TransferRow,
+  UseConditionRow,
+} from './dataset.exporter';
+
+export interface DatasetFilter {
+  projectId?: number;
+  projectTitle?: string;
+}
+
+/**
+ * Loads datasets with everything their export needs in a fixed number of queries (one per
+ * relation, by `= ANY(ids)`), never one per dataset.
+ */
+@Injectable()
+export class DatasetGraphLoader {
+  async load(
+    manager: EntityManager,
+    viewer: Viewer,
+    filter: DatasetFilter,
+  ): Promise<DatasetGraph[]> {
+    const params = new SqlParams();
+    const conditions = [datasetVisible(viewer, params)];
+    if (filter.projectId !== undefined)
+      conditions.push(`d.project_id = ${params.add(filter.projectId)}`);
+    if (filter.projectTitle !== undefined) {
+      conditions.push(`lower(p.title) = lower(${params.add(filter.projectTitle)})`);
+    }
+    const datasets = await manager.query<DatasetRow[]>(
+      `SELECT d.id, d.elu_accession, d.title, d.description, d.elu_uuid, d.other_external_id,
+         p.acronym AS project_acronym, p.elu_accession AS project_accession, d.metadata
+       FROM datasets d LEFT JOIN projects p ON p.id = d.project_id
+       WHERE ${conditions.join(' AND ')} ORDER BY d.id`,
+      params.values,
+    );
+    return this.loadRelations(
+      manager,
+      datasets,
+      viewer.kind === 'endpoint' ? viewer.endpointId : undefined,
+    );
+  }
+
+  /** Completes dataset rows into graphs; with an endpoint id, also its exposures. */
+  async loadRelations(
+    manager: EntityManager,
+    datasets: DatasetRow[],
+    endpointId?: number,
+  ): Promise<DatasetGraph[]> {
+    const ids = [datasets.map((d) => d.id)];
+    const declarations = await manager.query<DeclarationRow[]>(
+      `SELECT id, dataset_id, title, data_types, data_types_notes, access_category::text,
+         access_procedure, subjects_category::text, de_identification::text,
+         consent_status::text, has_special_subjects, special_subjects_description,
+         embargo_date::text AS embargo_date, storage_end_date::text AS storage_end_date,
+         storage_duration_criteria
+       FROM data_declarations WHERE dataset_id = ANY($1::int[]) ORDER BY id`,
+      ids,
+    );
+    const cohorts = await manager.query<DeclarationCohortRow[]>(
+      `SELECT ddc.data_declaration_id, c.name, c.elu_accession
+       FROM data_declaration_cohorts ddc
+       JOIN data_declarations dd ON dd.id = ddc.data_declaration_id
+       JOIN cohorts c ON c.id = ddc.cohort_id
+       WHERE dd.dataset_id = ANY($1::int[]) ORDER BY c.name, c.id`,
+      ids,
+    );
+    const useConditions = await manager.query<UseConditionRow[]>(
+      `SELECT uc.data_declaration_id, uc.use_class::text, uc.use_class_note,
+         uc.use_condition_note, uc.use_condition_rule::text
+       FROM use_conditions uc JOIN data_declarations dd ON dd.id = uc.data_declaration_id
+       WHERE dd.dataset_id = ANY($1::int[]) ORDER BY uc.id`,
+      ids,
+    );
+    const legalBases = await manager.query<LegalBasisRow[]>(
+      `SELECT lb.dataset_id, lb.legal_basis_codes::text[] AS legal_basis_codes,
+         lb.personal_data_codes::text[] AS personal_data_codes, lb.legal_basis_notes,
+         ARRAY(SELECT dd.title::text FROM legal_basis_data_declarations x
+           JOIN data_declarations dd ON dd.id = x.data_declaration_id
+           WHERE x.legal_basis_id = lb.id ORDER BY dd.id) AS declaration_titles
+       FROM legal_bases lb WHERE lb.dataset_id = ANY($1::int[]) ORDER BY lb.id`,
+      ids,
+    );
+    const storages = await manager.query<StorageRow[]>(
+      `SELECT sl.dataset_id, sl.platform, sl.location,
+         ARRAY(SELECT a.access_notes FROM access_storage_locations x
+           JOIN accesses a ON a.id = x.access_id
+           WHERE x.storage_location_id = sl.id ORDER BY a.id) AS accesses
+       FROM storage_locations sl WHERE sl.dataset_id = ANY($1::int[]) ORDER BY sl.id`,
+      ids,
+    );
+    const transfers = await manager.query<TransferRow[]>(
+      `SELECT t.dataset_id, pa.name AS partner, t.transfer_details,
+         t.transfer_date::text AS transfer_date
+       FROM transfers t LEFT JOIN partners pa ON pa.id = t.partner_id
+       WHERE t.dataset_id = ANY($1::int[]) ORDER BY t.transfer_date NULLS LAST, t.id`,
+      ids,
+    );
+    const custodians = await manager.query<(PersonRow & { dataset_id: number })[]>(
+      `SELECT x.dataset_id, ${USER_PERSON_COLUMNS}
+       FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
+       LEFT JOIN partners ua ON ua.id = u.affiliation_id
+       WHERE x.dataset_id = ANY($1::int[]) ORDER BY u.last_name, u.first_name, u.id`,
+      ids,
+    );
+    const exposures =
+      endpointId === undefined
+        ? []
+        : await manager.query<ExposureRow[]>(
+            // The active exposure if any, else the most recently deprecated one.
+            `SELECT DISTINCT ON (e.dataset_id) e.dataset_id, e.form_id, e.deprecated_at,
+               e.created_at, e.deprecation_reason, e.request_pdf_enabled
+             FROM exposures e WHERE e.endpoint_id = $2 AND e.dataset_id = ANY($1::int[])
+             ORDER BY e.dataset_id, e.deprecated_at DESC NULLS FIRST, e.id DESC`,
+            [...ids, endpointId],
+          );
+
+    const declarationsOf = groupBy(declarations, (r) => r.dataset_id);
+    const cohortsOf = groupBy(cohorts, (r) => r.data_declaration_id);
+    const conditionsOf = groupBy(useConditions, (r) => r.data_declaration_id);
+    const legalBasesOf = groupBy(legalBases, (r) => r.dataset_id);
+    const storagesOf = groupBy(storages, (r) => r.dataset_id);
+    const transfersOf = groupBy(transfers, (r) => r.dataset_id);
+    const custodiansOf = groupBy(custodians, (r) => r.dataset_id);
+    const exposureOf = new Map(exposures.map((e) => [e.dataset_id, e]));
+
+    return datasets.map((dataset) => ({
+      dataset,
+      declarations: (declarationsOf.get(dataset.id) ?? []).map((declaration) => ({
+        declaration,
+        cohorts: cohortsOf.get(declaration.id) ?? [],
+        useConditions: conditionsOf.get(declaration.id) ?? [],
+      })),
+      legalBases: legalBasesOf.get(dataset.id) ?? [],
+      storages: storagesOf.get(dataset.id) ?? [],
+      transfers: transfersOf.get(dataset.id) ?? [],
+      contacts: (custodiansOf.get(dataset.id) ?? []).map((row) =>
+        toPersonExport(row, 'Principal_Investigator'),
+      ),
+      exposure: exposureOf.get(dataset.id),
+    }));
+  }
+}

@@ -1,0 +1,35 @@
+import type { GeoCategory, SectorCategory } from './partner.entity';
+
+export interface PartnerRow {
+  id: number;
+  elu_accession: string | null;
+  name: string;
+  acronym: string | null;
+  is_clinical: boolean;
+  geo_category: GeoCategory | null;
+  sector_category: SectorCategory | null;
+  address: string | null;
+  country_code: string | null;
+  metadata: string;
+}
+
+export const PARTNER_FIELDS = ['external_id', 'acronym', 'name'] as const;
+export type PartnerField = (typeof PARTNER_FIELDS)[number];
+
+export type PartnerExport = ReturnType<typeof toPartnerExport>;
+
+export function toPartnerExport(row: PartnerRow, source: string) {
+  return {
+    source,
+    id_at_source: String(row.id),
+    external_id: row.elu_accession,
+    name: row.name,
+    acronym: row.acronym === '' ? null : row.acronym,
+    is_clinical: row.is_clinical,
+    geo_category: row.geo_category,
+    sector_category: row.sector_category,
+    address: row.address === '' ? null : row.address,
+    country_code: row.country_code,
+    metadata: row.metadata,
+  };
+}

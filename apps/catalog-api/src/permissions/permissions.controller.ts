@@ -1,0 +1,55 @@
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DataSource } from 'typeorm';
+import { CurrentPrincipal, Principal } from '@app/auth';
+import { ForbiddenError, ValidationFailedError } from '@app/errors';
+import { CachedJsonResponder } from '../common/cached-json.responder';
+import { viewerIdentity, viewerOf } from './viewer';
+import { PermissionsService } from './permissions.service';
+
+@Controller('api/permissions')
+export class PermissionsController {
+  constructor(
+    private readonly permissions: PermissionsService,
+    private readonly responder: CachedJsonResponder,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  @Get(':oidcId')
+  async list(
+    @Param('oidcId') oidcId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentPrincipal() principal: Principal | undefined,
+  ): Promise<void> {
+    const viewer = viewerOf(principal);
+    if (oidcId.length > 64) {
+      throw new ValidationFailedError([
+        { parameter: 'user_oidc_id', message: 'must be at most 64 characters' },
+      ]);
+    }
+    if (viewer.kind === 'user') await this.requireSelf(viewer.userId, oidcId);
+    await this.responder.respond(
+      req,
+      res,
+      {
+        route: 'permissions',
+        identity: viewerIdentity(principal),
+        // Expiry depends on the date, which no write bumps: today is part of the key.
+        params: { oidcId, today: new Date().toISOString().slice(0, 10) },
+      },
+      (manager) => this.permissions.datasetAccessions(manager, oidcId),
+    );
+  }
+
+  /** A user key may only read its own holder's permissions. */
+  private async requireSelf(userId: number, oidcId: string): Promise<void> {
+    const rows = await this.dataSource.query<{ oidc_id: string | null }[]>(
+      'SELECT oidc_id FROM users WHERE id = $1',
+      [userId],
+    );
+    if (rows[0]?.oidc_id !== oidcId) {
+      throw new ForbiddenError('A user key may only read its own permissions');
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import { Controller, Get, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { CurrentPrincipal, Principal } from '@app/auth';
+import { CachedJsonResponder } from '../common/cached-json.responder';
+import { RawQuery, readFieldList, readPositiveInt } from '../common/query-params';
+import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { PROJECT_FIELDS } from './project.exporter';
+import { ProjectQuery, ProjectsService } from './projects.service';
+
+@Controller('api/projects')
+export class ProjectsController {
+  constructor(
+    private readonly projects: ProjectsService,
+    private readonly responder: CachedJsonResponder,
+  ) {}
+
+  @Get()
+  async list(
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentPrincipal() principal: Principal | undefined,
+  ): Promise<void> {
+    const viewer = viewerOf(principal);
+    const raw = req.query as RawQuery;
+    const query: ProjectQuery = {
+      projectId: readPositiveInt(raw, 'project_id'),
+      fields: readFieldList(raw, 'fields', PROJECT_FIELDS),
+    };
+    await this.responder.respond(
+      req,
+      res,
+      { route: 'projects', identity: viewerIdentity(principal), params: { ...query } },
+      (manager) => this.projects.list(manager, viewer, query),
+    );
+  }
+}
