@@ -1,0 +1,153 @@
+import request from 'supertest';
+import { startCatalogApp, type CatalogTestApp } from '../../../test/support/catalog-app';
+import { TermsService } from '../src/terms/terms.service';
+
+let t: CatalogTestApp;
+
+const DISEASES = [
+  'D:1\tprediabetes',
+  'D:2\tDiabetes insipidus',
+  'D:3\ttype 2 diabetes mellitus',
+  'D:4\tDiabetes',
+  'D:5\tdiabetes mellitus',
+  'D:6\tasthma',
+  'D:7\t100% remission_state',
+  'D:8\t100 percent remission state',
+];
+// 60 labels containing "syndrome", none equal to it and 10 starting with it.
+const SYNDROMES = Array.from({ length: 60 }, (_, i) =>
+  i < 10
+    ? `S:${i}\tsyndrome variant ${String(i).padStart(2, '0')}`
+    : `S:${i}\tcase ${String(i).padStart(2, '0')} syndrome`,
+);
+
+beforeAll(async () => {
+  t = await startCatalogApp();
+  const terms = t.app.get(TermsService);
+  await terms.loadVocabulary('disease', [...DISEASES, ...SYNDROMES].join('\n'), 'tsv');
+  await terms.loadVocabulary('phenotype', 'P:1\tDiabetes-like phenotype\n', 'tsv');
+});
+
+afterAll(async () => {
+  await t.close();
+});
+
+function search(category: string, query: Record<string, string | string[]>): request.Test {
+  return request(t.server).get(`/api/termsearch/${category}`).query(query);
+}
+
+function texts(body: { results: { text: string }[] }): string[] {
+  return body.results.map((result) => result.text);
+}
+
+describe('GET /api/termsearch/{category}', () => {
+  it('ranks exact matches first, then prefixes, then the rest, each by label, case-insensitively', async () => {
+    const response = await search('disease', { search: 'DIABETES', page: '1' }).expect(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(texts(response.body)).toEqual([
+      'Diabetes',
+      'Diabetes insipidus',
+      'diabetes mellitus',
+      'prediabetes',
+      'type 2 diabetes mellitus',
+    ]);
+  });
+
+  it('answers in the Select2 shape with the database id and the ontology id', async () => {
+    const response = await search('disease', { search: 'asthma', page: '1' }).expect(200);
+    const [{ id }] = await t.dataSource.query(`SELECT id FROM terms WHERE term_id = 'D:6'`);
+    expect(response.body).toEqual({
+      results: [{ id, text: 'asthma', term_id: 'D:6' }],
+      pagination: { more: false },
+    });
+  });
+
+  it('searches only the requested category', async () => {
+    const response = await search('phenotype', { search: 'diabetes', page: '1' }).expect(200);
+    expect(texts(response.body)).toEqual(['Diabetes-like phenotype']);
+  });
+
+  it('pages by 25 in a stable order and says whether more follow', async () => {
+    const pages = [];
+    for (const page of ['1', '2', '3']) {
+      pages.push((await search('disease', { search: 'syndrome', page }).expect(200)).body);
+    }
+    expect(pages.map((body) => [body.results.length, body.pagination.more])).toEqual([
+      [25, true],
+      [25, true],
+      [10, false],
+    ]);
+    const all = pages.flatMap(texts);
+    expect(new Set(all).size).toBe(60);
+    expect(all.slice(0, 10)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `syndrome variant 0${i}`),
+    );
+    expect(all.slice(10)).toEqual([...all.slice(10)].sort());
+  });
+
+  it('answers a page past the last with 400 naming page, and page 1 of nothing with an empty list', async () => {
+    const past = await search('disease', { search: 'syndrome', page: '4' }).expect(400);
+    expect(past.body).toMatchObject({ status: 'Error', more: { errors: [{ parameter: 'page' }] } });
+    const nothing = await search('disease', { search: 'no such term', page: '1' }).expect(200);
+    expect(nothing.body).toEqual({ results: [], pagination: { more: false } });
+    await search('disease', { search: 'no such term', page: '2' }).expect(400);
+  });
+
+  it('matches % and _ literally', async () => {
+    expect(
+      texts((await search('disease', { search: '0% r', page: '1' }).expect(200)).body),
+    ).toEqual(['100% remission_state']);
+    expect(texts((await search('disease', { search: 'n_s', page: '1' }).expect(200)).body)).toEqual(
+      ['100% remission_state'],
+    );
+  });
+
+  it('finds one- and two-character searches too', async () => {
+    const response = await search('disease', { search: 'y', page: '1' }).expect(200);
+    expect(response.body.results).toHaveLength(25);
+    expect(response.body.pagination.more).toBe(true);
+  });
+
+  it.each([
+    ['search missing', { page: '1' }, 'search'],
+    ['search empty', { search: '', page: '1' }, 'search'],
+    ['search of 201 characters', { search: 'x'.repeat(201), page: '1' }, 'search'],
+    ['search given twice', { search: ['a', 'b'], page: '1' }, 'search'],
+    ['page missing', { search: 'a' }, 'page'],
+    ['page 0', { search: 'a', page: '0' }, 'page'],
+    ['page x', { search: 'a', page: 'x' }, 'page'],
+    ['page -1', { search: 'a', page: '-1' }, 'page'],
+    ['page 1.5', { search: 'a', page: '1.5' }, 'page'],
+    ['page beyond any possible result', { search: 'a', page: '99999999999' }, 'page'],
+  ])('rejects %s with 400 naming the parameter', async (_case, query, parameter) => {
+    const response = await search('disease', query).expect(400);
+    expect(response.body).toMatchObject({ status: 'Error', more: { errors: [{ parameter }] } });
+  });
+
+  it('accepts a search of exactly 200 characters', async () => {
+    await search('disease', { search: 'x'.repeat(200), page: '1' }).expect(200);
+  });
+
+  it('answers an unknown category with 404 in the envelope, before checking parameters', async () => {
+    const response = await search('drugs', {}).expect(404);
+    expect(response.body).toMatchObject({ status: 'Error', more: {} });
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it('is public: no key is needed and a sent key is not checked', async () => {
+    await search('disease', { search: 'asthma', page: '1' })
+      .set('X-API-Key', 'not-a-real-key')
+      .expect(200);
+  });
+
+  it('answers HEAD without a body', async () => {
+    const response = await request(t.server)
+      .head('/api/termsearch/disease?search=asthma&page=1')
+      .expect(200);
+    expect(response.text).toBeUndefined();
+  });
+
+  it('answers other methods with 405', async () => {
+    await request(t.server).post('/api/termsearch/disease').send({}).expect(405);
+  });
+});
