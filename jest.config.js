@@ -16,6 +16,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     {
       ...shared,

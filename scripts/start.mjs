@@ -1,0 +1,223 @@
+#!/usr/bin/env node
+// `npm start`: one command that runs everything on a fresh clone. Installs dependencies when
+// needed, builds, starts an embedded PostgreSQL when DATABASE_URL is not set (the queue rides
+// on it when REDIS_URL is not set either), loads demo data, and runs catalog-api, the
+// provisioner API and a provisioner worker until Ctrl-C, which stops all of them cleanly.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dataDir = join(root, '.data');
+const say = (message) => process.stdout.write(`[start] ${message}\n`);
+
+function run(command, args, env = process.env) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.status})`);
+}
+
+function newestMtime(path) {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce((max, name) => Math.max(max, newestMtime(join(path, name))), 0);
+}
+
+function installIfNeeded() {
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(root, 'package-lock.json')).mtimeMs) return;
+  say('installing dependencies (npm install)…');
+  run('npm', ['install', '--no-audit', '--no-fund']);
+}
+
+function buildIfNeeded() {
+  const built = join(root, 'dist', '.built');
+  const sources = Math.max(newestMtime(join(root, 'apps')), newestMtime(join(root, 'libs')));
+  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  say('building…');
+  run('npm', ['run', 'build']);
+  writeFileSync(built, new Date().toISOString());
+}
+
+/** Secrets for local use, made once and kept in .data/ (never committed). */
+function localKeys() {
+  const file = join(dataDir, 'local-keys.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const keys = {
+    GLOBAL_API_KEY: randomBytes(24).toString('hex'),
+    PROVISIONER_API_KEY: randomBytes(24).toString('hex'),
+    PROVISIONER_READ_API_KEYS: randomBytes(24).toString('hex'),
+  };
+  writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
+  return keys;
+}
+
+async function ensureDatabases(serverUrl, names) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+  await client.connect();
+  try {
+    for (const name of names) {
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (!rowCount) await client.query(`CREATE DATABASE "${name}"`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function waitReady(url, child, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited (${child.exitCode})`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`${url} not ready within ${timeoutMs / 1000} s`);
+}
+
+const children = [];
+let embedded;
+let stopping = false;
+
+async function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  say('stopping…');
+  await Promise.all(
+    children.map(
+      ({ child }) =>
+        new Promise((done) => {
+          if (child.exitCode !== null) return done();
+          const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            done();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+  if (embedded) {
+    say('stopping the embedded PostgreSQL…');
+    await embedded.stop();
+  }
+  say('stopped.');
+  process.exit(code);
+}
+
+function startProcess(name, script, env) {
+  const child = spawn(process.execPath, [script], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      say(`${name} exited unexpectedly (${signal ?? code}); stopping everything`);
+      void stopAll(1);
+    }
+  });
+  children.push({ name, child });
+  return child;
+}
+
+async function main() {
+  installIfNeeded();
+  buildIfNeeded();
+  mkdirSync(dataDir, { recursive: true });
+  const keys = { ...localKeys(), ...pick(process.env, ['GLOBAL_API_KEY', 'PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS']) };
+
+  let catalogDb = process.env.DATABASE_URL;
+  let provisionerDb = process.env.PROVISIONER_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!catalogDb) {
+    const { startEmbeddedPostgres } = await import('./lib/embedded-postgres.mjs');
+    say('no DATABASE_URL: starting an embedded PostgreSQL (data in .data/postgres)…');
+    embedded = await startEmbeddedPostgres({
+      dataDir: join(dataDir, 'postgres'),
+      port: Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329),
+    });
+    await ensureDatabases(embedded.url, ['catalog', 'provisioner']);
+    catalogDb = `${embedded.url}/catalog`;
+    provisionerDb = `${embedded.url}/provisioner`;
+  }
+
+  const base = { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'development', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+  const catalogEnv = { ...base, DATABASE_URL: catalogDb, GLOBAL_API_KEY: keys.GLOBAL_API_KEY, PORT: process.env.CATALOG_PORT ?? '3000' };
+  const provisionerEnv = {
+    ...base,
+    DATABASE_URL: provisionerDb,
+    PROVISIONER_API_KEY: keys.PROVISIONER_API_KEY,
+    PROVISIONER_READ_API_KEYS: keys.PROVISIONER_READ_API_KEYS,
+    PORT: process.env.PROVISIONER_PORT ?? '3001',
+    WORKER_HEALTH_PORT: process.env.WORKER_HEALTH_PORT ?? '3002',
+  };
+
+  const catalogDist = join(root, 'dist/apps/catalog-api/apps/catalog-api/src');
+  const provisionerDist = join(root, 'dist/apps/provisioner/apps/provisioner/src');
+  say('migrating the catalog schema…');
+  run(process.execPath, [join(catalogDist, 'database/migrate.js')], catalogEnv);
+  const demo = await loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv);
+
+  const catalog = startProcess('catalog-api', join(catalogDist, 'main.js'), { ...catalogEnv, MIGRATIONS_RUN: 'false' });
+  const api = startProcess('provisioner-api', join(provisionerDist, 'main.js'), provisionerEnv);
+  const worker = startProcess('provisioner-worker', join(provisionerDist, 'worker.js'), provisionerEnv);
+  await Promise.all([
+    waitReady(`http://127.0.0.1:${catalogEnv.PORT}/health/ready`, catalog),
+    waitReady(`http://127.0.0.1:${provisionerEnv.PORT}/health/ready`, api),
+    waitReady(`http://127.0.0.1:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`, worker),
+  ]);
+  printBanner(catalogEnv, provisionerEnv, keys, demo);
+}
+
+function pick(source, names) {
+  return Object.fromEntries(names.filter((n) => source[n]).map((n) => [n, source[n]]));
+}
+
+/** Runs the demo loaders when they exist; each prints a JSON line with what it made. */
+async function loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv) {
+  const loaders = [
+    [join(catalogDist, 'demo/demo-data.cli.js'), catalogEnv],
+    [join(provisionerDist, 'demo/demo-dropzone.cli.js'), provisionerEnv],
+  ];
+  const results = {};
+  for (const [script, env] of loaders) {
+    if (!existsSync(script)) continue;
+    const out = spawnSync(process.execPath, [script], { cwd: root, env, encoding: 'utf8' });
+    if (out.status !== 0) throw new Error(`demo data (${script}) failed:\n${out.stderr}`);
+    const last = out.stdout.trim().split('\n').pop();
+    try {
+      Object.assign(results, JSON.parse(last));
+    } catch {
+      // a loader that prints no summary
+    }
+  }
+  return results;
+}
+
+function printBanner(catalogEnv, provisionerEnv, keys, demo) {
+  const lines = [
+    '',
+    'Everything is up:',
+    `  catalog-api         http://localhost:${catalogEnv.PORT}   (try /api/cohorts)`,
+    `  provisioner API     http://localhost:${provisionerEnv.PORT}   (try /submissions/dropzone)`,
+    `  provisioner worker  http://localhost:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`,
+    '',
+    'Keys (local use only; kept in .data/local-keys.json):',
+    `  catalog global key        ${keys.GLOBAL_API_KEY}`,
+    `  provisioner write key     ${keys.PROVISIONER_API_KEY}`,
+    `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS.split(',')[0]}`,
+  ];
+  for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  demo ${name.padEnd(20)} ${value}`);
+  lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' http://localhost:${catalogEnv.PORT}/api/datasets`, 'Ctrl-C stops everything.', '');
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+main().catch(async (error) => {
+  process.stderr.write(`[start] ${error.message}\n`);
+  await stopAll(1);
+});
