@@ -1,0 +1,63 @@
+import request from 'supertest';
+import { hashApiKey } from '@app/auth';
+import {
+  CatalogTestApp,
+  startCatalogApp,
+  TEST_GLOBAL_KEY,
+} from '../../../test/support/catalog-app';
+import { demoEndpointKey, demoUserKey } from '../src/demo/demo-keys';
+import { loadDemoData } from '../src/demo/demo-data.loader';
+
+/** A 64-character key of an endpoint that has no exposure at all. */
+export const UNEXPOSED_ENDPOINT_KEY = 'u'.repeat(64);
+
+export const KEYS = {
+  global: TEST_GLOBAL_KEY,
+  /** Local custodian of PD-OMICS and IRON-DEF (and their datasets). */
+  custodian: demoUserKey('alice.white'),
+  /** Company personnel only: holds `protected` on nothing. */
+  unprotected: demoUserKey('roy.blue'),
+  /** Granted one EPIC-DREM dataset and the IRON-DEF project. */
+  granted: demoUserKey('victor.viewer'),
+  /** Member of the data-steward group. */
+  steward: demoUserKey('sara.steward'),
+  inactive: demoUserKey('former.staff'),
+  catalogEndpoint: demoEndpointKey('ELIXIR Luxembourg Data Catalog'),
+  portalEndpoint: demoEndpointKey('Partner Data Portal'),
+  unexposedEndpoint: UNEXPOSED_ENDPOINT_KEY,
+} as const;
+
+export type KeyName = keyof typeof KEYS;
+
+export interface DemoCatalog extends CatalogTestApp {
+  get(path: string, key?: KeyName): request.Test;
+  accession(datasetTitle: string): Promise<string>;
+}
+
+/** A catalog app on its own database holding the demo catalog plus an unexposed endpoint. */
+export async function startDemoCatalog(): Promise<DemoCatalog> {
+  const t = await startCatalogApp();
+  await loadDemoData(t.dataSource);
+  await t.dataSource.query(
+    `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,
+    [hashApiKey(UNEXPOSED_ENDPOINT_KEY)],
+  );
+  return {
+    ...t,
+    get(path: string, key?: KeyName) {
+      const req = request(t.server).get(path);
+      return key === undefined ? req : req.set('X-API-Key', KEYS[key]);
+    },
+    async accession(datasetTitle: string) {
+      const rows = await t.dataSource.query<{ elu_accession: string }[]>(
+        'SELECT elu_accession FROM datasets WHERE title = $1',
+        [datasetTitle],
+      );
+      return rows[0].elu_accession;
+    },
+  };
+}
+
+export function names(items: { name?: unknown }[]): unknown[] {
+  return items.map((item) => item.name).sort();
+}
