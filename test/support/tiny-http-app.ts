@@ -1,0 +1,22 @@
+import type { ModuleMetadata } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { configureHttpApp, HttpAppOptions, LoggingModule } from '@app/platform';
+
+/**
+ * A minimal Nest app set up exactly like the real ones (configureHttpApp: envelope, body rules,
+ * request ids), around the controllers and modules a library spec brings. Logs are silent.
+ */
+export async function createTinyHttpApp(
+  metadata: ModuleMetadata,
+  options: Partial<HttpAppOptions> = {},
+): Promise<NestExpressApplication> {
+  const moduleRef = await Test.createTestingModule({
+    ...metadata,
+    imports: [LoggingModule.forRoot({ level: 'silent' }), ...(metadata.imports ?? [])],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });
+  configureHttpApp(app, { maxBodyBytes: 64 * 1024, ...options });
+  await app.init();
+  return app;
+}
