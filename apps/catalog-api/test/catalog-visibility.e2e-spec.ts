@@ -1,4 +1,5 @@
-import { DemoCatalog, KeyName, names, startDemoCatalog } from './demo-catalog.fixture';
+import { loadDemoData } from '../src/demo/demo-data.loader';
+import { DemoCatalog, KEYS, KeyName, names, startDemoCatalog } from './demo-catalog.fixture';
 
 const PD = [
   'PD-OMICS blood transcriptomics',
@@ -304,5 +305,16 @@ describe('catalog read visibility per key kind', () => {
       const res = await c.get('/api/permissions/nobody', 'global').expect(404);
       expect(res.body).toEqual({ status: 'Error', description: expect.any(String), more: {} });
     });
+  });
+
+  it('loading the demo data again changes nothing and returns the same keys', async () => {
+    const count = async () =>
+      (await c.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM datasets'))[0].n;
+    const before = await count();
+    const again = await loadDemoData(c.dataSource);
+    expect(again.loaded).toBe(false);
+    expect(await count()).toBe(before);
+    expect(again.users.find((u) => u.username === 'alice.white')?.apiKey).toBe(KEYS.custodian);
+    expect(again.endpoints.every((e) => e.apiKey.length === 64)).toBe(true);
   });
 });
