@@ -1,7 +1,21 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  Validate,
+  ValidateIf,
+} from 'class-validator';
 import { hostname } from 'node:os';
 import { loadSettings, parseBoolean, parseInteger } from '@app/platform';
+import { IsCronOrOff, IsIpAllowList } from './setting-validators';
 
 /** Every setting of catalog-api, validated once at boot (see .env.example for each one). */
 export class CatalogSettings {
@@ -52,8 +66,81 @@ export class CatalogSettings {
   @IsString()
   TRUSTED_PROXIES = '';
 
+  /** The access-request webhook (POST /api/accessreq) answers 403 unless this is true. */
+  @Transform(({ value }) => parseBoolean(value))
+  @IsBoolean()
+  ACCESSREQ_INTEGRATION_ENABLED = false;
+
+  /** Callers allowed on the webhook: addresses or CIDR ranges, comma-separated; `*` = any. */
+  @Validate(IsIpAllowList)
+  ACCESSREQ_ALLOWED_IP_ADDRESSES = '';
+
+  /** Expiry of a granted access when the request has no end date. */
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(1)
+  @Max(36500)
+  ACCESS_DEFAULT_EXPIRATION_DAYS = 90;
+
+  /** When expired accesses are terminated (cron, UTC); `off` disables the job. */
+  @Validate(IsCronOrOff)
+  ACCESS_EXPIRY_CRON = '5 0 * * *';
+
+  /** Base URL of the Keycloak server (e.g. https://idp.example.org or .../auth for old ones). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  IDP_URL?: string;
+
+  @ValidateIf((s: CatalogSettings) => s.IDP_URL !== undefined)
+  @IsString()
+  @Matches(/^[^/?#]+$/, { message: 'IDP_REALM must be a realm name, not a path' })
+  IDP_REALM?: string;
+
+  /** Confidential client with the realm-management view-users role (client-credentials grant). */
+  @IsOptional()
+  @IsString()
+  IDP_CLIENT_ID?: string;
+
+  @ValidateIf((s: CatalogSettings) => s.IDP_CLIENT_ID !== undefined)
+  @IsString({ message: 'IDP_CLIENT_SECRET is required when IDP_CLIENT_ID is set' })
+  IDP_CLIENT_SECRET?: string;
+
+  /** Scheduled identity-provider sync (cron, UTC); `off` (the default) disables it. */
+  @Validate(IsCronOrOff)
+  IDP_SYNC_CRON = 'off';
+
+  /** Time limit of every call to the identity provider. */
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(100)
+  @Max(60000)
+  IDP_TIMEOUT_MS = 5000;
+
+  /** Audience a login token must carry (default: IDP_CLIENT_ID). */
+  @IsOptional()
+  @IsString()
+  IDP_AUDIENCE?: string;
+
+  /** Issuer a login token must carry (default: <IDP_URL>/realms/<IDP_REALM>). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  IDP_ISSUER?: string;
+
+  /** Least time between two fetches of the signing keys when a token names an unknown key. */
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(0)
+  @Max(3600000)
+  IDP_JWKS_COOLDOWN_MS = 30000;
+
   get source(): string {
     return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  /** The realm's base URL, when an identity provider is configured. */
+  get idpRealmUrl(): string | undefined {
+    if (this.IDP_URL === undefined || this.IDP_REALM === undefined) return undefined;
+    return `${this.IDP_URL.replace(/\/+$/, '')}/realms/${encodeURIComponent(this.IDP_REALM)}`;
   }
 }
 
