@@ -7,6 +7,7 @@ import {
   JoinTable,
   ManyToMany,
   ManyToOne,
+  Unique,
 } from 'typeorm';
 import { TimestampedRecord } from '../common/tracked-record';
 import { Contact } from '../contacts/contact.entity';
@@ -24,6 +25,9 @@ export type AccessStatus = (typeof ACCESS_STATUSES)[number];
 @Index('IDX_accesses_dataset', ['dataset'])
 @Index('IDX_accesses_user', ['user'])
 @Index('IDX_accesses_contact', ['contact'])
+@Index('IDX_accesses_open_expiry', ['grantExpiresOn'], { where: `"status" <> 'terminated'` })
+// The webhook's idempotency key: a retried or concurrent delivery finds (or waits for) this row.
+@Unique('UQ_accesses_request', ['applicationId', 'dataset', 'requestSubject'])
 export class Access extends TimestampedRecord {
   @ManyToOne(() => Dataset, { nullable: false, onDelete: 'CASCADE' })
   @JoinColumn({ name: 'dataset_id' })
@@ -73,6 +77,10 @@ export class Access extends TimestampedRecord {
 
   @Column({ name: 'application_external_id', type: 'varchar', length: 200, nullable: true })
   applicationExternalId!: string | null;
+
+  /** Identity-provider subject named by the access request (REMS `user`); null for manual ones. */
+  @Column({ name: 'request_subject', type: 'varchar', length: 64, nullable: true })
+  requestSubject!: string | null;
 
   @ManyToMany(() => StorageLocation)
   @JoinTable({

@@ -1,6 +1,7 @@
 import type { MigrationInterface } from 'typeorm';
 import { CreateTerms1795327223214 } from './1795327223214-CreateTerms';
 import { CatalogSchema1795327371802 } from './1795327371802-CatalogSchema';
+import { AccessRequestKey1795330000000 } from './1795330000000-AccessRequestKey';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -9,4 +10,5 @@ import { CatalogSchema1795327371802 } from './1795327371802-CatalogSchema';
 export const catalogMigrations: (new () => MigrationInterface)[] = [
   CreateTerms1795327223214,
   CatalogSchema1795327371802,
+  AccessRequestKey1795330000000,
 ];
