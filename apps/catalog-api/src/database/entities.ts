@@ -1,4 +1,5 @@
 import { Access } from '../accesses/access.entity';
+import { AuditEntry } from '../audit/audit-entry.entity';
 import { CatalogVersion } from '../catalog-version/catalog-version.entity';
 import { Cohort } from '../cohorts/cohort.entity';
 import { Contact } from '../contacts/contact.entity';
@@ -46,4 +47,5 @@ export const catalogEntities: (new (...args: never[]) => object)[] = [
   Access,
   PermissionGrant,
   CatalogVersion,
+  AuditEntry,
 ];

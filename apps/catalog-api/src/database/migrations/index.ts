@@ -1,6 +1,7 @@
 import type { MigrationInterface } from 'typeorm';
 import { CreateTerms1795327223214 } from './1795327223214-CreateTerms';
 import { CatalogSchema1795327371802 } from './1795327371802-CatalogSchema';
+import { AuditLog1795327741625 } from './1795327741625-AuditLog';
 import { AccessRequestKey1795330000000 } from './1795330000000-AccessRequestKey';
 
 /**
@@ -10,5 +11,6 @@ import { AccessRequestKey1795330000000 } from './1795330000000-AccessRequestKey'
 export const catalogMigrations: (new () => MigrationInterface)[] = [
   CreateTerms1795327223214,
   CatalogSchema1795327371802,
+  AuditLog1795327741625,
   AccessRequestKey1795330000000,
 ];

@@ -1,0 +1,121 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@app/auth';
+import { DataSource, EntityManager } from 'typeorm';
+import { AuditEntry } from './audit-entry.entity';
+
+/** Who made a change. Build it from a request principal with `actorFromPrincipal`. */
+export interface AuditActor {
+  /** Key kind (`global`, `user`, `endpoint`) or another origin (`cli`, `system`, `accessreq`). */
+  kind: string;
+  id?: string | number | null;
+  name?: string | null;
+}
+
+export interface AuditRecord {
+  actor: AuditActor;
+  action: string;
+  objectType: string;
+  objectId?: string | number | null;
+  /** New values or `{before, after}`; secret-looking keys are dropped before writing. */
+  change?: Record<string, unknown>;
+}
+
+export interface AuditQuery {
+  since?: Date;
+  objectType?: string;
+  objectId?: string;
+  page: number;
+  pageSize: number;
+}
+
+export interface AuditView {
+  id: number;
+  at: string;
+  actor: { kind: string; id: string | null; name: string | null };
+  action: string;
+  object_type: string;
+  object_id: string | null;
+  change: Record<string, unknown>;
+}
+
+/** Keys whose values must never reach the log, whatever a caller passes. */
+const SECRET_KEY = /(api_?key|key_?hash|password|secret|token)/i;
+
+export function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const clean: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (!SECRET_KEY.test(key)) clean[key] = withoutSecrets(inner);
+  }
+  return clean;
+}
+
+export function actorFromPrincipal(principal: Principal | undefined): AuditActor {
+  if (principal === undefined) return { kind: 'anonymous' };
+  return { kind: principal.kind, id: principal.id ?? null, name: principal.name ?? null };
+}
+
+/**
+ * The audit trail. `record` writes with the caller's transaction manager, so an entry exists
+ * exactly when the change it describes was committed.
+ */
+@Injectable()
+export class AuditService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async record(manager: EntityManager, entry: AuditRecord): Promise<void> {
+    await this.recordMany(manager, [entry]);
+  }
+
+  async recordMany(manager: EntityManager, entries: AuditRecord[]): Promise<void> {
+    if (entries.length === 0) return;
+    const values: unknown[] = [];
+    const tuples = entries.map((e) => {
+      const at = values.length;
+      values.push(
+        e.actor.kind,
+        e.actor.id === undefined || e.actor.id === null ? null : String(e.actor.id),
+        e.actor.name ?? null,
+        e.action,
+        e.objectType,
+        e.objectId === undefined || e.objectId === null ? null : String(e.objectId),
+        JSON.stringify(withoutSecrets(e.change ?? {})),
+      );
+      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}::jsonb)`;
+    });
+    await manager.query(
+      `INSERT INTO audit_log (actor_kind, actor_id, actor_name, action, object_type, object_id, change)
+       VALUES ${tuples.join(', ')}`,
+      values,
+    );
+  }
+
+  /** Newest first; one page plus whether another follows. */
+  async list(query: AuditQuery): Promise<{ results: AuditView[]; more: boolean }> {
+    const qb = this.dataSource.getRepository(AuditEntry).createQueryBuilder('a');
+    if (query.since !== undefined) qb.andWhere('a.at >= :since', { since: query.since });
+    if (query.objectType !== undefined) {
+      qb.andWhere('a.object_type = :type', { type: query.objectType });
+    }
+    if (query.objectId !== undefined) qb.andWhere('a.object_id = :id', { id: query.objectId });
+    const rows = await qb
+      .orderBy('a.at', 'DESC')
+      .addOrderBy('a.id', 'DESC')
+      .offset((query.page - 1) * query.pageSize)
+      .limit(query.pageSize + 1)
+      .getMany();
+    return {
+      results: rows.slice(0, query.pageSize).map((row) => ({
+        id: Number(row.id),
+        at: row.at.toISOString().replace(/Z$/, '+00:00'),
+        actor: { kind: row.actorKind, id: row.actorId, name: row.actorName },
+        action: row.action,
+        object_type: row.objectType,
+        object_id: row.objectId,
+        change: row.change,
+      })),
+      more: rows.length > query.pageSize,
+    };
+  }
+}
