@@ -182,14 +182,16 @@ async function loadDemoData(catalogDist, provisionerDist, catalogEnv, provisione
     [join(catalogDist, 'demo/demo-data.cli.js'), catalogEnv],
     [join(provisionerDist, 'demo/demo-dropzone.cli.js'), provisionerEnv],
   ];
+  say('loading demo data…');
   const results = {};
   for (const [script, env] of loaders) {
     if (!existsSync(script)) continue;
-    const out = spawnSync(process.execPath, [script], { cwd: root, env, encoding: 'utf8' });
+    const out = spawnSync(process.execPath, [script, '--json'], { cwd: root, env, encoding: 'utf8' });
     if (out.status !== 0) throw new Error(`demo data (${script}) failed:\n${out.stderr}`);
     const last = out.stdout.trim().split('\n').pop();
     try {
-      Object.assign(results, JSON.parse(last));
+      const summary = JSON.parse(last);
+      results.keys = { ...results.keys, ...summary.keys };
     } catch {
       // a loader that prints no summary
     }
@@ -210,7 +212,8 @@ function printBanner(catalogEnv, provisionerEnv, keys, demo) {
     `  provisioner write key     ${keys.PROVISIONER_API_KEY}`,
     `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS.split(',')[0]}`,
   ];
-  for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  demo ${name.padEnd(20)} ${value}`);
+  if (demo.keys) lines.push('', 'Demo keys (derived from public names: demo data only):');
+  for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  ${name.padEnd(26)}${value}`);
   lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' http://localhost:${catalogEnv.PORT}/api/datasets`, 'Ctrl-C stops everything.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }
