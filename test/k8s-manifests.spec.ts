@@ -1,0 +1,468 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { getMetadataStorage } from 'class-validator';
+import { parseAllDocuments } from 'yaml';
+import {
+  CatalogSettings,
+  loadCatalogSettings,
+} from '../apps/catalog-api/src/config/catalog.settings';
+import {
+  loadProvisionerSettings,
+  ProvisionerSettings,
+} from '../apps/provisioner/src/config/provisioner.settings';
+
+/**
+ * Renders every kustomize overlay with the real `kubectl kustomize` and checks the objects an
+ * operator would apply. kubectl missing is a failure, not a skip: CI must render the overlays.
+ */
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+}
+
+interface Probe {
+  httpGet?: { path: string; port: number | string };
+  exec?: { command: string[] };
+}
+
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  args?: string[];
+  ports?: { name?: string; containerPort: number }[];
+  env?: { name: string; value?: string }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    runAsNonRoot?: boolean;
+    capabilities?: { drop?: string[] };
+    seccompProfile?: { type: string };
+  };
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+}
+
+interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  restartPolicy?: string;
+  terminationGracePeriodSeconds?: number;
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    seccompProfile?: { type: string };
+  };
+  volumes?: { name: string; emptyDir?: unknown; persistentVolumeClaim?: { claimName: string } }[];
+}
+
+const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'Job', 'CronJob', 'DaemonSet']);
+const APP_IMAGE = /research-data-services:/;
+const root = join(__dirname, '..');
+const overlaysDir = join(root, 'k8s', 'overlays');
+const overlays = readdirSync(overlaysDir, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+function render(overlay: string): K8sObject[] {
+  const yamlText = execFileSync('kubectl', ['kustomize', join(overlaysDir, overlay)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return parseAllDocuments(yamlText).map((doc) => {
+    if (doc.errors.length > 0) throw new Error(`${overlay}: ${doc.errors[0].message}`);
+    return doc.toJS() as K8sObject;
+  });
+}
+
+function podSpecOf(object: K8sObject): PodSpec {
+  const spec = object.spec as Record<string, unknown>;
+  if (object.kind === 'CronJob') {
+    const jobTemplate = spec.jobTemplate as { spec: { template: { spec: PodSpec } } };
+    return jobTemplate.spec.template.spec;
+  }
+  return (spec.template as { spec: PodSpec }).spec;
+}
+
+function find(objects: K8sObject[], kind: string, name: string): K8sObject {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (!found) throw new Error(`${kind}/${name} is not rendered`);
+  return found;
+}
+
+/** Settings names, read from the class-validator decorators every setting carries. */
+function settingNames(schema: new () => object): string[] {
+  const metadata = getMetadataStorage().getTargetValidationMetadatas(schema, '', true, false);
+  return [...new Set(metadata.map((m) => m.propertyName))].sort();
+}
+
+/** The environment a container gets from its envFrom ConfigMaps/Secrets and env entries. */
+function environmentOf(objects: K8sObject[], container: Container): Map<string, string> {
+  const env = new Map<string, string>();
+  for (const source of container.envFrom ?? []) {
+    if (source.configMapRef) {
+      const configMap = find(objects, 'ConfigMap', source.configMapRef.name);
+      for (const [key, value] of Object.entries(configMap.data ?? {})) env.set(key, value);
+    }
+    if (source.secretRef) {
+      const secret = find(objects, 'Secret', source.secretRef.name);
+      for (const [key, value] of Object.entries(secret.data ?? {})) {
+        env.set(key, Buffer.from(value, 'base64').toString('utf8'));
+      }
+      for (const [key, value] of Object.entries(secret.stringData ?? {})) env.set(key, value);
+    }
+  }
+  for (const { name, value } of container.env ?? []) env.set(name, value ?? '');
+  return env;
+}
+
+function portNumber(container: Container, port: number | string): number | undefined {
+  if (typeof port === 'number') return port;
+  return container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+function appContainer(objects: K8sObject[], kind: string, name: string): Container {
+  const [container] = podSpecOf(find(objects, kind, name)).containers;
+  return container;
+}
+
+const catalogSettings = settingNames(CatalogSettings);
+const provisionerSettings = settingNames(ProvisionerSettings);
+
+it('finds the overlays and the settings to check', () => {
+  expect(overlays).toEqual(expect.arrayContaining(['dev', 'prod']));
+  expect(catalogSettings).toEqual(
+    expect.arrayContaining(['DATABASE_URL', 'GLOBAL_API_KEY', 'MIGRATIONS_RUN']),
+  );
+  expect(provisionerSettings).toEqual(
+    expect.arrayContaining(['REDIS_URL', 'PROVISIONER_API_KEY', 'IMPORT_SCHEDULE']),
+  );
+});
+
+describe.each(overlays)('overlay %s', (overlay) => {
+  const objects = render(overlay);
+  const workloads = objects.filter((o) => WORKLOAD_KINDS.has(o.kind));
+  const containers = workloads.flatMap((workload) => {
+    const pod = podSpecOf(workload);
+    return [...pod.containers, ...(pod.initContainers ?? [])].map((container) => ({
+      where: `${workload.kind}/${workload.metadata.name}/${container.name}`,
+      workload,
+      pod,
+      container,
+    }));
+  });
+
+  it('puts everything in one namespace that it also creates', () => {
+    const namespace = find(objects, 'Namespace', 'research-data');
+    expect(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    const namespaced = objects.filter((o) => o.kind !== 'Namespace');
+    expect(namespaced.filter((o) => o.metadata.namespace !== 'research-data')).toEqual([]);
+  });
+
+  it('pins every image to a tag that is not latest', () => {
+    expect(containers.length).toBeGreaterThan(0);
+    for (const { where, container } of containers) {
+      const match = /^(?<name>[^@]+?)(?::(?<tag>[^:/@]+))?(?:@sha256:[0-9a-f]{64})?$/.exec(
+        container.image,
+      );
+      expect({ where, tag: match?.groups?.tag ?? null }).toEqual({
+        where,
+        tag: expect.any(String),
+      });
+      expect({ where, tag: match?.groups?.tag }).not.toEqual({ where, tag: 'latest' });
+    }
+  });
+
+  it('gives every container resource requests and limits', () => {
+    for (const { where, container } of containers) {
+      for (const kind of ['requests', 'limits'] as const) {
+        expect({
+          where,
+          kind,
+          cpu: container.resources?.[kind]?.cpu,
+          memory: container.resources?.[kind]?.memory,
+        }).toEqual({
+          where,
+          kind,
+          cpu: expect.any(String),
+          memory: expect.any(String),
+        });
+      }
+    }
+  });
+
+  it('runs every container non-root, read-only, without capabilities or privilege escalation', () => {
+    for (const { where, pod, container } of containers) {
+      const sc = container.securityContext ?? {};
+      expect({
+        where,
+        allowPrivilegeEscalation: sc.allowPrivilegeEscalation,
+        readOnlyRootFilesystem: sc.readOnlyRootFilesystem,
+        runAsNonRoot: sc.runAsNonRoot ?? pod.securityContext?.runAsNonRoot,
+        drop: sc.capabilities?.drop,
+        seccomp: sc.seccompProfile?.type ?? pod.securityContext?.seccompProfile?.type,
+      }).toEqual({
+        where,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        drop: ['ALL'],
+        seccomp: 'RuntimeDefault',
+      });
+      expect({ where, runAsUser: pod.securityContext?.runAsUser }).not.toEqual({
+        where,
+        runAsUser: 0,
+      });
+    }
+  });
+
+  it('gives the app containers a writable /tmp on an emptyDir', () => {
+    const apps = containers.filter(({ container }) => APP_IMAGE.test(container.image));
+    expect(apps.length).toBeGreaterThanOrEqual(4);
+    for (const { where, pod, container } of apps) {
+      const mount = container.volumeMounts?.find((m) => m.mountPath === '/tmp');
+      const volume = pod.volumes?.find((v) => v.name === mount?.name);
+      expect({ where, emptyDir: volume?.emptyDir !== undefined }).toEqual({
+        where,
+        emptyDir: true,
+      });
+    }
+  });
+
+  it.each([
+    ['catalog-api', 3000],
+    ['provisioner-api', 3001],
+    ['provisioner-worker', 3002],
+  ])(
+    '%s has startup, liveness and readiness probes on its health endpoints (port %d)',
+    (name, port) => {
+      const container = appContainer(objects, 'Deployment', name);
+      const probes = {
+        startup: container.startupProbe?.httpGet,
+        liveness: container.livenessProbe?.httpGet,
+        readiness: container.readinessProbe?.httpGet,
+      };
+      expect(Object.fromEntries(Object.entries(probes).map(([k, p]) => [k, p?.path]))).toEqual({
+        startup: '/health/live',
+        liveness: '/health/live',
+        readiness: '/health/ready',
+      });
+      for (const probe of Object.values(probes))
+        expect(portNumber(container, probe!.port)).toBe(port);
+    },
+  );
+
+  it('runs the three processes as separate Deployments of the one image, with their commands', () => {
+    const commands = Object.fromEntries(
+      ['catalog-api', 'provisioner-api', 'provisioner-worker'].map((name) => {
+        const container = appContainer(objects, 'Deployment', name);
+        return [name, [...(container.command ?? []), ...(container.args ?? [])].join(' ')];
+      }),
+    );
+    expect(commands).toEqual({
+      'catalog-api': 'node dist/apps/catalog-api/apps/catalog-api/src/main.js',
+      'provisioner-api': 'node dist/apps/provisioner/apps/provisioner/src/main.js',
+      'provisioner-worker': 'node dist/apps/provisioner/apps/provisioner/src/worker.js',
+    });
+  });
+
+  it('gives the worker long enough to finish or release a copy', () => {
+    const pod = podSpecOf(find(objects, 'Deployment', 'provisioner-worker'));
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(300);
+  });
+
+  it('migrates the catalog schema in a Job, and the catalog pods never migrate on start', () => {
+    const job = find(objects, 'Job', 'catalog-migrate');
+    const pod = podSpecOf(job);
+    const [migrate] = pod.containers;
+    expect(migrate.command?.join(' ')).toBe(
+      'node dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js',
+    );
+    expect(['Never', 'OnFailure']).toContain(pod.restartPolicy);
+    expect(environmentOf(objects, migrate).get('DATABASE_URL')).toMatch(/^postgres(ql)?:\/\//);
+
+    const catalog = appContainer(objects, 'Deployment', 'catalog-api');
+    expect(environmentOf(objects, catalog).get('MIGRATIONS_RUN')).toBe('false');
+  });
+
+  it('gives each process every setting of its settings class through a ConfigMap or Secret', () => {
+    const missing = (container: Container, names: string[]): string[] => {
+      const env = environmentOf(objects, container);
+      return names.filter((name) => !env.has(name));
+    };
+    expect(missing(appContainer(objects, 'Deployment', 'catalog-api'), catalogSettings)).toEqual(
+      [],
+    );
+    expect(missing(appContainer(objects, 'Job', 'catalog-migrate'), catalogSettings)).toEqual([]);
+    expect(
+      missing(appContainer(objects, 'Deployment', 'provisioner-api'), provisionerSettings),
+    ).toEqual([]);
+    expect(
+      missing(appContainer(objects, 'Deployment', 'provisioner-worker'), provisionerSettings),
+    ).toEqual([]);
+  });
+
+  it('holds settings values that the apps accept', () => {
+    const envOf = (kind: string, name: string) =>
+      Object.fromEntries(environmentOf(objects, appContainer(objects, kind, name)));
+    expect(() => loadCatalogSettings(envOf('Deployment', 'catalog-api'))).not.toThrow();
+    expect(() => loadProvisionerSettings(envOf('Deployment', 'provisioner-api'))).not.toThrow();
+    expect(() => loadProvisionerSettings(envOf('Deployment', 'provisioner-worker'))).not.toThrow();
+  });
+
+  it('keeps keys and connection URLs in Secrets, and turns the import schedule on', () => {
+    const secretKeys = objects
+      .filter((o) => o.kind === 'Secret')
+      .flatMap((o) => Object.keys({ ...o.data, ...o.stringData }));
+    const configKeys = objects
+      .filter((o) => o.kind === 'ConfigMap')
+      .flatMap((o) => Object.keys(o.data ?? {}));
+    const secretLike = [...catalogSettings, ...provisionerSettings].filter(
+      (name) => /KEY|SECRET|_URL$|^SOURCES$/.test(name) && !/^IDP_URL$/.test(name),
+    );
+    for (const name of secretLike) {
+      expect({
+        name,
+        inSecret: secretKeys.includes(name),
+        inConfigMap: configKeys.includes(name),
+      }).toEqual({
+        name,
+        inSecret: true,
+        inConfigMap: false,
+      });
+    }
+    const worker = appContainer(objects, 'Deployment', 'provisioner-worker');
+    expect(environmentOf(objects, worker).get('IMPORT_SCHEDULE')).toMatch(/^\S+(\s+\S+){4,5}$/);
+  });
+
+  it('mounts the shared storage and drop zone volumes, both ReadWriteMany', () => {
+    for (const name of ['provisioner-storage', 'provisioner-dropzone']) {
+      const claim = find(objects, 'PersistentVolumeClaim', name);
+      expect((claim.spec as { accessModes: string[] }).accessModes).toEqual(['ReadWriteMany']);
+    }
+    const worker = podSpecOf(find(objects, 'Deployment', 'provisioner-worker'));
+    const env = environmentOf(objects, worker.containers[0]);
+    const storageMount = worker.containers[0].volumeMounts?.find(
+      (m) => m.mountPath === env.get('STORAGE_ROOT'),
+    );
+    const storageVolume = worker.volumes?.find((v) => v.name === storageMount?.name);
+    expect(storageVolume?.persistentVolumeClaim?.claimName).toBe('provisioner-storage');
+    expect(storageMount?.readOnly).not.toBe(true);
+  });
+
+  it('has disruption budgets for every Deployment and an autoscaler for catalog-api', () => {
+    for (const name of ['catalog-api', 'provisioner-api', 'provisioner-worker']) {
+      const labels = (
+        find(objects, 'Deployment', name).spec as {
+          selector: { matchLabels: Record<string, string> };
+        }
+      ).selector.matchLabels;
+      const budgets = objects.filter(
+        (o) =>
+          o.kind === 'PodDisruptionBudget' &&
+          JSON.stringify(
+            (o.spec as { selector: { matchLabels: unknown } }).selector.matchLabels,
+          ) === JSON.stringify(labels),
+      );
+      expect({ name, budgets: budgets.length }).toEqual({ name, budgets: 1 });
+    }
+    const hpa = find(objects, 'HorizontalPodAutoscaler', 'catalog-api');
+    expect(
+      (hpa.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef,
+    ).toMatchObject({
+      kind: 'Deployment',
+      name: 'catalog-api',
+    });
+  });
+
+  it('routes the ingress only to the two APIs', () => {
+    const ingresses = objects.filter((o) => o.kind === 'Ingress');
+    expect(ingresses.length).toBeGreaterThan(0);
+    const services = ingresses.flatMap((ingress) =>
+      (
+        ingress.spec as {
+          rules: { http: { paths: { path: string; backend: { service: { name: string } } }[] } }[];
+        }
+      ).rules.flatMap((rule) =>
+        rule.http.paths.map((p) => ({ path: p.path, service: p.backend.service.name })),
+      ),
+    );
+    expect(new Set(services.map((s) => s.service))).toEqual(
+      new Set(['catalog-api', 'provisioner-api']),
+    );
+    expect(services.filter((s) => /^\/(health|metrics)?$/.test(s.path))).toEqual([]);
+  });
+
+  it('denies all traffic by default and admits ingress-controller traffic only to the APIs', () => {
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    const defaultDeny = policies.find((p) => {
+      const spec = p.spec as {
+        podSelector: object;
+        policyTypes: string[];
+        ingress?: unknown;
+        egress?: unknown;
+      };
+      return (
+        Object.keys(spec.podSelector).length === 0 &&
+        spec.policyTypes.includes('Ingress') &&
+        spec.policyTypes.includes('Egress') &&
+        !spec.ingress &&
+        !spec.egress
+      );
+    });
+    expect(defaultDeny).toBeDefined();
+
+    const fromIngressController = policies.filter((p) =>
+      JSON.stringify(p.spec).includes('"kubernetes.io/metadata.name":"ingress-nginx"'),
+    );
+    const targets = fromIngressController.map(
+      (p) =>
+        (p.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector
+          .matchLabels?.['app.kubernetes.io/name'],
+    );
+    expect(targets.sort()).toEqual(['catalog-api', 'provisioner-api']);
+
+    const dns = policies.some((p) => JSON.stringify(p.spec).includes('"port":53'));
+    expect(dns).toBe(true);
+  });
+
+  it('lets only the pods that need Postgres or Redis reach them', () => {
+    const clients = (label: string): string[] =>
+      workloads
+        .filter(
+          (w) =>
+            (w.spec as { template?: { metadata?: { labels?: Record<string, string> } } }).template
+              ?.metadata?.labels?.[label] === 'true',
+        )
+        .map((w) => w.metadata.name)
+        .sort();
+    expect(clients('network.research-data/postgres-client')).toEqual([
+      'catalog-api',
+      'catalog-migrate',
+    ]);
+    expect(clients('network.research-data/redis-client')).toEqual([
+      'provisioner-api',
+      'provisioner-worker',
+    ]);
+    const egressFor = (label: string): K8sObject[] =>
+      objects.filter(
+        (o) =>
+          o.kind === 'NetworkPolicy' &&
+          (o.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector
+            .matchLabels?.[label] === 'true',
+      );
+    expect(egressFor('network.research-data/postgres-client')).toHaveLength(1);
+    expect(egressFor('network.research-data/redis-client')).toHaveLength(1);
+  });
+});
