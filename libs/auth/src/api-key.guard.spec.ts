@@ -4,7 +4,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
 import { ApiKeyGuard } from './api-key.guard';
-import { AllowBearer, CurrentPrincipal, OptionalAuth, Public, RequireKinds } from './auth.decorators';
+import {
+  AllowBearer,
+  CurrentPrincipal,
+  OptionalAuth,
+  Public,
+  RequireKinds,
+} from './auth.decorators';
 import { AuthModule } from './auth.module';
 import { BEARER_TOKEN_RESOLVER, BearerTokenResolver } from './principal';
 import type { ApiKeyResolver, Principal } from './principal';
@@ -28,7 +34,9 @@ class TestKeyResolver implements ApiKeyResolver {
 
 const bearerResolver: BearerTokenResolver = {
   resolve: (token) =>
-    Promise.resolve(token === 'good-token' ? { kind: 'bearer', id: 'sub-1', canWrite: false } : null),
+    Promise.resolve(
+      token === 'good-token' ? { kind: 'bearer', id: 'sub-1', canWrite: false } : null,
+    ),
 };
 
 @Controller('t')
@@ -154,12 +162,18 @@ describe('ApiKeyGuard', () => {
     it('accepts the key from the header or the API_KEY query parameter and attaches the principal', async () => {
       const viaHeader = await http.get('/t/protected').set('X-API-Key', 'user-key').expect(200);
       expect(viaHeader.body.principal).toEqual(PRINCIPALS['user-key']);
-      const viaQuery = await http.get('/t/protected').query({ API_KEY: 'endpoint-key' }).expect(200);
+      const viaQuery = await http
+        .get('/t/protected')
+        .query({ API_KEY: 'endpoint-key' })
+        .expect(200);
       expect(viaQuery.body.principal).toEqual(PRINCIPALS['endpoint-key']);
     });
 
     it('lets the header win over the query parameter', async () => {
-      const res = await http.get('/t/protected').set('X-API-Key', 'wrong').query({ API_KEY: 'global-key' });
+      const res = await http
+        .get('/t/protected')
+        .set('X-API-Key', 'wrong')
+        .query({ API_KEY: 'global-key' });
       expectError(res, 401, 'Invalid API key');
       expect(TestKeyResolver.calls).toEqual(['wrong']);
     });
@@ -176,7 +190,11 @@ describe('ApiKeyGuard', () => {
 
     it('checks the key before the right to write (401 before 403)', async () => {
       expectError(await http.post('/t/protected'), 401, 'API key required');
-      expectError(await http.post('/t/protected').set('X-API-Key', 'wrong'), 401, 'Invalid API key');
+      expectError(
+        await http.post('/t/protected').set('X-API-Key', 'wrong'),
+        401,
+        'Invalid API key',
+      );
     });
 
     it('lets a principal that may write do so', async () => {
@@ -200,7 +218,10 @@ describe('ApiKeyGuard', () => {
 
     it('lets the listed kinds through', async () => {
       await http.post('/t/global-only').set('X-API-Key', 'global-key').expect(201, { ok: true });
-      const res = await http.get('/t/global-or-endpoint').set('X-API-Key', 'endpoint-key').expect(200);
+      const res = await http
+        .get('/t/global-or-endpoint')
+        .set('X-API-Key', 'endpoint-key')
+        .expect(200);
       expect(res.body.principal.kind).toBe('endpoint');
     });
 
@@ -258,12 +279,16 @@ describe('ApiKeyGuard without a bearer resolver, with a custom write message', (
   afterAll(() => app.close());
 
   it('treats a bearer token as no credentials', async () => {
-    const res = await request(app.getHttpServer()).get('/t/bearer').set('Authorization', 'Bearer good-token');
+    const res = await request(app.getHttpServer())
+      .get('/t/bearer')
+      .set('Authorization', 'Bearer good-token');
     expectError(res, 401, 'API key required');
   });
 
   it('uses the configured sentence for a refused write', async () => {
-    const res = await request(app.getHttpServer()).post('/t/protected').set('X-API-Key', 'endpoint-key');
+    const res = await request(app.getHttpServer())
+      .post('/t/protected')
+      .set('X-API-Key', 'endpoint-key');
     expectError(res, 403, 'Write operations require the provisioner write key');
   });
 });

@@ -28,21 +28,25 @@ describe('resolveClientIp', () => {
     expect(resolveClientIp('10.0.0.2', '203.0.113.9', proxies)).toBe('203.0.113.9');
     // The client sent "X-Forwarded-For: 10.9.9.9"; our proxy appended the real address.
     expect(resolveClientIp('10.0.0.2', '10.9.9.9, 203.0.113.9', proxies)).toBe('203.0.113.9');
-    expect(resolveClientIp('10.0.0.2', '192.0.2.1, 198.51.100.1, 203.0.113.9', proxies)).toBe('203.0.113.9');
+    expect(resolveClientIp('10.0.0.2', '192.0.2.1, 198.51.100.1, 203.0.113.9', proxies)).toBe(
+      '203.0.113.9',
+    );
   });
 
   it('walks through a chain of trusted proxies to the first untrusted hop', () => {
     expect(resolveClientIp('10.0.0.2', '192.0.2.1, 203.0.113.9, 10.0.0.4, 10.0.0.3', proxies)).toBe(
       '203.0.113.9',
     );
-    expect(resolveClientIp('::ffff:10.0.0.2', ['192.0.2.1, 203.0.113.9', '10.0.0.3'], proxies)).toBe(
-      '203.0.113.9',
-    );
+    expect(
+      resolveClientIp('::ffff:10.0.0.2', ['192.0.2.1, 203.0.113.9', '10.0.0.3'], proxies),
+    ).toBe('203.0.113.9');
   });
 
   it('handles IPv6 hops, bracketed or mapped', () => {
     expect(resolveClientIp('2001:db8:ffff::1', '2001:db8:1::5', proxies)).toBe('2001:db8:1::5');
-    expect(resolveClientIp('10.0.0.2', '[2001:db8:1::5], ::ffff:10.0.0.7', proxies)).toBe('2001:db8:1::5');
+    expect(resolveClientIp('10.0.0.2', '[2001:db8:1::5], ::ffff:10.0.0.7', proxies)).toBe(
+      '2001:db8:1::5',
+    );
   });
 
   it('stops at the last trusted address when a hop is malformed', () => {
@@ -56,6 +60,8 @@ describe('resolveClientIp', () => {
   });
 
   it("with '*' trusted, the left-most address is taken (every hop believed)", () => {
-    expect(resolveClientIp('192.0.2.1', '203.0.113.9, 198.51.100.1', IpAllowList.parse('*'))).toBe('203.0.113.9');
+    expect(resolveClientIp('192.0.2.1', '203.0.113.9, 198.51.100.1', IpAllowList.parse('*'))).toBe(
+      '203.0.113.9',
+    );
   });
 });

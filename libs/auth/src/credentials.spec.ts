@@ -3,7 +3,10 @@ import { extractApiKey, extractBearerToken } from './credentials';
 
 type Parts = Pick<Request, 'headers' | 'query'>;
 
-function req(headers: Record<string, string | string[] | undefined>, query: Record<string, unknown> = {}): Parts {
+function req(
+  headers: Record<string, string | string[] | undefined>,
+  query: Record<string, unknown> = {},
+): Parts {
   return { headers, query } as unknown as Parts;
 }
 
@@ -17,7 +20,9 @@ describe('extractApiKey', () => {
   });
 
   it('lets the header win when both are sent', () => {
-    expect(extractApiKey(req({ 'x-api-key': 'header-key' }, { API_KEY: 'query-key' }))).toBe('header-key');
+    expect(extractApiKey(req({ 'x-api-key': 'header-key' }, { API_KEY: 'query-key' }))).toBe(
+      'header-key',
+    );
   });
 
   it('treats an empty header as absent and falls back to the query', () => {

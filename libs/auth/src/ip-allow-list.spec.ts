@@ -46,7 +46,9 @@ describe('IpAllowList', () => {
     expect(IpAllowList.parse('0.0.0.0/0').allows('203.0.113.9')).toBe(true);
     expect(IpAllowList.parse('192.0.2.7/32').allows('192.0.2.7')).toBe(true);
     expect(IpAllowList.parse('2001:db8::1/128').allows('2001:db8::1')).toBe(true);
-    expect(() => IpAllowList.parse('10.0.0.0/33')).toThrow('not an IP address or CIDR range: 10.0.0.0/33');
+    expect(() => IpAllowList.parse('10.0.0.0/33')).toThrow(
+      'not an IP address or CIDR range: 10.0.0.0/33',
+    );
     expect(() => IpAllowList.parse('2001:db8::/129')).toThrow('2001:db8::/129');
   });
 
@@ -75,7 +77,9 @@ describe('IpAllowList', () => {
   });
 
   it('lists every invalid entry in one error', () => {
-    expect(() => IpAllowList.parse('192.0.2.7, nope, 10.0.0.0/33, 10.0.0.0/8/8, 10.0.0.0/x, 999.1.1.1')).toThrow(
+    expect(() =>
+      IpAllowList.parse('192.0.2.7, nope, 10.0.0.0/33, 10.0.0.0/8/8, 10.0.0.0/x, 999.1.1.1'),
+    ).toThrow(
       'not an IP address or CIDR range: nope, 10.0.0.0/33, 10.0.0.0/8/8, 10.0.0.0/x, 999.1.1.1',
     );
   });

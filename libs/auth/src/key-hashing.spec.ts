@@ -2,13 +2,17 @@ import { constantTimeEqual, generateApiKey, hashApiKey } from './key-hashing';
 
 describe('hashApiKey', () => {
   it('is the hex SHA-256 of the key (known vectors)', () => {
-    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(hashApiKey('abc')).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
     expect(hashApiKey('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 
   it('hashes non-ASCII keys as UTF-8 bytes', () => {
     // SHA-256 of the bytes c3 a9, the UTF-8 encoding of "é"
-    expect(hashApiKey('\u00e9')).toBe('4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c');
+    expect(hashApiKey('\u00e9')).toBe(
+      '4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c',
+    );
   });
 });
 

@@ -4,21 +4,14 @@ import type { Request, Response } from 'express';
 import { AppError } from './app-error';
 import { allowedMethodsFor } from './allowed-methods';
 import { isDependencyUnavailable } from './dependency-errors';
+import { fromBodyParserError } from './body-parser-errors';
 import {
-  BadRequestError,
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
   ServiceUnavailableError,
   UnsupportedMediaTypeError,
 } from './http-errors';
-
-/** Errors raised by body-parser (http-errors objects) carry a `type` naming what went wrong. */
-interface BodyParserError {
-  type?: string;
-  status?: number;
-  limit?: number;
-}
 
 /**
  * The one place where any error becomes a response: ours, the framework's (unknown route,
@@ -46,7 +39,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private toAppError(exception: unknown, req: Request): AppError {
     if (exception instanceof AppError) return exception;
     if (exception instanceof HttpException) return this.fromHttpException(exception, req);
-    const fromParser = this.fromBodyParser(exception as BodyParserError);
+    const fromParser = fromBodyParserError(exception);
     if (fromParser) return fromParser;
     if (isDependencyUnavailable(exception)) {
       this.logger.warn({ err: exception }, 'dependency unavailable');
@@ -72,28 +65,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
         ? (body as { message: unknown }).message
         : exception.message;
     const description = Array.isArray(message) ? message.join('; ') : String(message);
-    // Nest maps a JSON syntax error from body-parser to a 400 whose message quotes the input.
-    if (exception.cause instanceof SyntaxError || /JSON/.test(description)) {
-      return new BadRequestError('Malformed JSON body');
-    }
     return new AppError(status, 'http_' + status, description);
-  }
-
-  private fromBodyParser(error: BodyParserError | null | undefined): AppError | undefined {
-    switch (error?.type) {
-      case 'entity.too.large':
-        return new PayloadTooLargeError(error.limit);
-      case 'entity.parse.failed':
-        return new BadRequestError('Malformed JSON body');
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        return new UnsupportedMediaTypeError();
-      case 'request.aborted':
-      case 'request.size.invalid':
-        return new BadRequestError('Request body incomplete');
-      default:
-        return undefined;
-    }
   }
 
   private internal(exception: unknown): AppError {

@@ -3,3 +3,4 @@ export * from './http-errors';
 export { AllExceptionsFilter } from './all-exceptions.filter';
 export { RequestValidationPipe, toFieldProblems } from './validation.pipe';
 export { isDependencyUnavailable } from './dependency-errors';
+export { fromBodyParserError } from './body-parser-errors';

@@ -1,8 +1,13 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { json, NextFunction, Request, Response, text } from 'express';
+import { json, NextFunction, Request, RequestHandler, Response, text } from 'express';
 import { Logger } from 'nestjs-pino';
 import { requestId } from './logging.module';
-import { AllExceptionsFilter, RequestValidationPipe, UnsupportedMediaTypeError } from '@app/errors';
+import {
+  AllExceptionsFilter,
+  fromBodyParserError,
+  RequestValidationPipe,
+  UnsupportedMediaTypeError,
+} from '@app/errors';
 
 export interface HttpAppOptions {
   maxBodyBytes: number;
@@ -32,6 +37,17 @@ function requireJsonBodies(textBodyRoutes: RegExp[]) {
 }
 
 /**
+ * Hands body-parser's failures on as our errors. Left raw, Nest turns a JSON syntax error into a
+ * generic 400 that quotes the parser's message, and the filter can no longer tell it apart.
+ */
+function withOurErrors(parser: RequestHandler): RequestHandler {
+  return (req, res, next) =>
+    parser(req, res, (error?: unknown) =>
+      next(error === undefined ? undefined : (fromBodyParserError(error) ?? error)),
+    );
+}
+
+/**
  * Everything both apps do to their HTTP layer, in one place: JSON logs, body limits, the
  * error envelope for every error (the framework's too), validation, graceful shutdown.
  * Create the app with `{ bufferLogs: true, bodyParser: false }` before calling this.
@@ -48,8 +64,14 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   });
   const textBodyRoutes = options.textBodyRoutes ?? [];
   app.use(requireJsonBodies(textBodyRoutes));
-  app.use(json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
-  if (textBodyRoutes.length > 0) app.use(text({ limit: options.maxBodyBytes, type: 'text/plain' }));
+  app.use(
+    withOurErrors(
+      json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }),
+    ),
+  );
+  if (textBodyRoutes.length > 0) {
+    app.use(withOurErrors(text({ limit: options.maxBodyBytes, type: 'text/plain' })));
+  }
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalPipes(new RequestValidationPipe());
   app.enableShutdownHooks();

@@ -1,0 +1,52 @@
+import { isDependencyUnavailable } from './dependency-errors';
+
+const withCode = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
+
+describe('isDependencyUnavailable', () => {
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P03', '08006'])(
+    'is true for the connection code %s',
+    (code) => {
+      expect(isDependencyUnavailable(withCode(code))).toBe(true);
+    },
+  );
+
+  it.each([
+    'Connection terminated unexpectedly',
+    'Connection terminated due to connection timeout',
+    'timeout exceeded when trying to connect',
+    'the database system is starting up',
+    'the database system is shutting down',
+    'Connection is closed.',
+  ])('is true for the message "%s"', (message) => {
+    expect(isDependencyUnavailable(new Error(message))).toBe(true);
+  });
+
+  it('looks through the cause chain', () => {
+    const wrapped = new Error('query failed', {
+      cause: new Error('x', { cause: withCode('ECONNREFUSED') }),
+    });
+    expect(isDependencyUnavailable(wrapped)).toBe(true);
+  });
+
+  it('is false for bugs and client problems', () => {
+    expect(isDependencyUnavailable(new Error('relation "x" does not exist'))).toBe(false);
+    expect(isDependencyUnavailable(withCode('23505', 'duplicate key value'))).toBe(false);
+    expect(isDependencyUnavailable(withCode('ENOENT'))).toBe(false);
+    expect(isDependencyUnavailable(new TypeError('x is undefined'))).toBe(false);
+  });
+
+  it('is false for values that are not errors', () => {
+    expect(isDependencyUnavailable('ECONNREFUSED')).toBe(false);
+    expect(
+      isDependencyUnavailable({ code: 'ECONNREFUSED', message: 'Connection terminated' }),
+    ).toBe(false);
+    expect(isDependencyUnavailable(undefined)).toBe(false);
+    expect(isDependencyUnavailable(null)).toBe(false);
+  });
+
+  it('does not loop on an error that is its own cause', () => {
+    const selfish = new Error('odd');
+    (selfish as { cause?: unknown }).cause = selfish;
+    expect(isDependencyUnavailable(selfish)).toBe(false);
+  });
+});
