@@ -1,0 +1,96 @@
+import { SettingsError } from '@app/platform';
+import { loadCatalogSettings } from './catalog.settings';
+
+const DATABASE_URL = 'postgres://catalog:pw@db:5432/catalog';
+const GOOD_KEY = 'k'.repeat(32);
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadCatalogSettings(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(SettingsError);
+    return (error as SettingsError).problems;
+  }
+  throw new Error('expected the settings to be refused');
+}
+
+describe('catalog-api settings', () => {
+  it('starts from the documented defaults', () => {
+    const settings = loadCatalogSettings({ DATABASE_URL });
+    expect(settings).toMatchObject({
+      PORT: 3000,
+      HOST: '0.0.0.0',
+      DATABASE_POOL_SIZE: 10,
+      MIGRATIONS_RUN: true,
+      MAX_BODY_BYTES: 10 * 1024 * 1024,
+      LOG_LEVEL: 'info',
+      TRUSTED_PROXIES: '',
+    });
+    expect(settings.GLOBAL_API_KEY).toBeUndefined();
+  });
+
+  it('accepts postgresql:// URLs and reads numbers and booleans from strings', () => {
+    const settings = loadCatalogSettings({
+      DATABASE_URL: 'postgresql://localhost/catalog',
+      PORT: '8080',
+      MIGRATIONS_RUN: 'false',
+      GLOBAL_API_KEY: GOOD_KEY,
+    });
+    expect(settings.PORT).toBe(8080);
+    expect(settings.MIGRATIONS_RUN).toBe(false);
+    expect(settings.GLOBAL_API_KEY).toBe(GOOD_KEY);
+  });
+
+  it('refuses a GLOBAL_API_KEY shorter than 32 characters with its own message', () => {
+    expect(problemsOf({ DATABASE_URL, GLOBAL_API_KEY: 'k'.repeat(31) })).toEqual([
+      'GLOBAL_API_KEY must be at least 32 characters long',
+    ]);
+  });
+
+  it('treats an empty GLOBAL_API_KEY as unset (the global key disabled), not as too short', () => {
+    expect(
+      loadCatalogSettings({ DATABASE_URL, GLOBAL_API_KEY: '' }).GLOBAL_API_KEY,
+    ).toBeUndefined();
+  });
+
+  it('lists a missing DATABASE_URL', () => {
+    const problems = problemsOf({});
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^DATABASE_URL /);
+  });
+
+  it('refuses a DATABASE_URL that is not a Postgres URL', () => {
+    expect(problemsOf({ DATABASE_URL: 'mysql://db/catalog' })[0]).toMatch(/^DATABASE_URL /);
+  });
+
+  it('lists several bad settings together', () => {
+    const problems = problemsOf({
+      GLOBAL_API_KEY: 'short',
+      PORT: '70000',
+      MIGRATIONS_RUN: 'sometimes',
+      LOG_LEVEL: 'loud',
+      MAX_BODY_BYTES: '10',
+      CATALOG_SOURCE: 'not a url',
+    });
+    const named = new Set(problems.map((problem) => problem.split(' ')[0]));
+    expect([...named].sort()).toEqual([
+      'CATALOG_SOURCE',
+      'DATABASE_URL',
+      'GLOBAL_API_KEY',
+      'LOG_LEVEL',
+      'MAX_BODY_BYTES',
+      'MIGRATIONS_RUN',
+      'PORT',
+    ]);
+    expect(problems).toContain('GLOBAL_API_KEY must be at least 32 characters long');
+  });
+
+  it('derives source from CATALOG_SOURCE without a trailing slash, else from the host name and port', () => {
+    expect(
+      loadCatalogSettings({ DATABASE_URL, CATALOG_SOURCE: 'https://catalog.example.org/' }).source,
+    ).toBe('https://catalog.example.org');
+    expect(loadCatalogSettings({ DATABASE_URL, PORT: '3100' }).source).toMatch(
+      /^http:\/\/[^/]+:3100$/,
+    );
+  });
+});

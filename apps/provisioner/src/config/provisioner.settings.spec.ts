@@ -1,0 +1,91 @@
+import { SettingsError } from '@app/platform';
+import { loadProvisionerSettings } from './provisioner.settings';
+
+const REDIS_URL = 'redis://redis:6379';
+const DATABASE_URL = 'postgres://provisioner@db:5432/provisioner';
+const KEY = 'w'.repeat(32);
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadProvisionerSettings(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(SettingsError);
+    return (error as SettingsError).problems;
+  }
+  throw new Error('expected the settings to be refused');
+}
+
+describe('provisioner settings', () => {
+  it('refuses to start with neither REDIS_URL nor DATABASE_URL', () => {
+    expect(problemsOf({})).toEqual([
+      'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)',
+    ]);
+  });
+
+  it('runs on Redis alone, or on Postgres alone', () => {
+    expect(loadProvisionerSettings({ REDIS_URL }).REDIS_URL).toBe(REDIS_URL);
+    expect(loadProvisionerSettings({ DATABASE_URL }).DATABASE_URL).toBe(DATABASE_URL);
+  });
+
+  it('checks DATABASE_URL whenever it is given, Redis or not', () => {
+    expect(problemsOf({ REDIS_URL, DATABASE_URL: 'http://db' })[0]).toMatch(/^DATABASE_URL /);
+  });
+
+  it('refuses a REDIS_URL that is not redis:// or rediss://', () => {
+    expect(problemsOf({ REDIS_URL: 'http://redis:6379', DATABASE_URL })[0]).toMatch(/^REDIS_URL /);
+    expect(
+      loadProvisionerSettings({ REDIS_URL: 'rediss://u:p@redis:6380/2' }).REDIS_URL,
+    ).toBeDefined();
+  });
+
+  it('refuses a write key shorter than 32 characters', () => {
+    expect(problemsOf({ REDIS_URL, PROVISIONER_API_KEY: 'w'.repeat(31) })).toEqual([
+      'PROVISIONER_API_KEY must be at least 32 characters long',
+    ]);
+  });
+
+  it('refuses a read key list with any key shorter than 32 characters', () => {
+    expect(problemsOf({ REDIS_URL, PROVISIONER_READ_API_KEYS: `${'r'.repeat(32)},short` })).toEqual(
+      ['PROVISIONER_READ_API_KEYS must be a comma list of keys of at least 32 characters'],
+    );
+  });
+
+  it('reads the read keys as a trimmed list', () => {
+    const a = 'a'.repeat(32);
+    const b = 'b'.repeat(40);
+    const settings = loadProvisionerSettings({
+      REDIS_URL,
+      PROVISIONER_API_KEY: KEY,
+      PROVISIONER_READ_API_KEYS: ` ${a} , ${b} `,
+    });
+    expect(settings.readApiKeys).toEqual([a, b]);
+    expect(loadProvisionerSettings({ REDIS_URL }).readApiKeys).toEqual([]);
+  });
+
+  it('lists several bad settings together', () => {
+    const problems = problemsOf({
+      PROVISIONER_API_KEY: 'short',
+      PORT: 'x',
+      QUEUE_PREFIX: 'Bad-Prefix',
+      IMPORT_CONCURRENCY: '0',
+    });
+    const named = new Set(problems.map((problem) => problem.split(' ')[0]));
+    expect([...named].sort()).toEqual([
+      'DATABASE_URL',
+      'IMPORT_CONCURRENCY',
+      'PORT',
+      'PROVISIONER_API_KEY',
+      'QUEUE_PREFIX',
+    ]);
+  });
+
+  it('has the documented defaults', () => {
+    expect(loadProvisionerSettings({ REDIS_URL })).toMatchObject({
+      PORT: 3001,
+      WORKER_HEALTH_PORT: 3002,
+      QUEUE_PREFIX: 'provisioner',
+      PROVISIONER_READ_API_KEYS: '',
+      MAX_BODY_BYTES: 1024 * 1024,
+    });
+  });
+});

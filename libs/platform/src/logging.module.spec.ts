@@ -1,0 +1,60 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { redactUrl, requestId } from './logging.module';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('redactUrl', () => {
+  it('hides the value of API_KEY wherever it is in the query', () => {
+    expect(redactUrl('/api/projects?API_KEY=s3cret')).toBe('/api/projects?API_KEY=[REDACTED]');
+    expect(redactUrl('/api/projects?page=2&API_KEY=s3cret&fields=name')).toBe(
+      '/api/projects?page=2&API_KEY=[REDACTED]&fields=name',
+    );
+  });
+
+  it('hides it whatever the case of the name, and every occurrence', () => {
+    expect(redactUrl('/x?api_key=a&Api_Key=b')).toBe('/x?api_key=[REDACTED]&Api_Key=[REDACTED]');
+  });
+
+  it('leaves other parameters, look-alike names and undefined alone', () => {
+    expect(redactUrl('/x?page=1')).toBe('/x?page=1');
+    expect(redactUrl('/x?MY_API_KEY=visible')).toBe('/x?MY_API_KEY=visible');
+    expect(redactUrl(undefined)).toBeUndefined();
+  });
+});
+
+describe('requestId', () => {
+  function call(header?: string | string[], existing?: unknown) {
+    const req = {
+      headers: { 'x-request-id': header },
+      id: existing,
+    } as unknown as IncomingMessage & { id?: unknown };
+    const headers: Record<string, unknown> = {};
+    const res = {
+      setHeader: (name: string, value: unknown) => (headers[name] = value),
+    } as unknown as ServerResponse;
+    const id = requestId(req, res);
+    return { id, req, headers };
+  }
+
+  it('keeps a well-formed incoming id and echoes it', () => {
+    const { id, req, headers } = call('lb-1:abc.DEF_9-x');
+    expect(id).toBe('lb-1:abc.DEF_9-x');
+    expect(req.id).toBe(id);
+    expect(headers['X-Request-Id']).toBe(id);
+  });
+
+  it('replaces a missing, malformed, oversized or repeated id with a UUID', () => {
+    for (const header of [undefined, '', 'has space', 'semi;colon', 'x'.repeat(129), ['a', 'b']]) {
+      const { id, headers } = call(header);
+      expect(id).toMatch(UUID);
+      expect(headers['X-Request-Id']).toBe(id);
+    }
+    expect(call('x'.repeat(128)).id).toBe('x'.repeat(128));
+  });
+
+  it('returns the id already assigned to the request without setting the header again', () => {
+    const { id, headers } = call('other', 'assigned-earlier');
+    expect(id).toBe('assigned-earlier');
+    expect(headers).toEqual({});
+  });
+});
