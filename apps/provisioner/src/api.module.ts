@@ -5,7 +5,16 @@ import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './health/provisioner-health.module';
+import { DatasetsController } from './datasets/datasets.controller';
+import { DatasetsService } from './datasets/datasets.service';
+import { ImportRequestsService } from './imports/import-requests.service';
+import { ImportsController } from './imports/imports.controller';
 import { ImportsQueueService } from './imports/imports-queue.service';
+import { ImportsService } from './imports/imports.service';
+import { SourcesModule } from './sources/sources.module';
+import { StorageModule } from './storage/storage.module';
+import { SubmissionsController } from './submissions/submissions.controller';
+import { SubmissionsService } from './submissions/submissions.service';
 import { QueueBackendConfig } from './queue/queue-backend';
 import { QueueModule } from './queue/queue.module';
 
@@ -24,8 +33,17 @@ export class ProvisionerApiModule {
           options: { writeDeniedMessage: 'Write operations require the provisioner write key' },
         }),
         ProvisionerHealthModule,
+        SourcesModule,
+        StorageModule,
       ],
-      providers: [ImportsQueueService],
+      controllers: [SubmissionsController, DatasetsController, ImportsController],
+      providers: [
+        ImportsQueueService,
+        ImportRequestsService,
+        ImportsService,
+        SubmissionsService,
+        DatasetsService,
+      ],
       exports: [ImportsQueueService],
     };
   }

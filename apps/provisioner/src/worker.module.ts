@@ -5,7 +5,12 @@ import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './health/provisioner-health.module';
-import { ImportProcessor } from './imports/import.processor';
+import { configureImportProcessor, ImportProcessor } from './imports/import.processor';
+import { ImportRequestsService } from './imports/import-requests.service';
+import { ImportSchedulerService } from './imports/import-scheduler.service';
+import { ImportSyncService } from './imports/import-sync.service';
+import { SourcesModule } from './sources/sources.module';
+import { StorageModule } from './storage/storage.module';
 import { QueueBackendConfig } from './queue/queue-backend';
 import { QueueModule } from './queue/queue.module';
 
@@ -13,6 +18,7 @@ import { QueueModule } from './queue/queue.module';
 @Module({})
 export class ProvisionerWorkerModule {
   static forRoot(settings: ProvisionerSettings, backend: QueueBackendConfig): DynamicModule {
+    configureImportProcessor(settings);
     return {
       module: ProvisionerWorkerModule,
       imports: [
@@ -21,8 +27,15 @@ export class ProvisionerWorkerModule {
         QueueModule.forRoot(backend),
         AuthModule.forRoot({ resolver: ProvisionerKeyResolver }),
         ProvisionerHealthModule,
+        SourcesModule,
+        StorageModule,
       ],
-      providers: [ImportProcessor],
+      providers: [
+        ImportProcessor,
+        ImportRequestsService,
+        ImportSyncService,
+        ImportSchedulerService,
+      ],
     };
   }
 }

@@ -13,6 +13,8 @@ import {
 } from 'class-validator';
 import { resolve } from 'node:path';
 import { loadSettings, parseInteger } from '@app/platform';
+import { IsSourcesSetting, sourcesFromSetting } from '../sources/sources-setting.validator';
+import type { SourceConfig } from '../sources/source-config';
 
 /** Every setting of the provisioner API and worker, validated once at boot (see .env.example). */
 export class ProvisionerSettings {
@@ -40,7 +42,9 @@ export class ProvisionerSettings {
   @ValidateIf((s: ProvisionerSettings) => s.REDIS_URL === undefined || s.DATABASE_URL !== undefined)
   @IsUrl(
     { protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true },
-    { message: 'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)' },
+    {
+      message: 'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)',
+    },
   )
   DATABASE_URL?: string;
 
@@ -64,6 +68,30 @@ export class ProvisionerSettings {
   @IsString()
   STORAGE_ROOT = resolve('data/storage');
 
+  /**
+   * JSON list of sources ({name, type: "dropzone", root} or {name, type: "dss", url, api_key,
+   * landing_zone, ...}); unset = one dropzone source named `dropzone` over data/dropzone.
+   */
+  @IsOptional()
+  @IsSourcesSetting()
+  SOURCES?: string;
+
+  /** Cron pattern of the scheduled sync (imports everything eligible and ready); unset = off. */
+  @IsOptional()
+  @Matches(/^\s*\S+(\s+\S+){4,5}\s*$/, {
+    message: 'IMPORT_SCHEDULE must be a cron pattern of 5 or 6 fields',
+  })
+  IMPORT_SCHEDULE?: string;
+
+  /**
+   * How long a worker's claim on a running import lasts without renewal: after a worker dies,
+   * its import is picked up again this long after the last renewal.
+   */
+  @Transform(({ value }) => parseInteger(value))
+  @IsInt()
+  @Min(1000)
+  IMPORT_LOCK_MS = 30_000;
+
   @Transform(({ value }) => parseInteger(value))
   @IsInt()
   @Min(1)
@@ -83,6 +111,10 @@ export class ProvisionerSettings {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  get sources(): SourceConfig[] {
+    return sourcesFromSetting(this.SOURCES).sources;
+  }
 
   get readApiKeys(): string[] {
     return this.PROVISIONER_READ_API_KEYS.split(',')

@@ -1,22 +1,159 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Job, UnrecoverableError } from 'bullmq';
-import { ImportJobName, ImportJobResults, IMPORTS_QUEUE } from './imports.queue';
+import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
+import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import { SourceRegistry } from '../sources/source-registry';
+import { SourceSystem, SourceUnavailableError } from '../sources/source-system';
+import { STORAGE_SYSTEM } from '../storage/storage.module';
+import type { StorageSystem } from '../storage/storage-system';
+import { ImportSyncService } from './import-sync.service';
+import {
+  ImportJobData,
+  ImportJobName,
+  ImportJobResult,
+  ImportJobResults,
+  IMPORTS_QUEUE,
+} from './imports.queue';
+import { runDatasetImport } from './pipeline/dataset-import.pipeline';
+import { ImportRejectedError, ImportTransientError } from './pipeline/import-errors';
+import { ensureSubmissionCollection } from './pipeline/submission-collection';
+import { reconcileStorage } from './startup-reconciliation';
+import { PROVISIONER_VERSION } from './provisioner-version';
 
 type Handlers = { [K in ImportJobName]: (job: Job) => Promise<ImportJobResults[K]> };
+
+/** Worker options from settings; applied to the processor class before the worker is created. */
+export function importWorkerOptions(settings: ProvisionerSettings): Partial<WorkerOptions> {
+  return {
+    concurrency: settings.IMPORT_CONCURRENCY,
+    lockDuration: settings.IMPORT_LOCK_MS,
+    stalledInterval: Math.max(1000, Math.floor(settings.IMPORT_LOCK_MS / 2)),
+    // Started by hand once start-up reconciliation is done (see onApplicationBootstrap).
+    autorun: false,
+  };
+}
+
+/** Configures the processor from settings (decorators are functions: re-applied with options). */
+export function configureImportProcessor(settings: ProvisionerSettings): void {
+  Processor({ name: IMPORTS_QUEUE }, importWorkerOptions(settings))(ImportProcessor);
+}
 
 /**
  * Runs in the worker process only. Every job name must have a handler: the `Handlers` type
  * makes a missing one a compile error, and an unknown name fails permanently.
  */
 @Processor(IMPORTS_QUEUE)
-export class ImportProcessor extends WorkerHost {
+export class ImportProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger(ImportProcessor.name);
+
   private readonly handlers: Handlers = {
-    [ImportJobName.Ping]: () => Promise.resolve({ pong: true, receivedAt: new Date().toISOString() }),
+    [ImportJobName.Ping]: () =>
+      Promise.resolve({ pong: true, receivedAt: new Date().toISOString() }),
+    [ImportJobName.Dataset]: (job: Job<ImportJobData>) =>
+      this.runImport(job, (source) => this.importDataset(job, source)),
+    [ImportJobName.Submission]: (job: Job<ImportJobData>) =>
+      this.runImport(job, (source) => this.importSubmission(job, source)),
+    [ImportJobName.Sync]: () => this.sync.run(),
   };
 
+  constructor(
+    private readonly registry: SourceRegistry,
+    private readonly sync: ImportSyncService,
+    @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
+    @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
+    @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+  ) {
+    super();
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const report = await reconcileStorage(this.storage, this.queue);
+    if (report.stagingRemoved.length)
+      this.logger.log(`removed staging left by dead attempts: ${report.stagingRemoved.join(', ')}`);
+    for (const path of report.withoutProvenance)
+      this.logger.warn(`published dataset without provenance (left untouched): ${path}`);
+    this.worker
+      .run()
+      .catch((error: unknown) =>
+        this.logger.error(`import worker stopped: ${(error as Error).message}`),
+      );
+  }
+
   process(job: Job): Promise<unknown> {
-    const handler = this.handlers[job.name as ImportJobName] as ((job: Job) => Promise<unknown>) | undefined;
+    const handler = this.handlers[job.name as ImportJobName] as
+      ((job: Job) => Promise<unknown>) | undefined;
     if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
     return handler(job);
+  }
+
+  private importDataset(job: Job<ImportJobData>, source: SourceSystem): Promise<ImportJobResult> {
+    return runDatasetImport({
+      importId: job.id!,
+      attempt: job.attemptsStarted,
+      queuedAt: new Date(job.timestamp),
+      source,
+      storage: this.storage,
+      datasetId: job.data.key,
+      versions: { provisioner: PROVISIONER_VERSION, node: process.version },
+      reportProgress: (progress) => job.updateProgress(progress),
+    });
+  }
+
+  private async importSubmission(
+    job: Job<ImportJobData>,
+    source: SourceSystem,
+  ): Promise<ImportJobResult> {
+    const submission = await source.getSubmission(job.data.key);
+    if (!submission)
+      throw new ImportRejectedError(
+        'unknown_submission',
+        `source ${source.name} no longer lists submission ${job.data.key}`,
+      );
+    const result = await ensureSubmissionCollection(
+      this.storage,
+      source,
+      submission,
+      job.id!,
+      new Date(),
+    );
+    return { path: result.path, files: 0, bytes: 0, copied: result.created };
+  }
+
+  /** Records why an attempt failed on the job, and whether it is final (rejected) or retried. */
+  private async runImport(
+    job: Job<ImportJobData>,
+    work: (source: SourceSystem) => Promise<ImportJobResult>,
+  ): Promise<ImportJobResult> {
+    const source = this.registry.get(job.data.source);
+    try {
+      if (!source)
+        throw new ImportRejectedError(
+          'unknown_source',
+          `source ${job.data.source} is not configured`,
+        );
+      const result = await work(source);
+      this.logger.log(
+        `import ${job.id} done: ${result.path} (${result.files} files, ${result.bytes} bytes)`,
+      );
+      return result;
+    } catch (error) {
+      const rejected = error instanceof ImportRejectedError;
+      const known = rejected || error instanceof ImportTransientError;
+      const code = known
+        ? error.code
+        : error instanceof SourceUnavailableError
+          ? 'source_unavailable'
+          : ((error as NodeJS.ErrnoException).code ?? 'internal_error');
+      const message = (error as Error).message;
+      await job.updateData({
+        ...job.data,
+        error: { code, message, details: known ? error.details : [], permanent: rejected },
+      });
+      this.logger.warn(
+        `import ${job.id} attempt ${job.attemptsStarted} ${rejected ? 'rejected' : 'failed'}: ${code}: ${message}`,
+      );
+      if (rejected) throw new UnrecoverableError(message);
+      throw error;
+    }
   }
 }

@@ -85,7 +85,8 @@ export class DssSource implements SourceSystem {
     const eligible = this.config.importable_statuses.includes(status);
     let details: Record<string, unknown> | null = null;
     let datasets: Record<string, unknown>[] = [];
-    const served = eligible ? await this.client.getDatasets(summary.id) : null;
+    // Datasets of submissions at statuses the system does not serve (404/409) are simply none.
+    const served = await this.client.getDatasets(summary.id);
     if (served) {
       datasets = served.data;
       details = served.submission ?? null;

@@ -1,0 +1,133 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ConflictError, NotFoundError } from '@app/errors';
+import { ImportRecord } from '../imports/import-record';
+import { ImportRequestsService } from '../imports/import-requests.service';
+import { isSafeSegment } from '../sources/safe-segment';
+import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
+import { SourcesService } from '../sources/sources.service';
+import { StorageIndex } from '../storage/storage-index';
+import { datasetPath } from '../storage/storage-layout';
+import { STORAGE_SYSTEM } from '../storage/storage.module';
+import type { StorageSystem } from '../storage/storage-system';
+import { ListBody } from '../submissions/submissions.service';
+
+export interface DatasetView {
+  dataset_id: string;
+  submission: string;
+  title: string;
+  file_count: number | null;
+  byte_size: number | null;
+  ready: boolean;
+  imported: boolean;
+  path: string | null;
+}
+
+export interface DatasetDiffView extends DatasetView {
+  reason: string | null;
+  reason_detail: string | null;
+}
+
+@Injectable()
+export class DatasetsService {
+  constructor(
+    private readonly sources: SourcesService,
+    private readonly requests: ImportRequestsService,
+    @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
+  ) {}
+
+  async list(sourceName: string, submissionRef?: string): Promise<ListBody<DatasetView>> {
+    const source = this.sources.get(sourceName);
+    const submissions = await this.submissions(source, submissionRef);
+    const rows = await this.rows(source, submissions);
+    const items = rows.map(({ view }) => view);
+    return { items, count: items.length };
+  }
+
+  /** Datasets of eligible submissions that storage does not hold yet, ready or not (with why). */
+  async diff(sourceName: string, submissionRef?: string): Promise<ListBody<DatasetDiffView>> {
+    const source = this.sources.get(sourceName);
+    const eligible = (await this.submissions(source, submissionRef)).filter((s) => s.eligible);
+    const rows = await this.rows(source, eligible);
+    const items = rows
+      .filter(({ view }) => !view.imported)
+      .map(({ view, dataset }) => ({
+        ...view,
+        reason: dataset.ready ? null : dataset.reason,
+        reason_detail: dataset.ready ? null : dataset.reasonDetail,
+      }));
+    return { items, count: items.length };
+  }
+
+  async import(
+    sourceName: string,
+    datasetId: string,
+  ): Promise<{ status: 200 | 202; record: ImportRecord }> {
+    const source = this.sources.get(sourceName);
+    const found = await this.sources.ask(source.findDataset(datasetId));
+    if (!found)
+      throw new NotFoundError(`Unknown dataset: ${datasetId}`, {
+        source: sourceName,
+        dataset_id: datasetId,
+      });
+    const result = await this.requests.requestDataset(source, found.submission, found.dataset);
+    switch (result.outcome) {
+      case 'already_imported':
+        return { status: 200, record: result.record };
+      case 'queued':
+        return { status: 202, record: result.record };
+      case 'in_progress':
+        throw new ConflictError(`Dataset ${datasetId} is already being imported`, {
+          reason: 'import_in_progress',
+          import: result.record,
+        });
+      case 'not_importable':
+        throw new ConflictError(
+          `Dataset ${datasetId} is not ready: ${result.reason}${result.detail ? ` (${result.detail})` : ''}`,
+          { reason: result.reason, detail: result.detail },
+        );
+    }
+  }
+
+  private async submissions(
+    source: SourceSystem,
+    submissionRef?: string,
+  ): Promise<SourceSubmission[]> {
+    const all = await this.sources.ask(source.listSubmissions());
+    if (submissionRef === undefined) return all;
+    const one = all.filter((s) => s.ref === submissionRef);
+    if (one.length === 0)
+      throw new NotFoundError(`Unknown submission: ${submissionRef}`, {
+        source: source.name,
+        submission: submissionRef,
+      });
+    return one;
+  }
+
+  private async rows(
+    source: SourceSystem,
+    submissions: SourceSubmission[],
+  ): Promise<{ view: DatasetView; dataset: SourceDataset }[]> {
+    const [datasets, index] = await Promise.all([
+      this.sources.ask(source.listDatasets(submissions)),
+      StorageIndex.build(this.storage, submissions, true),
+    ]);
+    const byRef = new Map(submissions.map((s) => [s.ref, s]));
+    return datasets.map((dataset) => {
+      const submission = byRef.get(dataset.submissionRef)!;
+      const usable = isSafeSegment(submission.project);
+      return {
+        dataset,
+        view: {
+          dataset_id: dataset.datasetId,
+          submission: dataset.submissionRef,
+          title: dataset.title,
+          file_count: dataset.fileCount,
+          byte_size: dataset.byteSize,
+          ready: dataset.ready,
+          imported: index.hasDataset(submission, dataset.datasetId),
+          path: usable ? datasetPath(submission.project, submission.ref, dataset.datasetId) : null,
+        },
+      };
+    });
+  }
+}

@@ -1,0 +1,97 @@
+import type { Job } from 'bullmq';
+import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
+import { ImportJobData, ImportJobResult, ImportKind } from './imports.queue';
+
+export type ImportState = 'queued' | 'running' | 'imported' | 'failed' | 'rejected';
+export const IMPORT_STATES: readonly ImportState[] = [
+  'queued',
+  'running',
+  'imported',
+  'failed',
+  'rejected',
+];
+
+/** The import record of the contract. */
+export interface ImportRecord {
+  id: string;
+  kind: ImportKind;
+  source: string;
+  key: string;
+  state: ImportState;
+  attempts: number;
+  progress: ImportProgress;
+  path: string;
+  error: { code: string; message: string; details: unknown[] } | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** BullMQ job states grouped by the record state they show as. */
+export const JOB_STATES_BY_RECORD_STATE: Record<
+  Exclude<ImportState, 'rejected' | 'failed'> | 'ended',
+  string[]
+> = {
+  queued: ['waiting', 'delayed', 'prioritized', 'waiting-children'],
+  running: ['active'],
+  imported: ['completed'],
+  ended: ['failed'],
+};
+
+const iso = (ms: number | undefined): string | null => (ms ? new Date(ms).toISOString() : null);
+
+function isProgress(value: unknown): value is ImportProgress {
+  return typeof value === 'object' && value !== null && 'bytes_done' in value;
+}
+
+/**
+ * The record is read straight from the BullMQ job: data (what and where, last error),
+ * progress (counters), return value (the result), timestamps and attempt counts.
+ */
+export function recordFromJob(
+  job: Job<ImportJobData, ImportJobResult | undefined>,
+  jobState: string,
+): ImportRecord {
+  const data = job.data;
+  const failed = jobState === 'failed';
+  const state: ImportState = failed
+    ? data.error?.permanent
+      ? 'rejected'
+      : 'failed'
+    : jobState === 'completed'
+      ? 'imported'
+      : jobState === 'active'
+        ? 'running'
+        : 'queued';
+  const lastError =
+    data.error ??
+    (failed ? { code: 'failed', message: job.failedReason || 'failed', details: [] } : undefined);
+  // A queued job that already failed once is waiting out its backoff: show why.
+  const showError =
+    state === 'failed' || state === 'rejected' || (state === 'queued' && job.attemptsMade > 0);
+  let progress = isProgress(job.progress) ? { ...job.progress } : { ...NO_PROGRESS };
+  if (state === 'imported' && job.returnvalue) {
+    const { files, bytes } = job.returnvalue;
+    progress = { files_done: files, files_total: files, bytes_done: bytes, bytes_total: bytes };
+  }
+  return {
+    id: job.id!,
+    kind: job.name as ImportKind,
+    source: data.source,
+    key: data.key,
+    state,
+    attempts: Math.max(job.attemptsStarted ?? 0, job.attemptsMade),
+    progress,
+    path: job.returnvalue?.path ?? data.path,
+    error:
+      showError && lastError
+        ? { code: lastError.code, message: lastError.message, details: lastError.details }
+        : null,
+    created_at: iso(job.timestamp)!,
+    started_at: iso(job.processedOn),
+    finished_at:
+      state === 'imported' || state === 'failed' || state === 'rejected'
+        ? iso(job.finishedOn)
+        : null,
+  };
+}

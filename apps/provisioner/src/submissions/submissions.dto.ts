@@ -1,0 +1,8 @@
+import { IsDefined } from 'class-validator';
+import { IsSafeSegment } from '../sources/is-safe-segment.decorator';
+
+export class ImportSubmissionBody {
+  @IsDefined()
+  @IsSafeSegment()
+  submission!: string;
+}
