@@ -1,0 +1,70 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { METRICS_REGISTRY } from './metrics-registry';
+
+/** Route label of requests no route matched (404s, refused before routing): one series, not one per URL. */
+export const UNMATCHED_ROUTE = '<unmatched>';
+/** Status label of a request whose client went away before the response was complete. */
+const CLIENT_CLOSED = '499';
+
+interface RouteLike {
+  path?: unknown;
+  methods?: Record<string, boolean>;
+}
+
+/**
+ * The route template a request was served by (`/api/termsearch/:category`), never its raw
+ * URL: ids in paths would create a series per record. Catch-all routes that middleware
+ * registers say nothing about the endpoint and count as unmatched.
+ */
+export function routeTemplate(req: Pick<Request, 'baseUrl'> & { route?: RouteLike }): string {
+  const route = req.route;
+  if (!route || typeof route.path !== 'string' || route.methods?._all) {
+    // A mounted sub-application (the queue dashboard) serves files below its base path.
+    return req.baseUrl ? `${req.baseUrl}/*` : UNMATCHED_ROUTE;
+  }
+  return `${req.baseUrl ?? ''}${route.path}` || '/';
+}
+
+/** Request count and latency by method, route template and status, errors included. */
+@Injectable()
+export class HttpMetrics {
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly duration: Histogram<'method' | 'route' | 'status'>;
+
+  constructor(@Inject(METRICS_REGISTRY) registry: Registry) {
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests served, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    });
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to finishing its response, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+  }
+
+  /**
+   * Express middleware; install it before anything else so requests refused early (body too
+   * large, wrong media type) are counted too. The route is read when the response ends,
+   * after routing has matched it.
+   */
+  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const end = this.duration.startTimer();
+    res.once('close', () => {
+      const labels = {
+        method: req.method,
+        route: routeTemplate(req),
+        status: res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED,
+      };
+      end(labels);
+      this.requests.inc(labels);
+    });
+    next();
+  };
+}

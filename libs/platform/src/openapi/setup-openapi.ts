@@ -1,0 +1,135 @@
+import { INestApplication } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer, Reflector } from '@nestjs/core';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { OperationObject, PathItemObject, SecurityRequirementObject } from '@nestjs/swagger';
+import { API_KEY_QUERY, IS_PUBLIC, OPTIONAL_AUTH } from '@app/auth';
+import { ERROR_ENVELOPE, ERROR_ENVELOPE_SCHEMA, errorResponseComponents } from './error-responses';
+
+export const API_KEY_HEADER_SCHEME = 'ApiKeyHeader';
+export const API_KEY_QUERY_SCHEME = 'ApiKeyQuery';
+
+export interface OpenApiOptions {
+  title: string;
+  version: string;
+  description?: string;
+  /** Where the UI is served (`api/docs`); the document is at `<path>-json`. */
+  path: string;
+}
+
+type Access = 'public' | 'optional' | 'key';
+type Handler = (...args: unknown[]) => unknown;
+
+const operationId = (controller: string, method: string): string => `${controller}_${method}`;
+
+/** Who may call each route, by operation id, from the same metadata the global guard reads. */
+function accessByOperation(app: INestApplication): Map<string, Access> {
+  const reflector = new Reflector();
+  const access = new Map<string, Access>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as (new (...args: unknown[]) => unknown) | null;
+      if (!controller || !Reflect.hasMetadata(PATH_METADATA, controller)) continue;
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[name];
+        if (
+          typeof handler !== 'function' ||
+          Reflect.getMetadata(METHOD_METADATA, handler) === undefined
+        )
+          continue;
+        const targets = [handler as Handler, controller];
+        const kind: Access = reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)
+          ? 'public'
+          : reflector.getAllAndOverride<boolean>(OPTIONAL_AUTH, targets)
+            ? 'optional'
+            : 'key';
+        access.set(operationId(controller.name, name), kind);
+      }
+    }
+  }
+  return access;
+}
+
+const errorRef = (status: number) => ({ $ref: `#/components/responses/Error${status}` });
+const KEY_SCHEMES: SecurityRequirementObject[] = [{ [API_KEY_HEADER_SCHEME]: [] }, { [API_KEY_QUERY_SCHEME]: [] }];
+
+/** Adds what every route shares (security and the common errors) without overriding a route's own. */
+function describeOperation(operation: OperationObject, access: Access): void {
+  const common: number[] = [500];
+  if (access === 'public') {
+    operation.security = [];
+  } else {
+    operation.security = access === 'optional' ? [{}, ...KEY_SCHEMES] : KEY_SCHEMES;
+    common.push(401);
+    if (access === 'key') common.push(403);
+  }
+  if ((operation.parameters ?? []).length > 0) common.push(400);
+  if (operation.requestBody) common.push(400, 413, 415);
+  operation.responses ??= {};
+  for (const status of common) operation.responses[String(status)] ??= errorRef(status);
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** Builds the app's OpenAPI document from its controllers (no hand-written paths). */
+export function buildOpenApiDocument(
+  app: INestApplication,
+  options: OpenApiOptions,
+): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle(options.title)
+    .setVersion(options.version)
+    .setDescription(options.description ?? '')
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-API-Key',
+        description: 'The API key (preferred form)',
+      },
+      API_KEY_HEADER_SCHEME,
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'query',
+        name: API_KEY_QUERY,
+        description: 'The API key (older form; the header wins)',
+      },
+      API_KEY_QUERY_SCHEME,
+    )
+    .build();
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: operationId });
+  document.components ??= {};
+  document.components.schemas = {
+    ...document.components.schemas,
+    [ERROR_ENVELOPE]: ERROR_ENVELOPE_SCHEMA,
+  };
+  document.components.responses = {
+    ...document.components.responses,
+    ...errorResponseComponents(),
+  };
+
+  const access = accessByOperation(app);
+  for (const item of Object.values(document.paths) as PathItemObject[]) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (operation) describeOperation(operation, access.get(operation.operationId ?? '') ?? 'key');
+    }
+  }
+  return document;
+}
+
+/**
+ * Serves the document (`<path>-json`) and its UI (`<path>`), both open: the Swagger routes are
+ * plain Express routes, outside the global guard. Call before `init()`/`listen()`.
+ */
+export function setupOpenApi(app: INestApplication, options: OpenApiOptions): OpenAPIObject {
+  const document = buildOpenApiDocument(app, options);
+  SwaggerModule.setup(options.path, app, document, {
+    jsonDocumentUrl: `${options.path}-json`,
+    raw: ['json'],
+  });
+  return document;
+}
