@@ -74,5 +74,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   }
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalPipes(new RequestValidationPipe());
-  app.enableShutdownHooks();
+  // Exit 0 once closed: by default Nest re-raises the signal after its hooks, so every clean
+  // stop would look like a kill (exit 143) to Docker, compose and process supervisors.
+  app.enableShutdownHooks([], { useProcessExit: true });
 }

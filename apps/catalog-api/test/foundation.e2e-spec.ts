@@ -1,0 +1,172 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { loadCatalogSettings } from '../src/config/catalog.settings';
+import { catalogMigrations } from '../src/database/migrations';
+import { createCatalogApp } from '../src/http-app';
+import { AppProcess, freePort, startAppProcess } from '../../../test/support/app-process';
+import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
+import { createCatalogDatabase, createEmptyDatabase } from '../../../test/support/databases';
+import { testServices, withAdminClient } from '../../../test/support/test-services';
+
+// Booting apps and dropping databases is slow on a loaded 2-core machine; nothing here is timed.
+jest.setTimeout(20_000);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const GOOD_KEY = 'e2e-global-key-0123456789abcdef0123456789';
+
+function expectEnvelope(res: request.Response, status: number, description: string): void {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(res.headers['x-request-id']).toBeDefined();
+  expect(res.body).toEqual({ status: 'Error', description, more: expect.any(Object) });
+}
+
+async function appOn(databaseUrl: string, migrationsRun: boolean): Promise<NestExpressApplication> {
+  const app = await createCatalogApp(
+    loadCatalogSettings({
+      DATABASE_URL: databaseUrl,
+      MIGRATIONS_RUN: String(migrationsRun),
+      DATABASE_POOL_SIZE: '2',
+      LOG_LEVEL: 'silent',
+    }),
+  );
+  await app.init();
+  return app;
+}
+
+describe('catalog-api foundation', () => {
+  // The two process tests are slow to boot without a build (ts-node): start them together.
+  let badSettings: AppProcess;
+  let running: AppProcess;
+  let runningPort: number;
+  let t: CatalogTestApp;
+
+  beforeAll(async () => {
+    badSettings = startAppProcess('catalog-api', 'src/main', {
+      GLOBAL_API_KEY: 'too-short',
+      PORT: 'eighty',
+    });
+    runningPort = await freePort();
+    running = startAppProcess('catalog-api', 'src/main', {
+      DATABASE_URL: await createCatalogDatabase(),
+      PORT: String(runningPort),
+      HOST: '127.0.0.1',
+      MIGRATIONS_RUN: 'false',
+      GLOBAL_API_KEY: GOOD_KEY,
+      LOG_LEVEL: 'info',
+    });
+    t = await startCatalogApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+    for (const proc of [badSettings, running])
+      if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+  });
+
+  describe('health', () => {
+    it('live and ready answer 200 without a key; ready names the database check', async () => {
+      await request(t.server).get('/health/live').expect(200, { status: 'ok' });
+      const ready = await request(t.server).get('/health/ready').expect(200);
+      expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up' } });
+    });
+
+    it('ready is 503 in the envelope once the database is gone, while live stays 200', async () => {
+      const doomed = await startCatalogApp();
+      try {
+        const name = new URL(doomed.databaseUrl).pathname.slice(1);
+        await withAdminClient(testServices().postgresServerUrl, (client) =>
+          client.query(`DROP DATABASE "${name}" WITH (FORCE)`),
+        );
+        const res = await request(doomed.server).get('/health/ready');
+        expectEnvelope(res, 503, 'Not ready');
+        expect(res.body.more.checks.database).toMatch(/^down: /);
+        await request(doomed.server).get('/health/live').expect(200);
+      } finally {
+        await doomed.close().catch(() => undefined);
+      }
+    });
+  });
+
+  describe('HTTP conventions on the real app', () => {
+    it('returns a request id on every response and echoes a well-formed one', async () => {
+      const made = await request(t.server).get('/health/live');
+      expect(made.headers['x-request-id']).toMatch(UUID);
+      const echoed = await request(t.server).get('/health/live').set('X-Request-Id', 'trace-42');
+      expect(echoed.headers['x-request-id']).toBe('trace-42');
+    });
+
+    it('answers an unknown path with the 404 envelope', async () => {
+      expectEnvelope(await request(t.server).get('/api/no-such-thing'), 404, 'Not found');
+    });
+
+    it('answers a wrong method with 405 and Allow', async () => {
+      const res = await request(t.server).delete('/health/ready');
+      expectEnvelope(res, 405, 'Method not allowed');
+      expect(res.headers.allow).toBe('GET, HEAD');
+    });
+  });
+
+  describe('migrations at start', () => {
+    async function appliedMigrations(url: string): Promise<string[] | null> {
+      const dataSource = new DataSource({ type: 'postgres', url });
+      await dataSource.initialize();
+      try {
+        const [{ exists }] = await dataSource.query<{ exists: boolean }[]>(
+          `SELECT to_regclass('public.migrations') IS NOT NULL AS exists`,
+        );
+        if (!exists) return null;
+        const rows = await dataSource.query<{ name: string }[]>(
+          'SELECT name FROM migrations ORDER BY id',
+        );
+        return rows.map((row) => row.name);
+      } finally {
+        await dataSource.destroy();
+      }
+    }
+
+    it('two apps starting at once on one empty database both succeed, each migration applied once', async () => {
+      const url = await createEmptyDatabase('migrate');
+      const apps = await Promise.all([appOn(url, true), appOn(url, true)]);
+      try {
+        for (const app of apps) await request(app.getHttpServer()).get('/health/ready').expect(200);
+        expect(await appliedMigrations(url)).toEqual(
+          catalogMigrations.map((migration) => migration.name),
+        );
+      } finally {
+        await Promise.all(apps.map((app) => app.close()));
+      }
+    });
+
+    it('with MIGRATIONS_RUN=false nothing is migrated', async () => {
+      const url = await createEmptyDatabase('nomigrate');
+      const app = await appOn(url, false);
+      try {
+        expect(await appliedMigrations(url)).toBeNull();
+      } finally {
+        await app.close();
+      }
+    });
+  });
+
+  describe('the process', () => {
+    it('exits 1 listing every bad setting when settings are wrong', async () => {
+      const { code } = await badSettings.exited;
+      expect(code).toBe(1);
+      const output = badSettings.output();
+      expect(output).toContain('Invalid settings:');
+      expect(output).toMatch(/- DATABASE_URL /);
+      expect(output).toContain('- GLOBAL_API_KEY must be at least 32 characters long');
+      expect(output).toMatch(/- PORT /);
+    });
+
+    it('serves, then shuts down cleanly with exit code 0 on SIGTERM', async () => {
+      await running.waitFor(/Nest application successfully started/);
+      const ready = await fetch(`http://127.0.0.1:${runningPort}/health/ready`);
+      expect(ready.status).toBe(200);
+      running.child.kill('SIGTERM');
+      expect(await running.exited).toEqual({ code: 0, signal: null });
+    });
+  });
+});

@@ -1,0 +1,113 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+
+export type AppName = 'catalog-api' | 'provisioner';
+
+/** Newest modification time of the TypeScript sources under these folders. */
+function newestSource(dirs: string[]): number {
+  let newest = 0;
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  dirs.forEach(walk);
+  return newest;
+}
+
+/**
+ * How to run an entry point (`src/main`, `src/worker`, `src/database/migrate`) as its own
+ * process: the built file when `npm run build` has produced it and it is newer than every
+ * source (as in CI), else the TypeScript source through ts-node, so a stale build is never
+ * what gets tested.
+ */
+export function entryCommand(app: AppName, entry: string): { args: string[]; built: boolean } {
+  const built = join(ROOT, 'dist/apps', app, 'apps', app, `${entry}.js`);
+  if (existsSync(built)) {
+    const sources = newestSource([join(ROOT, 'apps', app, 'src'), join(ROOT, 'libs')]);
+    if (statSync(built).mtimeMs >= sources) return { args: [built], built: true };
+  }
+  return {
+    args: [
+      '-r',
+      'ts-node/register/transpile-only',
+      '-r',
+      'tsconfig-paths/register',
+      join(ROOT, 'apps', app, `${entry}.ts`),
+    ],
+    built: false,
+  };
+}
+
+export interface AppProcess {
+  child: ChildProcess;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** Resolves once the output matches; rejects if the process exits first. */
+  waitFor(pattern: RegExp): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts an entry point with exactly `env` (plus PATH), so no developer setting leaks in. */
+export function startAppProcess(
+  app: AppName,
+  entry: string,
+  env: Record<string, string>,
+): AppProcess {
+  const { args } = entryCommand(app, entry);
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const waiters: { pattern: RegExp; done: () => void }[] = [];
+  const onData = (chunk: Buffer): void => {
+    text += chunk.toString();
+    for (const waiter of [...waiters]) {
+      if (waiter.pattern.test(text)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.done();
+      }
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.on('exit', (code, signal) => done({ code, signal })),
+  );
+  return {
+    child,
+    output: () => text,
+    exited,
+    waitFor: (pattern) =>
+      pattern.test(text)
+        ? Promise.resolve()
+        : new Promise<void>((done, fail) => {
+            waiters.push({ pattern, done });
+            void exited.then(({ code, signal }) =>
+              fail(
+                new Error(`exited (${code ?? signal}) before ${pattern}:\n${text.slice(-2000)}`),
+              ),
+            );
+          }),
+  };
+}
+
+/** A TCP port that was free a moment ago (the apps refuse PORT=0). */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
