@@ -1,0 +1,192 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  ftruncateSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import {
+  provisionerTestSettings,
+  queueEnv,
+  TEST_WRITE_KEY,
+} from '../../../test/support/provisioner-app';
+import { createProvisionerApiApp } from '../src/http-app';
+import type { ImportRecord } from '../src/imports/import-record';
+import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
+import { waitForImport } from './support/provisioner-e2e';
+
+jest.setTimeout(180_000);
+
+const SIZE = 1024 * 1024 * 1024;
+const REPO = resolve(__dirname, '../../..');
+
+function zeroSha256(size: number): string {
+  const hash = createHash('sha256');
+  const chunk = Buffer.alloc(1024 * 1024);
+  for (let done = 0; done < size; done += chunk.length) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** The real worker entry point as its own process, so it can be killed like a crashed pod. */
+async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register', '-r', 'tsconfig-paths/register', 'apps/provisioner/src/worker.ts'],
+    {
+      cwd: REPO,
+      env: {
+        ...process.env,
+        ...env,
+        WORKER_HEALTH_PORT: String(port),
+        TS_NODE_TRANSPILE_ONLY: '1',
+        TS_NODE_PROJECT: 'tsconfig.json',
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      },
+      stdio: 'ignore',
+    },
+  );
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return child;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('a worker killed with SIGKILL in the middle of a large copy', () => {
+  const workers: ChildProcess[] = [];
+  let api: NestExpressApplication;
+
+  afterAll(async () => {
+    for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+    await api?.close();
+  });
+
+  it('restarts: the import completes once, nothing partial is ever visible, staging is cleaned', async () => {
+    const base = tempDir('e2e-crash');
+    const dropzone = new DropzoneFixture(join(base, 'dropzone'));
+    const storageRoot = join(base, 'storage');
+    dropzone.submission('SUB-BIG', { project: 'PRJ1', datasets: ['DS-BIG'] });
+    dropzone.dataset('DS-BIG', {
+      submission: 'SUB-BIG',
+      files: { 'small.txt': 'small' },
+      manifestText: { sha256: '' },
+    });
+    // A sparse 1 GiB file: big enough to be caught mid-copy, cheap to create.
+    mkdirSync(join(dropzone.datasetDir('DS-BIG'), 'payload/big'), { recursive: true });
+    const fd = openSync(join(dropzone.datasetDir('DS-BIG'), 'payload/big/zeros.bin'), 'w');
+    ftruncateSync(fd, SIZE);
+    closeSync(fd);
+    const smallSha = createHash('sha256').update('small').digest('hex');
+    writeFileSync(
+      join(dropzone.datasetDir('DS-BIG'), 'manifest-sha256.txt'),
+      `${zeroSha256(SIZE)}  big/zeros.bin\n${smallSha}  small.txt\n`,
+    );
+
+    const env = {
+      ...(await queueEnv()),
+      SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone.root }]),
+      STORAGE_ROOT: storageRoot,
+      IMPORT_LOCK_MS: '2000',
+    };
+    api = await createProvisionerApiApp(provisionerTestSettings(env));
+    await api.init();
+    workers.push(await startWorker(env));
+
+    const finalPath = join(storageRoot, 'projects/PRJ1/SUB-BIG/data/raw/DS-BIG');
+    const violations: string[] = [];
+    // Watch the final path the whole time: it is either absent or complete.
+    const watcher = setInterval(() => {
+      if (!existsSync(finalPath)) return;
+      const provenance = existsSync(join(finalPath, '.provisioner/provenance.json'));
+      const size = existsSync(join(finalPath, 'big/zeros.bin'))
+        ? statSync(join(finalPath, 'big/zeros.bin')).size
+        : -1;
+      if (!provenance || size !== SIZE)
+        violations.push(`partial at the final path: provenance=${provenance} size=${size}`);
+    }, 10);
+
+    try {
+      const res = await request(api.getHttpServer())
+        .post('/datasets/dropzone/import')
+        .set('X-API-Key', TEST_WRITE_KEY)
+        .send({ dataset_id: 'DS-BIG' });
+      expect(res.status).toBe(202);
+      const copying = await waitUntil(
+        api,
+        res.body.id,
+        (r) => r.state === 'running' && r.progress.bytes_done > 0,
+      );
+      expect(copying.progress.bytes_done).toBeLessThan(SIZE + 5);
+      workers[0].kill('SIGKILL');
+      await new Promise((r) => workers[0].once('exit', r));
+      expect(existsSync(finalPath)).toBe(false);
+      expect(readdirSync(join(storageRoot, '.staging'))).toContain('dropzone-dataset-DS-BIG');
+
+      // Leftovers the restarted worker's reconciliation must handle: staging of an attempt that
+      // is not running (removed) and a published dataset without provenance (reported, kept).
+      mkdirSync(join(storageRoot, '.staging/dropzone-dataset-GHOST/sub'), { recursive: true });
+      writeFileSync(join(storageRoot, '.staging/dropzone-dataset-GHOST/sub/part'), 'half');
+      mkdirSync(join(storageRoot, 'projects/PRJ1/SUB-OLD/data/raw/DS-OLD'), { recursive: true });
+      writeFileSync(join(storageRoot, 'projects/PRJ1/SUB-OLD/data/raw/DS-OLD/data.bin'), 'keep me');
+
+      workers.push(await startWorker(env));
+      expect(existsSync(join(storageRoot, '.staging/dropzone-dataset-GHOST'))).toBe(false);
+      expect(
+        readFileSync(join(storageRoot, 'projects/PRJ1/SUB-OLD/data/raw/DS-OLD/data.bin'), 'utf8'),
+      ).toBe('keep me');
+      const done = await waitForImport(api, res.body.id);
+      expect(done).toMatchObject({ state: 'imported', error: null });
+      expect(done.attempts).toBeGreaterThanOrEqual(2);
+      const provenance = JSON.parse(
+        readFileSync(join(finalPath, '.provisioner/provenance.json'), 'utf8'),
+      );
+      expect(provenance.import.attempt).toBe(done.attempts);
+      expect(provenance.totals).toEqual({ files: 2, bytes: SIZE + 5 });
+      expect(statSync(join(finalPath, 'big/zeros.bin')).size).toBe(SIZE);
+      expect(readdirSync(join(storageRoot, 'projects/PRJ1/SUB-BIG/data/raw'))).toEqual(['DS-BIG']);
+      expect(readdirSync(join(storageRoot, '.staging'))).toEqual([]);
+    } finally {
+      clearInterval(watcher);
+    }
+    expect(violations).toEqual([]);
+  });
+});
+
+async function waitUntil(
+  api: NestExpressApplication,
+  id: string,
+  predicate: (record: ImportRecord) => boolean,
+): Promise<ImportRecord> {
+  for (;;) {
+    const res = await request(api.getHttpServer())
+      .get(`/imports/${id}`)
+      .set('X-API-Key', TEST_WRITE_KEY);
+    if (res.status === 200 && predicate(res.body as ImportRecord)) return res.body as ImportRecord;
+    if (res.status === 200 && (res.body as ImportRecord).state === 'imported')
+      throw new Error('the copy finished before it could be interrupted');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
