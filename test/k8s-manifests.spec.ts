@@ -321,6 +321,30 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(() => loadProvisionerSettings(envOf('Deployment', 'provisioner-worker'))).not.toThrow();
   });
 
+  it('labels what the migration Job needs so it can be applied before the Deployments', () => {
+    const job = find(objects, 'Job', 'catalog-migrate');
+    const needed = [
+      find(objects, 'Namespace', 'research-data'),
+      ...podSpecOf(job).containers.flatMap((c) =>
+        (c.envFrom ?? []).map((source) =>
+          source.configMapRef
+            ? find(objects, 'ConfigMap', source.configMapRef.name)
+            : find(objects, 'Secret', source.secretRef!.name),
+        ),
+      ),
+    ];
+    expect(job.metadata.labels?.['app.kubernetes.io/component']).toBe('migration');
+    for (const object of needed) {
+      expect({
+        name: object.metadata.name,
+        component: object.metadata.labels?.['app.kubernetes.io/component'],
+      }).toEqual({
+        name: object.metadata.name,
+        component: 'config',
+      });
+    }
+  });
+
   it('keeps keys and connection URLs in Secrets, and turns the import schedule on', () => {
     const secretKeys = objects
       .filter((o) => o.kind === 'Secret')
