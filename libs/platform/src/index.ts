@@ -6,3 +6,5 @@ export type { HttpAppOptions } from './http-app';
 export { HealthModule, HEALTH_CHECKS, HealthController } from './health.module';
 export type { HealthCheck } from './health.module';
 export { runMain } from './run-main';
+export * from './metrics';
+export * from './openapi';
