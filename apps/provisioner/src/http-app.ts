@@ -1,9 +1,10 @@
 import { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { configureHttpApp } from '@app/platform';
+import { configureHttpApp, setupOpenApi, useHttpMetrics } from '@app/platform';
 import type { ProvisionerSettings } from './config/provisioner.settings';
 import { ProvisionerApiModule } from './api.module';
+import { PROVISIONER_VERSION } from './imports/provisioner-version';
 import { configureQueueBackend } from './queue/queue-backend';
 import { ProvisionerWorkerModule } from './worker.module';
 
@@ -15,13 +16,21 @@ async function create(
     bufferLogs: true,
     bodyParser: false,
   });
+  useHttpMetrics(app);
   configureHttpApp(app, { maxBodyBytes: settings.MAX_BODY_BYTES });
   return app;
 }
 
 /** The API app without listening: shared by main.ts and the e2e tests. */
-export function createProvisionerApiApp(settings: ProvisionerSettings): Promise<NestExpressApplication> {
-  return create(ProvisionerApiModule.forRoot(settings, configureQueueBackend(settings)), settings);
+export async function createProvisionerApiApp(
+  settings: ProvisionerSettings,
+): Promise<NestExpressApplication> {
+  const app = await create(
+    ProvisionerApiModule.forRoot(settings, configureQueueBackend(settings)),
+    settings,
+  );
+  setupOpenApi(app, { title: 'Provisioner API', version: PROVISIONER_VERSION, path: 'docs' });
+  return app;
 }
 
 /** The worker app (health server plus queue worker) without listening. */

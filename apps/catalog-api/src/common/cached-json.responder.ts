@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { CatalogVersionService } from '../catalog-version/catalog-version.service';
 import { CachedResponse, ResponseCache } from './response-cache';
 
-/** Upper bound of cached response bodies per replica (characters, ~bytes for ASCII JSON). */
+/** Upper bound of cached response bodies per replica, in bytes. */
 export const RESPONSE_CACHE_MAX_BYTES = 128 * 1024 * 1024;
 
 /** What makes two reads the same: route, caller identity and the validated parameters. */
@@ -17,7 +17,7 @@ export interface ReadKey {
 
 export type Producer = (manager: EntityManager) => Promise<unknown>;
 
-function etagOf(body: string): string {
+function etagOf(body: Buffer): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
 }
 
@@ -65,7 +65,7 @@ export class CachedJsonResponder {
       'REPEATABLE READ',
       async (manager) => ({
         version: await this.versions.current(manager),
-        body: JSON.stringify(await produce(manager)),
+        body: Buffer.from(JSON.stringify(await produce(manager))),
       }),
     );
     const entry = { body, etag: etagOf(body) };
