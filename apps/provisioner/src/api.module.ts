@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@app/auth';
-import { LoggingModule } from '@app/platform';
+import { LoggingModule, MetricsModule } from '@app/platform';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
@@ -11,6 +11,8 @@ import { ImportRequestsService } from './imports/import-requests.service';
 import { ImportsController } from './imports/imports.controller';
 import { ImportsQueueService } from './imports/imports-queue.service';
 import { ImportsService } from './imports/imports.service';
+import { ProvisionerMetricsModule } from './metrics/provisioner-metrics.module';
+import { QueueDashboardModule } from './queue-dashboard/queue-dashboard.module';
 import { SourcesModule } from './sources/sources.module';
 import { StorageModule } from './storage/storage.module';
 import { SubmissionsController } from './submissions/submissions.controller';
@@ -33,6 +35,9 @@ export class ProvisionerApiModule {
           options: { writeDeniedMessage: 'Write operations require the provisioner write key' },
         }),
         ProvisionerHealthModule,
+        MetricsModule.forRoot({ app: 'provisioner-api' }),
+        ProvisionerMetricsModule,
+        QueueDashboardModule,
         SourcesModule,
         StorageModule,
       ],

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@app/auth';
-import { LoggingModule } from '@app/platform';
+import { LoggingModule, MetricsModule } from '@app/platform';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
@@ -9,6 +9,7 @@ import { configureImportProcessor, ImportProcessor } from './imports/import.proc
 import { ImportRequestsService } from './imports/import-requests.service';
 import { ImportSchedulerService } from './imports/import-scheduler.service';
 import { ImportSyncService } from './imports/import-sync.service';
+import { ProvisionerMetricsModule } from './metrics/provisioner-metrics.module';
 import { SourcesModule } from './sources/sources.module';
 import { StorageModule } from './storage/storage.module';
 import { QueueBackendConfig } from './queue/queue-backend';
@@ -27,6 +28,8 @@ export class ProvisionerWorkerModule {
         QueueModule.forRoot(backend),
         AuthModule.forRoot({ resolver: ProvisionerKeyResolver }),
         ProvisionerHealthModule,
+        MetricsModule.forRoot({ app: 'provisioner-worker' }),
+        ProvisionerMetricsModule,
         SourcesModule,
         StorageModule,
       ],

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { METHODS } from 'node:http';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { METRICS_REGISTRY } from './metrics-registry';
 
@@ -13,6 +14,12 @@ interface RouteLike {
   methods?: Record<string, boolean>;
 }
 
+/** Middleware mounted for every path registers a route for every method (or `_all`). */
+function isCatchAll(route: RouteLike): boolean {
+  const methods = route.methods ?? {};
+  return methods._all === true || Object.keys(methods).length >= METHODS.length - 1;
+}
+
 /**
  * The route template a request was served by (`/api/termsearch/:category`), never its raw
  * URL: ids in paths would create a series per record. Catch-all routes that middleware
@@ -20,7 +27,7 @@ interface RouteLike {
  */
 export function routeTemplate(req: Pick<Request, 'baseUrl'> & { route?: RouteLike }): string {
   const route = req.route;
-  if (!route || typeof route.path !== 'string' || route.methods?._all) {
+  if (!route || typeof route.path !== 'string' || isCatchAll(route)) {
     // A mounted sub-application (the queue dashboard) serves files below its base path.
     return req.baseUrl ? `${req.baseUrl}/*` : UNMATCHED_ROUTE;
   }

@@ -1,0 +1,34 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { InjectQueue } from '@nestjs/bullmq';
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { IMPORTS_QUEUE } from '../imports/imports.queue';
+import { QueueDashboardAuthMiddleware } from './queue-dashboard-auth.middleware';
+
+export const QUEUE_DASHBOARD_ROUTE = '/admin/queues';
+
+/**
+ * Bull Board over the imports queue at /admin/queues, behind the write key. Mounted by hand
+ * rather than through @bull-board/nestjs: that package pulls in @nestjs/bull-shared 12, which
+ * is ESM-only and cannot be loaded by jest on Node 20 (see reference/stack.md).
+ */
+@Module({})
+export class QueueDashboardModule implements NestModule {
+  constructor(@InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    const serverAdapter = new ExpressAdapter();
+    serverAdapter.setBasePath(QUEUE_DASHBOARD_ROUTE);
+    createBullBoard({
+      queues: [new BullMQAdapter(this.queue)],
+      serverAdapter,
+      options: { uiConfig: { boardTitle: 'Provisioner queues' } },
+    });
+    // The middleware runs for the route and everything below it: pages, assets and JSON API.
+    consumer
+      .apply(QueueDashboardAuthMiddleware, serverAdapter.getRouter() as (...args: unknown[]) => void)
+      .forRoutes(QUEUE_DASHBOARD_ROUTE);
+  }
+}
