@@ -3,7 +3,7 @@ import { AuthModule } from '@app/auth';
 import { LoggingModule } from '@app/platform';
 import { CatalogKeyResolver } from './auth/catalog-key.resolver';
 import { CatalogReadModule } from './catalog-read.module';
-import { CatalogReadModule } from './catalog-read.module';
+import { CatalogWriteModule } from './catalog-write.module';
 import { CatalogSettings } from './config/catalog.settings';
 import { SettingsModule } from './config/settings.module';
 import { DatabaseModule } from './database/database.module';
@@ -22,8 +22,8 @@ export class CatalogAppModule {
         AuthModule.forRoot({ resolver: CatalogKeyResolver }),
         CatalogHealthModule,
         CatalogReadModule,
-        CatalogReadModule,
         TermsModule,
+        CatalogWriteModule,
       ],
     };
   }

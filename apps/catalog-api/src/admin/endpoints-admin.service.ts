@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { generateApiKey, hashApiKey } from '@app/auth';
+import { ConflictError } from '@app/errors';
+import { AuditActor, AuditService } from '../audit/audit.service';
+import { ENDPOINT_KEY_LENGTH } from '../auth/catalog-key.resolver';
+import { field, record, text } from '../imports/shape';
+import { conflictOnDuplicate, parseBody } from './admin-input';
+
+const createEndpointShape = record({
+  name: field(text({ nonEmpty: true, max: 150 }), { required: true }),
+  url_pattern: field(
+    text({
+      nonEmpty: true,
+      max: 2000,
+      pattern: /^https?:\/\/\S*\$\{entity_id\}\S*$/,
+      patternMessage: 'must be an http(s) URL containing ${entity_id}',
+    }),
+    { required: true },
+  ),
+});
+
+export interface EndpointCreated {
+  id: number;
+  name: string;
+  url_pattern: string;
+  api_key: string;
+}
+
+/** Endpoints: external catalogs that pull what is exposed to them, each with its own key. */
+@Injectable()
+export class EndpointsAdminService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly audit: AuditService,
+  ) {}
+
+  async create(body: unknown, actor: AuditActor): Promise<EndpointCreated> {
+    const input = parseBody(createEndpointShape, body);
+    const apiKey = generateApiKey(ENDPOINT_KEY_LENGTH);
+    const conflict = `An endpoint named "${input.name}" already exists`;
+    return conflictOnDuplicate(
+      () =>
+        this.dataSource.transaction(async (m) => {
+          const taken = await m.query<unknown[]>(
+            'SELECT 1 FROM endpoints WHERE lower(name) = lower($1)',
+            [input.name],
+          );
+          if (taken.length > 0) throw new ConflictError(conflict);
+          const rows = await m.query<{ id: number }[]>(
+            'INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ($1, $2, $3) RETURNING id',
+            [input.name, input.url_pattern, hashApiKey(apiKey)],
+          );
+          const id = rows[0].id;
+          await this.audit.record(m, {
+            actor,
+            action: 'create',
+            objectType: 'endpoint',
+            objectId: id,
+            change: { ...input },
+          });
+          return {
+            id,
+            name: input.name ?? '',
+            url_pattern: input.url_pattern ?? '',
+            api_key: apiKey,
+          };
+        }),
+      conflict,
+    );
+  }
+}

@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ConflictError } from '@app/errors';
+import { AuditActor, AuditService } from '../audit/audit.service';
+import { IMPORTERS } from './importers';
+import { ImportContext } from './import-context';
+import { parseDocument } from './import-document';
+import type { ImportKind } from './import-shapes';
+
+/** Serialises catalog imports across replicas: two imports of one document never interleave. */
+export const IMPORT_LOCK_ID = 731_104_010;
+
+export interface ImportResult {
+  status: 'Success';
+  created: number;
+  updated: number;
+}
+
+/**
+ * Imports a document of one kind: structure checked first, then, in one transaction under the
+ * import lock, references resolved and every item upserted; any problem rolls everything back.
+ * Table triggers bump the catalog data version in the same transaction.
+ */
+@Injectable()
+export class CatalogImportService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly audit: AuditService,
+  ) {}
+
+  async import(kind: ImportKind, body: unknown, actor: AuditActor): Promise<ImportResult> {
+    const items = parseDocument(kind, body);
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        await manager.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK_ID]);
+        const ctx = new ImportContext(manager, actor);
+        await IMPORTERS[kind](ctx, items);
+        ctx.throwIfProblems();
+        await this.audit.recordMany(manager, ctx.audit);
+        return { status: 'Success' as const, created: ctx.created, updated: ctx.updated };
+      });
+    } catch (error) {
+      // Writes outside imports (admin routes, SQL) are not under the lock.
+      if ((error as { code?: string }).code === '23505') {
+        throw new ConflictError('A concurrent change conflicts with this import; retry it');
+      }
+      throw error;
+    }
+  }
+}

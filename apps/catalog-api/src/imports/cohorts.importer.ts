@@ -1,0 +1,88 @@
+import type { ImportContext } from './import-context';
+import type { CohortInput } from './import-shapes';
+import { ContactWriter, PersonFacts } from './people';
+import { affiliationRefs, contactFacts } from './person-facts';
+import { matchTracked, reportDuplicates, reserveAccessions } from './record-matcher';
+import { References } from './references';
+import { replaceLinks, upsertRow } from './row-writer';
+
+/** Upserts cohorts by external_id, else name; owners and institutes are replaced when given. */
+export async function importCohorts(ctx: ImportContext, items: CohortInput[]): Promise<void> {
+  reportDuplicates(
+    ctx,
+    items.map((c, index) => ({
+      index,
+      keys: [
+        { field: 'name', value: c.name },
+        { field: 'external_id', value: c.external_id },
+      ],
+    })),
+  );
+  const matches = await matchTracked(
+    ctx,
+    'cohorts',
+    'name',
+    'name',
+    'cohort',
+    items.map((c, index) => ({ index, externalId: c.external_id, key: c.name ?? '' })),
+  );
+  const instituteNames = items.flatMap((c) =>
+    (c.institutes ?? []).flatMap((i) => (typeof i === 'string' ? [i] : [])),
+  );
+  const instituteIds = items.flatMap((c) =>
+    (c.institutes ?? []).flatMap((i) => (typeof i === 'number' ? [i] : [])),
+  );
+  const refs = await References.load(ctx.manager, {
+    partners: [...instituteNames, ...items.flatMap((c) => affiliationRefs(c.contacts))],
+    partnerIds: instituteIds,
+  });
+
+  const resolved = items.map((c, index) => ({
+    institutes: c.institutes?.flatMap((ref, i) => {
+      const id =
+        typeof ref === 'number' ? (refs.hasPartnerId(ref) ? ref : undefined) : refs.partner(ref);
+      if (id === undefined)
+        ctx.problem(index, `institutes[${i}]`, `unknown partner ${JSON.stringify(ref)}`);
+      return id === undefined ? [] : [id];
+    }),
+    owners: c.contacts?.map((contact, i): PersonFacts =>
+      contactFacts(ctx, refs, contact, index, `contacts[${i}]`),
+    ),
+  }));
+  ctx.throwIfProblems();
+  await reserveAccessions(
+    ctx,
+    items.flatMap((c) => (c.external_id ? [c.external_id] : [])),
+  );
+
+  const contacts = new ContactWriter(ctx);
+  for (const [index, c] of items.entries()) {
+    const match = matches[index];
+    const id = await upsertRow(
+      ctx,
+      'cohorts',
+      match.id,
+      {
+        name: c.name,
+        description: c.description,
+        url: c.url,
+        has_ethics_approval: c.has_ethics_approval,
+        ethics_approval_notes: c.ethics_approval_notes,
+        metadata: c.metadata,
+      },
+      c.external_id,
+    );
+    const { owners, institutes } = resolved[index];
+    if (owners !== undefined) {
+      const ownerIds: number[] = [];
+      for (const [i, owner] of owners.entries()) {
+        ownerIds.push(await contacts.contactId(owner, index, `contacts[${i}]`));
+      }
+      await replaceLinks(ctx, 'cohort_owners', 'cohort_id', id, 'contact_id', ownerIds);
+    }
+    if (institutes !== undefined) {
+      await replaceLinks(ctx, 'cohort_institutes', 'cohort_id', id, 'partner_id', institutes);
+    }
+    ctx.recordWrite('cohort', id, match.id === null, { ...c });
+  }
+}

@@ -1,0 +1,130 @@
+import type { ImportContext } from './import-context';
+import { fold } from './import-context';
+import type { ContractInput } from './import-shapes';
+import { ContactWriter, PersonFacts } from './people';
+import { affiliationRefs, contactFacts } from './person-facts';
+import { reportDuplicates } from './record-matcher';
+import { References } from './references';
+import { replaceLinks, upsertRow } from './row-writer';
+
+interface ResolvedContract {
+  projectId: number | undefined;
+  custodians: number[] | undefined;
+  partners: { partnerId: number; contacts: PersonFacts[] | undefined }[] | undefined;
+}
+
+/** Upserts contracts by name within their project (contracts have no accession). */
+export async function importContracts(ctx: ImportContext, items: ContractInput[]): Promise<void> {
+  const refs = await References.load(ctx.manager, {
+    projects: items.flatMap((c) => (c.project ? [c.project] : [])),
+    projectIds: items.flatMap((c) => (c.project_id ? [c.project_id] : [])),
+    partners: items.flatMap((c) =>
+      (c.partners ?? []).flatMap((p) => [p.partner ?? '', ...affiliationRefs(p.contacts)]),
+    ),
+    userEmails: items.flatMap((c) =>
+      (c.local_custodians ?? []).flatMap((p) => (p.email ? [p.email] : [])),
+    ),
+  });
+  const resolved = items.map((c, index) => resolve(ctx, refs, c, index));
+  reportDuplicates(
+    ctx,
+    items.map((c, index) => ({
+      index,
+      keys: [{ field: 'name', value: `${resolved[index].projectId ?? '?'}:${c.name ?? ''}` }],
+    })),
+  );
+  const existing = await ctx.manager.query<{ id: number; key: string }[]>(
+    `SELECT id, project_id || ':' || lower(name) AS key FROM contracts
+     WHERE project_id || ':' || lower(name) = ANY($1::text[])`,
+    [items.map((c, index) => `${resolved[index].projectId ?? 0}:${fold(c.name ?? '')}`)],
+  );
+  ctx.throwIfProblems();
+
+  const contacts = new ContactWriter(ctx);
+  for (const [index, c] of items.entries()) {
+    const r = resolved[index];
+    const existingId =
+      existing.find((e) => e.key === `${r.projectId}:${fold(c.name ?? '')}`)?.id ?? null;
+    const id = await upsertRow(ctx, 'contracts', existingId, {
+      name: c.name,
+      comments: c.comments,
+      project_id: r.projectId,
+    });
+    if (r.custodians !== undefined) {
+      await replaceLinks(
+        ctx,
+        'contract_local_custodians',
+        'contract_id',
+        id,
+        'user_id',
+        r.custodians,
+      );
+    }
+    if (r.partners !== undefined) {
+      await ctx.manager.query('DELETE FROM contract_partner_roles WHERE contract_id = $1', [id]);
+      for (const [i, p] of r.partners.entries()) {
+        const input = c.partners?.[i];
+        const rows = await ctx.manager.query<{ id: number }[]>(
+          `INSERT INTO contract_partner_roles (contract_id, partner_id, gdpr_roles, comments)
+           VALUES ($1, $2, $3::text[]::gdpr_role[], $4) RETURNING id`,
+          [id, p.partnerId, [...new Set(input?.partner_roles ?? [])], input?.comments ?? null],
+        );
+        const contactIds: number[] = [];
+        for (const [j, facts] of (p.contacts ?? []).entries()) {
+          contactIds.push(await contacts.contactId(facts, index, `partners[${i}].contacts[${j}]`));
+        }
+        await replaceLinks(
+          ctx,
+          'contract_partner_role_contacts',
+          'contract_partner_role_id',
+          rows[0].id,
+          'contact_id',
+          contactIds,
+        );
+      }
+    }
+    ctx.recordWrite('contract', id, existingId === null, { ...c, project_id: r.projectId });
+  }
+}
+
+function resolve(
+  ctx: ImportContext,
+  refs: References,
+  c: ContractInput,
+  index: number,
+): ResolvedContract {
+  let projectId: number | undefined;
+  if (c.project !== undefined) {
+    projectId = refs.project(c.project);
+    if (projectId === undefined) ctx.problem(index, 'project', `unknown project "${c.project}"`);
+  } else if (c.project_id !== undefined) {
+    projectId = refs.hasProjectId(c.project_id) ? c.project_id : undefined;
+    if (projectId === undefined)
+      ctx.problem(index, 'project_id', `no project has id ${c.project_id}`);
+  } else {
+    ctx.problem(index, 'project_id', 'project_id or project is required');
+  }
+  const custodians = c.local_custodians?.flatMap((person, i) => {
+    const userId = refs.userByEmail(person.email);
+    if (userId === undefined) {
+      ctx.problem(index, `local_custodians[${i}].email`, 'no user has this email');
+      return [];
+    }
+    return [userId];
+  });
+  const seen = new Set<number>();
+  const partners = c.partners?.flatMap((p, i) => {
+    const partnerId = refs.partner(p.partner ?? '');
+    if (partnerId === undefined) {
+      ctx.problem(index, `partners[${i}].partner`, `unknown partner "${p.partner}"`);
+      return [];
+    }
+    if (seen.has(partnerId)) ctx.problem(index, `partners[${i}].partner`, 'is listed twice');
+    seen.add(partnerId);
+    const contacts = p.contacts?.map((contact, j) =>
+      contactFacts(ctx, refs, contact, index, `partners[${i}].contacts[${j}]`),
+    );
+    return [{ partnerId, contacts }];
+  });
+  return { projectId, custodians, partners };
+}

@@ -1,0 +1,71 @@
+import { FieldProblem, ValidationFailedError } from '@app/errors';
+import { IMPORT_KINDS, ITEM_SHAPES, ImportKind } from './import-shapes';
+import type { ShapeProblem } from './shape';
+
+/** Top-level keys of a document besides `items` that exports and ELU documents carry. */
+const IGNORED_TOP_LEVEL = new Set(['$schema']);
+
+/**
+ * Checks the whole document's structure before anything touches the database: every problem
+ * of every item, with its index and field path.
+ */
+export function parseDocument(kind: ImportKind, body: unknown): unknown[] {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ValidationFailedError([
+      { field: 'items', message: 'the body must be an object {"items": [...]}' },
+    ]);
+  }
+  const document = body as Record<string, unknown>;
+  const problems: FieldProblem[] = Object.keys(document)
+    .filter((key) => key !== 'items' && !IGNORED_TOP_LEVEL.has(key))
+    .map((key) => ({ field: key, message: 'unknown field' }));
+  if (!Array.isArray(document.items)) {
+    problems.push({ field: 'items', message: 'is required and must be an array' });
+    throw new ValidationFailedError(problems);
+  }
+  const shape = ITEM_SHAPES[kind];
+  const items = document.items.map((item, index) => {
+    const found: ShapeProblem[] = [];
+    const parsed = shape.parse(item, '', found);
+    for (const p of found) problems.push({ index, field: p.path || undefined, message: p.message });
+    return parsed;
+  });
+  if (problems.length > 0) throw new ValidationFailedError(problems);
+  return items;
+}
+
+/**
+ * Which kind a document holds, for the command-line tool: its `$schema` when it names one,
+ * else the fields its first item carries.
+ */
+export function detectKind(document: unknown): ImportKind | undefined {
+  if (document === null || typeof document !== 'object') return undefined;
+  const { $schema: schema, items } = document as { $schema?: unknown; items?: unknown };
+  if (typeof schema === 'string') {
+    if (/dataset/.test(schema)) return 'datasets';
+    if (/project/.test(schema)) return 'projects';
+    if (/institution|partner/.test(schema)) return 'partners';
+  }
+  const first: unknown = Array.isArray(items) ? items[0] : undefined;
+  if (first === null || typeof first !== 'object') return undefined;
+  const has = (key: string) => key in first;
+  if (has('data_declarations') || has('storages') || has('legal_bases') || has('elu_uuid')) {
+    return 'datasets';
+  }
+  if (has('local_custodians') || has('project_id')) return 'contracts';
+  if (has('institutes') || has('has_ethics_approval')) return 'cohorts';
+  if (
+    has('acronym') &&
+    (has('publications') || has('start_date') || has('has_institutional_ethics_approval'))
+  ) {
+    return 'projects';
+  }
+  if (has('geo_category') || has('sector_category') || has('country_code') || has('is_clinical')) {
+    return 'partners';
+  }
+  return undefined;
+}
+
+export function isImportKind(value: string): value is ImportKind {
+  return (IMPORT_KINDS as readonly string[]).includes(value);
+}

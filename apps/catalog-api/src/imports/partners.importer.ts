@@ -1,0 +1,47 @@
+import type { ImportContext } from './import-context';
+import type { PartnerInput } from './import-shapes';
+import { matchTracked, reportDuplicates, reserveAccessions } from './record-matcher';
+import { definedOnly, upsertRow } from './row-writer';
+
+/** Upserts partners by external_id, else name. */
+export async function importPartners(ctx: ImportContext, items: PartnerInput[]): Promise<void> {
+  reportDuplicates(
+    ctx,
+    items.map((p, index) => ({
+      index,
+      keys: [
+        { field: 'name', value: p.name },
+        { field: 'external_id', value: p.external_id },
+      ],
+    })),
+  );
+  const matches = await matchTracked(
+    ctx,
+    'partners',
+    'name',
+    'name',
+    'partner',
+    items.map((p, index) => ({ index, externalId: p.external_id, key: p.name ?? '' })),
+  );
+  ctx.throwIfProblems();
+  await reserveAccessions(
+    ctx,
+    items.flatMap((p) => (p.external_id ? [p.external_id] : [])),
+  );
+
+  for (const [index, p] of items.entries()) {
+    const values = {
+      name: p.name,
+      acronym: p.acronym,
+      is_clinical: p.is_clinical,
+      geo_category: p.geo_category,
+      sector_category: p.sector_category,
+      address: p.address,
+      country_code: p.country_code,
+      metadata: p.metadata,
+    };
+    const match = matches[index];
+    const id = await upsertRow(ctx, 'partners', match.id, values, p.external_id);
+    ctx.recordWrite('partner', id, match.id === null, definedOnly({ ...p }));
+  }
+}

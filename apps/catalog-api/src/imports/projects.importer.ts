@@ -1,0 +1,147 @@
+import type { ImportContext } from './import-context';
+import type { ProjectInput } from './import-shapes';
+import { ContactWriter, PersonFacts } from './people';
+import { affiliationRefs, personFacts } from './person-facts';
+import { matchTracked, reportDuplicates, reserveAccessions } from './record-matcher';
+import { References } from './references';
+import { replaceLinks, reportTaken, upsertRow } from './row-writer';
+
+interface ProjectPeople {
+  custodians: number[];
+  personnel: number[];
+  contacts: { facts: PersonFacts; field: string }[];
+}
+
+/**
+ * Sorts a project's people: a Principal_Investigator whose email belongs to a user is a local
+ * custodian, a Researcher who is a user is company personnel (the export lists both so), and
+ * everyone else is a contact.
+ */
+function sortPeople(
+  ctx: ImportContext,
+  refs: References,
+  project: ProjectInput,
+  index: number,
+): ProjectPeople | undefined {
+  if (project.contacts === undefined) return undefined;
+  const people: ProjectPeople = { custodians: [], personnel: [], contacts: [] };
+  for (const [i, person] of project.contacts.entries()) {
+    const userId = refs.userByEmail(person.email);
+    const field = `contacts[${i}]`;
+    if (userId !== undefined && person.role === 'Principal_Investigator') {
+      people.custodians.push(userId);
+    } else if (userId !== undefined && person.role === 'Researcher') {
+      people.personnel.push(userId);
+    } else {
+      people.contacts.push({ facts: personFacts(ctx, refs, person, index, field), field });
+    }
+  }
+  return people;
+}
+
+/** Upserts projects by external_id, else acronym; people and publications replaced when given. */
+export async function importProjects(ctx: ImportContext, items: ProjectInput[]): Promise<void> {
+  reportDuplicates(
+    ctx,
+    items.map((p, index) => ({
+      index,
+      keys: [
+        { field: 'acronym', value: p.acronym },
+        { field: 'name', value: p.name },
+        { field: 'external_id', value: p.external_id },
+      ],
+    })),
+  );
+  const matches = await matchTracked(
+    ctx,
+    'projects',
+    'acronym',
+    'acronym',
+    'project',
+    items.map((p, index) => ({ index, externalId: p.external_id, key: p.acronym ?? '' })),
+  );
+  await reportTaken(
+    ctx,
+    'projects',
+    'title',
+    'name',
+    items.map((p, index) => ({ index, value: p.name, ownId: matches[index].id })),
+  );
+  const refs = await References.load(ctx.manager, {
+    partners: items.flatMap((p) => affiliationRefs(p.contacts)),
+    userEmails: items.flatMap((p) => (p.contacts ?? []).flatMap((c) => (c.email ? [c.email] : []))),
+  });
+  const people = items.map((p, index) => sortPeople(ctx, refs, p, index));
+  items.forEach((p, index) =>
+    p.publications?.forEach((pub, i) => {
+      if (!pub.citation && !pub.citation_string) {
+        ctx.problem(
+          index,
+          `publications[${i}].citation`,
+          'citation or citation_string is required',
+        );
+      }
+    }),
+  );
+  ctx.throwIfProblems();
+  await reserveAccessions(
+    ctx,
+    items.flatMap((p) => (p.external_id ? [p.external_id] : [])),
+  );
+
+  const contacts = new ContactWriter(ctx);
+  for (const [index, p] of items.entries()) {
+    const match = matches[index];
+    const id = await upsertRow(
+      ctx,
+      'projects',
+      match.id,
+      {
+        acronym: p.acronym,
+        title: p.name,
+        description: p.description,
+        has_institutional_ethics_approval: p.has_institutional_ethics_approval,
+        has_national_ethics_approval: p.has_national_ethics_approval,
+        institutional_ethics_approval_notes: p.institutional_ethics_approval_notes,
+        national_ethics_approval_notes: p.national_ethics_approval_notes,
+        start_date: p.start_date,
+        end_date: p.end_date,
+        metadata: p.metadata,
+      },
+      p.external_id,
+    );
+    const sorted = people[index];
+    if (sorted !== undefined) {
+      const contactIds: number[] = [];
+      for (const c of sorted.contacts)
+        contactIds.push(await contacts.contactId(c.facts, index, c.field));
+      await replaceLinks(ctx, 'project_contacts', 'project_id', id, 'contact_id', contactIds);
+      await replaceLinks(
+        ctx,
+        'project_local_custodians',
+        'project_id',
+        id,
+        'user_id',
+        sorted.custodians,
+      );
+      await replaceLinks(
+        ctx,
+        'project_company_personnel',
+        'project_id',
+        id,
+        'user_id',
+        sorted.personnel,
+      );
+    }
+    if (p.publications !== undefined) {
+      await ctx.manager.query('DELETE FROM publications WHERE project_id = $1', [id]);
+      for (const pub of p.publications) {
+        await ctx.manager.query(
+          'INSERT INTO publications (project_id, citation, doi) VALUES ($1, $2, $3)',
+          [id, pub.citation ?? pub.citation_string, pub.doi ?? null],
+        );
+      }
+    }
+    ctx.recordWrite('project', id, match.id === null, { ...p });
+  }
+}

@@ -1,0 +1,129 @@
+import type { ImportContext } from './import-context';
+import { fold } from './import-context';
+
+/** Tables whose records carry an `ELU_I_<n>` accession, sharing one sequence. */
+export const TRACKED_TABLES = ['partners', 'cohorts', 'projects', 'datasets'] as const;
+export type TrackedTable = (typeof TRACKED_TABLES)[number];
+
+export interface MatchCandidate {
+  index: number;
+  externalId: string | null | undefined;
+  /** Natural key value (name, acronym, title). */
+  key: string;
+}
+
+export interface MatchResult {
+  /** Existing record id, or null to create. */
+  id: number | null;
+  /** The record's current accession when it exists. */
+  accession: string | null;
+}
+
+interface Row {
+  id: number;
+  elu_accession: string | null;
+  key: string;
+}
+
+/**
+ * Finds the existing record of each item: by `external_id` first, else by natural key
+ * (case-insensitive). Reports conflicts instead of guessing: a natural-key match holding a
+ * different accession, a rename onto another record's key, an accession used by another table.
+ */
+export async function matchTracked(
+  ctx: ImportContext,
+  table: TrackedTable,
+  keyColumn: string,
+  keyField: string,
+  label: string,
+  candidates: MatchCandidate[],
+): Promise<MatchResult[]> {
+  const accessions = candidates.flatMap((c) => (c.externalId ? [c.externalId] : []));
+  const keys = candidates.map((c) => fold(c.key));
+  const rows = await ctx.manager.query<Row[]>(
+    `SELECT id, elu_accession, ${keyColumn} AS key FROM ${table}
+     WHERE elu_accession = ANY($1::text[]) OR lower(${keyColumn}) = ANY($2::text[])`,
+    [accessions, keys],
+  );
+  const byAccession = new Map(rows.flatMap((r) => (r.elu_accession ? [[r.elu_accession, r]] : [])));
+  const byKey = new Map(rows.map((r) => [fold(r.key), r]));
+  const elsewhere = await accessionsUsedElsewhere(ctx, table, accessions);
+
+  return candidates.map((c) => {
+    const keyRow = byKey.get(fold(c.key));
+    const accRow = c.externalId ? byAccession.get(c.externalId) : undefined;
+    if (accRow !== undefined) {
+      if (keyRow !== undefined && keyRow.id !== accRow.id) {
+        ctx.problem(
+          c.index,
+          keyField,
+          `another ${label} (${keyRow.elu_accession ?? `id ${keyRow.id}`}) already has this ${keyField}`,
+        );
+      }
+      return { id: accRow.id, accession: accRow.elu_accession };
+    }
+    if (keyRow !== undefined) {
+      if (c.externalId && keyRow.elu_accession && keyRow.elu_accession !== c.externalId) {
+        ctx.problem(
+          c.index,
+          'external_id',
+          `${label} "${c.key}" already exists with external_id ${keyRow.elu_accession}`,
+        );
+      }
+      return { id: keyRow.id, accession: keyRow.elu_accession };
+    }
+    if (c.externalId && elsewhere.has(c.externalId)) {
+      ctx.problem(c.index, 'external_id', `${c.externalId} is already used by another record`);
+    }
+    return { id: null, accession: null };
+  });
+}
+
+async function accessionsUsedElsewhere(
+  ctx: ImportContext,
+  table: TrackedTable,
+  accessions: string[],
+): Promise<Set<string>> {
+  if (accessions.length === 0) return new Set();
+  const others = TRACKED_TABLES.filter((t) => t !== table);
+  const rows = await ctx.manager.query<{ elu_accession: string }[]>(
+    others
+      .map((t) => `SELECT elu_accession FROM ${t} WHERE elu_accession = ANY($1::text[])`)
+      .join(' UNION ALL '),
+    [accessions],
+  );
+  return new Set(rows.map((r) => r.elu_accession));
+}
+
+/**
+ * Kept incoming accessions of our own form push the shared sequence past them, so the
+ * sequence never hands the same accession out again.
+ */
+export async function reserveAccessions(ctx: ImportContext, accessions: string[]): Promise<void> {
+  const numbers = accessions.flatMap((a) => {
+    const match = /^ELU_I_(\d{1,15})$/.exec(a);
+    return match ? [Number(match[1])] : [];
+  });
+  if (numbers.length === 0) return;
+  await ctx.manager.query(
+    `SELECT setval('elu_accession_seq', GREATEST($1::bigint, (SELECT last_value FROM elu_accession_seq)))`,
+    [Math.max(...numbers)],
+  );
+}
+
+/** Reports items of one document that share a natural key or an external id. */
+export function reportDuplicates(
+  ctx: ImportContext,
+  items: { index: number; keys: { field: string; value: string | null | undefined }[] }[],
+): void {
+  const seen = new Map<string, number>();
+  for (const item of items) {
+    for (const { field, value } of item.keys) {
+      if (value === null || value === undefined) continue;
+      const key = `${field}\u0000${fold(value)}`;
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, item.index);
+      else ctx.problem(item.index, field, `duplicates item ${first} of this document`);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import type { EntityManager } from 'typeorm';
+import { fold } from './import-context';
+
+/**
+ * Batched reference lookups: one query per kind for a whole document, never one per item.
+ * A reference is an accession or a name (partners also by a unique acronym, projects by
+ * acronym); the maps are keyed by the folded reference.
+ */
+export class References {
+  private constructor(
+    private readonly partners: Map<string, number>,
+    private readonly partnerIds: Set<number>,
+    private readonly cohorts: Map<string, number>,
+    private readonly projects: Map<string, number>,
+    private readonly projectIds: Set<number>,
+    private readonly users: Map<string, number>,
+  ) {}
+
+  static async load(
+    manager: EntityManager,
+    wanted: {
+      partners?: string[];
+      partnerIds?: number[];
+      cohorts?: string[];
+      projects?: string[];
+      projectIds?: number[];
+      userEmails?: string[];
+    },
+  ): Promise<References> {
+    return new References(
+      await lookup(manager, 'partners', ['name', 'acronym'], wanted.partners ?? []),
+      await existingIds(manager, 'partners', wanted.partnerIds ?? []),
+      await lookup(manager, 'cohorts', ['name'], wanted.cohorts ?? []),
+      await lookup(manager, 'projects', ['acronym', 'title'], wanted.projects ?? []),
+      await existingIds(manager, 'projects', wanted.projectIds ?? []),
+      await usersByEmail(manager, wanted.userEmails ?? []),
+    );
+  }
+
+  partner(ref: string): number | undefined {
+    return this.partners.get(fold(ref));
+  }
+
+  hasPartnerId(id: number): boolean {
+    return this.partnerIds.has(id);
+  }
+
+  cohort(ref: string): number | undefined {
+    return this.cohorts.get(fold(ref));
+  }
+
+  project(ref: string): number | undefined {
+    return this.projects.get(fold(ref));
+  }
+
+  hasProjectId(id: number): boolean {
+    return this.projectIds.has(id);
+  }
+
+  /** The user with this email, when exactly one has it. */
+  userByEmail(email: string | null | undefined): number | undefined {
+    return email ? this.users.get(fold(email)) : undefined;
+  }
+}
+
+interface NamedRow {
+  id: number;
+  elu_accession: string | null;
+  [column: string]: string | number | null;
+}
+
+/**
+ * Accession first (exact), then each name column in order; a name shared by several records
+ * resolves to none of them (the reference is ambiguous, so it is reported as missing).
+ */
+async function lookup(
+  manager: EntityManager,
+  table: string,
+  nameColumns: string[],
+  refs: string[],
+): Promise<Map<string, number>> {
+  const result = new Map<string, number>();
+  if (refs.length === 0) return result;
+  const folded = [...new Set(refs.map(fold))];
+  const rows = await manager.query<NamedRow[]>(
+    `SELECT id, elu_accession, ${nameColumns.join(', ')} FROM ${table}
+     WHERE elu_accession = ANY($1::text[])
+        OR ${nameColumns.map((c) => `lower(${c}) = ANY($2::text[])`).join(' OR ')}`,
+    [[...new Set(refs.map((r) => r.trim()))], folded],
+  );
+  for (const ref of new Set(refs)) {
+    const byAccession = rows.find((r) => r.elu_accession === ref.trim());
+    if (byAccession) {
+      result.set(fold(ref), byAccession.id);
+      continue;
+    }
+    for (const column of nameColumns) {
+      const hits = rows.filter(
+        (r) => typeof r[column] === 'string' && fold(r[column]) === fold(ref),
+      );
+      if (hits.length === 1) {
+        result.set(fold(ref), hits[0].id);
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+async function existingIds(
+  manager: EntityManager,
+  table: string,
+  ids: number[],
+): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await manager.query<{ id: number }[]>(
+    `SELECT id FROM ${table} WHERE id = ANY($1::int[])`,
+    [ids],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+async function usersByEmail(
+  manager: EntityManager,
+  emails: string[],
+): Promise<Map<string, number>> {
+  const result = new Map<string, number>();
+  if (emails.length === 0) return result;
+  const rows = await manager.query<{ id: number; email: string }[]>(
+    `SELECT id, lower(email) AS email FROM users WHERE lower(email) = ANY($1::text[])`,
+    [[...new Set(emails.map(fold))]],
+  );
+  const counts = new Map<string, number>();
+  for (const row of rows) counts.set(row.email, (counts.get(row.email) ?? 0) + 1);
+  for (const row of rows) if (counts.get(row.email) === 1) result.set(row.email, row.id);
+  return result;
+}
