@@ -4,7 +4,13 @@ const shared = {
   testEnvironment: 'node',
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+    // jose 6 ships only ES modules, which jest on Node 20 cannot require: compile it to CommonJS.
+    '^.+/node_modules/jose/.+\\.js$': [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', target: 'ES2022' } },
+    ],
   },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
     '^@app/(errors|auth|platform)$': '<rootDir>/libs/$1/src',
