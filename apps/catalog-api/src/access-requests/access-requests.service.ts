@@ -1,0 +1,225 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { FieldProblem } from '@app/errors';
+import { BadRequestError, ValidationFailedError } from '@app/errors';
+import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { KeycloakAdminClient } from '../identity/keycloak-admin.client';
+import type { KeycloakUser } from '../identity/keycloak.types';
+import { PeopleRepository, PersonFacts } from '../identity/people.repository';
+import type { PersonDirectory, PersonRecord } from '../identity/person-directory';
+import type { Entitlement } from './entitlement';
+import { AccessChange, Outcome, RequestAccessesRepository } from './request-accesses.repository';
+import { accessRequestAccountId } from './system-account';
+
+export interface BatchCounts {
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+
+/** Time allowed for all identity-provider look-ups of one delivery (REMS gives up at 2.5 s). */
+export const WEBHOOK_IDP_BUDGET_MS = 1500;
+/** Look-ups run side by side, a few at a time. */
+const IDP_LOOKUP_CONCURRENCY = 8;
+
+/** What the catalog learns about one requesting subject before matching. */
+interface Profile {
+  /** Applied to a matched record (null fields keep what is stored). */
+  update: PersonFacts;
+  /** Used for a new contact. */
+  create: PersonFacts;
+  /** Email used to match by mail: only one the identity provider verified, when it is asked. */
+  matchEmail: string | null;
+}
+
+function utcDate(offsetDays = 0): string {
+  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}
+
+function tally(changes: AccessChange[]): BatchCounts {
+  const counts: Record<Outcome, number> = { created: 0, updated: 0, unchanged: 0 };
+  for (const change of changes) counts[change.outcome]++;
+  return counts;
+}
+
+/**
+ * Grants and revokes accesses from REMS entitlements (spec §4). A batch is all or nothing:
+ * every item is checked (accessions, identity-provider accounts, unambiguous people) and
+ * written in one transaction. Subjects are locked for the transaction, so retried and
+ * concurrent deliveries of the same entitlement end in one access.
+ */
+@Injectable()
+export class AccessRequestsService {
+  private readonly logger = new Logger(AccessRequestsService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly people: PeopleRepository,
+    private readonly accesses: RequestAccessesRepository,
+    private readonly idp: KeycloakAdminClient,
+    @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
+  ) {}
+
+  async grant(items: Entitlement[]): Promise<BatchCounts> {
+    if (items.length === 0) return { created: 0, updated: 0, unchanged: 0 };
+    await this.datasetIds(this.dataSource.manager, items);
+    const profiles = await this.profiles(items);
+    const changes = await this.dataSource.transaction(async (manager) => {
+      const datasets = await this.datasetIds(manager, items, true);
+      const subjects = items.map((item) => item.user);
+      await this.people.lockSubjects(manager, subjects);
+      const emails = [...profiles.values()].flatMap((p) => (p.matchEmail === null ? [] : [p.matchEmail]));
+      const directory = await this.people.load(manager, subjects, emails);
+      const holders = await this.resolveAll(manager, directory, items, profiles);
+      const createdById = await accessRequestAccountId(manager);
+      const today = utcDate();
+      const defaultExpiry = utcDate(this.settings.ACCESS_DEFAULT_EXPIRATION_DAYS);
+      const results: AccessChange[] = [];
+      for (const item of items) {
+        results.push(
+          await this.accesses.grant(manager, {
+            application: item.application,
+            datasetId: datasets.get(item.resource) as number,
+            subject: item.user,
+            holder: holders.get(item.user) as PersonRecord,
+            endDate: item.endDate,
+            defaultExpiry,
+            today,
+            createdById,
+          }),
+        );
+      }
+      return results;
+    });
+    const counts = tally(changes);
+    this.logger.log({ items: items.length, ...counts }, 'access request processed');
+    return counts;
+  }
+
+  async revoke(items: Entitlement[]): Promise<BatchCounts> {
+    if (items.length === 0) return { created: 0, updated: 0, unchanged: 0 };
+    const changes = await this.dataSource.transaction(async (manager) => {
+      const datasets = await this.datasetIds(manager, items, true);
+      await this.people.lockSubjects(manager, items.map((item) => item.user));
+      const today = utcDate();
+      const results: AccessChange[] = [];
+      for (const item of items) {
+        const key = { application: item.application, datasetId: datasets.get(item.resource) as number, subject: item.user };
+        results.push(await this.accesses.revoke(manager, key, today));
+      }
+      return results;
+    });
+    const counts = tally(changes);
+    this.logger.log({ items: items.length, ...counts }, 'access revocation processed');
+    return counts;
+  }
+
+  /** Dataset ids by accession; any unknown accession fails the batch naming it. */
+  private async datasetIds(
+    manager: EntityManager,
+    items: Entitlement[],
+    lock = false,
+  ): Promise<Map<string, number>> {
+    const accessions = [...new Set(items.map((item) => item.resource))];
+    const rows = await manager.query<{ id: number; elu_accession: string }[]>(
+      `SELECT id, elu_accession FROM datasets WHERE elu_accession = ANY($1::text[])
+       ${lock ? 'FOR KEY SHARE' : ''}`,
+      [accessions],
+    );
+    const ids = new Map(rows.map((row) => [row.elu_accession, row.id]));
+    const problems: FieldProblem[] = [];
+    items.forEach((item, index) => {
+      if (!ids.has(item.resource)) {
+        problems.push({ index, field: 'resource', message: `unknown dataset accession ${item.resource}` });
+      }
+    });
+    if (problems.length > 0) {
+      const unknown = [...new Set(items.filter((i) => !ids.has(i.resource)).map((i) => i.resource))];
+      throw new ValidationFailedError(problems, `Unknown dataset accession: ${unknown.join(', ')}`);
+    }
+    return ids;
+  }
+
+  /**
+   * One profile per subject: from the identity provider when it is configured (one look-up
+   * per subject, within a fixed budget), else from the request's `mail`.
+   */
+  private async profiles(items: Entitlement[]): Promise<Map<string, Profile>> {
+    const bySubject = new Map<string, Entitlement>();
+    for (const item of items) if (!bySubject.has(item.user)) bySubject.set(item.user, item);
+    const profiles = new Map<string, Profile>();
+    if (!this.idp.configured) {
+      for (const [subject, item] of bySubject) {
+        const none = { subject, firstName: null, lastName: null, email: null };
+        profiles.set(subject, { update: none, create: { ...none, email: item.mail }, matchEmail: item.mail });
+      }
+      return profiles;
+    }
+    const budget = AbortSignal.timeout(WEBHOOK_IDP_BUDGET_MS);
+    const subjects = [...bySubject.keys()];
+    const accounts = new Map<string, KeycloakUser | null>();
+    for (let i = 0; i < subjects.length; i += IDP_LOOKUP_CONCURRENCY) {
+      const slice = subjects.slice(i, i + IDP_LOOKUP_CONCURRENCY);
+      const found = await Promise.all(slice.map((s) => this.idp.getUser(s, budget)));
+      slice.forEach((subject, n) => accounts.set(subject, found[n]));
+    }
+    const problems: FieldProblem[] = [];
+    items.forEach((item, index) => {
+      if (accounts.get(item.user) === null) {
+        problems.push({ index, field: 'user', message: `unknown to the identity provider: ${item.user}` });
+      }
+    });
+    if (problems.length > 0) throw new ValidationFailedError(problems);
+    for (const [subject, account] of accounts) profiles.set(subject, profileOf(subject, account as KeycloakUser));
+    return profiles;
+  }
+
+  /** The holder of each subject's accesses, creating contacts for people the catalog lacks. */
+  private async resolveAll(
+    manager: EntityManager,
+    directory: PersonDirectory,
+    items: Entitlement[],
+    profiles: Map<string, Profile>,
+  ): Promise<Map<string, PersonRecord>> {
+    const holders = new Map<string, PersonRecord>();
+    const problems: FieldProblem[] = [];
+    for (const [index, item] of items.entries()) {
+      if (holders.has(item.user)) continue;
+      const profile = profiles.get(item.user) as Profile;
+      const resolution = directory.resolve(item.user, profile.matchEmail);
+      if (resolution.outcome === 'conflict') {
+        problems.push({ index, field: 'mail', message: resolution.reason });
+        continue;
+      }
+      let holder: PersonRecord;
+      if (resolution.outcome === 'create') {
+        holder = await this.people.createContact(manager, profile.create);
+      } else {
+        holder = (await this.people.update(manager, resolution.person, profile.update)) ?? resolution.person;
+      }
+      directory.put(holder);
+      holders.set(item.user, holder);
+    }
+    if (problems.length > 0) {
+      // Thrown inside the transaction: the rollback undoes whatever this batch already wrote.
+      throw new BadRequestError(
+        problems.length === 1 ? `Ambiguous person: ${problems[0].message}` : `Ambiguous people: ${problems.length} items`,
+        { errors: problems },
+      );
+    }
+    return holders;
+  }
+}
+
+function profileOf(subject: string, account: KeycloakUser): Profile {
+  const email = typeof account.email === 'string' && account.email.trim() !== '' ? account.email.trim() : null;
+  // An unverified address proves nothing: it neither matches nor is stored.
+  const verified = account.emailVerified === true ? email : null;
+  const facts: PersonFacts = {
+    subject,
+    firstName: typeof account.firstName === 'string' ? account.firstName : null,
+    lastName: typeof account.lastName === 'string' ? account.lastName : null,
+    email: verified,
+  };
+  return { update: facts, create: facts, matchEmail: verified };
+}

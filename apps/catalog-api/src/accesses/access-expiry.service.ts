@@ -1,0 +1,41 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ADVISORY_LOCKS } from '../common/advisory-locks';
+
+export interface ExpiryResult {
+  /** false: another replica was terminating expired accesses at the same moment. */
+  ran: boolean;
+  terminated: number;
+}
+
+/**
+ * Terminates accesses whose last day has passed (UTC; an access expiring today is still
+ * valid), noting why. Idempotent; replicas running it at once are kept apart by an advisory
+ * lock, so each access is terminated and noted once.
+ */
+@Injectable()
+export class AccessExpiryService {
+  private readonly logger = new Logger(AccessExpiryService.name);
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  async expire(): Promise<ExpiryResult> {
+    return this.dataSource.transaction(async (manager) => {
+      const [{ locked }] = await manager.query<{ locked: boolean }[]>(
+        'SELECT pg_try_advisory_xact_lock($1) AS locked',
+        [ADVISORY_LOCKS.accessExpiry],
+      );
+      if (!locked) return { ran: false, terminated: 0 };
+      const rows = await manager.query<{ id: number }[]>(
+        `UPDATE accesses SET status = 'terminated',
+           access_notes = concat_ws(E'\\n', NULLIF(access_notes, ''),
+             'Automatically terminated: expired on ' || grant_expires_on::text),
+           updated_at = now()
+         WHERE status <> 'terminated' AND grant_expires_on < (now() AT TIME ZONE 'UTC')::date
+         RETURNING id`,
+      );
+      if (rows.length > 0) this.logger.log({ terminated: rows.length }, 'expired accesses terminated');
+      return { ran: true, terminated: rows.length };
+    });
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * Postgres advisory-lock keys of the catalog, in one place so two features never share one by
+ * accident. The migration runner (731_104_001) and the test template (731_104_900) keep theirs.
+ */
+export const ADVISORY_LOCKS = {
+  /** Namespace of the two-key (namespace, hashtext(subject)) locks on one person's subject. */
+  personSubject: 731_104_101,
+  /** Held for a whole identity-provider sync: one at a time across replicas. */
+  idpSync: 731_104_102,
+  /** Held while expired accesses are terminated. */
+  accessExpiry: 731_104_103,
+} as const;

@@ -1,0 +1,99 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createRemoteJWKSet, errors, JWTPayload, jwtVerify } from 'jose';
+import { DataSource } from 'typeorm';
+import type { BearerTokenResolver, Principal } from '@app/auth';
+import { ServiceUnavailableError, UnauthorizedError } from '@app/errors';
+import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+
+/** Keycloak signs with RS256 by default; any asymmetric algorithm is fine, HMAC never is. */
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const CLOCK_TOLERANCE_SECONDS = 30;
+/** Signing keys are refetched at least this often even when every kid is known. */
+const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+interface Verifier {
+  keys: ReturnType<typeof createRemoteJWKSet>;
+  issuer: string;
+  audience: string;
+}
+
+const INVALID = 'Invalid or expired access token';
+const CHALLENGE = 'Bearer error="invalid_token"';
+
+/**
+ * Logs people in with an access token of the identity provider (`Authorization: Bearer`):
+ * signature against the realm's JWKS (cached; refetched on an unknown kid, at most once per
+ * cool-down), issuer, audience and expiry. Keycloak's refresh and ID tokens are refused by
+ * their `typ`. A token whose subject belongs to a deactivated catalog user is refused too.
+ */
+@Injectable()
+export class IdpBearerTokenResolver implements BearerTokenResolver {
+  private readonly logger = new Logger(IdpBearerTokenResolver.name);
+  private readonly verifier?: Verifier;
+
+  constructor(
+    @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
+    private readonly dataSource: DataSource,
+  ) {
+    const realmUrl = settings.idpRealmUrl;
+    const audience = settings.IDP_AUDIENCE ?? settings.IDP_CLIENT_ID;
+    if (realmUrl === undefined || audience === undefined) return;
+    this.verifier = {
+      keys: createRemoteJWKSet(new URL(`${realmUrl}/protocol/openid-connect/certs`), {
+        timeoutDuration: settings.IDP_TIMEOUT_MS,
+        cooldownDuration: settings.IDP_JWKS_COOLDOWN_MS,
+        cacheMaxAge: JWKS_MAX_AGE_MS,
+      }),
+      issuer: settings.IDP_ISSUER ?? realmUrl,
+      audience,
+    };
+  }
+
+  async resolve(token: string): Promise<Principal | null> {
+    if (this.verifier === undefined) {
+      throw new UnauthorizedError('Access tokens are not accepted: no identity provider is configured');
+    }
+    const payload = await this.verify(this.verifier, token);
+    const subject = payload.sub;
+    if (typeof subject !== 'string' || subject === '') throw new UnauthorizedError(INVALID, CHALLENGE);
+    if (payload.typ !== undefined && payload.typ !== 'Bearer') throw new UnauthorizedError(INVALID, CHALLENGE);
+    const rows = await this.dataSource.query<{ is_active: boolean }[]>(
+      'SELECT is_active FROM users WHERE oidc_id = $1',
+      [subject],
+    );
+    if (rows.length > 0 && !rows[0].is_active) throw new UnauthorizedError(INVALID, CHALLENGE);
+    const username = typeof payload.preferred_username === 'string' ? payload.preferred_username : subject;
+    return { kind: 'bearer', id: subject, name: username, canWrite: false };
+  }
+
+  private async verify(verifier: Verifier, token: string): Promise<JWTPayload> {
+    try {
+      const { payload } = await jwtVerify(token, verifier.keys, {
+        issuer: verifier.issuer,
+        audience: verifier.audience,
+        algorithms: ALGORITHMS,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: ['exp', 'sub'],
+      });
+      return payload;
+    } catch (error) {
+      if (keysUnavailable(error)) {
+        this.logger.warn({ err: error }, 'identity-provider signing keys unavailable');
+        throw new ServiceUnavailableError('Identity provider unavailable', {
+          reason: 'signing keys could not be fetched',
+        });
+      }
+      throw new UnauthorizedError(INVALID, CHALLENGE);
+    }
+  }
+}
+
+/**
+ * Fetching the key set failed (network, time-out, bad answer) as opposed to the token being
+ * bad: jose raises its generic JOSEError or a plain fetch error for the former.
+ */
+function keysUnavailable(error: unknown): boolean {
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) return true;
+  if (!(error instanceof errors.JOSEError)) return true;
+  return error.code === 'ERR_JOSE_GENERIC';
+}

@@ -1,0 +1,16 @@
+import { Controller, HttpCode, Post } from '@nestjs/common';
+import { RequireKinds } from '@app/auth';
+import { IdpSyncService, SyncCounts } from './idp-sync.service';
+
+@Controller('api/idp')
+export class IdpSyncController {
+  constructor(private readonly sync: IdpSyncService) {}
+
+  /** Runs the synchronisation now and answers with its counts (spec §4). */
+  @Post('force')
+  @HttpCode(200)
+  @RequireKinds('global')
+  async force(): Promise<{ status: 'Success' } & SyncCounts> {
+    return { status: 'Success', ...(await this.sync.run()) };
+  }
+}

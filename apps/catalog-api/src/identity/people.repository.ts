@@ -1,0 +1,121 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ADVISORY_LOCKS } from '../common/advisory-locks';
+import { PersonDirectory, PersonKind, PersonRecord } from './person-directory';
+
+/** What the identity provider (or an access request) says about a person. */
+export interface PersonFacts {
+  subject: string;
+  /** null: unknown, keep what is stored. */
+  firstName: string | null;
+  lastName: string | null;
+  email: string | null;
+}
+
+/** The columns' sizes: longer identity-provider values are cut rather than failing the write. */
+const NAME_MAX = 150;
+const EMAIL_MAX = 254;
+
+interface PersonRow {
+  kind: PersonKind;
+  id: number;
+  oidc_id: string | null;
+  email: string | null;
+  first_name: string;
+  last_name: string;
+}
+
+const TABLE: Record<PersonKind, string> = { user: 'users', contact: 'contacts' };
+
+/**
+ * Reads and writes the people (users and contacts) that person matching works on. Meant to run
+ * inside the caller's transaction: `lockSubjects` first, then `load`, so that two deliveries
+ * about the same person are handled one after the other and each sees the other's result.
+ */
+@Injectable()
+export class PeopleRepository {
+  /**
+   * Transaction-scoped advisory locks on these subjects, taken in sorted order so two batches
+   * naming the same people cannot deadlock.
+   */
+  async lockSubjects(manager: EntityManager, subjects: Iterable<string>): Promise<void> {
+    const sorted = [...new Set(subjects)].sort();
+    if (sorted.length === 0) return;
+    // The sorted subquery feeds the aggregate in order, so the locks are taken in that order.
+    await manager.query(
+      `SELECT count(pg_advisory_xact_lock($1::int, hashtext(s)))
+       FROM (SELECT s FROM unnest($2::text[]) AS s ORDER BY s) AS ordered`,
+      [ADVISORY_LOCKS.personSubject, sorted],
+    );
+  }
+
+  /** Every user and contact with one of these subjects or (case-insensitively) emails. */
+  async load(manager: EntityManager, subjects: string[], emails: string[]): Promise<PersonDirectory> {
+    const lowered = [...new Set(emails.map((e) => e.trim().toLowerCase()))];
+    const select = (kind: PersonKind) =>
+      `SELECT '${kind}' AS kind, id, oidc_id, email, first_name, last_name FROM ${TABLE[kind]}
+       WHERE oidc_id = ANY($1::text[]) OR lower(btrim(email)) = ANY($2::text[])`;
+    const rows = await manager.query<PersonRow[]>(
+      `${select('user')} UNION ALL ${select('contact')}`,
+      [subjects, lowered],
+    );
+    return new PersonDirectory(rows.map(toRecord));
+  }
+
+  /**
+   * Brings a matched record in line with the facts (names and email only where known) and
+   * sets its subject. Returns the updated record, or null when nothing changed.
+   */
+  async update(manager: EntityManager, person: PersonRecord, facts: PersonFacts): Promise<PersonRecord | null> {
+    const next: PersonRecord = {
+      ...person,
+      oidcId: facts.subject,
+      firstName: facts.firstName === null ? person.firstName : cut(facts.firstName, NAME_MAX),
+      lastName: facts.lastName === null ? person.lastName : cut(facts.lastName, NAME_MAX),
+      email: facts.email === null ? person.email : cut(facts.email, EMAIL_MAX),
+    };
+    if (
+      next.oidcId === person.oidcId &&
+      next.firstName === person.firstName &&
+      next.lastName === person.lastName &&
+      next.email === person.email
+    ) {
+      return null;
+    }
+    await manager.query(
+      `UPDATE ${TABLE[person.kind]} SET oidc_id = $2, first_name = $3, last_name = $4, email = $5,
+         updated_at = now() WHERE id = $1`,
+      [person.id, next.oidcId, next.firstName, next.lastName, next.email],
+    );
+    return next;
+  }
+
+  /** A new contact of type Other for a person the catalog did not know. */
+  async createContact(manager: EntityManager, facts: PersonFacts): Promise<PersonRecord> {
+    const firstName = cut(facts.firstName ?? '', NAME_MAX);
+    const lastName = cut(facts.lastName ?? '', NAME_MAX);
+    const email = facts.email === null ? null : cut(facts.email, EMAIL_MAX);
+    const rows = await manager.query<{ id: number }[]>(
+      `INSERT INTO contacts (first_name, last_name, email, oidc_id, type)
+       VALUES ($1, $2, $3, $4, 'Other') RETURNING id`,
+      [firstName, lastName, email, facts.subject],
+    );
+    return { kind: 'contact', id: rows[0].id, oidcId: facts.subject, email, firstName, lastName };
+  }
+}
+
+function toRecord(row: PersonRow): PersonRecord {
+  return {
+    kind: row.kind,
+    id: row.id,
+    oidcId: row.oidc_id,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+  };
+}
+
+function cut(value: string, max: number): string {
+  const trimmed = value.trim();
+  return trimmed.length > max ? trimmed.slice(0, max) : trimmed;
+}
