@@ -1,8 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { configureHttpApp } from '@app/platform';
+import { configureHttpApp, setupOpenApi, useHttpMetrics } from '@app/platform';
 import { CatalogAppModule } from './app.module';
 import type { CatalogSettings } from './config/catalog.settings';
+
+/** Version of the HTTP contract (spec/catalog-api.md) shown in the OpenAPI document. */
+const CATALOG_API_VERSION = '1.0.0';
 
 /** Builds the configured app without listening: shared by main.ts and the e2e tests. */
 export async function createCatalogApp(settings: CatalogSettings): Promise<NestExpressApplication> {
@@ -10,9 +13,12 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
     bufferLogs: true,
     bodyParser: false,
   });
+  // First, so requests refused before routing (413, 415) are counted too.
+  useHttpMetrics(app);
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     textBodyRoutes: [/^\/api\/admin\/terms\/[^/]+$/],
   });
+  setupOpenApi(app, { title: 'Catalog API', version: CATALOG_API_VERSION, path: 'api/docs' });
   return app;
 }
