@@ -1,12 +1,15 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AuthModule } from '@app/auth';
+import { ScheduleModule } from '@nestjs/schedule';
+import { AuthModule, BEARER_TOKEN_RESOLVER } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
 import { CatalogKeyResolver } from './auth/catalog-key.resolver';
+import { CatalogIntegrationsModule } from './catalog-integrations.module';
 import { CatalogReadModule } from './catalog-read.module';
 import { CatalogWriteModule } from './catalog-write.module';
 import { CatalogSettings } from './config/catalog.settings';
 import { SettingsModule } from './config/settings.module';
 import { DatabaseModule } from './database/database.module';
+import { IdpBearerTokenResolver } from './identity/idp-bearer-token.resolver';
 import { CatalogHealthModule } from './health/catalog-health.module';
 import { TermsModule } from './terms/terms.module';
 
@@ -20,11 +23,19 @@ export class CatalogAppModule {
         LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
         MetricsModule.forRoot({ app: 'catalog-api' }),
         DatabaseModule,
-        AuthModule.forRoot({ resolver: CatalogKeyResolver }),
+        ScheduleModule.forRoot(),
+        AuthModule.forRoot({
+          resolver: CatalogKeyResolver,
+          providers: [
+            IdpBearerTokenResolver,
+            { provide: BEARER_TOKEN_RESOLVER, useExisting: IdpBearerTokenResolver },
+          ],
+        }),
         CatalogHealthModule,
         CatalogReadModule,
         TermsModule,
         CatalogWriteModule,
+        CatalogIntegrationsModule,
       ],
     };
   }
