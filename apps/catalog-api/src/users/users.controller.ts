@@ -1,6 +1,6 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { CurrentPrincipal, Principal, RequireKinds } from '@app/auth';
+import { AllowBearer, CurrentPrincipal, Principal, RequireKinds } from '@app/auth';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { viewerIdentity } from '../permissions/viewer';
 
@@ -17,7 +17,8 @@ export class UsersController {
 
   /** Active users for pickers; `text` falls back to the username when there is no name. */
   @Get()
-  @RequireKinds('global', 'user')
+  @RequireKinds('global', 'user', 'bearer')
+  @AllowBearer()
   async list(
     @Req() req: Request,
     @Res() res: Response,
