@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { configureHttpApp, setupOpenApi, useHttpMetrics } from '@app/platform';
+import { configureHttpApp, createHttpAdapter, setupOpenApi, useHttpMetrics } from '@app/platform';
 import { CatalogAppModule } from './app.module';
 import type { CatalogSettings } from './config/catalog.settings';
 
@@ -9,10 +9,14 @@ const CATALOG_API_VERSION = '1.0.0';
 
 /** Builds the configured app without listening: shared by main.ts and the e2e tests. */
 export async function createCatalogApp(settings: CatalogSettings): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(CatalogAppModule.forRoot(settings), {
-    bufferLogs: true,
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    CatalogAppModule.forRoot(settings),
+    createHttpAdapter(),
+    {
+      bufferLogs: true,
+      bodyParser: false,
+    },
+  );
   // First, so requests refused before routing (413, 415) are counted too.
   useHttpMetrics(app);
   configureHttpApp(app, {

@@ -1,7 +1,7 @@
 import { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { configureHttpApp, setupOpenApi, useHttpMetrics } from '@app/platform';
+import { configureHttpApp, createHttpAdapter, setupOpenApi, useHttpMetrics } from '@app/platform';
 import type { ProvisionerSettings } from './config/provisioner.settings';
 import { ProvisionerApiModule } from './api.module';
 import { PROVISIONER_VERSION } from './imports/provisioner-version';
@@ -12,7 +12,7 @@ async function create(
   module: DynamicModule,
   settings: ProvisionerSettings,
 ): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(module, {
+  const app = await NestFactory.create<NestExpressApplication>(module, createHttpAdapter(), {
     bufferLogs: true,
     bodyParser: false,
   });
@@ -37,5 +37,8 @@ export async function createProvisionerApiApp(
 export function createProvisionerWorkerApp(
   settings: ProvisionerSettings,
 ): Promise<NestExpressApplication> {
-  return create(ProvisionerWorkerModule.forRoot(settings, configureQueueBackend(settings)), settings);
+  return create(
+    ProvisionerWorkerModule.forRoot(settings, configureQueueBackend(settings)),
+    settings,
+  );
 }

@@ -1,5 +1,5 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { json, NextFunction, Request, RequestHandler, Response, text } from 'express';
+import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
+import express, { json, NextFunction, Request, RequestHandler, Response, text } from 'express';
 import { Logger } from 'nestjs-pino';
 import { requestId } from './logging.module';
 import {
@@ -48,9 +48,19 @@ function withOurErrors(parser: RequestHandler): RequestHandler {
 }
 
 /**
+ * The Express instance both apps run on. Strict routing must be set before anything creates
+ * the router, so the app is made here: `/api/datasets/` is then a 404, not an alias.
+ */
+export function createHttpAdapter(): ExpressAdapter {
+  const instance = express();
+  instance.set('strict routing', true);
+  return new ExpressAdapter(instance);
+}
+
+/**
  * Everything both apps do to their HTTP layer, in one place: JSON logs, body limits, the
  * error envelope for every error (the framework's too), validation, graceful shutdown.
- * Create the app with `{ bufferLogs: true, bodyParser: false }` before calling this.
+ * Create the app on `createHttpAdapter()` with `{ bufferLogs: true, bodyParser: false }`.
  */
 export function configureHttpApp(app: NestExpressApplication, options: HttpAppOptions): void {
   app.useLogger(app.get(Logger));
