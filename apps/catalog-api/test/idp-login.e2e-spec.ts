@@ -1,0 +1,131 @@
+import request from 'supertest';
+import { generateKeyPair } from 'jose';
+import { hashApiKey } from '@app/auth';
+import { TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
+import { FakeKeycloak } from './support/fake-keycloak';
+import { addUser, IntegrationApp, startIntegrationApp } from './support/integration-fixture';
+
+const USER_KEY = 'login-test-user-key-0123456789abcdef';
+const ENDPOINT_KEY = 'e'.repeat(64);
+
+describe('GET /api/users with an identity-provider access token', () => {
+  let kc: FakeKeycloak;
+  let t: IntegrationApp;
+
+  beforeAll(async () => {
+    kc = await new FakeKeycloak().start();
+    t = await startIntegrationApp({
+      IDP_URL: kc.url,
+      IDP_REALM: kc.realm,
+      IDP_AUDIENCE: 'catalog',
+      // Every unknown kid may trigger a refetch, so rotation is visible at once in the tests.
+      IDP_JWKS_COOLDOWN_MS: '0',
+      IDP_TIMEOUT_MS: '1000',
+    });
+    await addUser(t.dataSource, 'ada', { firstName: 'Ada', lastName: 'Lovelace', apiKeyHash: hashApiKey(USER_KEY) });
+    await addUser(t.dataSource, 'gone', { oidcId: 'sub-gone', active: false });
+    await t.dataSource.query(
+      `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Catalog', 'https://x/\${entity_id}', $1)`,
+      [hashApiKey(ENDPOINT_KEY)],
+    );
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await kc?.stop();
+  });
+
+  const users = (token?: string) => {
+    const req = request(t.server).get('/api/users');
+    return token === undefined ? req : req.set('Authorization', `Bearer ${token}`);
+  };
+
+  it('accepts a valid token and lists active users', async () => {
+    const res = await users(await kc.accessToken()).expect(200);
+    expect(res.body.results).toEqual([{ id: expect.any(Number), text: 'Ada Lovelace' }]);
+  });
+
+  it('still accepts the global key and user keys', async () => {
+    await request(t.server).get('/api/users').set('X-API-Key', TEST_GLOBAL_KEY).expect(200);
+    await request(t.server).get('/api/users').set('X-API-Key', USER_KEY).expect(200);
+  });
+
+  it('refuses an endpoint key with 403 and no credentials with 401', async () => {
+    await request(t.server).get('/api/users').set('X-API-Key', ENDPOINT_KEY).expect(403);
+    const res = await users().expect(401);
+    expect(res.body.description).toBe('API key required');
+  });
+
+  it('refuses an expired token', async () => {
+    const res = await users(await kc.accessToken({}, { expiresInSeconds: -3600 })).expect(401);
+    expect(res.body).toEqual({ status: 'Error', description: 'Invalid or expired access token', more: {} });
+    expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  });
+
+  it('refuses a token for another audience or from another issuer', async () => {
+    await users(await kc.accessToken({ aud: 'account' })).expect(401);
+    await users(await kc.accessToken({ iss: `${kc.url}/realms/other` })).expect(401);
+  });
+
+  it('refuses a token whose signature does not verify', async () => {
+    const { privateKey } = await generateKeyPair('RS256');
+    // Names a published kid but is signed by a key nobody published.
+    await users(await kc.accessToken({}, { privateKey })).expect(401);
+    const valid = await kc.accessToken();
+    const [header, payload] = valid.split('.');
+    const forged = `${header}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'admin' })).toString('base64url')}.${valid.split('.')[2]}`;
+    await users(forged).expect(401);
+  });
+
+  it('refuses refresh and ID tokens, and garbage', async () => {
+    await users(await kc.accessToken({ typ: 'Refresh' })).expect(401);
+    await users(await kc.accessToken({ typ: 'ID' })).expect(401);
+    await users('not.a.jwt').expect(401);
+  });
+
+  it('refuses the token of a deactivated catalog user', async () => {
+    await users(await kc.accessToken({ sub: 'sub-gone' })).expect(401);
+  });
+
+  it('refetches the key set for an unknown kid: rejects while unpublished, accepts once rotated in', async () => {
+    await users(await kc.accessToken()).expect(200);
+    const kid = await kc.addSigningKey({ publish: false });
+    const fetchesBefore = kc.requests.certs;
+    await users(await kc.accessToken({}, { kid })).expect(401);
+    expect(kc.requests.certs).toBe(fetchesBefore + 1);
+    kc.publish(kid);
+    await users(await kc.accessToken({}, { kid })).expect(200);
+    expect(kc.requests.certs).toBe(fetchesBefore + 2);
+    // Known kids are served from the cache.
+    await users(await kc.accessToken({}, { kid })).expect(200);
+    expect(kc.requests.certs).toBe(fetchesBefore + 2);
+  });
+
+  it('does not accept bearer tokens on routes that take only API keys', async () => {
+    const res = await request(t.server)
+      .get('/api/datasets')
+      .set('Authorization', `Bearer ${await kc.accessToken()}`)
+      .expect(401);
+    expect(res.body.description).toBe('API key required');
+  });
+});
+
+describe('bearer login while the identity provider is unreachable', () => {
+  it('answers 503 when the signing keys cannot be fetched', async () => {
+    const kc = await new FakeKeycloak().start();
+    const token = await kc.accessToken();
+    const t = await startIntegrationApp({
+      IDP_URL: kc.url,
+      IDP_REALM: kc.realm,
+      IDP_AUDIENCE: 'catalog',
+      IDP_TIMEOUT_MS: '500',
+    });
+    try {
+      await kc.down();
+      const res = await request(t.server).get('/api/users').set('Authorization', `Bearer ${token}`).expect(503);
+      expect(res.body.description).toBe('Identity provider unavailable');
+    } finally {
+      await t.close();
+    }
+  });
+});
