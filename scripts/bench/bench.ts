@@ -1,0 +1,108 @@
+// `npm run bench [-- --only catalog|terms|imports|diff] [--quick] [--no-build]`: measures each
+// figure as a ratio against a physical limit in the same run and writes docs/benchmarks.md.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { postgresVersion } from './lib/bench-database';
+import type { BenchContext } from './lib/context';
+import { buildApp, ROOT } from './lib/processes';
+import { machineDescription, SuiteReport, writeReport } from './lib/report';
+import { catalogBench } from './suites/catalog.bench';
+import { diffBench } from './suites/diff.bench';
+import { importsBench } from './suites/imports.bench';
+import { termsBench } from './suites/terms.bench';
+
+interface Suite {
+  name: string;
+  needs: ('catalog-api' | 'provisioner')[];
+  run(ctx: BenchContext): Promise<SuiteReport>;
+}
+
+const SUITES: Suite[] = [
+  { name: 'catalog', needs: ['catalog-api'], run: catalogBench },
+  { name: 'terms', needs: ['catalog-api'], run: termsBench },
+  { name: 'imports', needs: ['provisioner'], run: importsBench },
+  { name: 'diff', needs: ['provisioner'], run: diffBench },
+];
+
+function parseArgs(argv: string[]) {
+  let only: string[] | undefined;
+  let quick = false;
+  let build = true;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--quick') quick = true;
+    else if (arg === '--no-build') build = false;
+    else if (arg === '--only' || arg.startsWith('--only=')) {
+      const value = arg.includes('=') ? arg.slice('--only='.length) : argv[++i];
+      only = (value ?? '').split(',').filter(Boolean);
+      const unknown = only.filter((name) => !SUITES.some((s) => s.name === name));
+      if (only.length === 0 || unknown.length > 0) {
+        throw new Error(`--only takes ${SUITES.map((s) => s.name).join('|')} (comma-separated)`);
+      }
+    } else throw new Error(`unknown argument ${arg}`);
+  }
+  return { only, quick, build };
+}
+
+function redisVersion(): string {
+  const out = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  return /v=(\S+)/.exec(out.stdout ?? '')?.[1] ?? 'not installed';
+}
+
+const HEADER = `# Benchmarks
+
+Written by \`npm run bench\` (\`-- --only catalog|terms|imports|diff\`, \`--quick\` for a smoke run).
+Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
+\`cp -r\` + \`sync\`), so a busy machine lowers both and the ratio stays meaningful. Each section
+says when and on what machine it was measured; sections are replaced one at a time.`;
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const suites = SUITES.filter((s) => !options.only || options.only.includes(s.name));
+  if (options.build) {
+    for (const app of new Set(suites.flatMap((s) => s.needs))) buildApp(app);
+  }
+  mkdirSync(join(ROOT, '.bench'), { recursive: true });
+  const tempDir = mkdtempSync(join(ROOT, '.bench', 'run-'));
+  const ctx: BenchContext = {
+    quick: options.quick,
+    tempDir,
+    log: (message) => process.stdout.write(`[bench] ${message}\n`),
+  };
+  const machine = machineDescription(await postgresVersion(), redisVersion());
+  const reports: SuiteReport[] = [];
+  const failures: string[] = [];
+  try {
+    for (const suite of suites) {
+      const started = Date.now();
+      ctx.log(`${suite.name}…`);
+      try {
+        const report = await suite.run(ctx);
+        report.markdown = `${report.markdown.trim()}\n\nMachine:\n${machine}\nDuration of this section: ${Math.round((Date.now() - started) / 1000)} s.`;
+        reports.push(report);
+        ctx.log(`${suite.name}: ${report.targetsMet ? 'targets met' : 'TARGET MISSED'} (${Math.round((Date.now() - started) / 1000)} s)`);
+      } catch (error) {
+        failures.push(suite.name);
+        ctx.log(`${suite.name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      }
+    }
+  } finally {
+    rmSync(tempDir, { recursive: true, force: true });
+  }
+  if (!options.quick) {
+    writeReport(join(ROOT, 'docs/benchmarks.md'), HEADER, reports, SUITES.map((s) => s.name));
+    ctx.log('written to docs/benchmarks.md');
+  } else {
+    for (const report of reports) process.stdout.write(`\n${report.markdown}\n`);
+  }
+  if (failures.length > 0) {
+    ctx.log(`suites that could not run: ${failures.join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

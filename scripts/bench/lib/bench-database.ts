@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/** The Postgres server the benchmarks create their own databases on (never an existing one). */
+export function benchServerUrl(): string {
+  const configured = process.env.BENCH_POSTGRES_URL;
+  if (configured) return configured.replace(/\/+$/, '');
+  return 'postgres://postgres@127.0.0.1:5432';
+}
+
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A new empty database named bench_<kind>_<random>, dropped by `drop()`. */
+export async function createBenchDatabase(kind: string): Promise<BenchDatabase> {
+  const server = benchServerUrl();
+  const name = `bench_${kind}_${randomBytes(4).toString('hex')}`;
+  await withClient(`${server}/postgres`, (c) => c.query(`CREATE DATABASE "${name}"`));
+  return {
+    name,
+    url: `${server}/${name}`,
+    drop: () =>
+      withClient(`${server}/postgres`, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+        () => undefined,
+      ),
+  };
+}
+
+export async function postgresVersion(): Promise<string> {
+  return withClient(`${benchServerUrl()}/postgres`, async (c) => {
+    const { rows } = await c.query<{ v: string }>('SELECT current_setting(\'server_version\') AS v');
+    return rows[0]?.v ?? 'unknown';
+  });
+}

@@ -1,0 +1,8 @@
+/** What every suite gets from the runner. */
+export interface BenchContext {
+  /** Smaller data and shorter runs: a smoke test of the benchmark itself, not a figure. */
+  quick: boolean;
+  /** A private temporary directory under .bench/, removed at the end. */
+  tempDir: string;
+  log(message: string): void;
+}

@@ -1,0 +1,71 @@
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stopChild } from './processes';
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  /** Transport errors, time-outs and non-2xx answers: any of them invalidates the figure. */
+  failures: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  headers?: Record<string, string>;
+  paths?: string[];
+  connections: number;
+  durationSeconds: number;
+}
+
+export async function measure(options: LoadOptions): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    headers: options.headers,
+    requests: options.paths?.map((path) => ({ method: 'GET', path })),
+    timeout: 30,
+  });
+  return {
+    requestsPerSecond: result.requests.total / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    failures: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+/** One GET timed from the client side; the body is read to the end. */
+export async function timeGet(url: string, headers: Record<string, string> = {}) {
+  const started = performance.now();
+  const res = await fetch(url, { headers });
+  const body = Buffer.from(await res.arrayBuffer());
+  return { ms: performance.now() - started, status: res.status, body, contentType: res.headers.get('content-type') ?? '' };
+}
+
+export interface CeilingServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the bare server of lib/ceiling-server.mjs serving `body` (written under `tempDir`). */
+export async function startCeiling(tempDir: string, body: Buffer, contentType: string): Promise<CeilingServer> {
+  const file = join(tempDir, `ceiling-${process.pid}-${Date.now()}.json`);
+  writeFileSync(file, body);
+  const child = spawn(process.execPath, [join(__dirname, 'ceiling-server.mjs'), file, contentType], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error('ceiling server did not start')), 10_000);
+    child.stdout.once('data', (chunk: Buffer) => {
+      clearTimeout(timer);
+      done(Number(chunk.toString().trim()));
+    });
+    child.once('exit', (code) => fail(new Error(`ceiling server exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
+}

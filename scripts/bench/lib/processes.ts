@@ -1,0 +1,113 @@
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, relative, resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '../../..');
+/**
+ * The benchmarks build into .bench/dist, not dist/: the same Nest CLI build with the app's own
+ * tsconfig, only another output directory, so a concurrent `npm run build` cannot swap files
+ * under a running benchmark (and the benchmark cannot disturb a running `npm start`).
+ */
+const BUILD_DIR = join(ROOT, '.bench/dist');
+export const CATALOG_DIST = join(BUILD_DIR, 'catalog-api/apps/catalog-api/src');
+export const PROVISIONER_DIST = join(BUILD_DIR, 'provisioner/apps/provisioner/src');
+
+/** A free TCP port on the loopback interface. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** Builds one app with the Nest CLI, as `npm run build` does, into .bench/dist/<app>. */
+export function buildApp(app: 'catalog-api' | 'provisioner'): void {
+  mkdirSync(BUILD_DIR, { recursive: true });
+  const tsconfig = join(BUILD_DIR, `tsconfig.${app}.json`);
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({ extends: `../../apps/${app}/tsconfig.app.json`, compilerOptions: { outDir: `./${app}` } }),
+  );
+  const result = spawnSync('npx', ['nest', 'build', app, '--path', relative(ROOT, tsconfig)], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`nest build ${app} failed (${result.status})`);
+}
+
+export function requireBuilt(path: string): string {
+  if (!existsSync(path)) throw new Error(`${path} is missing: drop --no-build`);
+  return path;
+}
+
+/** Runs a built script to completion (migrations, loaders); throws with its stderr on failure. */
+export function runScript(script: string, env: NodeJS.ProcessEnv): string {
+  const out = spawnSync(process.execPath, [requireBuilt(script)], { cwd: ROOT, env, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`${script} exited ${out.status}:\n${out.stderr}`);
+  return out.stdout;
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Milliseconds from spawn until the readiness URL answered 2xx. */
+  readyAfterMs: number;
+  stop(): Promise<void>;
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+    await res.arrayBuffer();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Ends a child we started: SIGTERM, then SIGKILL after a grace period. */
+export function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * Starts `node <script>` with `env` and waits (bounded) until `readyUrl` answers. Output goes to
+ * the parent's stderr so a crash is visible; LOG_LEVEL=warn keeps request logs out of the way.
+ */
+export async function startNodeProcess(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  readyUrl: string,
+  timeoutMs = 60_000,
+): Promise<RunningProcess> {
+  const started = performance.now();
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the measured process.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, requireBuilt(script)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const deadline = Date.now() + timeoutMs;
+  while (!(await answers(readyUrl))) {
+    if (child.exitCode !== null) throw new Error(`${script} exited (${child.exitCode}) before it was ready`);
+    if (Date.now() > deadline) {
+      await stopChild(child);
+      throw new Error(`${script} not ready within ${timeoutMs / 1000} s`);
+    }
+    await sleep(50);
+  }
+  return { child, readyAfterMs: performance.now() - started, stop: () => stopChild(child) };
+}

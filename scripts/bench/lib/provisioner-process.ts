@@ -1,0 +1,44 @@
+import { join } from 'node:path';
+import { freePort, PROVISIONER_DIST, RunningProcess, startNodeProcess } from './processes';
+
+export const BENCH_WRITE_KEY = 'bench-provisioner-write-key-0123456789abcdef';
+
+export interface ProvisionerEnvOptions {
+  redisUrl: string;
+  dropzone: string;
+  storage: string;
+  extra?: NodeJS.ProcessEnv;
+}
+
+export function provisionerEnv(options: ProvisionerEnvOptions): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    REDIS_URL: options.redisUrl,
+    QUEUE_PREFIX: 'bench',
+    PROVISIONER_API_KEY: BENCH_WRITE_KEY,
+    STORAGE_ROOT: options.storage,
+    SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: options.dropzone }]),
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    ...options.extra,
+  };
+}
+
+/** The built provisioner API (node dist/…/main.js) on a free loopback port. */
+export async function startProvisionerApi(env: NodeJS.ProcessEnv): Promise<RunningProcess & { url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const running = await startNodeProcess(join(PROVISIONER_DIST, 'main.js'), { ...env, PORT: String(port) }, `${url}/health/ready`);
+  return { ...running, url };
+}
+
+/** A built worker process (node dist/…/worker.js); its health port is free and loopback-only. */
+export async function startWorker(env: NodeJS.ProcessEnv): Promise<RunningProcess> {
+  const port = await freePort();
+  return startNodeProcess(
+    join(PROVISIONER_DIST, 'worker.js'),
+    { ...env, WORKER_HEALTH_PORT: String(port) },
+    `http://127.0.0.1:${port}/health/ready`,
+  );
+}

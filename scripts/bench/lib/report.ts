@@ -1,0 +1,49 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+
+/** One suite's part of docs/benchmarks.md: markdown, plus whether every target was met. */
+export interface SuiteReport {
+  name: string;
+  title: string;
+  markdown: string;
+  targetsMet: boolean;
+}
+
+export function machineDescription(postgres: string, redis: string): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  return [
+    `- Date: ${new Date().toISOString()}`,
+    `- CPU: ${cpus().length} × ${cpu} (nproc ${cpus().length}, shared with other work on the machine)`,
+    `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `- Node.js ${process.version}, PostgreSQL ${postgres}, Redis ${redis}`,
+    `- Platform: ${process.platform} ${process.arch}`,
+  ].join('\n');
+}
+
+export function table(header: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export const fmt = (value: number, digits = 1) =>
+  Number.isFinite(value) ? value.toFixed(digits) : String(value);
+
+export const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
+
+const begin = (name: string) => `<!-- bench:${name} -->`;
+const end = (name: string) => `<!-- /bench:${name} -->`;
+
+/**
+ * Writes the report. A suite run replaces only its own section, so `--only terms` keeps the
+ * catalog figures of an earlier run (each section carries its own date).
+ */
+export function writeReport(path: string, header: string, reports: SuiteReport[], order: string[]): void {
+  const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const sections = order.map((name) => {
+    const fresh = reports.find((r) => r.name === name);
+    if (fresh) return `${begin(name)}\n${fresh.markdown.trim()}\n${end(name)}`;
+    const match = previous.match(new RegExp(`${begin(name)}[\\s\\S]*?${end(name)}`));
+    return match ? match[0] : `${begin(name)}\n_Not run yet._\n${end(name)}`;
+  });
+  writeFileSync(path, `${header.trim()}\n\n${sections.join('\n\n')}\n`);
+}
