@@ -1,14 +1,26 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ApiErrorResponses } from '@app/platform';
 import { ImportRecord } from '../imports/import-record';
 import { ListBody } from '../submissions/submissions.service';
 import { DatasetsQuery, ImportDatasetBody } from './datasets.dto';
 import { DatasetDiffView, DatasetsService, DatasetView } from './datasets.service';
 
+@ApiTags('datasets')
+@ApiParam({ name: 'srcsys', description: 'A configured source (SOURCES), e.g. dropzone' })
 @Controller('datasets/:srcsys')
 export class DatasetsController {
   constructor(private readonly datasets: DatasetsService) {}
 
+  @ApiOperation({ summary: 'Datasets of the source' })
+  @ApiQuery({
+    name: 'submission',
+    required: false,
+    description: 'Only datasets of this submission ref',
+  })
+  @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
+  @ApiErrorResponses(404)
   @Get()
   list(
     @Param('srcsys') srcsys: string,
@@ -17,6 +29,16 @@ export class DatasetsController {
     return this.datasets.list(srcsys, query.submission);
   }
 
+  @ApiOperation({
+    summary: 'Datasets of eligible submissions not in storage, each with `ready` and `reason`',
+  })
+  @ApiQuery({
+    name: 'submission',
+    required: false,
+    description: 'Only datasets of this submission ref',
+  })
+  @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
+  @ApiErrorResponses(404)
   @Get('diff')
   diff(
     @Param('srcsys') srcsys: string,
@@ -25,6 +47,18 @@ export class DatasetsController {
     return this.datasets.diff(srcsys, query.submission);
   }
 
+  @ApiOperation({ summary: 'Queue the copy of a dataset into data/raw/<dataset_id>/' })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['dataset_id'],
+      additionalProperties: false,
+      properties: { dataset_id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' } },
+    },
+  })
+  @ApiResponse({ status: 202, description: 'Queued: the import record' })
+  @ApiResponse({ status: 200, description: 'Already imported: the import record' })
+  @ApiErrorResponses(404, 409)
   @Post('import')
   async import(
     @Param('srcsys') srcsys: string,

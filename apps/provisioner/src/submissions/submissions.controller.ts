@@ -1,23 +1,45 @@
 import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ApiErrorResponses } from '@app/platform';
 import { ImportRecord } from '../imports/import-record';
 import { ImportSubmissionBody } from './submissions.dto';
 import { ListBody, SubmissionsService, SubmissionView } from './submissions.service';
 
+@ApiTags('submissions')
+@ApiParam({ name: 'srcsys', description: 'A configured source (SOURCES), e.g. dropzone' })
 @Controller('submissions/:srcsys')
 export class SubmissionsController {
   constructor(private readonly submissions: SubmissionsService) {}
 
+  @ApiOperation({ summary: 'Every submission the source lists, eligible or not' })
+  @ApiResponse({ status: 200, description: '`{items: [submission], count}`' })
+  @ApiErrorResponses(404)
   @Get()
   list(@Param('srcsys') srcsys: string): Promise<ListBody<SubmissionView>> {
     return this.submissions.list(srcsys);
   }
 
+  @ApiOperation({ summary: 'Eligible submissions whose project collection does not exist yet' })
+  @ApiResponse({ status: 200, description: '`{items: [submission], count}`' })
+  @ApiErrorResponses(404)
   @Get('diff')
   diff(@Param('srcsys') srcsys: string): Promise<ListBody<SubmissionView>> {
     return this.submissions.diff(srcsys);
   }
 
+  @ApiOperation({ summary: "Create a submission's project collection" })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['submission'],
+      additionalProperties: false,
+      properties: { submission: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' } },
+    },
+  })
+  @ApiResponse({ status: 202, description: 'Queued: the import record' })
+  @ApiResponse({ status: 200, description: 'Already imported: the import record' })
+  @ApiErrorResponses(404, 409)
   @Post('import')
   async import(
     @Param('srcsys') srcsys: string,
