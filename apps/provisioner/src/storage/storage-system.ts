@@ -6,7 +6,7 @@
  */
 export interface ObjectWriter {
   write(chunk: Uint8Array): Promise<void>;
-  /** Flushes to stable storage and closes. */
+  /** Closes the object; it is durable once its staging area's sync() has returned. */
   commit(): Promise<void>;
   abort(): Promise<void>;
 }
@@ -16,7 +16,7 @@ export interface StagingArea {
   createObject(relativePath: string): Promise<ObjectWriter>;
   writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
-  /** Makes sure every directory entry written so far is on stable storage. */
+  /** Makes every object and directory written so far durable (one flush, not one per file). */
   sync(): Promise<void>;
 }
 

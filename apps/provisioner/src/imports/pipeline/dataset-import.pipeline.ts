@@ -40,7 +40,7 @@ export interface DatasetImportResult {
   copied: boolean;
 }
 
-const DEFAULT_COPY_CONCURRENCY = 4;
+const DEFAULT_COPY_CONCURRENCY = 8;
 const DEFAULT_BUFFER_BYTES = 1024 * 1024;
 
 /**
