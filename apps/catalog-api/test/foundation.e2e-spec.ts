@@ -9,8 +9,9 @@ import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-a
 import { createCatalogDatabase, createEmptyDatabase } from '../../../test/support/databases';
 import { testServices, withAdminClient } from '../../../test/support/test-services';
 
-// Booting apps and dropping databases is slow on a loaded 2-core machine; nothing here is timed.
-jest.setTimeout(20_000);
+// Booting processes without a build (ts-node) and dropping databases is slow on a loaded 2-core
+// machine; nothing here is timed, the limit only turns a hang into a failure.
+jest.setTimeout(45_000);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const GOOD_KEY = 'e2e-global-key-0123456789abcdef0123456789';
