@@ -8,6 +8,7 @@ import {
   Module,
   Provider,
 } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ServiceUnavailableError } from '@app/errors';
 import { Public } from '@app/auth';
 
@@ -38,6 +39,7 @@ export class ShutdownState implements BeforeApplicationShutdown {
   }
 }
 
+@ApiTags('operations')
 @Controller('health')
 @Public()
 export class HealthController {
@@ -47,12 +49,20 @@ export class HealthController {
   ) {}
 
   /** Liveness: the process answers. Never depends on anything else, so it never flaps. */
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiResponse({ status: 200, description: '`{status: "ok"}`' })
   @Get('live')
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   /** Readiness: every dependency answers within its time-out. */
+  @ApiOperation({ summary: 'Readiness: every dependency answers' })
+  @ApiResponse({ status: 200, description: '`{status: "ok", checks}`' })
+  @ApiResponse({
+    status: 503,
+    description: 'A dependency is down, or shutdown has begun (`more.checks`)',
+  })
   @Get('ready')
   async ready(): Promise<{ status: 'ok'; checks: Record<string, string> }> {
     if (this.shutdown.shuttingDown) {
