@@ -1,5 +1,4 @@
 import { generateCatalog } from '../data/catalog-data';
-import { withClient } from '../lib/bench-database';
 import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
 import { LoadResult, measure, startCeiling, timeGet } from '../lib/http-load';
@@ -42,7 +41,7 @@ export async function catalogBench(ctx: BenchContext): Promise<SuiteReport> {
   const catalog = await migratedCatalogDatabase();
   try {
     const started = performance.now();
-    const generated = await withClient(catalog.database.url, (c) => generateCatalog(c, datasets));
+    const generated = await generateCatalog(catalog.database.url, datasets);
     const generateMs = performance.now() - started;
     ctx.log(`generated ${datasets} datasets in ${fmt(generateMs / 1000)} s`);
 
@@ -82,7 +81,7 @@ export async function catalogBench(ctx: BenchContext): Promise<SuiteReport> {
           await ceiling.stop();
         }
       }
-      return report(datasets, generateMs, app.readyAfterMs, results, ctx.quick);
+      return report(datasets, generated.projects, generateMs, app.readyAfterMs, results, ctx.quick);
     } finally {
       await app.stop();
     }
@@ -91,7 +90,7 @@ export async function catalogBench(ctx: BenchContext): Promise<SuiteReport> {
   }
 }
 
-function report(datasets: number, generateMs: number, startMs: number, results: CaseResult[], quick: boolean): SuiteReport {
+function report(datasets: number, projects: number, generateMs: number, startMs: number, results: CaseResult[], quick: boolean): SuiteReport {
   const rows = results.map((r) => {
     const ratio = r.app.requestsPerSecond / r.ceiling.requestsPerSecond;
     const ok = ratio >= RATIO_TARGET && r.coldMs < COLD_TARGET_MS && r.app.failures === 0;
@@ -116,8 +115,8 @@ function report(datasets: number, generateMs: number, startMs: number, results: 
   const markdown = [
     '## Catalog lists',
     '',
-    `${datasets} generated datasets (${Math.ceil(datasets / 50)} projects; two declarations, two custodians, two storages each;`,
-    'half exposed to the bench endpoint; the bench user holds `protected` on every fourth project).',
+    `${datasets} datasets from the catalog's synthetic generator (\`npm run gen-data\`: ${projects} projects; two declarations,`,
+    'two custodians, two storages each, all exposed to its endpoint); the bench user holds `protected` on every fourth project.',
     `Generated in ${fmt(generateMs / 1000)} s; the built app (\`node dist/…/main.js\`, LOG_LEVEL=warn) was ready ${fmt(startMs, 0)} ms after spawn.`,
     `autocannon, ${CONNECTIONS} connections, alternating rounds of app and ceiling (a bare \`node:http\` server in its own`,
     'process returning the same bytes from memory). Cold = first request of that caller after start (empty cache).',
