@@ -163,10 +163,11 @@ export class KeycloakAdminClient {
   }
 
   private reason(error: unknown): string {
-    if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    // Duck-typed: the abort reason is a DOMException, which need not share this realm's Error.
+    const { name, cause } = (error ?? {}) as { name?: unknown; cause?: { code?: unknown } };
+    if (name === 'TimeoutError' || name === 'AbortError') {
       return 'identity provider did not answer in time';
     }
-    const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
     const code = typeof cause?.code === 'string' ? ` (${cause.code})` : '';
     return `identity provider unreachable${code}`;
   }
