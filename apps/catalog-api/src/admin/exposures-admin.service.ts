@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, ValidationFailedError } from '@app/errors
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { formatTimestamp } from '../common/formatting';
 import { bool, field, integer, record, text } from '../imports/shape';
-import { conflictOnDuplicate, parseBody } from './admin-input';
+import { conflictOnDuplicate, parseBody, writeReturning } from './admin-input';
 
 const createExposureShape = record({
   dataset: field(text({ nonEmpty: true, max: 255 }), { required: true }),
@@ -143,14 +143,16 @@ export class ExposuresAdminService {
 
   /** Publishes (and gives an accession to) the partners and cohorts the dataset declares. */
   private async publishDeclarationRecords(m: EntityManager, datasetId: number) {
-    const partners = await m.query<{ id: number }[]>(
+    const partners = await writeReturning<{ id: number }>(
+      m,
       `UPDATE partners SET is_published = true, updated_at = now(),
          elu_accession = COALESCE(elu_accession, 'ELU_I_' || nextval('elu_accession_seq'))
        WHERE NOT is_published AND id IN (SELECT partner_id FROM data_declarations WHERE dataset_id = $1)
        RETURNING id`,
       [datasetId],
     );
-    const cohorts = await m.query<{ id: number }[]>(
+    const cohorts = await writeReturning<{ id: number }>(
+      m,
       `UPDATE cohorts SET is_published = true, updated_at = now(),
          elu_accession = COALESCE(elu_accession, 'ELU_I_' || nextval('elu_accession_seq'))
        WHERE NOT is_published AND id IN (

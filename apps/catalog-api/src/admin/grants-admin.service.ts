@@ -8,7 +8,7 @@ import {
   GrantObjectType,
 } from '../permissions/permission-grant.entity';
 import { field, idOrName, oneOf, record, text } from '../imports/shape';
-import { parseBody } from './admin-input';
+import { parseBody, writeReturning } from './admin-input';
 
 const grantShape = record({
   user: field(text({ nonEmpty: true, max: 150 })),
@@ -78,7 +78,8 @@ export class GrantsAdminService {
     const input = parseBody(grantShape, body);
     return this.dataSource.transaction(async (m) => {
       const r = await this.resolve(m, input);
-      const deleted = await m.query<{ id: number }[]>(
+      const deleted = await writeReturning<{ id: number }>(
+        m,
         `DELETE FROM permission_grants WHERE ${r.holder.column} = $1 AND permission = $2
            AND object_type = $3 AND object_id = $4 RETURNING id`,
         [r.holder.id, input.permission, input.object_type, r.objectId],

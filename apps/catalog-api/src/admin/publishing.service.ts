@@ -5,6 +5,7 @@ import { AuditActor, AuditService } from '../audit/audit.service';
 import { textOrNull } from '../common/formatting';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { PartnerRow, toPartnerExport } from '../partners/partner.exporter';
+import { writeReturning } from './admin-input';
 
 export type PublishableType = 'partner' | 'cohort';
 
@@ -23,9 +24,10 @@ export class PublishingService {
   async setPublished(type: PublishableType, ref: string, published: boolean, actor: AuditActor) {
     const table = TABLE[type];
     return this.dataSource.transaction(async (m) => {
-      const rows = await m.query<{ id: number }[]>(
-        `UPDATE ${table} SET is_published = $2, updated_at = now(),
-           elu_accession = CASE WHEN $2 THEN COALESCE(elu_accession, 'ELU_I_' || nextval('elu_accession_seq'))
+      const rows = await writeReturning<{ id: number }>(
+        m,
+        `UPDATE ${table} SET is_published = $2::boolean, updated_at = now(),
+           elu_accession = CASE WHEN $2::boolean THEN COALESCE(elu_accession, 'ELU_I_' || nextval('elu_accession_seq'))
                                 ELSE elu_accession END
          WHERE id::text = $1 OR elu_accession = $1 RETURNING id`,
         [ref, published],

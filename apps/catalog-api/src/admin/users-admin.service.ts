@@ -3,9 +3,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { generateApiKey, hashApiKey } from '@app/auth';
 import { ConflictError, NotFoundError, ValidationFailedError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
-import { fold } from '../imports/import-context';
+import { References } from '../imports/references';
 import { bool, field, list, record, text } from '../imports/shape';
-import { parseBody } from './admin-input';
+import { parseBody, writeReturning } from './admin-input';
 
 /** Personal keys: 48 characters of [A-Za-z0-9] (about 285 bits). */
 export const USER_KEY_LENGTH = 48;
@@ -37,7 +37,7 @@ const createUserShape = record({
   ),
   oidc_id: oidcId,
   groups: field(list(groupName, { max: 50 })),
-  /** Extension: the partner (name or accession) exported as the user's affiliation. */
+  /** Extension: the partner (name, acronym or accession) exported as the user's affiliation. */
   affiliation,
 });
 
@@ -105,7 +105,8 @@ export class UsersAdminService {
   async rotateKey(id: number, actor: AuditActor): Promise<{ api_key: string }> {
     const apiKey = generateApiKey(USER_KEY_LENGTH);
     return this.dataSource.transaction(async (m) => {
-      const rows = await m.query<{ id: number }[]>(
+      const rows = await writeReturning<{ id: number }>(
+        m,
         'UPDATE users SET api_key_hash = $2, updated_at = now() WHERE id = $1 RETURNING id',
         [id, hashApiKey(apiKey)],
       );
@@ -184,16 +185,13 @@ export class UsersAdminService {
     ref: string | null | undefined,
   ): Promise<number | null | undefined> {
     if (ref === undefined || ref === null) return ref;
-    const rows = await m.query<{ id: number }[]>(
-      `SELECT id FROM partners WHERE elu_accession = $1 OR lower(name) = $2 ORDER BY (elu_accession = $1) DESC LIMIT 1`,
-      [ref, fold(ref)],
-    );
-    if (rows.length === 0) {
+    const id = (await References.load(m, { partners: [ref] })).partner(ref);
+    if (id === undefined) {
       throw new ValidationFailedError([
         { field: 'affiliation', message: `unknown partner "${ref}"` },
       ]);
     }
-    return rows[0].id;
+    return id;
   }
 
   private async requireFree(

@@ -16,15 +16,18 @@ export function parseDocument(kind: ImportKind, body: unknown): unknown[] {
     ]);
   }
   const document = body as Record<string, unknown>;
+  // Partner and cohort exports wrap their records in `results`: accepted so they import as is.
+  const wrapper = 'items' in document || !('results' in document) ? 'items' : 'results';
   const problems: FieldProblem[] = Object.keys(document)
-    .filter((key) => key !== 'items' && !IGNORED_TOP_LEVEL.has(key))
+    .filter((key) => key !== wrapper && !IGNORED_TOP_LEVEL.has(key))
     .map((key) => ({ field: key, message: 'unknown field' }));
-  if (!Array.isArray(document.items)) {
+  const records = document[wrapper];
+  if (!Array.isArray(records)) {
     problems.push({ field: 'items', message: 'is required and must be an array' });
     throw new ValidationFailedError(problems);
   }
   const shape = ITEM_SHAPES[kind];
-  const items = document.items.map((item, index) => {
+  const items = records.map((item: unknown, index) => {
     const found: ShapeProblem[] = [];
     const parsed = shape.parse(item, '', found);
     for (const p of found) problems.push({ index, field: p.path || undefined, message: p.message });
@@ -40,13 +43,14 @@ export function parseDocument(kind: ImportKind, body: unknown): unknown[] {
  */
 export function detectKind(document: unknown): ImportKind | undefined {
   if (document === null || typeof document !== 'object') return undefined;
-  const { $schema: schema, items } = document as { $schema?: unknown; items?: unknown };
+  const { $schema: schema, items, results } = document as Record<string, unknown>;
   if (typeof schema === 'string') {
     if (/dataset/.test(schema)) return 'datasets';
     if (/project/.test(schema)) return 'projects';
     if (/institution|partner/.test(schema)) return 'partners';
   }
-  const first: unknown = Array.isArray(items) ? items[0] : undefined;
+  const list = Array.isArray(items) ? items : results;
+  const first: unknown = Array.isArray(list) ? list[0] : undefined;
   if (first === null || typeof first !== 'object') return undefined;
   const has = (key: string) => key in first;
   if (has('data_declarations') || has('storages') || has('legal_bases') || has('elu_uuid')) {
