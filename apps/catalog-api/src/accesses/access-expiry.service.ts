@@ -26,13 +26,14 @@ export class AccessExpiryService {
         [ADVISORY_LOCKS.accessExpiry],
       );
       if (!locked) return { ran: false, terminated: 0 };
+      // Wrapped in a CTE: TypeORM returns [rows, count] for a bare UPDATE ... RETURNING.
       const rows = await manager.query<{ id: number }[]>(
-        `UPDATE accesses SET status = 'terminated',
+        `WITH expired AS (UPDATE accesses SET status = 'terminated',
            access_notes = concat_ws(E'\\n', NULLIF(access_notes, ''),
              'Automatically terminated: expired on ' || grant_expires_on::text),
            updated_at = now()
          WHERE status <> 'terminated' AND grant_expires_on < (now() AT TIME ZONE 'UTC')::date
-         RETURNING id`,
+         RETURNING id) SELECT id FROM expired`,
       );
       if (rows.length > 0) this.logger.log({ terminated: rows.length }, 'expired accesses terminated');
       return { ran: true, terminated: rows.length };
