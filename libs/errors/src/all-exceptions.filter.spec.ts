@@ -313,6 +313,17 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
       expectEnvelope(encoding, 415, 'Request body must be application/json');
     });
 
+    it('refuses a body that does not inflate as its Content-Encoding says with 400', async () => {
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const res = await http
+          .post('/items')
+          .set('Content-Type', 'application/json')
+          .set('Content-Encoding', encoding)
+          .send('not really compressed');
+        expectEnvelope(res, 400, 'Request body does not match its Content-Encoding');
+      }
+    });
+
     it('accepts application/*+json', async () => {
       await http
         .post('/items')

@@ -5,6 +5,8 @@ import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from
 interface BodyParserError {
   type?: unknown;
   limit?: number;
+  /** zlib's code when a body does not inflate: Z_DATA_ERROR (gzip, deflate), ERR__ERROR_… (br). */
+  code?: unknown;
 }
 
 /**
@@ -14,7 +16,12 @@ interface BodyParserError {
  */
 export function fromBodyParserError(error: unknown): AppError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  const { type, limit } = error as BodyParserError;
+  const { type, limit, code } = error as BodyParserError;
+  // A body that does not decompress as its Content-Encoding says reaches us as zlib's own
+  // error (no `type`): it is the client's mistake, not a server fault.
+  if (typeof code === 'string' && /^(Z_|ERR__ERROR_)/.test(code)) {
+    return new BadRequestError('Request body does not match its Content-Encoding');
+  }
   switch (type) {
     case 'entity.too.large':
       return new PayloadTooLargeError(limit);
