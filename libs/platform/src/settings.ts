@@ -1,5 +1,5 @@
-import { ClassConstructor, plainToInstance } from 'class-transformer';
-import { validateSync, ValidationError } from 'class-validator';
+import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
+import { IsBoolean, IsInt, Max, Min, validateSync, ValidationError } from 'class-validator';
 
 /** Raised at boot when settings are missing or invalid; lists every problem, not just the first. */
 export class SettingsError extends Error {
@@ -49,4 +49,28 @@ export function parseBoolean(value: unknown): unknown {
 export function parseInteger(value: unknown): unknown {
   if (typeof value !== 'string' || !/^-?\d+$/.test(value.trim())) return value;
   return Number(value.trim());
+}
+
+type PropertyDecorator = (target: object, propertyKey: string | symbol) => void;
+
+function all(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, key) => decorators.forEach((decorate) => decorate(target, key));
+}
+
+/** An integer setting within [min, max], read from its environment string. */
+export function IntegerSetting(min: number, max?: number): PropertyDecorator {
+  const bounds = max === undefined ? [Min(min)] : [Min(min), Max(max)];
+  return all(
+    Transform(({ value }) => parseInteger(value)),
+    IsInt(),
+    ...bounds,
+  );
+}
+
+/** A boolean setting, spelled true/false/1/0/yes/no/on/off in the environment. */
+export function BooleanSetting(): PropertyDecorator {
+  return all(
+    Transform(({ value }) => parseBoolean(value)),
+    IsBoolean(),
+  );
 }

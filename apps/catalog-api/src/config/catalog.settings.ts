@@ -1,28 +1,20 @@
-import { Transform } from 'class-transformer';
 import {
-  IsBoolean,
   IsIn,
-  IsInt,
   IsOptional,
   IsString,
   IsUrl,
   Matches,
-  Max,
-  Min,
   MinLength,
   Validate,
   ValidateIf,
 } from 'class-validator';
 import { hostname } from 'node:os';
-import { loadSettings, parseBoolean, parseInteger } from '@app/platform';
+import { BooleanSetting, IntegerSetting, loadSettings } from '@app/platform';
 import { IsCronOrOff, IsIpAllowList } from './setting-validators';
 
 /** Every setting of catalog-api, validated once at boot (see .env.example for each one). */
 export class CatalogSettings {
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1)
-  @Max(65535)
+  @IntegerSetting(1, 65535)
   PORT = 3000;
 
   @IsString()
@@ -32,15 +24,11 @@ export class CatalogSettings {
   DATABASE_URL!: string;
 
   /** Size of the Postgres connection pool of one replica. */
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1)
-  @Max(200)
+  @IntegerSetting(1, 200)
   DATABASE_POOL_SIZE = 10;
 
   /** Run pending migrations at start (under an advisory lock). Off in Kubernetes: a Job runs them. */
-  @Transform(({ value }) => parseBoolean(value))
-  @IsBoolean()
+  @BooleanSetting()
   MIGRATIONS_RUN = true;
 
   /** Unset = the global key is disabled. */
@@ -54,9 +42,7 @@ export class CatalogSettings {
   @IsUrl({ require_tld: false, require_protocol: true })
   CATALOG_SOURCE?: string;
 
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1024)
+  @IntegerSetting(1024)
   MAX_BODY_BYTES = 10 * 1024 * 1024;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -67,8 +53,7 @@ export class CatalogSettings {
   TRUSTED_PROXIES = '';
 
   /** The access-request webhook (POST /api/accessreq) answers 403 unless this is true. */
-  @Transform(({ value }) => parseBoolean(value))
-  @IsBoolean()
+  @BooleanSetting()
   ACCESSREQ_INTEGRATION_ENABLED = false;
 
   /** Callers allowed on the webhook: addresses or CIDR ranges, comma-separated; `*` = any. */
@@ -76,10 +61,7 @@ export class CatalogSettings {
   ACCESSREQ_ALLOWED_IP_ADDRESSES = '';
 
   /** Expiry of a granted access when the request has no end date. */
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1)
-  @Max(36500)
+  @IntegerSetting(1, 36500)
   ACCESS_DEFAULT_EXPIRATION_DAYS = 90;
 
   /** When expired accesses are terminated (cron, UTC); `off` disables the job. */
@@ -110,10 +92,7 @@ export class CatalogSettings {
   IDP_SYNC_CRON = 'off';
 
   /** Time limit of every call to the identity provider. */
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(100)
-  @Max(60000)
+  @IntegerSetting(100, 60000)
   IDP_TIMEOUT_MS = 5000;
 
   /** Audience a login token must carry (default: IDP_CLIENT_ID). */
@@ -127,10 +106,7 @@ export class CatalogSettings {
   IDP_ISSUER?: string;
 
   /** Least time between two fetches of the signing keys when a token names an unknown key. */
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(0)
-  @Max(3600000)
+  @IntegerSetting(0, 3600000)
   IDP_JWKS_COOLDOWN_MS = 30000;
 
   get source(): string {

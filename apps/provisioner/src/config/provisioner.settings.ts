@@ -1,34 +1,16 @@
-import { Transform } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  Min,
-  MinLength,
-  ValidateIf,
-} from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength, ValidateIf } from 'class-validator';
 import { resolve } from 'node:path';
-import { loadSettings, parseInteger } from '@app/platform';
+import { IntegerSetting, loadSettings } from '@app/platform';
 import { IsSourcesSetting, sourcesFromSetting } from '../sources/sources-setting.validator';
 import type { SourceConfig } from '../sources/source-config';
 
 /** Every setting of the provisioner API and worker, validated once at boot (see .env.example). */
 export class ProvisionerSettings {
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1)
-  @Max(65535)
+  @IntegerSetting(1, 65535)
   PORT = 3001;
 
   /** The worker process serves only /health/* (and metrics) on this port. */
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1)
-  @Max(65535)
+  @IntegerSetting(1, 65535)
   WORKER_HEALTH_PORT = 3002;
 
   @IsString()
@@ -87,26 +69,16 @@ export class ProvisionerSettings {
    * How long a worker's claim on a running import lasts without renewal: after a worker dies,
    * its import is picked up again this long after the last renewal.
    */
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1000)
+  @IntegerSetting(1000)
   IMPORT_LOCK_MS = 30_000;
 
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1)
-  @Max(100)
+  @IntegerSetting(1, 100)
   IMPORT_MAX_ATTEMPTS = 5;
 
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1)
-  @Max(64)
+  @IntegerSetting(1, 64)
   IMPORT_CONCURRENCY = 2;
 
-  @Transform(({ value }) => parseInteger(value))
-  @IsInt()
-  @Min(1024)
+  @IntegerSetting(1024)
   MAX_BODY_BYTES = 1024 * 1024;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
