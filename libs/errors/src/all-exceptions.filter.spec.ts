@@ -92,6 +92,17 @@ const THROWN: Record<string, () => unknown> = {
     }),
   'connection-terminated': () => new Error('Connection terminated unexpectedly'),
   'wrapped-cause': () => new Error('query failed', { cause: connectionRefused() }),
+  // As TypeORM's QueryFailedError carries them: the driver's fields copied, the driver error kept.
+  'pg-nul': () =>
+    Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), {
+      code: '22021',
+      query: 'SELECT secret FROM keys WHERE name = $1',
+    }),
+  'pg-too-long': () =>
+    Object.assign(new Error('query failed'), {
+      driverError: { code: '22001', message: 'value too long for type character varying(255)' },
+    }),
+  'pg-division': () => Object.assign(new Error('division by zero'), { code: '22012' }),
 };
 
 @Controller()
@@ -449,6 +460,19 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
         expect(res.text).not.toContain('5432');
       },
     );
+  });
+
+  describe('database errors caused by the value sent', () => {
+    it('a NUL character or an over-long value is a 400 that shows no SQL', async () => {
+      const nul = await http.get('/throw/pg-nul');
+      expect(expectEnvelope(nul, 400, 'Text must not contain NUL characters')).toEqual({});
+      expect(nul.text).not.toContain('SELECT');
+      expectEnvelope(await http.get('/throw/pg-too-long'), 400, 'A value is longer than its field allows');
+    });
+
+    it('other data exceptions stay opaque 500s: they can be our own bugs', async () => {
+      expectEnvelope(await http.get('/throw/pg-division'), 500, 'Internal server error');
+    });
   });
 
   describe('request ids', () => {

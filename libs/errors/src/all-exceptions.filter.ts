@@ -5,6 +5,7 @@ import { AppError } from './app-error';
 import { allowedMethodsFor } from './allowed-methods';
 import { isDependencyUnavailable } from './dependency-errors';
 import { fromBodyParserError } from './body-parser-errors';
+import { fromDatabaseInputError } from './database-input-errors';
 import {
   MethodNotAllowedError,
   NotFoundError,
@@ -41,6 +42,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) return this.fromHttpException(exception, req);
     const fromParser = fromBodyParserError(exception);
     if (fromParser) return fromParser;
+    const fromDatabase = fromDatabaseInputError(exception);
+    if (fromDatabase) {
+      // A 400 for the client, but also a validation gap worth closing: keep a trace of it.
+      this.logger.warn({ err: exception }, 'client value refused by the database');
+      return fromDatabase;
+    }
     if (isDependencyUnavailable(exception)) {
       this.logger.warn({ err: exception }, 'dependency unavailable');
       return new ServiceUnavailableError('A backing service is unavailable; retry later');
