@@ -3,7 +3,16 @@ import { Client } from 'pg';
 import { TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
 import { AccessExpiryService } from '../src/accesses/access-expiry.service';
 import { ADVISORY_LOCKS } from '../src/common/advisory-locks';
-import { accessRows, addContact, addDataset, startIntegrationApp, utcDay } from './support/integration-fixture';
+import {
+  accessRows,
+  addContact,
+  addDataset,
+  startIntegrationApp,
+  utcDay,
+} from './support/integration-fixture';
+
+// Starting apps on fresh databases takes seconds when the machine is busy.
+jest.setTimeout(30_000);
 
 describe('access expiry', () => {
   let t: Awaited<ReturnType<typeof startIntegrationApp>>;
@@ -34,7 +43,12 @@ describe('access expiry', () => {
   afterAll(() => t?.close());
 
   const permissions = async () =>
-    (await request(t.server).get('/api/permissions/sub-expiry').set('X-API-Key', TEST_GLOBAL_KEY).expect(200)).body as string[];
+    (
+      await request(t.server)
+        .get('/api/permissions/sub-expiry')
+        .set('X-API-Key', TEST_GLOBAL_KEY)
+        .expect(200)
+    ).body as string[];
 
   const expected = () => ['today', 'tomorrow', 'open'].map((n) => accessions[n]).sort();
 
@@ -54,6 +68,12 @@ describe('access expiry', () => {
       expect(byDataset.get(accessions[name])?.status).toBe('active');
     }
     expect(byDataset.get(accessions.old)?.access_notes).toBe('Granted by hand');
+    const trail = await t.dataSource.query<{ action: string; object_id: string }[]>(
+      `SELECT action, object_id FROM audit_log WHERE object_type = 'access'`,
+    );
+    expect(trail).toEqual([
+      { action: 'expire', object_id: String(byDataset.get(accessions.yesterday)?.id) },
+    ]);
     expect(await permissions()).toEqual(expected());
   });
 
@@ -62,7 +82,10 @@ describe('access expiry', () => {
   });
 
   it('steps aside while another replica runs it', async () => {
-    await t.dataSource.query(`UPDATE accesses SET status = 'active' WHERE status = 'terminated' AND grant_expires_on = $1`, [utcDay(-1)]);
+    await t.dataSource.query(
+      `UPDATE accesses SET status = 'active' WHERE status = 'terminated' AND grant_expires_on = $1`,
+      [utcDay(-1)],
+    );
     const other = new Client({ connectionString: t.databaseUrl });
     await other.connect();
     try {

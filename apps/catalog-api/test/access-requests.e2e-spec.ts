@@ -11,7 +11,13 @@ import {
   utcDay,
 } from './support/integration-fixture';
 
-const ENABLED = { ACCESSREQ_INTEGRATION_ENABLED: 'true', ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1' };
+// Starting apps on fresh databases takes seconds when the machine is busy.
+jest.setTimeout(30_000);
+
+const ENABLED = {
+  ACCESSREQ_INTEGRATION_ENABLED: 'true',
+  ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1',
+};
 
 describe('POST /api/accessreq (REMS entitlements)', () => {
   let main: IntegrationApp;
@@ -24,7 +30,10 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
   beforeAll(async () => {
     const first = await startIntegrationApp(ENABLED);
     main = first;
-    disabled = await startIntegrationApp({ ACCESSREQ_ALLOWED_IP_ADDRESSES: '*' }, first.databaseUrl);
+    disabled = await startIntegrationApp(
+      { ACCESSREQ_ALLOWED_IP_ADDRESSES: '*' },
+      first.databaseUrl,
+    );
     noProxy = await startIntegrationApp(
       { ACCESSREQ_INTEGRATION_ENABLED: 'true', ACCESSREQ_ALLOWED_IP_ADDRESSES: '10.1.2.0/24' },
       first.databaseUrl,
@@ -46,12 +55,14 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
   });
 
   beforeEach(async () => {
-    await main.dataSource.query('TRUNCATE accesses, contacts CASCADE');
+    await main.dataSource.query('TRUNCATE accesses, contacts, audit_log CASCADE');
     await main.dataSource.query(`DELETE FROM users`);
   });
 
   const post = (app: IntegrationApp, body: unknown, path = '/api/accessreq') =>
-    request(app.server).post(path).send(body as object);
+    request(app.server)
+      .post(path)
+      .send(body as object);
 
   const item = (over: Record<string, unknown> = {}) => ({
     application: 4056,
@@ -74,7 +85,11 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
 
     it('refuses every call with 403 while the integration is disabled, writing nothing', async () => {
       const res = await post(disabled, [item()]).expect(403);
-      expect(res.body).toEqual({ status: 'Error', description: 'Access-request integration is disabled', more: {} });
+      expect(res.body).toEqual({
+        status: 'Error',
+        description: 'Access-request integration is disabled',
+        more: {},
+      });
       await post(disabled, [item()], '/api/accessreq/revoke').expect(403);
       expect(await count(main.dataSource, 'accesses')).toBe(0);
     });
@@ -161,6 +176,32 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
         access_notes: 'Granted automatically by access request #4056',
         created_by: 'system::access-requests',
       });
+      const trail = await main.dataSource.query<Record<string, unknown>[]>(
+        `SELECT actor_kind, actor_name, action, object_type, change FROM audit_log
+         WHERE (object_type = 'access' AND object_id = $1) OR object_type = 'contact' ORDER BY id`,
+        [String(access.id)],
+      );
+      expect(trail).toEqual([
+        {
+          actor_kind: 'accessreq',
+          actor_name: 'system::access-requests',
+          action: 'create',
+          object_type: 'contact',
+          change: expect.objectContaining({ oidc_id: 'sub-new', email: 'new.person@uni.example' }),
+        },
+        {
+          actor_kind: 'accessreq',
+          actor_name: 'system::access-requests',
+          action: 'grant',
+          object_type: 'access',
+          change: {
+            application: 4056,
+            dataset: ds1,
+            subject: 'sub-new',
+            after: { status: 'active', grant_expires_on: '2031-08-03' },
+          },
+        },
+      ]);
       const [system] = await main.dataSource.query<{ is_active: boolean }[]>(
         `SELECT is_active FROM users WHERE username = 'system::access-requests'`,
       );
@@ -188,7 +229,10 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
 
   describe('person resolution', () => {
     it('finds a user by subject', async () => {
-      const id = await addUser(main.dataSource, 'u1', { oidcId: 'sub-u1', email: 'other@uni.example' });
+      const id = await addUser(main.dataSource, 'u1', {
+        oidcId: 'sub-u1',
+        email: 'other@uni.example',
+      });
       await post(main, [item({ user: 'sub-u1' })]).expect(200);
       const [access] = await accessRows(main.dataSource);
       expect(access).toMatchObject({ user_id: id, contact_id: null });
@@ -231,7 +275,10 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
     });
 
     it('does not take over a record found by mail that belongs to another subject', async () => {
-      const id = await addUser(main.dataSource, 'u3', { email: 'taken@uni.example', oidcId: 'sub-owner' });
+      const id = await addUser(main.dataSource, 'u3', {
+        email: 'taken@uni.example',
+        oidcId: 'sub-owner',
+      });
       await post(main, [item({ user: 'sub-intruder', mail: 'taken@uni.example' })]).expect(200);
       const [access] = await accessRows(main.dataSource);
       expect(access.user_id).toBeNull();
@@ -249,7 +296,12 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
         'SELECT id, email, oidc_id, type::text AS type FROM contacts',
       );
       expect(contacts).toEqual([
-        { id: expect.any(Number), email: 'stranger@uni.example', oidc_id: 'sub-stranger', type: 'Other' },
+        {
+          id: expect.any(Number),
+          email: 'stranger@uni.example',
+          oidc_id: 'sub-stranger',
+          type: 'Other',
+        },
       ]);
       expect((await accessRows(main.dataSource))[0].contact_id).toBe(contacts[0].id);
     });
@@ -261,7 +313,9 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
         item({ user: 'sub-fine', mail: 'fine@uni.example' }),
         item({ user: 'sub-dup', mail: 'dup@uni.example' }),
       ]).expect(400);
-      expect(res.body.description).toMatch(/^Ambiguous person: 2 records share the email dup@uni\.example/);
+      expect(res.body.description).toMatch(
+        /^Ambiguous person: 2 records share the email dup@uni\.example/,
+      );
       expect(res.body.more.errors[0]).toMatchObject({ index: 1, field: 'mail' });
       expect(await count(main.dataSource, 'accesses')).toBe(0);
       expect(await count(main.dataSource, 'contacts')).toBe(1);
@@ -302,14 +356,20 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
     });
 
     it('keeps separate accesses for separate applications and datasets', async () => {
-      const res = await post(main, [item(), item({ application: 5000 }), item({ resource: ds2 })]).expect(200);
+      const res = await post(main, [
+        item(),
+        item({ application: 5000 }),
+        item({ resource: ds2 }),
+      ]).expect(200);
       expect(res.body.created).toBe(3);
       expect(await count(main.dataSource, 'contacts')).toBe(1);
     });
 
     it('ends concurrent duplicate deliveries in one access and one contact', async () => {
       const deliveries = await Promise.all(
-        Array.from({ length: 6 }, () => post(main, [item({ user: 'sub-race', mail: 'race@uni.example' })])),
+        Array.from({ length: 6 }, () =>
+          post(main, [item({ user: 'sub-race', mail: 'race@uni.example' })]),
+        ),
       );
       expect(deliveries.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
       const created = deliveries.reduce((sum, r) => sum + (r.body.created as number), 0);
@@ -322,8 +382,13 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
 
   describe('POST /api/accessreq/revoke', () => {
     it('terminates the matching access, noting why, and it leaves /api/permissions', async () => {
-      await post(main, [item({ user: 'sub-rev' }), item({ user: 'sub-rev', resource: ds2 })]).expect(200);
-      const res = await post(main, [item({ user: 'sub-rev' })], '/api/accessreq/revoke').expect(200);
+      await post(main, [
+        item({ user: 'sub-rev' }),
+        item({ user: 'sub-rev', resource: ds2 }),
+      ]).expect(200);
+      const res = await post(main, [item({ user: 'sub-rev' })], '/api/accessreq/revoke').expect(
+        200,
+      );
       expect(res.body).toEqual({ status: 'Success', created: 0, updated: 1, unchanged: 0 });
       const rows = await accessRows(main.dataSource);
       expect(rows.map((r) => [r.dataset, r.status])).toEqual([
@@ -331,6 +396,13 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
         [ds2, 'active'],
       ]);
       expect(rows[0].access_notes).toContain(`Revoked by access request #4056 on ${utcDay()}`);
+      const [entry] = await main.dataSource.query<
+        { action: string; change: Record<string, unknown> }[]
+      >(`SELECT action, change FROM audit_log WHERE object_type = 'access' AND action = 'revoke'`);
+      expect(entry.change).toMatchObject({
+        before: { status: 'active' },
+        after: { status: 'terminated' },
+      });
       const perms = await request(main.server)
         .get('/api/permissions/sub-rev')
         .set('X-API-Key', TEST_GLOBAL_KEY)
@@ -341,13 +413,21 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
     it('is idempotent and creates nothing for entitlements it does not know', async () => {
       await post(main, [item()]).expect(200);
       await post(main, [item()], '/api/accessreq/revoke').expect(200);
-      const again = await post(main, [item(), item({ user: 'sub-never' })], '/api/accessreq/revoke').expect(200);
+      const again = await post(
+        main,
+        [item(), item({ user: 'sub-never' })],
+        '/api/accessreq/revoke',
+      ).expect(200);
       expect(again.body).toEqual({ status: 'Success', created: 0, updated: 0, unchanged: 2 });
       expect(await count(main.dataSource, 'contacts')).toBe(1);
     });
 
     it('validates like the grant', async () => {
-      const res = await post(main, [item({ resource: 'ELU_I_424242' })], '/api/accessreq/revoke').expect(400);
+      const res = await post(
+        main,
+        [item({ resource: 'ELU_I_424242' })],
+        '/api/accessreq/revoke',
+      ).expect(400);
       expect(res.body.description).toBe('Unknown dataset accession: ELU_I_424242');
     });
 

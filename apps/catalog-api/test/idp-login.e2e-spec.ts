@@ -5,6 +5,9 @@ import { TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
 import { FakeKeycloak } from './support/fake-keycloak';
 import { addUser, IntegrationApp, startIntegrationApp } from './support/integration-fixture';
 
+// Starting apps on fresh databases takes seconds when the machine is busy.
+jest.setTimeout(30_000);
+
 const USER_KEY = 'login-test-user-key-0123456789abcdef';
 const ENDPOINT_KEY = 'e'.repeat(64);
 
@@ -22,7 +25,11 @@ describe('GET /api/users with an identity-provider access token', () => {
       IDP_JWKS_COOLDOWN_MS: '0',
       IDP_TIMEOUT_MS: '1000',
     });
-    await addUser(t.dataSource, 'ada', { firstName: 'Ada', lastName: 'Lovelace', apiKeyHash: hashApiKey(USER_KEY) });
+    await addUser(t.dataSource, 'ada', {
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      apiKeyHash: hashApiKey(USER_KEY),
+    });
     await addUser(t.dataSource, 'gone', { oidcId: 'sub-gone', active: false });
     await t.dataSource.query(
       `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Catalog', 'https://x/\${entity_id}', $1)`,
@@ -58,7 +65,11 @@ describe('GET /api/users with an identity-provider access token', () => {
 
   it('refuses an expired token', async () => {
     const res = await users(await kc.accessToken({}, { expiresInSeconds: -3600 })).expect(401);
-    expect(res.body).toEqual({ status: 'Error', description: 'Invalid or expired access token', more: {} });
+    expect(res.body).toEqual({
+      status: 'Error',
+      description: 'Invalid or expired access token',
+      more: {},
+    });
     expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
   });
 
@@ -122,7 +133,10 @@ describe('bearer login while the identity provider is unreachable', () => {
     });
     try {
       await kc.down();
-      const res = await request(t.server).get('/api/users').set('Authorization', `Bearer ${token}`).expect(503);
+      const res = await request(t.server)
+        .get('/api/users')
+        .set('Authorization', `Bearer ${token}`)
+        .expect(503);
       expect(res.body.description).toBe('Identity provider unavailable');
     } finally {
       await t.close();

@@ -26,9 +26,16 @@ export class AccessRequestGuard implements CanActivate {
       throw new ForbiddenError('Access-request integration is disabled');
     }
     const req = context.switchToHttp().getRequest<Request>();
-    const ip = resolveClientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.trustedProxies);
+    const ip = resolveClientIp(
+      req.socket.remoteAddress,
+      req.headers['x-forwarded-for'],
+      this.trustedProxies,
+    );
     if (!this.allowed.allows(ip)) {
-      this.logger.warn({ ip, peer: req.socket.remoteAddress }, 'access request from a caller not on the allow-list');
+      this.logger.warn(
+        { ip, peer: req.socket.remoteAddress },
+        'access request from a caller not on the allow-list',
+      );
       throw new ForbiddenError('Caller is not allowed to send access requests');
     }
     return true;

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsController } from './access-requests.controller';
@@ -6,7 +7,7 @@ import { AccessRequestsService } from './access-requests.service';
 import { RequestAccessesRepository } from './request-accesses.repository';
 
 @Module({
-  imports: [IdentityModule],
+  imports: [IdentityModule, AuditModule],
   controllers: [AccessRequestsController],
   providers: [AccessRequestGuard, AccessRequestsService, RequestAccessesRepository],
 })

@@ -2,14 +2,15 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { FieldProblem } from '@app/errors';
 import { BadRequestError, ValidationFailedError } from '@app/errors';
+import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from '../identity/keycloak-admin.client';
 import type { KeycloakUser } from '../identity/keycloak.types';
-import { PeopleRepository, PersonFacts } from '../identity/people.repository';
+import { PeopleRepository, personAudit, PersonFacts } from '../identity/people.repository';
 import type { PersonDirectory, PersonRecord } from '../identity/person-directory';
 import type { Entitlement } from './entitlement';
 import { AccessChange, Outcome, RequestAccessesRepository } from './request-accesses.repository';
-import { accessRequestAccountId } from './system-account';
+import { ACCESS_REQUEST_ACCOUNT, accessRequestAccountId } from './system-account';
 
 export interface BatchCounts {
   created: number;
@@ -36,6 +37,35 @@ function utcDate(offsetDays = 0): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 }
 
+function actorOf(accountId: number): AuditActor {
+  return { kind: 'accessreq', id: accountId, name: ACCESS_REQUEST_ACCOUNT.username };
+}
+
+/** Audit entries for the accesses a batch changed (unchanged ones leave no trace). */
+function accessAudit(
+  actor: AuditActor,
+  action: 'grant' | 'revoke',
+  item: Entitlement,
+  change: AccessChange,
+): AuditRecord[] {
+  if (change.outcome === 'unchanged') return [];
+  return [
+    {
+      actor,
+      action: change.outcome === 'created' || action === 'revoke' ? action : 'update',
+      objectType: 'access',
+      objectId: change.accessId,
+      change: {
+        application: item.application,
+        dataset: item.resource,
+        subject: item.user,
+        ...(change.before === undefined ? {} : { before: change.before }),
+        after: change.after,
+      },
+    },
+  ];
+}
+
 function tally(changes: AccessChange[]): BatchCounts {
   const counts: Record<Outcome, number> = { created: 0, updated: 0, unchanged: 0 };
   for (const change of changes) counts[change.outcome]++;
@@ -57,6 +87,7 @@ export class AccessRequestsService {
     private readonly people: PeopleRepository,
     private readonly accesses: RequestAccessesRepository,
     private readonly idp: KeycloakAdminClient,
+    private readonly audit: AuditService,
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
   ) {}
 
@@ -68,27 +99,34 @@ export class AccessRequestsService {
       const datasets = await this.datasetIds(manager, items, true);
       const subjects = items.map((item) => item.user);
       await this.people.lockSubjects(manager, subjects);
-      const emails = [...profiles.values()].flatMap((p) => (p.matchEmail === null ? [] : [p.matchEmail]));
+      const emails = [...profiles.values()].flatMap((p) =>
+        p.matchEmail === null ? [] : [p.matchEmail],
+      );
       const directory = await this.people.load(manager, subjects, emails);
-      const holders = await this.resolveAll(manager, directory, items, profiles);
       const createdById = await accessRequestAccountId(manager);
+      const actor = actorOf(createdById);
+      const trail: AuditRecord[] = [];
+      const holders = await this.resolveAll(manager, directory, items, profiles, (entry) =>
+        trail.push(entry(actor)),
+      );
       const today = utcDate();
       const defaultExpiry = utcDate(this.settings.ACCESS_DEFAULT_EXPIRATION_DAYS);
       const results: AccessChange[] = [];
       for (const item of items) {
-        results.push(
-          await this.accesses.grant(manager, {
-            application: item.application,
-            datasetId: datasets.get(item.resource) as number,
-            subject: item.user,
-            holder: holders.get(item.user) as PersonRecord,
-            endDate: item.endDate,
-            defaultExpiry,
-            today,
-            createdById,
-          }),
-        );
+        const change = await this.accesses.grant(manager, {
+          application: item.application,
+          datasetId: datasets.get(item.resource) as number,
+          subject: item.user,
+          holder: holders.get(item.user) as PersonRecord,
+          endDate: item.endDate,
+          defaultExpiry,
+          today,
+          createdById,
+        });
+        results.push(change);
+        trail.push(...accessAudit(actor, 'grant', item, change));
       }
+      await this.audit.recordMany(manager, trail);
       return results;
     });
     const counts = tally(changes);
@@ -100,13 +138,25 @@ export class AccessRequestsService {
     if (items.length === 0) return { created: 0, updated: 0, unchanged: 0 };
     const changes = await this.dataSource.transaction(async (manager) => {
       const datasets = await this.datasetIds(manager, items, true);
-      await this.people.lockSubjects(manager, items.map((item) => item.user));
+      await this.people.lockSubjects(
+        manager,
+        items.map((item) => item.user),
+      );
+      const actor = actorOf(await accessRequestAccountId(manager));
       const today = utcDate();
       const results: AccessChange[] = [];
+      const trail: AuditRecord[] = [];
       for (const item of items) {
-        const key = { application: item.application, datasetId: datasets.get(item.resource) as number, subject: item.user };
-        results.push(await this.accesses.revoke(manager, key, today));
+        const key = {
+          application: item.application,
+          datasetId: datasets.get(item.resource) as number,
+          subject: item.user,
+        };
+        const change = await this.accesses.revoke(manager, key, today);
+        results.push(change);
+        trail.push(...accessAudit(actor, 'revoke', item, change));
       }
+      await this.audit.recordMany(manager, trail);
       return results;
     });
     const counts = tally(changes);
@@ -130,11 +180,17 @@ export class AccessRequestsService {
     const problems: FieldProblem[] = [];
     items.forEach((item, index) => {
       if (!ids.has(item.resource)) {
-        problems.push({ index, field: 'resource', message: `unknown dataset accession ${item.resource}` });
+        problems.push({
+          index,
+          field: 'resource',
+          message: `unknown dataset accession ${item.resource}`,
+        });
       }
     });
     if (problems.length > 0) {
-      const unknown = [...new Set(items.filter((i) => !ids.has(i.resource)).map((i) => i.resource))];
+      const unknown = [
+        ...new Set(items.filter((i) => !ids.has(i.resource)).map((i) => i.resource)),
+      ];
       throw new ValidationFailedError(problems, `Unknown dataset accession: ${unknown.join(', ')}`);
     }
     return ids;
@@ -151,7 +207,11 @@ export class AccessRequestsService {
     if (!this.idp.configured) {
       for (const [subject, item] of bySubject) {
         const none = { subject, firstName: null, lastName: null, email: null };
-        profiles.set(subject, { update: none, create: { ...none, email: item.mail }, matchEmail: item.mail });
+        profiles.set(subject, {
+          update: none,
+          create: { ...none, email: item.mail },
+          matchEmail: item.mail,
+        });
       }
       return profiles;
     }
@@ -166,11 +226,16 @@ export class AccessRequestsService {
     const problems: FieldProblem[] = [];
     items.forEach((item, index) => {
       if (accounts.get(item.user) === null) {
-        problems.push({ index, field: 'user', message: `unknown to the identity provider: ${item.user}` });
+        problems.push({
+          index,
+          field: 'user',
+          message: `unknown to the identity provider: ${item.user}`,
+        });
       }
     });
     if (problems.length > 0) throw new ValidationFailedError(problems);
-    for (const [subject, account] of accounts) profiles.set(subject, profileOf(subject, account as KeycloakUser));
+    for (const [subject, account] of accounts)
+      profiles.set(subject, profileOf(subject, account as KeycloakUser));
     return profiles;
   }
 
@@ -180,6 +245,7 @@ export class AccessRequestsService {
     directory: PersonDirectory,
     items: Entitlement[],
     profiles: Map<string, Profile>,
+    audit: (entry: (actor: AuditActor) => AuditRecord) => void,
   ): Promise<Map<string, PersonRecord>> {
     const holders = new Map<string, PersonRecord>();
     const problems: FieldProblem[] = [];
@@ -193,9 +259,14 @@ export class AccessRequestsService {
       }
       let holder: PersonRecord;
       if (resolution.outcome === 'create') {
-        holder = await this.people.createContact(manager, profile.create);
+        const contact = await this.people.createContact(manager, profile.create);
+        audit((actor) => personAudit(actor, null, contact));
+        holder = contact;
       } else {
-        holder = (await this.people.update(manager, resolution.person, profile.update)) ?? resolution.person;
+        const before = resolution.person;
+        const updated = await this.people.update(manager, before, profile.update);
+        if (updated !== null) audit((actor) => personAudit(actor, before, updated));
+        holder = updated ?? before;
       }
       directory.put(holder);
       holders.set(item.user, holder);
@@ -203,7 +274,9 @@ export class AccessRequestsService {
     if (problems.length > 0) {
       // Thrown inside the transaction: the rollback undoes whatever this batch already wrote.
       throw new BadRequestError(
-        problems.length === 1 ? `Ambiguous person: ${problems[0].message}` : `Ambiguous people: ${problems.length} items`,
+        problems.length === 1
+          ? `Ambiguous person: ${problems[0].message}`
+          : `Ambiguous people: ${problems.length} items`,
         { errors: problems },
       );
     }
@@ -212,7 +285,8 @@ export class AccessRequestsService {
 }
 
 function profileOf(subject: string, account: KeycloakUser): Profile {
-  const email = typeof account.email === 'string' && account.email.trim() !== '' ? account.email.trim() : null;
+  const email =
+    typeof account.email === 'string' && account.email.trim() !== '' ? account.email.trim() : null;
   // An unverified address proves nothing: it neither matches nor is stored.
   const verified = account.emailVerified === true ? email : null;
   const facts: PersonFacts = {

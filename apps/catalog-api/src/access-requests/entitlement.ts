@@ -30,7 +30,12 @@ function checkItem(item: Item, index: number, problems: FieldProblem[]): Entitle
   const problem = (field: string, message: string) => problems.push({ index, field, message });
 
   const { application, resource, user, mail, end } = item;
-  if (typeof application !== 'number' || !Number.isInteger(application) || application < 1 || application > INT4_MAX) {
+  if (
+    typeof application !== 'number' ||
+    !Number.isInteger(application) ||
+    application < 1 ||
+    application > INT4_MAX
+  ) {
     problem('application', 'must be a positive integer');
   }
   if (typeof resource !== 'string' || resource.trim() === '' || resource.length > ACCESSION_MAX) {
@@ -41,7 +46,11 @@ function checkItem(item: Item, index: number, problems: FieldProblem[]): Entitle
   }
   // REMS sends null when the account has no email attribute; anything else must look like one.
   if (mail !== undefined && mail !== null) {
-    if (typeof mail !== 'string' || mail.length > EMAIL_MAX || !/^[^\s@]+@[^\s@]+$/.test(mail.trim())) {
+    if (
+      typeof mail !== 'string' ||
+      mail.length > EMAIL_MAX ||
+      !/^[^\s@]+@[^\s@]+$/.test(mail.trim())
+    ) {
       problem('mail', 'must be an email address or null');
     }
   }

@@ -65,7 +65,11 @@ export class RequestAccessesRepository {
           input.subject,
         ],
       );
-      return { outcome: 'created', accessId: rows[0].id, after: { status: 'active', grant_expires_on: expires } };
+      return {
+        outcome: 'created',
+        accessId: rows[0].id,
+        after: { status: 'active', grant_expires_on: expires },
+      };
     }
 
     const active = existing.status === 'active';

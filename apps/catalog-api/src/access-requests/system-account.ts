@@ -21,7 +21,11 @@ export async function accessRequestAccountId(manager: EntityManager): Promise<nu
   await manager.query(
     `INSERT INTO users (username, first_name, last_name, is_active) VALUES ($1, $2, $3, false)
      ON CONFLICT (username) DO NOTHING`,
-    [ACCESS_REQUEST_ACCOUNT.username, ACCESS_REQUEST_ACCOUNT.firstName, ACCESS_REQUEST_ACCOUNT.lastName],
+    [
+      ACCESS_REQUEST_ACCOUNT.username,
+      ACCESS_REQUEST_ACCOUNT.firstName,
+      ACCESS_REQUEST_ACCOUNT.lastName,
+    ],
   );
   // A separate statement: under READ COMMITTED it sees a row a concurrent request just committed.
   const created = await find();

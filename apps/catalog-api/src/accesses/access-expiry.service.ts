@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuditActor, AuditService } from '../audit/audit.service';
 import { ADVISORY_LOCKS } from '../common/advisory-locks';
 
 export interface ExpiryResult {
@@ -17,9 +18,15 @@ export interface ExpiryResult {
 export class AccessExpiryService {
   private readonly logger = new Logger(AccessExpiryService.name);
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly audit: AuditService,
+  ) {}
 
-  async expire(): Promise<ExpiryResult> {
+  /** `actor`: the scheduler or the CLI, for the audit trail. */
+  async expire(
+    actor: AuditActor = { kind: 'system', name: 'access expiry' },
+  ): Promise<ExpiryResult> {
     return this.dataSource.transaction(async (manager) => {
       const [{ locked }] = await manager.query<{ locked: boolean }[]>(
         'SELECT pg_try_advisory_xact_lock($1) AS locked',
@@ -27,15 +34,26 @@ export class AccessExpiryService {
       );
       if (!locked) return { ran: false, terminated: 0 };
       // Wrapped in a CTE: TypeORM returns [rows, count] for a bare UPDATE ... RETURNING.
-      const rows = await manager.query<{ id: number }[]>(
+      const rows = await manager.query<{ id: number; grant_expires_on: string }[]>(
         `WITH expired AS (UPDATE accesses SET status = 'terminated',
            access_notes = concat_ws(E'\\n', NULLIF(access_notes, ''),
              'Automatically terminated: expired on ' || grant_expires_on::text),
            updated_at = now()
          WHERE status <> 'terminated' AND grant_expires_on < (now() AT TIME ZONE 'UTC')::date
-         RETURNING id) SELECT id FROM expired`,
+         RETURNING id, grant_expires_on::text AS grant_expires_on) SELECT * FROM expired`,
       );
-      if (rows.length > 0) this.logger.log({ terminated: rows.length }, 'expired accesses terminated');
+      await this.audit.recordMany(
+        manager,
+        rows.map((row) => ({
+          actor,
+          action: 'expire',
+          objectType: 'access',
+          objectId: row.id,
+          change: { status: 'terminated', grant_expires_on: row.grant_expires_on },
+        })),
+      );
+      if (rows.length > 0)
+        this.logger.log({ terminated: rows.length }, 'expired accesses terminated');
       return { ran: true, terminated: rows.length };
     });
   }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { IdpSyncController } from './idp-sync.controller';
 import { IdpSyncScheduler } from './idp-sync.scheduler';
 import { IdpSyncService } from './idp-sync.service';
@@ -10,6 +11,7 @@ import { PeopleRepository } from './people.repository';
  * access-request webhook, and the synchronisation (on demand and scheduled).
  */
 @Module({
+  imports: [AuditModule],
   controllers: [IdpSyncController],
   providers: [KeycloakAdminClient, PeopleRepository, IdpSyncService, IdpSyncScheduler],
   exports: [KeycloakAdminClient, PeopleRepository, IdpSyncService],

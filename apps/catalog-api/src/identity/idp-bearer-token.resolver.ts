@@ -6,7 +6,18 @@ import { ServiceUnavailableError, UnauthorizedError } from '@app/errors';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 
 /** Keycloak signs with RS256 by default; any asymmetric algorithm is fine, HMAC never is. */
-const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+];
 const CLOCK_TOLERANCE_SECONDS = 30;
 /** Signing keys are refetched at least this often even when every kid is known. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
@@ -51,18 +62,23 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
 
   async resolve(token: string): Promise<Principal | null> {
     if (this.verifier === undefined) {
-      throw new UnauthorizedError('Access tokens are not accepted: no identity provider is configured');
+      throw new UnauthorizedError(
+        'Access tokens are not accepted: no identity provider is configured',
+      );
     }
     const payload = await this.verify(this.verifier, token);
     const subject = payload.sub;
-    if (typeof subject !== 'string' || subject === '') throw new UnauthorizedError(INVALID, CHALLENGE);
-    if (payload.typ !== undefined && payload.typ !== 'Bearer') throw new UnauthorizedError(INVALID, CHALLENGE);
+    if (typeof subject !== 'string' || subject === '')
+      throw new UnauthorizedError(INVALID, CHALLENGE);
+    if (payload.typ !== undefined && payload.typ !== 'Bearer')
+      throw new UnauthorizedError(INVALID, CHALLENGE);
     const rows = await this.dataSource.query<{ is_active: boolean }[]>(
       'SELECT is_active FROM users WHERE oidc_id = $1',
       [subject],
     );
     if (rows.length > 0 && !rows[0].is_active) throw new UnauthorizedError(INVALID, CHALLENGE);
-    const username = typeof payload.preferred_username === 'string' ? payload.preferred_username : subject;
+    const username =
+      typeof payload.preferred_username === 'string' ? payload.preferred_username : subject;
     return { kind: 'bearer', id: subject, name: username, canWrite: false };
   }
 

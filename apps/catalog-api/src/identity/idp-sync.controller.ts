@@ -1,5 +1,7 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
-import { RequireKinds } from '@app/auth';
+import { CurrentPrincipal, RequireKinds } from '@app/auth';
+import type { Principal } from '@app/auth';
+import { actorFromPrincipal } from '../audit/audit.service';
 import { IdpSyncService, SyncCounts } from './idp-sync.service';
 
 @Controller('api/idp')
@@ -10,7 +12,9 @@ export class IdpSyncController {
   @Post('force')
   @HttpCode(200)
   @RequireKinds('global')
-  async force(): Promise<{ status: 'Success' } & SyncCounts> {
-    return { status: 'Success', ...(await this.sync.run()) };
+  async force(
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<{ status: 'Success' } & SyncCounts> {
+    return { status: 'Success', ...(await this.sync.run(actorFromPrincipal(principal))) };
   }
 }

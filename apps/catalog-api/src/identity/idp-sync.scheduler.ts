@@ -25,7 +25,7 @@ export class IdpSyncScheduler implements OnApplicationBootstrap {
 
   async tick(): Promise<void> {
     try {
-      await this.sync.run();
+      await this.sync.run({ kind: 'system', name: 'scheduled identity-provider sync' });
     } catch (error) {
       if (error instanceof ConflictError) {
         this.logger.log('identity-provider synchronisation already running elsewhere; skipped');

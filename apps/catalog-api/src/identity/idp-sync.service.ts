@@ -2,9 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, ServiceUnavailableError } from '@app/errors';
 import { ADVISORY_LOCKS } from '../common/advisory-locks';
+import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { KeycloakAdminClient } from './keycloak-admin.client';
 import type { KeycloakUser } from './keycloak.types';
-import { PeopleRepository, PersonFacts } from './people.repository';
+import { PeopleRepository, personAudit, PersonFacts } from './people.repository';
 
 export interface SyncCounts {
   created: number;
@@ -18,7 +19,8 @@ const SUBJECT_MAX = 64;
 
 function factsOf(account: KeycloakUser): PersonFacts | null {
   const email = typeof account.email === 'string' ? account.email.trim() : '';
-  if (account.emailVerified !== true || email === '' || account.id.length > SUBJECT_MAX) return null;
+  if (account.emailVerified !== true || email === '' || account.id.length > SUBJECT_MAX)
+    return null;
   return {
     subject: account.id,
     firstName: typeof account.firstName === 'string' ? account.firstName : null,
@@ -42,9 +44,11 @@ export class IdpSyncService {
     private readonly dataSource: DataSource,
     private readonly idp: KeycloakAdminClient,
     private readonly people: PeopleRepository,
+    private readonly audit: AuditService,
   ) {}
 
-  async run(): Promise<SyncCounts> {
+  /** `actor` is who asked (a global key, the scheduler, the CLI), for the audit trail. */
+  async run(actor: AuditActor): Promise<SyncCounts> {
     if (!this.idp.configured) {
       throw new ServiceUnavailableError('Identity provider not configured', {
         reason: 'set IDP_URL, IDP_REALM, IDP_CLIENT_ID and IDP_CLIENT_SECRET',
@@ -56,9 +60,10 @@ export class IdpSyncService {
       const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [
         ADVISORY_LOCKS.idpSync,
       ])) as { locked: boolean }[];
-      if (!locked) throw new ConflictError('An identity-provider synchronisation is already running');
+      if (!locked)
+        throw new ConflictError('An identity-provider synchronisation is already running');
       try {
-        const counts = await this.syncAll();
+        const counts = await this.syncAll(actor);
         this.logger.log(counts, 'identity-provider synchronisation finished');
         return counts;
       } finally {
@@ -69,7 +74,7 @@ export class IdpSyncService {
     }
   }
 
-  private async syncAll(): Promise<SyncCounts> {
+  private async syncAll(actor: AuditActor): Promise<SyncCounts> {
     const counts: SyncCounts = { created: 0, updated: 0, unchanged: 0, skipped: 0 };
     for await (const page of this.idp.listUsers({ verifiedOnly: true })) {
       const accounts: PersonFacts[] = [];
@@ -79,23 +84,37 @@ export class IdpSyncService {
         else accounts.push(facts);
       }
       if (accounts.length > 0) {
-        await this.dataSource.transaction((manager) => this.syncPage(manager, accounts, counts));
+        await this.dataSource.transaction((manager) =>
+          this.syncPage(manager, accounts, counts, actor),
+        );
       }
     }
     return counts;
   }
 
-  private async syncPage(manager: EntityManager, accounts: PersonFacts[], counts: SyncCounts): Promise<void> {
+  private async syncPage(
+    manager: EntityManager,
+    accounts: PersonFacts[],
+    counts: SyncCounts,
+    actor: AuditActor,
+  ): Promise<void> {
     const subjects = accounts.map((a) => a.subject);
+    const changes: AuditRecord[] = [];
     await this.people.lockSubjects(manager, subjects);
-    const directory = await this.people.load(manager, subjects, accounts.map((a) => a.email as string));
+    const directory = await this.people.load(
+      manager,
+      subjects,
+      accounts.map((a) => a.email as string),
+    );
     for (const facts of accounts) {
       const resolution = directory.resolve(facts.subject, facts.email);
       if (resolution.outcome === 'conflict') {
         this.logger.warn({ subject: facts.subject, reason: resolution.reason }, 'account skipped');
         counts.skipped++;
       } else if (resolution.outcome === 'create') {
-        directory.put(await this.people.createContact(manager, facts));
+        const contact = await this.people.createContact(manager, facts);
+        directory.put(contact);
+        changes.push(personAudit(actor, null, contact));
         counts.created++;
       } else {
         const updated = await this.people.update(manager, resolution.person, facts);
@@ -103,9 +122,11 @@ export class IdpSyncService {
           counts.unchanged++;
         } else {
           directory.put(updated);
+          changes.push(personAudit(actor, resolution.person, updated));
           counts.updated++;
         }
       }
     }
+    await this.audit.recordMany(manager, changes);
   }
 }

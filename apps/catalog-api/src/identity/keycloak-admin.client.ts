@@ -71,7 +71,8 @@ export class KeycloakAdminClient {
       const query = new URLSearchParams({ first: String(first), max: String(pageSize) });
       if (options.verifiedOnly) query.set('emailVerified', 'true');
       const page = await this.adminGet(`/users?${query.toString()}`, options.signal);
-      if (!Array.isArray(page)) throw this.unavailable('unexpected user list from the identity provider');
+      if (!Array.isArray(page))
+        throw this.unavailable('unexpected user list from the identity provider');
       const users = page.filter(isKeycloakUser);
       if (users.length > 0) yield users;
       if (page.length < pageSize) return;
@@ -86,7 +87,11 @@ export class KeycloakAdminClient {
     return user;
   }
 
-  private async adminGet(path: string, signal?: AbortSignal, allowNotFound = false): Promise<unknown> {
+  private async adminGet(
+    path: string,
+    signal?: AbortSignal,
+    allowNotFound = false,
+  ): Promise<unknown> {
     const { adminUrl } = this.requireConnection();
     for (let attempt = 1; ; attempt++) {
       const token = await this.accessToken(signal);
@@ -136,7 +141,8 @@ export class KeycloakAdminClient {
       });
     }
     const body = await this.json(res);
-    if (!isTokenResponse(body)) throw this.unavailable('unexpected token response from the identity provider');
+    if (!isTokenResponse(body))
+      throw this.unavailable('unexpected token response from the identity provider');
     const lifetimeMs = body.expires_in * 1000;
     const margin = Math.min(TOKEN_RENEWAL_MARGIN_MS, lifetimeMs / 2);
     this.token = { value: body.access_token, renewAt: Date.now() + lifetimeMs - margin };

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { AuditActor, AuditRecord } from '../audit/audit.service';
 import { ADVISORY_LOCKS } from '../common/advisory-locks';
 import { PersonDirectory, PersonKind, PersonRecord } from './person-directory';
 
@@ -50,7 +51,11 @@ export class PeopleRepository {
   }
 
   /** Every user and contact with one of these subjects or (case-insensitively) emails. */
-  async load(manager: EntityManager, subjects: string[], emails: string[]): Promise<PersonDirectory> {
+  async load(
+    manager: EntityManager,
+    subjects: string[],
+    emails: string[],
+  ): Promise<PersonDirectory> {
     const lowered = [...new Set(emails.map((e) => e.trim().toLowerCase()))];
     const select = (kind: PersonKind) =>
       `SELECT '${kind}' AS kind, id, oidc_id, email, first_name, last_name FROM ${TABLE[kind]}
@@ -66,7 +71,11 @@ export class PeopleRepository {
    * Brings a matched record in line with the facts (names and email only where known) and
    * sets its subject. Returns the updated record, or null when nothing changed.
    */
-  async update(manager: EntityManager, person: PersonRecord, facts: PersonFacts): Promise<PersonRecord | null> {
+  async update(
+    manager: EntityManager,
+    person: PersonRecord,
+    facts: PersonFacts,
+  ): Promise<PersonRecord | null> {
     const next: PersonRecord = {
       ...person,
       oidcId: facts.subject,
@@ -102,6 +111,27 @@ export class PeopleRepository {
     );
     return { kind: 'contact', id: rows[0].id, oidcId: facts.subject, email, firstName, lastName };
   }
+}
+
+/** An audit entry for a person this repository created (before = null) or changed. */
+export function personAudit(
+  actor: AuditActor,
+  before: PersonRecord | null,
+  after: PersonRecord,
+): AuditRecord {
+  const view = (p: PersonRecord) => ({
+    first_name: p.firstName,
+    last_name: p.lastName,
+    email: p.email,
+    oidc_id: p.oidcId,
+  });
+  return {
+    actor,
+    action: before === null ? 'create' : 'update',
+    objectType: after.kind,
+    objectId: after.id,
+    change: before === null ? view(after) : { before: view(before), after: view(after) },
+  };
 }
 
 function toRecord(row: PersonRow): PersonRecord {

@@ -50,10 +50,14 @@ export class PersonDirectory {
       .sort((a, b) => (a.kind === b.kind ? a.id - b.id : a.kind === 'user' ? -1 : 1));
     if (byEmail.length > 1) {
       const holders = byEmail.map((r) => `${r.kind} ${r.id}`).join(', ');
-      return { outcome: 'conflict', reason: `${byEmail.length} records share the email ${email} (${holders})` };
+      return {
+        outcome: 'conflict',
+        reason: `${byEmail.length} records share the email ${email} (${holders})`,
+      };
     }
     const [only] = byEmail;
-    if (only !== undefined && only.oidcId === null) return { outcome: 'match', person: only, via: 'email' };
+    if (only !== undefined && only.oidcId === null)
+      return { outcome: 'match', person: only, via: 'email' };
     return { outcome: 'create' };
   }
 }

@@ -138,8 +138,7 @@ export class FakeKeycloak {
     options: { kid?: string; expiresInSeconds?: number; privateKey?: SigningSecret } = {},
   ): Promise<string> {
     const kid = options.kid ?? this.keys[0].kid;
-    const key =
-      this.keys.find((k) => k.kid === kid) ?? this.unpublished.get(kid) ?? this.keys[0];
+    const key = this.keys.find((k) => k.kid === kid) ?? this.unpublished.get(kid) ?? this.keys[0];
     const now = Math.floor(Date.now() / 1000);
     const payload: JWTPayload & Record<string, unknown> = {
       exp: now + (options.expiresInSeconds ?? 300),
@@ -186,9 +185,15 @@ export class FakeKeycloak {
   private token(body: string, res: ServerResponse): void {
     const form = new URLSearchParams(body);
     if (form.get('grant_type') !== 'client_credentials') {
-      return this.send(res, 400, { error: 'unsupported_grant_type', error_description: 'Unsupported grant_type' });
+      return this.send(res, 400, {
+        error: 'unsupported_grant_type',
+        error_description: 'Unsupported grant_type',
+      });
     }
-    if (form.get('client_id') !== this.clientId || form.get('client_secret') !== this.clientSecret) {
+    if (
+      form.get('client_id') !== this.clientId ||
+      form.get('client_secret') !== this.clientSecret
+    ) {
       return this.send(res, 401, {
         error: 'unauthorized_client',
         error_description: 'Invalid client or Invalid client credentials',

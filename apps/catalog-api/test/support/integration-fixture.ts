@@ -94,7 +94,12 @@ export async function addContact(ds: DataSource, seed: PersonSeed = {}): Promise
   const [row] = await ds.query<{ id: number }[]>(
     `INSERT INTO contacts (first_name, last_name, email, oidc_id, type)
      VALUES ($1, $2, $3, $4, 'Researcher') RETURNING id`,
-    [seed.firstName ?? 'Contact', seed.lastName ?? 'Person', seed.email ?? null, seed.oidcId ?? null],
+    [
+      seed.firstName ?? 'Contact',
+      seed.lastName ?? 'Person',
+      seed.email ?? null,
+      seed.oidcId ?? null,
+    ],
   );
   return row.id;
 }
@@ -125,7 +130,10 @@ export async function accessRows(ds: DataSource): Promise<AccessRow[]> {
   );
 }
 
-export async function count(ds: DataSource, table: 'accesses' | 'contacts' | 'users'): Promise<number> {
+export async function count(
+  ds: DataSource,
+  table: 'accesses' | 'contacts' | 'users',
+): Promise<number> {
   const [row] = await ds.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table}`);
   return row.n;
 }
