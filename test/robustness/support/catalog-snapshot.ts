@@ -1,0 +1,20 @@
+import type { DataSource } from 'typeorm';
+
+/**
+ * A fingerprint of every table in the catalog schema (row count and an md5 of all rows), plus
+ * the data version: equal fingerprints mean nothing was written, whatever the route.
+ */
+export async function catalogFingerprint(dataSource: DataSource): Promise<Record<string, string>> {
+  const tables = await dataSource.query<{ name: string }[]>(
+    `SELECT table_name AS name FROM information_schema.tables
+     WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+  );
+  const fingerprint: Record<string, string> = {};
+  for (const { name } of tables) {
+    const rows = await dataSource.query<{ n: string; digest: string | null }[]>(
+      `SELECT count(*) AS n, md5(string_agg(t::text, '|' ORDER BY t::text)) AS digest FROM "${name}" t`,
+    );
+    fingerprint[name] = `${rows[0].n}:${rows[0].digest ?? ''}`;
+  }
+  return fingerprint;
+}
