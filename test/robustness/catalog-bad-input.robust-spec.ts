@@ -46,6 +46,7 @@ describe('catalog-api under hostile input', () => {
       keys,
       knownParams: ['page', 'search', 'project_id', 'project_title', 'fields', 'published', 'API_KEY'],
       maxBodyBytes: MAX_BODY_BYTES,
+      validSegments: { category: ['disease', 'phenotype', 'study', 'gene'] },
     });
     const before = await catalogFingerprint(t.dataSource);
 

@@ -20,6 +20,8 @@ export interface AttackOptions {
   knownParams: string[];
   /** The app's body limit: oversized bodies are just over it. */
   maxBodyBytes: number;
+  /** Real values for some path parameters (by name), used half the time so handlers are reached. */
+  validSegments?: Record<string, string[]>;
 }
 
 export const HOSTILE_STRINGS: readonly string[] = [
@@ -51,8 +53,10 @@ function segment(random: Random): string {
 }
 
 /** Replaces `:param` segments with hostile values; sometimes adds, drops or doubles segments. */
-function attackPath(random: Random, pattern: string): string {
-  let path = pattern.replace(/:[A-Za-z_]+/g, () => segment(random));
+function attackPath(random: Random, pattern: string, valid: Record<string, string[]>): string {
+  let path = pattern.replace(/:([A-Za-z_]+)/g, (_, name: string) =>
+    valid[name] && random.chance(0.5) ? encode(random.pick(valid[name])) : segment(random),
+  );
   const twist = random.int(10);
   if (twist === 0) path += '/' + segment(random);
   else if (twist === 1) path += '/';
@@ -162,7 +166,7 @@ export function generateAttacks(routes: Route[], options: AttackOptions): Attack
       if (choice.encoding) headers['Content-Encoding'] = choice.encoding;
       notes.push(choice.note);
     }
-    const path = attackPath(random, route.path) + query(random, options.knownParams, options.keys);
+    const path = attackPath(random, route.path, options.validSegments ?? {}) + query(random, options.knownParams, options.keys);
     attacks.push({ method, path, headers, body: payload, note: notes.join(', ') });
   }
   return attacks;
