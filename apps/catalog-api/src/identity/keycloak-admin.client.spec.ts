@@ -84,8 +84,9 @@ describe('KeycloakAdminClient against a fake Keycloak', () => {
       const refused = await client()
         .getUser('x')
         .catch((e: unknown) => e);
-      expect((refused as ServiceUnavailableError).more.reason).toBe(
-        'identity provider unreachable (ECONNREFUSED)',
+      // ECONNREFUSED, or a pooled keep-alive socket the server dropped (UND_ERR_SOCKET).
+      expect((refused as ServiceUnavailableError).more.reason).toMatch(
+        /^identity provider unreachable/,
       );
     } finally {
       await kc.up();
