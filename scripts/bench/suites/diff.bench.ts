@@ -3,7 +3,6 @@ import { growDropzone } from '../data/dropzone-data';
 import type { BenchContext } from '../lib/context';
 import { timeGet } from '../lib/http-load';
 import { BENCH_WRITE_KEY, provisionerEnv, startProvisionerApi } from '../lib/provisioner-process';
-import { startPrivateRedis } from '../lib/redis-server';
 import { fmt, SuiteReport, table, verdict } from '../lib/report';
 
 const TARGET_MS = 2000;
@@ -16,7 +15,8 @@ export async function diffBench(ctx: BenchContext): Promise<SuiteReport> {
   const base = join(ctx.tempDir, 'diff');
   const dropzone = join(base, 'dropzone');
   const storage = join(base, 'storage');
-  const redis = await startPrivateRedis(join(base, 'redis'));
+  const { startPrivateRedis } = await import('../../lib/private-redis.mjs');
+  const redis = await startPrivateRedis({ dir: join(base, 'redis') });
   const rows: { size: number; listed: number; generateS: number; ms: number[] }[] = [];
   try {
     let have = 0;
