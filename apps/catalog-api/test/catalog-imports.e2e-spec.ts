@@ -223,24 +223,12 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
                   { title: 'D', cohorts: [{ cohort: 'No Such Cohort', cohort_external_id: null }] },
                 ],
                 transfers: [{ partner: 'Nobody Inc' }],
-                legal_bases: [
-                  {
-                    legal_basis_codes: ['6.1(a)'],
-                    personal_data_codes: [],
-                    data_declarations: ['Other'],
-                  },
-                ],
               },
             ],
           }),
         400,
       );
       expect(datasets.more.errors).toEqual([
-        {
-          index: 0,
-          field: 'legal_bases[0].data_declarations[0]',
-          message: 'no data declaration titled "Other"',
-        },
         { index: 0, field: 'project', message: 'unknown project "NOPE"' },
         {
           index: 0,
@@ -321,19 +309,30 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
         () =>
           w.post('/api/datasets', {
             items: [
-              { name: 'DS', data_declarations: [{ title: 'T' }, { title: 't' }] },
+              {
+                name: 'DS',
+                data_declarations: [{ title: 'T' }, { title: 't' }],
+                legal_bases: [
+                  { legal_basis_codes: [], personal_data_codes: [], data_declarations: ['Other'] },
+                ],
+              },
               { name: 'ds' },
             ],
           }),
         400,
       );
       expect(datasets.more.errors).toEqual([
-        { index: 1, field: 'name', message: 'duplicates item 0 of this document' },
         {
           index: 0,
           field: 'data_declarations[1].title',
           message: 'duplicates data_declarations[0]',
         },
+        {
+          index: 0,
+          field: 'legal_bases[0].data_declarations[0]',
+          message: 'no data declaration titled "Other"',
+        },
+        { index: 1, field: 'name', message: 'duplicates item 0 of this document' },
       ]);
       const contracts = await refused(
         () =>

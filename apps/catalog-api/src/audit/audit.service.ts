@@ -108,7 +108,7 @@ export class AuditService {
     return {
       results: rows.slice(0, query.pageSize).map((row) => ({
         id: Number(row.id),
-        at: row.at.toISOString().replace(/Z$/, '+00:00'),
+        at: row.at.toISOString().replace(/\.\d{3}Z$/, '+00:00'),
         actor: { kind: row.actorKind, id: row.actorId, name: row.actorName },
         action: row.action,
         object_type: row.objectType,

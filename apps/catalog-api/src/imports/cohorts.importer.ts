@@ -2,22 +2,12 @@ import type { ImportContext } from './import-context';
 import type { CohortInput } from './import-shapes';
 import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, contactFacts } from './person-facts';
-import { matchTracked, reportDuplicates, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions } from './record-matcher';
 import { References } from './references';
 import { replaceLinks, upsertRow } from './row-writer';
 
 /** Upserts cohorts by external_id, else name; owners and institutes are replaced when given. */
 export async function importCohorts(ctx: ImportContext, items: CohortInput[]): Promise<void> {
-  reportDuplicates(
-    ctx,
-    items.map((c, index) => ({
-      index,
-      keys: [
-        { field: 'name', value: c.name },
-        { field: 'external_id', value: c.external_id },
-      ],
-    })),
-  );
   const matches = await matchTracked(
     ctx,
     'cohorts',

@@ -1,7 +1,7 @@
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
 import type { DatasetInput, DeclarationInput } from './import-shapes';
-import { matchTracked, reportDuplicates, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions } from './record-matcher';
 import { References } from './references';
 import { replaceLinks, reportTaken, upsertRow } from './row-writer';
 import { replaceStorages } from './storages.writer';
@@ -16,18 +16,6 @@ interface ResolvedDataset {
 
 /** Upserts datasets by external_id, else name; each given collection replaces the stored one. */
 export async function importDatasets(ctx: ImportContext, items: DatasetInput[]): Promise<void> {
-  reportDuplicates(
-    ctx,
-    items.map((d, index) => ({
-      index,
-      keys: [
-        { field: 'name', value: d.name },
-        { field: 'external_id', value: d.external_id },
-        { field: 'elu_uuid', value: d.elu_uuid },
-      ],
-    })),
-  );
-  items.forEach((d, index) => checkInnerTitles(ctx, d, index));
   const matches = await matchTracked(
     ctx,
     'datasets',
@@ -108,35 +96,6 @@ export async function importDatasets(ctx: ImportContext, items: DatasetInput[]):
     }
     ctx.recordWrite('dataset', id, match.id === null, { ...d });
   }
-}
-
-/** Declaration titles are unique within a dataset; legal bases name declarations of it. */
-function checkInnerTitles(ctx: ImportContext, d: DatasetInput, index: number): void {
-  const titles = new Map<string, number>();
-  d.data_declarations?.forEach((dd, i) => {
-    const key = fold(dd.title ?? '');
-    const first = titles.get(key);
-    if (first !== undefined) {
-      ctx.problem(index, `data_declarations[${i}].title`, `duplicates data_declarations[${first}]`);
-    } else titles.set(key, i);
-  });
-  d.legal_bases?.forEach((lb, i) =>
-    lb.data_declarations?.forEach((title, j) => {
-      if (d.data_declarations === undefined) {
-        ctx.problem(
-          index,
-          `legal_bases[${i}].data_declarations[${j}]`,
-          'needs data_declarations in the same item',
-        );
-      } else if (!titles.has(fold(title))) {
-        ctx.problem(
-          index,
-          `legal_bases[${i}].data_declarations[${j}]`,
-          `no data declaration titled "${title}"`,
-        );
-      }
-    }),
-  );
 }
 
 function resolve(

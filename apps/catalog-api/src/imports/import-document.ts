@@ -1,5 +1,6 @@
 import { FieldProblem, ValidationFailedError } from '@app/errors';
-import { IMPORT_KINDS, ITEM_SHAPES, ImportKind } from './import-shapes';
+import { datasetItemProblems } from './dataset-rules';
+import { DatasetInput, IMPORT_KINDS, ITEM_SHAPES, ImportKind } from './import-shapes';
 import type { ShapeProblem } from './shape';
 
 /** Top-level keys of a document besides `items` that exports and ELU documents carry. */
@@ -30,11 +31,41 @@ export function parseDocument(kind: ImportKind, body: unknown): unknown[] {
   const items = records.map((item: unknown, index) => {
     const found: ShapeProblem[] = [];
     const parsed = shape.parse(item, '', found);
+    if (kind === 'datasets' && parsed !== undefined)
+      found.push(...datasetItemProblems(parsed as DatasetInput));
     for (const p of found) problems.push({ index, field: p.path || undefined, message: p.message });
     return parsed;
   });
+  problems.push(...duplicateProblems(kind, records));
   if (problems.length > 0) throw new ValidationFailedError(problems);
   return items;
+}
+
+/** Fields that must be unique within one document (contracts: name within the project, later). */
+const UNIQUE_FIELDS: Record<ImportKind, string[]> = {
+  partners: ['name', 'external_id'],
+  cohorts: ['name', 'external_id'],
+  projects: ['acronym', 'name', 'external_id'],
+  datasets: ['name', 'external_id', 'elu_uuid'],
+  contracts: [],
+};
+
+/** Runs on the raw items, so duplicates are listed together with every other problem. */
+function duplicateProblems(kind: ImportKind, records: unknown[]): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const seen = new Map<string, number>();
+  records.forEach((record, index) => {
+    if (record === null || typeof record !== 'object') return;
+    for (const field of UNIQUE_FIELDS[kind]) {
+      const value = (record as Record<string, unknown>)[field];
+      if (typeof value !== 'string' || value.trim() === '') continue;
+      const key = `${field}\u0000${value.trim().toLowerCase()}`;
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, index);
+      else problems.push({ index, field, message: `duplicates item ${first} of this document` });
+    }
+  });
+  return problems;
 }
 
 /**

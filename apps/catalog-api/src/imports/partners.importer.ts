@@ -1,20 +1,10 @@
 import type { ImportContext } from './import-context';
 import type { PartnerInput } from './import-shapes';
-import { matchTracked, reportDuplicates, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions } from './record-matcher';
 import { definedOnly, upsertRow } from './row-writer';
 
 /** Upserts partners by external_id, else name. */
 export async function importPartners(ctx: ImportContext, items: PartnerInput[]): Promise<void> {
-  reportDuplicates(
-    ctx,
-    items.map((p, index) => ({
-      index,
-      keys: [
-        { field: 'name', value: p.name },
-        { field: 'external_id', value: p.external_id },
-      ],
-    })),
-  );
   const matches = await matchTracked(
     ctx,
     'partners',

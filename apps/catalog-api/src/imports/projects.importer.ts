@@ -2,7 +2,7 @@ import type { ImportContext } from './import-context';
 import type { ProjectInput } from './import-shapes';
 import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, personFacts } from './person-facts';
-import { matchTracked, reportDuplicates, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions } from './record-matcher';
 import { References } from './references';
 import { replaceLinks, reportTaken, upsertRow } from './row-writer';
 
@@ -41,17 +41,6 @@ function sortPeople(
 
 /** Upserts projects by external_id, else acronym; people and publications replaced when given. */
 export async function importProjects(ctx: ImportContext, items: ProjectInput[]): Promise<void> {
-  reportDuplicates(
-    ctx,
-    items.map((p, index) => ({
-      index,
-      keys: [
-        { field: 'acronym', value: p.acronym },
-        { field: 'name', value: p.name },
-        { field: 'external_id', value: p.external_id },
-      ],
-    })),
-  );
   const matches = await matchTracked(
     ctx,
     'projects',

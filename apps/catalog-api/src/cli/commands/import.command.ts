@@ -1,0 +1,28 @@
+import { CatalogImportService } from '../../imports/catalog-import.service';
+import { detectKind, isImportKind } from '../../imports/import-document';
+import { IMPORT_KINDS } from '../../imports/import-shapes';
+import { allowOptions, CliCommand, CliUsageError, option, positional } from '../cli-command';
+
+export const importCommand: CliCommand = {
+  name: 'import',
+  usage: `<file.json> [--kind ${IMPORT_KINDS.join('|')}]`,
+  summary: 'Import a document {"items": [...]} (the kind is detected unless given)',
+  async run(ctx, args) {
+    allowOptions(args, ['kind']);
+    const file = positional(args, 0, 'file.json');
+    let document: unknown;
+    try {
+      document = JSON.parse(ctx.readFile(file));
+    } catch (error) {
+      throw new CliUsageError(`${file}: ${(error as Error).message}`);
+    }
+    const given = option(args, 'kind', true);
+    if (given !== undefined && !isImportKind(given)) {
+      throw new CliUsageError(`--kind must be one of ${IMPORT_KINDS.join(', ')}`);
+    }
+    const kind = given ?? detectKind(document);
+    if (kind === undefined)
+      throw new CliUsageError(`${file}: cannot tell what it holds; pass --kind`);
+    return { kind, ...(await ctx.app.get(CatalogImportService).import(kind, document, ctx.actor)) };
+  },
+};

@@ -1,0 +1,30 @@
+import type { CliCommand } from '../cli-command';
+import {
+  createEndpointCommand,
+  exposeCommand,
+  grantCommand,
+  publishCommand,
+  revokeCommand,
+  unpublishCommand,
+  withdrawCommand,
+} from './catalog-admin.commands';
+import { importCommand } from './import.command';
+import { createUserCommand, rotateKeyCommand, updateUserCommand } from './users.commands';
+import { auditCommand, loadVocabularyCommand } from './vocabulary-audit.commands';
+
+/** Every command of `npm run catalog`, in the order `--help` lists them. Append new ones here. */
+export const CLI_COMMANDS: CliCommand[] = [
+  importCommand,
+  createUserCommand,
+  rotateKeyCommand,
+  updateUserCommand,
+  createEndpointCommand,
+  exposeCommand,
+  withdrawCommand,
+  grantCommand,
+  revokeCommand,
+  publishCommand,
+  unpublishCommand,
+  loadVocabularyCommand,
+  auditCommand,
+];

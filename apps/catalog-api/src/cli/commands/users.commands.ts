@@ -1,0 +1,84 @@
+import { DataSource } from 'typeorm';
+import { UsersAdminService } from '../../admin/users-admin.service';
+import {
+  allowOptions,
+  booleanOption,
+  CliCommand,
+  CliContext,
+  CliUsageError,
+  listOption,
+  option,
+  positional,
+} from '../cli-command';
+
+/** A user given by id or username. */
+async function userId(ctx: CliContext, ref: string): Promise<number> {
+  if (/^\d+$/.test(ref)) return Number(ref);
+  const rows = await ctx.app
+    .get(DataSource)
+    .query<{ id: number }[]>('SELECT id FROM users WHERE username = $1', [ref]);
+  if (rows.length === 0) throw new CliUsageError(`no user "${ref}"`);
+  return rows[0].id;
+}
+
+export const createUserCommand: CliCommand = {
+  name: 'create-user',
+  usage:
+    '--username U --first-name F --last-name L --email E [--oidc-id S] [--groups a,b] [--affiliation P]',
+  summary: 'Create a user; prints its API key (shown this once)',
+  run(ctx, args) {
+    allowOptions(args, [
+      'username',
+      'first-name',
+      'last-name',
+      'email',
+      'oidc-id',
+      'groups',
+      'affiliation',
+    ]);
+    return ctx.app.get(UsersAdminService).create(
+      {
+        username: option(args, 'username'),
+        first_name: option(args, 'first-name'),
+        last_name: option(args, 'last-name'),
+        email: option(args, 'email'),
+        oidc_id: option(args, 'oidc-id', true),
+        groups: listOption(args, 'groups'),
+        affiliation: option(args, 'affiliation', true),
+      },
+      ctx.actor,
+    );
+  },
+};
+
+export const rotateKeyCommand: CliCommand = {
+  name: 'rotate-key',
+  usage: '<user id or username>',
+  summary: 'Give a user a new API key; the old one stops working at once',
+  async run(ctx, args) {
+    allowOptions(args, []);
+    const id = await userId(ctx, positional(args, 0, 'user'));
+    return ctx.app.get(UsersAdminService).rotateKey(id, ctx.actor);
+  },
+};
+
+export const updateUserCommand: CliCommand = {
+  name: 'update-user',
+  usage:
+    '<user id or username> [--active true|false] [--groups a,b] [--oidc-id S] [--affiliation P]',
+  summary: 'Activate or deactivate a user, set groups, identity-provider subject, affiliation',
+  async run(ctx, args) {
+    allowOptions(args, ['active', 'groups', 'oidc-id', 'affiliation']);
+    const id = await userId(ctx, positional(args, 0, 'user'));
+    return ctx.app.get(UsersAdminService).update(
+      id,
+      {
+        is_active: booleanOption(args, 'active'),
+        groups: listOption(args, 'groups'),
+        oidc_id: option(args, 'oidc-id', true),
+        affiliation: option(args, 'affiliation', true),
+      },
+      ctx.actor,
+    );
+  },
+};

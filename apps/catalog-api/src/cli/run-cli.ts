@@ -1,0 +1,151 @@
+import { NestFactory } from '@nestjs/core';
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { Client } from 'pg';
+import { AppError, isDependencyUnavailable } from '@app/errors';
+import { SettingsError } from '@app/platform';
+import { CatalogAppModule } from '../app.module';
+import { CatalogSettings, loadCatalogSettings } from '../config/catalog.settings';
+import { CliArgs, CliCommand, CliUsageError, parseArgs } from './cli-command';
+import { CLI_COMMANDS } from './commands';
+
+export const EXIT_OK = 0;
+export const EXIT_BAD_INPUT = 1;
+export const EXIT_DATABASE_UNREACHABLE = 2;
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  cwd: string;
+}
+
+function help(commands: CliCommand[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'Usage: npm run catalog -- <command> [arguments]   (compiled: node dist/.../cli/catalog.cli.js)',
+    '',
+    'Administers the catalog through the same services as the HTTP API (no HTTP involved).',
+    'Settings come from the environment (DATABASE_URL, ...), as for the server.',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `npm run catalog -- <command> --help` for its arguments.',
+    'Exit codes: 0 done, 1 bad input (problems listed on stderr), 2 database unreachable.',
+  ].join('\n');
+}
+
+function describeError(error: AppError): string {
+  const lines = [error.description];
+  const problems = (
+    error.more as {
+      errors?: { index?: number; field?: string; parameter?: string; message: string }[];
+    }
+  ).errors;
+  for (const p of problems ?? []) {
+    const where = [p.index === undefined ? undefined : `item ${p.index}`, p.field ?? p.parameter]
+      .filter((part) => part !== undefined)
+      .join(' ');
+    lines.push(`  - ${where ? `${where}: ` : ''}${p.message}`);
+  }
+  return lines.join('\n');
+}
+
+/** Fails fast (exit 2) instead of letting the ORM retry for half a minute. */
+async function probeDatabase(settings: CatalogSettings): Promise<void> {
+  const client = new Client({
+    connectionString: settings.DATABASE_URL,
+    connectionTimeoutMillis: 5000,
+  });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The command-line tool: parses the command, boots the catalog's Nest application context
+ * (services only, no HTTP listener), runs the command, prints its result as JSON.
+ */
+export async function runCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  io: CliIo,
+  commands: CliCommand[] = CLI_COMMANDS,
+): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.out(help(commands));
+    return EXIT_OK;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (command === undefined) {
+    io.err(`unknown command "${name}"\n\n${help(commands)}`);
+    return EXIT_BAD_INPUT;
+  }
+  const args: CliArgs = parseArgs(rest);
+  if (args.options.help === true) {
+    io.out(`Usage: npm run catalog -- ${command.name} ${command.usage}\n\n${command.summary}`);
+    return EXIT_OK;
+  }
+
+  let settings: CatalogSettings;
+  try {
+    // The tool never migrates (`npm run migrate` does) and keeps stdout for its JSON.
+    settings = loadCatalogSettings({
+      ...env,
+      MIGRATIONS_RUN: 'false',
+      LOG_LEVEL: env.CLI_LOG_LEVEL ?? 'silent',
+    });
+  } catch (error) {
+    io.err(error instanceof SettingsError ? error.message : String(error));
+    return EXIT_BAD_INPUT;
+  }
+  try {
+    await probeDatabase(settings);
+  } catch (error) {
+    io.err(`cannot reach the database: ${(error as Error).message}`);
+    return EXIT_DATABASE_UNREACHABLE;
+  }
+
+  const app = await NestFactory.createApplicationContext(CatalogAppModule.forRoot(settings), {
+    logger: false,
+  });
+  try {
+    const result = await command.run(
+      {
+        app,
+        actor: { kind: 'cli', name: env.CATALOG_CLI_USER ?? userInfo().username },
+        readFile: (path) => readFileSync(resolve(io.cwd, path), 'utf8'),
+      },
+      args,
+    );
+    io.out(JSON.stringify(result, null, 2));
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof CliUsageError) {
+      io.err(
+        `${command.name}: ${error.message}\nUsage: npm run catalog -- ${command.name} ${command.usage}`,
+      );
+      return EXIT_BAD_INPUT;
+    }
+    if (error instanceof AppError && error.status < 500) {
+      io.err(describeError(error));
+      return EXIT_BAD_INPUT;
+    }
+    if (isDependencyUnavailable(error)) {
+      io.err(`cannot reach the database: ${(error as Error).message}`);
+      return EXIT_DATABASE_UNREACHABLE;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      io.err((error as Error).message);
+      return EXIT_BAD_INPUT;
+    }
+    throw error;
+  } finally {
+    await app.close();
+  }
+}
