@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { isDependencyUnavailable } from './dependency-errors';
 
 const withCode = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
@@ -26,6 +27,14 @@ describe('isDependencyUnavailable', () => {
       cause: new Error('x', { cause: withCode('ECONNREFUSED') }),
     });
     expect(isDependencyUnavailable(wrapped)).toBe(true);
+  });
+
+  it('recognises errors made in another realm (Node core errors seen from a VM context)', () => {
+    const foreign = runInNewContext(
+      "Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })",
+    ) as unknown;
+    expect(foreign instanceof Error).toBe(false);
+    expect(isDependencyUnavailable(foreign)).toBe(true);
   });
 
   it('is false for bugs and client problems', () => {

@@ -1,3 +1,5 @@
+import { types } from 'node:util';
+
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -23,7 +25,9 @@ const CONNECTION_MESSAGES =
  * reporting a server error.
  */
 export function isDependencyUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+  // isNativeError, not `instanceof Error`: errors made by Node's own net/dns code come from
+  // another realm wherever the app code runs in a VM context (jest), and must still count.
+  if (!types.isNativeError(error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
   const cause = (error as { cause?: unknown }).cause;
