@@ -38,7 +38,7 @@ export class DatasetsService {
   async list(sourceName: string, submissionRef?: string): Promise<ListBody<DatasetView>> {
     const source = this.sources.get(sourceName);
     const submissions = await this.submissions(source, submissionRef);
-    const rows = await this.rows(source, submissions);
+    const rows = await this.rows(source, submissions, false);
     const items = rows.map(({ view }) => view);
     return { items, count: items.length };
   }
@@ -47,14 +47,12 @@ export class DatasetsService {
   async diff(sourceName: string, submissionRef?: string): Promise<ListBody<DatasetDiffView>> {
     const source = this.sources.get(sourceName);
     const eligible = (await this.submissions(source, submissionRef)).filter((s) => s.eligible);
-    const rows = await this.rows(source, eligible);
-    const items = rows
-      .filter(({ view }) => !view.imported)
-      .map(({ view, dataset }) => ({
-        ...view,
-        reason: dataset.ready ? null : dataset.reason,
-        reason_detail: dataset.ready ? null : dataset.reasonDetail,
-      }));
+    const rows = await this.rows(source, eligible, true);
+    const items = rows.map(({ view, dataset }) => ({
+      ...view,
+      reason: dataset.ready ? null : dataset.reason,
+      reason_detail: dataset.ready ? null : dataset.reasonDetail,
+    }));
     return { items, count: items.length };
   }
 
@@ -103,14 +101,22 @@ export class DatasetsService {
     return one;
   }
 
+  /**
+   * Storage is listed first (a few directory reads, never one per dataset), so that with
+   * `missingOnly` the source does not even look at datasets storage already holds.
+   */
   private async rows(
     source: SourceSystem,
     submissions: SourceSubmission[],
+    missingOnly: boolean,
   ): Promise<{ view: DatasetView; dataset: SourceDataset }[]> {
-    const [datasets, index] = await Promise.all([
-      this.sources.ask(source.listDatasets(submissions)),
-      StorageIndex.build(this.storage, submissions, true),
-    ]);
+    const index = await StorageIndex.build(this.storage, submissions, true);
+    const datasets = await this.sources.ask(
+      source.listDatasets(
+        submissions,
+        missingOnly ? (submission, id) => !index.hasDataset(submission, id) : undefined,
+      ),
+    );
     const byRef = new Map(submissions.map((s) => [s.ref, s]));
     return datasets.map((dataset) => {
       const submission = byRef.get(dataset.submissionRef)!;

@@ -43,9 +43,10 @@ export class ImportSyncService {
         queued++;
     }
     const byRef = new Map(eligible.map((s) => [s.ref, s]));
-    for (const dataset of await source.listDatasets(eligible)) {
+    const missing = await source.listDatasets(eligible, (s, id) => !index.hasDataset(s, id));
+    for (const dataset of missing) {
       const submission = byRef.get(dataset.submissionRef)!;
-      if (!dataset.ready || index.hasDataset(submission, dataset.datasetId)) continue;
+      if (!dataset.ready) continue;
       if (
         (await this.requests.requestDataset(source, submission, dataset, true)).outcome === 'queued'
       )

@@ -43,6 +43,8 @@ export interface SourceDatasetLocation {
   payloadRoot: string;
 }
 
+export type DatasetFilter = (submission: SourceSubmission, datasetId: string) => boolean;
+
 export interface SourceSystem {
   readonly name: string;
   readonly type: string;
@@ -50,9 +52,16 @@ export interface SourceSystem {
   listSubmissions(): Promise<SourceSubmission[]>;
   /** One submission at any status (how withdrawals are seen); null when unknown. */
   getSubmission(ref: string): Promise<SourceSubmission | null>;
-  /** Datasets of the given submissions (bulk, so callers never loop with one call per dataset). */
-  listDatasets(submissions: SourceSubmission[]): Promise<SourceDataset[]>;
-  /** One dataset with its submission, or null when no listed submission declares it. */
+  /**
+   * Datasets of the given submissions (bulk, so callers never loop with one call per dataset).
+   * With `include`, only the datasets it accepts are inspected and returned (a diff skips what
+   * storage already holds). Listings may answer from a cache of unchanged datasets.
+   */
+  listDatasets(submissions: SourceSubmission[], include?: DatasetFilter): Promise<SourceDataset[]>;
+  /**
+   * One dataset with its submission, or null when no listed submission declares it. Always
+   * read afresh (imports and import requests rely on it), never from a listing cache.
+   */
   findDataset(
     datasetId: string,
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null>;

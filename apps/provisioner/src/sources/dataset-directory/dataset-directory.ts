@@ -1,7 +1,7 @@
-import { lstat, readFile, stat } from 'node:fs/promises';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetNotReadyReason } from '../source-system';
-import { mapLimit } from '../../common/map-limit';
 import { ChecksumAlgorithm, MANIFEST_FILES, ParsedManifest, parseManifest } from './manifest';
 
 /**
@@ -21,22 +21,23 @@ export interface DirectoryInspection {
   byteSize: number | null;
 }
 
+/** An inspection, and the paths whose signature tells whether it still holds. */
+export interface DirectoryReading {
+  inspection: DirectoryInspection;
+  watched: string[];
+}
+
 export interface LoadedManifests {
   manifests: ParsedManifest[];
   /** Problems that make the manifests unusable, human-readable. */
   problems: string[];
 }
 
-const STAT_CONCURRENCY = 32;
+const ALGORITHMS = Object.keys(MANIFEST_FILES) as ChecksumAlgorithm[];
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
+export function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
 async function readIfPresent(path: string): Promise<string | null> {
@@ -48,13 +49,8 @@ async function readIfPresent(path: string): Promise<string | null> {
   }
 }
 
-/** Reads every manifest present; both manifests (when there are two) must list the same paths. */
-export async function loadManifests(dir: string): Promise<LoadedManifests | null> {
-  const manifests: ParsedManifest[] = [];
-  for (const algorithm of Object.keys(MANIFEST_FILES) as ChecksumAlgorithm[]) {
-    const text = await readIfPresent(join(dir, MANIFEST_FILES[algorithm]));
-    if (text !== null) manifests.push(parseManifest(algorithm, text));
-  }
+/** Both manifests (when there are two) must list the same paths; problems are human-readable. */
+function checkManifests(manifests: ParsedManifest[]): LoadedManifests | null {
   if (manifests.length === 0) return null;
   const problems: string[] = [];
   for (const manifest of manifests) {
@@ -71,54 +67,84 @@ export async function loadManifests(dir: string): Promise<LoadedManifests | null
   return { manifests, problems };
 }
 
+/** Reads every manifest present (the import's preflight: asynchronous, never cached). */
+export async function loadManifests(dir: string): Promise<LoadedManifests | null> {
+  const manifests: ParsedManifest[] = [];
+  for (const algorithm of ALGORITHMS) {
+    const text = await readIfPresent(join(dir, MANIFEST_FILES[algorithm]));
+    if (text !== null) manifests.push(parseManifest(algorithm, text));
+  }
+  return checkManifests(manifests);
+}
+
+function notReady(
+  reason: DatasetNotReadyReason,
+  reasonDetail: string | null = null,
+): DirectoryInspection {
+  return { ready: false, reason, reasonDetail, fileCount: null, byteSize: null };
+}
+
 /**
  * Readiness of a dataset directory: marker and manifest exist, the manifest parses, and every
  * manifest path exists under payload/. Unsafe manifest paths (`..`, absolute, reserved) are not
  * looked up at all: such a dataset counts as ready so that its import is rejected with the full
  * list of problems, which is what the submitter needs to fix it.
+ *
+ * Synchronous on purpose: these are metadata calls answered from the kernel's caches in
+ * microseconds, and a listing makes hundreds of thousands of them; through libuv's thread pool
+ * each costs a thread hop and a promise (measured 3x slower). Callers slice the work in time
+ * (DatasetInspector) so the event loop stays responsive.
  */
-export async function inspectDatasetDirectory(dir: string): Promise<DirectoryInspection> {
-  const notReady = (
-    reason: DatasetNotReadyReason,
-    reasonDetail: string | null = null,
-  ): DirectoryInspection => ({
-    ready: false,
-    reason,
-    reasonDetail,
-    fileCount: null,
-    byteSize: null,
-  });
-  if (!(await exists(dir))) return notReady('not_delivered');
-  if (!(await exists(join(dir, READY_MARKER)))) return notReady('marker_missing');
-  const loaded = await loadManifests(dir);
+export function inspectDatasetDirectory(dir: string): DirectoryReading {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if (isMissing(error)) return { inspection: notReady('not_delivered'), watched: [dir] };
+    throw error;
+  }
+  // What a change after the marker most likely touches: the directory's entries (marker,
+  // manifests, dataset.json replaced), the manifests' content and payload/'s own entries.
+  const present = ALGORITHMS.filter((a) => names.includes(MANIFEST_FILES[a]));
+  const watched = [
+    dir,
+    ...(names.includes(PAYLOAD_DIR) ? [join(dir, PAYLOAD_DIR)] : []),
+    ...present.map((a) => join(dir, MANIFEST_FILES[a])),
+  ];
+  return { inspection: inspectEntries(dir, names, present), watched };
+}
+
+function inspectEntries(
+  dir: string,
+  names: string[],
+  present: ChecksumAlgorithm[],
+): DirectoryInspection {
+  if (!names.includes(READY_MARKER)) return notReady('marker_missing');
+  const manifests = present.map((a) =>
+    parseManifest(a, readFileSync(join(dir, MANIFEST_FILES[a]), 'utf8')),
+  );
+  const loaded = checkManifests(manifests);
   if (!loaded) return notReady('manifest_missing');
   if (loaded.problems.length > 0)
     return notReady('manifest_invalid', loaded.problems.slice(0, 5).join('; '));
   const manifest = loaded.manifests[0];
-  const paths = [...manifest.entries.keys()];
-  const sizes = await mapLimit(paths, STAT_CONCURRENCY, async (path) => {
-    try {
-      return (await stat(join(dir, PAYLOAD_DIR, path))).size;
-    } catch {
-      return null;
-    }
-  });
-  const missing = paths.filter((_, i) => sizes[i] === null);
-  const byteSize = sizes.reduce<number>((sum, size) => sum + (size ?? 0), 0);
+  const payload = join(dir, PAYLOAD_DIR);
+  const missing: string[] = [];
+  let byteSize = 0;
+  for (const path of manifest.entries.keys()) {
+    const stats = statSync(join(payload, path), { throwIfNoEntry: false });
+    if (stats) byteSize += stats.size;
+    else missing.push(path);
+  }
+  const fileCount = manifest.entries.size + manifest.unsafePaths.length;
   if (missing.length > 0) {
     return {
       ready: false,
       reason: 'files_missing',
       reasonDetail: `${missing.length} manifest path(s) do not exist, e.g. ${missing.slice(0, 3).join(', ')}`,
-      fileCount: paths.length + manifest.unsafePaths.length,
+      fileCount,
       byteSize,
     };
   }
-  return {
-    ready: true,
-    reason: null,
-    reasonDetail: null,
-    fileCount: paths.length + manifest.unsafePaths.length,
-    byteSize,
-  };
+  return { ready: true, reason: null, reasonDetail: null, fileCount, byteSize };
 }

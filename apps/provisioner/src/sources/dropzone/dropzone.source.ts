@@ -1,17 +1,19 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mapLimit } from '../../common/map-limit';
-import { inspectDatasetDirectory, PAYLOAD_DIR } from '../dataset-directory/dataset-directory';
+import { mapTimeSliced } from '../../common/time-sliced';
+import { DirectoryInspection, PAYLOAD_DIR } from '../dataset-directory/dataset-directory';
+import { DatasetInspector } from '../dataset-directory/dataset-inspector';
+import { JsonFileCache, JsonObject, readJsonObject } from '../dataset-directory/json-file-cache';
 import { isSafeSegment } from '../safe-segment';
 import { DropzoneSourceConfig } from '../source-config';
 import {
+  DatasetFilter,
   SourceDataset,
   SourceDatasetLocation,
   SourceSubmission,
   SourceSystem,
 } from '../source-system';
-
-const READ_CONCURRENCY = 32;
+import { datasetFromInspection } from '../source-dataset';
 
 /**
  * A directory tree:
@@ -19,19 +21,25 @@ const READ_CONCURRENCY = 32;
  *   <root>/datasets/<dataset_id>/dataset.json  {dataset_id, submission, title, metadata}
  *   <root>/datasets/<dataset_id>/{manifest-*.txt, payload/, .ready}
  * A submission's datasets are the ids its submission.json lists (strings or {dataset_id}).
+ * Listings read through caches keyed by file signatures (see DatasetInspector); single
+ * lookups (findDataset, getSubmission) always read the files.
  */
 export class DropzoneSource implements SourceSystem {
   readonly type = 'dropzone';
   readonly name: string;
+  private readonly inspector = new DatasetInspector();
+  private readonly documents = new JsonFileCache();
 
   constructor(private readonly config: DropzoneSourceConfig) {
     this.name = config.name;
   }
 
   async listSubmissions(): Promise<SourceSubmission[]> {
-    const refs = await this.listDirectory(join(this.config.root, 'submissions'));
-    const found = await mapLimit(refs.filter(isSafeSegment), READ_CONCURRENCY, (ref) =>
-      this.readSubmission(ref),
+    const refs = (await this.listDirectory(join(this.config.root, 'submissions'))).filter(
+      isSafeSegment,
+    );
+    const found = await mapTimeSliced(refs, (ref) =>
+      this.toSubmission(ref, this.documents.read(this.submissionFile(ref))),
     );
     return found
       .filter((s): s is SourceSubmission => s !== null)
@@ -39,23 +47,36 @@ export class DropzoneSource implements SourceSystem {
   }
 
   async getSubmission(ref: string): Promise<SourceSubmission | null> {
-    return isSafeSegment(ref) ? this.readSubmission(ref) : null;
+    if (!isSafeSegment(ref)) return null;
+    return this.toSubmission(ref, readJsonObject(this.submissionFile(ref)));
   }
 
-  async listDatasets(submissions: SourceSubmission[]): Promise<SourceDataset[]> {
+  async listDatasets(
+    submissions: SourceSubmission[],
+    include?: DatasetFilter,
+  ): Promise<SourceDataset[]> {
     const pairs = submissions.flatMap((submission) =>
-      submission.datasetIds.map((id) => ({ id, submission })),
+      submission.datasetIds
+        .filter((id) => !include || include(submission, id))
+        .map((id) => ({ id, submission })),
     );
-    return mapLimit(pairs, READ_CONCURRENCY, ({ id, submission }) =>
-      this.readDataset(id, submission),
-    );
+    return mapTimeSliced(pairs, ({ id, submission }) => {
+      const dir = this.locateDataset(id).directory;
+      return this.toDataset(
+        id,
+        submission,
+        this.inspector.inspect(dir),
+        this.documents.read(join(dir, 'dataset.json')),
+      );
+    });
   }
 
   async findDataset(
     datasetId: string,
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null> {
     if (!isSafeSegment(datasetId)) return null;
-    const meta = await this.readJson(join(this.config.root, 'datasets', datasetId, 'dataset.json'));
+    const dir = this.locateDataset(datasetId).directory;
+    const meta = readJsonObject(join(dir, 'dataset.json'));
     // dataset.json names its submission; fall back to a scan when it is not delivered yet.
     const hinted =
       typeof meta?.submission === 'string' ? await this.getSubmission(meta.submission) : null;
@@ -63,7 +84,8 @@ export class DropzoneSource implements SourceSystem {
       ? hinted
       : (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId));
     if (!submission) return null;
-    return { dataset: await this.readDataset(datasetId, submission), submission };
+    const dataset = this.toDataset(datasetId, submission, this.inspector.refresh(dir), meta);
+    return { dataset, submission };
   }
 
   locateDataset(datasetId: string): SourceDatasetLocation {
@@ -71,12 +93,15 @@ export class DropzoneSource implements SourceSystem {
     return { directory, payloadRoot: join(directory, PAYLOAD_DIR) };
   }
 
-  private async readSubmission(ref: string): Promise<SourceSubmission | null> {
-    const raw = await this.readJson(join(this.config.root, 'submissions', ref, 'submission.json'));
+  private submissionFile(ref: string): string {
+    return join(this.config.root, 'submissions', ref, 'submission.json');
+  }
+
+  private toSubmission(ref: string, raw: JsonObject | null): SourceSubmission | null {
     // A submission.json that does not describe the folder it sits in is ignored, not guessed at.
     if (!raw || raw.ref !== ref) return null;
     const status = typeof raw.status === 'string' ? raw.status : 'unknown';
-    const datasets = Array.isArray(raw.datasets) ? raw.datasets : [];
+    const datasets = Array.isArray(raw.datasets) ? (raw.datasets as unknown[]) : [];
     const datasetIds = datasets
       .map((d: unknown) =>
         typeof d === 'string'
@@ -97,29 +122,17 @@ export class DropzoneSource implements SourceSystem {
     };
   }
 
-  private async readDataset(
+  private toDataset(
     datasetId: string,
     submission: SourceSubmission,
-  ): Promise<SourceDataset> {
-    const dir = this.locateDataset(datasetId).directory;
-    const [meta, inspection] = await Promise.all([
-      this.readJson(join(dir, 'dataset.json')),
-      inspectDatasetDirectory(dir),
-    ]);
-    const notEligible = !submission.eligible;
-    return {
-      datasetId,
-      submissionRef: submission.ref,
+    inspection: DirectoryInspection,
+    meta: JsonObject | null,
+  ): SourceDataset {
+    return datasetFromInspection(datasetId, submission, inspection, {
       title: typeof meta?.title === 'string' ? meta.title : datasetId,
-      fileCount: inspection.fileCount,
-      byteSize: inspection.byteSize,
-      ready: inspection.ready && !notEligible,
-      reason: notEligible ? 'submission_not_eligible' : inspection.reason,
-      reasonDetail: notEligible
-        ? `submission status is "${submission.status}"`
-        : inspection.reasonDetail,
+      declaredBytes: null,
       metadata: meta ?? null,
-    };
+    });
   }
 
   private async listDirectory(path: string): Promise<string[]> {
@@ -129,28 +142,6 @@ export class DropzoneSource implements SourceSystem {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
-    }
-  }
-
-  private async readJson(path: string): Promise<Record<string, unknown> | null> {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if (
-        (error as NodeJS.ErrnoException).code === 'ENOENT' ||
-        (error as NodeJS.ErrnoException).code === 'ENOTDIR'
-      )
-        return null;
-      throw error;
-    }
-    try {
-      const parsed: unknown = JSON.parse(text);
-      return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-        ? (parsed as Record<string, unknown>)
-        : null;
-    } catch {
-      return null;
     }
   }
 }

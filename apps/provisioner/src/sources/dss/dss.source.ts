@@ -1,9 +1,13 @@
 import { join } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
-import { inspectDatasetDirectory, PAYLOAD_DIR } from '../dataset-directory/dataset-directory';
+import { mapTimeSliced } from '../../common/time-sliced';
+import { DirectoryInspection, PAYLOAD_DIR } from '../dataset-directory/dataset-directory';
+import { DatasetInspector } from '../dataset-directory/dataset-inspector';
 import { isSafeSegment } from '../safe-segment';
+import { datasetFromInspection } from '../source-dataset';
 import { DssSourceConfig } from '../source-config';
 import {
+  DatasetFilter,
   SourceDataset,
   SourceDatasetLocation,
   SourceSubmission,
@@ -12,7 +16,6 @@ import {
 import { DssClient, DssSubmissionSummary } from './dss.client';
 
 const HTTP_CONCURRENCY = 8;
-const INSPECT_CONCURRENCY = 32;
 
 interface DssRaw {
   id: number | string;
@@ -30,6 +33,7 @@ export class DssSource implements SourceSystem {
   readonly type = 'dss';
   readonly name: string;
   private readonly client: DssClient;
+  private readonly inspector = new DatasetInspector();
 
   constructor(private readonly config: DssSourceConfig) {
     this.name = config.name;
@@ -54,13 +58,19 @@ export class DssSource implements SourceSystem {
     return summary ? this.load(summary) : null;
   }
 
-  async listDatasets(submissions: SourceSubmission[]): Promise<SourceDataset[]> {
+  async listDatasets(
+    submissions: SourceSubmission[],
+    include?: DatasetFilter,
+  ): Promise<SourceDataset[]> {
     const pairs = submissions.flatMap((submission) =>
       (submission.raw as DssRaw).datasets.map((record) => ({ record, submission })),
     );
-    const valid = pairs.filter(({ record }) => isSafeSegment(record.dataset_id));
-    return mapLimit(valid, INSPECT_CONCURRENCY, ({ record, submission }) =>
-      this.toDataset(record, submission),
+    const valid = pairs.filter(
+      ({ record, submission }) =>
+        isSafeSegment(record.dataset_id) && (!include || include(submission, record.dataset_id)),
+    );
+    return mapTimeSliced(valid, ({ record, submission }) =>
+      this.toDataset(record, submission, this.inspector.inspect(this.directoryOf(record))),
     );
   }
 
@@ -70,7 +80,10 @@ export class DssSource implements SourceSystem {
     if (!isSafeSegment(datasetId)) return null;
     for (const submission of await this.listSubmissions()) {
       const record = (submission.raw as DssRaw).datasets.find((d) => d.dataset_id === datasetId);
-      if (record) return { dataset: await this.toDataset(record, submission), submission };
+      if (record) {
+        const inspection = this.inspector.refresh(this.directoryOf(record));
+        return { dataset: this.toDataset(record, submission, inspection), submission };
+      }
     }
     return null;
   }
@@ -106,25 +119,20 @@ export class DssSource implements SourceSystem {
     };
   }
 
-  private async toDataset(
+  private directoryOf(record: Record<string, unknown>): string {
+    return this.locateDataset(record.dataset_id as string).directory;
+  }
+
+  private toDataset(
     record: Record<string, unknown>,
     submission: SourceSubmission,
-  ): Promise<SourceDataset> {
+    inspection: DirectoryInspection,
+  ): SourceDataset {
     const datasetId = record.dataset_id as string;
-    const inspection = await inspectDatasetDirectory(this.locateDataset(datasetId).directory);
-    const declaredBytes = typeof record.byte_size === 'number' ? record.byte_size : null;
-    return {
-      datasetId,
-      submissionRef: submission.ref,
+    return datasetFromInspection(datasetId, submission, inspection, {
       title: typeof record.title === 'string' ? record.title : datasetId,
-      fileCount: inspection.fileCount,
-      byteSize: inspection.byteSize ?? declaredBytes,
-      ready: inspection.ready && submission.eligible,
-      reason: submission.eligible ? inspection.reason : 'submission_not_eligible',
-      reasonDetail: submission.eligible
-        ? inspection.reasonDetail
-        : `submission status is "${submission.status}"`,
+      declaredBytes: typeof record.byte_size === 'number' ? record.byte_size : null,
       metadata: record,
-    };
+    });
   }
 }

@@ -1,0 +1,32 @@
+import { Stats, statSync } from 'node:fs';
+
+/**
+ * How recent a change must be for its mtime not to be trusted: file-system timestamps are
+ * coarse (a kernel tick locally, up to seconds on NFS or FAT), so a second change in the same
+ * tick as the one we saw would leave the mtime unchanged. Anything changed this recently is
+ * simply not cached (git's "racily clean" rule).
+ */
+export const RACY_WINDOW_MS = 2000;
+
+/** Identity and version of a file or directory: inode, size and mtime; '-' when absent. */
+export function signatureOf(stats: Stats | undefined): string {
+  return stats ? `${stats.ino}:${stats.size}:${stats.mtimeMs}` : '-';
+}
+
+export interface Signature {
+  key: string;
+  /** False when something changed within RACY_WINDOW_MS of `now`: do not cache. */
+  settled: boolean;
+}
+
+/** One signature over several paths, stat'ed in order. */
+export function signatureOfPaths(paths: readonly string[], now: number): Signature {
+  let key = '';
+  let settled = true;
+  for (const path of paths) {
+    const stats = statSync(path, { throwIfNoEntry: false });
+    key += `${signatureOf(stats)}|`;
+    if (stats && stats.mtimeMs > now - RACY_WINDOW_MS) settled = false;
+  }
+  return { key, settled };
+}
