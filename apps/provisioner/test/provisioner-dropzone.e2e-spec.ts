@@ -421,6 +421,38 @@ describe('provisioner with a dropzone source (API + worker, Redis, real filesyst
     expect(await queue.count()).toBe(before);
     expect(await queue.getJobScheduler(SYNC_SCHEDULER_ID)).toBeFalsy();
   });
+
+  it("the worker's import metrics count every import that ended, and the bytes and files copied", async () => {
+    const records = (await get('/imports?per_page=200')).body.items as ImportRecord[];
+    const ended = (state: string) => records.filter((r) => r.state === state);
+    const copied = ended('imported').filter((r) => r.kind === 'dataset');
+    const text = (await request(apps.worker.getHttpServer()).get('/metrics').expect(200)).text;
+    const value = (name: string, label = '') =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(label))
+          ?.split(' ')
+          .pop(),
+      );
+    expect(value('provisioner_imports_total', 'outcome="rejected"')).toBe(ended('rejected').length);
+    expect(value('provisioner_imports_total', 'outcome="failed"')).toBe(0);
+    // DS-REDO was imported twice under one record.
+    expect(value('provisioner_imports_total', 'outcome="imported"')).toBe(
+      ended('imported').length + 1,
+    );
+    expect(value('provisioner_import_duration_seconds_count', 'outcome="imported"')).toBe(
+      ended('imported').length + 1,
+    );
+    const sum = (pick: (r: ImportRecord) => number) => copied.reduce((n, r) => n + pick(r), 0);
+    expect(value('provisioner_import_bytes_total')).toBeGreaterThanOrEqual(
+      sum((r) => r.progress.bytes_done),
+    );
+    expect(value('provisioner_import_files_total')).toBeGreaterThanOrEqual(
+      sum((r) => r.progress.files_done),
+    );
+    expect(sum((r) => r.progress.files_done)).toBeGreaterThan(0);
+  });
 });
 
 async function waitUntilIdle(queue: Queue): Promise<void> {

@@ -2,6 +2,7 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { SourceRegistry } from '../sources/source-registry';
 import { SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
@@ -62,6 +63,7 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+    private readonly metrics: ImportMetrics,
   ) {
     super();
   }
@@ -96,6 +98,7 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
       datasetId: job.data.key,
       versions: { provisioner: PROVISIONER_VERSION, node: process.version },
       reportProgress: (progress) => job.updateProgress(progress),
+      copyMeter: this.metrics,
     });
   }
 
@@ -125,6 +128,9 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
     work: (source: SourceSystem) => Promise<ImportJobResult>,
   ): Promise<ImportJobResult> {
     const source = this.registry.get(job.data.source);
+    const firstStartedAt = job.data.first_started_at ?? Date.now();
+    const ended = (outcome: ImportOutcome) =>
+      this.metrics.recordImport(outcome, (Date.now() - firstStartedAt) / 1000);
     try {
       if (!source)
         throw new ImportRejectedError(
@@ -135,6 +141,7 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
       this.logger.log(
         `import ${job.id} done: ${result.path} (${result.files} files, ${result.bytes} bytes)`,
       );
+      ended('imported');
       return result;
     } catch (error) {
       const rejected = error instanceof ImportRejectedError;
@@ -148,10 +155,14 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
       await job.updateData({
         ...job.data,
         error: { code, message, details: known ? error.details : [], permanent: rejected },
+        first_started_at: firstStartedAt,
       });
       this.logger.warn(
         `import ${job.id} attempt ${job.attemptsStarted} ${rejected ? 'rejected' : 'failed'}: ${code}: ${message}`,
       );
+      // BullMQ retries while attemptsMade + 1 < attempts: this is the last one otherwise.
+      if (rejected) ended('rejected');
+      else if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) ended('failed');
       if (rejected) throw new UnrecoverableError(message);
       throw error;
     }

@@ -37,6 +37,8 @@ export interface ImportJobData {
   key: string;
   path: string;
   error?: ImportJobError;
+  /** Epoch ms when the first attempt started (kept across retries, for the duration metric). */
+  first_started_at?: number;
 }
 
 export interface ImportJobResult {

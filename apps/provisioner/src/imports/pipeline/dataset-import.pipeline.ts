@@ -25,11 +25,18 @@ export interface DatasetImportContext {
   datasetId: string;
   versions: Record<string, string>;
   reportProgress: (progress: ImportProgress) => Promise<void>;
+  /** Counts what is copied as it is copied (the worker's import metrics). */
+  copyMeter?: CopyMeter;
   /** Files copied in parallel: many small files need it, large ones do not mind. */
   copyConcurrency?: number;
   bufferBytes?: number;
   /** Test hook, called after every chunk read. */
   afterChunk?: (path: string) => Promise<void>;
+}
+
+export interface CopyMeter {
+  addBytes(n: number): void;
+  addFiles(n: number): void;
 }
 
 export interface DatasetImportResult {
@@ -198,7 +205,10 @@ async function stageFiles(
       results[index] = await copyWithHashes(join(payloadRoot, file.path), file.path, writer, {
         md5,
         buffers,
-        onBytes: (n) => progress.bytes(n),
+        onBytes: (n) => {
+          progress.bytes(n);
+          ctx.copyMeter?.addBytes(n);
+        },
         afterChunk: ctx.afterChunk ? () => ctx.afterChunk!(file.path) : undefined,
       });
       if (results[index].size !== file.size) {
@@ -208,6 +218,7 @@ async function stageFiles(
         );
       }
       progress.fileDone();
+      ctx.copyMeter?.addFiles(1);
     } finally {
       pool.push(buffers);
     }
