@@ -82,11 +82,15 @@ describe('catalog reads: HTTP behaviour', () => {
   });
 
   describe('methods and paths', () => {
-    it.each(ALL_READS)('POST %s: 405 with Allow', async (path) => {
-      const res = await request(c.server).post(path).set('X-API-Key', KEYS.global).send({});
-      expect(res.status).toBe(405);
-      expect(res.headers.allow).toContain('GET');
-      expect(res.body.status).toBe('Error');
+    // POST on these paths is the import of §5; PUT and DELETE are not served anywhere.
+    it.each(ALL_READS)('PUT and DELETE %s: 405 with Allow', async (path) => {
+      for (const method of ['put', 'delete'] as const) {
+        const res = await request(c.server)[method](path).set('X-API-Key', KEYS.global).send({});
+        expect(res.status).toBe(405);
+        const importable = !['/api/users', '/api/permissions/x'].includes(path);
+        expect(res.headers.allow).toBe(importable ? 'GET, HEAD, POST' : 'GET, HEAD');
+        expect(res.body.status).toBe('Error');
+      }
     });
 
     it('unknown path: 404 in the envelope', async () => {
