@@ -8,6 +8,8 @@ import {
   unpublishCommand,
   withdrawCommand,
 } from './catalog-admin.commands';
+import { expireAccessesCommand } from './expire-accesses.command';
+import { idpSyncCommand } from './idp-sync.command';
 import { importCommand } from './import.command';
 import { createUserCommand, rotateKeyCommand, updateUserCommand } from './users.commands';
 import { auditCommand, loadVocabularyCommand } from './vocabulary-audit.commands';
@@ -27,4 +29,6 @@ export const CLI_COMMANDS: CliCommand[] = [
   unpublishCommand,
   loadVocabularyCommand,
   auditCommand,
+  expireAccessesCommand,
+  idpSyncCommand,
 ];
