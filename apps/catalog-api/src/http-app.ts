@@ -1,6 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { configureHttpApp, createHttpAdapter, setupOpenApi, useHttpMetrics } from '@app/platform';
+import { AccessRequestGate } from './access-requests/access-request.gate';
 import { CatalogAppModule } from './app.module';
 import type { CatalogSettings } from './config/catalog.settings';
 
@@ -22,6 +23,7 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     textBodyRoutes: [/^\/api\/admin\/terms\/[^/]+$/],
+    beforeBodyParsing: [new AccessRequestGate(settings).middleware()],
   });
   setupOpenApi(app, { title: 'Catalog API', version: CATALOG_API_VERSION, path: 'api/docs' });
   return app;

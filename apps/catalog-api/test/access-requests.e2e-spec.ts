@@ -121,6 +121,27 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
     it('checks the allow-list before reading the entitlements', async () => {
       await post(noProxy, { not: 'an array' }).expect(403);
     });
+
+    it('refuses before parsing: a malformed or non-JSON body still gets the gate 403', async () => {
+      for (const app of [disabled, noProxy]) {
+        await request(app.server)
+          .post('/api/accessreq')
+          .set('Content-Type', 'application/json')
+          .send('{"not json')
+          .expect(403);
+        await request(app.server)
+          .post('/api/accessreq/revoke')
+          .set('Content-Type', 'text/xml')
+          .send('<entitlements/>')
+          .expect(403);
+      }
+      // An allowed caller gets the parser's own answers.
+      await request(main.server)
+        .post('/api/accessreq')
+        .set('Content-Type', 'application/json')
+        .send('{"not json')
+        .expect(400);
+    });
   });
 
   describe('validation (nothing written unless the whole batch is valid)', () => {

@@ -21,6 +21,13 @@ describe('npm run catalog -- expire-accesses | idp-sync', () => {
   });
 
   async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    return cliWith(kc.url, ...argv);
+  }
+
+  async function cliWith(
+    idpUrl: string,
+    ...argv: string[]
+  ): Promise<{ code: number; out: string; err: string }> {
     let out = '';
     let err = '';
     const code = await runCli(
@@ -28,7 +35,7 @@ describe('npm run catalog -- expire-accesses | idp-sync', () => {
       {
         DATABASE_URL: t.databaseUrl,
         CATALOG_CLI_USER: 'operator',
-        IDP_URL: kc.url,
+        IDP_URL: idpUrl,
         IDP_REALM: kc.realm,
         IDP_CLIENT_ID: kc.clientId,
         IDP_CLIENT_SECRET: kc.clientSecret,
@@ -73,6 +80,13 @@ describe('npm run catalog -- expire-accesses | idp-sync', () => {
     } finally {
       await holder.end();
     }
+  });
+
+  it('idp-sync exits 2 when the identity provider cannot be reached', async () => {
+    // A port nothing listens on: connection refused at once.
+    const run = await cliWith('http://127.0.0.1:9', 'idp-sync');
+    expect(run.code).toBe(2);
+    expect(run.err).toContain('cannot reach a dependency');
   });
 
   it('rejects options the commands do not take', async () => {

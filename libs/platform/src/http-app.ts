@@ -13,6 +13,8 @@ export interface HttpAppOptions {
   maxBodyBytes: number;
   /** Routes that take a plain-text body (e.g. vocabulary uploads); all others take JSON only. */
   textBodyRoutes?: RegExp[];
+  /** Checks that must refuse a request before its body is read (e.g. a caller allow-list). */
+  beforeBodyParsing?: RequestHandler[];
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -72,6 +74,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     requestId(req, res);
     next();
   });
+  for (const handler of options.beforeBodyParsing ?? []) app.use(handler);
   const textBodyRoutes = options.textBodyRoutes ?? [];
   app.use(requireJsonBodies(textBodyRoutes));
   app.use(

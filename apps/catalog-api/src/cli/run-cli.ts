@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
-import { AppError, isDependencyUnavailable } from '@app/errors';
+import { AppError, isDependencyUnavailable, ServiceUnavailableError } from '@app/errors';
 import { SettingsError } from '@app/platform';
 import { CatalogAppModule } from '../app.module';
 import { CatalogSettings, loadCatalogSettings } from '../config/catalog.settings';
@@ -32,7 +32,7 @@ function help(commands: CliCommand[]): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `npm run catalog -- <command> --help` for its arguments.',
-    'Exit codes: 0 done, 1 bad input (problems listed on stderr), 2 database unreachable.',
+    'Exit codes: 0 done, 1 bad input (problems listed on stderr), 2 database or identity provider unreachable.',
   ].join('\n');
 }
 
@@ -135,6 +135,10 @@ export async function runCli(
     if (error instanceof AppError && error.status < 500) {
       io.err(describeError(error));
       return EXIT_BAD_INPUT;
+    }
+    if (error instanceof ServiceUnavailableError) {
+      io.err(`cannot reach a dependency: ${error.description}`);
+      return EXIT_DATABASE_UNREACHABLE;
     }
     if (isDependencyUnavailable(error)) {
       io.err(`cannot reach the database: ${(error as Error).message}`);
