@@ -143,7 +143,10 @@ describe('a worker killed with SIGKILL in the middle of a large copy', () => {
       workers[0].kill('SIGKILL');
       await new Promise((r) => workers[0].once('exit', r));
       expect(existsSync(finalPath)).toBe(false);
-      expect(readdirSync(join(storageRoot, '.staging'))).toContain('dropzone-dataset-DS-BIG');
+      // One staging area per attempt: <import id>~data~a<attempt>-<worker>-<random>.
+      expect(readdirSync(join(storageRoot, '.staging'))).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^dropzone-dataset-DS-BIG~data~a1-/)]),
+      );
 
       // Leftovers the restarted worker's reconciliation must handle: staging of an attempt that
       // is not running (removed) and a published dataset without provenance (reported, kept).

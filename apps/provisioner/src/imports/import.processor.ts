@@ -7,6 +7,7 @@ import { SourceRegistry } from '../sources/source-registry';
 import { SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
+import { attemptStagingId } from './attempt-staging';
 import { ImportSyncService } from './import-sync.service';
 import {
   ImportJobData,
@@ -29,6 +30,9 @@ export function importWorkerOptions(settings: ProvisionerSettings): Partial<Work
     concurrency: settings.IMPORT_CONCURRENCY,
     lockDuration: settings.IMPORT_LOCK_MS,
     stalledInterval: Math.max(1000, Math.floor(settings.IMPORT_LOCK_MS / 2)),
+    // A worker that dies mid-copy leaves its job stalled; BullMQ's default (1) fails the job for
+    // good on the second such death. A dead worker is a transient fault: allow as many as attempts.
+    maxStalledCount: settings.IMPORT_MAX_ATTEMPTS,
     // Started by hand once start-up reconciliation is done (see onApplicationBootstrap).
     autorun: false,
   };
@@ -116,7 +120,7 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
       this.storage,
       source,
       submission,
-      job.id!,
+      attemptStagingId(job.id!, 'collection', job.attemptsStarted),
       new Date(),
     );
     return { path: result.path, files: 0, bytes: 0, copied: result.created };

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import { mapLimit } from '../common/map-limit';
 import { PROVENANCE_DIR, PROVENANCE_FILE } from '../storage/storage-layout';
 import { StorageSystem } from '../storage/storage-system';
+import { importIdOfStaging } from './attempt-staging';
 
 export interface ReconciliationReport {
   stagingRemoved: string[];
@@ -23,10 +24,10 @@ export async function reconcileStorage(
     stagingKept: [],
     withoutProvenance: [],
   };
+  // Listed before any state is read: an attempt that starts after this listing creates an area
+  // with a new name (one per attempt), which this loop therefore never sees nor removes.
   for (const name of await storage.listStaging()) {
-    // A dataset import also stages its collection as `<import id>~collection`.
-    const jobId = name.split('~')[0];
-    const job = await queue.getJob(jobId);
+    const job = await queue.getJob(importIdOfStaging(name));
     // An active job may belong to a live worker replica; its next attempt cleans up after itself.
     if (job && (await job.getState()) === 'active') {
       report.stagingKept.push(name);

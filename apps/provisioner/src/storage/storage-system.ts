@@ -16,8 +16,20 @@ export interface StagingArea {
   createObject(relativePath: string): Promise<ObjectWriter>;
   writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
-  /** Makes every object and directory written so far durable (one flush, not one per file). */
+  /**
+   * Makes every object and directory written so far durable (one flush, not one per file).
+   * Throws StagingLostError when the area is no longer the one this attempt created.
+   */
   sync(): Promise<void>;
+}
+
+/** The staging area was removed while its attempt was still using it: never publish it. */
+export class StagingLostError extends Error {
+  readonly code = 'staging_lost';
+  constructor(readonly id: string) {
+    super(`staging area ${id} was removed or replaced while in use`);
+    this.name = 'StagingLostError';
+  }
 }
 
 export class TargetExistsError extends Error {

@@ -227,6 +227,41 @@ describe('runDatasetImport', () => {
     expect(await storage.listStaging()).toEqual([]);
   });
 
+  it('stages each attempt in its own area and clears earlier attempts of the same import only', async () => {
+    withDataset('ATT', { files: { 'a.txt': 'alpha' } });
+    const earlier = await storage.openStaging('dropzone-dataset-ATT~data~a1-dead-0000');
+    await earlier.writeSmallObject('half.bin', 'half');
+    await storage.openStaging('dropzone-dataset-OTHER~data~a1-live-0000');
+    const seen: string[] = [];
+    await runDatasetImport(
+      context('ATT', {
+        attempt: 2,
+        afterChunk: async () => void seen.push(...(await storage.listStaging())),
+      }),
+    );
+    expect(seen).toContainEqual(expect.stringMatching(/^dropzone-dataset-ATT~data~a2-/));
+    expect(seen).not.toContain('dropzone-dataset-ATT~data~a1-dead-0000');
+    expect(await storage.listStaging()).toEqual(['dropzone-dataset-OTHER~data~a1-live-0000']);
+  });
+
+  it('never publishes an area that was removed underneath the attempt (another replica cleaning up)', async () => {
+    withDataset('LOST', { files: { 'a.txt': 'alpha' } });
+    let removed = false;
+    const error = await runDatasetImport(
+      context('LOST', {
+        afterChunk: async () => {
+          if (removed) return;
+          removed = true;
+          for (const name of await storage.listStaging()) await storage.removeStaging(name);
+        },
+      }),
+    ).catch((e: unknown) => e);
+    // Writing .provisioner/ re-created the area (mkdir -p); publishing it would lose a.txt.
+    expect(error).toMatchObject({ code: 'staging_lost' });
+    expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/LOST')).toBe(false);
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
   it('rejects a dataset that is not ready, and a submission withdrawn during the copy', async () => {
     withDataset('NR', { ready: false });
     await expect(runDatasetImport(context('NR'))).rejects.toMatchObject({

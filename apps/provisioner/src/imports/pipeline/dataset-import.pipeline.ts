@@ -9,6 +9,7 @@ import {
   STORED_MANIFEST_FILE,
 } from '../../storage/storage-layout';
 import { StorageSystem, TargetExistsError } from '../../storage/storage-system';
+import { attemptStagingId, removeStagingOfImport } from '../attempt-staging';
 import { copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
 import { ImportProgress, ProgressReporter } from './import-progress';
@@ -73,8 +74,9 @@ export async function runDatasetImport(ctx: DatasetImportContext): Promise<Datas
   }
   const target = datasetPath(submission.project, submission.ref, ctx.datasetId);
   const existing = await publishedBy(ctx.storage, target);
+  // This attempt holds the import's job lock: staging of earlier attempts is garbage.
+  await removeStagingOfImport(ctx.storage, ctx.importId);
   if (existing === ctx.importId) {
-    await ctx.storage.removeStaging(ctx.importId);
     const provenance = parseProvenance(
       await ctx.storage.readObject(`${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
     )!;
@@ -97,11 +99,12 @@ export async function runDatasetImport(ctx: DatasetImportContext): Promise<Datas
     ctx.storage,
     ctx.source,
     submission,
-    `${ctx.importId}~collection`,
+    attemptStagingId(ctx.importId, 'collection', ctx.attempt),
     startedAt,
   );
 
-  const staging = await ctx.storage.openStaging(ctx.importId);
+  const stagingId = attemptStagingId(ctx.importId, 'data', ctx.attempt);
+  const staging = await ctx.storage.openStaging(stagingId);
   try {
     const progress = new ProgressReporter(plan.files.length, plan.bytesTotal, ctx.reportProgress);
     await progress.flush();
@@ -158,10 +161,10 @@ export async function runDatasetImport(ctx: DatasetImportContext): Promise<Datas
         'submission_withdrawn',
         `submission ${submission.ref} is no longer eligible (status "${latest?.status ?? 'gone'}")`,
       );
-    await ctx.storage.publish(ctx.importId, target, { readOnly: true });
+    await ctx.storage.publish(stagingId, target, { readOnly: true });
     return { path: target, files: files.length, bytes: plan.bytesTotal, copied: true };
   } catch (error) {
-    await ctx.storage.removeStaging(ctx.importId).catch(() => undefined);
+    await ctx.storage.removeStaging(stagingId).catch(() => undefined);
     if (error instanceof TargetExistsError)
       throw new ImportRejectedError(
         'target_exists',

@@ -1,9 +1,15 @@
 import { execFile } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, Stats } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, statfs } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
-import { ObjectWriter, StagingArea, StorageSystem, TargetExistsError } from '../storage-system';
+import {
+  ObjectWriter,
+  StagingArea,
+  StagingLostError,
+  StorageSystem,
+  TargetExistsError,
+} from '../storage-system';
 
 const STAGING_DIR = '.staging';
 const READ_ONLY_FILE = 0o444;
@@ -16,6 +22,11 @@ async function fsyncPath(path: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/** Inode numbers are reused at once; with the birth time (0 where unsupported) they are not. */
+function identityOf(stats: Stats): string {
+  return `${stats.ino}:${stats.birthtimeMs}`;
 }
 
 function isMissing(error: unknown): boolean {
@@ -74,6 +85,8 @@ class FilesystemStagingArea implements StagingArea {
   constructor(
     readonly id: string,
     private readonly root: string,
+    /** The area's inode and birth time when created: a re-created area is not ours any more. */
+    private readonly identity: string,
   ) {
     this.directories.add(root);
   }
@@ -83,7 +96,12 @@ class FilesystemStagingArea implements StagingArea {
     await this.mkdirs(dirname(path));
     // 'wx': a staging object is written once; finding one means the area is not fresh.
     // Created read-only: the descriptor stays writable, and publishing needs no chmod per file.
-    const writer = new FilesystemObjectWriter(await open(path, 'wx', READ_ONLY_FILE));
+    const handle = await open(path, 'wx', READ_ONLY_FILE).catch((error: unknown) => {
+      throw (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? new StagingLostError(this.id)
+        : error;
+    });
+    const writer = new FilesystemObjectWriter(handle);
     this.files.push(path);
     return writer;
   }
@@ -104,16 +122,30 @@ class FilesystemStagingArea implements StagingArea {
   }
 
   async sync(): Promise<void> {
+    // Writing into a removed area re-creates directories (mkdir -p); checked here, right
+    // before publishing, so a half-empty tree is never published.
+    const now = await lstat(this.root).catch(() => null);
+    if (!now || identityOf(now) !== this.identity) throw new StagingLostError(this.id);
     if (await syncFilesystem(this.root)) return;
     await mapLimit(this.files, 16, fsyncPath);
     for (const dir of this.directories) await fsyncPath(dir);
   }
 
+  /**
+   * One level at a time below the area's root, never the root itself: `mkdir -p` would
+   * silently re-create an area removed underneath this attempt.
+   */
   private async mkdirs(dir: string): Promise<void> {
     if (this.directories.has(dir)) return;
-    await mkdir(dir, { recursive: true });
-    for (let d = dir; d.startsWith(this.root) && !this.directories.has(d); d = dirname(d))
-      this.directories.add(d);
+    await this.mkdirs(dirname(dir));
+    try {
+      await mkdir(dir);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new StagingLostError(this.id);
+      if (code !== 'EEXIST') throw error;
+    }
+    this.directories.add(dir);
   }
 
   private resolve(relativePath: string): string {
@@ -183,7 +215,7 @@ export class FilesystemStorage implements StorageSystem {
     await this.removeStaging(id);
     const dir = this.stagingPath(id);
     await mkdir(dir, { recursive: true });
-    return new FilesystemStagingArea(id, dir);
+    return new FilesystemStagingArea(id, dir, identityOf(await lstat(dir)));
   }
 
   async removeStaging(id: string): Promise<void> {
