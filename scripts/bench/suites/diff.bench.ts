@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { startPrivateRedis } from '../../lib/private-redis';
 import { growDropzone } from '../data/dropzone-data';
 import type { BenchContext } from '../lib/context';
 import { timeGet } from '../lib/http-load';
@@ -15,7 +16,6 @@ export async function diffBench(ctx: BenchContext): Promise<SuiteReport> {
   const base = join(ctx.tempDir, 'diff');
   const dropzone = join(base, 'dropzone');
   const storage = join(base, 'storage');
-  const { startPrivateRedis } = await import('../../lib/private-redis.mjs');
   const redis = await startPrivateRedis({ dir: join(base, 'redis') });
   const rows: { size: number; listed: number; generateS: number; ms: number[] }[] = [];
   try {

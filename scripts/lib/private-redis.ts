@@ -1,18 +1,28 @@
 // A redis-server of our own on a free loopback port, for benchmarks and fault tests: they may
 // stop and restart it at will without touching anyone else's Redis (never the shared 6379).
 // Persistence as in the compose file: append-only file in `dir`.
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { connect } from 'node:net';
-import { freePort } from './embedded-postgres.mjs';
+import { connect, createServer } from 'node:net';
 
-const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
 
 /** True when a Redis on this loopback port answers PING. */
-export function redisPong(port) {
+export function redisPong(port: number): Promise<boolean> {
   return new Promise((done) => {
     const socket = connect(port, '127.0.0.1');
-    const finish = (ok) => {
+    const finish = (ok: boolean) => {
       socket.destroy();
       done(ok);
     };
@@ -23,7 +33,7 @@ export function redisPong(port) {
   });
 }
 
-function stopChild(child, graceMs = 10_000) {
+function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((done) => {
     const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -31,26 +41,30 @@ function stopChild(child, graceMs = 10_000) {
       clearTimeout(kill);
       done();
     });
-    // SIGTERM: Redis flushes the append-only file and exits cleanly.
+    // SIGTERM: Redis writes out the append-only file and exits cleanly.
     child.kill('SIGTERM');
   });
 }
 
-/**
- * @param {{ dir: string, port?: number }} options
- * @returns {Promise<{ url: string, port: number, pid: number, stop(): Promise<void> }>}
- */
-export async function startPrivateRedis({ dir, port }) {
-  mkdirSync(dir, { recursive: true });
-  const chosen = port ?? (await freePort());
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts redis-server with its data in `dir`; the same dir and port again = a restart. */
+export async function startPrivateRedis(options: { dir: string; port?: number }): Promise<PrivateRedis> {
+  mkdirSync(options.dir, { recursive: true });
+  const port = options.port ?? (await freePort());
   const child = spawn(
     'redis-server',
-    ['--port', String(chosen), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', options.dir, '--appendonly', 'yes',
       '--appendfsync', 'everysec', '--save', '', '--protected-mode', 'yes'],
     { stdio: 'ignore' },
   );
   const deadline = Date.now() + 15_000;
-  while (!(await redisPong(chosen))) {
+  while (!(await redisPong(port))) {
     if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode})`);
     if (Date.now() > deadline) {
       await stopChild(child);
@@ -58,5 +72,5 @@ export async function startPrivateRedis({ dir, port }) {
     }
     await sleep(50);
   }
-  return { url: `redis://127.0.0.1:${chosen}`, port: chosen, pid: child.pid, stop: () => stopChild(child) };
+  return { url: `redis://127.0.0.1:${port}`, port, child, stop: () => stopChild(child) };
 }
