@@ -34,6 +34,9 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       rootDir: __dirname,
+      // A safety limit, not a speed check: starting apps on fresh databases can take seconds
+      // on a busy 2-core machine. Speed targets live in `npm run bench`.
+      testTimeout: 30_000,
       testMatch: ['<rootDir>/apps/*/test/**/*.e2e-spec.ts'],
     },
   ],
