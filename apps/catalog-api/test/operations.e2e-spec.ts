@@ -76,6 +76,8 @@ describe('OpenAPI document', () => {
     expect(document.components?.securitySchemes).toEqual({
       ApiKeyHeader: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
       ApiKeyQuery: expect.objectContaining({ type: 'apiKey', in: 'query', name: 'API_KEY' }),
+      // GET /api/users also takes an identity-provider token (@AllowBearer).
+      IdpBearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     });
     expect(document.components?.schemas?.ErrorEnvelope).toMatchObject({
       required: ['status', 'description', 'more'],

@@ -3,11 +3,13 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { OperationObject, PathItemObject, SecurityRequirementObject } from '@nestjs/swagger';
-import { API_KEY_QUERY, IS_PUBLIC, OPTIONAL_AUTH } from '@app/auth';
+import { ALLOW_BEARER, API_KEY_QUERY, IS_PUBLIC, OPTIONAL_AUTH } from '@app/auth';
 import { ERROR_ENVELOPE, ERROR_ENVELOPE_SCHEMA, errorResponseComponents } from './error-responses';
 
 export const API_KEY_HEADER_SCHEME = 'ApiKeyHeader';
 export const API_KEY_QUERY_SCHEME = 'ApiKeyQuery';
+/** Declared only in documents with an `@AllowBearer()` route. */
+export const BEARER_SCHEME = 'IdpBearer';
 
 export interface OpenApiOptions {
   title: string;
@@ -17,7 +19,7 @@ export interface OpenApiOptions {
   path: string;
 }
 
-type Access = 'public' | 'optional' | 'key';
+type Access = { kind: 'public' | 'optional' | 'key'; bearer: boolean };
 type Handler = (...args: unknown[]) => unknown;
 
 const operationId = (controller: string, method: string): string => `${controller}_${method}`;
@@ -39,12 +41,13 @@ function accessByOperation(app: INestApplication): Map<string, Access> {
         )
           continue;
         const targets = [handler as Handler, controller];
-        const kind: Access = reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)
+        const kind: Access['kind'] = reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)
           ? 'public'
           : reflector.getAllAndOverride<boolean>(OPTIONAL_AUTH, targets)
             ? 'optional'
             : 'key';
-        access.set(operationId(controller.name, name), kind);
+        const bearer = reflector.getAllAndOverride<boolean>(ALLOW_BEARER, targets) ?? false;
+        access.set(operationId(controller.name, name), { kind, bearer });
       }
     }
   }
@@ -52,17 +55,21 @@ function accessByOperation(app: INestApplication): Map<string, Access> {
 }
 
 const errorRef = (status: number) => ({ $ref: `#/components/responses/Error${status}` });
-const KEY_SCHEMES: SecurityRequirementObject[] = [{ [API_KEY_HEADER_SCHEME]: [] }, { [API_KEY_QUERY_SCHEME]: [] }];
+const KEY_SCHEMES: SecurityRequirementObject[] = [
+  { [API_KEY_HEADER_SCHEME]: [] },
+  { [API_KEY_QUERY_SCHEME]: [] },
+];
 
 /** Adds what every route shares (security and the common errors) without overriding a route's own. */
 function describeOperation(operation: OperationObject, access: Access): void {
   const common: number[] = [500];
-  if (access === 'public') {
+  if (access.kind === 'public') {
     operation.security = [];
   } else {
-    operation.security = access === 'optional' ? [{}, ...KEY_SCHEMES] : KEY_SCHEMES;
+    const schemes = access.bearer ? [...KEY_SCHEMES, { [BEARER_SCHEME]: [] }] : KEY_SCHEMES;
+    operation.security = access.kind === 'optional' ? [{}, ...schemes] : schemes;
     common.push(401);
-    if (access === 'key') common.push(403);
+    if (access.kind === 'key') common.push(403);
   }
   if ((operation.parameters ?? []).length > 0) common.push(400);
   if (operation.requestBody) common.push(400, 413, 415);
@@ -115,8 +122,23 @@ export function buildOpenApiDocument(
   for (const item of Object.values(document.paths) as PathItemObject[]) {
     for (const method of HTTP_METHODS) {
       const operation = item[method];
-      if (operation) describeOperation(operation, access.get(operation.operationId ?? '') ?? 'key');
+      if (operation) {
+        describeOperation(
+          operation,
+          access.get(operation.operationId ?? '') ?? { kind: 'key', bearer: false },
+        );
+      }
     }
+  }
+  if ([...access.values()].some((a) => a.bearer && a.kind !== 'public')) {
+    document.components.securitySchemes = {
+      ...document.components.securitySchemes,
+      [BEARER_SCHEME]: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An access token of the identity provider, on the routes that accept one',
+      },
+    };
   }
   return document;
 }
