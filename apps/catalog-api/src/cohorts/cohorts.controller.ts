@@ -1,9 +1,13 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
+import { ApiCachedRead } from '../common/api-docs';
+import { COHORT_SCHEMA, resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { CohortsService } from './cohorts.service';
 
+@ApiTags('catalog')
 @Controller('api/cohorts')
 export class CohortsController {
   constructor(
@@ -12,6 +16,10 @@ export class CohortsController {
   ) {}
 
   /** Public: everyone sees the same published cohorts, so keys are not even read. */
+  @ApiCachedRead(
+    { summary: 'Published cohorts, by name', caller: 'public' },
+    resultsBody(COHORT_SCHEMA),
+  )
   @Get()
   @Public()
   async list(@Req() req: Request, @Res() res: Response): Promise<void> {

@@ -1,11 +1,15 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { ApiCachedRead, ApiProjectIdQuery } from '../common/api-docs';
+import { CONTRACT_SCHEMA, itemsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readPositiveInt } from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
 import { ContractsService } from './contracts.service';
 
+@ApiTags('catalog')
 @Controller('api/contracts')
 export class ContractsController {
   constructor(
@@ -13,6 +17,15 @@ export class ContractsController {
     private readonly responder: CachedJsonResponder,
   ) {}
 
+  @ApiCachedRead(
+    {
+      summary: 'Contracts whose project has an exposed dataset',
+      caller: 'any key',
+      description: 'A user key sees only those it holds `protected` on (or on their project).',
+    },
+    itemsBody(CONTRACT_SCHEMA),
+  )
+  @ApiProjectIdQuery()
   @Get()
   async list(
     @Req() req: Request,

@@ -1,12 +1,18 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { ApiCachedRead, ApiProjectIdQuery } from '../common/api-docs';
+import { DATASETS_BODY } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readNonEmptyString, readPositiveInt } from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
 import { DatasetFilter } from './dataset-graph.loader';
 import { DatasetsService } from './datasets.service';
 
+const PROJECT_TITLE_MAX = 500;
+
+@ApiTags('catalog')
 @Controller('api/datasets')
 export class DatasetsController {
   constructor(
@@ -14,6 +20,22 @@ export class DatasetsController {
     private readonly responder: CachedJsonResponder,
   ) {}
 
+  @ApiCachedRead(
+    {
+      summary: 'Datasets visible to the key',
+      caller: 'any key',
+      description:
+        'Visibility as for projects; endpoint keys also get the fields of their exposure.',
+    },
+    DATASETS_BODY,
+  )
+  @ApiProjectIdQuery()
+  @ApiQuery({
+    name: 'project_title',
+    required: false,
+    description: 'Only the datasets of the project with this exact title (case-insensitive)',
+    schema: { type: 'string', minLength: 1, maxLength: PROJECT_TITLE_MAX },
+  })
   @Get()
   async list(
     @Req() req: Request,
@@ -24,7 +46,7 @@ export class DatasetsController {
     const raw = req.query as RawQuery;
     const filter: DatasetFilter = {
       projectId: readPositiveInt(raw, 'project_id'),
-      projectTitle: readNonEmptyString(raw, 'project_title', 500),
+      projectTitle: readNonEmptyString(raw, 'project_title', PROJECT_TITLE_MAX),
     };
     await this.responder.respond(
       req,

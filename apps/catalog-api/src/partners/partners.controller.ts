@@ -1,12 +1,16 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, OptionalAuth, Principal } from '@app/auth';
+import { ApiCachedRead, ApiFieldsQuery } from '../common/api-docs';
+import { PARTNER_SCHEMA, resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readBoolean, readFieldList } from '../common/query-params';
 import { viewerIdentity } from '../permissions/viewer';
 import { PARTNER_FIELDS } from './partner.exporter';
 import { PartnerQuery, PartnersService } from './partners.service';
 
+@ApiTags('catalog')
 @Controller('api/partners')
 export class PartnersController {
   constructor(
@@ -15,6 +19,23 @@ export class PartnersController {
   ) {}
 
   /** Without a key: published partners, parameters ignored. With any valid key: all, filtered. */
+  @ApiCachedRead(
+    {
+      summary: 'Partners, by name',
+      caller: 'public; any valid key sees more',
+      description:
+        'Without a key: published partners, parameters ignored. With any valid key: all ' +
+        'partners, then the filters. A key that is sent but invalid is a 401.',
+    },
+    resultsBody(PARTNER_SCHEMA),
+  )
+  @ApiQuery({
+    name: 'published',
+    required: false,
+    description: 'With a key: only published (`true`) or unpublished (`false`); else 400',
+    schema: { type: 'boolean' },
+  })
+  @ApiFieldsQuery(PARTNER_FIELDS, 'With a key only.')
   @Get()
   @OptionalAuth()
   async list(

@@ -1,12 +1,16 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { ApiCachedRead, ApiFieldsQuery, ApiProjectIdQuery } from '../common/api-docs';
+import { PROJECTS_BODY } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readFieldList, readPositiveInt } from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
 import { PROJECT_FIELDS } from './project.exporter';
 import { ProjectQuery, ProjectsService } from './projects.service';
 
+@ApiTags('catalog')
 @Controller('api/projects')
 export class ProjectsController {
   constructor(
@@ -14,6 +18,18 @@ export class ProjectsController {
     private readonly responder: CachedJsonResponder,
   ) {}
 
+  @ApiCachedRead(
+    {
+      summary: 'Projects visible to the key',
+      caller: 'any key',
+      description:
+        'Global key: all projects; user key: those it holds `protected` on; endpoint key: ' +
+        'projects with a dataset exposed to it (active or deprecated), each once.',
+    },
+    PROJECTS_BODY,
+  )
+  @ApiProjectIdQuery()
+  @ApiFieldsQuery(PROJECT_FIELDS, '`source` is always kept.')
   @Get()
   async list(
     @Req() req: Request,
