@@ -1,8 +1,12 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { NotFoundError, ValidationFailedError } from '@app/errors';
 import { readNonEmptyString, readPositiveInt, type RawQuery } from '../common/query-params';
-import { isTermCategory } from './term-category';
+import { ApiCall } from '../common/api-docs';
+import { PAGINATION, POSITIVE_INT } from '../common/api-schemas';
+import { isTermCategory, TERM_CATEGORIES } from './term-category';
+import { TERM_PAGE_SIZE } from './term-search.service';
 import { TermSearchService, type TermSearchPage } from './term-search.service';
 
 const MAX_SEARCH_LENGTH = 200;
@@ -13,10 +17,61 @@ function required<T>(value: T | undefined, parameter: string): T {
 }
 
 /** The autocomplete behind the project form's term pickers (Select2 paging format). */
+@ApiTags('terms')
 @Controller('api/termsearch')
 export class TermsController {
   constructor(private readonly termSearch: TermSearchService) {}
 
+  @ApiCall({
+    summary: 'Search a vocabulary by label',
+    caller: 'public',
+    description:
+      `Case-insensitive substring match; exact matches first, then prefixes, then the rest, by ` +
+      `label; ${TERM_PAGE_SIZE} a page. A page past the last is a 400; page 1 of nothing is ` +
+      'an empty list.',
+    responses: [
+      {
+        status: 200,
+        description: 'One page of terms (Select2 paging format)',
+        schema: {
+          type: 'object',
+          required: ['results', 'pagination'],
+          properties: {
+            results: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['id', 'text', 'term_id'],
+                properties: {
+                  id: { type: 'integer' },
+                  text: { type: 'string', description: 'The label' },
+                  term_id: { type: 'string' },
+                },
+              },
+            },
+            pagination: PAGINATION,
+          },
+          example: {
+            results: [{ id: 1, text: 'COVID-19', term_id: 'DOID:0080600' }],
+            pagination: { more: false },
+          },
+        },
+      },
+    ],
+    errors: [404],
+  })
+  @ApiParam({
+    name: 'category',
+    description: 'The vocabulary; any other is a 404',
+    enum: [...TERM_CATEGORIES],
+  })
+  @ApiQuery({
+    name: 'search',
+    required: true,
+    description: 'Text to find in the labels',
+    schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
+  })
+  @ApiQuery({ name: 'page', required: true, description: 'From 1', schema: POSITIVE_INT })
   @Public()
   @Get(':category')
   search(@Param('category') category: string, @Query() query: RawQuery): Promise<TermSearchPage> {
