@@ -1,12 +1,17 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
+import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ForbiddenError, ValidationFailedError } from '@app/errors';
+import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { viewerIdentity, viewerOf } from './viewer';
 import { PermissionsService } from './permissions.service';
 
+const OIDC_ID_MAX = 64;
+
+@ApiTags('permissions')
 @Controller('api/permissions')
 export class PermissionsController {
   constructor(
@@ -15,15 +20,37 @@ export class PermissionsController {
     private readonly dataSource: DataSource,
   ) {}
 
-  @Get(':oidcId')
+  @ApiCachedRead(
+    {
+      summary: 'Accessions of the datasets a person may access now',
+      caller: 'any key',
+      description:
+        'Datasets with at least one exposure to which the person (a user, else a contact with ' +
+        'this subject) has an active, unexpired access (expiring today still counts). A user ' +
+        'key may ask only about its own holder (else 403).',
+    },
+    {
+      type: 'array',
+      description: 'Sorted dataset accessions',
+      items: { type: 'string' },
+      example: ['ELU_I_131'],
+    },
+    404,
+  )
+  @ApiParam({
+    name: 'user_oidc_id',
+    description: "The person's identity-provider subject",
+    schema: { type: 'string', minLength: 1, maxLength: OIDC_ID_MAX },
+  })
+  @Get(':user_oidc_id')
   async list(
-    @Param('oidcId') oidcId: string,
+    @Param('user_oidc_id') oidcId: string,
     @Req() req: Request,
     @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
   ): Promise<void> {
     const viewer = viewerOf(principal);
-    if (oidcId.length > 64) {
+    if (oidcId.length > OIDC_ID_MAX) {
       throw new ValidationFailedError([
         { parameter: 'user_oidc_id', message: 'must be at most 64 characters' },
       ]);

@@ -1,6 +1,9 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { ApiTags } from '@nestjs/swagger';
 import { AllowBearer, CurrentPrincipal, Principal, RequireKinds } from '@app/auth';
+import { ApiCachedRead } from '../common/api-docs';
+import { resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { viewerIdentity } from '../permissions/viewer';
 
@@ -11,11 +14,28 @@ interface UserRow {
   last_name: string;
 }
 
+@ApiTags('users')
 @Controller('api/users')
 export class UsersController {
   constructor(private readonly responder: CachedJsonResponder) {}
 
   /** Active users for pickers; `text` falls back to the username when there is no name. */
+  @ApiCachedRead(
+    {
+      summary: 'Active users for pickers, by first then last name',
+      caller: 'global or user key, or an identity-provider bearer token',
+      description: 'An endpoint key is a 403; the identity provider unreachable is a 503.',
+    },
+    resultsBody({
+      type: 'object',
+      required: ['id', 'text'],
+      properties: {
+        id: { type: 'integer' },
+        text: { type: 'string', description: 'First and last name, else the username' },
+      },
+      example: { id: 5, text: 'First Last' },
+    }),
+  )
   @Get()
   @RequireKinds('global', 'user', 'bearer')
   @AllowBearer()
