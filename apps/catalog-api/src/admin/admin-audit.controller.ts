@@ -1,11 +1,18 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RequireKinds } from '@app/auth';
 import { ValidationFailedError } from '@app/errors';
 import { AuditQuery, AuditService } from '../audit/audit.service';
+import { ApiCall } from '../common/api-docs';
+import { POSITIVE_INT } from '../common/api-schemas';
 import { readPositiveInt, readString } from '../common/query-params';
+import { AUDIT_PAGE } from './admin-api-schemas';
 import type { RawQuery } from '../common/query-params';
 
 export const AUDIT_PAGE_SIZE = 100;
+
+const SINCE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const OBJECT = /^([a-z][a-z-]{0,63})(?::(.{1,255}))?$/;
 
 /**
  * Reads `since` (a date or an ISO timestamp with offset), `object` (`type` or `type:id`) and
@@ -18,9 +25,7 @@ export function readAuditQuery(query: RawQuery): AuditQuery {
   };
   const since = readString(query, 'since');
   if (since !== undefined) {
-    const valid = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(
-      since,
-    );
+    const valid = SINCE.test(since);
     const date = new Date(since.length === 10 ? `${since}T00:00:00Z` : since);
     if (!valid || Number.isNaN(date.getTime())) {
       throw new ValidationFailedError([
@@ -34,7 +39,7 @@ export function readAuditQuery(query: RawQuery): AuditQuery {
   }
   const object = readString(query, 'object');
   if (object !== undefined) {
-    const match = /^([a-z][a-z-]{0,63})(?::(.{1,255}))?$/.exec(object);
+    const match = OBJECT.exec(object);
     if (match === null) {
       throw new ValidationFailedError([
         {
@@ -49,12 +54,31 @@ export function readAuditQuery(query: RawQuery): AuditQuery {
   return result;
 }
 
+@ApiTags('admin')
 @Controller('api/admin/audit')
 @RequireKinds('global')
 export class AdminAuditController {
   constructor(private readonly audit: AuditService) {}
 
   /** Newest first, 100 a page: `{"results": [...], "pagination": {"more": bool}}`. */
+  @ApiCall({
+    summary: `The audit trail, newest first, ${AUDIT_PAGE_SIZE} a page`,
+    caller: 'global key only',
+    responses: [{ status: 200, description: 'One page of entries', schema: AUDIT_PAGE }],
+  })
+  @ApiQuery({
+    name: 'since',
+    required: false,
+    description: 'Entries at or after: a date YYYY-MM-DD or an ISO-8601 timestamp with offset',
+    schema: { type: 'string', pattern: SINCE.source, example: '2026-01-31' },
+  })
+  @ApiQuery({
+    name: 'object',
+    required: false,
+    description: 'Entries about an object type, or one object as `type:id`',
+    schema: { type: 'string', pattern: OBJECT.source, example: 'dataset:12' },
+  })
+  @ApiQuery({ name: 'page', required: false, description: 'From 1', schema: POSITIVE_INT })
   @Get()
   async list(@Query() query: RawQuery) {
     const { results, more } = await this.audit.list(readAuditQuery(query));

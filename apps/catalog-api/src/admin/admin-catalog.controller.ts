@@ -1,14 +1,27 @@
 import { Body, Controller, Delete, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
+import { ApiCall, ApiIdParam } from '../common/api-docs';
+import {
+  CREATE_ENDPOINT_BODY,
+  CREATE_EXPOSURE_BODY,
+  ENDPOINT_CREATED,
+  EXPOSURE_VIEW,
+  GRANT_BODY,
+  GRANT_REVOKED,
+  GRANT_VIEW,
+  WITHDRAW_EXPOSURE_BODY,
+} from './admin-api-schemas';
 import { parseId } from './admin-input';
 import { EndpointsAdminService } from './endpoints-admin.service';
 import { ExposuresAdminService } from './exposures-admin.service';
 import { GrantsAdminService } from './grants-admin.service';
 
 /** Endpoints, exposures and grants (§5); the global key only. */
+@ApiTags('admin')
 @Controller('api/admin')
 @RequireKinds('global')
 export class AdminCatalogController {
@@ -19,17 +32,42 @@ export class AdminCatalogController {
   ) {}
 
   /** 201 with the endpoint's 64-character key, shown this once. */
+  @ApiCall({
+    summary: 'Register an endpoint (a catalog that pulls from us) with its own key',
+    caller: 'global key only',
+    body: CREATE_ENDPOINT_BODY,
+    responses: [{ status: 201, description: 'The endpoint and its key', schema: ENDPOINT_CREATED }],
+    errors: [409],
+  })
   @Post('endpoints')
   createEndpoint(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
     return this.endpoints.create(body, actorFromPrincipal(principal));
   }
 
+  @ApiCall({
+    summary: 'Expose a dataset to an endpoint',
+    caller: 'global key only',
+    description:
+      'One active exposure per dataset and endpoint (a second is a 409). Also publishes the ' +
+      "partners and cohorts of the dataset's declarations.",
+    body: CREATE_EXPOSURE_BODY,
+    responses: [{ status: 201, description: 'The exposure', schema: EXPOSURE_VIEW }],
+    errors: [409],
+  })
   @Post('exposures')
   expose(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
     return this.exposures.create(body, actorFromPrincipal(principal));
   }
 
   /** Withdraws: the exposure is deprecated with its reason and kept. */
+  @ApiCall({
+    summary: 'Withdraw an exposure: deprecated with its reason, and kept',
+    caller: 'global key only',
+    body: WITHDRAW_EXPOSURE_BODY,
+    responses: [{ status: 200, description: 'The withdrawn exposure', schema: EXPOSURE_VIEW }],
+    errors: [404, 409],
+  })
+  @ApiIdParam('The exposure id')
   @Delete('exposures/:id')
   @HttpCode(200)
   withdraw(
@@ -41,6 +79,15 @@ export class AdminCatalogController {
   }
 
   /** 201 when the grant is new, 200 when it already existed. */
+  @ApiCall({
+    summary: 'Grant `protected` on a dataset, project or contract to a user or group',
+    caller: 'global key only',
+    body: GRANT_BODY,
+    responses: [
+      { status: 201, description: 'Granted', schema: GRANT_VIEW },
+      { status: 200, description: 'The grant already existed', schema: GRANT_VIEW },
+    ],
+  })
   @Post('grants')
   async grant(
     @Body() body: unknown,
@@ -52,6 +99,13 @@ export class AdminCatalogController {
     return grant;
   }
 
+  @ApiCall({
+    summary: 'Revoke a grant',
+    caller: 'global key only',
+    body: GRANT_BODY,
+    responses: [{ status: 200, description: 'Revoked', schema: GRANT_REVOKED }],
+    errors: [404],
+  })
   @Delete('grants')
   @HttpCode(200)
   revoke(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {

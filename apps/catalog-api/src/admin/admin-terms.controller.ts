@@ -1,18 +1,45 @@
 import { Body, Controller, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiConsumes, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { readString } from '../common/query-params';
 import type { RawQuery } from '../common/query-params';
+import { ApiCall, ApiError } from '../common/api-docs';
+import { TERM_CATEGORIES } from '../terms/term-category';
+import { VOCABULARY_FORMATS } from '../terms/parsers/parse-vocabulary';
+import { VOCABULARY_BODY, VOCABULARY_LOADED } from './admin-api-schemas';
 import { VocabularyAdminService } from './vocabulary-admin.service';
 
 /** Loads or refreshes a vocabulary from a text/plain OBO or `term_id<TAB>label` body. */
+@ApiTags('admin')
 @Controller('api/admin/terms')
 @RequireKinds('global')
 export class AdminTermsController {
   constructor(private readonly vocabularies: VocabularyAdminService) {}
 
   /** `?format=obo|tsv` overrides the detection. */
+  @ApiCall({
+    summary: 'Load or refresh a term vocabulary',
+    caller: 'global key only',
+    body: VOCABULARY_BODY,
+    responses: [{ status: 200, description: 'Counts of the load', schema: VOCABULARY_LOADED }],
+    errors: [404],
+  })
+  @ApiConsumes('text/plain')
+  // The shared 415 says "not JSON"; this route wants text.
+  @ApiError(415, 'The body is not text/plain')
+  @ApiParam({
+    name: 'category',
+    description: 'The vocabulary; any other is a 404',
+    enum: [...TERM_CATEGORIES],
+  })
+  @ApiQuery({
+    name: 'format',
+    required: false,
+    description: 'Overrides the detection (OBO when the file has an OBO header or stanza)',
+    enum: [...VOCABULARY_FORMATS],
+  })
   @Post(':category')
   @HttpCode(200)
   load(

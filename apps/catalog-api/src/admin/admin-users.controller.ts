@@ -1,27 +1,71 @@
 import { Body, Controller, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
+import { ApiCall, ApiIdParam } from '../common/api-docs';
 import { parseId } from './admin-input';
+import {
+  CREATE_USER_BODY,
+  UPDATE_USER_BODY,
+  USER_API_KEY,
+  USER_CREATED,
+  USER_VIEW,
+} from './admin-api-schemas';
 import { UsersAdminService, UserView } from './users-admin.service';
 
+@ApiTags('admin')
 @Controller('api/admin/users')
 @RequireKinds('global')
 export class AdminUsersController {
   constructor(private readonly users: UsersAdminService) {}
 
   /** 201 with the user and its key, which is shown this once. */
+  @ApiCall({
+    summary: 'Create a user with a personal API key',
+    caller: 'global key only',
+    body: CREATE_USER_BODY,
+    responses: [
+      {
+        status: 201,
+        description: 'The user and its key',
+        schema: USER_CREATED,
+      },
+    ],
+    errors: [409],
+  })
   @Post()
   create(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
     return this.users.create(body, actorFromPrincipal(principal));
   }
 
+  @ApiCall({
+    summary: "Replace a user's API key (the old one stops working)",
+    caller: 'global key only',
+    responses: [
+      {
+        status: 200,
+        description: 'The new key',
+        schema: USER_API_KEY,
+      },
+    ],
+    errors: [404],
+  })
+  @ApiIdParam('The user id')
   @Post(':id/api-key')
   @HttpCode(200)
   rotateKey(@Param('id') id: string, @CurrentPrincipal() principal?: Principal) {
     return this.users.rotateKey(parseId(id), actorFromPrincipal(principal));
   }
 
+  @ApiCall({
+    summary: 'Activate or deactivate a user, or change its groups, subject or affiliation',
+    caller: 'global key only',
+    body: UPDATE_USER_BODY,
+    responses: [{ status: 200, description: 'The user', schema: USER_VIEW }],
+    errors: [404, 409],
+  })
+  @ApiIdParam('The user id')
   @Patch(':id')
   update(
     @Param('id') id: string,
