@@ -1,27 +1,100 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { applyDecorators, Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger';
 import { Public } from '@app/auth';
+import { ApiCall, ApiError } from '../common/api-docs';
+import { successCounts } from '../common/api-schemas';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsService, BatchCounts } from './access-requests.service';
-import { parseEntitlements } from './entitlement';
+import { MAX_ENTITLEMENTS, parseEntitlements } from './entitlement';
 
 type BatchResult = { status: 'Success' } & BatchCounts;
+
+/** A REMS entitlement batch, as `parseEntitlements` checks it; extra fields are ignored. */
+const ENTITLEMENTS: SchemaObject = {
+  type: 'array',
+  maxItems: MAX_ENTITLEMENTS,
+  items: {
+    type: 'object',
+    required: ['application', 'resource', 'user'],
+    properties: {
+      application: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+      resource: { type: 'string', minLength: 1, maxLength: 20, description: 'Dataset accession' },
+      user: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        description: 'Identity-provider subject',
+      },
+      mail: { type: 'string', format: 'email', nullable: true },
+      end: {
+        type: 'string',
+        format: 'date-time',
+        nullable: true,
+        description: 'Last moment of access; null gives ACCESS_DEFAULT_EXPIRATION_DAYS',
+      },
+    },
+  },
+  example: [
+    {
+      application: 42,
+      resource: 'ELU_I_131',
+      user: 'f3b1c2d4',
+      mail: 'someone@example.org',
+      end: '2026-08-03T23:59:59.000Z',
+    },
+  ],
+};
+
+/** Both webhook routes share their body, answer and gate; only the effect differs. */
+const ApiEntitlements = (summary: string, description: string) =>
+  applyDecorators(
+    ApiCall({
+      summary,
+      caller: 'REMS, from an allowed address; no key',
+      description:
+        `${description} Off unless ACCESSREQ_INTEGRATION_ENABLED (else 403); the caller's ` +
+        'address must match ACCESSREQ_ALLOWED_IP_ADDRESSES (else 403). The whole batch is ' +
+        'validated first (400 with per-item errors, an unknown accession named) and runs in ' +
+        'one transaction.',
+      body: ENTITLEMENTS,
+      responses: [
+        {
+          status: 200,
+          description: 'Applied',
+          schema: successCounts('created', 'updated', 'unchanged'),
+        },
+      ],
+    }),
+    ApiError(403, 'The integration is switched off, or the caller is not on the allow-list'),
+  );
 
 /**
  * The REMS entitlement webhook (spec §4). No API key: REMS cannot send one, so the routes are
  * public to the key guard and gated by the integration switch and the caller allow-list.
  */
+@ApiTags('integrations')
 @Controller('api/accessreq')
 @Public()
 @UseGuards(AccessRequestGuard)
 export class AccessRequestsController {
   constructor(private readonly service: AccessRequestsService) {}
 
+  @ApiEntitlements(
+    'Grant dataset accesses from REMS entitlements',
+    'Each item grants an active access to the dataset, creating a contact for an unknown ' +
+      'person; idempotent per (application, resource, user), a new `end` updates the expiry.',
+  )
   @Post()
   @HttpCode(200)
   async grant(@Body() body: unknown): Promise<BatchResult> {
     return { status: 'Success', ...(await this.service.grant(parseEntitlements(body))) };
   }
 
+  @ApiEntitlements(
+    'Revoke dataset accesses from REMS entitlements',
+    'Terminates the matching accesses.',
+  )
   @Post('revoke')
   @HttpCode(200)
   async revoke(@Body() body: unknown): Promise<BatchResult> {
