@@ -1,0 +1,417 @@
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  PathItemObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
+import request from 'supertest';
+import { CALLERS } from '../src/common/api-docs';
+import { PROJECT_FIELDS } from '../src/projects/project.exporter';
+import {
+  startCatalogApp,
+  TEST_GLOBAL_KEY,
+  type CatalogTestApp,
+} from '../../../test/support/catalog-app';
+
+/**
+ * The catalog's OpenAPI document against the contract (spec/catalog-api.md §3-§5): what each
+ * route documents, and that the documented parameter constraints are the ones the app enforces.
+ */
+
+let t: CatalogTestApp;
+let document: OpenAPIObject;
+
+beforeAll(async () => {
+  t = await startCatalogApp();
+  document = (await request(t.server).get('/api/docs-json').expect(200)).body as OpenAPIObject;
+});
+
+afterAll(async () => {
+  await t.close();
+});
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+interface Operation {
+  route: string;
+  method: (typeof METHODS)[number];
+  path: string;
+  op: OperationObject;
+}
+
+/** Every operation of the contract's routes (`/api/...`; health and metrics come from libs). */
+function apiOperations(): Operation[] {
+  return Object.entries(document.paths)
+    .filter(([path]) => path.startsWith('/api/'))
+    .flatMap(([path, item]) =>
+      METHODS.filter((method) => (item as PathItemObject)[method] !== undefined).map((method) => ({
+        route: `${method.toUpperCase()} ${path}`,
+        method,
+        path,
+        op: (item as PathItemObject)[method] as OperationObject,
+      })),
+    );
+}
+
+const parameters = (op: OperationObject, where: 'path' | 'query'): ParameterObject[] =>
+  ((op.parameters ?? []) as ParameterObject[]).filter((p) => p.in === where);
+
+function operation(route: string): OperationObject {
+  const found = apiOperations().find((o) => o.route === route);
+  if (found === undefined) throw new Error(`${route} is not documented`);
+  return found.op;
+}
+
+function successSchema(route: string): SchemaObject {
+  const responses = operation(route).responses as Record<string, ResponseObject>;
+  const ok = Object.keys(responses).find((status) => /^2\d\d$/.test(status)) ?? '';
+  return responses[ok]?.content?.['application/json']?.schema as SchemaObject;
+}
+
+const POSITIVE_INT = { type: 'integer', minimum: 1 };
+const PROJECT_ID = { name: 'project_id', required: false, schema: POSITIVE_INT };
+
+/** The query parameters of the contract, per route; any route not listed takes none. */
+const CONTRACT_QUERIES: Record<string, object[]> = {
+  'GET /api/termsearch/{category}': [
+    { name: 'page', required: true, schema: POSITIVE_INT },
+    { name: 'search', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
+  ],
+  'GET /api/partners': [
+    {
+      name: 'fields',
+      required: false,
+      style: 'form',
+      explode: false,
+      schema: { type: 'array', items: { enum: ['external_id', 'acronym', 'name'] } },
+    },
+    { name: 'published', required: false, schema: { type: 'boolean' } },
+  ],
+  'GET /api/projects': [
+    { name: 'fields', required: false, schema: { items: { enum: [...PROJECT_FIELDS] } } },
+    PROJECT_ID,
+  ],
+  'GET /api/datasets': [
+    PROJECT_ID,
+    { name: 'project_title', required: false, schema: { type: 'string', minLength: 1 } },
+  ],
+  'GET /api/contracts': [PROJECT_ID],
+  'GET /api/admin/audit': [
+    { name: 'object', required: false },
+    { name: 'page', required: false, schema: POSITIVE_INT },
+    { name: 'since', required: false },
+  ],
+  'POST /api/admin/terms/{category}': [
+    { name: 'format', required: false, schema: { enum: ['obo', 'tsv'] } },
+  ],
+};
+
+/** Errors each route answers beyond the shared ones (401/403/400/413/415/500/503). */
+const ROUTE_ERRORS: Record<string, number[]> = {
+  'GET /api/termsearch/{category}': [404],
+  'GET /api/permissions/{user_oidc_id}': [404],
+  'POST /api/admin/users': [409],
+  'POST /api/admin/users/{id}/api-key': [404],
+  'PATCH /api/admin/users/{id}': [404, 409],
+  'POST /api/admin/endpoints': [409],
+  'POST /api/admin/exposures': [409],
+  'DELETE /api/admin/exposures/{id}': [404, 409],
+  'DELETE /api/admin/grants': [404],
+  'POST /api/admin/partners/{id}/publish': [404],
+  'POST /api/admin/cohorts/{id}/unpublish': [404],
+  'POST /api/admin/terms/{category}': [404],
+  'POST /api/idp/force': [409],
+  'POST /api/accessreq': [403],
+  'POST /api/accessreq/revoke': [403],
+  'POST /api/partners': [409],
+  'POST /api/datasets': [409],
+};
+
+/** The writes that take no body. */
+const BODILESS = /\/(publish|unpublish|api-key|force)$/;
+
+describe('Catalog OpenAPI document', () => {
+  it('covers the routes of the contract (§3-§5), and the audit trail', () => {
+    // operations.e2e-spec compares the document with the router; this catches a route that
+    // is missing from both.
+    const reads = ['cohorts', 'partners', 'projects', 'datasets', 'contracts', 'users'];
+    const imports = ['partners', 'cohorts', 'projects', 'datasets', 'contracts'];
+    const publishing = ['partners', 'cohorts'].flatMap((kind) =>
+      ['publish', 'unpublish'].map((verb) => `POST /api/admin/${kind}/{id}/${verb}`),
+    );
+    expect(
+      apiOperations()
+        .map((o) => o.route)
+        .sort(),
+    ).toEqual(
+      [
+        ...reads.map((r) => `GET /api/${r}`),
+        'GET /api/termsearch/{category}',
+        'GET /api/permissions/{user_oidc_id}',
+        'POST /api/accessreq',
+        'POST /api/accessreq/revoke',
+        'POST /api/idp/force',
+        ...imports.map((kind) => `POST /api/${kind}`),
+        'POST /api/admin/users',
+        'POST /api/admin/users/{id}/api-key',
+        'PATCH /api/admin/users/{id}',
+        'POST /api/admin/endpoints',
+        'POST /api/admin/exposures',
+        'DELETE /api/admin/exposures/{id}',
+        'POST /api/admin/grants',
+        'DELETE /api/admin/grants',
+        ...publishing,
+        'POST /api/admin/terms/{category}',
+        'GET /api/admin/audit',
+      ].sort(),
+    );
+  });
+
+  it('gives every operation a tag and a summary that ends naming who may call it', () => {
+    const callers = CALLERS.map((c) => `(${c})`);
+    for (const { route, op } of apiOperations()) {
+      expect({ route, tags: op.tags?.length }).toEqual({ route, tags: 1 });
+      const names = callers.some((c) => op.summary?.endsWith(c) === true);
+      expect({ route, summary: op.summary, names }).toEqual({
+        route,
+        summary: expect.any(String),
+        names: true,
+      });
+    }
+    expect(operation('GET /api/cohorts').summary).toMatch(/\(public\)$/);
+    expect(operation('POST /api/admin/grants').summary).toMatch(/\(global key only\)$/);
+  });
+
+  it('documents every path parameter as required, with a type or the allowed values', () => {
+    for (const { route, path, op } of apiOperations()) {
+      const inTemplate = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+      const documented = parameters(op, 'path');
+      expect({ route, names: documented.map((p) => p.name).sort() }).toEqual({
+        route,
+        names: inTemplate,
+      });
+      for (const p of documented) {
+        const schema = p.schema as SchemaObject;
+        expect({
+          route,
+          name: p.name,
+          required: p.required,
+          typed: Boolean(schema.type ?? schema.enum),
+        }).toEqual({ route, name: p.name, required: true, typed: true });
+      }
+    }
+    expect(parameters(operation('GET /api/termsearch/{category}'), 'path')[0].schema).toMatchObject(
+      { enum: ['disease', 'phenotype', 'study', 'gene'] },
+    );
+    expect(parameters(operation('PATCH /api/admin/users/{id}'), 'path')[0].schema).toMatchObject(
+      POSITIVE_INT,
+    );
+  });
+
+  it("documents exactly the contract's query parameters, with required flags and constraints", () => {
+    for (const { route, op } of apiOperations()) {
+      const documented = parameters(op, 'query').sort((a, b) => a.name.localeCompare(b.name));
+      const expected = CONTRACT_QUERIES[route] ?? [];
+      expect({ route, names: documented.map((p) => p.name) }).toEqual({
+        route,
+        names: expected.map((p) => (p as { name: string }).name),
+      });
+      expected.forEach((p, i) => expect(documented[i]).toMatchObject(p));
+    }
+  });
+
+  it('documents the JSON body of every write that takes one', () => {
+    for (const { route, method, path, op } of apiOperations()) {
+      if (method === 'get') continue;
+      const content = (op.requestBody as { content?: Record<string, { schema?: unknown }> })
+        ?.content;
+      if (BODILESS.test(path)) {
+        expect({ route, body: content }).toEqual({ route, body: undefined });
+        continue;
+      }
+      const type = path.startsWith('/api/admin/terms/') ? 'text/plain' : 'application/json';
+      expect({ route, schema: content?.[type]?.schema }).toEqual({
+        route,
+        schema: expect.objectContaining({ type: expect.any(String) }),
+      });
+    }
+    const imported = operation('POST /api/projects').requestBody as {
+      content: Record<string, { schema: SchemaObject }>;
+    };
+    expect(imported.content['application/json'].schema).toMatchObject({
+      required: ['items'],
+      properties: { items: { type: 'array', items: { properties: { acronym: {} } } } },
+    });
+  });
+
+  it('lists the error responses of every operation, each in the error envelope', () => {
+    for (const { route, op } of apiOperations()) {
+      const responses = op.responses as Record<string, ResponseObject | ReferenceObject>;
+      const expected = [500, 503, ...(ROUTE_ERRORS[route] ?? [])];
+      if (op.security?.length) expected.push(401);
+      if (op.security?.length && !op.security.some((s) => Object.keys(s).length === 0))
+        expected.push(403);
+      if ((op.parameters ?? []).length > 0 || op.requestBody) expected.push(400);
+      if (op.requestBody) expected.push(413, 415);
+      for (const status of expected) {
+        expect({ route, status, listed: responses[String(status)] !== undefined }).toEqual({
+          route,
+          status,
+          listed: true,
+        });
+      }
+      for (const [status, response] of Object.entries(responses)) {
+        if (Number(status) < 400) continue;
+        const envelope =
+          ('$ref' in response && response.$ref === `#/components/responses/Error${status}`) ||
+          (
+            (response as ResponseObject).content?.['application/json']?.schema as
+              ReferenceObject | undefined
+          )?.$ref === '#/components/schemas/ErrorEnvelope';
+        expect({ route, status, envelope }).toEqual({ route, status, envelope: true });
+      }
+    }
+  });
+
+  it('describes every success body with a schema: wrappers, bare arrays and status counts', () => {
+    for (const { route } of apiOperations()) {
+      expect({ route, schema: successSchema(route) }).toEqual({
+        route,
+        schema: expect.objectContaining({ type: expect.any(String) }),
+      });
+    }
+    expect(successSchema('GET /api/projects')).toMatchObject({
+      required: ['$schema', 'items'],
+      properties: {
+        $schema: {
+          enum: [
+            'https://raw.githubusercontent.com/elixir-luxembourg/json-schemas/v0.0.6/schemas/elu-project.json',
+          ],
+        },
+        items: { items: { required: [...PROJECT_FIELDS] } },
+      },
+    });
+    expect(successSchema('GET /api/datasets').required).toEqual(['$schema', 'items']);
+    expect(successSchema('GET /api/contracts').required).toEqual(['items']);
+    expect(successSchema('GET /api/cohorts').required).toEqual(['results']);
+    expect(successSchema('GET /api/termsearch/{category}').required).toEqual([
+      'results',
+      'pagination',
+    ]);
+    expect(successSchema('GET /api/permissions/{user_oidc_id}')).toMatchObject({
+      type: 'array',
+      items: { type: 'string' },
+    });
+    expect(successSchema('POST /api/datasets').required).toEqual(['status', 'created', 'updated']);
+    expect(successSchema('POST /api/accessreq').required).toEqual([
+      'status',
+      'created',
+      'updated',
+      'unchanged',
+    ]);
+    expect(successSchema('POST /api/idp/force').required).toEqual([
+      'status',
+      'created',
+      'updated',
+      'unchanged',
+      'skipped',
+    ]);
+    expect(Object.keys(operation('POST /api/admin/grants').responses).sort()).toEqual(
+      expect.arrayContaining(['200', '201']),
+    );
+  });
+
+  it('names the identity-provider bearer token where the app accepts one', () => {
+    expect(document.components?.securitySchemes?.IdpBearer).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
+    expect(operation('GET /api/users').security).toContainEqual({ IdpBearer: [] });
+    const bearerElsewhere = apiOperations().filter(
+      ({ route, op }) =>
+        route !== 'GET /api/users' && op.security?.some((s) => 'IdpBearer' in s) === true,
+    );
+    expect(bearerElsewhere.map((o) => o.route)).toEqual([]);
+  });
+});
+
+/** A value the documented schema rules out. */
+function invalidValue(schema: SchemaObject): string {
+  if (schema.type === 'array' || schema.enum !== undefined) return 'no-such-value';
+  if (schema.type === 'integer') return String((schema.minimum ?? 1) - 1);
+  if (schema.type === 'boolean') return 'maybe';
+  if (schema.maxLength !== undefined) return 'x'.repeat(schema.maxLength + 1);
+  if (schema.pattern !== undefined) return '!';
+  throw new Error(`no invalid value for ${JSON.stringify(schema)}`);
+}
+
+/** A value the documented schema allows, for the required parameters not under test. */
+function validValue(schema: SchemaObject): string {
+  return schema.type === 'integer' ? String(schema.minimum ?? 1) : 'x';
+}
+
+describe('Documented parameter constraints are the enforced ones', () => {
+  it('answers a value outside each documented query or path parameter with a 400 naming it (a 404 for a path enum)', async () => {
+    const http = request(t.server);
+    const checked: string[] = [];
+    for (const { route, method, path, op } of apiOperations()) {
+      for (const target of (op.parameters ?? []) as ParameterObject[]) {
+        // Query parameters of reads, and the integer ids of every route (checked before the body).
+        const schema = target.schema as SchemaObject;
+        if (target.in === 'query' && method !== 'get') continue;
+        if (target.in === 'path' && method !== 'get' && schema.type !== 'integer') continue;
+        const value = (p: ParameterObject) =>
+          p === target
+            ? invalidValue(p.schema as SchemaObject)
+            : validValue(p.schema as SchemaObject);
+        const url = path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+          const p = parameters(op, 'path').find((q) => q.name === name) as ParameterObject;
+          const schemaOf = p.schema as SchemaObject;
+          // Valid enum path values are the documented ones.
+          return encodeURIComponent(
+            p === target ? value(p) : String(schemaOf.enum?.[0] ?? validValue(schemaOf)),
+          );
+        });
+        const query = Object.fromEntries(
+          parameters(op, 'query')
+            .filter((p) => p === target || p.required)
+            .map((p) => [p.name, value(p)]),
+        );
+        const sent = http[method](url).query(query).set('X-API-Key', TEST_GLOBAL_KEY);
+        const response = await (method === 'get' ? sent : sent.send({}));
+        const expected = target.in === 'path' && schema.enum !== undefined ? 404 : 400;
+        const named =
+          expected === 404 ||
+          (response.body as { more?: { errors?: { parameter?: string }[] } }).more?.errors?.[0]
+            ?.parameter === target.name;
+        expect({ route, parameter: target.name, status: response.status, named }).toEqual({
+          route,
+          parameter: target.name,
+          status: expected,
+          named: true,
+        });
+        checked.push(`${route} ${target.name}`);
+      }
+    }
+    // Guards against the loop quietly checking nothing.
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'GET /api/termsearch/{category} search',
+        'GET /api/termsearch/{category} page',
+        'GET /api/termsearch/{category} category',
+        'GET /api/partners fields',
+        'GET /api/partners published',
+        'GET /api/projects fields',
+        'GET /api/datasets project_title',
+        'GET /api/contracts project_id',
+        'GET /api/permissions/{user_oidc_id} user_oidc_id',
+        'GET /api/admin/audit since',
+        'PATCH /api/admin/users/{id} id',
+        'DELETE /api/admin/exposures/{id} id',
+      ]),
+    );
+  });
+});
