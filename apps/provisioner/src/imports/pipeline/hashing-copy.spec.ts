@@ -82,3 +82,46 @@ describe('copyWithHashes', () => {
     ).rejects.toMatchObject({ code: 'source_changed' });
   });
 });
+
+describe('copyWithHashes when the storage write fails (disk full)', () => {
+  it('rejects with the write error, aborts, and has a handler on the write before it can fail', async () => {
+    const dir = tempDir('copy-enospc');
+    writeFileSync(join(dir, 'src.bin'), Buffer.alloc(64 * 1024, 7));
+    // A write that fails while copyWithHashes is busy with the next chunk. Without a handler
+    // attached by then, Node reports an unhandled rejection and the worker process dies instead
+    // of failing the attempt (seen with ENOSPC on a full disk).
+    const handledWhenFailing: boolean[] = [];
+    let aborted = false;
+    const writer = {
+      write: () => {
+        let handled = false;
+        const write = new Promise<void>((_, fail) =>
+          setTimeout(() => {
+            handledWhenFailing.push(handled);
+            fail(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+          }, 5),
+        );
+        // `await` does not go through .then; an explicit .catch/.then does.
+        const then = write.then.bind(write);
+        write.then = ((...args: Parameters<typeof then>) => {
+          handled = true;
+          return then(...args);
+        }) as typeof write.then;
+        return write;
+      },
+      commit: async () => undefined,
+      abort: async () => {
+        aborted = true;
+      },
+    };
+    await expect(
+      copyWithHashes(join(dir, 'src.bin'), 'src.bin', writer, {
+        md5: false,
+        buffers: buffers(4096),
+        afterChunk: () => new Promise((done) => setTimeout(done, 30)),
+      }),
+    ).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(aborted).toBe(true);
+    expect(handledWhenFailing).toEqual([true]);
+  });
+});

@@ -66,6 +66,9 @@ export async function copyWithHashes(
       sha256.update(chunk);
       md5?.update(chunk);
       pendingWrite = writer.write(chunk);
+      // Awaited after the next read; until then a failing write (ENOSPC on a full disk) would be
+      // an unhandled rejection, which kills the worker instead of failing the attempt.
+      pendingWrite.catch(() => undefined);
       total += bytesRead;
       options.onBytes?.(bytesRead);
       current ^= 1;
