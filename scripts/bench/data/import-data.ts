@@ -1,0 +1,79 @@
+import { createHash, randomFillSync } from 'node:crypto';
+import { closeSync, ftruncateSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+export interface FileSpec {
+  path: string;
+  size: number;
+}
+
+/** A 1 GiB mix: three large files and a thousand small ones of 1–200 KiB. */
+export function mixedDataset(totalBytes: number): FileSpec[] {
+  const small: FileSpec[] = Array.from({ length: 1000 }, (_, i) => ({
+    path: `small/${String(Math.floor(i / 100)).padStart(2, '0')}/part-${String(i).padStart(4, '0')}.dat`,
+    size: 1024 + ((i * 7919) % 200) * 1024,
+  }));
+  const smallBytes = small.reduce((sum, f) => sum + f.size, 0);
+  const large = Math.floor((totalBytes - smallBytes) / 3);
+  return [
+    { path: 'large/reads-1.bam', size: large },
+    { path: 'large/reads-2.bam', size: large },
+    { path: 'large/variants.vcf', size: totalBytes - smallBytes - 2 * large },
+    ...small,
+  ];
+}
+
+export function smallFiles(count: number, size: number): FileSpec[] {
+  return Array.from({ length: count }, (_, i) => ({
+    path: `d${String(Math.floor(i / 500)).padStart(2, '0')}/f-${String(i).padStart(5, '0')}.txt`,
+    size,
+  }));
+}
+
+/**
+ * Writes a ready drop-zone dataset (payload, sha256 manifest, dataset.json, marker) and its
+ * submission. Contents are pseudo-random (not sparse, not all zeros), so neither the copy nor
+ * `cp` can take a shortcut; a 64 MiB random block is reused at shifting offsets to keep this fast.
+ * With `sparse`, large files are holes instead (for the memory test, where only size matters).
+ */
+export function writeImportDataset(root: string, datasetId: string, files: FileSpec[], sparse = false): void {
+  const block = randomFillSync(Buffer.allocUnsafe(64 * 1024 * 1024));
+  const dir = join(root, 'datasets', datasetId);
+  const manifest: string[] = [];
+  let shift = 0;
+  for (const file of files) {
+    const path = join(dir, 'payload', file.path);
+    mkdirSync(dirname(path), { recursive: true });
+    const hash = createHash('sha256');
+    const fd = openSync(path, 'w');
+    try {
+      if (sparse) {
+        ftruncateSync(fd, file.size);
+        const zeros = Buffer.alloc(1024 * 1024);
+        for (let left = file.size; left > 0; left -= zeros.length) hash.update(left >= zeros.length ? zeros : zeros.subarray(0, left));
+      } else {
+        for (let written = 0; written < file.size; ) {
+          const start = (shift + written) % (block.length - 1);
+          const n = Math.min(file.size - written, block.length - start);
+          const chunk = block.subarray(start, start + n);
+          writeSync(fd, chunk);
+          hash.update(chunk);
+          written += n;
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+    shift += 4099;
+    manifest.push(`${hash.digest('hex')}  ${file.path}`);
+  }
+  writeFileSync(join(dir, 'manifest-sha256.txt'), `${manifest.join('\n')}\n`);
+  writeFileSync(join(dir, 'dataset.json'), JSON.stringify({ dataset_id: datasetId, submission: `SUB-${datasetId}`, title: datasetId }));
+  writeFileSync(join(dir, '.ready'), '');
+  const submission = join(root, 'submissions', `SUB-${datasetId}`);
+  mkdirSync(submission, { recursive: true });
+  writeFileSync(
+    join(submission, 'submission.json'),
+    JSON.stringify({ ref: `SUB-${datasetId}`, title: datasetId, status: 'completed', project: 'BENCH', custodians: [], datasets: [datasetId] }),
+  );
+}
