@@ -7,7 +7,7 @@ import { eventually, sleep } from './support/load-loop';
 import { finalPath, partialProblem, ProvisionerRig, startRig, WorkerProcess, writeDatasets } from './support/provisioner-rig';
 
 const DATASETS = 6;
-const BIG = 128 * 1024 * 1024;
+const BIG = 256 * 1024 * 1024;
 const KILLS = 5;
 
 /**
@@ -54,7 +54,7 @@ describe('imports while workers are killed at random points, repeatedly', () => 
           const current = await Promise.all(importIds.map((id) => rig.record(id)));
           return current.some((r) => r?.state === 'running' && r.progress.bytes_done > 0);
         }, 30_000);
-        await sleep(random.int(800));
+        await sleep(random.int(400));
         const alive = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
         const victim = random.pick(alive);
         victim.child.kill('SIGKILL');
