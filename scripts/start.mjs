@@ -86,6 +86,37 @@ const children = [];
 let embedded;
 let stopping = false;
 
+/**
+ * The embedded database runs as a separate process group: a terminal's Ctrl-C reaches only
+ * this script, which stops the services first and the database last.
+ */
+function startEmbeddedDatabase(dir, port) {
+  const child = spawn(process.execPath, [join(root, 'scripts/lib/embedded-postgres-server.mjs'), dir, String(port)], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolveStart, reject) => {
+    let buffered = '';
+    child.once('exit', (code) => reject(new Error(`the embedded PostgreSQL exited (${code})`)));
+    child.stdout.on('data', (chunk) => {
+      buffered += chunk;
+      const line = buffered.split('\n')[0];
+      if (!buffered.includes('\n')) return;
+      const { url } = JSON.parse(line);
+      resolveStart({
+        url,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', done);
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}
+
 async function stopAll(code) {
   if (stopping) return;
   stopping = true;
@@ -112,8 +143,9 @@ async function stopAll(code) {
   process.exit(code);
 }
 
+/** Services run in process groups of their own, so each gets exactly one SIGTERM, from us. */
 function startProcess(name, script, env) {
-  const child = spawn(process.execPath, [script], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [script], { cwd: root, env, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       say(`${name} exited unexpectedly (${signal ?? code}); stopping everything`);
@@ -133,12 +165,8 @@ async function main() {
   let catalogDb = process.env.DATABASE_URL;
   let provisionerDb = process.env.PROVISIONER_DATABASE_URL ?? process.env.DATABASE_URL;
   if (!catalogDb) {
-    const { startEmbeddedPostgres } = await import('./lib/embedded-postgres.mjs');
     say('no DATABASE_URL: starting an embedded PostgreSQL (data in .data/postgres)…');
-    embedded = await startEmbeddedPostgres({
-      dataDir: join(dataDir, 'postgres'),
-      port: Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329),
-    });
+    embedded = await startEmbeddedDatabase(join(dataDir, 'postgres'), Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329));
     await ensureDatabases(embedded.url, ['catalog', 'provisioner']);
     catalogDb = `${embedded.url}/catalog`;
     provisionerDb = `${embedded.url}/provisioner`;
@@ -213,7 +241,7 @@ function printBanner(catalogEnv, provisionerEnv, keys, demo) {
     `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS.split(',')[0]}`,
   ];
   if (demo.keys) lines.push('', 'Demo keys (derived from public names: demo data only):');
-  for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  ${name.padEnd(26)}${value}`);
+  for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  ${name}: ${value}`);
   lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' http://localhost:${catalogEnv.PORT}/api/datasets`, 'Ctrl-C stops everything.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }
