@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import { QueueEvents } from 'bullmq';
 import { IMPORTS_QUEUE } from '../src/imports/imports.queue';
 import { ImportsQueueService } from '../src/imports/imports-queue.service';
+import { ImportProcessor } from '../src/imports/import.processor';
 import { QueueBackendChoice, queueEnv, startProvisionerApps } from '../../../test/support/provisioner-app';
 import { testServices } from '../../../test/support/test-services';
 
@@ -22,6 +23,10 @@ describe.each(backends)('queue round trip on the %s backend', (backend) => {
       const result = (await job.waitUntilFinished(events, 20_000)) as { pong: boolean };
       expect(result.pong).toBe(true);
       expect(await queue.getJobState(job.id!)).toBe('completed');
+      // Connection errors (a restarting Redis or Postgres) are logged, not left unhandled.
+      expect(queue.listenerCount('error')).toBeGreaterThan(0);
+      const worker = apps.worker.get(ImportProcessor).worker;
+      expect(worker.listenerCount('error')).toBeGreaterThan(0);
     } finally {
       await events.close();
       await apps.close();

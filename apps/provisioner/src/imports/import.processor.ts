@@ -1,4 +1,4 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
@@ -83,6 +83,12 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
       .catch((error: unknown) =>
         this.logger.error(`import worker stopped: ${(error as Error).message}`),
       );
+  }
+
+  /** Connection trouble as a structured log line; the worker reconnects by itself. */
+  @OnWorkerEvent('error')
+  onWorkerError(error: Error): void {
+    this.logger.warn({ err: error }, 'worker connection error; reconnecting');
   }
 
   process(job: Job): Promise<unknown> {

@@ -3,6 +3,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { ConnectionOptions } from 'bullmq';
 import { IMPORTS_QUEUE } from '../imports/imports.queue';
 import { QueueBackendConfig } from './queue-backend';
+import { QueueErrorLogger } from './queue-error.logger';
 
 export const QUEUE_BACKEND = Symbol('QUEUE_BACKEND');
 
@@ -21,7 +22,7 @@ export class QueueModule {
         }),
         BullModule.registerQueue({ name: IMPORTS_QUEUE }),
       ],
-      providers: [{ provide: QUEUE_BACKEND, useValue: backend }],
+      providers: [{ provide: QUEUE_BACKEND, useValue: backend }, QueueErrorLogger],
       exports: [BullModule, QUEUE_BACKEND],
     };
   }
