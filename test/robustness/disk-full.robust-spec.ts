@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { queueEnv } from '../support/provisioner-app';
@@ -51,6 +51,7 @@ describe('imports when the storage disk fills up during a copy', () => {
   afterAll(async () => {
     await rig?.close();
     if (mounted) execFileSync('umount', ['-l', disk]);
+    rmSync(base, { recursive: true, force: true });
   });
 
   it('fails the copy cleanly, retries it later, and leaves published data untouched', async () => {

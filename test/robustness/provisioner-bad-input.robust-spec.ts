@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -47,7 +47,11 @@ describe('provisioner API under hostile input', () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     port = (server.address() as AddressInfo).port;
   });
-  afterAll(() => apps.close());
+  afterAll(async () => {
+    await apps.close();
+    rmSync(dropzone, { recursive: true, force: true });
+    rmSync(storage, { recursive: true, force: true });
+  });
 
   it('answers every generated request on every route without a 500, errors in the envelope, nothing imported', async () => {
     const routes = listRoutes(apps.api);

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
@@ -24,6 +24,7 @@ describe('imports while Redis is restarted with jobs queued and running', () => 
   afterAll(async () => {
     await rig?.close();
     await redis?.stop();
+    rmSync(base, { recursive: true, force: true });
   });
 
   it('finishes every import exactly once', async () => {

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { queueEnv } from '../support/provisioner-app';
@@ -21,7 +21,11 @@ describe('imports while workers are killed at random points, repeatedly', () => 
   const base = tempDir('robust-kill');
   const storage = join(base, 'storage');
 
-  afterAll(() => rig?.close());
+  afterAll(async () => {
+    await rig?.close();
+    // Published trees are read-only; as their owner we may still remove them.
+    rmSync(base, { recursive: true, force: true });
+  });
 
   it('ends every import once, imported, with nothing partial ever visible and no staging left', async () => {
     const ids = writeDatasets(join(base, 'dropzone'), DATASETS, BIG);
