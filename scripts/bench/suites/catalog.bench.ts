@@ -117,7 +117,7 @@ function report(datasets: number, projects: number, generateMs: number, startMs:
     '',
     `${datasets} datasets from the catalog's synthetic generator (\`npm run gen-data\`: ${projects} projects; two declarations,`,
     'two custodians, two storages each, all exposed to its endpoint); the bench user holds `protected` on every fourth project.',
-    `Generated in ${fmt(generateMs / 1000)} s; the built app (\`node dist/…/main.js\`, LOG_LEVEL=warn) was ready ${fmt(startMs, 0)} ms after spawn.`,
+    `Generated in ${fmt(generateMs / 1000)} s; the built app (\`nest build\` output in .bench/dist, run with \`node …/main.js\`, LOG_LEVEL=warn) was ready ${fmt(startMs, 0)} ms after spawn.`,
     `autocannon, ${CONNECTIONS} connections, alternating rounds of app and ceiling (a bare \`node:http\` server in its own`,
     'process returning the same bytes from memory). Cold = first request of that caller after start (empty cache).',
     `Targets: ≥ ${RATIO_TARGET}× the ceiling once warm, cold < ${COLD_TARGET_MS} ms.${quick ? ' **Quick mode: not a real figure.**' : ''}`,
