@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiErrorResponses } from '@app/platform';
+import { ImportEndpoint, sendImportReply } from '../imports/import-endpoint.decorator';
 import { ImportRecord } from '../imports/import-record';
 import { ListBody } from '../submissions/submissions.service';
 import { DatasetsQuery, ImportDatasetBody } from './datasets.dto';
@@ -47,26 +48,12 @@ export class DatasetsController {
     return this.datasets.diff(srcsys, query.submission);
   }
 
-  @ApiOperation({ summary: 'Queue the copy of a dataset into data/raw/<dataset_id>/' })
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['dataset_id'],
-      additionalProperties: false,
-      properties: { dataset_id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' } },
-    },
-  })
-  @ApiResponse({ status: 202, description: 'Queued: the import record' })
-  @ApiResponse({ status: 200, description: 'Already imported: the import record' })
-  @ApiErrorResponses(404, 409)
-  @Post('import')
+  @ImportEndpoint('Queue the copy of a dataset into data/raw/<dataset_id>/', 'dataset_id')
   async import(
     @Param('srcsys') srcsys: string,
     @Body() body: ImportDatasetBody,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ImportRecord> {
-    const { status, record } = await this.datasets.import(srcsys, body.dataset_id);
-    res.status(status);
-    return record;
+    return sendImportReply(res, await this.datasets.import(srcsys, body.dataset_id));
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConflictError, NotFoundError } from '@app/errors';
-import { ImportRecord } from '../imports/import-record';
+import { ImportReply } from '../imports/import-record';
 import { ImportRequestsService } from '../imports/import-requests.service';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
@@ -56,10 +56,7 @@ export class DatasetsService {
     return { items, count: items.length };
   }
 
-  async import(
-    sourceName: string,
-    datasetId: string,
-  ): Promise<{ status: 200 | 202; record: ImportRecord }> {
+  async import(sourceName: string, datasetId: string): Promise<ImportReply> {
     const source = this.sources.get(sourceName);
     const found = await this.sources.ask(source.findDataset(datasetId));
     if (!found)

@@ -27,6 +27,12 @@ export interface ImportRecord {
   finished_at: string | null;
 }
 
+/** What a request to import came to: 202 when a job was queued, 200 when storage already holds it. */
+export interface ImportReply {
+  status: 200 | 202;
+  record: ImportRecord;
+}
+
 /** BullMQ job states grouped by the record state they show as. */
 export const JOB_STATES_BY_RECORD_STATE: Record<
   Exclude<ImportState, 'rejected' | 'failed'> | 'ended',

@@ -1,5 +1,5 @@
 import { registerDecorator } from 'class-validator';
-import { isSafeSegment } from './safe-segment';
+import { isSafeSegment, SAFE_SEGMENT } from './safe-segment';
 
 /** Validates an id that becomes a storage path segment (the contract's pattern). */
 export function IsSafeSegment(): PropertyDecorator {
@@ -10,8 +10,7 @@ export function IsSafeSegment(): PropertyDecorator {
       propertyName: String(propertyName),
       validator: {
         validate: (value: unknown) => isSafeSegment(value),
-        defaultMessage: () =>
-          'must be a single safe path segment: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$',
+        defaultMessage: () => `must be a single safe path segment: ${SAFE_SEGMENT.source}`,
       },
     });
   };

@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Res } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiErrorResponses } from '@app/platform';
+import { ImportEndpoint, sendImportReply } from '../imports/import-endpoint.decorator';
 import { ImportRecord } from '../imports/import-record';
 import { ImportSubmissionBody } from './submissions.dto';
 import { ListBody, SubmissionsService, SubmissionView } from './submissions.service';
@@ -28,26 +29,12 @@ export class SubmissionsController {
     return this.submissions.diff(srcsys);
   }
 
-  @ApiOperation({ summary: "Create a submission's project collection" })
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['submission'],
-      additionalProperties: false,
-      properties: { submission: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' } },
-    },
-  })
-  @ApiResponse({ status: 202, description: 'Queued: the import record' })
-  @ApiResponse({ status: 200, description: 'Already imported: the import record' })
-  @ApiErrorResponses(404, 409)
-  @Post('import')
+  @ImportEndpoint("Create a submission's project collection", 'submission')
   async import(
     @Param('srcsys') srcsys: string,
     @Body() body: ImportSubmissionBody,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ImportRecord> {
-    const { status, record } = await this.submissions.import(srcsys, body.submission);
-    res.status(status);
-    return record;
+    return sendImportReply(res, await this.submissions.import(srcsys, body.submission));
   }
 }

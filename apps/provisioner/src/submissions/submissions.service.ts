@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, NotFoundError } from '@app/errors';
-import { ImportRecord } from '../imports/import-record';
+import { ImportReply } from '../imports/import-record';
 import { ImportRequestsService } from '../imports/import-requests.service';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourceSubmission } from '../sources/source-system';
@@ -50,10 +50,7 @@ export class SubmissionsService {
     return { items: missing, count: missing.length };
   }
 
-  async import(
-    sourceName: string,
-    ref: string,
-  ): Promise<{ status: 200 | 202; record: ImportRecord }> {
+  async import(sourceName: string, ref: string): Promise<ImportReply> {
     const source = this.sources.get(sourceName);
     const submission = await this.sources.ask(source.getSubmission(ref));
     if (!submission)
