@@ -16,11 +16,15 @@ export interface CatalogTestApp {
 }
 
 /**
- * A catalog app on its own freshly migrated database, configured like production except for
- * what `env` overrides. Logs are silent unless TEST_LOG_LEVEL is set.
+ * A catalog app configured like production except for what `env` overrides, on its own freshly
+ * migrated database unless `existingDatabaseUrl` names one (so a test file can run several
+ * differently configured apps over the same data). Logs are silent unless TEST_LOG_LEVEL is set.
  */
-export async function startCatalogApp(env: Record<string, string> = {}): Promise<CatalogTestApp> {
-  const databaseUrl = await createCatalogDatabase();
+export async function startCatalogApp(
+  env: Record<string, string> = {},
+  existingDatabaseUrl?: string,
+): Promise<CatalogTestApp> {
+  const databaseUrl = existingDatabaseUrl ?? (await createCatalogDatabase());
   const settings = loadCatalogSettings({
     DATABASE_URL: databaseUrl,
     GLOBAL_API_KEY: TEST_GLOBAL_KEY,

@@ -1,45 +1,20 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { hashApiKey } from '@app/auth';
-import { createCatalogDatabase } from '../../../../test/support/databases';
-import { TEST_GLOBAL_KEY } from '../../../../test/support/catalog-app';
-import { loadCatalogSettings } from '../../src/config/catalog.settings';
-import { createCatalogApp } from '../../src/http-app';
+import { startCatalogApp, type CatalogTestApp } from '../../../../test/support/catalog-app';
 
-export interface IntegrationApp {
-  app: NestExpressApplication;
-  server: ReturnType<NestExpressApplication['getHttpServer']>;
-  dataSource: DataSource;
-  close(): Promise<void>;
-}
+/** A started catalog app, as the integration tests hold it (they never need its database URL). */
+export type IntegrationApp = Omit<CatalogTestApp, 'databaseUrl'>;
 
 /**
  * A catalog app with these settings on the given database (a fresh one when omitted), so one
- * test file can run several differently configured apps over the same data.
+ * test file can run several differently configured apps over the same data. The start-up itself
+ * is the shared one of test/support, so these apps are configured exactly like every other test's.
  */
-export async function startIntegrationApp(
+export function startIntegrationApp(
   env: Record<string, string>,
   databaseUrl?: string,
-): Promise<IntegrationApp & { databaseUrl: string }> {
-  const url = databaseUrl ?? (await createCatalogDatabase());
-  const settings = loadCatalogSettings({
-    DATABASE_URL: url,
-    GLOBAL_API_KEY: TEST_GLOBAL_KEY,
-    CATALOG_SOURCE: 'https://catalog.test',
-    MIGRATIONS_RUN: 'false',
-    DATABASE_POOL_SIZE: '4',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...env,
-  });
-  const app = await createCatalogApp(settings);
-  await app.init();
-  return {
-    app,
-    server: app.getHttpServer(),
-    dataSource: app.get(DataSource),
-    databaseUrl: url,
-    close: () => app.close(),
-  };
+): Promise<CatalogTestApp> {
+  return startCatalogApp(env, databaseUrl);
 }
 
 /** A dataset (exposed to a catalog endpoint unless told otherwise); returns its accession. */
