@@ -2,12 +2,9 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import {
-  provisionerTestSettings,
-  queueEnv,
-  TEST_WRITE_KEY,
-} from '../../../test/support/provisioner-app';
+import { provisionerTestSettings, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import { createProvisionerApiApp } from '../src/http-app';
+import { dropzoneEnv } from './support/provisioner-e2e';
 import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
 
 /** Every path under root with its mtime and size: any write shows up as a difference. */
@@ -50,11 +47,7 @@ describe('the provisioner API process never writes to storage', () => {
     const before = snapshot(storageRoot);
 
     api = await createProvisionerApiApp(
-      provisionerTestSettings({
-        ...(await queueEnv()),
-        SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone.root }]),
-        STORAGE_ROOT: storageRoot,
-      }),
+      provisionerTestSettings(await dropzoneEnv(dropzone, storageRoot)),
     );
     await api.init();
     const http = () => request(api.getHttpServer());

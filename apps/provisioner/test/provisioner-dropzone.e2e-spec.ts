@@ -14,7 +14,6 @@ import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import request from 'supertest';
 import {
-  queueEnv,
   startProvisionerApps,
   ProvisionerTestApps,
   TEST_READ_KEY,
@@ -24,7 +23,7 @@ import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/imports/imports.queue';
 import type { ImportRecord } from '../src/imports/import-record';
 import { ImportSyncService } from '../src/imports/import-sync.service';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
-import { waitForImport } from './support/provisioner-e2e';
+import { waitForImport, dropzoneEnv } from './support/provisioner-e2e';
 
 const FILES = {
   'reads/sample_R1.fastq': 'ACGT'.repeat(5000),
@@ -115,12 +114,9 @@ describe('provisioner with a dropzone source (API + worker, Redis, real filesyst
         sha256: `${digest('sha256', 'a')}  a.txt\n${digest('sha256', 'x')}  ../DS-GOOD/dataset.json\n`,
       },
     });
-    apps = await startProvisionerApps({
-      ...(await queueEnv()),
-      SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone.root }]),
-      STORAGE_ROOT: storageRoot,
-      IMPORT_MAX_ATTEMPTS: '2',
-    });
+    apps = await startProvisionerApps(
+      await dropzoneEnv(dropzone, storageRoot, { IMPORT_MAX_ATTEMPTS: '2' }),
+    );
   });
 
   afterAll(async () => {

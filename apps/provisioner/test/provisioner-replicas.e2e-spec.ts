@@ -1,38 +1,20 @@
-import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import {
-  queueEnv,
   startProvisionerApps,
   ProvisionerTestApps,
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
 import { createProvisionerWorkerApp } from '../src/http-app';
 import type { ImportRecord } from '../src/imports/import-record';
-import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
-import { waitForImport } from './support/provisioner-e2e';
+import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
+import { waitForImport, dropzoneEnv, waitWhileCopying } from './support/provisioner-e2e';
 
 jest.setTimeout(180_000);
 
 const SIZE = 1024 * 1024 * 1024;
-
-function zeroSha256(size: number): string {
-  const hash = createHash('sha256');
-  const chunk = Buffer.alloc(1024 * 1024);
-  for (let done = 0; done < size; done += chunk.length) hash.update(chunk);
-  return hash.digest('hex');
-}
 
 describe('a second worker replica starting while the first one copies', () => {
   let apps: ProvisionerTestApps;
@@ -50,26 +32,19 @@ describe('a second worker replica starting while the first one copies', () => {
     dropzone.submission('SUB-BIG', { project: 'PRJ1', datasets: ['DS-BIG'] });
     dropzone.dataset('DS-BIG', { submission: 'SUB-BIG', files: {}, manifestText: { sha256: '' } });
     // A sparse 1 GiB file: long enough to copy for the second replica to start meanwhile.
-    const big = join(dropzone.datasetDir('DS-BIG'), 'payload/zeros.bin');
-    const fd = openSync(big, 'w');
-    ftruncateSync(fd, SIZE);
-    closeSync(fd);
+    writeSparseZeros(join(dropzone.datasetDir('DS-BIG'), 'payload/zeros.bin'), SIZE);
     writeFileSync(
       join(dropzone.datasetDir('DS-BIG'), 'manifest-sha256.txt'),
       `${zeroSha256(SIZE)}  zeros.bin\n`,
     );
-    const env = {
-      ...(await queueEnv()),
-      SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone.root }]),
-      STORAGE_ROOT: storageRoot,
-    };
+    const env = await dropzoneEnv(dropzone, storageRoot);
     apps = await startProvisionerApps(env);
     const res = await request(apps.api.getHttpServer())
       .post('/datasets/dropzone/import')
       .set('X-API-Key', TEST_WRITE_KEY)
       .send({ dataset_id: 'DS-BIG' });
     expect(res.status).toBe(202);
-    await waitUntil(
+    await waitWhileCopying(
       apps.api,
       res.body.id,
       (r) => r.state === 'running' && r.progress.bytes_done > 0,
@@ -102,18 +77,4 @@ async function record(api: NestExpressApplication, id: string): Promise<ImportRe
     .get(`/imports/${id}`)
     .set('X-API-Key', TEST_WRITE_KEY);
   return res.body as ImportRecord;
-}
-
-async function waitUntil(
-  api: NestExpressApplication,
-  id: string,
-  predicate: (record: ImportRecord) => boolean,
-): Promise<ImportRecord> {
-  for (;;) {
-    const current = await record(api, id);
-    if (predicate(current)) return current;
-    if (current.state === 'imported')
-      throw new Error('the copy finished before the test could act');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

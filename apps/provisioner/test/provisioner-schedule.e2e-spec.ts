@@ -2,14 +2,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Job, Queue } from 'bullmq';
-import {
-  queueEnv,
-  startProvisionerApps,
-  ProvisionerTestApps,
-} from '../../../test/support/provisioner-app';
+import { startProvisionerApps, ProvisionerTestApps } from '../../../test/support/provisioner-app';
 import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/imports/imports.queue';
 import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
-import { waitForImport } from './support/provisioner-e2e';
+import { waitForImport, dropzoneEnv } from './support/provisioner-e2e';
 
 jest.setTimeout(60_000);
 
@@ -32,12 +28,9 @@ describe('IMPORT_SCHEDULE', () => {
       dropzone.dataset(id, { submission: 'SUB-1', files: { 'a.txt': `${id} data` } });
     dropzone.dataset('DS-LATER', { submission: 'SUB-1', files: { 'a.txt': 'x' }, ready: false });
     dropzone.dataset('DS-WAIT', { submission: 'SUB-2', files: { 'a.txt': 'w' } });
-    apps = await startProvisionerApps({
-      ...(await queueEnv()),
-      SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone.root }]),
-      STORAGE_ROOT: storageRoot,
-      IMPORT_SCHEDULE: EVERY_SECOND,
-    });
+    apps = await startProvisionerApps(
+      await dropzoneEnv(dropzone, storageRoot, { IMPORT_SCHEDULE: EVERY_SECOND }),
+    );
     queue = apps.api.get<Queue>(getQueueToken(IMPORTS_QUEUE));
   });
 

@@ -1,10 +1,6 @@
-import { createHash } from 'node:crypto';
 import {
   appendFileSync,
-  closeSync,
   existsSync,
-  ftruncateSync,
-  openSync,
   readdirSync,
   readFileSync,
   statSync,
@@ -14,26 +10,18 @@ import {
 import { join } from 'node:path';
 import request from 'supertest';
 import {
-  queueEnv,
   startProvisionerApps,
   ProvisionerTestApps,
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
 import type { ImportRecord } from '../src/imports/import-record';
-import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
-import { waitForImport } from './support/provisioner-e2e';
+import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
+import { waitForImport, dropzoneEnv } from './support/provisioner-e2e';
 
 jest.setTimeout(120_000);
 
 /** Sparse, so cheap to create, and long enough to copy for the test to act meanwhile. */
 const SIZE = 256 * 1024 * 1024;
-
-function zeroSha256(size: number): string {
-  const hash = createHash('sha256');
-  const chunk = Buffer.alloc(1024 * 1024);
-  for (let done = 0; done < size; done += chunk.length) hash.update(chunk);
-  return hash.digest('hex');
-}
 
 describe('a source file changing during the copy (API + worker, Redis, real filesystem)', () => {
   let apps: ProvisionerTestApps;
@@ -50,17 +38,12 @@ describe('a source file changing during the copy (API + worker, Redis, real file
     const sha = zeroSha256(SIZE);
     for (const id of ids) {
       dropzone.dataset(id, { submission: 'SUB-1', files: {}, manifestText: { sha256: '' } });
-      const fd = openSync(bigFile(id), 'w');
-      ftruncateSync(fd, SIZE);
-      closeSync(fd);
+      writeSparseZeros(bigFile(id), SIZE);
       writeFileSync(join(dropzone.datasetDir(id), 'manifest-sha256.txt'), `${sha}  zeros.bin\n`);
     }
-    apps = await startProvisionerApps({
-      ...(await queueEnv()),
-      SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone.root }]),
-      STORAGE_ROOT: storageRoot,
-      IMPORT_MAX_ATTEMPTS: '2',
-    });
+    apps = await startProvisionerApps(
+      await dropzoneEnv(dropzone, storageRoot, { IMPORT_MAX_ATTEMPTS: '2' }),
+    );
   });
 
   afterAll(async () => {

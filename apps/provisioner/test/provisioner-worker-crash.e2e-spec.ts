@@ -1,41 +1,19 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  openSync,
-  closeSync,
-  ftruncateSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import {
-  provisionerTestSettings,
-  queueEnv,
-  TEST_WRITE_KEY,
-} from '../../../test/support/provisioner-app';
+import { provisionerTestSettings, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import { createProvisionerApiApp } from '../src/http-app';
-import type { ImportRecord } from '../src/imports/import-record';
-import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
-import { waitForImport } from './support/provisioner-e2e';
+import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
+import { waitForImport, dropzoneEnv, waitWhileCopying } from './support/provisioner-e2e';
 
 jest.setTimeout(180_000);
 
 const SIZE = 1024 * 1024 * 1024;
 const REPO = resolve(__dirname, '../../..');
-
-function zeroSha256(size: number): string {
-  const hash = createHash('sha256');
-  const chunk = Buffer.alloc(1024 * 1024);
-  for (let done = 0; done < size; done += chunk.length) hash.update(chunk);
-  return hash.digest('hex');
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -95,22 +73,14 @@ describe('a worker killed with SIGKILL in the middle of a large copy', () => {
       manifestText: { sha256: '' },
     });
     // A sparse 1 GiB file: big enough to be caught mid-copy, cheap to create.
-    mkdirSync(join(dropzone.datasetDir('DS-BIG'), 'payload/big'), { recursive: true });
-    const fd = openSync(join(dropzone.datasetDir('DS-BIG'), 'payload/big/zeros.bin'), 'w');
-    ftruncateSync(fd, SIZE);
-    closeSync(fd);
+    writeSparseZeros(join(dropzone.datasetDir('DS-BIG'), 'payload/big/zeros.bin'), SIZE);
     const smallSha = createHash('sha256').update('small').digest('hex');
     writeFileSync(
       join(dropzone.datasetDir('DS-BIG'), 'manifest-sha256.txt'),
       `${zeroSha256(SIZE)}  big/zeros.bin\n${smallSha}  small.txt\n`,
     );
 
-    const env = {
-      ...(await queueEnv()),
-      SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone.root }]),
-      STORAGE_ROOT: storageRoot,
-      IMPORT_LOCK_MS: '2000',
-    };
+    const env = await dropzoneEnv(dropzone, storageRoot, { IMPORT_LOCK_MS: '2000' });
     api = await createProvisionerApiApp(provisionerTestSettings(env));
     await api.init();
     workers.push(await startWorker(env));
@@ -134,7 +104,7 @@ describe('a worker killed with SIGKILL in the middle of a large copy', () => {
         .set('X-API-Key', TEST_WRITE_KEY)
         .send({ dataset_id: 'DS-BIG' });
       expect(res.status).toBe(202);
-      const copying = await waitUntil(
+      const copying = await waitWhileCopying(
         api,
         res.body.id,
         (r) => r.state === 'running' && r.progress.bytes_done > 0,
@@ -177,19 +147,3 @@ describe('a worker killed with SIGKILL in the middle of a large copy', () => {
     expect(violations).toEqual([]);
   });
 });
-
-async function waitUntil(
-  api: NestExpressApplication,
-  id: string,
-  predicate: (record: ImportRecord) => boolean,
-): Promise<ImportRecord> {
-  for (;;) {
-    const res = await request(api.getHttpServer())
-      .get(`/imports/${id}`)
-      .set('X-API-Key', TEST_WRITE_KEY);
-    if (res.status === 200 && predicate(res.body as ImportRecord)) return res.body as ImportRecord;
-    if (res.status === 200 && (res.body as ImportRecord).state === 'imported')
-      throw new Error('the copy finished before it could be interrupted');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -16,6 +16,25 @@ export interface DatasetSpec {
 
 export function digest(algorithm: 'sha256' | 'md5', content: string | Buffer): string {
   return createHash(algorithm).update(content).digest('hex');
+}
+
+/**
+ * A file of `size` zero bytes that takes no disk space (sparse): cheap to create, yet long enough
+ * to copy for a test to act while the copy runs.
+ */
+export function writeSparseZeros(path: string, size: number): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const fd = openSync(path, 'w');
+  ftruncateSync(fd, size);
+  closeSync(fd);
+}
+
+/** The sha256 of `size` zero bytes (what a manifest lists for writeSparseZeros), in 1 MiB steps. */
+export function zeroSha256(size: number): string {
+  const hash = createHash('sha256');
+  const chunk = Buffer.alloc(1024 * 1024);
+  for (let done = 0; done < size; done += chunk.length) hash.update(chunk);
+  return hash.digest('hex');
 }
 
 export function tempDir(prefix: string): string {
