@@ -108,6 +108,47 @@ describe('GET /api/termsearch/{category}', () => {
     expect(response.body.pagination.more).toBe(true);
   });
 
+  // Short searches take another query shape (the 1–2-character substring index); the results
+  // must be what the contract says, computed here independently from every label.
+  it.each(['y', 'S', 'iA', 'e ', '0', '%', '2 ', 'zq', '-'])(
+    'answers the short search %p with every match in contract order',
+    async (text) => {
+      const labels = [...DISEASES, ...SYNDROMES].map((line) => line.split('\t')[1]);
+      const needle = text.toLowerCase();
+      const rank = (label: string): number =>
+        label.toLowerCase() === needle ? 0 : label.toLowerCase().startsWith(needle) ? 1 : 2;
+      const byteOrder = (a: string, b: string): number =>
+        Buffer.compare(Buffer.from(a.toLowerCase()), Buffer.from(b.toLowerCase()));
+      const expected = labels
+        .filter((label) => label.toLowerCase().includes(needle))
+        .sort((a, b) => rank(a) - rank(b) || byteOrder(a, b));
+      const found: string[] = [];
+      for (let page = 1; ; page++) {
+        const body = (await search('disease', { search: text, page: String(page) }).expect(200))
+          .body as { results: { text: string }[]; pagination: { more: boolean } };
+        found.push(...texts(body));
+        if (!body.pagination.more) break;
+      }
+      expect(found).toEqual(expected);
+    },
+  );
+
+  it('searches a reloaded label by its new text only (the stored lower-case label follows it)', async () => {
+    const terms = t.app.get(TermsService);
+    await terms.loadVocabulary('gene', 'G:1\tQX old name\n', 'tsv');
+    await terms.loadVocabulary('gene', 'G:1\tZK New Name\n', 'tsv');
+    for (const text of ['zk', 'k', 'new name']) {
+      expect(texts((await search('gene', { search: text, page: '1' }).expect(200)).body)).toEqual([
+        'ZK New Name',
+      ]);
+    }
+    for (const text of ['qx', 'old']) {
+      expect(texts((await search('gene', { search: text, page: '1' }).expect(200)).body)).toEqual(
+        [],
+      );
+    }
+  });
+
   it.each([
     ['search missing', { page: '1' }, 'search'],
     ['search empty', { search: '', page: '1' }, 'search'],

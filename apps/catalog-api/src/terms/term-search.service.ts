@@ -21,33 +21,58 @@ export interface TermSearchPage {
  * byte order "C", so the order is the same on every server), then id.
  *
  * Each rank is its own sub-query with its own ORDER BY … LIMIT, so Postgres can stop early:
- * a common substring ("e") walks IDX_terms_category_label in label order and stops after one
- * page, a rare one ("parkinson") is found through the trigram index and only its few rows are
- * sorted. A single query ordered by a CASE expression would rank every matching row first
+ * a common substring ("e") walks IDX_terms_category_label_lower in label order and stops after
+ * one page, a rare one ("parkinson") is found through the trigram index and only its few rows
+ * are sorted. A single query ordered by a CASE expression would rank every matching row first
  * (120 ms for "e" over 100,000 terms against under 1 ms this way; docs/decisions-terms.md).
  * One row more than a page is fetched to know whether another page exists (no count query).
+ * `label_lower` is the stored `lower(label)` in "C" order (migration TermSearchLowerLabel).
+ *
+ * `SHORT_SEARCH_FILTER` goes into the "anywhere" rank for short searches (see
+ * `needsShortGramIndex`): it is implied by the LIKE, so it changes no result, but it lets
+ * Postgres find the rows through IDX_terms_short_grams instead of scanning the category.
+ * `left(…, 2)` keeps it a necessary condition even if lower-casing lengthens the text.
  */
-const SEARCH_SQL = `
+const SHORT_SEARCH_FILTER = `AND term_short_grams(label_lower) @> ARRAY[left(lower($3), 2)]`;
+
+function searchSql(anywhereFilter: string): string {
+  return `
   SELECT id, text, term_id FROM (
-    (SELECT id, label AS text, term_id, 0 AS rank, lower(label) COLLATE "C" AS sort_label
+    (SELECT id, label AS text, term_id, 0 AS rank, label_lower
        FROM terms
-      WHERE category = $1 AND lower(label) COLLATE "C" = lower($3)
-      ORDER BY lower(label) COLLATE "C", id LIMIT $5)
+      WHERE category = $1 AND label_lower = lower($3)
+      ORDER BY label_lower, id LIMIT $5)
     UNION ALL
-    (SELECT id, label, term_id, 1, lower(label) COLLATE "C"
+    (SELECT id, label, term_id, 1, label_lower
        FROM terms
-      WHERE category = $1 AND lower(label) COLLATE "C" LIKE lower($2) || '%'
-        AND lower(label) COLLATE "C" <> lower($3)
-      ORDER BY lower(label) COLLATE "C", id LIMIT $5)
+      WHERE category = $1 AND label_lower LIKE lower($2) || '%'
+        AND label_lower <> lower($3)
+      ORDER BY label_lower, id LIMIT $5)
     UNION ALL
-    (SELECT id, label, term_id, 2, lower(label) COLLATE "C"
+    (SELECT id, label, term_id, 2, label_lower
        FROM terms
-      WHERE category = $1 AND lower(label) LIKE '%' || lower($2) || '%'
-        AND lower(label) COLLATE "C" NOT LIKE lower($2) || '%'
-      ORDER BY lower(label) COLLATE "C", id LIMIT $5)
+      WHERE category = $1 AND label_lower LIKE '%' || lower($2) || '%'
+        AND label_lower NOT LIKE lower($2) || '%' ${anywhereFilter}
+      ORDER BY label_lower, id LIMIT $5)
   ) ranked
-  ORDER BY rank, sort_label, id
+  ORDER BY rank, label_lower, id
   LIMIT ${TERM_PAGE_SIZE + 1} OFFSET $4`;
+}
+
+const SEARCH_SQL = searchSql('');
+const SHORT_SEARCH_SQL = searchSql(SHORT_SEARCH_FILTER);
+
+/**
+ * Whether a search is too short for trigrams (under 3 characters) and possibly rare, so that
+ * the 1–2-character substring index should find its rows. A single Latin letter is left to the
+ * label-order walk: every letter occurs in a few percent of labels at least, so a page fills
+ * after a few thousand rows, and evaluating the substring function on each matching row would
+ * make deep pages of "a" slower (docs/decisions-terms.md).
+ */
+export function needsShortGramIndex(search: string): boolean {
+  const length = [...search].length;
+  return length === 2 || (length === 1 && !/^[a-z]$/i.test(search));
+}
 
 /** Makes the user's text match literally inside LIKE (the default escape character is `\`). */
 export function escapeLikePattern(text: string): string {
@@ -60,7 +85,8 @@ export class TermSearchService {
 
   async search(category: TermCategory, search: string, page: number): Promise<TermSearchPage> {
     const offset = (page - 1) * TERM_PAGE_SIZE;
-    const rows: TermSearchResult[] = await this.dataSource.query(SEARCH_SQL, [
+    const sql = needsShortGramIndex(search) ? SHORT_SEARCH_SQL : SEARCH_SQL;
+    const rows: TermSearchResult[] = await this.dataSource.query(sql, [
       category,
       escapeLikePattern(search),
       search,

@@ -8,10 +8,11 @@ import type { TermCategory } from './term-category';
 @Entity({ name: 'terms' })
 @Unique('UQ_terms_category_term_id', ['category', 'termId'])
 @Check('CHK_terms_category', `"category" IN ('disease', 'phenotype', 'study', 'gene')`)
-// Expression indexes for the search (trigram on lower(label); category + lower(label) in "C"
-// order) are written by hand in the migration: TypeORM cannot describe them.
-@Index('IDX_terms_label_trgm', { synchronize: false })
-@Index('IDX_terms_category_label', { synchronize: false })
+// The search indexes (trigram on label_lower; category + label_lower + id; the 1–2-character
+// substrings of label_lower) are written by hand in the migrations: TypeORM cannot describe them.
+@Index('IDX_terms_label_lower_trgm', { synchronize: false })
+@Index('IDX_terms_category_label_lower', { synchronize: false })
+@Index('IDX_terms_short_grams', { synchronize: false })
 export class Term {
   @PrimaryGeneratedColumn({ type: 'integer', primaryKeyConstraintName: 'PK_terms' })
   id!: number;
@@ -24,4 +25,16 @@ export class Term {
 
   @Column({ type: 'text' })
   label!: string;
+
+  /** `lower(label)` in byte order, computed by Postgres on every write: what search compares. */
+  @Column({
+    name: 'label_lower',
+    type: 'text',
+    collation: 'C',
+    generatedType: 'STORED',
+    asExpression: 'lower("label")',
+    insert: false,
+    update: false,
+  })
+  readonly labelLower!: string;
 }

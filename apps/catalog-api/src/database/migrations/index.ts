@@ -3,6 +3,7 @@ import { CreateTerms1795327223214 } from './1795327223214-CreateTerms';
 import { CatalogSchema1795327371802 } from './1795327371802-CatalogSchema';
 import { AuditLog1795327741625 } from './1795327741625-AuditLog';
 import { AccessRequestKey1795330000000 } from './1795330000000-AccessRequestKey';
+import { TermSearchLowerLabel1795331649836 } from './1795331649836-TermSearchLowerLabel';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -13,4 +14,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   CatalogSchema1795327371802,
   AuditLog1795327741625,
   AccessRequestKey1795330000000,
+  TermSearchLowerLabel1795331649836,
 ];
