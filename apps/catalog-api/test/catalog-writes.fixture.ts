@@ -95,3 +95,19 @@ export async function snapshot(dataSource: DataSource): Promise<Record<string, u
   );
   return { counts: Object.fromEntries(rows.map((r) => [r.name, r.n])), ...state };
 }
+
+/**
+ * Sends a request that must be refused and checks that the catalog is exactly as before (a
+ * refused write changes nothing); returns the response for the caller's own checks.
+ */
+export async function expectRefusedUnchanged(
+  dataSource: DataSource,
+  send: () => request.Test,
+  status: number,
+): Promise<request.Response> {
+  const before = await snapshot(dataSource);
+  const res = await send().expect(status);
+  expect((res.body as { status?: unknown }).status).toBe('Error');
+  expect(await snapshot(dataSource)).toEqual(before);
+  return res;
+}
