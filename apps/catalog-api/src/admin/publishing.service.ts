@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
-import { textOrNull } from '../common/formatting';
+import { CohortSummaryRow, toCohortSummary } from '../cohorts/cohort.exporter';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { PartnerRow, toPartnerExport } from '../partners/partner.exporter';
 import { writeReturning } from './admin-input';
@@ -49,26 +49,12 @@ export class PublishingService {
         );
         return { ...toPartnerExport(row, this.settings.source), is_published: row.is_published };
       }
-      const [cohort] = await m.query<
-        {
-          id: number;
-          elu_accession: string | null;
-          name: string;
-          description: string | null;
-          url: string | null;
-          is_published: boolean;
-        }[]
-      >(
+      const [cohort] = await m.query<(CohortSummaryRow & { is_published: boolean })[]>(
         'SELECT id, elu_accession, name, description, url, is_published FROM cohorts WHERE id = $1',
         [id],
       );
       return {
-        source: this.settings.source,
-        id_at_source: String(cohort.id),
-        external_id: cohort.elu_accession,
-        name: cohort.name,
-        description: textOrNull(cohort.description),
-        url: textOrNull(cohort.url),
+        ...toCohortSummary(cohort, this.settings.source),
         is_published: cohort.is_published,
       };
     });

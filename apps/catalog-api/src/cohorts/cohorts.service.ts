@@ -7,13 +7,9 @@ import {
   FullContactRow,
   toContactExport,
 } from '../contacts/contact.exporter';
+import { CohortSummaryRow, toCohortSummary } from './cohort.exporter';
 
-interface CohortRow {
-  id: number;
-  elu_accession: string | null;
-  name: string;
-  description: string | null;
-  url: string | null;
+interface CohortRow extends CohortSummaryRow {
   has_ethics_approval: boolean;
   ethics_approval_notes: string | null;
   metadata: string;
@@ -47,12 +43,7 @@ export class CohortsService {
     const ownersOf = groupBy(owners, (row) => row.cohort_id);
     const institutesOf = groupBy(institutes, (row) => row.cohort_id);
     const results = cohorts.map((cohort) => ({
-      source: this.settings.source,
-      id_at_source: String(cohort.id),
-      external_id: cohort.elu_accession,
-      name: cohort.name,
-      description: textOrNull(cohort.description),
-      url: textOrNull(cohort.url),
+      ...toCohortSummary(cohort, this.settings.source),
       contacts: (ownersOf.get(cohort.id) ?? []).map(toContactExport),
       institutes: (institutesOf.get(cohort.id) ?? []).map((row) => row.partner_id),
       has_ethics_approval: cohort.has_ethics_approval,
