@@ -22,17 +22,9 @@ export interface ContactExport {
   partners: { acronym: string | null; name: string }[];
 }
 
-/** A row of a query that selects `FULL_CONTACT_COLUMNS`. */
-export interface FullContactRow {
+/** A row of a query that selects `FULL_CONTACT_COLUMNS`: the export's fields, keyed by the id. */
+export interface FullContactRow extends Omit<ContactExport, 'pk'> {
   contact_id: number;
-  email: string | null;
-  oidc_id: string | null;
-  first_name: string;
-  last_name: string;
-  address: string | null;
-  phone: string | null;
-  type: ContactType;
-  partners: { acronym: string | null; name: string }[];
 }
 
 /** Columns of a `contacts` row aliased `ct`, with its affiliations as JSON (one query). */
