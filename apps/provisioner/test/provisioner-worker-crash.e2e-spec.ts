@@ -1,10 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
+import { freePort } from '../../../test/support/app-process';
 import { provisionerTestSettings, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import { createProvisionerApiApp } from '../src/http-app';
 import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
@@ -14,14 +14,6 @@ jest.setTimeout(180_000);
 
 const SIZE = 1024 * 1024 * 1024;
 const REPO = resolve(__dirname, '../../..');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** The real worker entry point as its own process, so it can be killed like a crashed pod. */
 async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
