@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { CronJob } from 'cron';
+import { scheduleUtcCron } from '../common/utc-cron';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { AccessExpiryService } from './access-expiry.service';
 
@@ -16,10 +16,9 @@ export class AccessExpiryScheduler implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const cronTime = this.settings.ACCESS_EXPIRY_CRON.trim();
-    if (cronTime === 'off') return;
-    const job = CronJob.from({ cronTime, timeZone: 'UTC', start: true, onTick: () => this.tick() });
-    this.registry.addCronJob('access-expiry', job);
+    scheduleUtcCron(this.registry, 'access-expiry', this.settings.ACCESS_EXPIRY_CRON, () =>
+      this.tick(),
+    );
   }
 
   async tick(): Promise<void> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { CronJob } from 'cron';
 import { ConflictError } from '@app/errors';
+import { scheduleUtcCron } from '../common/utc-cron';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { IdpSyncService } from './idp-sync.service';
 
@@ -17,10 +17,7 @@ export class IdpSyncScheduler implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    const cronTime = this.settings.IDP_SYNC_CRON.trim();
-    if (cronTime === 'off') return;
-    const job = CronJob.from({ cronTime, timeZone: 'UTC', start: true, onTick: () => this.tick() });
-    this.registry.addCronJob('idp-sync', job);
+    scheduleUtcCron(this.registry, 'idp-sync', this.settings.IDP_SYNC_CRON, () => this.tick());
   }
 
   async tick(): Promise<void> {
