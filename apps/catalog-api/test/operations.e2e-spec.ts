@@ -2,6 +2,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import request from 'supertest';
 import { startCatalogApp, type CatalogTestApp } from '../../../test/support/catalog-app';
 import { documentedRoutes, registeredRoutes } from '../../../test/support/openapi-routes';
+import { metricSample } from '../../../test/support/prometheus-text';
 
 let t: CatalogTestApp;
 let http: ReturnType<typeof request>;
@@ -14,15 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-/** The value of the sample of `name` whose labels include all of `labels`. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`${name}{`) && wanted.every((w) => l.includes(w)));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 describe('GET /metrics', () => {
   it('counts requests by route template and status, errors and refused bodies included', async () => {
@@ -39,24 +31,24 @@ describe('GET /metrics', () => {
     const text = response.text;
     const get = { app: 'catalog-api', method: 'GET' };
     expect(
-      sample(text, 'http_requests_total', { ...get, route: '/api/cohorts', status: '200' }),
+      metricSample(text, 'http_requests_total', { ...get, route: '/api/cohorts', status: '200' }),
     ).toBe(2);
     expect(
-      sample(text, 'http_requests_total', {
+      metricSample(text, 'http_requests_total', {
         ...get,
         route: '/api/termsearch/:category',
         status: '200',
       }),
     ).toBe(2);
     expect(
-      sample(text, 'http_requests_total', { ...get, route: '/api/projects', status: '401' }),
+      metricSample(text, 'http_requests_total', { ...get, route: '/api/projects', status: '401' }),
     ).toBe(1);
     expect(
-      sample(text, 'http_requests_total', { ...get, route: '<unmatched>', status: '404' }),
+      metricSample(text, 'http_requests_total', { ...get, route: '<unmatched>', status: '404' }),
     ).toBe(1);
-    expect(sample(text, 'http_requests_total', { method: 'POST', status: '415' })).toBe(1);
+    expect(metricSample(text, 'http_requests_total', { method: 'POST', status: '415' })).toBe(1);
     expect(
-      sample(text, 'http_request_duration_seconds_bucket', {
+      metricSample(text, 'http_request_duration_seconds_bucket', {
         ...get,
         route: '/api/cohorts',
         le: '+Inf',

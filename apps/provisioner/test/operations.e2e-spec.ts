@@ -8,6 +8,7 @@ import {
   TEST_WRITE_KEY,
   type ProvisionerTestApps,
 } from '../../../test/support/provisioner-app';
+import { metricSample } from '../../../test/support/prometheus-text';
 
 let apps: ProvisionerTestApps;
 let api: ReturnType<typeof request>;
@@ -23,23 +24,6 @@ afterAll(async () => {
   await apps.close();
 });
 
-/** The value of the sample of `name` whose labels include all of `labels`. */
-function sample(
-  text: string,
-  name: string,
-  labels: Record<string, string> = {},
-): number | undefined {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const line = text
-    .split('\n')
-    .find(
-      (l) =>
-        (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) &&
-        wanted.every((w) => l.includes(w)),
-    );
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
-
 describe('GET /metrics', () => {
   it('counts the API requests by route template and status and reports the queue depth', async () => {
     await api.get('/imports').set('X-API-Key', TEST_READ_KEY).expect(200);
@@ -54,26 +38,26 @@ describe('GET /metrics', () => {
     expect(response.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text = response.text;
     const base = { app: 'provisioner-api', method: 'GET' };
-    expect(sample(text, 'http_requests_total', { ...base, route: '/imports', status: '200' })).toBe(
-      2,
-    );
-    expect(sample(text, 'http_requests_total', { ...base, route: '/imports', status: '401' })).toBe(
-      1,
-    );
     expect(
-      sample(text, 'http_requests_total', { ...base, route: '/imports/:id', status: '404' }),
+      metricSample(text, 'http_requests_total', { ...base, route: '/imports', status: '200' }),
+    ).toBe(2);
+    expect(
+      metricSample(text, 'http_requests_total', { ...base, route: '/imports', status: '401' }),
     ).toBe(1);
     expect(
-      sample(text, 'http_request_duration_seconds_count', {
+      metricSample(text, 'http_requests_total', { ...base, route: '/imports/:id', status: '404' }),
+    ).toBe(1);
+    expect(
+      metricSample(text, 'http_request_duration_seconds_count', {
         ...base,
         route: '/imports',
         status: '200',
       }),
     ).toBe(2);
     expect(text).not.toContain('nothing-here');
-    expect(sample(text, 'provisioner_queue_up', { queue: 'imports' })).toBe(1);
+    expect(metricSample(text, 'provisioner_queue_up', { queue: 'imports' })).toBe(1);
     for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
-      expect(sample(text, 'provisioner_queue_jobs', { queue: 'imports', state })).toEqual(
+      expect(metricSample(text, 'provisioner_queue_jobs', { queue: 'imports', state })).toEqual(
         expect.any(Number),
       );
     }
@@ -84,7 +68,7 @@ describe('GET /metrics', () => {
     const text = (await worker.get('/metrics').expect(200)).text;
     for (const outcome of ['imported', 'failed', 'rejected']) {
       expect(
-        sample(text, 'provisioner_imports_total', { app: 'provisioner-worker', outcome }),
+        metricSample(text, 'provisioner_imports_total', { app: 'provisioner-worker', outcome }),
       ).toBe(0);
     }
     for (const name of [
@@ -96,7 +80,7 @@ describe('GET /metrics', () => {
       expect(text).toContain(`# TYPE ${name} `);
     }
     expect(
-      sample(text, 'http_requests_total', { route: '/health/live', status: '200' }),
+      metricSample(text, 'http_requests_total', { route: '/health/live', status: '200' }),
     ).toBeGreaterThanOrEqual(1);
   });
 });

@@ -6,6 +6,7 @@ import { AuthModule, Public } from '@app/auth';
 import type { ApiKeyResolver, Principal } from '@app/auth';
 import { AllExceptionsFilter } from '@app/errors';
 import { MetricsModule, useHttpMetrics } from './metrics.module';
+import { metricSample } from '../../../../test/support/prometheus-text';
 
 @Injectable()
 class NoKeys implements ApiKeyResolver {
@@ -34,15 +35,6 @@ class ThingsController {
 })
 class TinyModule {}
 
-/** The sample line of a counter with exactly these labels, or undefined. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`${name}{`) && wanted.every((w) => l.includes(w)));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
-
 describe('HTTP metrics', () => {
   let app: NestExpressApplication;
 
@@ -65,17 +57,22 @@ describe('HTTP metrics', () => {
     expect(response.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text = response.text;
     expect(
-      sample(text, 'http_requests_total', {
+      metricSample(text, 'http_requests_total', {
         method: 'GET',
         route: '/things/:id',
         status: '200',
         app: 'tiny',
       }),
     ).toBe(2);
-    expect(sample(text, 'http_requests_total', { route: '/secret', status: '401' })).toBe(1);
-    expect(sample(text, 'http_requests_total', { route: '<unmatched>', status: '404' })).toBe(1);
+    expect(metricSample(text, 'http_requests_total', { route: '/secret', status: '401' })).toBe(1);
+    expect(metricSample(text, 'http_requests_total', { route: '<unmatched>', status: '404' })).toBe(
+      1,
+    );
     expect(
-      sample(text, 'http_request_duration_seconds_count', { route: '/things/:id', status: '200' }),
+      metricSample(text, 'http_request_duration_seconds_count', {
+        route: '/things/:id',
+        status: '200',
+      }),
     ).toBe(2);
     // Raw URLs never become label values.
     expect(text).not.toContain('/things/1');
