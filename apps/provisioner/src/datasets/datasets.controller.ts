@@ -8,6 +8,14 @@ import { ListBody } from '../submissions/submissions.service';
 import { DatasetsQuery, ImportDatasetBody } from './datasets.dto';
 import { DatasetDiffView, DatasetsService, DatasetView } from './datasets.service';
 
+/** Both reads take the optional submission filter of DatasetsQuery. */
+const ApiSubmissionFilter = () =>
+  ApiQuery({
+    name: 'submission',
+    required: false,
+    description: 'Only datasets of this submission ref',
+  });
+
 @ApiTags('datasets')
 @ApiParam({ name: 'srcsys', description: 'A configured source (SOURCES), e.g. dropzone' })
 @Controller('datasets/:srcsys')
@@ -15,11 +23,7 @@ export class DatasetsController {
   constructor(private readonly datasets: DatasetsService) {}
 
   @ApiOperation({ summary: 'Datasets of the source' })
-  @ApiQuery({
-    name: 'submission',
-    required: false,
-    description: 'Only datasets of this submission ref',
-  })
+  @ApiSubmissionFilter()
   @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
   @ApiErrorResponses(404)
   @Get()
@@ -33,11 +37,7 @@ export class DatasetsController {
   @ApiOperation({
     summary: 'Datasets of eligible submissions not in storage, each with `ready` and `reason`',
   })
-  @ApiQuery({
-    name: 'submission',
-    required: false,
-    description: 'Only datasets of this submission ref',
-  })
+  @ApiSubmissionFilter()
   @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
   @ApiErrorResponses(404)
   @Get('diff')
