@@ -6,13 +6,11 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { loadCatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
 import { runMigrationsWithLock } from '../../apps/catalog-api/src/database/migration-runner';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
 import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
-import { createCatalogApp } from '../../apps/catalog-api/src/http-app';
 import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
-import { TEST_GLOBAL_KEY } from '../support/catalog-app';
+import { startCatalogApp } from '../support/catalog-app';
 import { eventually, Sample, sleep, startReaders } from './support/load-loop';
 import { PostgresProcess, startPostgresProcess } from './support/postgres-process';
 
@@ -54,17 +52,7 @@ describe('catalog-api while its Postgres is stopped and restarted under load', (
     await runMigrationsWithLock(setup);
     await loadDemoData(setup);
     await setup.destroy();
-    app = await createCatalogApp(
-      loadCatalogSettings({
-        DATABASE_URL: url,
-        GLOBAL_API_KEY: TEST_GLOBAL_KEY,
-        CATALOG_SOURCE: 'https://catalog.test',
-        MIGRATIONS_RUN: 'false',
-        DATABASE_POOL_SIZE: '4',
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      }),
-    );
-    await app.init();
+    app = (await startCatalogApp({}, url)).app;
     const server = app.getHttpServer() as Server;
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
