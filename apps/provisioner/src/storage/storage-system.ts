@@ -11,9 +11,21 @@ export interface ObjectWriter {
   abort(): Promise<void>;
 }
 
+/** ObjectWriter in blocking calls, for backends where a small object is cheaper that way. */
+export interface SyncObjectWriter {
+  write(chunk: Uint8Array): void;
+  commit(): void;
+  abort(): void;
+}
+
 export interface StagingArea {
   readonly id: string;
   createObject(relativePath: string): Promise<ObjectWriter>;
+  /**
+   * Optional fast path for small objects (a local filesystem has it; a remote store would not):
+   * same contract as createObject, without a thread-pool round trip per call.
+   */
+  createObjectSync?(relativePath: string): SyncObjectWriter;
   writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
   /**

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
+import { mapTimeSliced } from '../../common/time-sliced';
 import { formatManifest } from '../../sources/dataset-directory/manifest';
 import { SourceSystem } from '../../sources/source-system';
 import {
@@ -8,9 +9,9 @@ import {
   PROVENANCE_FILE,
   STORED_MANIFEST_FILE,
 } from '../../storage/storage-layout';
-import { StorageSystem, TargetExistsError } from '../../storage/storage-system';
+import { StagingArea, StorageSystem, TargetExistsError } from '../../storage/storage-system';
 import { attemptStagingId, removeStagingOfImport } from '../attempt-staging';
-import { copyWithHashes, CopyResult } from './hashing-copy';
+import { copySmallFileWithHashes, copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
 import { ImportProgress, ProgressReporter } from './import-progress';
 import { preflightDataset, PlannedFile } from './preflight';
@@ -28,9 +29,11 @@ export interface DatasetImportContext {
   reportProgress: (progress: ImportProgress) => Promise<void>;
   /** Counts what is copied as it is copied (the worker's import metrics). */
   copyMeter?: CopyMeter;
-  /** Files copied in parallel: many small files need it, large ones do not mind. */
+  /** Large files copied in parallel (small files go one by one in blocking calls, alongside). */
   copyConcurrency?: number;
   bufferBytes?: number;
+  /** Files up to this size are copied in blocking calls (see copySmallFileWithHashes). */
+  smallFileBytes?: number;
   /** Test hook, called after every chunk read. */
   afterChunk?: (path: string) => Promise<void>;
 }
@@ -48,8 +51,11 @@ export interface DatasetImportResult {
   copied: boolean;
 }
 
-const DEFAULT_COPY_CONCURRENCY = 8;
-const DEFAULT_BUFFER_BYTES = 1024 * 1024;
+const DEFAULT_COPY_CONCURRENCY = 6;
+/** Three per large-file lane: 4 lanes hold 24 MiB, whatever the file sizes. */
+const DEFAULT_BUFFER_BYTES = 2 * 1024 * 1024;
+const DEFAULT_SMALL_FILE_BYTES = 64 * 1024;
+const SHARED_SLICE_MS = 2;
 
 /**
  * One dataset import: preflight -> stage (hash while copying, fsync, stat before/after) ->
@@ -188,44 +194,100 @@ async function stageFiles(
   payloadRoot: string,
   files: PlannedFile[],
   md5: boolean,
-  staging: Awaited<ReturnType<StorageSystem['openStaging']>>,
+  staging: StagingArea,
   progress: ProgressReporter,
 ): Promise<CopyResult[]> {
-  const lanes = Math.max(1, ctx.copyConcurrency ?? DEFAULT_COPY_CONCURRENCY);
-  const bufferBytes = ctx.bufferBytes ?? DEFAULT_BUFFER_BYTES;
-  const pool: [Buffer, Buffer][] = Array.from({ length: lanes }, () => [
-    Buffer.allocUnsafe(bufferBytes),
-    Buffer.allocUnsafe(bufferBytes),
-  ]);
+  const results = new Array<CopyResult>(files.length);
+  const done = (index: number, result: CopyResult): void => {
+    if (result.size !== files[index].size) {
+      throw new ImportTransientError(
+        'source_changed',
+        `${files[index].path} changed size between preflight and copy`,
+      );
+    }
+    results[index] = result;
+    progress.fileDone();
+    ctx.copyMeter?.addFiles(1);
+  };
+  const onBytes = (n: number): void => {
+    progress.bytes(n);
+    ctx.copyMeter?.addBytes(n);
+  };
   // Largest first, so one big file does not start last and run alone at the end.
   const order = files.map((_, i) => i).sort((a, b) => files[b].size - files[a].size);
-  const results = new Array<CopyResult>(files.length);
-  await mapLimit(order, lanes, async (index) => {
-    const buffers = pool.pop()!;
-    try {
-      const file = files[index];
-      const writer = await staging.createObject(file.path);
-      results[index] = await copyWithHashes(join(payloadRoot, file.path), file.path, writer, {
-        md5,
-        buffers,
-        onBytes: (n) => {
-          progress.bytes(n);
-          ctx.copyMeter?.addBytes(n);
-        },
-        afterChunk: ctx.afterChunk ? () => ctx.afterChunk!(file.path) : undefined,
-      });
-      if (results[index].size !== file.size) {
-        throw new ImportTransientError(
-          'source_changed',
-          `${file.path} changed size between preflight and copy`,
-        );
+  const smallLimit = ctx.smallFileBytes ?? DEFAULT_SMALL_FILE_BYTES;
+  // The async test hook needs the async path; so does a backend without blocking writes.
+  const blocking = staging.createObjectSync && !ctx.afterChunk ? smallLimit : -1;
+  const large = order.filter((i) => files[i].size > blocking);
+  const small = order.filter((i) => files[i].size <= blocking);
+  let failed = false;
+  const copyLarge = async (): Promise<void> => {
+    const lanes = Math.min(
+      large.length,
+      Math.max(1, ctx.copyConcurrency ?? DEFAULT_COPY_CONCURRENCY),
+    );
+    const bufferBytes = ctx.bufferBytes ?? DEFAULT_BUFFER_BYTES;
+    const pool = Array.from({ length: lanes }, () => {
+      const buffers: [Buffer, Buffer, Buffer] = [
+        Buffer.allocUnsafe(bufferBytes),
+        Buffer.allocUnsafe(bufferBytes),
+        Buffer.allocUnsafe(bufferBytes),
+      ];
+      return buffers;
+    });
+    await mapLimit(large, lanes, async (index) => {
+      if (failed) return;
+      const buffers = pool.pop()!;
+      try {
+        const file = files[index];
+        const writer = await staging.createObject(file.path);
+        const result = await copyWithHashes(join(payloadRoot, file.path), file.path, writer, {
+          md5,
+          buffers,
+          onBytes,
+          afterChunk: ctx.afterChunk ? () => ctx.afterChunk!(file.path) : undefined,
+        });
+        done(index, result);
+      } finally {
+        pool.push(buffers);
       }
-      progress.fileDone();
-      ctx.copyMeter?.addFiles(1);
-    } finally {
-      pool.push(buffers);
-    }
-  });
+    });
+  };
+  // Small files one at a time in blocking calls, in time slices, while the large files'
+  // reads and writes run on the thread pool: one core hashes, the other moves bytes.
+  const copySmall = async (): Promise<void> => {
+    if (small.length === 0) return;
+    const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(smallLimit, files[small[0]].size + 1)));
+    // Short slices while large copies run: each of their chunks waits for the slice to end.
+    const sliceMs = large.length > 0 ? SHARED_SLICE_MS : undefined;
+    await mapTimeSliced(
+      small,
+      (index) => {
+        if (failed) return;
+        const file = files[index];
+        const writer = staging.createObjectSync!(file.path);
+        done(
+          index,
+          copySmallFileWithHashes(join(payloadRoot, file.path), file.path, writer, {
+            md5,
+            buffer,
+            onBytes,
+          }),
+        );
+      },
+      sliceMs,
+    );
+  };
+  // Both halves settle before the caller removes the staging area: no write lands after it.
+  const outcomes = await Promise.allSettled(
+    [copyLarge(), copySmall()].map((p) =>
+      p.catch((error: unknown) => {
+        failed = true;
+        throw error;
+      }),
+    ),
+  );
+  for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
   return results;
 }
 

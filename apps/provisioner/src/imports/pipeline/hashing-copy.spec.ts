@@ -1,10 +1,14 @@
-import { appendFileSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest, tempDir } from '../../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
-import { copyWithHashes } from './hashing-copy';
+import { copySmallFileWithHashes, copyWithHashes } from './hashing-copy';
 
-const buffers = (size: number): [Buffer, Buffer] => [Buffer.alloc(size), Buffer.alloc(size)];
+const buffers = (size: number): [Buffer, Buffer, Buffer] => [
+  Buffer.alloc(size),
+  Buffer.alloc(size),
+  Buffer.alloc(size),
+];
 
 describe('copyWithHashes', () => {
   let dir: string;
@@ -123,5 +127,79 @@ describe('copyWithHashes when the storage write fails (disk full)', () => {
     ).rejects.toMatchObject({ code: 'ENOSPC' });
     expect(aborted).toBe(true);
     expect(handledWhenFailing).toEqual([true]);
+  });
+});
+
+describe('copySmallFileWithHashes (blocking calls)', () => {
+  let dir: string;
+  let storage: FilesystemStorage;
+  beforeEach(() => {
+    dir = tempDir('copy-sync');
+    storage = new FilesystemStorage(join(dir, 'storage'));
+  });
+
+  it('copies byte for byte in several chunks and hashes in the same pass', async () => {
+    const content = Buffer.from(Array.from({ length: 10_000 }, (_, i) => i % 253));
+    writeFileSync(join(dir, 'src.bin'), content);
+    const staging = await storage.openStaging('s1');
+    let seen = 0;
+    const result = copySmallFileWithHashes(
+      join(dir, 'src.bin'),
+      'src.bin',
+      staging.createObjectSync!('a/b/c.bin'),
+      { md5: true, buffer: Buffer.alloc(1000), onBytes: (n) => (seen += n) },
+    );
+    expect(result).toEqual({
+      size: content.length,
+      sha256: digest('sha256', content),
+      md5: digest('md5', content),
+    });
+    expect(seen).toBe(content.length);
+    expect(readFileSync(join(dir, 'storage/.staging/s1/a/b/c.bin')).equals(content)).toBe(true);
+  });
+
+  it('fails as source_changed when the file grows while it is read, and aborts the object', async () => {
+    writeFileSync(join(dir, 'growing'), Buffer.alloc(4096, 1));
+    const staging = await storage.openStaging('s2');
+    const writer = staging.createObjectSync!('growing');
+    let aborted = false;
+    const abort = writer.abort.bind(writer);
+    writer.abort = () => {
+      aborted = true;
+      abort();
+    };
+    let appended = false;
+    expect(() =>
+      copySmallFileWithHashes(join(dir, 'growing'), 'growing', writer, {
+        md5: false,
+        buffer: Buffer.alloc(1024),
+        afterChunk: () => {
+          if (!appended) appendFileSync(join(dir, 'growing'), 'more');
+          appended = true;
+        },
+      }),
+    ).toThrow(expect.objectContaining({ name: 'ImportTransientError', code: 'source_changed' }));
+    expect(aborted).toBe(true);
+  });
+
+  it('refuses to follow a symlink that replaced a file after preflight', async () => {
+    writeFileSync(join(dir, 'real'), 'x');
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    const staging = await storage.openStaging('s3');
+    expect(() =>
+      copySmallFileWithHashes(join(dir, 'link'), 'link', staging.createObjectSync!('link'), {
+        md5: false,
+        buffer: Buffer.alloc(16),
+      }),
+    ).toThrow(expect.objectContaining({ code: 'source_changed' }));
+  });
+
+  it('reports a staging area removed underneath as staging_lost, never re-creating it', async () => {
+    const staging = await storage.openStaging('s4');
+    rmSync(join(dir, 'storage/.staging/s4'), { recursive: true });
+    expect(() => staging.createObjectSync!('deep/file')).toThrow(
+      expect.objectContaining({ code: 'staging_lost' }),
+    );
+    expect(await storage.listStaging()).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
-import { Dirent } from 'node:fs';
+import { Dirent, lstatSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
+import { mapTimeSliced } from '../../common/time-sliced';
 import { join } from 'node:path';
 import {
   checkSegment,
@@ -51,6 +52,7 @@ export async function walkPayload(root: string): Promise<WalkResult> {
   while (pending.length > 0) {
     const dir = pending.pop()!;
     const entries = await readdir(dir.absolute, { withFileTypes: true, encoding: 'buffer' });
+    const regular: { absolute: string; relative: string }[] = [];
     for (const entry of entries) {
       const rawName = entry.name;
       const name = decodeName(rawName);
@@ -80,15 +82,19 @@ export async function walkPayload(root: string): Promise<WalkResult> {
       } else if (entry.isDirectory()) {
         pending.push({ absolute, relative: `${relative}/` });
       } else {
-        const stats = await lstat(absolute);
-        files.set(relative, {
-          path: relative,
-          size: stats.size,
-          mtimeMs: stats.mtimeMs,
-          ino: stats.ino,
-        });
+        regular.push({ absolute, relative });
       }
     }
+    // Blocking lstat in time slices: ~10x cheaper per file than a thread-pool round trip.
+    await mapTimeSliced(regular, ({ absolute, relative }) => {
+      const stats = lstatSync(absolute);
+      files.set(relative, {
+        path: relative,
+        size: stats.size,
+        mtimeMs: stats.mtimeMs,
+        ino: stats.ino,
+      });
+    });
   }
   return { files, problems };
 }

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
-import { mapLimit } from '../../common/map-limit';
+import { mapTimeSliced } from '../../common/time-sliced';
 import { loadManifests, READY_MARKER } from '../../sources/dataset-directory/dataset-directory';
 import { ChecksumAlgorithm, MANIFEST_FILES } from '../../sources/dataset-directory/manifest';
 import { SourceDatasetLocation } from '../../sources/source-system';
@@ -93,12 +93,14 @@ export async function preflightDataset(
       }
       return { path, size: walked.size, mtimeMs: walked.mtimeMs, expected };
     });
-  const unreadable = await mapLimit(files, 32, (file) =>
-    access(join(location.payloadRoot, file.path), constants.R_OK).then(
-      () => null,
-      () => file.path,
-    ),
-  );
+  const unreadable = await mapTimeSliced(files, (file) => {
+    try {
+      accessSync(join(location.payloadRoot, file.path), constants.R_OK);
+      return null;
+    } catch {
+      return file.path;
+    }
+  });
   for (const path of unreadable)
     if (path !== null)
       problems.push({ code: 'unreadable', path, message: 'cannot be read by the provisioner' });

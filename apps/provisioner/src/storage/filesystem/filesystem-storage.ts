@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { constants, Stats } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, Stats, writeSync } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, statfs } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
@@ -8,6 +8,7 @@ import {
   StagingArea,
   StagingLostError,
   StorageSystem,
+  SyncObjectWriter,
   TargetExistsError,
 } from '../storage-system';
 
@@ -67,6 +68,28 @@ class FilesystemObjectWriter implements ObjectWriter {
   }
 }
 
+class FilesystemSyncObjectWriter implements SyncObjectWriter {
+  constructor(private readonly fd: number) {}
+
+  write(chunk: Uint8Array): void {
+    let offset = 0;
+    while (offset < chunk.length)
+      offset += writeSync(this.fd, chunk, offset, chunk.length - offset);
+  }
+
+  commit(): void {
+    closeSync(this.fd);
+  }
+
+  abort(): void {
+    closeSync(this.fd);
+  }
+}
+
+function stagingLostOnMissing(id: string, error: unknown): unknown {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT' ? new StagingLostError(id) : error;
+}
+
 /**
  * syncfs(2) through coreutils' `sync -f`: one call flushes everything written to the
  * filesystem, which is what makes thousands of small files as fast as `cp -r` + `sync`.
@@ -97,13 +120,24 @@ class FilesystemStagingArea implements StagingArea {
     // 'wx': a staging object is written once; finding one means the area is not fresh.
     // Created read-only: the descriptor stays writable, and publishing needs no chmod per file.
     const handle = await open(path, 'wx', READ_ONLY_FILE).catch((error: unknown) => {
-      throw (error as NodeJS.ErrnoException).code === 'ENOENT'
-        ? new StagingLostError(this.id)
-        : error;
+      throw stagingLostOnMissing(this.id, error);
     });
     const writer = new FilesystemObjectWriter(handle);
     this.files.push(path);
     return writer;
+  }
+
+  createObjectSync(relativePath: string): SyncObjectWriter {
+    const path = this.resolve(relativePath);
+    this.mkdirsSync(dirname(path));
+    let fd: number;
+    try {
+      fd = openSync(path, 'wx', READ_ONLY_FILE);
+    } catch (error) {
+      throw stagingLostOnMissing(this.id, error);
+    }
+    this.files.push(path);
+    return new FilesystemSyncObjectWriter(fd);
   }
 
   async writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void> {
@@ -140,6 +174,20 @@ class FilesystemStagingArea implements StagingArea {
     await this.mkdirs(dirname(dir));
     try {
       await mkdir(dir);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new StagingLostError(this.id);
+      if (code !== 'EEXIST') throw error;
+    }
+    this.directories.add(dir);
+  }
+
+  /** mkdirs in blocking calls; the two share the set of directories known to exist. */
+  private mkdirsSync(dir: string): void {
+    if (this.directories.has(dir)) return;
+    this.mkdirsSync(dirname(dir));
+    try {
+      mkdirSync(dir);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new StagingLostError(this.id);
