@@ -3,20 +3,8 @@
 // Persistence as in the compose file: append-only file in `dir`.
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-
-const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+import { connect } from 'node:net';
+import { freePort, sleep, stopChild } from './child-process';
 
 /** True when a Redis on this loopback port answers PING. */
 export function redisPong(port: number): Promise<boolean> {
@@ -33,19 +21,6 @@ export function redisPong(port: number): Promise<boolean> {
   });
 }
 
-function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      done();
-    });
-    // SIGTERM: Redis writes out the append-only file and exits cleanly.
-    child.kill('SIGTERM');
-  });
-}
-
 export interface PrivateRedis {
   url: string;
   port: number;
@@ -54,13 +29,30 @@ export interface PrivateRedis {
 }
 
 /** Starts redis-server with its data in `dir`; the same dir and port again = a restart. */
-export async function startPrivateRedis(options: { dir: string; port?: number }): Promise<PrivateRedis> {
+export async function startPrivateRedis(options: {
+  dir: string;
+  port?: number;
+}): Promise<PrivateRedis> {
   mkdirSync(options.dir, { recursive: true });
   const port = options.port ?? (await freePort());
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', options.dir, '--appendonly', 'yes',
-      '--appendfsync', 'everysec', '--save', '', '--protected-mode', 'yes'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      options.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--save',
+      '',
+      '--protected-mode',
+      'yes',
+    ],
     { stdio: 'ignore' },
   );
   const deadline = Date.now() + 15_000;

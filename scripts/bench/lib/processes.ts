@@ -1,6 +1,5 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '../../..');
@@ -13,20 +12,9 @@ const BUILD_DIR = join(ROOT, '.bench/dist');
 export const CATALOG_DIST = join(BUILD_DIR, 'catalog-api/apps/catalog-api/src');
 export const PROVISIONER_DIST = join(BUILD_DIR, 'provisioner/apps/provisioner/src');
 
-/** A free TCP port on the loopback interface. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
+import { freePort, sleep, stopChild } from '../../lib/child-process';
 
-export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+export { freePort, sleep, stopChild };
 
 /** Builds one app with the Nest CLI, as `npm run build` does, into .bench/dist/<app>. */
 export function buildApp(app: 'catalog-api' | 'provisioner'): void {
@@ -34,9 +22,15 @@ export function buildApp(app: 'catalog-api' | 'provisioner'): void {
   const tsconfig = join(BUILD_DIR, `tsconfig.${app}.json`);
   writeFileSync(
     tsconfig,
-    JSON.stringify({ extends: `../../apps/${app}/tsconfig.app.json`, compilerOptions: { outDir: `./${app}` } }),
+    JSON.stringify({
+      extends: `../../apps/${app}/tsconfig.app.json`,
+      compilerOptions: { outDir: `./${app}` },
+    }),
   );
-  const result = spawnSync('npx', ['nest', 'build', app, '--path', relative(ROOT, tsconfig)], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync('npx', ['nest', 'build', app, '--path', relative(ROOT, tsconfig)], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (result.status !== 0) throw new Error(`nest build ${app} failed (${result.status})`);
 }
 
@@ -47,7 +41,11 @@ export function requireBuilt(path: string): string {
 
 /** Runs a built script to completion (migrations, loaders); throws with its stderr on failure. */
 export function runScript(script: string, env: NodeJS.ProcessEnv): string {
-  const out = spawnSync(process.execPath, [requireBuilt(script)], { cwd: ROOT, env, encoding: 'utf8' });
+  const out = spawnSync(process.execPath, [requireBuilt(script)], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+  });
   if (out.status !== 0) throw new Error(`${script} exited ${out.status}:\n${out.stderr}`);
   return out.stdout;
 }
@@ -67,19 +65,6 @@ async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Ends a child we started: SIGTERM, then SIGKILL after a grace period. */
-export function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      done();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 /**
@@ -102,7 +87,8 @@ export async function startNodeProcess(
   });
   const deadline = Date.now() + timeoutMs;
   while (!(await answers(readyUrl))) {
-    if (child.exitCode !== null) throw new Error(`${script} exited (${child.exitCode}) before it was ready`);
+    if (child.exitCode !== null)
+      throw new Error(`${script} exited (${child.exitCode}) before it was ready`);
     if (Date.now() > deadline) {
       await stopChild(child);
       throw new Error(`${script} not ready within ${timeoutMs / 1000} s`);
