@@ -24,7 +24,7 @@ export interface TermSearchPage {
  * a common substring ("e") walks IDX_terms_category_label_lower in label order and stops after
  * one page, a rare one ("parkinson") is found through the trigram index and only its few rows
  * are sorted. A single query ordered by a CASE expression would rank every matching row first
- * (120 ms for "e" over 100,000 terms against under 1 ms this way; docs/decisions-terms.md).
+ * (120 ms for "e" over 100,000 terms against under 1 ms this way; docs/decisions.md, term search).
  * One row more than a page is fetched to know whether another page exists (no count query).
  * `label_lower` is the stored `lower(label)` in "C" order (migration TermSearchLowerLabel).
  *
@@ -67,7 +67,7 @@ const SHORT_SEARCH_SQL = searchSql(SHORT_SEARCH_FILTER);
  * the 1–2-character substring index should find its rows. A single Latin letter is left to the
  * label-order walk: every letter occurs in a few percent of labels at least, so a page fills
  * after a few thousand rows, and evaluating the substring function on each matching row would
- * make deep pages of "a" slower (docs/decisions-terms.md).
+ * make deep pages of "a" slower (docs/decisions.md, term search).
  */
 export function needsShortGramIndex(search: string): boolean {
   const length = [...search].length;
