@@ -1,5 +1,6 @@
 import { createHash, randomFillSync } from 'node:crypto';
-import { closeSync, ftruncateSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, copyFileSync, ftruncateSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface FileSpec {
@@ -68,6 +69,27 @@ export function writeImportDataset(root: string, datasetId: string, files: FileS
     manifest.push(`${hash.digest('hex')}  ${file.path}`);
   }
   writeFileSync(join(dir, 'manifest-sha256.txt'), `${manifest.join('\n')}\n`);
+  markReady(root, datasetId);
+}
+
+/**
+ * Another ready dataset with the same payload as hard links (same inodes, so the same warm
+ * page cache and no time spent writing): every measured round imports a dataset of its own,
+ * since an import id is never imported twice.
+ */
+export function cloneImportDataset(root: string, datasetId: string, cloneId: string): void {
+  const from = join(root, 'datasets', datasetId);
+  const dir = join(root, 'datasets', cloneId);
+  mkdirSync(dir, { recursive: true });
+  const linked = spawnSync('cp', ['-al', join(from, 'payload'), join(dir, 'payload')]);
+  if (linked.status !== 0) throw new Error(`cp -al failed: ${linked.stderr}`);
+  copyFileSync(join(from, 'manifest-sha256.txt'), join(dir, 'manifest-sha256.txt'));
+  markReady(root, cloneId);
+}
+
+/** dataset.json, the marker, and a completed submission listing the dataset. */
+function markReady(root: string, datasetId: string): void {
+  const dir = join(root, 'datasets', datasetId);
   writeFileSync(join(dir, 'dataset.json'), JSON.stringify({ dataset_id: datasetId, submission: `SUB-${datasetId}`, title: datasetId }));
   writeFileSync(join(dir, '.ready'), '');
   const submission = join(root, 'submissions', `SUB-${datasetId}`);

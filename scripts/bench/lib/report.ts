@@ -28,6 +28,14 @@ export function table(header: string[], rows: (string | number)[][]): string {
 export const fmt = (value: number, digits = 1) =>
   Number.isFinite(value) ? value.toFixed(digits) : String(value);
 
+/** Nearest-rank percentile (p in 0..100). */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export const median = (values: number[]) => percentile(values, 50);
+
 export const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
 
 const begin = (name: string) => `<!-- bench:${name} -->`;

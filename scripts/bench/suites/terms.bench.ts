@@ -3,15 +3,10 @@ import { withClient } from '../lib/bench-database';
 import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
 import { measure, timeGet } from '../lib/http-load';
-import { fmt, SuiteReport, table, verdict } from '../lib/report';
+import { fmt, percentile, SuiteReport, table, verdict } from '../lib/report';
 
 const P99_TARGET_MS = 50;
 const CONNECTIONS = 4;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 /** Searches a person typing into the form would send: short, common, rare, exact, deep pages. */
 function searchMix(samples: string[]): { label: string; path: string }[] {
