@@ -1,6 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { loadCatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
+import { CatalogVersionTracker } from '../../apps/catalog-api/src/catalog-version/catalog-version.tracker';
 import { createCatalogApp } from '../../apps/catalog-api/src/http-app';
 import { createCatalogDatabase } from './databases';
 
@@ -12,7 +13,33 @@ export interface CatalogTestApp {
   server: ReturnType<NestExpressApplication['getHttpServer']>;
   dataSource: DataSource;
   databaseUrl: string;
+  /**
+   * Resolves once the app knows the database's current data version. Writes made behind the
+   * app's back (SQL in a test, like the CLI or another replica) reach it by notification a few
+   * milliseconds after commit; a test that reads right after such a write waits for this first.
+   */
+  versionSettled(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Polls until the app's version tracker holds the version the database has now. */
+export async function waitForVersion(
+  app: NestExpressApplication,
+  dataSource: DataSource,
+): Promise<void> {
+  const tracker = app.get(CatalogVersionTracker);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [{ version }] = await dataSource.query<{ version: string }[]>(
+      'SELECT version FROM catalog_version WHERE id = 1',
+    );
+    if (tracker.known() === version) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `the app still knows version ${tracker.known()}, the database has ${version}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /**
@@ -36,11 +63,13 @@ export async function startCatalogApp(
   });
   const app = await createCatalogApp(settings);
   await app.init();
+  const dataSource = app.get(DataSource);
   return {
     app,
     server: app.getHttpServer(),
-    dataSource: app.get(DataSource),
+    dataSource,
     databaseUrl,
+    versionSettled: () => waitForVersion(app, dataSource),
     close: () => app.close(),
   };
 }

@@ -3,6 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule, BEARER_TOKEN_RESOLVER } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
 import { CatalogKeyResolver } from './auth/catalog-key.resolver';
+import { CatalogVersionModule } from './catalog-version/catalog-version.module';
 import { CatalogIntegrationsModule } from './catalog-integrations.module';
 import { CatalogReadModule } from './catalog-read.module';
 import { CatalogWriteModule } from './catalog-write.module';
@@ -26,6 +27,7 @@ export class CatalogAppModule {
         ScheduleModule.forRoot(),
         AuthModule.forRoot({
           resolver: CatalogKeyResolver,
+          imports: [CatalogVersionModule],
           providers: [
             IdpBearerTokenResolver,
             { provide: BEARER_TOKEN_RESOLVER, useExisting: IdpBearerTokenResolver },

@@ -1,8 +1,15 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { configureHttpApp, createHttpAdapter, setupOpenApi, useHttpMetrics } from '@app/platform';
+import {
+  configureHttpApp,
+  createHttpAdapter,
+  HttpMetrics,
+  setupOpenApi,
+  useHttpMetrics,
+} from '@app/platform';
 import { AccessRequestGate } from './access-requests/access-request.gate';
 import { CatalogAppModule } from './app.module';
+import { FastReads } from './common/fast-reads';
 import type { CatalogSettings } from './config/catalog.settings';
 
 /** Version of the HTTP contract (spec/catalog-api.md) shown in the OpenAPI document. */
@@ -26,5 +33,7 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
     beforeBodyParsing: [new AccessRequestGate(settings).middleware()],
   });
   setupOpenApi(app, { title: 'Catalog API', version: CATALOG_API_VERSION, path: 'api/docs' });
+  // In front of everything above: repeated reads are answered before Express sees them.
+  app.get(FastReads).attach(app.getHttpServer(), app.get(HttpMetrics));
   return app;
 }

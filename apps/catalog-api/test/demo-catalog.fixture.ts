@@ -42,6 +42,7 @@ export async function startDemoCatalog(): Promise<DemoCatalog> {
     `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,
     [hashApiKey(UNEXPOSED_ENDPOINT_KEY)],
   );
+  await t.versionSettled();
   return {
     ...t,
     get(path: string, key?: KeyName) {

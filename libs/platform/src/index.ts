@@ -1,5 +1,11 @@
 export * from './settings';
-export { LoggingModule, requestId, redactUrl, REQUEST_ID_HEADER } from './logging.module';
+export {
+  LoggingModule,
+  logRequestCompleted,
+  requestId,
+  redactUrl,
+  REQUEST_ID_HEADER,
+} from './logging.module';
 export type { LoggingOptions } from './logging.module';
 export { configureHttpApp, createHttpAdapter } from './http-app';
 export type { HttpAppOptions } from './http-app';

@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
+import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -13,7 +13,8 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestId(req: IncomingMessage & { id?: unknown }, res: ServerResponse): string {
   if (typeof req.id === 'string') return req.id;
   const incoming = req.headers[REQUEST_ID_HEADER];
-  const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  const id =
+    typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
   res.setHeader('X-Request-Id', id);
   req.id = id;
   return id;
@@ -22,6 +23,25 @@ export function requestId(req: IncomingMessage & { id?: unknown }, res: ServerRe
 /** Keys travel in the query string in the older form: never let one reach a log line. */
 export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(/([?&]API_KEY=)[^&]*/gi, '$1[REDACTED]');
+}
+
+/**
+ * The access-log line for a request answered outside the Nest pipeline (see the catalog's fast
+ * reads): the same logger, serializers, redaction and message as the lines pino-http writes.
+ * Only successful answers take that path, so the level is always info.
+ */
+export function logRequestCompleted(
+  req: IncomingMessage,
+  res: ServerResponse,
+  responseTime: number,
+): void {
+  // Unset until the logging module has started (root is typed as always present).
+  const root = PinoLogger.root as PinoLogger['logger'] | undefined;
+  if (!root?.isLevelEnabled('info')) return;
+  root.info(
+    { req, res, responseTime },
+    res.writableFinished ? 'request completed' : 'request aborted',
+  );
 }
 
 export interface LoggingOptions {
@@ -41,7 +61,11 @@ export class LoggingModule {
             level: options.level,
             genReqId: requestId,
             redact: {
-              paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+              paths: [
+                'req.headers["x-api-key"]',
+                'req.headers.authorization',
+                'req.headers.cookie',
+              ],
               censor: '[REDACTED]',
             },
             serializers: {

@@ -1,10 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ApiKeyResolver, constantTimeEqual, hashApiKey, Principal } from '@app/auth';
+import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 
 /** Endpoint keys are exactly this long; any other length cannot be one. */
 export const ENDPOINT_KEY_LENGTH = 64;
+/** Resolved keys remembered per data version; past this many, the memory starts over. */
+const KEY_CACHE_ENTRIES = 10_000;
 
 interface KeyOwnerRow {
   kind: 'user' | 'endpoint';
@@ -15,14 +18,20 @@ interface KeyOwnerRow {
 /**
  * Resolves catalog keys: the global key from settings (constant-time comparison), else one
  * indexed lookup by SHA-256 hash among active users' keys and, for 64-character keys, endpoint
- * keys. A wrong key therefore costs one hash and one index probe.
+ * keys. A wrong key therefore costs one hash and one index probe. Keys that resolved are
+ * remembered until the data version changes (users and endpoints are versioned data, so a
+ * revoked or replaced key changes it), and only while the version tracker vouches for it.
  */
 @Injectable()
 export class CatalogKeyResolver implements ApiKeyResolver {
   constructor(
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
     private readonly dataSource: DataSource,
+    private readonly tracker: CatalogVersionTracker,
   ) {}
+
+  private cachedVersion: string | null = null;
+  private readonly cached = new Map<string, Principal>();
 
   async resolve(apiKey: string): Promise<Principal | null> {
     const globalKey = this.settings.GLOBAL_API_KEY;
@@ -30,6 +39,11 @@ export class CatalogKeyResolver implements ApiKeyResolver {
       return { kind: 'global', name: 'global', canWrite: true };
     }
     const hash = hashApiKey(apiKey);
+    const version = this.tracker.known();
+    if (version !== null && version === this.cachedVersion) {
+      const hit = this.cached.get(hash);
+      if (hit !== undefined) return hit;
+    }
     const endpointPart =
       apiKey.length === ENDPOINT_KEY_LENGTH
         ? `UNION ALL SELECT 'endpoint' AS kind, id, name FROM endpoints WHERE api_key_hash = $1`
@@ -41,6 +55,22 @@ export class CatalogKeyResolver implements ApiKeyResolver {
     );
     const owner = rows[0];
     if (owner === undefined) return null;
-    return { kind: owner.kind, id: owner.id, name: owner.name, canWrite: false };
+    const principal: Principal = {
+      kind: owner.kind,
+      id: owner.id,
+      name: owner.name,
+      canWrite: false,
+    };
+    // Read after `version` was current, so the answer is at least that fresh.
+    if (version !== null) this.remember(version, hash, principal);
+    return principal;
+  }
+
+  private remember(version: string, hash: string, principal: Principal): void {
+    if (version !== this.cachedVersion || this.cached.size >= KEY_CACHE_ENTRIES) {
+      this.cached.clear();
+      this.cachedVersion = version;
+    }
+    this.cached.set(hash, principal);
   }
 }

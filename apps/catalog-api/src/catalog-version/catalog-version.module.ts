@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
 import { CachedJsonResponder } from '../common/cached-json.responder';
+import { FastReads } from '../common/fast-reads';
 import { CatalogVersionService } from './catalog-version.service';
+import { CatalogVersionTracker } from './catalog-version.tracker';
 
-/** The data version and the response cache that depends on it; one instance per process. */
+/** The data version and the response caches that depend on it; one instance per process. */
 @Module({
-  providers: [CatalogVersionService, CachedJsonResponder],
-  exports: [CatalogVersionService, CachedJsonResponder],
+  providers: [CatalogVersionService, CatalogVersionTracker, CachedJsonResponder, FastReads],
+  exports: [CatalogVersionService, CatalogVersionTracker, CachedJsonResponder, FastReads],
 })
 export class CatalogVersionModule {}

@@ -3,6 +3,8 @@ import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { CatalogVersionService } from '../catalog-version/catalog-version.service';
+import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
+import { FastReads, matchesEtag } from './fast-reads';
 import { CachedResponse, ResponseCache } from './response-cache';
 
 /** Upper bound of cached response bodies per replica, in bytes. */
@@ -21,14 +23,6 @@ function etagOf(body: Buffer): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
 }
 
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header
-    .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
-    .some((tag) => tag === '*' || tag === etag);
-}
-
 /**
  * Serves a read as JSON with an ETag, from the response cache when the catalog has not changed.
  * A miss builds the body in one REPEATABLE READ transaction together with the version it is
@@ -41,15 +35,18 @@ export class CachedJsonResponder {
   constructor(
     private readonly dataSource: DataSource,
     private readonly versions: CatalogVersionService,
+    private readonly tracker: CatalogVersionTracker,
+    private readonly fastReads: FastReads,
   ) {}
 
   async respond(req: Request, res: Response, key: ReadKey, produce: Producer): Promise<void> {
-    const entry = await this.load(key, produce);
+    const { version, entry } = await this.load(key, produce);
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('ETag', entry.etag);
     // Per-caller data: shared caches must not keep it, clients must revalidate.
     res.setHeader('Cache-Control', 'private, no-cache');
     res.setHeader('Vary', 'X-API-Key, Authorization');
+    this.fastReads.remember(req, res, version, entry);
     if (matchesEtag(req.headers['if-none-match'], entry.etag)) {
       res.status(304).end();
       return;
@@ -57,10 +54,13 @@ export class CachedJsonResponder {
     res.status(200).send(entry.body);
   }
 
-  private async load(key: ReadKey, produce: Producer): Promise<CachedResponse> {
-    const seen = await this.versions.current();
+  private async load(
+    key: ReadKey,
+    produce: Producer,
+  ): Promise<{ version: string; entry: CachedResponse }> {
+    const seen = this.tracker.known() ?? (await this.versions.current());
     const hit = this.cache.get(this.cacheKey(seen, key));
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) return { version: seen, entry: hit };
     const { version, body } = await this.dataSource.transaction(
       'REPEATABLE READ',
       async (manager) => ({
@@ -70,7 +70,7 @@ export class CachedJsonResponder {
     );
     const entry = { body, etag: etagOf(body) };
     this.cache.set(this.cacheKey(version, key), entry);
-    return entry;
+    return { version, entry };
   }
 
   private cacheKey(version: string, key: ReadKey): string {

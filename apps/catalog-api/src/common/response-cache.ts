@@ -11,13 +11,13 @@ export interface CachedResponse {
  * In-process LRU of serialised responses, bounded by total body size. Keys carry the catalog
  * data version, so a write makes old entries unreachable; they age out as new ones arrive.
  */
-export class ResponseCache {
-  private readonly entries = new Map<string, CachedResponse>();
+export class ResponseCache<T extends CachedResponse = CachedResponse> {
+  private readonly entries = new Map<string, T>();
   private bytes = 0;
 
   constructor(private readonly maxBytes: number) {}
 
-  get(key: string): CachedResponse | undefined {
+  get(key: string): T | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     // Re-insert to mark as most recently used (Map keeps insertion order).
@@ -26,7 +26,7 @@ export class ResponseCache {
     return entry;
   }
 
-  set(key: string, entry: CachedResponse): void {
+  set(key: string, entry: T): void {
     const size = entry.body.length;
     if (size > this.maxBytes) return;
     const previous = this.entries.get(key);

@@ -22,6 +22,7 @@ describe('catalog-api settings', () => {
       HOST: '0.0.0.0',
       DATABASE_POOL_SIZE: 10,
       MIGRATIONS_RUN: true,
+      CATALOG_VERSION_LISTEN: true,
       MAX_BODY_BYTES: 10 * 1024 * 1024,
       LOG_LEVEL: 'info',
       TRUSTED_PROXIES: '',
@@ -34,10 +35,12 @@ describe('catalog-api settings', () => {
       DATABASE_URL: 'postgresql://localhost/catalog',
       PORT: '8080',
       MIGRATIONS_RUN: 'false',
+      CATALOG_VERSION_LISTEN: 'false',
       GLOBAL_API_KEY: GOOD_KEY,
     });
     expect(settings.PORT).toBe(8080);
     expect(settings.MIGRATIONS_RUN).toBe(false);
+    expect(settings.CATALOG_VERSION_LISTEN).toBe(false);
     expect(settings.GLOBAL_API_KEY).toBe(GOOD_KEY);
   });
 
@@ -68,6 +71,7 @@ describe('catalog-api settings', () => {
       GLOBAL_API_KEY: 'short',
       PORT: '70000',
       MIGRATIONS_RUN: 'sometimes',
+      CATALOG_VERSION_LISTEN: 'maybe',
       LOG_LEVEL: 'loud',
       MAX_BODY_BYTES: '10',
       CATALOG_SOURCE: 'not a url',
@@ -75,6 +79,7 @@ describe('catalog-api settings', () => {
     const named = new Set(problems.map((problem) => problem.split(' ')[0]));
     expect([...named].sort()).toEqual([
       'CATALOG_SOURCE',
+      'CATALOG_VERSION_LISTEN',
       'DATABASE_URL',
       'GLOBAL_API_KEY',
       'LOG_LEVEL',

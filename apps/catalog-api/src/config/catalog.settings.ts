@@ -27,6 +27,14 @@ export class CatalogSettings {
   @IntegerSetting(1, 200)
   DATABASE_POOL_SIZE = 10;
 
+  /**
+   * Learn the catalog data version from Postgres notifications (LISTEN) instead of a query per
+   * read, and answer repeated reads from memory. Off behind a pooler that cannot LISTEN
+   * (PgBouncer in transaction mode): every read then asks the database for the version.
+   */
+  @BooleanSetting()
+  CATALOG_VERSION_LISTEN = true;
+
   /** Run pending migrations at start (under an advisory lock). Off in Kubernetes: a Job runs them. */
   @BooleanSetting()
   MIGRATIONS_RUN = true;

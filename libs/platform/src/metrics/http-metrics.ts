@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { METHODS } from 'node:http';
+import { IncomingMessage, METHODS, ServerResponse } from 'node:http';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { METRICS_REGISTRY } from './metrics-registry';
 
@@ -62,16 +62,21 @@ export class HttpMetrics {
    * after routing has matched it.
    */
   readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+    this.track(req, res, () => routeTemplate(req));
+    next();
+  };
+
+  /** Counts one request when its response closes; for paths that answer outside Express too. */
+  track(req: IncomingMessage, res: ServerResponse, route: () => string): void {
     const end = this.duration.startTimer();
     res.once('close', () => {
       const labels = {
-        method: req.method,
-        route: routeTemplate(req),
+        method: req.method ?? '',
+        route: route(),
         status: res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED,
       };
       end(labels);
       this.requests.inc(labels);
     });
-    next();
-  };
+  }
 }

@@ -4,6 +4,7 @@ import { CatalogSchema1795327371802 } from './1795327371802-CatalogSchema';
 import { AuditLog1795327741625 } from './1795327741625-AuditLog';
 import { AccessRequestKey1795330000000 } from './1795330000000-AccessRequestKey';
 import { TermSearchLowerLabel1795331649836 } from './1795331649836-TermSearchLowerLabel';
+import { NotifyCatalogVersion1795400000000 } from './1795400000000-NotifyCatalogVersion';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -15,4 +16,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   AuditLog1795327741625,
   AccessRequestKey1795330000000,
   TermSearchLowerLabel1795331649836,
+  NotifyCatalogVersion1795400000000,
 ];

@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { IncomingMessage, OutgoingHttpHeader, Server, ServerResponse } from 'node:http';
+import { API_KEY_HEADER, hashApiKey } from '@app/auth';
+import { HttpMetrics, logRequestCompleted, requestId, routeTemplate } from '@app/platform';
+import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
+import { CachedResponse, ResponseCache } from './response-cache';
+
+/** Upper bound of the fast index's bodies, in bytes (they are shared with the response cache). */
+const FAST_READS_MAX_BYTES = 128 * 1024 * 1024;
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The older key-in-the-URL form: such URLs are never indexed, so no raw key stays in memory. */
+const KEY_IN_QUERY = /[?&]API_KEY=/i;
+
+/** A response the full pipeline produced, with what it takes to produce it again byte for byte. */
+interface FastEntry extends CachedResponse {
+  headers: [string, OutgoingHttpHeader][];
+  route: string;
+}
+
+/** Weak comparison (RFC 9110 §13.1.2): `If-None-Match` matches with or without W/. */
+export function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === '*' || tag === etag);
+}
+
+/**
+ * Answers repeated catalog reads before Express and Nest see them. The full pipeline (routing,
+ * key check, validation, the query) answers a GET first; its 200 is then indexed under the
+ * data version, the SHA-256 of the caller's key and the exact URL. The same key asking the same
+ * URL while the version is unchanged gets those bytes and headers again, with its own request
+ * id, access-log line and metrics: that costs a hash and a map lookup instead of two database
+ * round trips and the framework, which is most of the time of a small response.
+ *
+ * Nothing else takes this path: other methods, keys in the query string or a Bearer token,
+ * bodies, a URL not answered before, or any moment the version tracker cannot vouch for the
+ * version (listener down, a write through this replica in flight or just answered). Keys,
+ * users and endpoints are catalog data, so revoking a key changes the version too.
+ */
+@Injectable()
+export class FastReads {
+  private readonly index = new ResponseCache<FastEntry>(FAST_READS_MAX_BYTES);
+  private metrics?: HttpMetrics;
+
+  constructor(private readonly tracker: CatalogVersionTracker) {}
+
+  /** Puts this index in front of the app's request handler and starts the version listener. */
+  attach(server: Server, metrics: HttpMetrics): void {
+    this.metrics = metrics;
+    const handlers = server.listeners('request') as ((
+      req: IncomingMessage,
+      res: ServerResponse,
+    ) => void)[];
+    server.removeAllListeners('request');
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (this.tryAnswer(req, res)) return;
+      for (const handler of handlers) handler(req, res);
+    });
+    this.tracker.start();
+  }
+
+  /** Called by the full pipeline for a response it is about to send for `version`. */
+  remember(req: Request, res: Response, version: string, response: CachedResponse): void {
+    const apiKey = req.headers[API_KEY_HEADER];
+    if (req.method !== 'GET' || typeof apiKey !== 'string' || apiKey === '') return;
+    if (KEY_IN_QUERY.test(req.originalUrl)) return;
+    const headers: [string, OutgoingHttpHeader][] = [];
+    for (const name of res.getHeaderNames()) {
+      // Per request: set again on each answer.
+      if (name === 'x-request-id') continue;
+      headers.push([name, res.getHeader(name)!]);
+    }
+    this.index.set(this.keyOf(version, apiKey, req.originalUrl), {
+      ...response,
+      headers,
+      route: routeTemplate(req),
+    });
+  }
+
+  /** True when the request was answered here. */
+  private tryAnswer(req: IncomingMessage, res: ServerResponse): boolean {
+    const method = req.method ?? '';
+    if (!READ_METHODS.has(method)) {
+      this.tracker.writeStarted();
+      res.once('close', () => this.tracker.writeEnded());
+      return false;
+    }
+    if (method !== 'GET') return false;
+    const version = this.tracker.known();
+    const apiKey = req.headers[API_KEY_HEADER];
+    if (version === null || typeof apiKey !== 'string' || apiKey === '') return false;
+    if (req.headers['transfer-encoding'] !== undefined) return false;
+    const length = req.headers['content-length'];
+    if (length !== undefined && length !== '0') return false;
+    const entry = this.index.get(this.keyOf(version, apiKey, req.url ?? ''));
+    if (entry === undefined) return false;
+    this.answer(req, res, entry);
+    return true;
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse, entry: FastEntry): void {
+    const started = performance.now();
+    requestId(req, res);
+    this.metrics?.track(req, res, () => entry.route);
+    res.once('close', () => logRequestCompleted(req, res, Math.round(performance.now() - started)));
+    for (const [name, value] of entry.headers) res.setHeader(name, value);
+    const ifNoneMatch = req.headers['if-none-match'];
+    if (matchesEtag(ifNoneMatch, entry.etag)) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Length', entry.body.length);
+    res.end(entry.body);
+  }
+
+  private keyOf(version: string, apiKey: string, url: string): string {
+    return `${version}\n${hashApiKey(apiKey)}\n${url}`;
+  }
+}

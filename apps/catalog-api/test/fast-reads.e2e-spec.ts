@@ -1,0 +1,295 @@
+import request from 'supertest';
+import { Client } from 'pg';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { CatalogVersionTracker } from '../src/catalog-version/catalog-version.tracker';
+import { FastReads } from '../src/common/fast-reads';
+import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
+import { freePort, startAppProcess, AppProcess } from '../../../test/support/app-process';
+import { metricSample } from '../../../test/support/prometheus-text';
+import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
+
+interface LogLine {
+  msg: string;
+  req: { id: string; method: string; url: string; headers: Record<string, string> };
+  res: { statusCode: number };
+  responseTime: unknown;
+}
+
+/** Counts what the full pipeline's database layer runs during `work` (the fast path runs nothing). */
+async function queriesDuring(work: () => Promise<unknown>): Promise<number> {
+  const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+  try {
+    await work();
+    return spy.mock.calls.length;
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+/** How many requests the fast path answered during `work`. */
+async function fastAnswersDuring(work: () => Promise<unknown>): Promise<number> {
+  const spy = jest.spyOn(FastReads.prototype as unknown as { answer: () => void }, 'answer');
+  try {
+    await work();
+    return spy.mock.calls.length;
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A write made behind the app's back, as the CLI or another replica would. */
+async function externalSql(
+  databaseUrl: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<void> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+async function projectTitles(c: DemoCatalog, key: keyof typeof KEYS = 'global'): Promise<string[]> {
+  const res = await c.get('/api/projects', key).expect(200);
+  return (res.body.items as { name: string }[]).map((p) => p.name).sort();
+}
+
+describe('fast reads: repeated reads answered before the framework', () => {
+  let c: DemoCatalog;
+  beforeAll(async () => {
+    c = await startDemoCatalog();
+  });
+  afterAll(() => c.close());
+
+  it('a repeat of a GET is answered by the fast path with the same bytes and headers, no query', async () => {
+    const first = await c.get('/api/projects?fields=name', 'custodian').expect(200);
+    let again!: request.Response;
+    const answered = await fastAnswersDuring(async () => {
+      const queries = await queriesDuring(async () => {
+        again = await c.get('/api/projects?fields=name', 'custodian').expect(200);
+      });
+      expect(queries).toBe(0);
+    });
+    expect(answered).toBe(1);
+    expect(again.text).toBe(first.text);
+    for (const name of ['content-type', 'etag', 'cache-control', 'vary', 'content-length'])
+      expect(again.headers[name]).toBe(first.headers[name]);
+    expect(again.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(again.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+    const echoed = await c
+      .get('/api/projects?fields=name', 'custodian')
+      .set('X-Request-Id', 'trace-7');
+    expect(echoed.headers['x-request-id']).toBe('trace-7');
+  });
+
+  it('answers 304 to a matching If-None-Match, 200 to another tag', async () => {
+    const first = await c.get('/api/datasets', 'catalogEndpoint').expect(200);
+    const etag = first.headers.etag as string;
+    const answered = await fastAnswersDuring(async () => {
+      const notModified = await c
+        .get('/api/datasets', 'catalogEndpoint')
+        .set('If-None-Match', `W/${etag}`);
+      expect(notModified.status).toBe(304);
+      expect(notModified.text).toBe('');
+      expect(notModified.headers.etag).toBe(etag);
+      await c.get('/api/datasets', 'catalogEndpoint').set('If-None-Match', '"other"').expect(200);
+    });
+    expect(answered).toBe(2);
+  });
+
+  it('one key never gets what was remembered for another key, even of the same URL', async () => {
+    const custodian = await projectTitles(c, 'custodian');
+    const unprotected = await projectTitles(c, 'unprotected');
+    expect(custodian).not.toEqual(unprotected);
+    const answered = await fastAnswersDuring(async () => {
+      expect(await projectTitles(c, 'custodian')).toEqual(custodian);
+      expect(await projectTitles(c, 'unprotected')).toEqual(unprotected);
+    });
+    expect(answered).toBe(2);
+    // An unknown key, on a URL others have read, goes to the guard.
+    const res = await request(c.server).get('/api/projects').set('X-API-Key', 'x'.repeat(48));
+    expect(res.status).toBe(401);
+  });
+
+  it('is never used for other methods, keys in the query string, HEAD, or a body', async () => {
+    const url = `/api/projects?API_KEY=${KEYS.global}`;
+    await request(c.server).get(url).expect(200);
+    await c.get('/api/projects', 'global').expect(200);
+    const answered = await fastAnswersDuring(async () => {
+      await request(c.server).get(url).expect(200);
+      await request(c.server).head('/api/projects').set('X-API-Key', KEYS.global).expect(200);
+      await request(c.server)
+        .get('/api/projects')
+        .set('X-API-Key', KEYS.global)
+        .set('Content-Type', 'application/json')
+        .send('{}')
+        .expect(200);
+      const put = await request(c.server)
+        .put('/api/projects')
+        .set('X-API-Key', KEYS.global)
+        .send({});
+      expect(put.status).toBe(405);
+    });
+    expect(answered).toBe(0);
+  });
+
+  it('a write answered by this replica is seen by the very next read, every time', async () => {
+    const id = (
+      await c.dataSource.query<{ id: number }[]>(
+        `SELECT id FROM users WHERE username = 'alice.white'`,
+      )
+    )[0].id;
+    for (let round = 0; round < 10; round++) {
+      await c.get('/api/projects', 'custodian').expect(200);
+      await c.get('/api/projects', 'custodian').expect(200);
+      await request(c.server)
+        .patch(`/api/admin/users/${id}`)
+        .set('X-API-Key', KEYS.global)
+        .send({ is_active: false })
+        .expect(200);
+      await c.get('/api/projects', 'custodian').expect(401);
+      await request(c.server)
+        .patch(`/api/admin/users/${id}`)
+        .set('X-API-Key', KEYS.global)
+        .send({ is_active: true })
+        .expect(200);
+      await c.get('/api/projects', 'custodian').expect(200);
+    }
+  });
+
+  it('a write behind its back (CLI, another replica) is seen once its notification arrives', async () => {
+    const before = await projectTitles(c);
+    await projectTitles(c);
+    await externalSql(
+      c.databaseUrl,
+      `UPDATE projects SET title = title || ' (renamed)' WHERE id = (SELECT min(id) FROM projects)`,
+    );
+    await until(
+      async () => (await projectTitles(c)).some((t) => t.endsWith(' (renamed)')),
+      'the rename',
+    );
+    await c.versionSettled();
+    const after = await projectTitles(c);
+    expect(after.filter((t) => t.endsWith(' (renamed)'))).toHaveLength(1);
+    expect(after).toHaveLength(before.length);
+  });
+
+  it('while the listening connection is down every read asks the database; it reconnects by itself', async () => {
+    const tracker = c.app.get(CatalogVersionTracker);
+    await projectTitles(c);
+    await projectTitles(c);
+    await externalSql(
+      c.databaseUrl,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE application_name = 'catalog-api version listener' AND datname = current_database()`,
+    );
+    await until(() => tracker.known() === null, 'the tracker to notice');
+    await externalSql(
+      c.databaseUrl,
+      `UPDATE projects SET title = 'Offline rename' WHERE id = (SELECT max(id) FROM projects)`,
+    );
+    // No notification can arrive now: the read must not come from the fast index.
+    expect(await projectTitles(c)).toContain('Offline rename');
+    await until(() => tracker.known() !== null, 'the listener to reconnect');
+    expect(await projectTitles(c)).toContain('Offline rename');
+    const answered = await fastAnswersDuring(() => projectTitles(c));
+    expect(answered).toBe(1);
+  });
+
+  it('counts fast answers in the request metrics under their route', async () => {
+    const sample = async () =>
+      metricSample(
+        (await request(c.server).get('/metrics').expect(200)).text,
+        'http_requests_total',
+        {
+          method: 'GET',
+          route: '/api/cohorts',
+          status: '200',
+        },
+      ) ?? 0;
+    const before = await sample();
+    await c.get('/api/cohorts', 'global').expect(200);
+    const answered = await fastAnswersDuring(() => c.get('/api/cohorts', 'global').expect(200));
+    expect(answered).toBe(1);
+    expect(await sample()).toBe(before + 2);
+  });
+});
+
+describe('fast reads: CATALOG_VERSION_LISTEN=false', () => {
+  let t: CatalogTestApp;
+  beforeAll(async () => {
+    t = await startCatalogApp({ CATALOG_VERSION_LISTEN: 'false' });
+  });
+  afterAll(() => t.close());
+
+  it('asks the database for the version on every read and never answers early', async () => {
+    const get = () =>
+      request(t.server).get('/api/projects').set('X-API-Key', KEYS.global).expect(200);
+    await get();
+    const answered = await fastAnswersDuring(async () => {
+      expect(await queriesDuring(get)).toBe(1);
+    });
+    expect(answered).toBe(0);
+    expect(t.app.get(CatalogVersionTracker).known()).toBeNull();
+  });
+});
+
+describe('fast reads: the access log of the running service', () => {
+  let proc: AppProcess;
+  let t: CatalogTestApp;
+  let url: string;
+  beforeAll(async () => {
+    t = await startCatalogApp();
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    proc = startAppProcess('catalog-api', 'src/main', {
+      DATABASE_URL: t.databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MIGRATIONS_RUN: 'false',
+      GLOBAL_API_KEY: KEYS.global,
+      LOG_LEVEL: 'info',
+    });
+    await proc.waitFor(/Nest application successfully started/);
+  }, 60_000);
+  afterAll(async () => {
+    proc.child.kill('SIGTERM');
+    await proc.exited;
+    await t.close();
+  });
+
+  it('writes one JSON line per request with its id, whichever path answered, and no key', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${url}/api/partners`, { headers: { 'X-API-Key': KEYS.global } });
+      expect(res.status).toBe(200);
+      ids.push(res.headers.get('x-request-id')!);
+    }
+    await until(() => ids.every((id) => proc.output().includes(id)), 'the log lines');
+    const lines = proc
+      .output()
+      .split('\n')
+      .filter((line) => ids.some((id) => line.includes(id)))
+      .map((line) => JSON.parse(line) as LogLine);
+    expect(lines).toHaveLength(3);
+    for (const [i, line] of lines.entries()) {
+      expect(line.msg).toBe('request completed');
+      expect(line.req).toMatchObject({ id: ids[i], method: 'GET', url: '/api/partners' });
+      expect(line.req.headers['x-api-key']).toBe('[REDACTED]');
+      expect(line.res.statusCode).toBe(200);
+      expect(typeof line.responseTime).toBe('number');
+    }
+    expect(proc.output()).not.toContain(KEYS.global);
+  });
+});
