@@ -4,6 +4,8 @@ declare module 'autocannon' {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
+    /** Called before each request is sent; returns the request to send. */
+    setupRequest?: (request: AutocannonRequest) => AutocannonRequest;
   }
   interface AutocannonOptions {
     url: string;

@@ -207,6 +207,39 @@ describe('fast reads: repeated reads answered before the framework', () => {
     expect(answered).toBe(1);
   });
 
+  it('answers a repeated public term search without a credential, fresh after a vocabulary load', async () => {
+    const url = '/api/termsearch/gene?search=zzfastgene&page=1';
+    const search = () => request(c.server).get(url).expect(200);
+    expect((await search()).body.results).toEqual([]);
+    expect(await fastAnswersDuring(search)).toBe(1);
+    await request(c.server)
+      .post('/api/admin/terms/gene')
+      .set('X-API-Key', KEYS.global)
+      .set('Content-Type', 'text/plain')
+      .send('HGNC:99981\tZZFASTGENE1\n')
+      .expect(200);
+    expect((await search()).body.results).toEqual([
+      expect.objectContaining({ text: 'ZZFASTGENE1', term_id: 'HGNC:99981' }),
+    ]);
+    // A Bearer token may change what a route answers: never replayed for it.
+    const withToken = () => request(c.server).get(url).set('Authorization', 'Bearer x').expect(200);
+    await withToken();
+    expect(await fastAnswersDuring(withToken)).toBe(0);
+  });
+
+  it('stops replaying permissions at the end of the UTC day they were computed for', async () => {
+    const url = '/api/permissions/demo-oidc-victor-viewer';
+    await c.get(url, 'global').expect(200);
+    expect(await fastAnswersDuring(() => c.get(url, 'global').expect(200))).toBe(1);
+    const realNow = Date.now.bind(Date);
+    const tomorrow = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 86_400_000);
+    try {
+      expect(await fastAnswersDuring(() => c.get(url, 'global').expect(200))).toBe(0);
+    } finally {
+      tomorrow.mockRestore();
+    }
+  });
+
   it('counts fast answers in the request metrics under their route', async () => {
     const sample = async () =>
       metricSample(

@@ -17,17 +17,22 @@ export interface LoadOptions {
   url: string;
   headers?: Record<string, string>;
   paths?: string[];
+  /** Each request takes the next of these, across all connections: no path is asked twice. */
+  uniquePaths?: string[];
   connections: number;
   durationSeconds: number;
 }
 
 export async function measure(options: LoadOptions): Promise<LoadResult> {
+  let next = 0;
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
     duration: options.durationSeconds,
     headers: options.headers,
-    requests: options.paths?.map((path) => ({ method: 'GET', path })),
+    requests: options.uniquePaths
+      ? [{ method: 'GET', setupRequest: (req) => ({ ...req, path: options.uniquePaths![next++ % options.uniquePaths!.length] }) }]
+      : options.paths?.map((path) => ({ method: 'GET', path })),
     timeout: 30,
   });
   return {

@@ -30,6 +30,42 @@ function searchMix(samples: string[]): { label: string; path: string }[] {
   ];
 }
 
+/** A small deterministic generator (mulberry32), so every run asks the same "new" searches. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Searches nobody asked before, as people typing would send them: pieces of real labels of
+ * 1–12 characters (short ones more often), a few whole labels, pages 1–3 of single characters.
+ * Each appears once.
+ */
+function newSearches(labels: string[], count: number): string[] {
+  const next = random(42);
+  const seen = new Set<string>();
+  const paths: string[] = [];
+  while (paths.length < count) {
+    const label = labels[Math.floor(next() * labels.length)].toLowerCase();
+    const whole = next() < 0.05;
+    const length = whole ? label.length : 1 + Math.floor(next() ** 2 * 12);
+    const start = whole ? 0 : Math.floor(next() * Math.max(1, label.length - length));
+    const search = label.slice(start, start + length);
+    // Deeper pages only for single characters, which match thousands of labels (no 400s).
+    const page = length === 1 ? 1 + Math.floor(next() * 3) : 1;
+    const path = `/api/termsearch/disease?search=${encodeURIComponent(search)}&page=${page}`;
+    if (search.trim() === '' || seen.has(path)) continue;
+    seen.add(path);
+    paths.push(path);
+  }
+  return paths;
+}
+
 export async function termsBench(ctx: BenchContext): Promise<SuiteReport> {
   const count = ctx.quick ? 10_000 : 100_000;
   const seconds = ctx.quick ? 3 : 10;
@@ -42,17 +78,19 @@ export async function termsBench(ctx: BenchContext): Promise<SuiteReport> {
     try {
       const mix = searchMix(samples);
       // One sequential client per search: the latency of each query alone.
-      const single: { label: string; p50: number; p99: number; results: number }[] = [];
+      const single: { label: string; first: number; p50: number; p99: number; results: number }[] = [];
       for (const { label, path } of mix) {
         const times: number[] = [];
         let results = 0;
+        let first = 0;
         for (let i = 0; i < repetitions + 2; i++) {
           const r = await timeGet(app.url + path);
           if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${r.body.toString()}`);
           results = (JSON.parse(r.body.toString()) as { results: unknown[] }).results.length;
-          if (i >= 2) times.push(r.ms); // the first two warm the plan cache and the connection
+          if (i === 0) first = r.ms;
+          if (i >= 2) times.push(r.ms);
         }
-        single.push({ label, p50: percentile(times, 50), p99: percentile(times, 99), results });
+        single.push({ label, first, p50: percentile(times, 50), p99: percentile(times, 99), results });
       }
       const load = await measure({
         url: app.url,
@@ -61,7 +99,15 @@ export async function termsBench(ctx: BenchContext): Promise<SuiteReport> {
         durationSeconds: seconds,
       });
       ctx.log(`mix: ${fmt(load.requestsPerSecond)} req/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms`);
-      const ok = load.p99Ms < P99_TARGET_MS && load.failures === 0;
+      // Every request a search never asked before: nothing can come from a cache.
+      const labels = await withClient(catalog.database.url, async (c) =>
+        (await c.query<{ label: string }>(`SELECT label FROM terms ORDER BY md5(term_id) LIMIT 5000`)).rows.map((r) => r.label),
+      );
+      const fresh = newSearches(labels, ctx.quick ? 2_000 : 20_000);
+      const cold = await measure({ url: app.url, uniquePaths: fresh, connections: CONNECTIONS, durationSeconds: seconds });
+      if (cold.requests > fresh.length) throw new Error(`${cold.requests} requests for ${fresh.length} distinct searches: some repeated`);
+      ctx.log(`new searches: ${fmt(cold.requestsPerSecond)} req/s, p50 ${cold.p50Ms} ms, p99 ${cold.p99Ms} ms`);
+      const ok = load.p99Ms < P99_TARGET_MS && load.failures === 0 && cold.p99Ms < P99_TARGET_MS && cold.failures === 0;
       const markdown = [
         '## Term search',
         '',
@@ -69,14 +115,23 @@ export async function termsBench(ctx: BenchContext): Promise<SuiteReport> {
         'labels), the worst case: every search runs over all of them.',
         `Target: p99 < ${P99_TARGET_MS} ms.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
         '',
-        `**Mixed load** (autocannon, ${CONNECTIONS} connections, ${seconds} s, the searches below in turn):`,
-        `${fmt(load.requestsPerSecond)} req/s, p50 ${fmt(load.p50Ms)} ms, **p99 ${fmt(load.p99Ms)} ms**, ${load.failures} errors: target ${verdict(ok)}.`,
-        '',
-        `Each search alone (one client, ${repetitions} requests after two warm-ups; client-side time incl. HTTP):`,
+        `Two loads, autocannon with ${CONNECTIONS} connections for ${seconds} s each; the target holds for both:`,
         '',
         table(
-          ['search', 'results on the page', 'p50 ms', 'p99 ms'],
-          single.map((s) => [s.label, s.results, fmt(s.p50), fmt(s.p99)]),
+          ['load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'p99 < 50 ms'],
+          [
+            ['**repeated**: the searches below in turn (answered from the response caches after their first time)', fmt(load.requestsPerSecond), fmt(load.p50Ms), `**${fmt(load.p99Ms)}**`, load.failures, verdict(load.p99Ms < P99_TARGET_MS)],
+            [`**new**: ${cold.requests.toLocaleString('en')} searches never asked before (pieces of real labels, 1–12 characters, a few whole labels, pages 1–3 of single characters), none from a cache`, fmt(cold.requestsPerSecond), fmt(cold.p50Ms), `**${fmt(cold.p99Ms)}**`, cold.failures, verdict(cold.p99Ms < P99_TARGET_MS)],
+          ],
+        ),
+        '',
+        `Target: ${verdict(ok)}.`,
+        '',
+        `Each search alone (one client; client-side time incl. HTTP): the first request (nothing cached), then ${repetitions} more after one warm-up:`,
+        '',
+        table(
+          ['search', 'results on the page', 'first ms', 'repeated p50 ms', 'repeated p99 ms'],
+          single.map((s) => [s.label, s.results, fmt(s.first), fmt(s.p50), fmt(s.p99)]),
         ),
       ].join('\n');
       return { name: 'terms', title: 'Term search', markdown, targetsMet: ok };

@@ -15,6 +15,11 @@ export interface ReadKey {
   route: string;
   identity: string;
   params: Record<string, unknown>;
+  /**
+   * When the answer stops being right without any write (epoch ms): for data that depends on
+   * the date. Such a key must carry the date in `params` too.
+   */
+  expiresAt?: number;
 }
 
 export type Producer = (manager: EntityManager) => Promise<unknown>;
@@ -46,7 +51,7 @@ export class CachedJsonResponder {
     // Per-caller data: shared caches must not keep it, clients must revalidate.
     res.setHeader('Cache-Control', 'private, no-cache');
     res.setHeader('Vary', 'X-API-Key, Authorization');
-    this.fastReads.remember(req, res, version, entry);
+    this.fastReads.remember(req, res, version, entry, key.expiresAt);
     if (matchesEtag(req.headers['if-none-match'], entry.etag)) {
       res.status(304).end();
       return;

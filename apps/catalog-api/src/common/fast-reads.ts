@@ -16,6 +16,20 @@ const KEY_IN_QUERY = /[?&]API_KEY=/i;
 interface FastEntry extends CachedResponse {
   headers: [string, OutgoingHttpHeader][];
   route: string;
+  expiresAt?: number;
+}
+
+/** Who asks: an `X-API-Key`, or nobody (public routes); null for any other credential. */
+interface Caller {
+  apiKey?: string;
+}
+
+function callerOf(req: IncomingMessage): Caller | null {
+  const apiKey = req.headers[API_KEY_HEADER];
+  if (typeof apiKey === 'string' && apiKey !== '') return { apiKey };
+  // No key: only a request with no credential at all (a Bearer token changes the answer).
+  if (apiKey === undefined && req.headers.authorization === undefined) return {};
+  return null;
 }
 
 /** Weak comparison (RFC 9110 §13.1.2): `If-None-Match` matches with or without W/. */
@@ -34,6 +48,9 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
  * URL while the version is unchanged gets those bytes and headers again, with its own request
  * id, access-log line and metrics: that costs a hash and a map lookup instead of two database
  * round trips and the framework, which is most of the time of a small response.
+ *
+ * A request without any credential is indexed the same way (public routes: only a 200 is
+ * indexed, and a protected route never answers 200 without a key).
  *
  * Nothing else takes this path: other methods, keys in the query string or a Bearer token,
  * bodies, a URL not answered before, or any moment the version tracker cannot vouch for the
@@ -63,9 +80,15 @@ export class FastReads {
   }
 
   /** Called by the full pipeline for a response it is about to send for `version`. */
-  remember(req: Request, res: Response, version: string, response: CachedResponse): void {
-    const apiKey = req.headers[API_KEY_HEADER];
-    if (req.method !== 'GET' || typeof apiKey !== 'string' || apiKey === '') return;
+  remember(
+    req: Request,
+    res: Response,
+    version: string,
+    response: CachedResponse,
+    expiresAt?: number,
+  ): void {
+    const caller = callerOf(req);
+    if (req.method !== 'GET' || caller === null) return;
     if (KEY_IN_QUERY.test(req.originalUrl)) return;
     const headers: [string, OutgoingHttpHeader][] = [];
     for (const name of res.getHeaderNames()) {
@@ -73,10 +96,11 @@ export class FastReads {
       if (name === 'x-request-id') continue;
       headers.push([name, res.getHeader(name)!]);
     }
-    this.index.set(this.keyOf(version, apiKey, req.originalUrl), {
+    this.index.set(this.keyOf(version, caller, req.originalUrl), {
       ...response,
       headers,
       route: routeTemplate(req),
+      expiresAt,
     });
   }
 
@@ -90,13 +114,14 @@ export class FastReads {
     }
     if (method !== 'GET') return false;
     const version = this.tracker.known();
-    const apiKey = req.headers[API_KEY_HEADER];
-    if (version === null || typeof apiKey !== 'string' || apiKey === '') return false;
+    const caller = callerOf(req);
+    if (version === null || caller === null) return false;
     if (req.headers['transfer-encoding'] !== undefined) return false;
     const length = req.headers['content-length'];
     if (length !== undefined && length !== '0') return false;
-    const entry = this.index.get(this.keyOf(version, apiKey, req.url ?? ''));
+    const entry = this.index.get(this.keyOf(version, caller, req.url ?? ''));
     if (entry === undefined) return false;
+    if (entry.expiresAt !== undefined && Date.now() >= entry.expiresAt) return false;
     this.answer(req, res, entry);
     return true;
   }
@@ -118,7 +143,7 @@ export class FastReads {
     res.end(entry.body);
   }
 
-  private keyOf(version: string, apiKey: string, url: string): string {
-    return `${version}\n${hashApiKey(apiKey)}\n${url}`;
+  private keyOf(version: string, caller: Caller, url: string): string {
+    return `${version}\n${caller.apiKey === undefined ? 'public' : hashApiKey(caller.apiKey)}\n${url}`;
   }
 }

@@ -11,6 +11,11 @@ import { PermissionsService } from './permissions.service';
 
 const OIDC_ID_MAX = 64;
 
+/** Start of the next UTC day, in epoch ms. */
+function nextUtcMidnight(now = new Date()): number {
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+}
+
 @ApiTags('permissions')
 @Controller('api/permissions')
 export class PermissionsController {
@@ -64,6 +69,7 @@ export class PermissionsController {
         identity: viewerIdentity(principal),
         // Expiry depends on the date, which no write bumps: today is part of the key.
         params: { oidcId, today: new Date().toISOString().slice(0, 10) },
+        expiresAt: nextUtcMidnight(),
       },
       (manager) => this.permissions.datasetAccessions(manager, oidcId),
     );

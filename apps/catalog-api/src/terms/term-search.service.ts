@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { ValidationFailedError } from '@app/errors';
 import type { TermCategory } from './term-category';
 
@@ -81,12 +81,15 @@ export function escapeLikePattern(text: string): string {
 
 @Injectable()
 export class TermSearchService {
-  constructor(private readonly dataSource: DataSource) {}
-
-  async search(category: TermCategory, search: string, page: number): Promise<TermSearchPage> {
+  async search(
+    manager: EntityManager,
+    category: TermCategory,
+    search: string,
+    page: number,
+  ): Promise<TermSearchPage> {
     const offset = (page - 1) * TERM_PAGE_SIZE;
     const sql = needsShortGramIndex(search) ? SHORT_SEARCH_SQL : SEARCH_SQL;
-    const rows: TermSearchResult[] = await this.dataSource.query(sql, [
+    const rows: TermSearchResult[] = await manager.query(sql, [
       category,
       escapeLikePattern(search),
       search,

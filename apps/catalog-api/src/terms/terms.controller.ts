@@ -1,13 +1,15 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { NotFoundError, ValidationFailedError } from '@app/errors';
 import { readNonEmptyString, readPositiveInt, type RawQuery } from '../common/query-params';
 import { ApiCall } from '../common/api-docs';
+import { CachedJsonResponder } from '../common/cached-json.responder';
 import { PAGINATION, POSITIVE_INT } from '../common/api-schemas';
 import { isTermCategory, TERM_CATEGORIES } from './term-category';
 import { TERM_PAGE_SIZE } from './term-search.service';
-import { TermSearchService, type TermSearchPage } from './term-search.service';
+import { TermSearchService } from './term-search.service';
 
 const MAX_SEARCH_LENGTH = 200;
 
@@ -20,7 +22,10 @@ function required<T>(value: T | undefined, parameter: string): T {
 @ApiTags('terms')
 @Controller('api/termsearch')
 export class TermsController {
-  constructor(private readonly termSearch: TermSearchService) {}
+  constructor(
+    private readonly termSearch: TermSearchService,
+    private readonly responder: CachedJsonResponder,
+  ) {}
 
   @ApiCall({
     summary: 'Search a vocabulary by label',
@@ -74,10 +79,21 @@ export class TermsController {
   @ApiQuery({ name: 'page', required: true, description: 'From 1', schema: POSITIVE_INT })
   @Public()
   @Get(':category')
-  search(@Param('category') category: string, @Query() query: RawQuery): Promise<TermSearchPage> {
+  async search(
+    @Param('category') category: string,
+    @Query() query: RawQuery,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     if (!isTermCategory(category)) throw new NotFoundError(`Unknown term category "${category}"`);
     const search = required(readNonEmptyString(query, 'search', MAX_SEARCH_LENGTH), 'search');
     const page = required(readPositiveInt(query, 'page'), 'page');
-    return this.termSearch.search(category, search, page);
+    // Terms are versioned data: a repeated search is answered from the caches until a load.
+    await this.responder.respond(
+      req,
+      res,
+      { route: 'termsearch', identity: 'public', params: { category, search, page } },
+      (manager) => this.termSearch.search(manager, category, search, page),
+    );
   }
 }

@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
+import { CatalogVersionModule } from '../catalog-version/catalog-version.module';
 import { TermSearchService } from './term-search.service';
 import { TermsController } from './terms.controller';
 import { TermsService } from './terms.service';
 
 /** Term vocabularies: search (public) and loading (TermsService, used by admin routes and tools). */
 @Module({
+  imports: [CatalogVersionModule],
   controllers: [TermsController],
   providers: [TermsService, TermSearchService],
   exports: [TermsService],

@@ -5,6 +5,7 @@ import { AuditLog1795327741625 } from './1795327741625-AuditLog';
 import { AccessRequestKey1795330000000 } from './1795330000000-AccessRequestKey';
 import { TermSearchLowerLabel1795331649836 } from './1795331649836-TermSearchLowerLabel';
 import { NotifyCatalogVersion1795400000000 } from './1795400000000-NotifyCatalogVersion';
+import { VersionedTerms1795400000001 } from './1795400000001-VersionedTerms';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -17,4 +18,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   AccessRequestKey1795330000000,
   TermSearchLowerLabel1795331649836,
   NotifyCatalogVersion1795400000000,
+  VersionedTerms1795400000001,
 ];
