@@ -46,7 +46,7 @@ function random(seed: number): () => number {
  * 1–12 characters (short ones more often), a few whole labels, pages 1–3 of single characters.
  * Each appears once.
  */
-function newSearches(labels: string[], count: number): string[] {
+export function newSearches(labels: string[], count: number): string[] {
   const next = random(42);
   const seen = new Set<string>();
   const paths: string[] = [];

@@ -92,7 +92,12 @@ export class TermsController {
     await this.responder.respond(
       req,
       res,
-      { route: 'termsearch', identity: 'public', params: { category, search, page } },
+      {
+        route: 'termsearch',
+        identity: 'public',
+        params: { category, search, page },
+        singleStatement: true,
+      },
       (manager) => this.termSearch.search(manager, category, search, page),
     );
   }
