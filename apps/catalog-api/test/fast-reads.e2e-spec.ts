@@ -150,20 +150,18 @@ describe('fast reads: repeated reads answered before the framework', () => {
         `SELECT id FROM users WHERE username = 'alice.white'`,
       )
     )[0].id;
+    const setActive = (active: boolean) =>
+      request(c.server)
+        .patch(`/api/admin/users/${id}`)
+        .set('X-API-Key', KEYS.global)
+        .send({ is_active: active })
+        .expect(200);
     for (let round = 0; round < 10; round++) {
       await c.get('/api/projects', 'custodian').expect(200);
       await c.get('/api/projects', 'custodian').expect(200);
-      await request(c.server)
-        .patch(`/api/admin/users/${id}`)
-        .set('X-API-Key', KEYS.global)
-        .send({ is_active: false })
-        .expect(200);
+      await setActive(false);
       await c.get('/api/projects', 'custodian').expect(401);
-      await request(c.server)
-        .patch(`/api/admin/users/${id}`)
-        .set('X-API-Key', KEYS.global)
-        .send({ is_active: true })
-        .expect(200);
+      await setActive(true);
       await c.get('/api/projects', 'custodian').expect(200);
     }
   });
