@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { SettingsError } from '@app/platform';
 import { loadProvisionerSettings } from './provisioner.settings';
 
@@ -77,6 +78,23 @@ describe('provisioner settings', () => {
       'PROVISIONER_API_KEY',
       'QUEUE_PREFIX',
     ]);
+  });
+
+  it('takes IMPORT_COPY_THREADS from 0 (main thread only) to 64, one per core up to 4 by default', () => {
+    expect(loadProvisionerSettings({ REDIS_URL }).IMPORT_COPY_THREADS).toBe(
+      Math.min(availableParallelism(), 4),
+    );
+    expect(
+      loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: '0' }).IMPORT_COPY_THREADS,
+    ).toBe(0);
+    expect(
+      loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: ' 8 ' }).IMPORT_COPY_THREADS,
+    ).toBe(8);
+    for (const bad of ['-1', '65', '1.5', 'two']) {
+      const problems = problemsOf({ REDIS_URL, IMPORT_COPY_THREADS: bad });
+      expect(problems.length).toBeGreaterThan(0);
+      for (const problem of problems) expect(problem).toMatch(/^IMPORT_COPY_THREADS /);
+    }
   });
 
   it('has the documented defaults', () => {

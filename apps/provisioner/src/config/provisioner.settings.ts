@@ -1,6 +1,7 @@
 import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength, ValidateIf } from 'class-validator';
 import { resolve } from 'node:path';
 import { IntegerSetting, loadSettings } from '@app/platform';
+import { DEFAULT_COPY_THREADS } from '../imports/pipeline/small-file-pool';
 import { IsSourcesSetting, sourcesFromSetting } from '../sources/sources-setting.validator';
 import type { SourceConfig } from '../sources/source-config';
 
@@ -77,6 +78,13 @@ export class ProvisionerSettings {
 
   @IntegerSetting(1, 64)
   IMPORT_CONCURRENCY = 2;
+
+  /**
+   * Worker threads that copy files of up to 64 KiB, shared by the process's imports (started at
+   * the first import); 0 copies them on the main thread. Default: min(CPU cores, 4).
+   */
+  @IntegerSetting(0, 64)
+  IMPORT_COPY_THREADS = DEFAULT_COPY_THREADS;
 
   @IntegerSetting(1024)
   MAX_BODY_BYTES = 1024 * 1024;

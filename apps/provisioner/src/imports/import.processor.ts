@@ -1,5 +1,5 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
@@ -18,6 +18,7 @@ import {
 } from './imports.queue';
 import { runDatasetImport } from './pipeline/dataset-import.pipeline';
 import { ImportRejectedError, ImportTransientError } from './pipeline/import-errors';
+import { closeSmallFileCopyPool } from './pipeline/small-file-pool';
 import { ensureSubmissionCollection } from './pipeline/submission-collection';
 import { reconcileStorage } from './startup-reconciliation';
 import { PROVISIONER_VERSION } from './provisioner-version';
@@ -48,7 +49,10 @@ export function configureImportProcessor(settings: ProvisionerSettings): void {
  * makes a missing one a compile error, and an unknown name fails permanently.
  */
 @Processor(IMPORTS_QUEUE)
-export class ImportProcessor extends WorkerHost implements OnApplicationBootstrap {
+export class ImportProcessor
+  extends WorkerHost
+  implements OnApplicationBootstrap, OnApplicationShutdown
+{
   private readonly logger = new Logger(ImportProcessor.name);
 
   private readonly handlers: Handlers = {
@@ -85,6 +89,15 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
       );
   }
 
+  /**
+   * Idle copy threads never hold the process open; this ends them on close (each once its
+   * batches are answered), so an app closed and started again in one process (tests) does not
+   * accumulate them.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    await closeSmallFileCopyPool();
+  }
+
   /** Connection trouble as a structured log line; the worker reconnects by itself. */
   @OnWorkerEvent('error')
   onWorkerError(error: Error): void {
@@ -109,6 +122,7 @@ export class ImportProcessor extends WorkerHost implements OnApplicationBootstra
       versions: { provisioner: PROVISIONER_VERSION, node: process.version },
       reportProgress: (progress) => job.updateProgress(progress),
       copyMeter: this.metrics,
+      copyThreads: this.settings.IMPORT_COPY_THREADS,
     });
   }
 

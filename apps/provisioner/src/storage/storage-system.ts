@@ -26,6 +26,13 @@ export interface StagingArea {
    * same contract as createObject, without a thread-pool round trip per call.
    */
   createObjectSync?(relativePath: string): SyncObjectWriter;
+  /**
+   * Optional, for backends whose objects are files on this host: creates the object's parent
+   * collections (StagingLostError when the area is gone), counts the object as the area's
+   * (sync() covers it) and returns the absolute path where the caller itself must create it,
+   * on any thread, with openLocalObject (filesystem/local-object.ts): exclusive, read-only.
+   */
+  prepareLocalObject?(relativePath: string): string;
   writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
   /**

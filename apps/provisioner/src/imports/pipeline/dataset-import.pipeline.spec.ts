@@ -4,6 +4,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -14,6 +15,21 @@ import { DropzoneSource } from '../../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
 import { DatasetImportContext, runDatasetImport } from './dataset-import.pipeline';
 import { ImportProgress } from './import-progress';
+import { closeSmallFileCopyPool, smallFileCopyPool } from './small-file-pool';
+
+/** Loaded by the copy threads: changes grow-*, touch-* and replace-* files mid-read. */
+const THREAD_HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
+
+/** Batches the process's copy threads have run so far. */
+const threadBatches = (): number => smallFileCopyPool(1).batchesRun;
+
+/** 300 small files in three directories and one large one. */
+function manySmallFiles(): Record<string, string | Buffer> {
+  const files: Record<string, string | Buffer> = { 'big/large.bin': Buffer.alloc(200_000, 3) };
+  for (let i = 0; i < 300; i++)
+    files[`part-${i % 3}/f-${i}.txt`] = `content of file ${i}\n`.repeat(i % 7);
+  return files;
+}
 
 const FILES = { 'a.txt': 'alpha', 'nested/deep/b.bin': Buffer.alloc(300_000, 7), 'empty.dat': '' };
 
@@ -35,6 +51,10 @@ describe('runDatasetImport', () => {
       importable_statuses: ['completed'],
     });
     progress = [];
+  });
+
+  afterAll(async () => {
+    await closeSmallFileCopyPool();
   });
 
   function context(
@@ -282,5 +302,135 @@ describe('runDatasetImport', () => {
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'submission_withdrawn' });
     expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/WD')).toBe(false);
+  });
+  describe('small files on copy threads', () => {
+    it('copies them on the threads, with both checksums of every file in the provenance', async () => {
+      const files = manySmallFiles();
+      withDataset('MANY', { files, manifests: ['sha256', 'md5'] });
+      const before = threadBatches();
+      const result = await runDatasetImport(context('MANY', { copyThreads: 2 }));
+      expect(threadBatches()).toBeGreaterThan(before);
+      const target = storage.absolute(result.path);
+      const provenance = JSON.parse(
+        readFileSync(join(target, '.provisioner/provenance.json'), 'utf8'),
+      );
+      expect(provenance.totals.files).toBe(301);
+      expect(
+        Object.fromEntries(
+          (provenance.files as { path: string; sha256: string; md5: string }[]).map((f) => [
+            f.path,
+            [f.sha256, f.md5],
+          ]),
+        ),
+      ).toEqual(
+        Object.fromEntries(
+          Object.entries(files).map(([path, content]) => [
+            path,
+            [digest('sha256', content), digest('md5', content)],
+          ]),
+        ),
+      );
+      for (const path of ['part-0/f-3.txt', 'part-2/f-299.txt']) {
+        expect(readFileSync(join(target, path)).equals(Buffer.from(files[path]))).toBe(true);
+        expect(statSync(join(target, path)).mode & 0o222).toBe(0);
+      }
+      expect(progress[progress.length - 1]).toMatchObject({ files_done: 301, files_total: 301 });
+    });
+
+    it('fails (retryably) when a small file changes while a thread copies it, publishing nothing', async () => {
+      withDataset('TCHG', { files: { ...manySmallFiles(), 'part-1/grow-late.txt': 'alpha' } });
+      const error = await runDatasetImport(
+        context('TCHG', { copyThreads: 2, threadAfterChunkModule: THREAD_HOOK }),
+      ).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        name: 'ImportTransientError',
+        code: 'source_changed',
+        details: [expect.objectContaining({ path: 'part-1/grow-late.txt' })],
+      });
+      expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TCHG')).toBe(false);
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('fails with source_changed when a small file was replaced by a symlink after preflight', async () => {
+      withDataset('TLNK', { files: manySmallFiles() });
+      const victim = join(dropzone.datasetDir('TLNK'), 'payload/part-2/f-5.txt');
+      // Preflight is over once the data staging area is opened.
+      const openStaging = storage.openStaging.bind(storage);
+      storage.openStaging = async (id) => {
+        if (id.includes('~data~')) {
+          rmSync(victim);
+          symlinkSync('/etc/hostname', victim);
+        }
+        return openStaging(id);
+      };
+      const error = await runDatasetImport(context('TLNK', { copyThreads: 2 })).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        name: 'ImportTransientError',
+        code: 'source_changed',
+        details: [
+          { code: 'source_changed', path: 'part-2/f-5.txt', message: 'replaced by a symlink' },
+        ],
+      });
+      expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TLNK')).toBe(false);
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('fails with source_changed when a small file changed size between preflight and copy', async () => {
+      withDataset('TSIZ', { files: manySmallFiles() });
+      const victim = join(dropzone.datasetDir('TSIZ'), 'payload/part-0/f-9.txt');
+      const openStaging = storage.openStaging.bind(storage);
+      storage.openStaging = async (id) => {
+        if (id.includes('~data~')) writeFileSync(victim, 'shorter');
+        return openStaging(id);
+      };
+      await expect(runDatasetImport(context('TSIZ', { copyThreads: 2 }))).rejects.toMatchObject({
+        name: 'ImportTransientError',
+        code: 'source_changed',
+        message: 'part-0/f-9.txt changed size between preflight and copy',
+      });
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('rejects a checksum mismatch of small files copied on threads', async () => {
+      const files = manySmallFiles();
+      const manifest = Object.entries(files)
+        .map(([path, content]) =>
+          path === 'part-1/f-4.txt' || path === 'part-2/f-200.txt'
+            ? `${'0'.repeat(64)}  ${path}\n`
+            : `${digest('sha256', content)}  ${path}\n`,
+        )
+        .join('');
+      withDataset('TBAD', { files, manifestText: { sha256: manifest } });
+      const error = (await runDatasetImport(context('TBAD', { copyThreads: 2 })).catch(
+        (e: unknown) => e,
+      )) as { name: string; code: string; details: { path: string }[] };
+      expect(error).toMatchObject({ name: 'ImportRejectedError', code: 'checksum_mismatch' });
+      expect(error.details.map((d) => d.path).sort()).toEqual([
+        'part-1/f-4.txt',
+        'part-2/f-200.txt',
+      ]);
+      expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TBAD')).toBe(false);
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('with copyThreads 0 (IMPORT_COPY_THREADS=0) copies them on the main thread, as before', async () => {
+      const files = manySmallFiles();
+      withDataset('MAIN', { files, manifests: ['md5'] });
+      const before = threadBatches();
+      const result = await runDatasetImport(context('MAIN', { copyThreads: 0 }));
+      expect(threadBatches()).toBe(before);
+      expect(result).toMatchObject({ files: 301, copied: true });
+      const provenance = JSON.parse(
+        readFileSync(join(storage.absolute(result.path), '.provisioner/provenance.json'), 'utf8'),
+      );
+      expect(provenance.files).toContainEqual({
+        path: 'part-1/f-10.txt',
+        size: Buffer.byteLength(files['part-1/f-10.txt']),
+        sha256: digest('sha256', files['part-1/f-10.txt']),
+        md5: digest('md5', files['part-1/f-10.txt']),
+      });
+    });
   });
 });

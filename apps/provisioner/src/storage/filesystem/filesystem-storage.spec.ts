@@ -1,8 +1,17 @@
-import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/dropzone-fixture';
 import { TargetExistsError } from '../storage-system';
 import { FilesystemStorage } from './filesystem-storage';
+import { openLocalObject } from './local-object';
 
 describe('FilesystemStorage', () => {
   let root: string;
@@ -61,6 +70,37 @@ describe('FilesystemStorage', () => {
     expect(() => storage.absolute('../outside')).toThrow('escapes');
     const area = await storage.openStaging('ok');
     await expect(area.createObject('../../escape')).rejects.toThrow('escapes');
+  });
+
+  it('prepares a local object for another thread to create: parents made, exclusive, read-only', async () => {
+    const area = await storage.openStaging('local');
+    const path = area.prepareLocalObject!('a/b/c.txt');
+    expect(path).toBe(join(root, '.staging/local/a/b/c.txt'));
+    expect(statSync(join(root, '.staging/local/a/b')).isDirectory()).toBe(true);
+    expect(existsSync(path)).toBe(false);
+    const writer = openLocalObject(path, 'local');
+    writer.write(Buffer.from('made elsewhere'));
+    writer.commit();
+    expect(readFileSync(path, 'utf8')).toBe('made elsewhere');
+    expect(statSync(path).mode & 0o777).toBe(0o444);
+    expect(() => openLocalObject(path, 'local')).toThrow(
+      expect.objectContaining({ code: 'EEXIST' }),
+    );
+    expect(() => area.prepareLocalObject!('../../escape')).toThrow('escapes');
+    await expect(area.sync()).resolves.toBeUndefined();
+  });
+
+  it('never re-creates a removed area for a local object: staging_lost, before or after prepare', async () => {
+    const area = await storage.openStaging('gone');
+    const prepared = area.prepareLocalObject!('x/y.txt');
+    rmSync(join(root, '.staging/gone'), { recursive: true });
+    expect(() => openLocalObject(prepared, 'gone')).toThrow(
+      expect.objectContaining({ code: 'staging_lost', id: 'gone' }),
+    );
+    expect(() => area.prepareLocalObject!('z/w.txt')).toThrow(
+      expect.objectContaining({ code: 'staging_lost' }),
+    );
+    expect(await storage.listStaging()).toEqual([]);
   });
 
   it('reports free space and reads small objects', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { closeSync, constants, mkdirSync, openSync, Stats, writeSync } from 'node:fs';
+import { constants, mkdirSync, Stats } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, statfs } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
@@ -11,9 +11,9 @@ import {
   SyncObjectWriter,
   TargetExistsError,
 } from '../storage-system';
+import { openLocalObject, READ_ONLY_FILE, stagingLostOnMissing } from './local-object';
 
 const STAGING_DIR = '.staging';
-const READ_ONLY_FILE = 0o444;
 const READ_ONLY_DIR = 0o555;
 
 async function fsyncPath(path: string): Promise<void> {
@@ -68,28 +68,6 @@ class FilesystemObjectWriter implements ObjectWriter {
   }
 }
 
-class FilesystemSyncObjectWriter implements SyncObjectWriter {
-  constructor(private readonly fd: number) {}
-
-  write(chunk: Uint8Array): void {
-    let offset = 0;
-    while (offset < chunk.length)
-      offset += writeSync(this.fd, chunk, offset, chunk.length - offset);
-  }
-
-  commit(): void {
-    closeSync(this.fd);
-  }
-
-  abort(): void {
-    closeSync(this.fd);
-  }
-}
-
-function stagingLostOnMissing(id: string, error: unknown): unknown {
-  return (error as NodeJS.ErrnoException).code === 'ENOENT' ? new StagingLostError(id) : error;
-}
-
 /**
  * syncfs(2) through coreutils' `sync -f`: one call flushes everything written to the
  * filesystem, which is what makes thousands of small files as fast as `cp -r` + `sync`.
@@ -117,8 +95,7 @@ class FilesystemStagingArea implements StagingArea {
   async createObject(relativePath: string): Promise<ObjectWriter> {
     const path = this.resolve(relativePath);
     await this.mkdirs(dirname(path));
-    // 'wx': a staging object is written once; finding one means the area is not fresh.
-    // Created read-only: the descriptor stays writable, and publishing needs no chmod per file.
+    // 'wx' and read-only, as openLocalObject (local-object.ts) explains.
     const handle = await open(path, 'wx', READ_ONLY_FILE).catch((error: unknown) => {
       throw stagingLostOnMissing(this.id, error);
     });
@@ -128,16 +105,19 @@ class FilesystemStagingArea implements StagingArea {
   }
 
   createObjectSync(relativePath: string): SyncObjectWriter {
+    return openLocalObject(this.prepareLocalObject(relativePath), this.id);
+  }
+
+  /**
+   * The object's parent directories are created here and the object counted as the area's
+   * (the fsync fallback of sync() covers it) before the caller creates it: a path that ends up
+   * never created only matters to an attempt that has failed already.
+   */
+  prepareLocalObject(relativePath: string): string {
     const path = this.resolve(relativePath);
     this.mkdirsSync(dirname(path));
-    let fd: number;
-    try {
-      fd = openSync(path, 'wx', READ_ONLY_FILE);
-    } catch (error) {
-      throw stagingLostOnMissing(this.id, error);
-    }
     this.files.push(path);
-    return new FilesystemSyncObjectWriter(fd);
+    return path;
   }
 
   async writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void> {

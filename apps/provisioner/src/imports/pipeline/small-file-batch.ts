@@ -1,0 +1,121 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { openLocalObject } from '../../storage/filesystem/local-object';
+import { StagingLostError } from '../../storage/storage-system';
+import { copySmallFileWithHashes, CopyResult } from './hashing-copy';
+import { ImportProblem, ImportTransientError } from './import-errors';
+
+/** One small file for a copy thread: its path in the payload, and where to create it. */
+export interface SmallFileJob {
+  path: string;
+  /** Absolute path from StagingArea.prepareLocalObject; its directories exist. */
+  target: string;
+}
+
+/** What the main thread posts to a copy thread: plain data only (structured clone). */
+export interface SmallFileBatch {
+  id: number;
+  stagingId: string;
+  /** The payload root the jobs' paths are relative to (joined in the thread). */
+  sourceRoot: string;
+  md5: boolean;
+  /** Read buffer size: the largest file of the batch plus one byte reads each file in one call. */
+  bufferBytes: number;
+  jobs: SmallFileJob[];
+  /**
+   * Test hook: a module exporting `afterChunk(display, source)`, called in the thread after
+   * each chunk read (how tests change a source file in the middle of a threaded copy).
+   */
+  afterChunkModule?: string;
+}
+
+/**
+ * An error as it crosses the thread boundary: structured clone keeps neither the class nor
+ * properties such as `code`, so they travel as fields and are rebuilt by reviveError.
+ */
+export interface SerializedError {
+  name: string;
+  message: string;
+  stack?: string;
+  code?: string;
+  errno?: number;
+  syscall?: string;
+  path?: string;
+  details?: ImportProblem[];
+  stagingId?: string;
+}
+
+/** Per job, in order: a result, or the error that stopped the batch (nothing after it). */
+export type SmallFileOutcome = CopyResult | { error: SerializedError };
+
+export interface SmallFileBatchReply {
+  id: number;
+  outcomes: SmallFileOutcome[];
+}
+
+export function serializeError(error: unknown): SerializedError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const e = error as Error & Partial<NodeJS.ErrnoException> & { details?: ImportProblem[] };
+  return {
+    name: e.name,
+    message: e.message,
+    stack: e.stack,
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e.errno === 'number' ? { errno: e.errno } : {}),
+    ...(e.syscall ? { syscall: e.syscall } : {}),
+    ...(e.path ? { path: e.path } : {}),
+    ...(error instanceof ImportTransientError ? { details: error.details } : {}),
+    ...(error instanceof StagingLostError ? { stagingId: error.id } : {}),
+  };
+}
+
+/** The error classes the pipeline and the job processor tell apart, as the copy threw them. */
+export function reviveError(serialized: SerializedError): Error {
+  let error: Error;
+  if (serialized.name === 'ImportTransientError') {
+    error = new ImportTransientError(serialized.code!, serialized.message, serialized.details);
+  } else if (serialized.name === 'StagingLostError') {
+    error = new StagingLostError(serialized.stagingId!);
+  } else {
+    // System errors (EACCES, EIO, ENOSPC...): same message and fields as Node gives them.
+    error = Object.assign(new Error(serialized.message), {
+      ...(serialized.code !== undefined ? { code: serialized.code } : {}),
+      ...(serialized.errno !== undefined ? { errno: serialized.errno } : {}),
+      ...(serialized.syscall !== undefined ? { syscall: serialized.syscall } : {}),
+      ...(serialized.path !== undefined ? { path: serialized.path } : {}),
+    });
+    if (serialized.name !== 'Error') error.name = serialized.name;
+  }
+  if (serialized.stack) error.stack = `${serialized.stack}\n    (in a small-file copy thread)`;
+  return error;
+}
+
+const requireHook = createRequire(__filename);
+
+/**
+ * Copies a batch in blocking calls, each file with copySmallFileWithHashes (the same checks as
+ * on the main thread), and stops at the first failure: the attempt is over then.
+ */
+export function runSmallFileBatch(batch: SmallFileBatch, buffer: Buffer): SmallFileOutcome[] {
+  const hook = batch.afterChunkModule
+    ? (requireHook(batch.afterChunkModule) as { afterChunk(display: string, source: string): void })
+    : undefined;
+  const outcomes: SmallFileOutcome[] = [];
+  for (const job of batch.jobs) {
+    try {
+      const source = join(batch.sourceRoot, job.path);
+      const writer = openLocalObject(job.target, batch.stagingId);
+      outcomes.push(
+        copySmallFileWithHashes(source, job.path, writer, {
+          md5: batch.md5,
+          buffer,
+          afterChunk: hook ? () => hook.afterChunk(job.path, source) : undefined,
+        }),
+      );
+    } catch (error) {
+      outcomes.push({ error: serializeError(error) });
+      break;
+    }
+  }
+  return outcomes;
+}

@@ -1,0 +1,354 @@
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { CopyResult } from './hashing-copy';
+import {
+  reviveError,
+  SmallFileBatch,
+  SmallFileBatchReply,
+  SmallFileJob,
+  SmallFileOutcome,
+} from './small-file-batch';
+
+/**
+ * Copy threads per worker process unless IMPORT_COPY_THREADS says otherwise: one per core, as
+ * each file's copy is blocking work (most of it kernel time in open and create). Capped at 4:
+ * more than the cores only contend (3 measured no better than 2 on 2 cores), and a worker pod
+ * is limited to 2 CPUs in the manifests anyway.
+ */
+export const DEFAULT_COPY_THREADS = Math.min(availableParallelism(), 4);
+/** Two batches queued per thread: it starts the next while the main thread reads the last. */
+const BATCHES_PER_THREAD = 2;
+/** Files per message: ~10 ms of work for 4 KiB files (32, 128 and 512 measured the same). */
+const DEFAULT_FILES_PER_BATCH = 128;
+
+/**
+ * A thread's garbage is a batch's worth (stat results, hashes, a few strings per file): a young
+ * generation of 1 MiB instead of V8's default keeps each thread's resident set ~3 MiB smaller
+ * (the worker's peak memory is a benchmark target), for no measurable copy time.
+ */
+const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1 };
+
+/**
+ * The thread entry next to this module: compiled JavaScript in the built app; under ts-jest or
+ * ts-node the TypeScript source, loaded through ts-node in the thread (require hooks are per
+ * thread, so the parent's do not apply there).
+ */
+function startWorker(): Worker {
+  if (!__filename.endsWith('.ts'))
+    return new Worker(join(__dirname, 'small-file-copy.thread.js'), {
+      resourceLimits: THREAD_LIMITS,
+    });
+  const resolveHere = createRequire(__filename).resolve;
+  const tsNode = JSON.stringify(resolveHere('ts-node'));
+  const entry = JSON.stringify(join(__dirname, 'small-file-copy.thread.ts'));
+  const searchDir = JSON.stringify(__dirname);
+  return new Worker(
+    `require(${tsNode}).register({ transpileOnly: true, projectSearchDir: ${searchDir} });\n` +
+      `require(${entry});`,
+    { eval: true, resourceLimits: THREAD_LIMITS },
+  );
+}
+
+let threadIds = 0;
+
+/** One worker thread and the batches it has been sent, answered in order. */
+class CopyThread {
+  readonly id = ++threadIds;
+  readonly ready: Promise<void>;
+  private readonly worker: Worker;
+  private readonly waiting = new Map<
+    number,
+    { resolve: (outcomes: SmallFileOutcome[]) => void; reject: (error: Error) => void }
+  >();
+  private crash: Error | null = null;
+  private exited = false;
+  private markReady!: () => void;
+  private markFailed!: (error: Error) => void;
+
+  constructor(
+    private readonly events: {
+      settled(thread: CopyThread): void;
+      exited(thread: CopyThread): void;
+    },
+  ) {
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.markReady = resolve;
+      this.markFailed = reject;
+    });
+    // Awaited by start() only; a thread that fails to load also fails its batches.
+    this.ready.catch(() => undefined);
+    this.worker = startWorker();
+    this.worker.on('message', (message: SmallFileBatchReply | 'ready') => {
+      if (message === 'ready') {
+        this.markReady();
+        this.idle();
+        return;
+      }
+      const waiter = this.waiting.get(message.id);
+      this.waiting.delete(message.id);
+      this.idle();
+      waiter?.resolve(message.outcomes);
+      this.events.settled(this);
+    });
+    this.worker.on('error', (error) => {
+      this.crash ??= error;
+    });
+    // Batches fail only once the thread has stopped: no write of theirs can land afterwards.
+    this.worker.on('exit', (code) => {
+      this.exited = true;
+      const error = this.crash ?? new Error(`small-file copy thread exited with code ${code}`);
+      this.markFailed(error);
+      const waiters = [...this.waiting.values()];
+      this.waiting.clear();
+      for (const waiter of waiters) waiter.reject(error);
+      this.events.exited(this);
+    });
+  }
+
+  get load(): number {
+    return this.waiting.size;
+  }
+
+  run(batch: SmallFileBatch): Promise<SmallFileOutcome[]> {
+    if (this.exited) return Promise.reject(this.crash ?? new Error('small-file copy thread gone'));
+    // Busy threads keep the process alive (a script awaiting its import); idle ones do not.
+    if (this.waiting.size === 0) this.worker.ref();
+    const outcome = new Promise<SmallFileOutcome[]>((resolve, reject) =>
+      this.waiting.set(batch.id, { resolve, reject }),
+    );
+    this.worker.postMessage(batch);
+    return outcome;
+  }
+
+  terminate(): Promise<number> {
+    return this.worker.terminate();
+  }
+
+  private idle(): void {
+    if (this.waiting.size === 0) this.worker.unref();
+  }
+}
+
+/**
+ * A fixed set of copy threads shared by every import of the process, started when first needed
+ * and kept for the next import. Idle threads do not hold the process open.
+ */
+export class SmallFileCopyPool {
+  private readonly threads: CopyThread[] = [];
+  private wakeups: (() => void)[] = [];
+  private closing = false;
+  private nextBatchId = 1;
+  /** Batches copied since the pool started (tests and diagnostics). */
+  batchesRun = 0;
+
+  constructor(private size: number) {}
+
+  get threadCount(): number {
+    return this.threads.length;
+  }
+
+  grow(size: number): void {
+    this.size = Math.max(this.size, size);
+  }
+
+  /** Starts every thread now and waits until each has loaded its code. */
+  async start(): Promise<void> {
+    while (this.threads.length < this.size) this.spawn();
+    await Promise.all(this.threads.map((thread) => thread.ready));
+  }
+
+  /**
+   * Waits for a thread with room, then asks `pick` for its batch synchronously, so the batch
+   * goes to that very thread (pick knows which, for keeping a directory on one thread).
+   * Resolves null when pick has nothing left, else with pick's tag and the batch's outcomes.
+   */
+  async runNext<T>(
+    pick: (threadId: number) => { batch: Omit<SmallFileBatch, 'id'>; tag: T } | null,
+  ): Promise<{ tag: T; outcomes: SmallFileOutcome[] } | null> {
+    for (;;) {
+      const thread = this.freeThread();
+      if (thread) {
+        const picked = pick(thread.id);
+        if (!picked) return null;
+        const outcomes = await thread.run({ ...picked.batch, id: this.nextBatchId++ });
+        this.batchesRun += 1;
+        return { tag: picked.tag, outcomes };
+      }
+      await new Promise<void>((resolve) => this.wakeups.push(resolve));
+    }
+  }
+
+  /**
+   * Ends the threads, each once its batches are answered (an import still running goes on with
+   * new threads that end when idle): for tests and an orderly process shutdown.
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.threads.filter((t) => t.load === 0).map((t) => this.end(t)));
+  }
+
+  private freeThread(): CopyThread | null {
+    let best: CopyThread | null = null;
+    for (const thread of this.threads) if (!best || thread.load < best.load) best = thread;
+    if ((!best || best.load > 0) && this.threads.length < this.size) best = this.spawn();
+    return best && best.load < BATCHES_PER_THREAD ? best : null;
+  }
+
+  private spawn(): CopyThread {
+    const thread = new CopyThread({
+      settled: (t) => {
+        if (this.closing && t.load === 0) void this.end(t);
+        this.wake();
+      },
+      exited: (t) => {
+        const at = this.threads.indexOf(t);
+        if (at >= 0) this.threads.splice(at, 1);
+        this.wake();
+      },
+    });
+    this.threads.push(thread);
+    return thread;
+  }
+
+  private async end(thread: CopyThread): Promise<void> {
+    const at = this.threads.indexOf(thread);
+    if (at >= 0) this.threads.splice(at, 1);
+    await thread.terminate();
+  }
+
+  private wake(): void {
+    const wakeups = this.wakeups;
+    this.wakeups = [];
+    for (const wakeup of wakeups) wakeup();
+  }
+}
+
+let shared: SmallFileCopyPool | null = null;
+
+/** The process's pool, sized for at least `threads` (and 1) threads, started as needed. */
+export function smallFileCopyPool(threads: number): SmallFileCopyPool {
+  if (!shared) shared = new SmallFileCopyPool(Math.max(1, threads));
+  else shared.grow(threads);
+  return shared;
+}
+
+/** Closes the process's pool (the next import starts a new one). */
+export async function closeSmallFileCopyPool(): Promise<void> {
+  const pool = shared;
+  shared = null;
+  await pool?.close();
+}
+
+export interface ThreadedCopyRequest {
+  threads: number;
+  stagingId: string;
+  md5: boolean;
+  /** Where the files' paths are relative to (the payload). */
+  sourceRoot: string;
+  /** The planned files themselves (no copies: this process keeps little per file). */
+  files: readonly { path: string; size: number }[];
+  /** StagingArea.prepareLocalObject: directories and bookkeeping on this thread, create there. */
+  prepare(path: string): string;
+  /** Each copied file's result, by its position in `files`; may throw to fail the copy. */
+  copied(position: number, result: CopyResult): void;
+  bytes(count: number): void;
+  /** True once something else (a large file's copy) has failed: no new batch is sent. */
+  stopped(): boolean;
+  filesPerBatch?: number;
+  afterChunkModule?: string;
+}
+
+interface Directory {
+  positions: number[];
+  next: number;
+}
+
+const remaining = (dir: Directory): number => dir.positions.length - dir.next;
+
+/**
+ * Copies small files on the pool's threads, in batches. A directory's files go to one thread
+ * as long as there are other directories to hand out, since ext4 takes a directory's lock for
+ * each creation in it (with 500 files per directory this made no measurable difference here;
+ * it costs nothing); small directories share a batch. Progress advances per batch. The first
+ * failure stops new batches; this returns (or throws that failure) only once every batch sent
+ * is answered, so no write lands after it.
+ */
+export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Promise<void> {
+  const pool = smallFileCopyPool(request.threads);
+  const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
+  const byDirectory = new Map<string, Directory>();
+  request.files.forEach((file, position) => {
+    const dir = dirname(file.path);
+    const entry = byDirectory.get(dir);
+    if (entry) entry.positions.push(position);
+    else byDirectory.set(dir, { positions: [position], next: 0 });
+  });
+  const directories = [...byDirectory.values()];
+  let unclaimed = 0;
+  const owned = new Map<number, Directory>();
+  let failed = false;
+  let failure: unknown;
+
+  const directoryFor = (threadId: number): Directory | null => {
+    const mine = owned.get(threadId);
+    if (mine && remaining(mine) > 0) return mine;
+    let next: Directory | null = unclaimed < directories.length ? directories[unclaimed++] : null;
+    // Nothing unclaimed left: help with the fullest directory another thread is working on.
+    if (!next)
+      for (const dir of owned.values())
+        if (remaining(dir) > (next ? remaining(next) : 0)) next = dir;
+    if (next) owned.set(threadId, next);
+    return next;
+  };
+
+  const pick = (threadId: number) => {
+    if (failed || request.stopped()) return null;
+    const positions: number[] = [];
+    while (positions.length < perBatch) {
+      const dir = directoryFor(threadId);
+      if (!dir) break;
+      const take = Math.min(perBatch - positions.length, remaining(dir));
+      positions.push(...dir.positions.slice(dir.next, dir.next + take));
+      dir.next += take;
+    }
+    if (positions.length === 0) return null;
+    let largest = 0;
+    const jobs: SmallFileJob[] = positions.map((position) => {
+      const file = request.files[position];
+      largest = Math.max(largest, file.size);
+      return { path: file.path, target: request.prepare(file.path) };
+    });
+    const batch: Omit<SmallFileBatch, 'id'> = {
+      stagingId: request.stagingId,
+      sourceRoot: request.sourceRoot,
+      md5: request.md5,
+      bufferBytes: largest + 1,
+      jobs,
+      ...(request.afterChunkModule ? { afterChunkModule: request.afterChunkModule } : {}),
+    };
+    return { batch, tag: positions };
+  };
+
+  const lane = async (): Promise<void> => {
+    for (;;) {
+      const answered = await pool.runNext(pick);
+      if (!answered) return;
+      answered.outcomes.forEach((outcome, k) => {
+        if ('error' in outcome) throw reviveError(outcome.error);
+        request.bytes(outcome.size);
+        request.copied(answered.tag[k], outcome);
+      });
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.max(1, request.threads) * BATCHES_PER_THREAD }, () =>
+      lane().catch((error: unknown) => {
+        if (!failed) failure = error;
+        failed = true;
+      }),
+    ),
+  );
+  if (failed) throw failure;
+}

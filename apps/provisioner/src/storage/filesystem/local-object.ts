@@ -1,0 +1,48 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { StagingLostError, SyncObjectWriter } from '../storage-system';
+
+/** Staged objects are created read-only: the descriptor stays writable, publishing needs no chmod. */
+export const READ_ONLY_FILE = 0o444;
+
+/** Creating an object whose directory is gone: the area was removed underneath the attempt. */
+export function stagingLostOnMissing(stagingId: string, error: unknown): unknown {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT'
+    ? new StagingLostError(stagingId)
+    : error;
+}
+
+/**
+ * A SyncObjectWriter over a file descriptor. Kept apart from filesystem-storage.ts so a copy
+ * thread (small-file-copy.thread.ts) loads only this and the hashing copy.
+ */
+class LocalSyncObjectWriter implements SyncObjectWriter {
+  constructor(private readonly fd: number) {}
+
+  write(chunk: Uint8Array): void {
+    let offset = 0;
+    while (offset < chunk.length)
+      offset += writeSync(this.fd, chunk, offset, chunk.length - offset);
+  }
+
+  commit(): void {
+    closeSync(this.fd);
+  }
+
+  abort(): void {
+    closeSync(this.fd);
+  }
+}
+
+/**
+ * Creates the object at an absolute path handed out by StagingArea.prepareLocalObject (whose
+ * parent directories exist), on whichever thread calls it. 'wx': a staging object is written
+ * once, so finding one means the area is not fresh; a missing parent means the area was removed
+ * underneath the attempt (StagingLostError with `stagingId`), never re-created here.
+ */
+export function openLocalObject(path: string, stagingId: string): SyncObjectWriter {
+  try {
+    return new LocalSyncObjectWriter(openSync(path, 'wx', READ_ONLY_FILE));
+  } catch (error) {
+    throw stagingLostOnMissing(stagingId, error);
+  }
+}
