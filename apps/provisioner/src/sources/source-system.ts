@@ -45,6 +45,14 @@ export interface SourceDatasetLocation {
 
 export type DatasetFilter = (submission: SourceSubmission, datasetId: string) => boolean;
 
+export interface FindDatasetOptions {
+  /**
+   * false: the manifests and payload are not inspected (`ready` means delivered, the counts are
+   * null). For the import, whose preflight checks every file itself. Default true.
+   */
+  payload?: boolean;
+}
+
 export interface SourceSystem {
   readonly name: string;
   readonly type: string;
@@ -64,6 +72,7 @@ export interface SourceSystem {
    */
   findDataset(
     datasetId: string,
+    options?: FindDatasetOptions,
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null>;
   locateDataset(datasetId: string): SourceDatasetLocation;
 }

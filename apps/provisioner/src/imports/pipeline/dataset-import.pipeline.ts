@@ -72,7 +72,8 @@ const SHARED_SLICE_MS = 2;
  */
 export async function runDatasetImport(ctx: DatasetImportContext): Promise<DatasetImportResult> {
   const startedAt = new Date();
-  const found = await ctx.source.findDataset(ctx.datasetId);
+  // The payload is checked file by file in preflight: not read here a first time.
+  const found = await ctx.source.findDataset(ctx.datasetId, { payload: false });
   if (!found)
     throw new ImportRejectedError(
       'unknown_dataset',

@@ -1,6 +1,7 @@
 import { readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest, tempDir, writeDatasetDirectory } from '../../../test/support/dropzone-fixture';
+import { inspectDelivery } from './dataset-directory';
 import { DatasetInspector } from './dataset-inspector';
 
 const FILES = { 'top.txt': 'top', 'sub/deep.txt': 'deep' };
@@ -77,5 +78,24 @@ describe('DatasetInspector', () => {
     const dirs = [deliveredDataset(), deliveredDataset(), deliveredDataset()];
     expect((await inspector.inspectMany(dirs)).map((i) => i.ready)).toEqual([true, true, true]);
     expect(inspector.size).toBe(2);
+  });
+});
+
+describe('inspectDelivery (what the import asks before its own preflight)', () => {
+  it('reports delivery only: directory and marker, never the manifests or payload', () => {
+    const dir = deliveredDataset(false);
+    rmSync(join(dir, 'payload/sub/deep.txt'));
+    expect(inspectDelivery(dir)).toEqual({
+      ready: true,
+      reason: null,
+      reasonDetail: null,
+      fileCount: null,
+      byteSize: null,
+    });
+    expect(new DatasetInspector().refresh(dir)).toMatchObject({ reason: 'files_missing' });
+    rmSync(join(dir, '.ready'));
+    expect(inspectDelivery(dir)).toMatchObject({ ready: false, reason: 'marker_missing' });
+    rmSync(dir, { recursive: true });
+    expect(inspectDelivery(dir)).toMatchObject({ ready: false, reason: 'not_delivered' });
   });
 });

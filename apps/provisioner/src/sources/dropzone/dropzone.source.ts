@@ -1,13 +1,18 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mapTimeSliced } from '../../common/time-sliced';
-import { DirectoryInspection, PAYLOAD_DIR } from '../dataset-directory/dataset-directory';
+import {
+  DirectoryInspection,
+  inspectDelivery,
+  PAYLOAD_DIR,
+} from '../dataset-directory/dataset-directory';
 import { DatasetInspector } from '../dataset-directory/dataset-inspector';
 import { JsonFileCache, JsonObject, readJsonObject } from '../dataset-directory/json-file-cache';
 import { isSafeSegment } from '../safe-segment';
 import { DropzoneSourceConfig } from '../source-config';
 import {
   DatasetFilter,
+  FindDatasetOptions,
   SourceDataset,
   SourceDatasetLocation,
   SourceSubmission,
@@ -73,6 +78,7 @@ export class DropzoneSource implements SourceSystem {
 
   async findDataset(
     datasetId: string,
+    options: FindDatasetOptions = {},
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null> {
     if (!isSafeSegment(datasetId)) return null;
     const dir = this.locateDataset(datasetId).directory;
@@ -84,7 +90,9 @@ export class DropzoneSource implements SourceSystem {
       ? hinted
       : (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId));
     if (!submission) return null;
-    const dataset = this.toDataset(datasetId, submission, this.inspector.refresh(dir), meta);
+    const inspection =
+      options.payload === false ? inspectDelivery(dir) : this.inspector.refresh(dir);
+    const dataset = this.toDataset(datasetId, submission, inspection, meta);
     return { dataset, submission };
   }
 

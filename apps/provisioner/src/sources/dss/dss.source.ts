@@ -1,13 +1,18 @@
 import { join } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
 import { mapTimeSliced } from '../../common/time-sliced';
-import { DirectoryInspection, PAYLOAD_DIR } from '../dataset-directory/dataset-directory';
+import {
+  DirectoryInspection,
+  inspectDelivery,
+  PAYLOAD_DIR,
+} from '../dataset-directory/dataset-directory';
 import { DatasetInspector } from '../dataset-directory/dataset-inspector';
 import { isSafeSegment } from '../safe-segment';
 import { datasetFromInspection } from '../source-dataset';
 import { DssSourceConfig } from '../source-config';
 import {
   DatasetFilter,
+  FindDatasetOptions,
   SourceDataset,
   SourceDatasetLocation,
   SourceSubmission,
@@ -76,12 +81,15 @@ export class DssSource implements SourceSystem {
 
   async findDataset(
     datasetId: string,
+    options: FindDatasetOptions = {},
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null> {
     if (!isSafeSegment(datasetId)) return null;
     for (const submission of await this.listSubmissions()) {
       const record = (submission.raw as DssRaw).datasets.find((d) => d.dataset_id === datasetId);
       if (record) {
-        const inspection = this.inspector.refresh(this.directoryOf(record));
+        const dir = this.directoryOf(record);
+        const inspection =
+          options.payload === false ? inspectDelivery(dir) : this.inspector.refresh(dir);
         return { dataset: this.toDataset(record, submission, inspection), submission };
       }
     }
