@@ -2,7 +2,7 @@
 #   catalog-api         node dist/apps/catalog-api/apps/catalog-api/src/main.js   (the default)
 #   catalog migrations  node dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js
 #   provisioner API     node dist/apps/provisioner/apps/provisioner/src/main.js
-#   provisioner worker  node dist/apps/provisioner/apps/provisioner/src/worker.js
+#   provisioner worker  node --max-semi-space-size=4 dist/apps/provisioner/apps/provisioner/src/worker.js
 # Settings come from the environment at run time; the image holds no secrets.
 
 # ---- build: all dependencies, compile both apps -------------------------------------------

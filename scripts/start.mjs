@@ -144,8 +144,8 @@ async function stopAll(code) {
 }
 
 /** Services run in process groups of their own, so each gets exactly one SIGTERM, from us. */
-function startProcess(name, script, env) {
-  const child = spawn(process.execPath, [script], { cwd: root, env, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+function startProcess(name, script, env, nodeArgs = []) {
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: root, env, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       say(`${name} exited unexpectedly (${signal ?? code}); stopping everything`);
@@ -191,7 +191,10 @@ async function main() {
 
   const catalog = startProcess('catalog-api', join(catalogDist, 'main.js'), { ...catalogEnv, MIGRATIONS_RUN: 'false' });
   const api = startProcess('provisioner-api', join(provisionerDist, 'main.js'), provisionerEnv);
-  const worker = startProcess('provisioner-worker', join(provisionerDist, 'worker.js'), provisionerEnv);
+  // The same flag as in the manifests (k8s/base/provisioner/worker-deployment.yaml).
+  const worker = startProcess('provisioner-worker', join(provisionerDist, 'worker.js'), provisionerEnv, [
+    '--max-semi-space-size=4',
+  ]);
   await Promise.all([
     waitReady(`http://127.0.0.1:${catalogEnv.PORT}/health/ready`, catalog),
     waitReady(`http://127.0.0.1:${provisionerEnv.PORT}/health/ready`, api),

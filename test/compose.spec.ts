@@ -80,10 +80,15 @@ describe('docker-compose.yml', () => {
       migrate: ['node', 'dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js'],
       'catalog-api': ['node', 'dist/apps/catalog-api/apps/catalog-api/src/main.js'],
       'provisioner-api': ['node', 'dist/apps/provisioner/apps/provisioner/src/main.js'],
-      'provisioner-worker': ['node', 'dist/apps/provisioner/apps/provisioner/src/worker.js'],
+      'provisioner-worker': [
+        'node',
+        '--max-semi-space-size=4',
+        'dist/apps/provisioner/apps/provisioner/src/worker.js',
+      ],
     });
     for (const command of Object.values(entries)) {
-      const source = command![1].replace(/^dist\/apps\/[^/]+\//, '').replace(/\.js$/, '.ts');
+      const script = command!.find((part) => part.startsWith('dist/'))!;
+      const source = script.replace(/^dist\/apps\/[^/]+\//, '').replace(/\.js$/, '.ts');
       expect(existsSync(join(ROOT, source))).toBe(true);
     }
   });

@@ -75,11 +75,12 @@ export async function startNodeProcess(
   script: string,
   env: NodeJS.ProcessEnv,
   readyUrl: string,
-  timeoutMs = 60_000,
+  options: { timeoutMs?: number; nodeArgs?: string[] } = {},
 ): Promise<RunningProcess> {
   const started = performance.now();
+  const timeoutMs = options.timeoutMs ?? 60_000;
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the measured process.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, requireBuilt(script)], {
     cwd: ROOT,
     env,

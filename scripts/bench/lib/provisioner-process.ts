@@ -40,5 +40,7 @@ export async function startWorker(env: NodeJS.ProcessEnv): Promise<RunningProces
     join(PROVISIONER_DIST, 'worker.js'),
     { ...env, WORKER_HEALTH_PORT: String(port) },
     `http://127.0.0.1:${port}/health/ready`,
+    // As the manifests start it (k8s/base/provisioner/worker-deployment.yaml).
+    { nodeArgs: ['--max-semi-space-size=4'] },
   );
 }
