@@ -13,6 +13,7 @@ const DISEASES = [
   'D:6\tasthma',
   'D:7\t100% remission_state',
   'D:8\t100 percent remission state',
+  'D:9\tback\\slash 100%_ long label',
 ];
 // 60 labels containing "syndrome", none equal to it and 10 starting with it.
 const SYNDROMES = Array.from({ length: 60 }, (_, i) =>
@@ -110,28 +111,43 @@ describe('GET /api/termsearch/{category}', () => {
 
   // Short searches take another query shape (the 1–2-character substring index); the results
   // must be what the contract says, computed here independently from every label.
-  it.each(['y', 'S', 'iA', 'e ', '0', '%', '2 ', 'zq', '-'])(
-    'answers the short search %p with every match in contract order',
-    async (text) => {
-      const labels = [...DISEASES, ...SYNDROMES].map((line) => line.split('\t')[1]);
-      const needle = text.toLowerCase();
-      const rank = (label: string): number =>
-        label.toLowerCase() === needle ? 0 : label.toLowerCase().startsWith(needle) ? 1 : 2;
-      const byteOrder = (a: string, b: string): number =>
-        Buffer.compare(Buffer.from(a.toLowerCase()), Buffer.from(b.toLowerCase()));
-      const expected = labels
-        .filter((label) => label.toLowerCase().includes(needle))
-        .sort((a, b) => rank(a) - rank(b) || byteOrder(a, b));
-      const found: string[] = [];
-      for (let page = 1; ; page++) {
-        const body = (await search('disease', { search: text, page: String(page) }).expect(200))
-          .body as { results: { text: string }[]; pagination: { more: boolean } };
-        found.push(...texts(body));
-        if (!body.pagination.more) break;
-      }
-      expect(found).toEqual(expected);
-    },
-  );
+  // Long searches (over LONG_SEARCH_WINDOW characters) too: they find rows by their first
+  // characters only, with LIKE metacharacters and a backslash inside and outside that window.
+  it.each([
+    'y',
+    'S',
+    'iA',
+    'e ',
+    '0',
+    '%',
+    '2 ',
+    'zq',
+    '-',
+    'syndrome variant 0',
+    '100% remission_stat',
+    '0% remission_state',
+    'k\\slash 100%_ long',
+    'slash 100%_ long l',
+    'syndrome variant 0x',
+  ])('answers the search %p with every match in contract order', async (text) => {
+    const labels = [...DISEASES, ...SYNDROMES].map((line) => line.split('\t')[1]);
+    const needle = text.toLowerCase();
+    const rank = (label: string): number =>
+      label.toLowerCase() === needle ? 0 : label.toLowerCase().startsWith(needle) ? 1 : 2;
+    const byteOrder = (a: string, b: string): number =>
+      Buffer.compare(Buffer.from(a.toLowerCase()), Buffer.from(b.toLowerCase()));
+    const expected = labels
+      .filter((label) => label.toLowerCase().includes(needle))
+      .sort((a, b) => rank(a) - rank(b) || byteOrder(a, b));
+    const found: string[] = [];
+    for (let page = 1; ; page++) {
+      const body = (await search('disease', { search: text, page: String(page) }).expect(200))
+        .body as { results: { text: string }[]; pagination: { more: boolean } };
+      found.push(...texts(body));
+      if (!body.pagination.more) break;
+    }
+    expect(found).toEqual(expected);
+  });
 
   it('searches a reloaded label by its new text only (the stored lower-case label follows it)', async () => {
     const terms = t.app.get(TermsService);
