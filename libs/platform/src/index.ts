@@ -1,5 +1,6 @@
 export * from './settings';
 export {
+  assignRequestId,
   LoggingModule,
   logRequestCompleted,
   requestId,

@@ -12,10 +12,17 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function requestId(req: IncomingMessage & { id?: unknown }, res: ServerResponse): string {
   if (typeof req.id === 'string') return req.id;
+  const id = assignRequestId(req);
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/** requestId without the response header, for a caller that writes its headers itself. */
+export function assignRequestId(req: IncomingMessage & { id?: unknown }): string {
+  if (typeof req.id === 'string') return req.id;
   const incoming = req.headers[REQUEST_ID_HEADER];
   const id =
     typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-  res.setHeader('X-Request-Id', id);
   req.id = id;
   return id;
 }

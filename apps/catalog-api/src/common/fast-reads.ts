@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { IncomingMessage, OutgoingHttpHeader, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { API_KEY_HEADER, hashApiKey } from '@app/auth';
-import { HttpMetrics, logRequestCompleted, requestId, routeTemplate } from '@app/platform';
+import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CachedResponse, ResponseCache } from './response-cache';
 
@@ -14,7 +14,8 @@ const KEY_IN_QUERY = /[?&]API_KEY=/i;
 
 /** A response the full pipeline produced, with what it takes to produce it again byte for byte. */
 interface FastEntry extends CachedResponse {
-  headers: [string, OutgoingHttpHeader][];
+  /** Name, value, name, value… as `writeHead` takes them, Content-Length included. */
+  headers: string[];
   route: string;
   expiresAt?: number;
 }
@@ -90,12 +91,14 @@ export class FastReads {
     const caller = callerOf(req);
     if (req.method !== 'GET' || caller === null) return;
     if (KEY_IN_QUERY.test(req.originalUrl)) return;
-    const headers: [string, OutgoingHttpHeader][] = [];
+    const headers: string[] = [];
     for (const name of res.getHeaderNames()) {
       // Per request: set again on each answer.
       if (name === 'x-request-id') continue;
-      headers.push([name, res.getHeader(name)!]);
+      const value = res.getHeader(name)!;
+      for (const one of Array.isArray(value) ? value : [value]) headers.push(name, String(one));
     }
+    headers.push('content-length', String(response.body.length));
     this.index.set(this.keyOf(version, caller, req.originalUrl), {
       ...response,
       headers,
@@ -128,18 +131,19 @@ export class FastReads {
 
   private answer(req: IncomingMessage, res: ServerResponse, entry: FastEntry): void {
     const started = performance.now();
-    requestId(req, res);
-    this.metrics?.track(req, res, () => entry.route);
-    res.once('close', () => logRequestCompleted(req, res, Math.round(performance.now() - started)));
-    for (const [name, value] of entry.headers) res.setHeader(name, value);
-    const ifNoneMatch = req.headers['if-none-match'];
-    if (matchesEtag(ifNoneMatch, entry.etag)) {
-      res.statusCode = 304;
+    const id = assignRequestId(req);
+    res.once('close', () => {
+      this.metrics?.record(req, res, entry.route, started);
+      logRequestCompleted(req, res, Math.round(performance.now() - started));
+    });
+    // Headers as one flat list: writeHead then skips the per-header bookkeeping of setHeader.
+    if (matchesEtag(req.headers['if-none-match'], entry.etag)) {
+      // A 304 carries the validators but no body, so no Content-Length.
+      res.writeHead(304, [...entry.headers.slice(0, -2), 'x-request-id', id]);
       res.end();
       return;
     }
-    res.statusCode = 200;
-    res.setHeader('Content-Length', entry.body.length);
+    res.writeHead(200, [...entry.headers, 'x-request-id', id]);
     res.end(entry.body);
   }
 
