@@ -1,9 +1,11 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { loadCatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
+import { CatalogVersionService } from '../../apps/catalog-api/src/catalog-version/catalog-version.service';
 import { CatalogVersionTracker } from '../../apps/catalog-api/src/catalog-version/catalog-version.tracker';
 import { createCatalogApp } from '../../apps/catalog-api/src/http-app';
 import { createCatalogDatabase } from './databases';
+import { until } from './wait';
 
 export const TEST_GLOBAL_KEY = 'test-global-key-0123456789abcdef0123456789';
 
@@ -23,23 +25,13 @@ export interface CatalogTestApp {
 }
 
 /** Polls until the app's version tracker holds the version the database has now. */
-export async function waitForVersion(
-  app: NestExpressApplication,
-  dataSource: DataSource,
-): Promise<void> {
+export function waitForVersion(app: NestExpressApplication, dataSource: DataSource): Promise<void> {
   const tracker = app.get(CatalogVersionTracker);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const [{ version }] = await dataSource.query<{ version: string }[]>(
-      'SELECT version FROM catalog_version WHERE id = 1',
-    );
-    if (tracker.known() === version) return;
-    if (Date.now() > deadline)
-      throw new Error(
-        `the app still knows version ${tracker.known()}, the database has ${version}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  const versions = app.get(CatalogVersionService);
+  return until(
+    async () => tracker.known() === (await versions.current(dataSource.manager)),
+    "the app's version tracker to know the database's version",
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { withClient } from '../../scripts/lib/pg-client';
 import Redis from 'ioredis';
 
 /** What the global setup found; read back by every test worker through the environment. */
@@ -71,12 +72,6 @@ export async function redisAnswers(url: string): Promise<boolean> {
 }
 
 /** Runs SQL against the server's maintenance database. */
-export async function withAdminClient<T>(serverUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: databaseUrl(serverUrl, 'postgres') });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
+export function withAdminClient<T>(serverUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
+  return withClient(databaseUrl(serverUrl, 'postgres'), work);
 }

@@ -1,11 +1,12 @@
 import request from 'supertest';
-import { Client } from 'pg';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { CatalogVersionTracker } from '../src/catalog-version/catalog-version.tracker';
 import { FastReads } from '../src/common/fast-reads';
 import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
 import { freePort, startAppProcess, AppProcess } from '../../../test/support/app-process';
 import { metricSample } from '../../../test/support/prometheus-text';
+import { until } from '../../../test/support/wait';
+import { withClient } from '../../../scripts/lib/pg-client';
 import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
 
 interface LogLine {
@@ -37,27 +38,13 @@ async function fastAnswersDuring(work: () => Promise<unknown>): Promise<number> 
   }
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A write made behind the app's back, as the CLI or another replica would. */
 async function externalSql(
   databaseUrl: string,
   sql: string,
   params: unknown[] = [],
 ): Promise<void> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(sql, params);
-  } finally {
-    await client.end();
-  }
+  await withClient(databaseUrl, (client) => client.query(sql, params));
 }
 
 async function projectTitles(c: DemoCatalog, key: keyof typeof KEYS = 'global'): Promise<string[]> {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from 'pg';
+import { prng } from '../../lib/prng';
 import { ROOT } from '../lib/processes';
 
 const VOCABULARIES = join(ROOT, 'apps/catalog-api/src/terms/vocabularies');
@@ -17,18 +18,6 @@ function realWords(): string[] {
     }
   }
   return [...words].sort();
-}
-
-/** A small deterministic PRNG (mulberry32): the same terms on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { withClient } from '../../lib/pg-client';
 
 /** The Postgres server the benchmarks create their own databases on (never an existing one). */
 export function benchServerUrl(): string {
@@ -8,15 +8,7 @@ export function benchServerUrl(): string {
   return 'postgres://postgres@127.0.0.1:5432';
 }
 
-export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
+export { withClient };
 
 export interface BenchDatabase {
   name: string;

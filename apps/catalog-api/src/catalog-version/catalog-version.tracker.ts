@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Client, Notification } from 'pg';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { CatalogVersionService } from './catalog-version.service';
+import { CatalogVersionService, CURRENT_VERSION_SQL } from './catalog-version.service';
 
 export const CATALOG_VERSION_CHANNEL = 'catalog_version';
 /** How often the listening connection is asked the version anyway: the bound on staleness when its socket dies silently. */
@@ -128,8 +128,20 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
 
   private onNotification(message: Notification): void {
     if (message.channel !== CATALOG_VERSION_CHANNEL || !/^\d+$/.test(message.payload ?? '')) return;
-    this.heard = later(this.heard, message.payload!);
+    // Heard, not read: never a reason to vouch again after an invalidation.
+    this.learn(message.payload!);
+  }
+
+  /**
+   * Takes note of a committed version. It becomes the vouched-for version again only when it
+   * was read after the latest invalidation (`readInEpoch` is the epoch the read started in),
+   * the listener is up and no write through this replica is in flight.
+   */
+  private learn(version: string, readInEpoch?: number): void {
+    this.heard = later(this.heard, version);
     if (this.version !== null) this.version = later(this.version, this.heard);
+    else if (readInEpoch === this.epoch && this.client !== null && this.writesInFlight === 0)
+      this.version = this.heard;
   }
 
   /** Reads the version and trusts it only if nothing invalidated it meanwhile. */
@@ -142,8 +154,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
       // The listener's heartbeat (or its reconnection) tries again.
       return;
     }
-    if (epoch !== this.epoch || this.client === null || this.writesInFlight > 0) return;
-    this.version = later(read, this.heard);
+    this.learn(read, epoch);
   }
 
   /** Proves the listening connection alive and catches anything a notification missed. */
@@ -151,14 +162,8 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     if (this.client !== client) return;
     try {
       const epoch = this.epoch;
-      const result = await client.query<{ version: string }>(
-        'SELECT version FROM catalog_version WHERE id = 1',
-      );
-      const read = result.rows[0]?.version ?? '0';
-      this.heard = later(this.heard, read);
-      if (this.version !== null) this.version = later(this.version, this.heard);
-      else if (epoch === this.epoch && this.writesInFlight === 0 && this.client === client)
-        this.version = this.heard;
+      const result = await client.query<{ version: string }>(CURRENT_VERSION_SQL);
+      this.learn(result.rows[0]?.version ?? '0', epoch);
     } catch (error) {
       client.emit('error', error);
       return;
