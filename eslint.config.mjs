@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'data/**', '**/*.d.mts'] },
+  { ignores: ['dist/**', '.bench/**', 'node_modules/**', 'coverage/**', '.data/**', 'data/**', '**/*.d.mts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

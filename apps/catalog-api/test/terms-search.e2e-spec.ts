@@ -41,6 +41,29 @@ function texts(body: { results: { text: string }[] }): string[] {
   return body.results.map((result) => result.text);
 }
 
+/** What the contract says a search returns, computed from the labels without the database. */
+function contractOrder(labels: string[], text: string): string[] {
+  const needle = text.toLowerCase();
+  const rank = (label: string): number =>
+    label.toLowerCase() === needle ? 0 : label.toLowerCase().startsWith(needle) ? 1 : 2;
+  const byteOrder = (a: string, b: string): number =>
+    Buffer.compare(Buffer.from(a.toLowerCase()), Buffer.from(b.toLowerCase()));
+  return labels
+    .filter((label) => label.toLowerCase().includes(needle))
+    .sort((a, b) => rank(a) - rank(b) || byteOrder(a, b));
+}
+
+/** Every page of a search, in order, as texts. */
+async function everyPage(category: string, text: string): Promise<string[]> {
+  const found: string[] = [];
+  for (let page = 1; ; page++) {
+    const body = (await search(category, { search: text, page: String(page) }).expect(200))
+      .body as { results: { text: string }[]; pagination: { more: boolean } };
+    found.push(...texts(body));
+    if (!body.pagination.more) return found;
+  }
+}
+
 describe('GET /api/termsearch/{category}', () => {
   it('ranks exact matches first, then prefixes, then the rest, each by label, case-insensitively', async () => {
     const response = await search('disease', { search: 'DIABETES', page: '1' }).expect(200);
@@ -131,22 +154,46 @@ describe('GET /api/termsearch/{category}', () => {
     'syndrome variant 0x',
   ])('answers the search %p with every match in contract order', async (text) => {
     const labels = [...DISEASES, ...SYNDROMES].map((line) => line.split('\t')[1]);
-    const needle = text.toLowerCase();
-    const rank = (label: string): number =>
-      label.toLowerCase() === needle ? 0 : label.toLowerCase().startsWith(needle) ? 1 : 2;
-    const byteOrder = (a: string, b: string): number =>
-      Buffer.compare(Buffer.from(a.toLowerCase()), Buffer.from(b.toLowerCase()));
-    const expected = labels
-      .filter((label) => label.toLowerCase().includes(needle))
-      .sort((a, b) => rank(a) - rank(b) || byteOrder(a, b));
-    const found: string[] = [];
-    for (let page = 1; ; page++) {
-      const body = (await search('disease', { search: text, page: String(page) }).expect(200))
-        .body as { results: { text: string }[]; pagination: { more: boolean } };
-      found.push(...texts(body));
-      if (!body.pagination.more) break;
-    }
-    expect(found).toEqual(expected);
+    expect(await everyPage('disease', text)).toEqual(contractOrder(labels, text));
+  });
+
+  // The "anywhere" rank first walks the first 100 labels per result needed (2,600 for page 1)
+  // in label order and falls back to an index lookup of every match when the walk finds too
+  // few. 3,000 labels put matches on both sides of where the walk stops.
+  describe('in a category larger than the label walk', () => {
+    let labels: string[];
+
+    beforeAll(async () => {
+      const lines = Array.from({ length: 3000 }, (_, i) => {
+        const number = String(i).padStart(4, '0');
+        const words = [
+          i % 3 === 0 ? 'often' : '',
+          i % 120 === 7 ? 'mid' : '',
+          i === 100 || i === 2900 ? 'rare' : '',
+          i === 50 || i === 2950 ? 'qz' : '',
+        ];
+        return `T:${number}\tstudy ${number} ${words.filter(Boolean).join(' ')}`.trimEnd();
+      });
+      // Labels that start with the search sort before the others and are the prefix rank.
+      for (let i = 0; i < 200; i++) lines.push(`O:${i}\toften first ${i}`);
+      await t.app.get(TermsService).loadVocabulary('study', lines.join('\n'), 'tsv');
+      const rows: { label: string }[] = await t.dataSource.query(
+        `SELECT label FROM terms WHERE category = 'study'`,
+      );
+      labels = rows.map((row) => row.label);
+    });
+
+    it.each([
+      ['often', 'a third of the labels, after 200 that start with it: the walk fills every page'],
+      ['mid', '20 matches in the walk, 5 after it'],
+      ['rare', 'one match in the walk, one after it'],
+      ['qz', 'two characters, one match in the walk, one after it'],
+      ['y 29', 'every match after the walk'],
+    ])('answers %p (%s) with every match in contract order', async (text) => {
+      const expected = contractOrder(labels, text);
+      expect(expected.length).toBeGreaterThan(1);
+      expect(await everyPage('study', text)).toEqual(expected);
+    });
   });
 
   it('searches a reloaded label by its new text only (the stored lower-case label follows it)', async () => {

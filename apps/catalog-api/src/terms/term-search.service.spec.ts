@@ -1,15 +1,22 @@
-import { escapeLikePattern, needsShortGramIndex } from './term-search.service';
+import { escapeLikePattern, indexedMatchFor, LONG_SEARCH_WINDOW } from './term-search.service';
 
-describe('needsShortGramIndex', () => {
-  it.each(['zq', 'In', '2 ', '0', '%', '-', 'é', 'ж', '😀'])(
-    'sends %p through the 1–2-character substring index',
+describe('indexedMatchFor', () => {
+  it.each(['zq', 'In', '2 ', '0', 'a', '%', 'é', 'ж', '😀'])(
+    'finds the rare matches of %p through the 1–2-character substring index',
     (search) => {
-      expect(needsShortGramIndex(search)).toBe(true);
+      expect(indexedMatchFor(search)).toBe('short');
     },
   );
 
-  it.each(['a', 'Q', 'syn', 'parkinson', 'ic ac'])('leaves %p to the other indexes', (search) => {
-    expect(needsShortGramIndex(search)).toBe(false);
+  it.each(['syn', 'parkinson', 'ic ac', 'x'.repeat(LONG_SEARCH_WINDOW)])(
+    'finds those of %p through the trigram index',
+    (search) => {
+      expect(indexedMatchFor(search)).toBe('trigram');
+    },
+  );
+
+  it('finds those of a longer search through the trigram index by its first characters', () => {
+    expect(indexedMatchFor('x'.repeat(LONG_SEARCH_WINDOW + 1))).toBe('window');
   });
 });
 

@@ -20,44 +20,77 @@ export interface TermSearchPage {
  * Case-insensitive substring match ranked exact > prefix > anywhere, then by label (lower-cased,
  * byte order "C", so the order is the same on every server), then id.
  *
- * Each rank is its own sub-query with its own ORDER BY … LIMIT, so Postgres can stop early:
- * a common substring ("e") walks IDX_terms_category_label_lower in label order and stops after
- * one page, a rare one ("parkinson") is found through the trigram index and only its few rows
- * are sorted. A single query ordered by a CASE expression would rank every matching row first
- * (120 ms for "e" over 100,000 terms against under 1 ms this way; docs/decisions.md, term search).
+ * Each rank is its own sub-query with its own ORDER BY … LIMIT, so Postgres can stop early.
  * One row more than a page is fetched to know whether another page exists (no count query).
- * `label_lower` is the stored `lower(label)` in "C" order (migration TermSearchLowerLabel).
+ * A single query ordered by a CASE expression would rank every matching row first (120 ms for
+ * "e" over 100,000 terms; docs/decisions.md, term search). `label_lower` is the stored
+ * `lower(label)` in "C" order (migration TermSearchLowerLabel).
  *
- * For short searches (see `needsShortGramIndex`) the "anywhere" rank is written differently:
- * `term_short_grams(…) @> …` is implied by the match, so it changes no result, but it lets
- * Postgres find the rows through IDX_terms_short_grams instead of scanning the category
- * (`left(…, 2)` keeps it a necessary condition even if lower-casing lengthens the text). The
- * match itself is then `strpos`, which no index serves: with LIKE, Postgres also used the
- * trigram index and ANDed the two bitmaps, and the trigram match must be rechecked row by row,
- * recomputing the substring function for each (" k": 67 ms instead of 9 ms).
+ * The "anywhere" rank is where the time goes, and how to find its rows depends on how common
+ * the search is, which the planner cannot know (its estimate for `LIKE '%…%'` comes from a
+ * 100-label histogram). Left to choose, it walked the whole label index for searches it thought
+ * common and that matched 20 labels (55 ms at 100,000 terms, the tail of the bench). So the
+ * choice is made at run time, in one statement:
+ * - `walked`: the first `$6` labels of the category in label order (an index-only walk),
+ *   filtered with `strpos`. If that yields the `$5` rows needed, they are exactly the first
+ *   `$5` matches (every later label sorts after them), and the statement is done: a common
+ *   search costs a short walk whatever its length.
+ * - `found` otherwise: every match, found through an index chosen by the search's length (see
+ *   `INDEXED_MATCH`), then sorted. It is a MATERIALIZED CTE so the planner plans it without the
+ *   ORDER BY … LIMIT (nothing to walk in order), and it is only read, so only computed, when the
+ *   walk fell short: the search is then rare enough (under 1 label in `WALK_ROWS_PER_RESULT`)
+ *   that its candidates are few.
  */
-const ANYWHERE_MATCH = `label_lower LIKE '%' || lower($2) || '%'`;
+const WALK_ROWS_PER_RESULT = 100;
+/** Deep pages of a common search walk further; beyond this, `found` is cheaper than walking. */
+const MAX_WALK_ROWS = 20_000;
 
 /**
  * Searches longer than this look rows up by their first this-many characters only. The trigram
  * index reads one posting list per trigram of the pattern, so a whole label (40–60 characters)
  * cost 13–26 ms where its first 16 characters, already selective, cost 5–9 ms; `strpos` then
- * checks the whole text on those few rows. (Windows of 8 or 12 characters sometimes led the
- * planner to walk the label index instead: 86 ms.) The window is cut from the lower-cased
- * search in SQL, so it is always a piece of what the row must contain, then escaped for LIKE.
+ * checks the whole text on those few rows. The window is cut from the lower-cased search in
+ * SQL, so it is always a piece of what the row must contain, then escaped for LIKE.
  */
 export const LONG_SEARCH_WINDOW = 16;
 const WINDOW_PATTERN =
   `replace(replace(replace(left(lower($3), ${LONG_SEARCH_WINDOW}), '\\', '\\\\'), ` +
   `'%', '\\%'), '_', '\\_')`;
-const LONG_ANYWHERE_MATCH =
-  `strpos(label_lower, lower($3)) > 0 ` + `AND label_lower LIKE '%' || ${WINDOW_PATTERN} || '%'`;
-const SHORT_ANYWHERE_MATCH =
-  `strpos(label_lower, lower($3)) > 0 ` +
-  `AND term_short_grams(label_lower) @> ARRAY[left(lower($3), 2)]`;
 
-function searchSql(anywhereMatch: string): string {
+/**
+ * How `found` reaches the rows containing the search. Each is `strpos` (the match itself: a
+ * literal substring of the lower-cased label) plus a condition it implies that an index serves:
+ * - under 3 characters (no complete trigram): `term_short_grams(…) @> …` through
+ *   IDX_terms_short_grams (`left(…, 2)` keeps it implied even if lower-casing lengthens the text).
+ *   Not `LIKE`: the planner would also AND in the trigram index, whose matches are rechecked row
+ *   by row (" k": 67 ms instead of 9 ms);
+ * - 3 to LONG_SEARCH_WINDOW characters: `LIKE '%…%'` through the trigram index;
+ * - longer: `LIKE` on the first LONG_SEARCH_WINDOW characters (see above).
+ */
+const MATCH = `strpos(label_lower, lower($3)) > 0`;
+const INDEXED_MATCH = {
+  short: `${MATCH} AND term_short_grams(label_lower) @> ARRAY[left(lower($3), 2)]`,
+  trigram: `${MATCH} AND label_lower LIKE '%' || lower($2) || '%'`,
+  window: `${MATCH} AND label_lower LIKE '%' || ${WINDOW_PATTERN} || '%'`,
+};
+type IndexedMatch = keyof typeof INDEXED_MATCH;
+const NOT_PREFIX = `label_lower NOT LIKE lower($2) || '%'`;
+
+function searchSql(indexedMatch: IndexedMatch): string {
   return `
+  WITH walked AS MATERIALIZED (
+    SELECT id, label_lower FROM (
+      SELECT id, label_lower FROM terms WHERE category = $1 AND ${NOT_PREFIX}
+       ORDER BY label_lower, id LIMIT $6
+    ) first_labels
+    WHERE ${MATCH}
+    LIMIT $5
+  ), found AS MATERIALIZED (
+    SELECT id, label, term_id, label_lower FROM terms
+     WHERE category = $1 AND ${INDEXED_MATCH[indexedMatch]} AND ${NOT_PREFIX}
+  ), walk_filled AS (
+    SELECT count(*) >= $5 AS filled FROM walked
+  )
   SELECT id, text, term_id FROM (
     (SELECT id, label AS text, term_id, 0 AS rank, label_lower
        FROM terms
@@ -70,30 +103,30 @@ function searchSql(anywhereMatch: string): string {
         AND label_lower <> lower($3)
       ORDER BY label_lower, id LIMIT $5)
     UNION ALL
+    (SELECT terms.id, terms.label, terms.term_id, 2, terms.label_lower
+       FROM walked JOIN terms ON terms.id = walked.id
+      WHERE (SELECT filled FROM walk_filled))
+    UNION ALL
     (SELECT id, label, term_id, 2, label_lower
-       FROM terms
-      WHERE category = $1 AND ${anywhereMatch}
-        AND label_lower NOT LIKE lower($2) || '%'
+       FROM found
+      WHERE NOT (SELECT filled FROM walk_filled)
       ORDER BY label_lower, id LIMIT $5)
   ) ranked
   ORDER BY rank, label_lower, id
   LIMIT ${TERM_PAGE_SIZE + 1} OFFSET $4`;
 }
 
-const SEARCH_SQL = searchSql(ANYWHERE_MATCH);
-const SHORT_SEARCH_SQL = searchSql(SHORT_ANYWHERE_MATCH);
-const LONG_SEARCH_SQL = searchSql(LONG_ANYWHERE_MATCH);
+const SEARCH_SQL: Record<IndexedMatch, string> = {
+  short: searchSql('short'),
+  trigram: searchSql('trigram'),
+  window: searchSql('window'),
+};
 
-/**
- * Whether a search is too short for trigrams (under 3 characters) and possibly rare, so that
- * the 1–2-character substring index should find its rows. A single Latin letter is left to the
- * label-order walk: every letter occurs in a few percent of labels at least, so a page fills
- * after a few thousand rows, and evaluating the substring function on each matching row would
- * make deep pages of "a" slower (docs/decisions.md, term search).
- */
-export function needsShortGramIndex(search: string): boolean {
+/** Which index `found` uses for a search (see INDEXED_MATCH). */
+export function indexedMatchFor(search: string): IndexedMatch {
   const length = [...search].length;
-  return length === 2 || (length === 1 && !/^[a-z]$/i.test(search));
+  if (length < 3) return 'short';
+  return length > LONG_SEARCH_WINDOW ? 'window' : 'trigram';
 }
 
 /** Makes the user's text match literally inside LIKE (the default escape character is `\`). */
@@ -110,17 +143,14 @@ export class TermSearchService {
     page: number,
   ): Promise<TermSearchPage> {
     const offset = (page - 1) * TERM_PAGE_SIZE;
-    const sql = needsShortGramIndex(search)
-      ? SHORT_SEARCH_SQL
-      : [...search].length > LONG_SEARCH_WINDOW
-        ? LONG_SEARCH_SQL
-        : SEARCH_SQL;
-    const rows: TermSearchResult[] = await manager.query(sql, [
+    const needed = offset + TERM_PAGE_SIZE + 1;
+    const rows: TermSearchResult[] = await manager.query(SEARCH_SQL[indexedMatchFor(search)], [
       category,
       escapeLikePattern(search),
       search,
       offset,
-      offset + TERM_PAGE_SIZE + 1,
+      needed,
+      Math.min(needed * WALK_ROWS_PER_RESULT, MAX_WALK_ROWS),
     ]);
     if (rows.length === 0 && page > 1) {
       throw new ValidationFailedError([

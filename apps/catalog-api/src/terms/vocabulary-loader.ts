@@ -64,7 +64,7 @@ export async function loadVocabulary(
   source: string | Readable,
   format: VocabularyFormat,
 ): Promise<VocabularyLoadCounts> {
-  return dataSource.transaction(async (manager) => {
+  const counts = await dataSource.transaction(async (manager) => {
     const counts: VocabularyLoadCounts = { inserted: 0, updated: 0, unchanged: 0, total: 0 };
     let batch: ParsedTerm[] = [];
     for await (const term of parseVocabulary(source, format)) {
@@ -77,6 +77,20 @@ export async function loadVocabulary(
     if (batch.length > 0) await upsertBatch(manager, category, batch, counts);
     return counts;
   });
+  if (counts.inserted + counts.updated > 0) await tidyAfterLoad(dataSource);
+  return counts;
+}
+
+/**
+ * Term search walks the label index with index-only scans, which read the table too until
+ * VACUUM has marked the new rows all-visible (a search then took about twice as long), and its
+ * plans need the new labels in the statistics. Autovacuum would get there within minutes; a load
+ * is rare and this takes a fraction of a second, so the searches right after it are fast too.
+ * Outside the load's transaction (VACUUM cannot run in one); without ownership of the table
+ * Postgres skips it with a warning.
+ */
+async function tidyAfterLoad(dataSource: DataSource): Promise<void> {
+  await dataSource.query('VACUUM (ANALYZE) terms');
 }
 
 /**
