@@ -5,7 +5,8 @@ import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { CatalogTestApp, startCatalogApp } from '../support/catalog-app';
 import { sleep } from './support/load-loop';
 
-const DURATION_MS = Number(process.env.ROBUSTNESS_LOAD_MS ?? 20_000);
+// A minute of readers against a writer; ROBUSTNESS_LOAD_MS sets another length (e.g. a quick local run).
+const DURATION_MS = Number(process.env.ROBUSTNESS_LOAD_MS ?? 60_000);
 const READERS = 6;
 const MARKER = 'Robustness load partner';
 

@@ -8,6 +8,8 @@ import { sleep } from '../lib/processes';
 import { BENCH_WRITE_KEY, provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisioner-process';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
 
+const MEMORY_TARGET_BYTES = 200e6;
+
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
@@ -154,7 +156,8 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
     await redis.stop();
     rmSync(base, { recursive: true, force: true });
   }
-  const memoryOk = memory !== undefined && memory.after < 200 * MiB;
+  // The provisioner issue's "under 200 MB": decimal megabytes (190.7 MiB), not 200 MiB.
+  const memoryOk = memory !== undefined && memory.after < MEMORY_TARGET_BYTES;
   const markdown = [
     '## Imports',
     '',
@@ -185,9 +188,9 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
     '',
     memory
       ? `**Worker memory** while importing one ${fmt(memoryBytes / GiB, 2)} GiB file: peak resident set (VmHWM of the worker process) ` +
-        `**${fmt(memory.after / MiB)} MiB** over the worker's whole life (${fmt(idleRss / MiB)} MiB when it had started, idle; ` +
+        `**${fmt(memory.after / MiB)} MiB** (${fmt(memory.after / 1e6)} MB) over the worker's whole life (${fmt(idleRss / MiB)} MiB when it had started, idle; ` +
         `${fmt(memory.before / MiB)} MiB peak before that import, after the ones above; ${fmt(memory.rss / MiB)} MiB resident after it). ` +
-        `Target < 200 MB: ${verdict(memoryOk)}.`
+        `Target < ${MEMORY_TARGET_BYTES / 1e6} MB: ${verdict(memoryOk)}.`
       : '**Worker memory**: not measured (the run failed before).',
   ].join('\n');
   return {
