@@ -194,6 +194,26 @@ describe('GET /api/termsearch/{category}', () => {
       expect(expected.length).toBeGreaterThan(1);
       expect(await everyPage('study', text)).toEqual(expected);
     });
+
+    // Deep pages (over 250 rows needed) also ask whether the walk read the whole category; here
+    // it did not: page 10 needs 251 rows, the walk reads 25,100 of 30,000 labels and finds 228.
+    it('answers deep pages whose walk stopped short of the end of a large category', async () => {
+      await t.dataSource.query(
+        `INSERT INTO terms (category, term_id, label)
+         SELECT 'phenotype', 'BULK:' || i, 'phenotype ' || lpad(i::text, 5, '0')
+                || CASE WHEN i % 110 = 0 THEN ' seldom' ELSE '' END
+           FROM generate_series(1, 30000) AS i`,
+      );
+      const rows: { label: string }[] = await t.dataSource.query(
+        `SELECT label FROM terms WHERE category = 'phenotype'`,
+      );
+      const expected = contractOrder(
+        rows.map((row) => row.label),
+        'seldom',
+      );
+      expect(expected).toHaveLength(272);
+      expect(await everyPage('phenotype', 'seldom')).toEqual(expected);
+    });
   });
 
   it('searches a reloaded label by its new text only (the stored lower-case label follows it)', async () => {
