@@ -1,11 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
 import { AppError } from '@app/errors';
 import { startCatalogApp, type CatalogTestApp } from '../../../test/support/catalog-app';
 import { parseVocabulary } from '../src/terms/parsers/parse-vocabulary';
 import { shippedVocabularyPath } from '../src/terms/shipped-vocabularies';
 import { TERM_CATEGORIES } from '../src/terms/term-category';
 import { TermsService } from '../src/terms/terms.service';
+import { loadVocabulary } from '../src/terms/vocabulary-loader';
 
 let t: CatalogTestApp;
 let terms: TermsService;
@@ -137,6 +140,48 @@ describe('loading vocabularies', () => {
       errors: [{ line: expect.any(Number), message: expect.stringContaining('tag: value') }],
     });
     expect(await termRows('phenotype')).toEqual(before);
+  });
+
+  it('vacuums and analyses the terms table after a load that changed rows, not after one that did not', async () => {
+    const maintenance = async (): Promise<{ vacuums: number; analyses: number }> => {
+      const [row] = await t.dataSource.query(
+        `SELECT vacuum_count::int AS vacuums, analyze_count::int AS analyses
+           FROM pg_stat_user_tables WHERE relname = 'terms'`,
+      );
+      return row;
+    };
+    const before = await maintenance();
+    await terms.loadVocabulary('gene', 'VAC:1\tvacuumed after loading\n', 'tsv');
+    const after = await maintenance();
+    expect(after).toEqual({ vacuums: before.vacuums + 1, analyses: before.analyses + 1 });
+    await terms.loadVocabulary('gene', 'VAC:1\tvacuumed after loading\n', 'tsv');
+    expect(await maintenance()).toEqual(after);
+  });
+
+  it('returns the counts of a committed load when the VACUUM after it fails, and logs why', async () => {
+    // A data source whose VACUUM fails as behind a pooler that refuses it; the rest is real.
+    const refusing = new Proxy(t.dataSource, {
+      get(target, property) {
+        if (property === 'query')
+          return (sql: string, ...rest: unknown[]) =>
+            sql.startsWith('VACUUM')
+              ? Promise.reject(new Error('VACUUM is not allowed here'))
+              : (target.query as (...args: unknown[]) => Promise<unknown>)(sql, ...rest);
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as DataSource;
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const counts = await loadVocabulary(refusing, 'gene', 'VAC:2\tloaded anyway\n', 'tsv');
+      expect(counts).toMatchObject({ inserted: 1, total: 1 });
+      expect(await termRows('gene')).toContainEqual(
+        expect.objectContaining({ term_id: 'VAC:2', label: 'loaded anyway' }),
+      );
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('VACUUM is not allowed here'));
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('rejects an unknown category with 404 and an unknown format with 400', async () => {

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import type { DataSource, EntityManager } from 'typeorm';
 import { parseVocabulary, type VocabularyFormat } from './parsers/parse-vocabulary';
@@ -87,10 +88,17 @@ export async function loadVocabulary(
  * plans need the new labels in the statistics. Autovacuum would get there within minutes; a load
  * is rare and this takes a fraction of a second, so the searches right after it are fast too.
  * Outside the load's transaction (VACUUM cannot run in one); without ownership of the table
- * Postgres skips it with a warning.
+ * Postgres skips it with a warning. The load has committed by then, so a failure here (a
+ * statement timeout, a pooler that refuses VACUUM) is logged, not reported as a failed load.
  */
 async function tidyAfterLoad(dataSource: DataSource): Promise<void> {
-  await dataSource.query('VACUUM (ANALYZE) terms');
+  try {
+    await dataSource.query('VACUUM (ANALYZE) terms');
+  } catch (error) {
+    new Logger('VocabularyLoader').warn(
+      `terms loaded, but VACUUM (ANALYZE) terms failed; autovacuum will catch up: ${(error as Error).message}`,
+    );
+  }
 }
 
 /**
