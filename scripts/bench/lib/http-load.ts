@@ -17,10 +17,13 @@ export interface LoadOptions {
   url: string;
   headers?: Record<string, string>;
   paths?: string[];
-  /** Each request takes the next of these, across all connections: no path is asked twice. */
+  /**
+   * Each request takes the next of these, across all connections: every path is asked exactly
+   * once, and the load ends when the list does (durationSeconds does not apply).
+   */
   uniquePaths?: string[];
   connections: number;
-  durationSeconds: number;
+  durationSeconds?: number;
 }
 
 export async function measure(options: LoadOptions): Promise<LoadResult> {
@@ -28,10 +31,12 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
-    duration: options.durationSeconds,
+    ...(options.uniquePaths
+      ? { amount: options.uniquePaths.length }
+      : { duration: options.durationSeconds }),
     headers: options.headers,
     requests: options.uniquePaths
-      ? [{ method: 'GET', setupRequest: (req) => ({ ...req, path: options.uniquePaths![next++ % options.uniquePaths!.length] }) }]
+      ? [{ method: 'GET', setupRequest: (req) => ({ ...req, path: options.uniquePaths![next++] }) }]
       : options.paths?.map((path) => ({ method: 'GET', path })),
     timeout: 30,
   });
