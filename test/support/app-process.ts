@@ -1,6 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
@@ -100,14 +99,5 @@ export function startAppProcess(
   };
 }
 
-/** A TCP port that was free a moment ago (the apps refuse PORT=0). */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+// A TCP port that was free a moment ago (the apps refuse PORT=0): the scripts' helper.
+export { freePort } from '../../scripts/lib/child-process';

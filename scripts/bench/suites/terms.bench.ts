@@ -11,26 +11,27 @@ const CONNECTIONS = 4;
 /** Never-asked searches per full run: about 10 s of load at the rates measured so far. */
 const NEW_SEARCHES = 6_000;
 
+const searchPath = (search: string, page = 1) =>
+  `/api/termsearch/disease?search=${encodeURIComponent(search)}&page=${page}`;
+
 /** Searches a person typing into the form would send: short, common, rare, exact, deep pages. */
 function searchMix(samples: string[], quick: boolean): { label: string; path: string }[] {
-  const q = (search: string, page = 1) =>
-    `/api/termsearch/disease?search=${encodeURIComponent(search)}&page=${page}`;
   const exact = samples[0] ?? 'syndrome';
   return [
-    { label: '`e` (matches most terms)', path: q('e') },
-    { label: '`a`, page 40', path: q('a', 40) },
-    { label: '`in`', path: q('in') },
-    { label: '`syn`', path: q('syn') },
-    { label: '`syndrome`', path: q('syndrome') },
-    { label: '`parkinson`', path: q('parkinson') },
+    { label: '`e` (matches most terms)', path: searchPath('e') },
+    { label: '`a`, page 40', path: searchPath('a', 40) },
+    { label: '`in`', path: searchPath('in') },
+    { label: '`syn`', path: searchPath('syn') },
+    { label: '`syndrome`', path: searchPath('syndrome') },
+    { label: '`parkinson`', path: searchPath('parkinson') },
     // The quick run's 10,000 terms hold fewer than three pages of "disease".
-    { label: `\`disease\`, page ${quick ? 1 : 3}`, path: q('disease', quick ? 1 : 3) },
-    { label: '`ic ac` (spans words)', path: q('ic ac') },
-    { label: 'an existing label (exact)', path: q(exact) },
-    { label: '`q` (rare, 1 letter)', path: q('q') },
-    { label: '`zq` (rare, 2 letters)', path: q('zq') },
-    { label: '`xyzzy` (no match)', path: q('xyzzy') },
-    { label: '`100%_\\` (LIKE metacharacters)', path: q('100%_\\') },
+    { label: `\`disease\`, page ${quick ? 1 : 3}`, path: searchPath('disease', quick ? 1 : 3) },
+    { label: '`ic ac` (spans words)', path: searchPath('ic ac') },
+    { label: 'an existing label (exact)', path: searchPath(exact) },
+    { label: '`q` (rare, 1 letter)', path: searchPath('q') },
+    { label: '`zq` (rare, 2 letters)', path: searchPath('zq') },
+    { label: '`xyzzy` (no match)', path: searchPath('xyzzy') },
+    { label: '`100%_\\` (LIKE metacharacters)', path: searchPath('100%_\\') },
   ];
 }
 
@@ -52,7 +53,7 @@ export function newSearches(labels: string[], count: number): string[] {
     const search = label.slice(start, start + length);
     // Deeper pages only for single characters, which match thousands of labels (no 400s).
     const page = length === 1 ? 1 + Math.floor(next() * 3) : 1;
-    const path = `/api/termsearch/disease?search=${encodeURIComponent(search)}&page=${page}`;
+    const path = searchPath(search, page);
     if (search.trim() === '' || seen.has(path)) continue;
     seen.add(path);
     paths.push(path);

@@ -1,3 +1,5 @@
+import { sleep } from '../../../scripts/lib/child-process';
+
 export interface Sample {
   at: number;
   path: string;
@@ -48,7 +50,7 @@ export function startReaders(
   };
 }
 
-export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+export { sleep };
 
 /** Polls `check` every 100 ms until it is true; false when `timeoutMs` runs out first. */
 export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {

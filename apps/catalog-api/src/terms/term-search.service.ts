@@ -38,7 +38,7 @@ export interface TermSearchPage {
  * - `walk_answers`: the walk is the answer when it found the `$5` rows needed (they are exactly
  *   the first matches: every later label sorts after them) or read the whole category (no
  *   label at position `$6`; that second, shorter walk is asked only on deep pages, see
- *   `FEW_ROWS`).
+ *   `WALK_END_CHECKED_ABOVE`).
  * - `found` otherwise: every match, through an index chosen by the search's length (see
  *   `INDEXED_MATCH`), then sorted. A MATERIALIZED CTE, so it is planned without an ORDER BY …
  *   LIMIT to walk for, and computed only if read; by then under 1 label in 100 of the walk
@@ -54,7 +54,7 @@ const WALK_ROWS_PER_RESULT = 100;
  * rare search). On deep pages the check keeps the last pages of a common search from sorting
  * all its matches (`e`, page 3,700 of 100,000 terms: 78 ms instead of over a second).
  */
-const FEW_ROWS = 250;
+const WALK_END_CHECKED_ABOVE = 250;
 
 /**
  * Searches longer than this look rows up by their first this-many characters only. The trigram
@@ -85,21 +85,23 @@ const INDEXED_MATCH = {
   window: `${MATCH} AND label_lower LIKE '%' || ${WINDOW_PATTERN} || '%'`,
 };
 type IndexedMatch = keyof typeof INDEXED_MATCH;
+const PREFIX = `label_lower LIKE lower($2) || '%'`;
 const NOT_PREFIX = `label_lower NOT LIKE lower($2) || '%'`;
+/** The walk's order: the category's labels outside the prefix range, by label then id. */
+const OUTSIDE_PREFIX_IN_ORDER = `FROM terms WHERE category = $1 AND ${NOT_PREFIX}
+       ORDER BY label_lower, id`;
 
 function searchSql(indexedMatch: IndexedMatch): string {
   return `
   WITH walked AS MATERIALIZED (
     SELECT id, label_lower FROM (
-      SELECT id, label_lower FROM terms WHERE category = $1 AND ${NOT_PREFIX}
-       ORDER BY label_lower, id LIMIT $6
+      SELECT id, label_lower ${OUTSIDE_PREFIX_IN_ORDER} LIMIT $6
     ) first_labels
     WHERE ${MATCH}
     LIMIT $5
   ), walk_answers AS MATERIALIZED (
-    SELECT (SELECT count(*) FROM walked) >= $5 OR ($5 > ${FEW_ROWS} AND NOT EXISTS (
-      SELECT FROM terms WHERE category = $1 AND ${NOT_PREFIX}
-       ORDER BY label_lower, id OFFSET $6 - 1 LIMIT 1
+    SELECT (SELECT count(*) FROM walked) >= $5 OR ($5 > ${WALK_END_CHECKED_ABOVE} AND NOT EXISTS (
+      SELECT ${OUTSIDE_PREFIX_IN_ORDER} OFFSET $6 - 1 LIMIT 1
     )) AS yes
   ), found AS MATERIALIZED (
     SELECT id, label_lower FROM terms
@@ -113,8 +115,7 @@ function searchSql(indexedMatch: IndexedMatch): string {
       UNION ALL
       (SELECT id, 1, label_lower
          FROM terms
-        WHERE category = $1 AND label_lower LIKE lower($2) || '%'
-          AND label_lower <> lower($3)
+        WHERE category = $1 AND ${PREFIX} AND label_lower <> lower($3)
         ORDER BY label_lower, id LIMIT $5)
       UNION ALL
       (SELECT id, 2, label_lower FROM walked WHERE (SELECT yes FROM walk_answers))
