@@ -1,7 +1,7 @@
 import { SourceUnavailableError } from '../source-system';
 
 export interface DssSubmissionSummary {
-  id: number | string;
+  id: number;
   ref_name: string;
   status?: string;
   status_code?: string;
@@ -13,12 +13,26 @@ export interface DssDatasetsBody {
   submission?: Record<string, unknown>;
 }
 
+/** A listing that needs more pages than this is not ending: an error, never a silent stop. */
 const MAX_PAGES = 100_000;
 
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /**
- * The submission system's service API: /api/v1/submissions (status filter, `after` cursor),
- * /submissions/<id>, /submissions/<id>/datasets; X-API-Key; errors as {error}.
- * Every call has a time-out; anything but a usable answer is SourceUnavailableError (-> 502).
+ * The submission system's service API (`/api/v1`, `X-API-Key`, errors as `{error}`), in either
+ * of the two versions in use (docs/decisions.md, "DSS: both service API versions"):
+ * - one reads `?status=a,b`, answers the whole list at once and ignores `after`; it has
+ *   `GET /submissions/<id>` (`{data: details}`) and answers 404 for the datasets of a
+ *   submission at a status it does not serve;
+ * - the other reads repeated `status`, pages with an `after` id cursor, refuses unknown
+ *   parameters and the comma form with 400, has no single-submission route and answers 409.
+ * Each listing asks one status per request, the one form both read alike, and learns from the
+ * answers whether the server pages. Anything that would leave a listing incomplete is an error
+ * that says why. Every call has a time-out; anything but a usable answer is
+ * SourceUnavailableError (-> 502).
  */
 export class DssClient {
   constructor(
@@ -28,72 +42,110 @@ export class DssClient {
     private readonly timeoutMs: number,
   ) {}
 
+  /** Every submission at the given statuses (none: the server's default set), by id. */
   async listSubmissions(statuses: string[]): Promise<DssSubmissionSummary[]> {
-    const all: DssSubmissionSummary[] = [];
-    const seen = new Set<string>();
-    let after: string | null = null;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const query = new URLSearchParams();
-      statuses.forEach((s) => query.append('status', s));
-      if (after !== null) query.set('after', after);
-      const body = await this.get(`/api/v1/submissions${query.size ? `?${query.toString()}` : ''}`);
-      const data = this.listData(body, 'submissions');
-      // A server that ignores `after` would hand back the same page forever: stop on no progress.
-      const fresh = data.filter(
-        (item) => this.isSummary(item) && !seen.has(String(item.id)),
-      ) as DssSubmissionSummary[];
-      if (fresh.length === 0) break;
-      fresh.forEach((item) => seen.add(String(item.id)));
-      all.push(...fresh);
-      after = String(fresh[fresh.length - 1].id);
+    const byId = new Map<number, DssSubmissionSummary>();
+    for (const status of statuses.length > 0 ? statuses : [undefined]) {
+      // A submission that changed status between two of these listings is kept once.
+      for (const summary of await this.listStatus(status)) byId.set(summary.id, summary);
+    }
+    return [...byId.values()].sort((a, b) => a.id - b.id);
+  }
+
+  /** Details at any status; null when the system does not know the id or has no such route. */
+  async getSubmission(id: number): Promise<Json | null> {
+    const body = await this.get(`/api/v1/submissions/${id}`, [404]);
+    if (body === null) return null;
+    const object = this.object(body, 'submission');
+    // The version with this route wraps the details in `data`.
+    return isObject(object.data) ? object.data : object;
+  }
+
+  /** Datasets of a submission; null when the system will not serve them at its status (404/409). */
+  async getDatasets(id: number): Promise<DssDatasetsBody | null> {
+    const body = await this.get(`/api/v1/submissions/${id}/datasets`, [404, 409]);
+    if (body === null) return null;
+    const data = this.counted(body, `datasets of submission ${id}`);
+    const submission = this.object(body, 'datasets').submission;
+    return {
+      data: data.filter(isObject),
+      submission: isObject(submission) ? submission : undefined,
+    };
+  }
+
+  /**
+   * One status (or the default set), following the `after` cursor until an empty page. A server
+   * that answers ids at or below the cursor ignores it: acceptable only from the version that
+   * answers the whole list at once (recognised by its single-submission route), whose second
+   * answer is then the complete list again; from any other server the listing cannot complete.
+   */
+  private async listStatus(status: string | undefined): Promise<DssSubmissionSummary[]> {
+    const what = status === undefined ? 'the default statuses' : `status "${status}"`;
+    const first = await this.page(status, null, what);
+    const all = [...first];
+    let cursor = highestId(first);
+    for (let pages = 1; first.length > 0; pages++) {
+      if (pages >= MAX_PAGES)
+        throw this.unavailable(`listing ${what} did not end after ${MAX_PAGES} pages`);
+      const next = await this.page(status, cursor, what);
+      if (next.length === 0) break;
+      const behind = next.find((s) => s.id <= cursor);
+      if (behind === undefined) {
+        all.push(...next);
+        cursor = highestId(next);
+        continue;
+      }
+      if (pages === 1 && (await this.getSubmission(first[0].id)) !== null) return next;
+      throw this.unavailable(
+        `listing ${what} cannot be completed: asked for ids after ${cursor}, the server ` +
+          `answered id ${behind.id} (the "after" cursor did not advance)`,
+      );
     }
     return all;
   }
 
-  /** Details at any status; null when the system does not know the id. */
-  async getSubmission(id: number | string): Promise<Record<string, unknown> | null> {
-    const body = await this.get(`/api/v1/submissions/${encodeURIComponent(String(id))}`, [404]);
-    return body === null ? null : this.object(body, 'submission');
+  private async page(
+    status: string | undefined,
+    after: number | null,
+    what: string,
+  ): Promise<DssSubmissionSummary[]> {
+    const query = new URLSearchParams();
+    if (status !== undefined) query.set('status', status);
+    if (after !== null) query.set('after', String(after));
+    const body = await this.get(`/api/v1/submissions${query.size ? `?${query.toString()}` : ''}`);
+    const items = this.counted(body, `listing of ${what}`);
+    const seen = new Set<number>();
+    return items.map((item, index) => {
+      if (!isObject(item) || !Number.isSafeInteger(item.id) || typeof item.ref_name !== 'string')
+        throw this.unavailable(`listing of ${what}: entry ${index} has no integer id and ref_name`);
+      const summary = item as DssSubmissionSummary;
+      if (seen.has(summary.id))
+        throw this.unavailable(`listing of ${what}: submission ${summary.id} answered twice`);
+      seen.add(summary.id);
+      if (status !== undefined && summary.status_code !== status)
+        throw this.unavailable(
+          `listing of ${what}: the server ignored the status filter (submission ` +
+            `${summary.ref_name} is at status "${String(summary.status_code)}")`,
+        );
+      return summary;
+    });
   }
 
-  /** Datasets of a submission; null when the system will not serve them at its status (404/409). */
-  async getDatasets(id: number | string): Promise<DssDatasetsBody | null> {
-    const body = await this.get(
-      `/api/v1/submissions/${encodeURIComponent(String(id))}/datasets`,
-      [404, 409],
-    );
-    if (body === null) return null;
-    const data = this.listData(body, 'datasets') as Record<string, unknown>[];
-    const submission = this.object(body, 'datasets').submission;
-    return {
-      data,
-      submission:
-        typeof submission === 'object' && submission !== null
-          ? (submission as Record<string, unknown>)
-          : undefined,
-    };
+  /** The `data` list of a `{data, count}` body, which must agree with its count. */
+  private counted(body: unknown, what: string): unknown[] {
+    const object = this.object(body, what);
+    if (!Array.isArray(object.data)) throw this.unavailable(`unexpected ${what}: no data list`);
+    if (object.count !== object.data.length)
+      throw this.unavailable(
+        `${what}: count ${JSON.stringify(object.count)} disagrees with the ` +
+          `${object.data.length} entries in data`,
+      );
+    return object.data as unknown[];
   }
 
-  private isSummary(item: unknown): item is DssSubmissionSummary {
-    const r = item as Record<string, unknown>;
-    return (
-      typeof r === 'object' &&
-      r !== null &&
-      (typeof r.id === 'number' || typeof r.id === 'string') &&
-      typeof r.ref_name === 'string'
-    );
-  }
-
-  private object(body: unknown, what: string): Record<string, unknown> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw this.unavailable(`unexpected ${what} body`);
-    return body as Record<string, unknown>;
-  }
-
-  private listData(body: unknown, what: string): unknown[] {
-    const data = this.object(body, what).data;
-    if (!Array.isArray(data)) throw this.unavailable(`unexpected ${what} body: no data list`);
-    return data as unknown[];
+  private object(body: unknown, what: string): Json {
+    if (!isObject(body)) throw this.unavailable(`unexpected ${what} body`);
+    return body;
   }
 
   private unavailable(message: string): SourceUnavailableError {
@@ -140,4 +192,10 @@ export class DssClient {
     }
     return body;
   }
+}
+
+function highestId(summaries: DssSubmissionSummary[]): number {
+  let highest = -Infinity;
+  for (const { id } of summaries) if (id > highest) highest = id;
+  return highest;
 }

@@ -23,7 +23,7 @@ import { DssClient, DssSubmissionSummary } from './dss.client';
 const HTTP_CONCURRENCY = 8;
 
 interface DssRaw {
-  id: number | string;
+  id: number;
   summary: DssSubmissionSummary;
   details: Record<string, unknown> | null;
   datasets: Record<string, unknown>[];
@@ -115,7 +115,8 @@ export class DssSource implements SourceSystem {
     details ??= await this.client.getSubmission(summary.id);
     const merged = { ...summary, ...(details ?? {}) };
     const raw: DssRaw = { id: summary.id, summary, details, datasets };
-    const title = [merged.title, merged.name].find((v) => typeof v === 'string');
+    // Neither service API version sends a submission title: the reference name stands in.
+    const title = [merged.title, merged.name].find(isText);
     return {
       ref: summary.ref_name,
       title: typeof title === 'string' ? title : summary.ref_name,
@@ -138,9 +139,22 @@ export class DssSource implements SourceSystem {
   ): SourceDataset {
     const datasetId = record.dataset_id as string;
     return datasetFromInspection(datasetId, submission, inspection, {
-      title: typeof record.title === 'string' ? record.title : datasetId,
-      declaredBytes: typeof record.byte_size === 'number' ? record.byte_size : null,
+      title: isText(record.title) ? record.title : datasetId,
+      declaredBytes: declaredBytes(record.byte_size),
       metadata: record,
     });
   }
 }
+
+/**
+ * The size a dataset record declares. The submission system stores `byte_size` as text, so it
+ * arrives as a string of digits (or null); a number is taken too. Anything else is unknown.
+ */
+export function declaredBytes(value: unknown): number | null {
+  if (typeof value === 'string' && /^\s*\d{1,15}\s*$/.test(value)) return Number(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  return null;
+}
+
+const isText = (value: unknown): value is string =>
+  typeof value === 'string' && value.trim() !== '';
