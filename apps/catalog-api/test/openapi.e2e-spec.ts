@@ -74,13 +74,29 @@ function successSchema(route: string): SchemaObject {
 const POSITIVE_INT = { type: 'integer', minimum: 1 };
 const PROJECT_ID = { name: 'project_id', required: false, schema: POSITIVE_INT };
 
+/** Exact filters (docs/catalog-api.md): optional, each name with its value's schema. */
+const exact = (names: string[], schema: object) =>
+  names.map((name) => ({ name, required: false, schema }));
+const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength });
+const ID_FILTER = exact(['id', 'id_at_source'], POSITIVE_INT);
+const ACCESSION_FILTER = exact(['elu_accession', 'external_id'], text(20));
+const byName = (entries: object[]) =>
+  [...entries].sort((a, b) =>
+    (a as { name: string }).name.localeCompare((b as { name: string }).name),
+  );
+
 /** The query parameters of the contract, per route; any route not listed takes none. */
 const CONTRACT_QUERIES: Record<string, object[]> = {
   'GET /api/termsearch/{category}': [
     { name: 'page', required: true, schema: POSITIVE_INT },
     { name: 'search', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
   ],
-  'GET /api/partners': [
+  'GET /api/cohorts': byName([
+    ...ID_FILTER,
+    ...ACCESSION_FILTER,
+    ...exact(['title', 'name'], text(255)),
+  ]),
+  'GET /api/partners': byName([
     {
       name: 'fields',
       required: false,
@@ -89,15 +105,27 @@ const CONTRACT_QUERIES: Record<string, object[]> = {
       schema: { type: 'array', items: { enum: ['external_id', 'acronym', 'name'] } },
     },
     { name: 'published', required: false, schema: { type: 'boolean' } },
-  ],
-  'GET /api/projects': [
+    ...ID_FILTER,
+    ...ACCESSION_FILTER,
+    ...exact(['acronym'], text(255)),
+    ...exact(['name'], text(255)),
+  ]),
+  'GET /api/projects': byName([
     { name: 'fields', required: false, schema: { items: { enum: [...PROJECT_FIELDS] } } },
     PROJECT_ID,
-  ],
-  'GET /api/datasets': [
+    ...ID_FILTER,
+    ...ACCESSION_FILTER,
+    ...exact(['acronym'], text(200)),
+    ...exact(['title', 'name'], text(500)),
+  ]),
+  'GET /api/datasets': byName([
     PROJECT_ID,
     { name: 'project_title', required: false, schema: { type: 'string', minLength: 1 } },
-  ],
+    ...ID_FILTER,
+    ...ACCESSION_FILTER,
+    ...exact(['title', 'name'], text(255)),
+    ...exact(['unique_id', 'elu_uuid'], { type: 'string', format: 'uuid' }),
+  ]),
   'GET /api/contracts': [PROJECT_ID],
   'GET /api/admin/audit': [
     { name: 'object', required: false },
@@ -406,6 +434,12 @@ describe('Documented parameter constraints are the enforced ones', () => {
         'GET /api/partners published',
         'GET /api/projects fields',
         'GET /api/datasets project_title',
+        'GET /api/datasets elu_accession',
+        'GET /api/datasets unique_id',
+        'GET /api/projects acronym',
+        'GET /api/partners name',
+        'GET /api/cohorts title',
+        'GET /api/cohorts id',
         'GET /api/contracts project_id',
         'GET /api/permissions/{user_oidc_id} user_oidc_id',
         'GET /api/admin/audit since',

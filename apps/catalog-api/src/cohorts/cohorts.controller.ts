@@ -2,10 +2,11 @@ import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
-import { ApiCachedRead } from '../common/api-docs';
+import { ApiCachedRead, ApiExactFilterQueries } from '../common/api-docs';
 import { COHORT_SCHEMA, resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { CohortsService } from './cohorts.service';
+import { RawQuery, readExactFilters } from '../common/query-params';
+import { COHORT_FILTERS, CohortsService } from './cohorts.service';
 
 @ApiTags('catalog')
 @Controller('api/cohorts')
@@ -20,14 +21,16 @@ export class CohortsController {
     { summary: 'Published cohorts, by name', caller: 'public' },
     resultsBody(COHORT_SCHEMA),
   )
+  @ApiExactFilterQueries(COHORT_FILTERS)
   @Get()
   @Public()
   async list(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const exact = readExactFilters(req.query as RawQuery, COHORT_FILTERS);
     await this.responder.respond(
       req,
       res,
-      { route: 'cohorts', identity: 'public', params: {} },
-      (manager) => this.cohorts.listPublished(manager),
+      { route: 'cohorts', identity: 'public', params: { exact } },
+      (manager) => this.cohorts.listPublished(manager, exact),
     );
   }
 }

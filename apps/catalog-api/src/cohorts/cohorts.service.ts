@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { exactFilterConditions } from '../common/exact-filters.sql';
 import { groupBy, textOrNull } from '../common/formatting';
+import type { ExactFilter } from '../common/query-params';
+import { SqlParams } from '../common/sql-params';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import {
   FULL_CONTACT_COLUMNS,
@@ -17,16 +20,41 @@ interface CohortRow extends CohortSummaryRow {
 
 type OwnerRow = FullContactRow & { cohort_id: number };
 
+/** The exact filters of `GET /api/cohorts` (DAISY's cohort attributes, then record keys). */
+export const COHORT_FILTERS: readonly ExactFilter[] = [
+  {
+    names: ['id', 'id_at_source'],
+    column: 'id',
+    value: { type: 'id' },
+    description: 'database id',
+  },
+  {
+    names: ['elu_accession', 'external_id'],
+    column: 'elu_accession',
+    value: { type: 'text', maxLength: 20 },
+    description: 'accession',
+  },
+  {
+    names: ['title', 'name'],
+    column: 'name',
+    value: { type: 'text', maxLength: 255 },
+    description: 'name',
+  },
+];
+
 @Injectable()
 export class CohortsService {
   constructor(@Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings) {}
 
-  /** Published cohorts by name; three queries whatever their number. */
-  async listPublished(manager: EntityManager) {
+  /** Published cohorts by name, narrowed by COHORT_FILTERS; three queries whatever their number. */
+  async listPublished(manager: EntityManager, exact: Record<string, string | number>) {
+    const params = new SqlParams();
+    const conditions = ['is_published', ...exactFilterConditions(COHORT_FILTERS, exact, params)];
     const cohorts = await manager.query<CohortRow[]>(
       `SELECT id, elu_accession, name, description, url, has_ethics_approval,
          ethics_approval_notes, metadata
-       FROM cohorts WHERE is_published ORDER BY name, id`,
+       FROM cohorts WHERE ${conditions.join(' AND ')} ORDER BY name, id`,
+      params.values,
     );
     const ids = cohorts.map((cohort) => cohort.id);
     const owners = await manager.query<OwnerRow[]>(

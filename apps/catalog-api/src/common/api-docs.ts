@@ -3,6 +3,7 @@ import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/
 import type { SchemaObject } from '@nestjs/swagger';
 import { ApiErrorResponses, ERROR_ENVELOPE } from '@app/platform';
 import { POSITIVE_INT } from './api-schemas';
+import { UUID_PATTERN, type ExactFilter, type ExactFilterValue } from './query-params';
 
 /**
  * OpenAPI decorators shared by the catalog's controllers. Security and the errors every route
@@ -101,3 +102,27 @@ export const ApiFieldsQuery = (allowed: readonly string[], note = '') =>
     explode: false,
     schema: { type: 'array', minItems: 1, items: { type: 'string', enum: [...allowed] } },
   });
+
+function exactFilterSchema(value: ExactFilterValue): SchemaObject {
+  if (value.type === 'id') return POSITIVE_INT;
+  if (value.type === 'uuid')
+    return { type: 'string', format: 'uuid', pattern: UUID_PATTERN.source };
+  return { type: 'string', minLength: 1, maxLength: value.maxLength };
+}
+
+/** The exact filters of a list route (`readExactFilters`): every name of each, else 400. */
+export const ApiExactFilterQueries = (filters: readonly ExactFilter[]) =>
+  applyDecorators(
+    ...filters.flatMap((filter) =>
+      filter.names.map((name) =>
+        ApiQuery({
+          name,
+          required: false,
+          description:
+            `Only the records whose ${filter.description} is exactly this ` +
+            `(${filter.names.map((n) => `\`${n}\``).join(' or ')}); an invalid value is a 400`,
+          schema: exactFilterSchema(filter.value),
+        }),
+      ),
+    ),
+  );

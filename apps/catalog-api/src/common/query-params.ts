@@ -68,3 +68,51 @@ export function readFieldList<T extends string>(
   }
   return [...new Set(names)] as T[];
 }
+
+export const UUID_PATTERN =
+  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+export function readUuid(query: RawQuery, parameter: string): string | undefined {
+  const value = readString(query, parameter);
+  if (value === undefined) return undefined;
+  if (!UUID_PATTERN.test(value)) throw invalid(parameter, 'must be a UUID');
+  return value;
+}
+
+/** What an exact filter's value must be: a record id, a UUID, or text no longer than its column. */
+export type ExactFilterValue =
+  { type: 'id' } | { type: 'uuid' } | { type: 'text'; maxLength: number };
+
+/**
+ * An exact-match filter of a list endpoint (DAISY's `get_filtered_entities`). `names` are the
+ * query parameters that select it: DAISY's model attribute, then the record's key where the
+ * two differ (`elu_accession` and `external_id`).
+ */
+export interface ExactFilter {
+  names: readonly string[];
+  /** The SQL expression compared with `=` (see exact-filters.sql.ts). */
+  column: string;
+  value: ExactFilterValue;
+  /** What it matches, for the API docs. */
+  description: string;
+}
+
+/** The values of the exact filters present in the query, by parameter name, each validated. */
+export function readExactFilters(
+  query: RawQuery,
+  filters: readonly ExactFilter[],
+): Record<string, string | number> {
+  const values: Record<string, string | number> = {};
+  for (const filter of filters) {
+    for (const name of filter.names) {
+      const value =
+        filter.value.type === 'id'
+          ? readPositiveInt(query, name)
+          : filter.value.type === 'uuid'
+            ? readUuid(query, name)
+            : readNonEmptyString(query, name, filter.value.maxLength);
+      if (value !== undefined) values[name] = value;
+    }
+  }
+  return values;
+}

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { groupBy } from '../common/formatting';
+import { exactFilterConditions } from '../common/exact-filters.sql';
+import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { PersonRow, toPersonExport, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
 import { datasetVisible } from '../permissions/visibility.sql';
@@ -20,7 +22,37 @@ import type {
 export interface DatasetFilter {
   projectId?: number;
   projectTitle?: string;
+  /** Values of DATASET_FILTERS, by parameter name. */
+  exact?: Record<string, string | number>;
 }
+
+/** The exact filters of `GET /api/datasets` (DAISY's dataset attributes, then record keys). */
+export const DATASET_FILTERS: readonly ExactFilter[] = [
+  {
+    names: ['id', 'id_at_source'],
+    column: 'd.id',
+    value: { type: 'id' },
+    description: 'database id',
+  },
+  {
+    names: ['elu_accession', 'external_id'],
+    column: 'd.elu_accession',
+    value: { type: 'text', maxLength: 20 },
+    description: 'accession',
+  },
+  {
+    names: ['title', 'name'],
+    column: 'd.title',
+    value: { type: 'text', maxLength: 255 },
+    description: 'title',
+  },
+  {
+    names: ['unique_id', 'elu_uuid'],
+    column: 'd.elu_uuid',
+    value: { type: 'uuid' },
+    description: 'UUID',
+  },
+];
 
 /**
  * Loads datasets with everything their export needs in a fixed number of queries (one per
@@ -40,6 +72,7 @@ export class DatasetGraphLoader {
     if (filter.projectTitle !== undefined) {
       conditions.push(`lower(p.title) = lower(${params.add(filter.projectTitle)})`);
     }
+    conditions.push(...exactFilterConditions(DATASET_FILTERS, filter.exact ?? {}, params));
     const datasets = await manager.query<DatasetRow[]>(
       `SELECT d.id, d.elu_accession, d.title, d.description, d.elu_uuid, d.other_external_id,
          p.acronym AS project_acronym, p.elu_accession AS project_accession, d.metadata

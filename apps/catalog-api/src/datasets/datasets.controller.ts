@@ -2,12 +2,17 @@ import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiCachedRead, ApiProjectIdQuery } from '../common/api-docs';
+import { ApiCachedRead, ApiExactFilterQueries, ApiProjectIdQuery } from '../common/api-docs';
 import { DATASETS_BODY } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readNonEmptyString, readPositiveInt } from '../common/query-params';
+import {
+  RawQuery,
+  readExactFilters,
+  readNonEmptyString,
+  readPositiveInt,
+} from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
-import { DatasetFilter } from './dataset-graph.loader';
+import { DATASET_FILTERS, DatasetFilter } from './dataset-graph.loader';
 import { DatasetsService } from './datasets.service';
 
 const PROJECT_TITLE_MAX = 500;
@@ -36,6 +41,7 @@ export class DatasetsController {
     description: 'Only the datasets of the project with this exact title (case-insensitive)',
     schema: { type: 'string', minLength: 1, maxLength: PROJECT_TITLE_MAX },
   })
+  @ApiExactFilterQueries(DATASET_FILTERS)
   @Get()
   async list(
     @Req() req: Request,
@@ -47,6 +53,7 @@ export class DatasetsController {
     const filter: DatasetFilter = {
       projectId: readPositiveInt(raw, 'project_id'),
       projectTitle: readNonEmptyString(raw, 'project_title', PROJECT_TITLE_MAX),
+      exact: readExactFilters(raw, DATASET_FILTERS),
     };
     await this.responder.respond(
       req,

@@ -2,13 +2,13 @@ import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, OptionalAuth, Principal } from '@app/auth';
-import { ApiCachedRead, ApiFieldsQuery } from '../common/api-docs';
+import { ApiCachedRead, ApiExactFilterQueries, ApiFieldsQuery } from '../common/api-docs';
 import { PARTNER_SCHEMA, resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readBoolean, readFieldList } from '../common/query-params';
+import { RawQuery, readBoolean, readExactFilters, readFieldList } from '../common/query-params';
 import { viewerIdentity } from '../permissions/viewer';
 import { PARTNER_FIELDS } from './partner.exporter';
-import { PartnerQuery, PartnersService } from './partners.service';
+import { PARTNER_FILTERS, PartnerQuery, PartnersService } from './partners.service';
 
 @ApiTags('catalog')
 @Controller('api/partners')
@@ -18,14 +18,18 @@ export class PartnersController {
     private readonly responder: CachedJsonResponder,
   ) {}
 
-  /** Without a key: published partners, parameters ignored. With any valid key: all, filtered. */
+  /**
+   * Without a key: published partners, `published` and `fields` ignored. With any valid key:
+   * all, then `published`. The exact filters apply to every caller.
+   */
   @ApiCachedRead(
     {
       summary: 'Partners, by name',
       caller: 'public; any valid key sees more',
       description:
-        'Without a key: published partners, parameters ignored. With any valid key: all ' +
-        'partners, then the filters. A key that is sent but invalid is a 401.',
+        'Without a key: published partners, `published` and `fields` ignored. With any valid ' +
+        'key: all partners, then `published`. The exact filters apply to every caller. A key ' +
+        'that is sent but invalid is a 401.',
     },
     resultsBody(PARTNER_SCHEMA),
   )
@@ -36,6 +40,7 @@ export class PartnersController {
     schema: { type: 'boolean' },
   })
   @ApiFieldsQuery(PARTNER_FIELDS, 'With a key only.')
+  @ApiExactFilterQueries(PARTNER_FILTERS)
   @Get()
   @OptionalAuth()
   async list(
@@ -43,9 +48,9 @@ export class PartnersController {
     @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
   ): Promise<void> {
-    const query: PartnerQuery = { published: true };
+    const raw = req.query as RawQuery;
+    const query: PartnerQuery = { published: true, exact: readExactFilters(raw, PARTNER_FILTERS) };
     if (principal !== undefined) {
-      const raw = req.query as RawQuery;
       query.published = readBoolean(raw, 'published');
       query.fields = readFieldList(raw, 'fields', PARTNER_FIELDS);
     }

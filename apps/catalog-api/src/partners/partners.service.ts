@@ -1,13 +1,40 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { exactFilterConditions } from '../common/exact-filters.sql';
+import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { PartnerExport, PartnerField, PartnerRow, toPartnerExport } from './partner.exporter';
 
 export interface PartnerQuery {
   published?: boolean;
   fields?: PartnerField[];
+  /** Values of PARTNER_FILTERS, by parameter name. */
+  exact?: Record<string, string | number>;
 }
+
+/** The exact filters of `GET /api/partners` (DAISY's partner attributes, then record keys). */
+export const PARTNER_FILTERS: readonly ExactFilter[] = [
+  {
+    names: ['id', 'id_at_source'],
+    column: 'id',
+    value: { type: 'id' },
+    description: 'database id',
+  },
+  {
+    names: ['elu_accession', 'external_id'],
+    column: 'elu_accession',
+    value: { type: 'text', maxLength: 20 },
+    description: 'accession',
+  },
+  {
+    names: ['acronym'],
+    column: 'acronym',
+    value: { type: 'text', maxLength: 255 },
+    description: 'acronym',
+  },
+  { names: ['name'], column: 'name', value: { type: 'text', maxLength: 255 }, description: 'name' },
+];
 
 @Injectable()
 export class PartnersService {
@@ -18,12 +45,13 @@ export class PartnersService {
     query: PartnerQuery,
   ): Promise<{ results: Partial<PartnerExport>[] }> {
     const params = new SqlParams();
-    const where =
-      query.published === undefined ? 'TRUE' : `is_published = ${params.add(query.published)}`;
+    const conditions = exactFilterConditions(PARTNER_FILTERS, query.exact ?? {}, params);
+    if (query.published !== undefined)
+      conditions.push(`is_published = ${params.add(query.published)}`);
     const rows = await manager.query<PartnerRow[]>(
       `SELECT id, elu_accession, name, acronym, is_clinical, geo_category, sector_category,
          address, country_code, metadata
-       FROM partners WHERE ${where} ORDER BY name, id`,
+       FROM partners WHERE ${conditions.join(' AND ') || 'TRUE'} ORDER BY name, id`,
       params.values,
     );
     const results = rows.map((row) => {

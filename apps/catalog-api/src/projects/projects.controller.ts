@@ -2,13 +2,18 @@ import { Controller, Get, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiCachedRead, ApiFieldsQuery, ApiProjectIdQuery } from '../common/api-docs';
+import {
+  ApiCachedRead,
+  ApiExactFilterQueries,
+  ApiFieldsQuery,
+  ApiProjectIdQuery,
+} from '../common/api-docs';
 import { PROJECTS_BODY } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readFieldList, readPositiveInt } from '../common/query-params';
+import { RawQuery, readExactFilters, readFieldList, readPositiveInt } from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
 import { PROJECT_FIELDS } from './project.exporter';
-import { ProjectQuery, ProjectsService } from './projects.service';
+import { PROJECT_FILTERS, ProjectQuery, ProjectsService } from './projects.service';
 
 @ApiTags('catalog')
 @Controller('api/projects')
@@ -30,6 +35,7 @@ export class ProjectsController {
   )
   @ApiProjectIdQuery()
   @ApiFieldsQuery(PROJECT_FIELDS, '`source` is always kept.')
+  @ApiExactFilterQueries(PROJECT_FILTERS)
   @Get()
   async list(
     @Req() req: Request,
@@ -41,6 +47,7 @@ export class ProjectsController {
     const query: ProjectQuery = {
       projectId: readPositiveInt(raw, 'project_id'),
       fields: readFieldList(raw, 'fields', PROJECT_FIELDS),
+      exact: readExactFilters(raw, PROJECT_FILTERS),
     };
     await this.responder.respond(
       req,

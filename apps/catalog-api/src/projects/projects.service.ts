@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { groupBy } from '../common/formatting';
+import { exactFilterConditions } from '../common/exact-filters.sql';
+import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import type { ContactType } from '../contacts/contact.entity';
@@ -25,7 +27,37 @@ import {
 export interface ProjectQuery {
   projectId?: number;
   fields?: ProjectField[];
+  /** Values of PROJECT_FILTERS, by parameter name. */
+  exact?: Record<string, string | number>;
 }
+
+/** The exact filters of `GET /api/projects` (DAISY's project attributes, then record keys). */
+export const PROJECT_FILTERS: readonly ExactFilter[] = [
+  {
+    names: ['id', 'id_at_source'],
+    column: 'p.id',
+    value: { type: 'id' },
+    description: 'database id',
+  },
+  {
+    names: ['elu_accession', 'external_id'],
+    column: 'p.elu_accession',
+    value: { type: 'text', maxLength: 20 },
+    description: 'accession',
+  },
+  {
+    names: ['acronym'],
+    column: 'p.acronym',
+    value: { type: 'text', maxLength: 200 },
+    description: 'acronym',
+  },
+  {
+    names: ['title', 'name'],
+    column: 'p.title',
+    value: { type: 'text', maxLength: 500 },
+    description: 'title',
+  },
+];
 
 type ProjectContactRow = PersonRow & { project_id: number; type: ContactType };
 type ProjectUserRow = PersonRow & { project_id: number; kind: 'custodian' | 'personnel' };
@@ -38,6 +70,7 @@ export class ProjectsService {
     const params = new SqlParams();
     const conditions = [projectVisible(viewer, params)];
     if (query.projectId !== undefined) conditions.push(`p.id = ${params.add(query.projectId)}`);
+    conditions.push(...exactFilterConditions(PROJECT_FILTERS, query.exact ?? {}, params));
     const rows = await manager.query<ProjectRow[]>(
       `SELECT p.id, p.elu_accession, p.acronym, p.title, p.description,
          p.has_institutional_ethics_approval, p.has_national_ethics_approval,
