@@ -163,15 +163,7 @@ describe('catalog reads: HTTP behaviour', () => {
   });
 
   describe('query count', () => {
-    async function countQueries(path: string, key: keyof typeof KEYS): Promise<number> {
-      const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
-      try {
-        await c.get(path, key).expect(200);
-        return spy.mock.calls.length;
-      } finally {
-        spy.mockRestore();
-      }
-    }
+    const countQueries = (path: string, key: keyof typeof KEYS) => c.countQueries(path, key);
 
     async function addDatasets(n: number): Promise<void> {
       // Each new dataset gets two declarations, custodians, storages and an exposure.

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { hashApiKey } from '@app/auth';
 import {
   CatalogTestApp,
@@ -32,6 +33,8 @@ export type KeyName = keyof typeof KEYS;
 export interface DemoCatalog extends CatalogTestApp {
   get(path: string, key?: KeyName): request.Test;
   accession(datasetTitle: string): Promise<string>;
+  /** How many SQL statements a GET that answers 200 runs. */
+  countQueries(path: string, key: KeyName): Promise<number>;
 }
 
 /** A catalog app on its own database holding the demo catalog plus an unexposed endpoint. */
@@ -55,6 +58,15 @@ export async function startDemoCatalog(): Promise<DemoCatalog> {
         [datasetTitle],
       );
       return rows[0].elu_accession;
+    },
+    async countQueries(path: string, key: KeyName) {
+      const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+      try {
+        await request(t.server).get(path).set('X-API-Key', KEYS[key]).expect(200);
+        return spy.mock.calls.length;
+      } finally {
+        spy.mockRestore();
+      }
     },
   };
 }

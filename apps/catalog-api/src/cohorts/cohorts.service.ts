@@ -1,6 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { exactFilterConditions } from '../common/exact-filters.sql';
+import {
+  accessionFilter,
+  exactFilterConditions,
+  idFilter,
+  textFilter,
+} from '../common/exact-filters.sql';
 import { groupBy, textOrNull } from '../common/formatting';
 import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
@@ -22,24 +27,9 @@ type OwnerRow = FullContactRow & { cohort_id: number };
 
 /** The exact filters of `GET /api/cohorts` (DAISY's cohort attributes, then record keys). */
 export const COHORT_FILTERS: readonly ExactFilter[] = [
-  {
-    names: ['id', 'id_at_source'],
-    column: 'id',
-    value: { type: 'id' },
-    description: 'database id',
-  },
-  {
-    names: ['elu_accession', 'external_id'],
-    column: 'elu_accession',
-    value: { type: 'text', maxLength: 20 },
-    description: 'accession',
-  },
-  {
-    names: ['title', 'name'],
-    column: 'name',
-    value: { type: 'text', maxLength: 255 },
-    description: 'name',
-  },
+  idFilter('id'),
+  accessionFilter('elu_accession'),
+  textFilter(['title', 'name'], 'name', 255),
 ];
 
 @Injectable()

@@ -17,3 +17,26 @@ export function exactFilterConditions(
       .map((name) => `${filter.column} = ${params.add(values[name])}`),
   );
 }
+
+/** The database id: DAISY's `id`, the record's `id_at_source`. */
+export const idFilter = (column: string): ExactFilter => ({
+  names: ['id', 'id_at_source'],
+  column,
+  value: { type: 'id' },
+  description: 'database id',
+});
+
+/** The accession: DAISY's `elu_accession`, the record's `external_id`. */
+export const accessionFilter = (column: string): ExactFilter => ({
+  names: ['elu_accession', 'external_id'],
+  column,
+  value: { type: 'text', maxLength: 20 },
+  description: 'accession',
+});
+
+/** A text column, `maxLength` its length (a longer value cannot match: 400). */
+export const textFilter = (
+  names: readonly string[],
+  column: string,
+  maxLength: number,
+): ExactFilter => ({ names, column, value: { type: 'text', maxLength }, description: names[0] });

@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { groupBy } from '../common/formatting';
-import { exactFilterConditions } from '../common/exact-filters.sql';
+import {
+  accessionFilter,
+  exactFilterConditions,
+  idFilter,
+  textFilter,
+} from '../common/exact-filters.sql';
 import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { PersonRow, toPersonExport, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
@@ -28,24 +33,9 @@ export interface DatasetFilter {
 
 /** The exact filters of `GET /api/datasets` (DAISY's dataset attributes, then record keys). */
 export const DATASET_FILTERS: readonly ExactFilter[] = [
-  {
-    names: ['id', 'id_at_source'],
-    column: 'd.id',
-    value: { type: 'id' },
-    description: 'database id',
-  },
-  {
-    names: ['elu_accession', 'external_id'],
-    column: 'd.elu_accession',
-    value: { type: 'text', maxLength: 20 },
-    description: 'accession',
-  },
-  {
-    names: ['title', 'name'],
-    column: 'd.title',
-    value: { type: 'text', maxLength: 255 },
-    description: 'title',
-  },
+  idFilter('d.id'),
+  accessionFilter('d.elu_accession'),
+  textFilter(['title', 'name'], 'd.title', 255),
   {
     names: ['unique_id', 'elu_uuid'],
     column: 'd.elu_uuid',

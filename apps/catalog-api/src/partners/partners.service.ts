@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { exactFilterConditions } from '../common/exact-filters.sql';
+import {
+  accessionFilter,
+  exactFilterConditions,
+  idFilter,
+  textFilter,
+} from '../common/exact-filters.sql';
 import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { PartnerExport, PartnerField, PartnerRow, toPartnerExport } from './partner.exporter';
@@ -15,25 +20,10 @@ export interface PartnerQuery {
 
 /** The exact filters of `GET /api/partners` (DAISY's partner attributes, then record keys). */
 export const PARTNER_FILTERS: readonly ExactFilter[] = [
-  {
-    names: ['id', 'id_at_source'],
-    column: 'id',
-    value: { type: 'id' },
-    description: 'database id',
-  },
-  {
-    names: ['elu_accession', 'external_id'],
-    column: 'elu_accession',
-    value: { type: 'text', maxLength: 20 },
-    description: 'accession',
-  },
-  {
-    names: ['acronym'],
-    column: 'acronym',
-    value: { type: 'text', maxLength: 255 },
-    description: 'acronym',
-  },
-  { names: ['name'], column: 'name', value: { type: 'text', maxLength: 255 }, description: 'name' },
+  idFilter('id'),
+  accessionFilter('elu_accession'),
+  textFilter(['acronym'], 'acronym', 255),
+  textFilter(['name'], 'name', 255),
 ];
 
 @Injectable()

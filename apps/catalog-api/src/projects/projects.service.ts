@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { groupBy } from '../common/formatting';
-import { exactFilterConditions } from '../common/exact-filters.sql';
+import {
+  accessionFilter,
+  exactFilterConditions,
+  idFilter,
+  textFilter,
+} from '../common/exact-filters.sql';
 import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
@@ -33,30 +38,10 @@ export interface ProjectQuery {
 
 /** The exact filters of `GET /api/projects` (DAISY's project attributes, then record keys). */
 export const PROJECT_FILTERS: readonly ExactFilter[] = [
-  {
-    names: ['id', 'id_at_source'],
-    column: 'p.id',
-    value: { type: 'id' },
-    description: 'database id',
-  },
-  {
-    names: ['elu_accession', 'external_id'],
-    column: 'p.elu_accession',
-    value: { type: 'text', maxLength: 20 },
-    description: 'accession',
-  },
-  {
-    names: ['acronym'],
-    column: 'p.acronym',
-    value: { type: 'text', maxLength: 200 },
-    description: 'acronym',
-  },
-  {
-    names: ['title', 'name'],
-    column: 'p.title',
-    value: { type: 'text', maxLength: 500 },
-    description: 'title',
-  },
+  idFilter('p.id'),
+  accessionFilter('p.elu_accession'),
+  textFilter(['acronym'], 'p.acronym', 200),
+  textFilter(['title', 'name'], 'p.title', 500),
 ];
 
 type ProjectContactRow = PersonRow & { project_id: number; type: ContactType };
