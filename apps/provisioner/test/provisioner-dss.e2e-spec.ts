@@ -388,7 +388,7 @@ describe.each<DssApiVersion>(['comma', 'paged'])(
       const res = await get('/submissions/dss');
       expect(res.status).toBe(502);
       expect(res.body.description).toContain(
-        'listing of status "data_approval": the server ignored the status filter (submission ELX_LU_SUB-3 is at status "completed")',
+        'listing of status "data_approval": the server ignored the status filter (submission 3 is at status "completed")',
       );
     });
 
@@ -398,6 +398,18 @@ describe.each<DssApiVersion>(['comma', 'paged'])(
       expect(res.status).toBe(502);
       expect(res.body.description).toContain(
         'listing of status "data_approval": count 2 disagrees with the 1 entries in data',
+      );
+    });
+
+    it('an entry without an id and a ref_name, or given twice, is a 502 saying so', async () => {
+      dss.faults = { rewriteEntries: (entries) => [...entries, { id: 99 }] };
+      expect((await get('/submissions/dss')).body.description).toBe(
+        'submission system "dss": listing of status "data_approval": entry 1 has no integer id ' +
+          'and ref_name',
+      );
+      dss.faults = { rewriteEntries: (entries) => [...entries, ...entries] };
+      expect((await get('/submissions/dss')).body.description).toBe(
+        'submission system "dss": listing of status "data_approval": submission 7 answered twice',
       );
     });
 

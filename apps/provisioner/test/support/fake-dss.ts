@@ -75,6 +75,8 @@ export interface FakeDssFaults {
   ignoreAfter?: boolean;
   /** Add this to every list `count`. */
   countOffset?: number;
+  /** Rewrite the entries of every list answer (its `count` follows). */
+  rewriteEntries?: (entries: Record<string, unknown>[]) => unknown[];
 }
 
 type Query = [string, string][];
@@ -220,11 +222,12 @@ export class FakeDss {
       .filter((s) => (this.faults.ignoreStatus || statuses.includes(s.status_code)) && s.id > after)
       .sort((a, b) => a.id - b.id);
     if (this.version === 'paged') listed = listed.slice(0, this.pageSize);
-    const data = listed.map((s) =>
+    const entries = listed.map((s): Record<string, unknown> =>
       this.version === 'paged' && SERVED.paged.includes(s.status_code)
         ? this.details(s)
         : this.summary(s),
     );
+    const data = this.faults.rewriteEntries?.(entries) ?? entries;
     return json(200, { data, count: data.length + (this.faults.countOffset ?? 0) });
   }
 

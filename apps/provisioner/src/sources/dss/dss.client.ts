@@ -82,16 +82,17 @@ export class DssClient {
   private async listStatus(status: string | undefined): Promise<DssSubmissionSummary[]> {
     const what = status === undefined ? 'the default statuses' : `status "${status}"`;
     const first = await this.page(status, null, what);
+    if (first.length === 0) return first;
     const all = [...first];
     let cursor = highestId(first);
-    for (let pages = 1; first.length > 0; pages++) {
+    for (let pages = 1; ; pages++) {
       if (pages >= MAX_PAGES)
         throw this.unavailable(`listing ${what} did not end after ${MAX_PAGES} pages`);
       const next = await this.page(status, cursor, what);
       if (next.length === 0) break;
       const behind = next.find((s) => s.id <= cursor);
       if (behind === undefined) {
-        all.push(...next);
+        for (const summary of next) all.push(summary);
         cursor = highestId(next);
         continue;
       }
@@ -125,7 +126,7 @@ export class DssClient {
       if (status !== undefined && summary.status_code !== status)
         throw this.unavailable(
           `listing of ${what}: the server ignored the status filter (submission ` +
-            `${summary.ref_name} is at status "${String(summary.status_code)}")`,
+            `${summary.id} is at status ${JSON.stringify(String(summary.status_code).slice(0, 40))})`,
         );
       return summary;
     });
