@@ -4,6 +4,7 @@ import type { SchemaObject } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall, ApiError } from '../common/api-docs';
 import { successCounts } from '../common/api-schemas';
+import { AccessRequestRefusalsService } from './access-request-refusals.service';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsService, BatchCounts } from './access-requests.service';
 import { MAX_ENTITLEMENTS, parseEntitlements } from './entitlement';
@@ -78,7 +79,10 @@ const ApiEntitlements = (summary: string, description: string) =>
 @Public()
 @UseGuards(AccessRequestGuard)
 export class AccessRequestsController {
-  constructor(private readonly service: AccessRequestsService) {}
+  constructor(
+    private readonly service: AccessRequestsService,
+    private readonly refusals: AccessRequestRefusalsService,
+  ) {}
 
   @ApiEntitlements(
     'Grant dataset accesses from REMS entitlements',
@@ -88,7 +92,10 @@ export class AccessRequestsController {
   @Post()
   @HttpCode(200)
   async grant(@Body() body: unknown): Promise<BatchResult> {
-    return { status: 'Success', ...(await this.service.grant(parseEntitlements(body))) };
+    const counts = await this.refusals.watch('grant', body, () =>
+      this.service.grant(parseEntitlements(body)),
+    );
+    return { status: 'Success', ...counts };
   }
 
   @ApiEntitlements(
@@ -98,6 +105,9 @@ export class AccessRequestsController {
   @Post('revoke')
   @HttpCode(200)
   async revoke(@Body() body: unknown): Promise<BatchResult> {
-    return { status: 'Success', ...(await this.service.revoke(parseEntitlements(body))) };
+    const counts = await this.refusals.watch('revoke', body, () =>
+      this.service.revoke(parseEntitlements(body)),
+    );
+    return { status: 'Success', ...counts };
   }
 }
