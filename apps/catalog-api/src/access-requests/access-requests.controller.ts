@@ -57,7 +57,9 @@ const ApiEntitlements = (summary: string, description: string) =>
         `${description} Off unless ACCESSREQ_INTEGRATION_ENABLED (else 403); the caller's ` +
         'address must match ACCESSREQ_ALLOWED_IP_ADDRESSES (else 403). The whole batch is ' +
         'validated first (400 with per-item errors, an unknown accession named) and runs in ' +
-        'one transaction.',
+        'one transaction. The rows of one (application, resource, user) are one entitlement ' +
+        '(REMS sends ended history rows with the current one); the counts are per entitlement. ' +
+        'A PUT (a REMS event notification) is answered 405 naming this route.',
       body: ENTITLEMENTS,
       responses: [
         {
@@ -86,8 +88,12 @@ export class AccessRequestsController {
 
   @ApiEntitlements(
     'Grant dataset accesses from REMS entitlements',
-    'Each item grants an active access to the dataset, creating a contact for an unknown ' +
-      'person; idempotent per (application, resource, user), a new `end` updates the expiry.',
+    'Each entitlement grants an active access to the dataset, creating a contact for an ' +
+      'unknown person; its end is the latest of its rows (null: open, ' +
+      'ACCESS_DEFAULT_EXPIRATION_DAYS). Idempotent per (application, resource, user); a new ' +
+      'current `end` updates the expiry, an end that has passed never shortens or ends an ' +
+      'access. A grant built before a recorded revocation of the same key changes nothing. ' +
+      'With an identity provider, an account whose email it has not verified is refused.',
   )
   @Post()
   @HttpCode(200)
@@ -100,7 +106,8 @@ export class AccessRequestsController {
 
   @ApiEntitlements(
     'Revoke dataset accesses from REMS entitlements',
-    'Terminates the matching accesses.',
+    'Terminates the matching accesses and records the revocation time (`end`) per key, also ' +
+      'when no access exists yet; a revocation no later than the recorded one changes nothing.',
   )
   @Post('revoke')
   @HttpCode(200)
