@@ -451,6 +451,41 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
       expect(access).toMatchObject({ status: 'active', grant_expires_on: utcDay(90) });
     });
 
+    it('applies each entitlement of a mixed delivery on its own merits', async () => {
+      const revokedAt = new Date(Date.now() - 3_600_000).toISOString();
+      const key = (application: number, end: string | null = null) =>
+        item({ application, user: 'sub-mix', end });
+      await post(main, [key(1), key(2), key(3), key(4)]).expect(200);
+      await post(main, [key(3, revokedAt), key(4, revokedAt)], '/api/accessreq/revoke').expect(200);
+      const res = await post(main, [
+        key(1), // running, open again: unchanged
+        key(2, '2035-05-05T00:00:00.000Z'), // running, new end: updated
+        key(3), // revoked, built before the revocation: ignored
+        key(4, revokedAt), // revoked, re-granted after it: reactivated
+        key(4),
+        key(5), // new: created
+      ]).expect(200);
+      expect(res.body).toEqual({ status: 'Success', created: 1, updated: 2, unchanged: 2 });
+      const rows = await accessRows(main.dataSource);
+      expect(rows.map((r) => [r.application_id, r.status, r.grant_expires_on])).toEqual([
+        [1, 'active', utcDay(90)],
+        [2, 'active', '2035-05-05'],
+        [3, 'terminated', utcDay(90)],
+        [4, 'active', utcDay(90)],
+        [5, 'active', utcDay(90)],
+      ]);
+      const trail = await main.dataSource.query<{ action: string; object_id: string }[]>(
+        `SELECT action, object_id FROM audit_log WHERE object_type = 'access' ORDER BY id`,
+      );
+      const id = (application: number) =>
+        String(rows.find((r) => r.application_id === application)?.id);
+      expect(trail.slice(-3)).toEqual([
+        { action: 'update', object_id: id(2) },
+        { action: 'update', object_id: id(4) },
+        { action: 'grant', object_id: id(5) },
+      ]);
+    });
+
     it('keeps separate accesses for separate applications and datasets', async () => {
       const res = await post(main, [
         item(),

@@ -4,7 +4,12 @@ import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from '../identity/keycloak-admin.client';
 import type { KeycloakUser } from '../identity/keycloak.types';
-import { PeopleRepository, personAudit, PersonFacts } from '../identity/people.repository';
+import {
+  newContact,
+  PeopleRepository,
+  personAudit,
+  PersonFacts,
+} from '../identity/people.repository';
 import type { PersonDirectory, PersonRecord } from '../identity/person-directory';
 import { byEntitlementKey, Entitlement, KeyedEntitlement } from './entitlement';
 import { EntitlementsRefusedError, RefusedItem } from './entitlement-refusal';
@@ -116,26 +121,24 @@ export class AccessRequestsService {
       const holders = await this.resolveAll(manager, directory, items, profiles, (entry) =>
         trail.push(entry(actor)),
       );
-      const now = Date.now();
-      const today = utcDate();
-      const defaultExpiry = utcDate(this.settings.ACCESS_DEFAULT_EXPIRATION_DAYS);
-      const results: AccessChange[] = [];
-      for (const entitlement of entitlements) {
-        const change = await this.accesses.grant(manager, {
-          application: entitlement.application,
-          datasetId: datasets.get(entitlement.resource) as number,
-          subject: entitlement.user,
-          holder: holders.get(entitlement.user) as PersonRecord,
-          endDate: entitlement.endDate,
-          rowEnds: entitlement.rowEnds,
-          defaultExpiry,
-          today,
-          now,
-          createdById,
-        });
-        results.push(change);
-        trail.push(...accessAudit(actor, 'grant', entitlement, change));
-      }
+      const context = {
+        now: Date.now(),
+        today: utcDate(),
+        defaultExpiry: utcDate(this.settings.ACCESS_DEFAULT_EXPIRATION_DAYS),
+        createdById,
+      };
+      const inputs = entitlements.map((entitlement) => ({
+        application: entitlement.application,
+        datasetId: datasets.get(entitlement.resource) as number,
+        subject: entitlement.user,
+        holder: holders.get(entitlement.user) as PersonRecord,
+        endDate: entitlement.endDate,
+        rowEnds: entitlement.rowEnds,
+      }));
+      const results = await this.accesses.grantAll(manager, inputs, context);
+      results.forEach((change, n) =>
+        trail.push(...accessAudit(actor, 'grant', entitlements[n], change)),
+      );
       await this.audit.recordMany(manager, trail);
       return results;
     });
@@ -163,22 +166,18 @@ export class AccessRequestsService {
       );
       const actor = actorOf(await accessRequestAccountId(manager));
       const now = Date.now();
-      const today = utcDate();
-      const results: AccessChange[] = [];
-      const trail: AuditRecord[] = [];
-      for (const entitlement of entitlements) {
-        const key = {
-          application: entitlement.application,
-          datasetId: datasets.get(entitlement.resource) as number,
-          subject: entitlement.user,
-        };
+      const inputs = entitlements.map((entitlement) => ({
+        application: entitlement.application,
+        datasetId: datasets.get(entitlement.resource) as number,
+        subject: entitlement.user,
         // REMS ends every row of the key at the revocation time and sends it as `end`; an end
         // still to come is not a revocation time, and must not outrank the grants until then.
-        const revokedAt = Math.min(entitlement.endTime ?? now, now);
-        const change = await this.accesses.revoke(manager, key, revokedAt, today);
-        results.push(change);
-        trail.push(...accessAudit(actor, 'revoke', entitlement, change));
-      }
+        revokedAt: Math.min(entitlement.endTime ?? now, now),
+      }));
+      const results = await this.accesses.revokeAll(manager, inputs, utcDate());
+      const trail = results.flatMap((change, n) =>
+        accessAudit(actor, 'revoke', entitlements[n], change),
+      );
       await this.audit.recordMany(manager, trail);
       return results;
     });
@@ -296,6 +295,7 @@ export class AccessRequestsService {
   ): Promise<Map<string, PersonRecord>> {
     const holders = new Map<string, PersonRecord>();
     const problems: RefusedItem[] = [];
+    const created: PersonFacts[] = [];
     for (const [index, item] of items.entries()) {
       if (holders.has(item.user)) continue;
       const profile = profiles.get(item.user) as Profile;
@@ -311,9 +311,10 @@ export class AccessRequestsService {
       }
       let holder: PersonRecord;
       if (resolution.outcome === 'create') {
-        const contact = await this.people.createContact(manager, profile.create);
-        audit((actor) => personAudit(actor, null, contact));
-        holder = contact;
+        // Inserted below in one statement; until then a stand-in (negative id) lets the rest of
+        // the delivery match against it exactly as against the stored contact.
+        created.push(profile.create);
+        holder = newContact(profile.create, -created.length);
       } else {
         const before = resolution.person;
         const updated = await this.people.update(manager, before, profile.update);
@@ -322,6 +323,12 @@ export class AccessRequestsService {
       }
       directory.put(holder);
       holders.set(item.user, holder);
+    }
+    if (problems.length === 0) {
+      for (const contact of await this.people.createContacts(manager, created)) {
+        holders.set(contact.oidcId as string, contact);
+        audit((actor) => personAudit(actor, null, contact));
+      }
     }
     if (problems.length > 0) {
       // Thrown inside the transaction: the rollback undoes whatever this batch already wrote.

@@ -2,6 +2,7 @@ import { ServiceUnavailableError } from '@app/errors';
 import { FakeKeycloak } from '../../test/support/fake-keycloak';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from './keycloak-admin.client';
+import type { KeycloakUser } from './keycloak.types';
 
 describe('KeycloakAdminClient against a fake Keycloak', () => {
   let kc: FakeKeycloak;
@@ -50,8 +51,8 @@ describe('KeycloakAdminClient against a fake Keycloak', () => {
       requiredActions: ['VERIFY_EMAIL'],
     });
     const c = client();
-    const listed: Record<string, unknown>[] = [];
-    for await (const page of c.listUsers()) listed.push(...(page as Record<string, unknown>[]));
+    const listed: KeycloakUser[] = [];
+    for await (const page of c.listUsers()) listed.push(...page);
     expect(kc.adminQueries.at(-1)).toContain('briefRepresentation=true');
     const bea = listed.find((u) => u.username === 'brief-bea');
     expect(bea).toMatchObject({ email: 'bea@x.org', emailVerified: true, enabled: true });
