@@ -227,31 +227,12 @@ export class RequestAccessesRepository {
   }
 
   /** The keys' accesses, locked for this transaction. */
-  private async findAll(
-    manager: EntityManager,
-    keys: RequestKey[],
-  ): Promise<Map<string, AccessRow>> {
-    const rows = await manager.query<
-      (AccessRow & { application_id: number; dataset_id: number; request_subject: string })[]
-    >(
-      `SELECT a.id, a.status, a.grant_expires_on::text AS grant_expires_on, a.user_id, a.contact_id,
-         a.application_id, a.dataset_id, a.request_subject
-       FROM accesses a
-       JOIN unnest($1::int[], $2::int[], $3::text[]) AS k(application_id, dataset_id, request_subject)
-         ON a.application_id = k.application_id AND a.dataset_id = k.dataset_id
-        AND a.request_subject = k.request_subject
-       FOR UPDATE OF a`,
-      keyArrays(keys),
-    );
-    return new Map(
-      rows.map((row) => [
-        keyOf({
-          application: row.application_id,
-          datasetId: row.dataset_id,
-          subject: row.request_subject,
-        }),
-        row,
-      ]),
+  private findAll(manager: EntityManager, keys: RequestKey[]): Promise<Map<string, AccessRow>> {
+    return this.lockedByKey<AccessRow>(
+      manager,
+      'accesses',
+      `t.id, t.status, t.grant_expires_on::text AS grant_expires_on, t.user_id, t.contact_id`,
+      keys,
     );
   }
 
@@ -260,27 +241,45 @@ export class RequestAccessesRepository {
     manager: EntityManager,
     keys: RequestKey[],
   ): Promise<Map<string, number>> {
+    const rows = await this.lockedByKey<{ revoked_at: Date }>(
+      manager,
+      'access_request_revocations',
+      't.revoked_at',
+      keys,
+    );
+    return new Map([...rows].map(([key, row]) => [key, row.revoked_at.getTime()]));
+  }
+
+  /** The rows of a table keyed like accesses, for these keys, by key, locked. */
+  private async lockedByKey<T>(
+    manager: EntityManager,
+    table: 'accesses' | 'access_request_revocations',
+    columns: string,
+    keys: RequestKey[],
+  ): Promise<Map<string, T>> {
     const rows = await manager.query<
-      { application_id: number; dataset_id: number; request_subject: string; revoked_at: Date }[]
+      (T & { application_id: number; dataset_id: number; request_subject: string })[]
     >(
-      `SELECT r.application_id, r.dataset_id, r.request_subject, r.revoked_at
-       FROM access_request_revocations r
+      `SELECT ${columns}, t.application_id, t.dataset_id, t.request_subject
+       FROM ${table} t
        JOIN unnest($1::int[], $2::int[], $3::text[]) AS k(application_id, dataset_id, request_subject)
-         ON r.application_id = k.application_id AND r.dataset_id = k.dataset_id
-        AND r.request_subject = k.request_subject
-       FOR UPDATE OF r`,
+         ON t.application_id = k.application_id AND t.dataset_id = k.dataset_id
+        AND t.request_subject = k.request_subject
+       FOR UPDATE OF t`,
       keyArrays(keys),
     );
-    return new Map(
-      rows.map((row) => [
+    const byKey = new Map<string, T>();
+    for (const row of rows) {
+      byKey.set(
         keyOf({
           application: row.application_id,
           datasetId: row.dataset_id,
           subject: row.request_subject,
         }),
-        row.revoked_at.getTime(),
-      ]),
-    );
+        row,
+      );
+    }
+    return byKey;
   }
 
   /** Inserts the new accesses; their ids, in the order given. */
