@@ -76,7 +76,7 @@ function tally(changes: AccessChange[]): BatchCounts {
   return counts;
 }
 
-/** Deliveries ignored because a newer revocation was already applied (for the log line). */
+/** Entitlements ignored because a newer revocation was already applied (for the log line). */
 function staleCount(changes: AccessChange[]): number {
   return changes.filter((change) => change.stale).length;
 }
