@@ -7,6 +7,7 @@ import {
   setupOpenApi,
   useHttpMetrics,
 } from '@app/platform';
+import { AccessRequestRefusalsService } from './access-requests/access-request-refusals.service';
 import { AccessRequestGate } from './access-requests/access-request.gate';
 import { CatalogAppModule } from './app.module';
 import { FastReads } from './common/fast-reads';
@@ -30,7 +31,9 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     textBodyRoutes: [/^\/api\/admin\/terms\/[^/]+$/],
-    beforeBodyParsing: [new AccessRequestGate(settings).middleware()],
+    beforeBodyParsing: [
+      new AccessRequestGate(settings, app.get(AccessRequestRefusalsService)).middleware(),
+    ],
   });
   setupOpenApi(app, { title: 'Catalog API', version: CATALOG_API_VERSION, path: 'api/docs' });
   // In front of everything above: repeated reads are answered before Express sees them.

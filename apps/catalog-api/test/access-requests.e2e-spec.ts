@@ -1,5 +1,8 @@
+import { Logger } from '@nestjs/common';
 import request from 'supertest';
-import { TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
+import { CatalogTestApp, TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
+import { metricSample } from '../../../test/support/prometheus-text';
+import { FakeRems } from './support/fake-rems';
 import {
   accessRows,
   addContact,
@@ -55,7 +58,9 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
   });
 
   beforeEach(async () => {
-    await main.dataSource.query('TRUNCATE accesses, contacts, audit_log CASCADE');
+    await main.dataSource.query(
+      'TRUNCATE accesses, contacts, audit_log, access_request_revocations CASCADE',
+    );
     await main.dataSource.query(`DELETE FROM users`);
   });
 
@@ -120,6 +125,57 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
 
     it('checks the allow-list before reading the entitlements', async () => {
       await post(noProxy, { not: 'an array' }).expect(403);
+    });
+
+    it('gates the paths whatever their case, as the router routes them (before parsing)', async () => {
+      for (const path of ['/API/ACCESSREQ', '/Api/AccessReq/Revoke', '/api/ACCESSREQ/revoke']) {
+        for (const app of [disabled, noProxy]) {
+          const res = await request(app.server)
+            .post(path)
+            .set('Content-Type', 'application/json')
+            .send('{"not json')
+            .expect(403);
+          expect(res.body.status).toBe('Error');
+        }
+        // The router does route them: an allowed caller reaches the webhook's validation.
+        const routed = await post(main, { not: 'an array' }, path).expect(400);
+        expect(routed.body.description).toBe('Request body must be a JSON array of entitlements');
+      }
+      expect(await count(main.dataSource, 'accesses')).toBe(0);
+    });
+
+    it('answers a REMS event notification (PUT) with an error saying where entitlements go', async () => {
+      // An event as REMS's :event-notification-targets PUTs it (CSCfi/rems
+      // src/clj/rems/event_notification.clj, docs/event-notification.md).
+      const event = {
+        'event/id': 668,
+        'event/type': 'application.event/approved',
+        'event/actor': 'handler',
+        'event/time': '2026-05-01T10:00:00.000Z',
+        'application/id': 4056,
+        'entitlement/end': null,
+        'event/application': { 'application/id': 4056 },
+      };
+      for (const [app, path] of [
+        [main, '/api/accessreq'],
+        [disabled, '/api/accessreq'],
+        [noProxy, '/api/accessreq/revoke'],
+      ] as const) {
+        const res = await request(app.server).put(path).send(event).expect(405);
+        expect(res.headers.allow).toBe('POST');
+        expect(res.body).toEqual({
+          status: 'Error',
+          description: expect.stringMatching(
+            /^This is the REMS entitlement webhook, not a REMS event-notification target/,
+          ),
+          more: {
+            allowed: ['POST'],
+            entitlements_target: { add: '/api/accessreq', remove: '/api/accessreq/revoke' },
+          },
+        });
+        expect(res.body.description).toContain(':entitlements-target');
+      }
+      expect(await count(main.dataSource, 'accesses')).toBe(0);
     });
 
     it('refuses before parsing: a malformed or non-JSON body still gets the gate 403', async () => {
@@ -371,9 +427,63 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
       expect(rows[0].grant_expires_on).toBe('2032-01-31');
     });
 
-    it('counts a duplicate inside one batch as unchanged', async () => {
+    it('takes identical rows of one entitlement in a batch as one, counted once', async () => {
       const res = await post(main, [item(), item()]).expect(200);
-      expect(res.body).toEqual({ status: 'Success', created: 1, updated: 0, unchanged: 1 });
+      expect(res.body).toEqual({ status: 'Success', created: 1, updated: 0, unchanged: 0 });
+      expect(await count(main.dataSource, 'accesses')).toBe(1);
+    });
+
+    it('gives the rows of one entitlement the latest end, whatever their order', async () => {
+      const res = await post(main, [
+        item({ end: '2031-08-03T00:00:00.000Z' }),
+        item({ end: '2034-01-01T00:00:00.000Z' }),
+        item({ end: `${utcDay(-30)}T00:00:00.000Z` }),
+      ]).expect(200);
+      expect(res.body.created).toBe(1);
+      expect((await accessRows(main.dataSource))[0].grant_expires_on).toBe('2034-01-01');
+    });
+
+    it('never shortens or ends a running access with history rows alone', async () => {
+      await post(main, [item({ end: null })]).expect(200);
+      const res = await post(main, [item({ end: `${utcDay(-2)}T09:00:00.000Z` })]).expect(200);
+      expect(res.body.unchanged).toBe(1);
+      const [access] = await accessRows(main.dataSource);
+      expect(access).toMatchObject({ status: 'active', grant_expires_on: utcDay(90) });
+    });
+
+    it('applies each entitlement of a mixed delivery on its own merits', async () => {
+      const revokedAt = new Date(Date.now() - 3_600_000).toISOString();
+      const key = (application: number, end: string | null = null) =>
+        item({ application, user: 'sub-mix', end });
+      await post(main, [key(1), key(2), key(3), key(4)]).expect(200);
+      await post(main, [key(3, revokedAt), key(4, revokedAt)], '/api/accessreq/revoke').expect(200);
+      const res = await post(main, [
+        key(1), // running, open again: unchanged
+        key(2, '2035-05-05T00:00:00.000Z'), // running, new end: updated
+        key(3), // revoked, built before the revocation: ignored
+        key(4, revokedAt), // revoked, re-granted after it: reactivated
+        key(4),
+        key(5), // new: created
+      ]).expect(200);
+      expect(res.body).toEqual({ status: 'Success', created: 1, updated: 2, unchanged: 2 });
+      const rows = await accessRows(main.dataSource);
+      expect(rows.map((r) => [r.application_id, r.status, r.grant_expires_on])).toEqual([
+        [1, 'active', utcDay(90)],
+        [2, 'active', '2035-05-05'],
+        [3, 'terminated', utcDay(90)],
+        [4, 'active', utcDay(90)],
+        [5, 'active', utcDay(90)],
+      ]);
+      const trail = await main.dataSource.query<{ action: string; object_id: string }[]>(
+        `SELECT action, object_id FROM audit_log WHERE object_type = 'access' ORDER BY id`,
+      );
+      const id = (application: number) =>
+        String(rows.find((r) => r.application_id === application)?.id);
+      expect(trail.slice(-3)).toEqual([
+        { action: 'update', object_id: id(2) },
+        { action: 'update', object_id: id(4) },
+        { action: 'grant', object_id: id(5) },
+      ]);
     });
 
     it('keeps separate accesses for separate applications and datasets', async () => {
@@ -398,6 +508,84 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
       expect([created, unchanged]).toEqual([1, 5]);
       expect(await count(main.dataSource, 'accesses')).toBe(1);
       expect(await count(main.dataSource, 'contacts')).toBe(1);
+    });
+  });
+
+  describe('refusals REMS would retry for a day: metric by reason and one log line', () => {
+    const refusals = async (app: IntegrationApp, route: string, reason: string) => {
+      const res = await request(app.server).get('/metrics').expect(200);
+      return metricSample(res.text, 'catalog_access_request_refusals_total', { route, reason });
+    };
+
+    it('counts each refused delivery under its reasons and names the items in one warning', async () => {
+      const before = {
+        dataset: await refusals(main, 'grant', 'unknown_dataset'),
+        invalid: await refusals(main, 'revoke', 'invalid_request'),
+      };
+      expect(before.dataset).toBeGreaterThanOrEqual(0);
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      try {
+        await post(main, [item(), item({ resource: 'ELU_I_999999', user: 'sub-x' })]).expect(400);
+        await post(main, [item({ application: 'x' })], '/api/accessreq/revoke').expect(400);
+        expect(await refusals(main, 'grant', 'unknown_dataset')).toBe((before.dataset ?? 0) + 1);
+        expect(await refusals(main, 'revoke', 'invalid_request')).toBe((before.invalid ?? 0) + 1);
+        const lines = warn.mock.calls.filter((call) => call[1] === 'access request refused');
+        expect(lines).toHaveLength(2);
+        expect(lines[0][0]).toMatchObject({
+          route: 'grant',
+          reasons: ['unknown_dataset'],
+          status: 400,
+          items: [
+            {
+              index: 1,
+              application: 4056,
+              resource: 'ELU_I_999999',
+              user: 'sub-x',
+              field: 'resource',
+              reason: 'unknown_dataset',
+              message: 'unknown dataset accession ELU_I_999999',
+            },
+          ],
+        });
+        expect(lines[1][0]).toMatchObject({
+          route: 'revoke',
+          reasons: ['invalid_request'],
+          items: [{ index: 0, application: 'x', field: 'application' }],
+        });
+      } finally {
+        warn.mockRestore();
+      }
+    });
+
+    it('counts the gate refusals (switched off, caller not allowed) and event notifications', async () => {
+      const before = {
+        disabled: await refusals(disabled, 'grant', 'integration_disabled'),
+        caller: await refusals(noProxy, 'revoke', 'caller_not_allowed'),
+        event: await refusals(main, 'grant', 'event_notification'),
+      };
+      await post(disabled, [item()]).expect(403);
+      await post(noProxy, [item()], '/api/accessreq/revoke').expect(403);
+      await request(main.server).put('/api/accessreq').send({ 'event/id': 1 }).expect(405);
+      expect(await refusals(disabled, 'grant', 'integration_disabled')).toBe(
+        (before.disabled ?? 0) + 1,
+      );
+      expect(await refusals(noProxy, 'revoke', 'caller_not_allowed')).toBe(
+        (before.caller ?? 0) + 1,
+      );
+      expect(await refusals(main, 'grant', 'event_notification')).toBe((before.event ?? 0) + 1);
+    });
+
+    it('does not count deliveries it accepted', async () => {
+      const text = async () => (await request(main.server).get('/metrics')).text;
+      const sum = (t: string) =>
+        t
+          .split('\n')
+          .filter((l) => l.startsWith('catalog_access_request_refusals_total{'))
+          .reduce((total, l) => total + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+      const before = sum(await text());
+      await post(main, [item()]).expect(200);
+      await post(main, [item()], '/api/accessreq/revoke').expect(200);
+      expect(sum(await text())).toBe(before);
     });
   });
 
@@ -452,14 +640,40 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
       expect(res.body.description).toBe('Unknown dataset accession: ELU_I_424242');
     });
 
-    it('lets a later grant with a future end reactivate a revoked access', async () => {
-      await post(main, [item()]).expect(200);
-      await post(main, [item()], '/api/accessreq/revoke').expect(200);
-      const res = await post(main, [item({ end: '2033-03-03T00:00:00Z' })]).expect(200);
+    it('reactivates a revoked access for a re-grant carrying the revoked row', async () => {
+      const revokedAt = new Date(Date.now() - 3_600_000).toISOString();
+      await post(main, [item({ end: null })]).expect(200);
+      await post(main, [item({ end: revokedAt })], '/api/accessreq/revoke').expect(200);
+      const res = await post(main, [
+        item({ end: revokedAt }),
+        item({ end: '2033-03-03T00:00:00Z' }),
+      ]).expect(200);
       expect(res.body.updated).toBe(1);
       const [access] = await accessRows(main.dataSource);
-      expect(access.status).toBe('active');
+      expect(access).toMatchObject({ status: 'active', grant_expires_on: '2033-03-03' });
       expect(access.access_notes).toContain('Reactivated by access request #4056');
+    });
+
+    it('ignores a grant built before the revocation (a retry that lost the race)', async () => {
+      const revokedAt = new Date(Date.now() - 3_600_000).toISOString();
+      await post(main, [item({ end: null })]).expect(200);
+      await post(main, [item({ end: revokedAt })], '/api/accessreq/revoke').expect(200);
+      for (const stale of [[item({ end: null })], [item({ end: '2033-03-03T00:00:00Z' })]]) {
+        const res = await post(main, stale).expect(200);
+        expect(res.body).toEqual({ status: 'Success', created: 0, updated: 0, unchanged: 1 });
+      }
+      expect((await accessRows(main.dataSource))[0].status).toBe('terminated');
+    });
+
+    it('records a revocation that overtook its grant, so the grant changes nothing', async () => {
+      const revokedAt = new Date(Date.now() - 60_000).toISOString();
+      const res = await post(main, [item({ end: revokedAt })], '/api/accessreq/revoke').expect(200);
+      expect(res.body.unchanged).toBe(1);
+      await post(main, [item({ end: null })]).expect(200);
+      expect(await count(main.dataSource, 'accesses')).toBe(0);
+      // The re-grant REMS makes after that revocation carries its row, and is applied.
+      await post(main, [item({ end: revokedAt }), item({ end: null })]).expect(200);
+      expect((await accessRows(main.dataSource))[0].status).toBe('active');
     });
 
     it('does not reactivate a terminated access for an end that has already passed', async () => {
@@ -469,5 +683,106 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
       expect(res.body.unchanged).toBe(1);
       expect((await accessRows(main.dataSource))[0].status).toBe('terminated');
     });
+  });
+});
+
+/**
+ * The webhook driven by deliveries built as CSCfi/rems builds them (test/support/fake-rems.ts
+ * follows src/clj/rems/db/entitlements.clj, resources/sql/queries.sql and
+ * src/clj/rems/db/outbox.clj), POSTed over HTTP to a listening app like REMS does.
+ */
+describe('as CSCfi/rems pushes entitlements (:entitlements-target)', () => {
+  let t: CatalogTestApp;
+  let rems: FakeRems;
+  let dataset: string;
+  const app = 4056;
+
+  beforeAll(async () => {
+    t = await startIntegrationApp(ENABLED);
+    await t.app.listen(0, '127.0.0.1');
+    const base = await t.app.getUrl();
+    rems = new FakeRems({ add: `${base}/api/accessreq`, remove: `${base}/api/accessreq/revoke` });
+    dataset = await addDataset(t.dataSource, 'REMS resource');
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const permissions = async (subject: string) =>
+    (
+      await request(t.server)
+        .get(`/api/permissions/${subject}`)
+        .set('X-API-Key', TEST_GLOBAL_KEY)
+        .expect(200)
+    ).body as string[];
+
+  it('grants, revokes, and grants again: the re-granted access shows in /api/permissions', async () => {
+    rems.addUser('sub-regrant', 'regrant@uni.example');
+    const [add] = rems.grant(app, 'sub-regrant', [dataset]);
+    expect(await rems.deliver([add])).toEqual([200]);
+    expect(await permissions('sub-regrant')).toEqual([dataset]);
+
+    const [remove] = rems.revoke(app, 'sub-regrant', [dataset]);
+    expect(FakeRems.payload(remove)).toEqual([
+      expect.objectContaining({
+        end: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      }),
+    ]);
+    expect(await rems.deliver([remove])).toEqual([200]);
+    expect(await permissions('sub-regrant')).toEqual([]);
+
+    // REMS re-adds the member: the :add carries the ended row and the new open one.
+    const [again] = rems.grant(app, 'sub-regrant', [dataset]);
+    expect(FakeRems.payload(again).map((row) => row.end)).toEqual([
+      FakeRems.payload(remove)[0].end,
+      null,
+    ]);
+    expect(await rems.deliver([again])).toEqual([200]);
+    expect(await permissions('sub-regrant')).toEqual([dataset]);
+    const [access] = (await accessRows(t.dataSource)).filter(
+      (row) => row.request_subject === 'sub-regrant',
+    );
+    expect(access).toMatchObject({ status: 'active', grant_expires_on: utcDay(90) });
+  });
+
+  it('keeps an open access open when the history rows arrive before the revocation', async () => {
+    rems.addUser('sub-history', null);
+    await rems.deliver(rems.grant(app, 'sub-history', [dataset]));
+    const [remove] = rems.revoke(app, 'sub-history', [dataset]);
+    const [again] = rems.grant(app, 'sub-history', [dataset]);
+    // The revocation's delivery fails for now (REMS will retry it); the re-grant arrives first.
+    expect(await rems.deliver([again])).toEqual([200]);
+    expect(await permissions('sub-history')).toEqual([dataset]);
+    // The retried revocation is older than the re-grant already applied: it changes nothing.
+    expect(await rems.deliver([remove])).toEqual([200]);
+    expect(await permissions('sub-history')).toEqual([dataset]);
+  });
+
+  it('lets a revocation that overtook its grant win over the late grant', async () => {
+    rems.addUser('sub-race', 'race@uni.example');
+    const [add] = rems.grant(app, 'sub-race', [dataset]);
+    const [remove] = rems.revoke(app, 'sub-race', [dataset]);
+    expect(await rems.deliver([remove, add])).toEqual([200, 200]);
+    expect(await permissions('sub-race')).toEqual([]);
+    expect(await count(t.dataSource, 'accesses')).toBe(
+      (await accessRows(t.dataSource)).filter((row) => row.request_subject !== 'sub-race').length,
+    );
+  });
+
+  it('refuses a delivery for a dataset the catalog lacks, and takes the retry once it exists', async () => {
+    rems.addUser('sub-later', 'later@uni.example');
+    const [add] = rems.grant(app, 'sub-later', ['ELU_I_77777777']);
+    expect(await rems.deliver([add])).toEqual([400]);
+    expect(rems.outbox).toContain(add);
+    await t.dataSource.query(
+      `INSERT INTO datasets (title, elu_accession) VALUES ('Late', 'ELU_I_77777777')`,
+    );
+    expect(await rems.deliver([add])).toEqual([200]);
+    expect(add.statuses).toEqual([400, 200]);
+    const [access] = (await accessRows(t.dataSource)).filter(
+      (row) => row.request_subject === 'sub-later',
+    );
+    expect(access).toMatchObject({ dataset: 'ELU_I_77777777', status: 'active' });
   });
 });

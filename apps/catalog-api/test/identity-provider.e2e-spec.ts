@@ -51,7 +51,9 @@ describe('identity provider (Keycloak)', () => {
 
   beforeEach(async () => {
     kc.users.length = 0;
-    await t.dataSource.query('TRUNCATE accesses, contacts, audit_log CASCADE');
+    await t.dataSource.query(
+      'TRUNCATE accesses, contacts, audit_log, access_request_revocations CASCADE',
+    );
     await t.dataSource.query('DELETE FROM users');
   });
 
@@ -327,7 +329,9 @@ describe('identity provider (Keycloak)', () => {
       expect((await accessRows(t.dataSource))[0].user_id).toBe(userId);
     });
 
-    it('never matches or stores an unverified email', async () => {
+    it('refuses an account whose email the provider has not verified, as DAISY does', async () => {
+      // DAISY refuses these (elixir-luxembourg/daisy core/lcsb/oidc.py get_external_user_info
+      // raises ExternalUserNotVerifiedException, and its webhook answers 500 so REMS retries).
       const account = kc.addUser({
         username: 'kim',
         firstName: 'Kim',
@@ -336,16 +340,33 @@ describe('identity provider (Keycloak)', () => {
         emailVerified: false,
       });
       const userId = await addUser(t.dataSource, 'kim', { email: 'kim@uni.example' });
-      await grant([
+      const delivery = [
         { application: 3, resource: dataset, user: account.id, mail: 'kim@uni.example', end: null },
-      ]).expect(200);
-      const [access] = await accessRows(t.dataSource);
-      expect(access.user_id).toBeNull();
-      const [contact] = await t.dataSource.query<PersonRow[]>(
-        'SELECT email, oidc_id FROM contacts',
-      );
-      expect(contact).toEqual({ email: null, oidc_id: account.id });
+      ];
+      const res = await grant(delivery).expect(400);
+      expect(res.body.more.errors).toEqual([
+        {
+          index: 0,
+          field: 'user',
+          message: `the identity provider has not verified the email of ${account.id}`,
+        },
+      ]);
+      expect(await count(t.dataSource, 'accesses')).toBe(0);
+      expect(await count(t.dataSource, 'contacts')).toBe(0);
       expect((await person('users', userId)).oidc_id).toBeNull();
+      // Once the person verifies the address, REMS's next retry of the same delivery succeeds.
+      account.emailVerified = true;
+      expect((await grant(delivery).expect(200)).body.created).toBe(1);
+      expect((await accessRows(t.dataSource))[0].user_id).toBe(userId);
+    });
+
+    it('refuses an account without any email (Keycloak leaves it unverified)', async () => {
+      const account = kc.addUser({ username: 'noe', emailVerified: false });
+      const res = await grant([
+        { application: 6, resource: dataset, user: account.id, mail: null, end: null },
+      ]).expect(400);
+      expect(res.body.more.errors[0]).toMatchObject({ index: 0, field: 'user' });
+      expect(await count(t.dataSource, 'accesses')).toBe(0);
     });
 
     it('refuses a subject the provider does not know, writing nothing', async () => {

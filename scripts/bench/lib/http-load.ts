@@ -49,6 +49,18 @@ export async function measure(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
+/** One POST of a JSON body timed from the client side; the answer is read to the end. */
+export async function timePost(url: string, json: string, headers: Record<string, string> = {}) {
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: json,
+  });
+  const body = Buffer.from(await res.arrayBuffer());
+  return { ms: performance.now() - started, status: res.status, body };
+}
+
 /** One GET timed from the client side; the body is read to the end. */
 export async function timeGet(url: string, headers: Record<string, string> = {}) {
   const started = performance.now();
@@ -62,11 +74,21 @@ export interface CeilingServer {
   stop(): Promise<void>;
 }
 
-/** Starts the bare server of lib/ceiling-server.mjs serving `body` (written under `tempDir`). */
-export async function startCeiling(tempDir: string, body: Buffer, contentType: string): Promise<CeilingServer> {
+/**
+ * Starts the bare server of lib/ceiling-server.mjs serving `body` (written under `tempDir`);
+ * `parseJsonBodies` makes it read and parse each request's JSON body first.
+ */
+export async function startCeiling(
+  tempDir: string,
+  body: Buffer,
+  contentType: string,
+  options: { parseJsonBodies?: boolean } = {},
+): Promise<CeilingServer> {
   const file = join(tempDir, `ceiling-${process.pid}-${Date.now()}.json`);
   writeFileSync(file, body);
-  const child = spawn(process.execPath, [join(__dirname, 'ceiling-server.mjs'), file, contentType], {
+  const args = [join(__dirname, 'ceiling-server.mjs'), file, contentType];
+  if (options.parseJsonBodies) args.push('parse-json');
+  const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((done, fail) => {

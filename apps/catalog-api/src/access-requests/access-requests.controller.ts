@@ -4,6 +4,7 @@ import type { SchemaObject } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall, ApiError } from '../common/api-docs';
 import { successCounts } from '../common/api-schemas';
+import { AccessRequestRefusalsService } from './access-request-refusals.service';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsService, BatchCounts } from './access-requests.service';
 import { MAX_ENTITLEMENTS, parseEntitlements } from './entitlement';
@@ -56,7 +57,9 @@ const ApiEntitlements = (summary: string, description: string) =>
         `${description} Off unless ACCESSREQ_INTEGRATION_ENABLED (else 403); the caller's ` +
         'address must match ACCESSREQ_ALLOWED_IP_ADDRESSES (else 403). The whole batch is ' +
         'validated first (400 with per-item errors, an unknown accession named) and runs in ' +
-        'one transaction.',
+        'one transaction. The rows of one (application, resource, user) are one entitlement ' +
+        '(REMS sends ended history rows with the current one); the counts are per entitlement. ' +
+        'A PUT (a REMS event notification) is answered 405 naming this route.',
       body: ENTITLEMENTS,
       responses: [
         {
@@ -78,26 +81,40 @@ const ApiEntitlements = (summary: string, description: string) =>
 @Public()
 @UseGuards(AccessRequestGuard)
 export class AccessRequestsController {
-  constructor(private readonly service: AccessRequestsService) {}
+  constructor(
+    private readonly service: AccessRequestsService,
+    private readonly refusals: AccessRequestRefusalsService,
+  ) {}
 
   @ApiEntitlements(
     'Grant dataset accesses from REMS entitlements',
-    'Each item grants an active access to the dataset, creating a contact for an unknown ' +
-      'person; idempotent per (application, resource, user), a new `end` updates the expiry.',
+    'Each entitlement grants an active access to the dataset, creating a contact for an ' +
+      'unknown person; its end is the latest of its rows (null: open, ' +
+      'ACCESS_DEFAULT_EXPIRATION_DAYS). Idempotent per (application, resource, user); a new ' +
+      'current `end` updates the expiry, an end that has passed never shortens or ends an ' +
+      'access. A grant built before a recorded revocation of the same key changes nothing. ' +
+      'With an identity provider, an account whose email it has not verified is refused.',
   )
   @Post()
   @HttpCode(200)
   async grant(@Body() body: unknown): Promise<BatchResult> {
-    return { status: 'Success', ...(await this.service.grant(parseEntitlements(body))) };
+    const counts = await this.refusals.watch('grant', body, () =>
+      this.service.grant(parseEntitlements(body)),
+    );
+    return { status: 'Success', ...counts };
   }
 
   @ApiEntitlements(
     'Revoke dataset accesses from REMS entitlements',
-    'Terminates the matching accesses.',
+    'Terminates the matching accesses and records the revocation time (`end`) per key, also ' +
+      'when no access exists yet; a revocation no later than the recorded one changes nothing.',
   )
   @Post('revoke')
   @HttpCode(200)
   async revoke(@Body() body: unknown): Promise<BatchResult> {
-    return { status: 'Success', ...(await this.service.revoke(parseEntitlements(body))) };
+    const counts = await this.refusals.watch('revoke', body, () =>
+      this.service.revoke(parseEntitlements(body)),
+    );
+    return { status: 'Success', ...counts };
   }
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
+import { AccessRequestRefusalsService } from './access-request-refusals.service';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsController } from './access-requests.controller';
 import { AccessRequestsService } from './access-requests.service';
@@ -9,6 +10,12 @@ import { RequestAccessesRepository } from './request-accesses.repository';
 @Module({
   imports: [IdentityModule, AuditModule],
   controllers: [AccessRequestsController],
-  providers: [AccessRequestGuard, AccessRequestsService, RequestAccessesRepository],
+  providers: [
+    AccessRequestGuard,
+    AccessRequestsService,
+    AccessRequestRefusalsService,
+    RequestAccessesRepository,
+  ],
+  exports: [AccessRequestRefusalsService],
 })
 export class AccessRequestsModule {}

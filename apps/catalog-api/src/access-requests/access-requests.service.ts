@@ -1,14 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { FieldProblem } from '@app/errors';
-import { BadRequestError, ValidationFailedError } from '@app/errors';
 import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from '../identity/keycloak-admin.client';
 import type { KeycloakUser } from '../identity/keycloak.types';
-import { PeopleRepository, personAudit, PersonFacts } from '../identity/people.repository';
+import {
+  newContact,
+  PeopleRepository,
+  personAudit,
+  PersonFacts,
+} from '../identity/people.repository';
 import type { PersonDirectory, PersonRecord } from '../identity/person-directory';
-import type { Entitlement } from './entitlement';
+import { byEntitlementKey, Entitlement, KeyedEntitlement } from './entitlement';
+import { EntitlementsRefusedError, RefusedItem } from './entitlement-refusal';
 import { AccessChange, Outcome, RequestAccessesRepository } from './request-accesses.repository';
 import { ACCESS_REQUEST_ACCOUNT, accessRequestAccountId } from './system-account';
 
@@ -29,7 +33,7 @@ interface Profile {
   update: PersonFacts;
   /** Used for a new contact. */
   create: PersonFacts;
-  /** Email used to match by mail: only one the identity provider verified, when it is asked. */
+  /** Email used to match by mail (with an identity provider, one it has verified). */
   matchEmail: string | null;
 }
 
@@ -45,7 +49,7 @@ function actorOf(accountId: number): AuditActor {
 function accessAudit(
   actor: AuditActor,
   action: 'grant' | 'revoke',
-  item: Entitlement,
+  item: KeyedEntitlement,
   change: AccessChange,
 ): AuditRecord[] {
   if (change.outcome === 'unchanged') return [];
@@ -72,11 +76,18 @@ function tally(changes: AccessChange[]): BatchCounts {
   return counts;
 }
 
+/** Entitlements ignored because a newer revocation was already applied (for the log line). */
+function staleCount(changes: AccessChange[]): number {
+  return changes.filter((change) => change.stale).length;
+}
+
 /**
  * Grants and revokes accesses from REMS entitlements (spec §4). A batch is all or nothing:
  * every item is checked (accessions, identity-provider accounts, unambiguous people) and
  * written in one transaction. Subjects are locked for the transaction, so retried and
- * concurrent deliveries of the same entitlement end in one access.
+ * concurrent deliveries of the same entitlement end in one access. The rows of one
+ * (application, resource, user) are one entitlement (`byEntitlementKey`), and the counts are
+ * per entitlement.
  */
 @Injectable()
 export class AccessRequestsService {
@@ -93,6 +104,7 @@ export class AccessRequestsService {
 
   async grant(items: Entitlement[]): Promise<BatchCounts> {
     if (items.length === 0) return { created: 0, updated: 0, unchanged: 0 };
+    const entitlements = byEntitlementKey(items);
     await this.datasetIds(this.dataSource.manager, items);
     const profiles = await this.profiles(items);
     const changes = await this.dataSource.transaction(async (manager) => {
@@ -109,33 +121,43 @@ export class AccessRequestsService {
       const holders = await this.resolveAll(manager, directory, items, profiles, (entry) =>
         trail.push(entry(actor)),
       );
-      const today = utcDate();
-      const defaultExpiry = utcDate(this.settings.ACCESS_DEFAULT_EXPIRATION_DAYS);
-      const results: AccessChange[] = [];
-      for (const item of items) {
-        const change = await this.accesses.grant(manager, {
-          application: item.application,
-          datasetId: datasets.get(item.resource) as number,
-          subject: item.user,
-          holder: holders.get(item.user) as PersonRecord,
-          endDate: item.endDate,
-          defaultExpiry,
-          today,
-          createdById,
-        });
-        results.push(change);
-        trail.push(...accessAudit(actor, 'grant', item, change));
-      }
+      const context = {
+        now: Date.now(),
+        today: utcDate(),
+        defaultExpiry: utcDate(this.settings.ACCESS_DEFAULT_EXPIRATION_DAYS),
+        createdById,
+      };
+      const inputs = entitlements.map((entitlement) => ({
+        application: entitlement.application,
+        datasetId: datasets.get(entitlement.resource) as number,
+        subject: entitlement.user,
+        holder: holders.get(entitlement.user) as PersonRecord,
+        endDate: entitlement.endDate,
+        rowEnds: entitlement.rowEnds,
+      }));
+      const results = await this.accesses.grantAll(manager, inputs, context);
+      results.forEach((change, n) =>
+        trail.push(...accessAudit(actor, 'grant', entitlements[n], change)),
+      );
       await this.audit.recordMany(manager, trail);
       return results;
     });
     const counts = tally(changes);
-    this.logger.log({ items: items.length, ...counts }, 'access request processed');
+    this.logger.log(
+      {
+        items: items.length,
+        entitlements: entitlements.length,
+        ...counts,
+        stale: staleCount(changes),
+      },
+      'access request processed',
+    );
     return counts;
   }
 
   async revoke(items: Entitlement[]): Promise<BatchCounts> {
     if (items.length === 0) return { created: 0, updated: 0, unchanged: 0 };
+    const entitlements = byEntitlementKey(items);
     const changes = await this.dataSource.transaction(async (manager) => {
       const datasets = await this.datasetIds(manager, items, true);
       await this.people.lockSubjects(
@@ -143,24 +165,32 @@ export class AccessRequestsService {
         items.map((item) => item.user),
       );
       const actor = actorOf(await accessRequestAccountId(manager));
-      const today = utcDate();
-      const results: AccessChange[] = [];
-      const trail: AuditRecord[] = [];
-      for (const item of items) {
-        const key = {
-          application: item.application,
-          datasetId: datasets.get(item.resource) as number,
-          subject: item.user,
-        };
-        const change = await this.accesses.revoke(manager, key, today);
-        results.push(change);
-        trail.push(...accessAudit(actor, 'revoke', item, change));
-      }
+      const now = Date.now();
+      const inputs = entitlements.map((entitlement) => ({
+        application: entitlement.application,
+        datasetId: datasets.get(entitlement.resource) as number,
+        subject: entitlement.user,
+        // REMS ends every row of the key at the revocation time and sends it as `end`; an end
+        // still to come is not a revocation time, and must not outrank the grants until then.
+        revokedAt: Math.min(entitlement.endTime ?? now, now),
+      }));
+      const results = await this.accesses.revokeAll(manager, inputs, utcDate());
+      const trail = results.flatMap((change, n) =>
+        accessAudit(actor, 'revoke', entitlements[n], change),
+      );
       await this.audit.recordMany(manager, trail);
       return results;
     });
     const counts = tally(changes);
-    this.logger.log({ items: items.length, ...counts }, 'access revocation processed');
+    this.logger.log(
+      {
+        items: items.length,
+        entitlements: entitlements.length,
+        ...counts,
+        stale: staleCount(changes),
+      },
+      'access revocation processed',
+    );
     return counts;
   }
 
@@ -177,28 +207,35 @@ export class AccessRequestsService {
       [accessions],
     );
     const ids = new Map(rows.map((row) => [row.elu_accession, row.id]));
-    const problems: FieldProblem[] = [];
+    const refused: RefusedItem[] = [];
     items.forEach((item, index) => {
       if (!ids.has(item.resource)) {
-        problems.push({
+        refused.push({
           index,
           field: 'resource',
           message: `unknown dataset accession ${item.resource}`,
+          reason: 'unknown_dataset',
         });
       }
     });
-    if (problems.length > 0) {
+    if (refused.length > 0) {
       const unknown = [
         ...new Set(items.filter((i) => !ids.has(i.resource)).map((i) => i.resource)),
       ];
-      throw new ValidationFailedError(problems, `Unknown dataset accession: ${unknown.join(', ')}`);
+      throw new EntitlementsRefusedError(
+        refused,
+        `Unknown dataset accession: ${unknown.join(', ')}`,
+      );
     }
     return ids;
   }
 
   /**
    * One profile per subject: from the identity provider when it is configured (one look-up
-   * per subject, within a fixed budget), else from the request's `mail`.
+   * per subject, within a fixed budget), else from the request's `mail`. Like DAISY
+   * (elixir-luxembourg/daisy `core/lcsb/oidc.py`, `get_external_user_info`), an account whose
+   * email the provider has not verified is refused: it gets no access until the person
+   * verifies the address (REMS's retries then deliver the grant).
    */
   private async profiles(items: Entitlement[]): Promise<Map<string, Profile>> {
     const bySubject = new Map<string, Entitlement>();
@@ -223,17 +260,26 @@ export class AccessRequestsService {
       const found = await Promise.all(slice.map((s) => this.idp.getUser(s, budget)));
       slice.forEach((subject, n) => accounts.set(subject, found[n]));
     }
-    const problems: FieldProblem[] = [];
+    const refused: RefusedItem[] = [];
     items.forEach((item, index) => {
-      if (accounts.get(item.user) === null) {
-        problems.push({
+      const account = accounts.get(item.user);
+      if (account === null) {
+        refused.push({
           index,
           field: 'user',
           message: `unknown to the identity provider: ${item.user}`,
+          reason: 'unknown_account',
+        });
+      } else if (account?.emailVerified !== true) {
+        refused.push({
+          index,
+          field: 'user',
+          message: `the identity provider has not verified the email of ${item.user}`,
+          reason: 'unverified_email',
         });
       }
     });
-    if (problems.length > 0) throw new ValidationFailedError(problems);
+    if (refused.length > 0) throw new EntitlementsRefusedError(refused);
     for (const [subject, account] of accounts)
       profiles.set(subject, profileOf(subject, account as KeycloakUser));
     return profiles;
@@ -248,20 +294,27 @@ export class AccessRequestsService {
     audit: (entry: (actor: AuditActor) => AuditRecord) => void,
   ): Promise<Map<string, PersonRecord>> {
     const holders = new Map<string, PersonRecord>();
-    const problems: FieldProblem[] = [];
+    const problems: RefusedItem[] = [];
+    const created: PersonFacts[] = [];
     for (const [index, item] of items.entries()) {
       if (holders.has(item.user)) continue;
       const profile = profiles.get(item.user) as Profile;
       const resolution = directory.resolve(item.user, profile.matchEmail);
       if (resolution.outcome === 'conflict') {
-        problems.push({ index, field: 'mail', message: resolution.reason });
+        problems.push({
+          index,
+          field: 'mail',
+          message: resolution.reason,
+          reason: 'ambiguous_person',
+        });
         continue;
       }
       let holder: PersonRecord;
       if (resolution.outcome === 'create') {
-        const contact = await this.people.createContact(manager, profile.create);
-        audit((actor) => personAudit(actor, null, contact));
-        holder = contact;
+        // Inserted below in one statement; until then a stand-in (negative id) lets the rest of
+        // the delivery match against it exactly as against the stored contact.
+        created.push(profile.create);
+        holder = newContact(profile.create, -created.length);
       } else {
         const before = resolution.person;
         const updated = await this.people.update(manager, before, profile.update);
@@ -271,29 +324,34 @@ export class AccessRequestsService {
       directory.put(holder);
       holders.set(item.user, holder);
     }
+    if (problems.length === 0) {
+      for (const contact of await this.people.createContacts(manager, created)) {
+        holders.set(contact.oidcId as string, contact);
+        audit((actor) => personAudit(actor, null, contact));
+      }
+    }
     if (problems.length > 0) {
       // Thrown inside the transaction: the rollback undoes whatever this batch already wrote.
-      throw new BadRequestError(
+      throw new EntitlementsRefusedError(
+        problems,
         problems.length === 1
           ? `Ambiguous person: ${problems[0].message}`
           : `Ambiguous people: ${problems.length} items`,
-        { errors: problems },
       );
     }
     return holders;
   }
 }
 
+/** The profile of an account whose email the provider has verified (others are refused). */
 function profileOf(subject: string, account: KeycloakUser): Profile {
   const email =
     typeof account.email === 'string' && account.email.trim() !== '' ? account.email.trim() : null;
-  // An unverified address proves nothing: it neither matches nor is stored.
-  const verified = account.emailVerified === true ? email : null;
   const facts: PersonFacts = {
     subject,
     firstName: typeof account.firstName === 'string' ? account.firstName : null,
     lastName: typeof account.lastName === 'string' ? account.lastName : null,
-    email: verified,
+    email,
   };
-  return { update: facts, create: facts, matchEmail: verified };
+  return { update: facts, create: facts, matchEmail: email };
 }

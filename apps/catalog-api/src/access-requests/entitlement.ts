@@ -11,6 +11,8 @@ export interface Entitlement {
   mail: string | null;
   /** Last day of access (UTC date of REMS's `end`), or null when REMS gave none. */
   endDate: string | null;
+  /** REMS's `end` to the millisecond (epoch ms), or null. */
+  endTime: number | null;
 }
 
 /** Keeps one request well inside REMS's 2.5-second time-out. */
@@ -24,6 +26,10 @@ const EMAIL_MAX = 254;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 type Item = Record<string, unknown>;
+
+function utcDateOf(time: number): string {
+  return new Date(time).toISOString().slice(0, 10);
+}
 
 function checkItem(item: Item, index: number, problems: FieldProblem[]): Entitlement | null {
   const before = problems.length;
@@ -54,13 +60,13 @@ function checkItem(item: Item, index: number, problems: FieldProblem[]): Entitle
       problem('mail', 'must be an email address or null');
     }
   }
-  let endDate: string | null = null;
+  let endTime: number | null = null;
   if (end !== undefined && end !== null) {
-    const parsed = typeof end === 'string' && ISO_TIMESTAMP.test(end) ? new Date(end) : undefined;
-    if (parsed === undefined || Number.isNaN(parsed.getTime())) {
+    const parsed = typeof end === 'string' && ISO_TIMESTAMP.test(end) ? Date.parse(end) : NaN;
+    if (Number.isNaN(parsed)) {
       problem('end', 'must be an ISO 8601 timestamp with offset, or null');
     } else {
-      endDate = parsed.toISOString().slice(0, 10);
+      endTime = parsed;
     }
   }
   if (problems.length > before) return null;
@@ -69,7 +75,8 @@ function checkItem(item: Item, index: number, problems: FieldProblem[]): Entitle
     resource: (resource as string).trim(),
     user: user as string,
     mail: typeof mail === 'string' ? mail.trim() : null,
-    endDate,
+    endDate: endTime === null ? null : utcDateOf(endTime),
+    endTime,
   };
 }
 
@@ -102,4 +109,75 @@ export function parseEntitlements(body: unknown): Entitlement[] {
   });
   if (problems.length > 0) throw new ValidationFailedError(problems);
   return items;
+}
+
+/**
+ * The rows of one (application, resource, user) in a delivery, taken as one entitlement.
+ * REMS sends every row it holds for that key (CSCfi/rems `get-entitlements`), ended ones
+ * included: after a revocation and a re-grant the old row carries its past `end` and the new
+ * one `end: null`. Read row by row, the old row would end the new grant.
+ */
+export interface KeyedEntitlement {
+  application: number;
+  resource: string;
+  user: string;
+  mail: string | null;
+  /** Index of the key's first row in the delivery (for error messages). */
+  index: number;
+  /** The latest `end` of the rows, or null when any row is open. */
+  endTime: number | null;
+  /** `endTime` as a UTC date (the access's last day), or null when open. */
+  endDate: string | null;
+  /** Every explicit `end` of the rows, for ordering against a recorded revocation. */
+  rowEnds: number[];
+}
+
+/** Groups a delivery's rows by (application, resource, user), in order of first appearance. */
+export function byEntitlementKey(rows: Entitlement[]): KeyedEntitlement[] {
+  const keyed = new Map<string, KeyedEntitlement & { open: boolean }>();
+  rows.forEach((row, index) => {
+    const key = JSON.stringify([row.application, row.resource, row.user]);
+    let entry = keyed.get(key);
+    if (entry === undefined) {
+      entry = {
+        application: row.application,
+        resource: row.resource,
+        user: row.user,
+        mail: null,
+        index,
+        endTime: null,
+        endDate: null,
+        rowEnds: [],
+        open: false,
+      };
+      keyed.set(key, entry);
+    }
+    entry.mail ??= row.mail;
+    if (row.endTime === null) entry.open = true;
+    else entry.rowEnds.push(row.endTime);
+  });
+  return [...keyed.values()].map(({ open, ...entry }) => {
+    const endTime = open || entry.rowEnds.length === 0 ? null : Math.max(...entry.rowEnds);
+    return { ...entry, endTime, endDate: endTime === null ? null : utcDateOf(endTime) };
+  });
+}
+
+/**
+ * The latest `end` among a delivery's rows that lie in the past: its history. REMS ends every
+ * row of a key at the revocation time (`end-entitlements!` in CSCfi/rems
+ * `resources/sql/queries.sql`), so a re-grant made after a revocation carries a row ended
+ * exactly then; a delivery built before the revocation has no ended row that late. Rows that
+ * end later than now are current grants, not history. `revokedAt` (the latest revocation
+ * recorded for the key) also counts as past, so a REMS clock running ahead of ours cannot hide
+ * the revocation row. Null when the delivery carries no history.
+ */
+export function latestHistoryEnd(
+  rowEnds: number[],
+  now: number,
+  revokedAt: number | null,
+): number | null {
+  const past = Math.max(now, revokedAt ?? now);
+  let latest: number | null = null;
+  for (const end of rowEnds) if (end <= past && (latest === null || end > latest)) latest = end;
+  return latest;
 }

@@ -103,7 +103,10 @@ export class CatalogSettings {
   @IntegerSetting(100, 60000)
   IDP_TIMEOUT_MS = 5000;
 
-  /** Audience a login token must carry (default: IDP_CLIENT_ID). */
+  /**
+   * Audience a login token must carry in `aud` (checked strictly when set). Unset, a token
+   * counts when issued to IDP_CLIENT_ID (`azp`) or naming it in `aud`: a stock Keycloak realm.
+   */
   @IsOptional()
   @IsString()
   IDP_AUDIENCE?: string;

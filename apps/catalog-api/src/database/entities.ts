@@ -1,3 +1,4 @@
+import { AccessRequestRevocation } from '../access-requests/access-request-revocation.entity';
 import { Access } from '../accesses/access.entity';
 import { AuditEntry } from '../audit/audit-entry.entity';
 import { CatalogVersion } from '../catalog-version/catalog-version.entity';
@@ -45,6 +46,7 @@ export const catalogEntities: (new (...args: never[]) => object)[] = [
   Endpoint,
   Exposure,
   Access,
+  AccessRequestRevocation,
   PermissionGrant,
   CatalogVersion,
   AuditEntry,

@@ -22,20 +22,35 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 /** Signing keys are refetched at least this often even when every kid is known. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
 
+/**
+ * Whom a token must be for. Keycloak puts the client a token was issued to in `azp` and,
+ * in a stock realm, only `account` in `aud` (the audience of the account console's roles), so
+ * by default a token counts as ours when it was issued to our client (`azp`) or names it in
+ * `aud`. An explicitly configured audience is checked strictly on `aud` alone (the realm then
+ * needs an audience mapper on the client users log in with).
+ */
+type Recipient = { kind: 'client'; clientId: string } | { kind: 'audience'; audience: string };
+
 interface Verifier {
   keys: ReturnType<typeof createRemoteJWKSet>;
   issuer: string;
-  audience: string;
+  recipient: Recipient;
 }
 
 const INVALID = 'Invalid or expired access token';
 const CHALLENGE = 'Bearer error="invalid_token"';
 
+/** Keycloak's `typ` of access tokens (TokenUtil.TOKEN_TYPE_BEARER), compared ignoring case. */
+const ACCESS_TOKEN_TYPE = 'bearer';
+
 /**
  * Logs people in with an access token of the identity provider (`Authorization: Bearer`):
  * signature against the realm's JWKS (cached; refetched on an unknown kid, at most once per
- * cool-down), issuer, audience and expiry. Keycloak's refresh and ID tokens are refused by
- * their `typ`. A token whose subject belongs to a deactivated catalog user is refused too.
+ * cool-down), issuer, recipient (see `Recipient`) and expiry. `typ` must be `Bearer`, compared
+ * ignoring case as Keycloak's own TokenVerifier does (a client may ask for lower case), so
+ * Keycloak's ID tokens (`ID`, whose `aud` is the client), refresh and offline tokens
+ * (`Refresh`, `Offline`), DPoP-bound tokens and tokens without a type are refused. A token
+ * whose subject belongs to a deactivated catalog user is refused too.
  */
 @Injectable()
 export class IdpBearerTokenResolver implements BearerTokenResolver {
@@ -47,8 +62,13 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
     private readonly dataSource: DataSource,
   ) {
     const realmUrl = settings.idpRealmUrl;
-    const audience = settings.IDP_AUDIENCE ?? settings.IDP_CLIENT_ID;
-    if (realmUrl === undefined || audience === undefined) return;
+    const recipient: Recipient | undefined =
+      settings.IDP_AUDIENCE !== undefined
+        ? { kind: 'audience', audience: settings.IDP_AUDIENCE }
+        : settings.IDP_CLIENT_ID !== undefined
+          ? { kind: 'client', clientId: settings.IDP_CLIENT_ID }
+          : undefined;
+    if (realmUrl === undefined || recipient === undefined) return;
     this.verifier = {
       keys: createRemoteJWKSet(new URL(`${realmUrl}/protocol/openid-connect/certs`), {
         timeoutDuration: settings.IDP_TIMEOUT_MS,
@@ -56,7 +76,7 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
         cacheMaxAge: JWKS_MAX_AGE_MS,
       }),
       issuer: settings.IDP_ISSUER ?? realmUrl,
-      audience,
+      recipient,
     };
   }
 
@@ -70,8 +90,9 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
     const subject = payload.sub;
     if (typeof subject !== 'string' || subject === '')
       throw new UnauthorizedError(INVALID, CHALLENGE);
-    if (payload.typ !== undefined && payload.typ !== 'Bearer')
+    if (typeof payload.typ !== 'string' || payload.typ.toLowerCase() !== ACCESS_TOKEN_TYPE)
       throw new UnauthorizedError(INVALID, CHALLENGE);
+    if (!isFor(this.verifier.recipient, payload)) throw new UnauthorizedError(INVALID, CHALLENGE);
     const rows = await this.dataSource.query<{ is_active: boolean }[]>(
       'SELECT is_active FROM users WHERE oidc_id = $1',
       [subject],
@@ -86,7 +107,6 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
     try {
       const { payload } = await jwtVerify(token, verifier.keys, {
         issuer: verifier.issuer,
-        audience: verifier.audience,
         algorithms: ALGORITHMS,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ['exp', 'sub'],
@@ -102,6 +122,12 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
       throw new UnauthorizedError(INVALID, CHALLENGE);
     }
   }
+}
+
+function isFor(recipient: Recipient, payload: JWTPayload): boolean {
+  const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
+  if (recipient.kind === 'audience') return audiences.includes(recipient.audience);
+  return payload.azp === recipient.clientId || audiences.includes(recipient.clientId);
 }
 
 /**

@@ -2,6 +2,7 @@ import { ServiceUnavailableError } from '@app/errors';
 import { FakeKeycloak } from '../../test/support/fake-keycloak';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from './keycloak-admin.client';
+import type { KeycloakUser } from './keycloak.types';
 
 describe('KeycloakAdminClient against a fake Keycloak', () => {
   let kc: FakeKeycloak;
@@ -20,7 +21,8 @@ describe('KeycloakAdminClient against a fake Keycloak', () => {
         IDP_REALM: kc.realm,
         IDP_CLIENT_ID: kc.clientId,
         IDP_CLIENT_SECRET: kc.clientSecret,
-        IDP_TIMEOUT_MS: '300',
+        // Generous for a busy machine; the silence test sets its own short limit.
+        IDP_TIMEOUT_MS: '5000',
         ...over,
       }),
     );
@@ -39,6 +41,29 @@ describe('KeycloakAdminClient against a fake Keycloak', () => {
       emailVerified: true,
     });
     await expect(c.getUser('missing')).resolves.toBeNull();
+  });
+
+  it('lists users in brief representation, as Keycloak leaves out attributes and required actions', async () => {
+    kc.addUser({
+      username: 'brief-bea',
+      email: 'bea@x.org',
+      attributes: { orcid: ['0000-0002-1825-0097'] },
+      requiredActions: ['VERIFY_EMAIL'],
+    });
+    const c = client();
+    const listed: KeycloakUser[] = [];
+    for await (const page of c.listUsers()) listed.push(...page);
+    expect(kc.adminQueries.at(-1)).toContain('briefRepresentation=true');
+    const bea = listed.find((u) => u.username === 'brief-bea');
+    expect(bea).toMatchObject({ email: 'bea@x.org', emailVerified: true, enabled: true });
+    for (const field of ['attributes', 'requiredActions', 'notBefore', 'totp']) {
+      expect(bea).not.toHaveProperty(field);
+    }
+    // The single-user GET has no brief form: Keycloak answers the full record.
+    await expect(c.getUser(bea?.id as string)).resolves.toMatchObject({
+      attributes: { orcid: ['0000-0002-1825-0097'] },
+      requiredActions: ['VERIFY_EMAIL'],
+    });
   });
 
   it('keeps its token until shortly before it expires, and shares one request among callers', async () => {
@@ -69,7 +94,7 @@ describe('KeycloakAdminClient against a fake Keycloak', () => {
   it('turns silence and refused connections into 503', async () => {
     kc.hang();
     try {
-      const silent = await client()
+      const silent = await client({ IDP_TIMEOUT_MS: '300' })
         .getUser('x')
         .catch((e: unknown) => e);
       expect((silent as ServiceUnavailableError).more.reason).toBe(

@@ -62,13 +62,19 @@ export class KeycloakAdminClient {
   /**
    * Every user, one page per iteration. `emailVerified=true` is asked of the server to save
    * traffic, but callers still check the flag: older servers ignore the parameter.
+   * `briefRepresentation=true` leaves out what the catalog never reads (attributes, required
+   * actions, credential types), which Keycloak otherwise loads for every listed user.
    */
   async *listUsers(
     options: { verifiedOnly?: boolean; pageSize?: number; signal?: AbortSignal } = {},
   ): AsyncGenerator<KeycloakUser[]> {
     const pageSize = options.pageSize ?? KEYCLOAK_PAGE_SIZE;
     for (let first = 0; ; first += pageSize) {
-      const query = new URLSearchParams({ first: String(first), max: String(pageSize) });
+      const query = new URLSearchParams({
+        first: String(first),
+        max: String(pageSize),
+        briefRepresentation: 'true',
+      });
       if (options.verifiedOnly) query.set('emailVerified', 'true');
       const page = await this.adminGet(`/users?${query.toString()}`, options.signal);
       if (!Array.isArray(page))
@@ -79,7 +85,10 @@ export class KeycloakAdminClient {
     }
   }
 
-  /** One user by id (the token subject); null when the identity provider does not know it. */
+  /**
+   * One user by id (the token subject); null when the identity provider does not know it.
+   * Keycloak's `GET /users/{id}` has no brief form (UserResource reads no such parameter).
+   */
   async getUser(id: string, signal?: AbortSignal): Promise<KeycloakUser | null> {
     const user = await this.adminGet(`/users/${encodeURIComponent(id)}`, signal, true);
     if (user === null) return null;

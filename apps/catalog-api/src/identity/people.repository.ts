@@ -101,16 +101,42 @@ export class PeopleRepository {
 
   /** A new contact of type Other for a person the catalog did not know. */
   async createContact(manager: EntityManager, facts: PersonFacts): Promise<PersonRecord> {
-    const firstName = cut(facts.firstName ?? '', NAME_MAX);
-    const lastName = cut(facts.lastName ?? '', NAME_MAX);
-    const email = facts.email === null ? null : cut(facts.email, EMAIL_MAX);
-    const rows = await manager.query<{ id: number }[]>(
-      `INSERT INTO contacts (first_name, last_name, email, oidc_id, type)
-       VALUES ($1, $2, $3, $4, 'Other') RETURNING id`,
-      [firstName, lastName, email, facts.subject],
-    );
-    return { kind: 'contact', id: rows[0].id, oidcId: facts.subject, email, firstName, lastName };
+    const [contact] = await this.createContacts(manager, [facts]);
+    return contact;
   }
+
+  /** New contacts of type Other for distinct subjects, in one statement, in the order given. */
+  async createContacts(manager: EntityManager, facts: PersonFacts[]): Promise<PersonRecord[]> {
+    if (facts.length === 0) return [];
+    const records = facts.map((f) => newContact(f, 0));
+    const rows = await manager.query<{ id: number; oidc_id: string }[]>(
+      `INSERT INTO contacts (first_name, last_name, email, oidc_id, type)
+       SELECT first_name, last_name, email, oidc_id, 'Other'
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+         AS v(first_name, last_name, email, oidc_id)
+       RETURNING id, oidc_id`,
+      [
+        records.map((r) => r.firstName),
+        records.map((r) => r.lastName),
+        records.map((r) => r.email),
+        records.map((r) => r.oidcId),
+      ],
+    );
+    const ids = new Map(rows.map((row) => [row.oidc_id, row.id]));
+    return records.map((record) => ({ ...record, id: ids.get(record.oidcId as string) as number }));
+  }
+}
+
+/** The record `createContacts` stores for these facts (with the given id). */
+export function newContact(facts: PersonFacts, id: number): PersonRecord {
+  return {
+    kind: 'contact',
+    id,
+    oidcId: facts.subject,
+    email: facts.email === null ? null : cut(facts.email, EMAIL_MAX),
+    firstName: cut(facts.firstName ?? '', NAME_MAX),
+    lastName: cut(facts.lastName ?? '', NAME_MAX),
+  };
 }
 
 /** An audit entry for a person this repository created (before = null) or changed. */

@@ -5,7 +5,7 @@ import { exportJWK, generateKeyPair, JWK, JWTPayload, SignJWT } from 'jose';
 
 type SigningSecret = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
-/** A user as Keycloak's admin API represents it (UserRepresentation, the fields we use). */
+/** A user as Keycloak holds it (the UserModel fields its UserRepresentation is built from). */
 export interface FakeKeycloakUser {
   id: string;
   username: string;
@@ -15,6 +15,17 @@ export interface FakeKeycloakUser {
   emailVerified: boolean;
   enabled: boolean;
   createdTimestamp: number;
+  /** Custom attributes (the realm's user profile), left out of brief representations. */
+  attributes?: Record<string, string[]>;
+  requiredActions?: string[];
+}
+
+type Claims = JWTPayload & Record<string, unknown>;
+
+interface TokenOptions {
+  kid?: string;
+  expiresInSeconds?: number;
+  privateKey?: SigningSecret;
 }
 
 interface SigningKey {
@@ -34,9 +45,20 @@ export interface FakeKeycloakOptions {
 /**
  * A small Keycloak for tests, speaking the real protocols: the OpenID Connect token endpoint
  * (client-credentials grant), the admin REST API's user list (`first`/`max` paging,
- * `emailVerified` filter) and user-by-id, and the realm JWKS. It signs access tokens with
- * RSA keys made in the test. `down()` makes it refuse connections; `hang()` makes it accept
- * and never answer; it counts requests per endpoint.
+ * `emailVerified` filter, `briefRepresentation`) and user-by-id, and the realm JWKS. It signs
+ * tokens shaped as Keycloak issues them with RSA keys made in the test. `down()` makes it
+ * refuse connections; `hang()` makes it accept and never answer; it counts requests per
+ * endpoint.
+ *
+ * Followed (keycloak/keycloak): user representations as
+ * `server-spi-private/.../models/utils/ModelToRepresentation.java` builds them (full:
+ * `toRepresentation`, brief: `toBriefRepresentation`, chosen by `briefRepresentation` in
+ * `services/.../resources/admin/UsersResource.java`; the single-user GET has no brief form);
+ * tokens as `services/.../protocol/oidc/TokenManager.java` fills them (`initToken`:
+ * `typ` Bearer, `azp` the client, `iss`, `sid`, `scope`, `acr`; `generateIDToken`: `typ` ID and
+ * `aud` the client; refresh tokens `typ` Refresh or Offline with the realm as `aud`), with the
+ * claims of a stock realm's default client scopes (`aud: account` from the roles scope's
+ * audience resolution, `realm_access`, `resource_access`, profile and email claims).
  */
 export class FakeKeycloak {
   readonly realm: string;
@@ -130,29 +152,100 @@ export class FakeKeycloak {
   }
 
   /**
-   * An access token as Keycloak issues it to a logged-in user. Claims override the defaults;
-   * `kid` picks the signing key (default: the first published one).
+   * An access token as a stock realm issues it to a user logged in with `clientId` (default:
+   * this realm's client): `aud` is `account`, the client is in `azp`. Claims override the
+   * defaults (`undefined` removes one); `kid` picks the signing key (default: the first
+   * published one).
    */
-  async accessToken(
-    claims: JWTPayload & Record<string, unknown> = {},
-    options: { kid?: string; expiresInSeconds?: number; privateKey?: SigningSecret } = {},
+  accessToken(
+    claims: Claims = {},
+    options: TokenOptions & { clientId?: string } = {},
   ): Promise<string> {
-    const kid = options.kid ?? this.keys[0].kid;
-    const key = this.keys.find((k) => k.kid === kid) ?? this.unpublished.get(kid) ?? this.keys[0];
+    const clientId = options.clientId ?? this.clientId;
+    return this.sign(
+      {
+        ...this.sessionClaims(clientId, options),
+        typ: 'Bearer',
+        aud: 'account',
+        'allowed-origins': ['https://catalog.example.org'],
+        realm_access: {
+          roles: [`default-roles-${this.realm}`, 'offline_access', 'uma_authorization'],
+        },
+        resource_access: {
+          account: { roles: ['manage-account', 'manage-account-links', 'view-profile'] },
+        },
+        scope: 'openid profile email',
+        ...this.profileClaims(),
+        ...claims,
+      },
+      options,
+    );
+  }
+
+  /** An ID token (TokenManager.generateIDToken): `typ` ID, `aud` and `azp` the client. */
+  idToken(claims: Claims = {}, options: TokenOptions = {}): Promise<string> {
+    return this.sign(
+      {
+        ...this.sessionClaims(this.clientId, options),
+        typ: 'ID',
+        aud: this.clientId,
+        at_hash: randomBytes(16).toString('base64url'),
+        ...this.profileClaims(),
+        ...claims,
+      },
+      options,
+    );
+  }
+
+  /** A refresh token (`Refresh`, or `Offline` for offline access), the realm as audience. */
+  refreshToken(
+    claims: Claims = {},
+    options: TokenOptions & { offline?: boolean } = {},
+  ): Promise<string> {
+    return this.sign(
+      {
+        ...this.sessionClaims(this.clientId, options),
+        typ: options.offline ? 'Offline' : 'Refresh',
+        aud: this.issuer,
+        scope: 'openid profile email',
+        ...claims,
+      },
+      options,
+    );
+  }
+
+  private sessionClaims(clientId: string, options: TokenOptions): Claims {
     const now = Math.floor(Date.now() / 1000);
-    const payload: JWTPayload & Record<string, unknown> = {
+    return {
       exp: now + (options.expiresInSeconds ?? 300),
       iat: now,
       jti: randomUUID(),
       iss: this.issuer,
-      aud: 'catalog',
       sub: randomUUID(),
-      typ: 'Bearer',
-      azp: 'catalog-web',
-      preferred_username: 'someone',
-      ...claims,
+      azp: clientId,
+      sid: randomUUID(),
+      acr: '1',
     };
-    return new SignJWT(payload)
+  }
+
+  private profileClaims(): Claims {
+    return {
+      email_verified: true,
+      name: 'Some One',
+      preferred_username: 'someone',
+      given_name: 'Some',
+      family_name: 'One',
+      email: 'someone@uni.example',
+    };
+  }
+
+  private sign(payload: Claims, options: TokenOptions): Promise<string> {
+    const kid = options.kid ?? this.keys[0].kid;
+    const key = this.keys.find((k) => k.kid === kid) ?? this.unpublished.get(kid) ?? this.keys[0];
+    const claims = Object.fromEntries(
+      Object.entries(payload).filter(([, value]) => value !== undefined),
+    );
+    return new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid })
       .sign(options.privateKey ?? key.privateKey);
   }
@@ -177,7 +270,9 @@ export class FakeKeycloak {
       if (rest === '' || rest === '/') return this.listUsers(url, res);
       this.requests.user++;
       const user = this.users.find((u) => u.id === decodeURIComponent(rest.slice(1)));
-      return user ? this.send(res, 200, user) : this.send(res, 404, { error: 'User not found' });
+      return user
+        ? this.send(res, 200, fullRepresentation(user))
+        : this.send(res, 404, { error: 'User not found' });
     }
     this.send(res, 404, { error: 'RESTEASY003210: Could not find resource' });
   }
@@ -216,10 +311,13 @@ export class FakeKeycloak {
     const first = Number(url.searchParams.get('first') ?? '0');
     const max = Number(url.searchParams.get('max') ?? '100');
     const verified = url.searchParams.get('emailVerified');
+    // Keycloak reads the flag as a Java Boolean: only "true" (any case) is true.
+    const brief = url.searchParams.get('briefRepresentation')?.toLowerCase() === 'true';
     const matching = [...this.users]
       .filter((u) => verified === null || String(u.emailVerified) === verified)
       .sort((a, b) => a.username.localeCompare(b.username));
-    this.send(res, 200, matching.slice(first, first + max));
+    const page = matching.slice(first, first + max);
+    this.send(res, 200, page.map(brief ? briefRepresentation : fullRepresentation));
   }
 
   /** Forgets every service-account token, as a Keycloak restart with new keys would. */
@@ -246,4 +344,40 @@ export class FakeKeycloak {
     res.writeHead(status, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(body));
   }
+}
+
+/** Keycloak's access flags on a listed user, for an admin allowed to view and manage users. */
+const ADMIN_ACCESS = {
+  manageGroupMembership: true,
+  view: true,
+  mapRoles: true,
+  impersonate: false,
+  manage: true,
+};
+
+/** ModelToRepresentation.toBriefRepresentation: no attributes, required actions, credentials. */
+function briefRepresentation(user: FakeKeycloakUser): Record<string, unknown> {
+  return {
+    id: user.id,
+    username: user.username,
+    createdTimestamp: user.createdTimestamp,
+    ...(user.firstName === undefined ? {} : { firstName: user.firstName }),
+    ...(user.lastName === undefined ? {} : { lastName: user.lastName }),
+    ...(user.email === undefined ? {} : { email: user.email }),
+    enabled: user.enabled,
+    emailVerified: user.emailVerified,
+    access: ADMIN_ACCESS,
+  };
+}
+
+/** ModelToRepresentation.toRepresentation: the brief fields plus the user's full record. */
+function fullRepresentation(user: FakeKeycloakUser): Record<string, unknown> {
+  return {
+    ...briefRepresentation(user),
+    totp: false,
+    disableableCredentialTypes: [],
+    requiredActions: user.requiredActions ?? [],
+    notBefore: 0,
+    ...(user.attributes === undefined ? {} : { attributes: user.attributes }),
+  };
 }
