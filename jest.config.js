@@ -34,9 +34,9 @@ module.exports = {
       ...shared,
       displayName: 'e2e',
       rootDir: __dirname,
-      // A safety limit, not a speed check: starting apps on fresh databases can take seconds
-      // on a busy 2-core machine. Speed targets live in `npm run bench`.
-      testTimeout: 30_000,
+      // A safety limit, not a speed check (speed targets live in `npm run bench`); set in a
+      // setup file because jest ignores `testTimeout` in a project.
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
       testMatch: ['<rootDir>/apps/*/test/**/*.e2e-spec.ts'],
     },
   ],
