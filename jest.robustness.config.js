@@ -21,6 +21,8 @@ module.exports = {
     {
       ...e2e,
       displayName: 'robustness',
+      // Not the e2e project's 30 s default: the top-level testTimeout above applies.
+      setupFilesAfterEnv: [],
       testMatch: ['<rootDir>/test/robustness/**/*.robust-spec.ts'],
     },
   ],
