@@ -17,7 +17,12 @@ describe('catalog-api under hostile input', () => {
   let port: number;
 
   beforeAll(async () => {
-    t = await startCatalogApp({ MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+    // Every attack comes from one address: the failure limit is set out of its reach so that
+    // attacks keep reaching the handlers (auth-guessing.robust-spec.ts attacks the limit).
+    t = await startCatalogApp({
+      MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+      AUTH_FAILURE_LIMIT: '1000000',
+    });
     await loadDemoData(t.dataSource);
     await t.dataSource.query(
       `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,

@@ -1,5 +1,16 @@
 import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsInt, Max, Min, validateSync, ValidationError } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  Max,
+  Min,
+  validateSync,
+  ValidationArguments,
+  ValidationError,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
+import { IpAllowList } from '@app/auth';
 
 /** Raised at boot when settings are missing or invalid; lists every problem, not just the first. */
 export class SettingsError extends Error {
@@ -73,4 +84,22 @@ export function BooleanSetting(): PropertyDecorator {
     Transform(({ value }) => parseBoolean(value)),
     IsBoolean(),
   );
+}
+
+/** A comma list of addresses and CIDR ranges, or `*`, as IpAllowList reads it. */
+@ValidatorConstraint({ name: 'ipAllowList' })
+export class IsIpAllowList implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    if (typeof value !== 'string') return false;
+    try {
+      IpAllowList.parse(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return `${args.property} must be a comma list of IP addresses, CIDR ranges or *`;
+  }
 }

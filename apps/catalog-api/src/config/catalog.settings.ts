@@ -9,11 +9,20 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { hostname } from 'node:os';
-import { BooleanSetting, IntegerSetting, loadSettings } from '@app/platform';
-import { IsCronOrOff, IsIpAllowList } from './setting-validators';
+import {
+  BooleanSetting,
+  FrontDoorSettings,
+  IntegerSetting,
+  IsIpAllowList,
+  loadSettings,
+} from '@app/platform';
+import { IsCronOrOff } from './setting-validators';
 
-/** Every setting of catalog-api, validated once at boot (see .env.example for each one). */
-export class CatalogSettings {
+/**
+ * Every setting of catalog-api, validated once at boot (see .env.example for each one); the
+ * front-door settings (TRUSTED_PROXIES, AUTH_FAILURE_*) come from FrontDoorSettings.
+ */
+export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1, 65535)
   PORT = 3000;
 
@@ -55,10 +64,6 @@ export class CatalogSettings {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
-
-  /** Proxies whose X-Forwarded-For hops are believed (addresses or CIDR ranges). */
-  @IsString()
-  TRUSTED_PROXIES = '';
 
   /** The access-request webhook (POST /api/accessreq) answers 403 unless this is true. */
   @BooleanSetting()

@@ -1,12 +1,15 @@
 import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength, ValidateIf } from 'class-validator';
 import { resolve } from 'node:path';
-import { IntegerSetting, loadSettings } from '@app/platform';
+import { FrontDoorSettings, IntegerSetting, loadSettings } from '@app/platform';
 import { DEFAULT_COPY_THREADS } from '../imports/pipeline/small-file-pool';
 import { IsSourcesSetting, sourcesFromSetting } from '../sources/sources-setting.validator';
 import type { SourceConfig } from '../sources/source-config';
 
-/** Every setting of the provisioner API and worker, validated once at boot (see .env.example). */
-export class ProvisionerSettings {
+/**
+ * Every setting of the provisioner API and worker, validated once at boot (see .env.example);
+ * the front-door settings (TRUSTED_PROXIES, AUTH_FAILURE_*) come from FrontDoorSettings.
+ */
+export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(1, 65535)
   PORT = 3001;
 

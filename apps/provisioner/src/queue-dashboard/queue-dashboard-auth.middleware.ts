@@ -1,7 +1,7 @@
 import { Inject, Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { createHmac } from 'node:crypto';
-import { API_KEY_RESOLVER, constantTimeEqual, extractApiKey } from '@app/auth';
+import { API_KEY_RESOLVER, AuthFailureLimiter, constantTimeEqual, extractApiKey } from '@app/auth';
 import type { ApiKeyResolver } from '@app/auth';
 import { ForbiddenError, UnauthorizedError } from '@app/errors';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
@@ -65,6 +65,7 @@ export class QueueDashboardAuthMiddleware implements NestMiddleware {
   constructor(
     @Inject(API_KEY_RESOLVER) private readonly keys: ApiKeyResolver,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+    private readonly limiter: AuthFailureLimiter,
   ) {}
 
   async use(req: Request, res: Response, next: NextFunction): Promise<void> {
@@ -81,7 +82,8 @@ export class QueueDashboardAuthMiddleware implements NestMiddleware {
         check === 'expired' ? 'Queue dashboard session expired' : 'API key required',
       );
     }
-    const principal = await this.keys.resolve(apiKey);
+    // Keys are throttled as on every route; a session cookie is an unguessable MAC.
+    const principal = await this.limiter.attempt(req, () => this.keys.resolve(apiKey));
     if (principal === null) throw new UnauthorizedError('Invalid API key');
     if (!principal.canWrite)
       throw new ForbiddenError('The queue dashboard requires the provisioner write key');
