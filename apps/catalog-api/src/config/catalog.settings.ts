@@ -15,6 +15,8 @@ import {
   IntegerSetting,
   IsIpAllowList,
   loadSettings,
+  RealSecret,
+  urlPassword,
 } from '@app/platform';
 import { IsCronOrOff } from './setting-validators';
 
@@ -30,6 +32,7 @@ export class CatalogSettings extends FrontDoorSettings {
   HOST = '0.0.0.0';
 
   @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
+  @RealSecret(urlPassword)
   DATABASE_URL!: string;
 
   /** Size of the Postgres connection pool of one replica. */
@@ -52,6 +55,7 @@ export class CatalogSettings extends FrontDoorSettings {
   @IsOptional()
   @IsString()
   @MinLength(32, { message: 'GLOBAL_API_KEY must be at least 32 characters long' })
+  @RealSecret()
   GLOBAL_API_KEY?: string;
 
   /** Public base URL of this service, put in `source` on every exported record. */
@@ -98,6 +102,7 @@ export class CatalogSettings extends FrontDoorSettings {
 
   @ValidateIf((s: CatalogSettings) => s.IDP_CLIENT_ID !== undefined)
   @IsString({ message: 'IDP_CLIENT_SECRET is required when IDP_CLIENT_ID is set' })
+  @RealSecret()
   IDP_CLIENT_SECRET?: string;
 
   /** Scheduled identity-provider sync (cron, UTC); `off` (the default) disables it. */
