@@ -272,6 +272,26 @@ describe('ApiKeyGuard', () => {
       expectError(notJson, 401, 'API key required');
     });
 
+    it('delivers the 401 to a client that sends its whole large body and closes the connection', async () => {
+      // Connection: close (no agent) and a body far larger than the socket buffers: closing
+      // the socket with the body unread would reset the connection before the 401 is read.
+      const big = {
+        method: 'POST',
+        path: '/t/echo',
+        body: Buffer.alloc(4 * 1024 * 1024, 0x20),
+        note: 'big',
+      };
+      for (let i = 0; i < 10; i++) {
+        const res = await send(port, {
+          ...big,
+          body: Buffer.alloc(((i % 10) + 1) * 100_000, 0x5b),
+          headers: { 'Content-Type': 'application/json' },
+        });
+        expect(res.status).toBe(401);
+        expect(JSON.parse(res.body.toString()).description).toBe('API key required');
+      }
+    });
+
     it('reads and checks the body once the key is valid', async () => {
       await http
         .post('/t/echo')

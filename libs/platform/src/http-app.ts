@@ -2,6 +2,7 @@ import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express
 import express, { json, NextFunction, Request, RequestHandler, Response, text } from 'express';
 import { Logger } from 'nestjs-pino';
 import { BodyParsingInterceptor } from './body-parsing.interceptor';
+import { lingeringClose } from './lingering-close';
 import { requestId } from './logging.module';
 import {
   AllExceptionsFilter,
@@ -82,6 +83,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     requestId(req, res);
     next();
   });
+  app.use(lingeringClose);
   for (const handler of options.beforeBodyParsing ?? []) app.use(handler);
   const textBodyRoutes = options.textBodyRoutes ?? [];
   const bodySteps = [
