@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // `npm start`: one command that runs everything on a fresh clone. Installs dependencies when
 // needed, builds, starts an embedded PostgreSQL when DATABASE_URL is not set (the queue rides
-// on it when REDIS_URL is not set either), loads demo data, and runs catalog-api, the
-// provisioner API and a provisioner worker until Ctrl-C, which stops all of them cleanly.
+// on it when REDIS_URL is not set either), loads demo data into that embedded database (into
+// a configured one only with `npm start -- --demo-data`), and runs catalog-api, the
+// provisioner API and a provisioner worker, listening on 127.0.0.1 unless HOST says otherwise,
+// until Ctrl-C, which stops all of them cleanly.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startOptions } from './lib/start-options.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = join(root, '.data');
@@ -157,6 +160,7 @@ function startProcess(name, script, env, nodeArgs = []) {
 }
 
 async function main() {
+  const options = startOptions(process.env, process.argv.slice(2));
   installIfNeeded();
   buildIfNeeded();
   mkdirSync(dataDir, { recursive: true });
@@ -164,7 +168,7 @@ async function main() {
 
   let catalogDb = process.env.DATABASE_URL;
   let provisionerDb = process.env.PROVISIONER_DATABASE_URL ?? process.env.DATABASE_URL;
-  if (!catalogDb) {
+  if (options.embedded) {
     say('no DATABASE_URL: starting an embedded PostgreSQL (data in .data/postgres)…');
     embedded = await startEmbeddedDatabase(join(dataDir, 'postgres'), Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329));
     await ensureDatabases(embedded.url, ['catalog', 'provisioner']);
@@ -172,7 +176,12 @@ async function main() {
     provisionerDb = `${embedded.url}/provisioner`;
   }
 
-  const base = { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'development', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+  const base = {
+    ...process.env,
+    NODE_ENV: process.env.NODE_ENV ?? 'development',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    HOST: options.host,
+  };
   const catalogEnv = { ...base, DATABASE_URL: catalogDb, GLOBAL_API_KEY: keys.GLOBAL_API_KEY, PORT: process.env.CATALOG_PORT ?? '3000' };
   const provisionerEnv = {
     ...base,
@@ -187,7 +196,8 @@ async function main() {
   const provisionerDist = join(root, 'dist/apps/provisioner/apps/provisioner/src');
   say('migrating the catalog schema…');
   run(process.execPath, [join(catalogDist, 'database/migrate.js')], catalogEnv);
-  const demo = await loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv);
+  const demo = options.demoData ? await loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv) : {};
+  if (!options.demoData) say('DATABASE_URL is set: no demo data loaded (`npm start -- --demo-data` loads it).');
 
   const catalog = startProcess('catalog-api', join(catalogDist, 'main.js'), { ...catalogEnv, MIGRATIONS_RUN: 'false' });
   const api = startProcess('provisioner-api', join(provisionerDist, 'main.js'), provisionerEnv);
@@ -196,11 +206,17 @@ async function main() {
     '--max-semi-space-size=4',
   ]);
   await Promise.all([
-    waitReady(`http://127.0.0.1:${catalogEnv.PORT}/health/ready`, catalog),
-    waitReady(`http://127.0.0.1:${provisionerEnv.PORT}/health/ready`, api),
-    waitReady(`http://127.0.0.1:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`, worker),
+    waitReady(`http://${probeHost(options.host)}:${catalogEnv.PORT}/health/ready`, catalog),
+    waitReady(`http://${probeHost(options.host)}:${provisionerEnv.PORT}/health/ready`, api),
+    waitReady(`http://${probeHost(options.host)}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`, worker),
   ]);
   printBanner(catalogEnv, provisionerEnv, keys, demo);
+}
+
+/** Where this machine reaches a service listening on `host` (a wildcard: the loopback). */
+function probeHost(host) {
+  if (['0.0.0.0', '::', '127.0.0.1'].includes(host)) return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function pick(source, names) {
@@ -209,15 +225,16 @@ function pick(source, names) {
 
 /** Runs the demo loaders when they exist; each prints a JSON line with what it made. */
 async function loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv) {
+  // Random per installation, kept beside the embedded database so a restart finds them.
   const loaders = [
-    [join(catalogDist, 'demo/demo-data.cli.js'), catalogEnv],
-    [join(provisionerDist, 'demo/demo-dropzone.cli.js'), provisionerEnv],
+    [join(catalogDist, 'demo/demo-data.cli.js'), catalogEnv, ['--keys-file', join(dataDir, 'demo-keys.json')]],
+    [join(provisionerDist, 'demo/demo-dropzone.cli.js'), provisionerEnv, []],
   ];
   say('loading demo data…');
   const results = {};
-  for (const [script, env] of loaders) {
+  for (const [script, env, args] of loaders) {
     if (!existsSync(script)) continue;
-    const out = spawnSync(process.execPath, [script, '--json'], { cwd: root, env, encoding: 'utf8' });
+    const out = spawnSync(process.execPath, [script, '--json', ...args], { cwd: root, env, encoding: 'utf8' });
     if (out.status !== 0) throw new Error(`demo data (${script}) failed:\n${out.stderr}`);
     const last = out.stdout.trim().split('\n').pop();
     try {
@@ -231,21 +248,22 @@ async function loadDemoData(catalogDist, provisionerDist, catalogEnv, provisione
 }
 
 function printBanner(catalogEnv, provisionerEnv, keys, demo) {
+  const host = probeHost(catalogEnv.HOST) === '127.0.0.1' ? 'localhost' : probeHost(catalogEnv.HOST);
   const lines = [
     '',
-    'Everything is up:',
-    `  catalog-api         http://localhost:${catalogEnv.PORT}   (try /api/cohorts)`,
-    `  provisioner API     http://localhost:${provisionerEnv.PORT}   (try /submissions/dropzone)`,
-    `  provisioner worker  http://localhost:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`,
+    `Everything is up, listening on ${catalogEnv.HOST}${catalogEnv.HOST === '127.0.0.1' ? ' (this machine only; HOST=0.0.0.0 opens it to the network)' : ''}:`,
+    `  catalog-api         http://${host}:${catalogEnv.PORT}   (try /api/cohorts)`,
+    `  provisioner API     http://${host}:${provisionerEnv.PORT}   (try /submissions/dropzone)`,
+    `  provisioner worker  http://${host}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`,
     '',
     'Keys (local use only; kept in .data/local-keys.json):',
     `  catalog global key        ${keys.GLOBAL_API_KEY}`,
     `  provisioner write key     ${keys.PROVISIONER_API_KEY}`,
     `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS.split(',')[0]}`,
   ];
-  if (demo.keys) lines.push('', 'Demo keys (derived from public names: demo data only):');
+  if (demo.keys) lines.push('', 'Demo keys (random for this installation; kept in .data/demo-keys.json):');
   for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  ${name}: ${value}`);
-  lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' http://localhost:${catalogEnv.PORT}/api/datasets`, 'Ctrl-C stops everything.', '');
+  lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' http://${host}:${catalogEnv.PORT}/api/datasets`, 'Ctrl-C stops everything.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }
 

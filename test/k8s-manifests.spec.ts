@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { parseAllDocuments } from 'yaml';
+import { isPlaceholderSecret, SettingsError } from '@app/platform';
 import {
   CatalogSettings,
   loadCatalogSettings,
@@ -38,7 +40,7 @@ interface Container {
   args?: string[];
   ports?: { name?: string; containerPort: number }[];
   env?: { name: string; value?: string }[];
-  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string; optional?: boolean } }[];
   startupProbe?: Probe;
   livenessProbe?: Probe;
   readinessProbe?: Probe;
@@ -107,8 +109,59 @@ function settingNames(schema: new () => object): string[] {
   return [...new Set(metadata.map((m) => m.propertyName))].sort();
 }
 
+/** `KEY=value` lines as `kubectl create secret --from-env-file` reads them (# starts a comment). */
+function parseEnvFile(text: string): Record<string, string> {
+  const lines = text.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+  return Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}
+
+/** The data of Secret objects, decoded. */
+function secretData(objects: K8sObject[]): Map<string, Record<string, string>> {
+  return new Map(
+    objects
+      .filter((o) => o.kind === 'Secret')
+      .map((o) => [
+        o.metadata.name,
+        {
+          ...Object.fromEntries(
+            Object.entries(o.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+          ),
+          ...o.stringData,
+        },
+      ]),
+  );
+}
+
+/**
+ * The Secrets an operator supplies, since the manifests ship none: the keys and placeholder
+ * values of k8s/secrets/<name>.env.example, and for the dev overlay what dev-secrets.sh makes.
+ */
+function suppliedSecrets(overlay: string): Map<string, Record<string, string>> {
+  const dir = join(root, 'k8s', 'secrets');
+  const secrets = new Map(
+    readdirSync(dir)
+      .filter((file) => file.endsWith('.env.example'))
+      .map((file) => [
+        file.replace(/\.env\.example$/, ''),
+        parseEnvFile(readFileSync(join(dir, file), 'utf8')),
+      ]),
+  );
+  if (overlay === 'dev') {
+    const made = execFileSync(join(overlaysDir, 'dev', 'dev-secrets.sh'), { encoding: 'utf8' });
+    const objects = parseAllDocuments(made).map((doc) => doc.toJS() as K8sObject);
+    for (const [name, data] of secretData(objects)) secrets.set(name, data);
+  }
+  return secrets;
+}
+
 /** The environment a container gets from its envFrom ConfigMaps/Secrets and env entries. */
-function environmentOf(objects: K8sObject[], container: Container): Map<string, string> {
+function environmentOfContainer(
+  objects: K8sObject[],
+  container: Container,
+  secrets: Map<string, Record<string, string>>,
+): Map<string, string> {
   const env = new Map<string, string>();
   for (const source of container.envFrom ?? []) {
     if (source.configMapRef) {
@@ -116,15 +169,36 @@ function environmentOf(objects: K8sObject[], container: Container): Map<string, 
       for (const [key, value] of Object.entries(configMap.data ?? {})) env.set(key, value);
     }
     if (source.secretRef) {
-      const secret = find(objects, 'Secret', source.secretRef.name);
-      for (const [key, value] of Object.entries(secret.data ?? {})) {
-        env.set(key, Buffer.from(value, 'base64').toString('utf8'));
-      }
-      for (const [key, value] of Object.entries(secret.stringData ?? {})) env.set(key, value);
+      const secret = secrets.get(source.secretRef.name);
+      if (!secret)
+        throw new Error(`Secret ${source.secretRef.name} is neither rendered nor documented`);
+      for (const [key, value] of Object.entries(secret)) env.set(key, value);
     }
   }
   for (const { name, value } of container.env ?? []) env.set(name, value ?? '');
   return env;
+}
+
+/** A placeholder of the example files replaced by a random value, as an operator would. */
+function withRealSecrets(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).map(([key, value]) => [
+      key,
+      isPlaceholderSecret(value)
+        ? value.replace(/EXAMPLE-ONLY-[A-Za-z0-9-]*/g, () => randomBytes(24).toString('hex'))
+        : value,
+    ]),
+  );
+}
+
+function refusedSettings(load: () => unknown): string[] {
+  try {
+    load();
+  } catch (error) {
+    if (error instanceof SettingsError) return error.problems.map((p) => p.split(' ')[0]).sort();
+    throw error;
+  }
+  return [];
 }
 
 function portNumber(container: Container, port: number | string): number | undefined {
@@ -152,6 +226,9 @@ it('finds the overlays and the settings to check', () => {
 
 describe.each(overlays)('overlay %s', (overlay) => {
   const objects = render(overlay);
+  const secrets = suppliedSecrets(overlay);
+  const environmentOf = (objs: K8sObject[], container: Container) =>
+    environmentOfContainer(objs, container, secrets);
   const workloads = objects.filter((o) => WORKLOAD_KINDS.has(o.kind));
   const containers = workloads.flatMap((workload) => {
     const pod = podSpecOf(workload);
@@ -313,24 +390,60 @@ describe.each(overlays)('overlay %s', (overlay) => {
     ).toEqual([]);
   });
 
-  it('holds settings values that the apps accept', () => {
+  it('holds settings values that the apps accept once the Secrets hold real values', () => {
     const envOf = (kind: string, name: string) =>
-      Object.fromEntries(environmentOf(objects, appContainer(objects, kind, name)));
+      withRealSecrets(
+        Object.fromEntries(environmentOf(objects, appContainer(objects, kind, name))),
+      );
     expect(() => loadCatalogSettings(envOf('Deployment', 'catalog-api'))).not.toThrow();
+    expect(() => loadCatalogSettings(envOf('Job', 'catalog-migrate'))).not.toThrow();
     expect(() => loadProvisionerSettings(envOf('Deployment', 'provisioner-api'))).not.toThrow();
     expect(() => loadProvisionerSettings(envOf('Deployment', 'provisioner-worker'))).not.toThrow();
   });
 
+  it('ships no Secret: every pod requires Secrets the operator supplies, documented with their keys', () => {
+    expect(objects.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).toEqual([]);
+    const refs = containers.flatMap(({ where, container }) =>
+      (container.envFrom ?? [])
+        .filter((source) => source.secretRef)
+        .map((source) => ({
+          where,
+          name: source.secretRef!.name,
+          optional: source.secretRef!.optional ?? false,
+          documented: secrets.has(source.secretRef!.name),
+        })),
+    );
+    expect(refs.length).toBeGreaterThanOrEqual(4);
+    expect(refs).toEqual(refs.map((ref) => ({ ...ref, optional: false, documented: true })));
+  });
+
+  it('refuses to start on the example Secret values, naming each placeholder', () => {
+    const examples = suppliedSecrets('prod');
+    const envOf = (kind: string, name: string, secret: string) => ({
+      ...Object.fromEntries(environmentOf(objects, appContainer(objects, kind, name))),
+      ...examples.get(secret),
+    });
+    expect(
+      refusedSettings(() =>
+        loadCatalogSettings(envOf('Deployment', 'catalog-api', 'catalog-api-secrets')),
+      ),
+    ).toEqual(['DATABASE_URL', 'GLOBAL_API_KEY']);
+    expect(
+      refusedSettings(() =>
+        loadProvisionerSettings(envOf('Deployment', 'provisioner-api', 'provisioner-secrets')),
+      ),
+    ).toEqual(['PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS', 'REDIS_URL']);
+  });
+
   it('labels what the migration Job needs so it can be applied before the Deployments', () => {
     const job = find(objects, 'Job', 'catalog-migrate');
+    // Its Secret is the operator's, created before any apply.
     const needed = [
       find(objects, 'Namespace', 'research-data'),
       ...podSpecOf(job).containers.flatMap((c) =>
-        (c.envFrom ?? []).map((source) =>
-          source.configMapRef
-            ? find(objects, 'ConfigMap', source.configMapRef.name)
-            : find(objects, 'Secret', source.secretRef!.name),
-        ),
+        (c.envFrom ?? [])
+          .filter((source) => source.configMapRef)
+          .map((source) => find(objects, 'ConfigMap', source.configMapRef!.name)),
       ),
     ];
     expect(job.metadata.labels?.['app.kubernetes.io/component']).toBe('migration');
@@ -346,9 +459,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
   });
 
   it('keeps keys and connection URLs in Secrets, and turns the import schedule on', () => {
-    const secretKeys = objects
-      .filter((o) => o.kind === 'Secret')
-      .flatMap((o) => Object.keys({ ...o.data, ...o.stringData }));
+    const secretKeys = [...secrets.values()].flatMap((data) => Object.keys(data));
     const configKeys = objects
       .filter((o) => o.kind === 'ConfigMap')
       .flatMap((o) => Object.keys(o.data ?? {}));

@@ -2,7 +2,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashApiKey } from '@app/auth';
 import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
-import { KEYS, UNEXPOSED_ENDPOINT_KEY } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import {
+  DEMO_KEYS,
+  KEYS,
+  UNEXPOSED_ENDPOINT_KEY,
+} from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { CatalogTestApp, startCatalogApp } from '../support/catalog-app';
 import { generateAttacks } from './support/attacks';
 import { catalogFingerprint } from './support/catalog-snapshot';
@@ -17,8 +21,13 @@ describe('catalog-api under hostile input', () => {
   let port: number;
 
   beforeAll(async () => {
-    t = await startCatalogApp({ MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
-    await loadDemoData(t.dataSource);
+    // Every attack comes from one address: the failure limit is set out of its reach so that
+    // attacks keep reaching the handlers (auth-guessing.robust-spec.ts attacks the limit).
+    t = await startCatalogApp({
+      MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+      AUTH_FAILURE_LIMIT: '1000000',
+    });
+    await loadDemoData(t.dataSource, DEMO_KEYS);
     await t.dataSource.query(
       `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,
       [hashApiKey(UNEXPOSED_ENDPOINT_KEY)],

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
-import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { CatalogTestApp, startCatalogApp } from '../support/catalog-app';
 import { sleep } from './support/load-loop';
 
@@ -37,7 +37,7 @@ describe('catalog-api under concurrent readers and a writer', () => {
 
   beforeAll(async () => {
     t = await startCatalogApp();
-    await loadDemoData(t.dataSource);
+    await loadDemoData(t.dataSource, DEMO_KEYS);
     const [row] = await t.dataSource.query<{ id: number }[]>(
       `INSERT INTO partners (name, acronym, is_published) VALUES ($1, 'RLP', false) RETURNING id`,
       [MARKER],

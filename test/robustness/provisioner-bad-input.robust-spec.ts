@@ -42,6 +42,9 @@ describe('provisioner API under hostile input', () => {
       STORAGE_ROOT: storage,
       SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: dropzone }]),
       MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+      // One attacking address: the failure limit is out of its reach so that attacks keep
+      // reaching the handlers (auth-guessing.robust-spec.ts attacks the limit).
+      AUTH_FAILURE_LIMIT: '1000000',
     });
     const server = apps.api.getHttpServer() as Server;
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

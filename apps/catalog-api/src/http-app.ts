@@ -26,7 +26,7 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
       bodyParser: false,
     },
   );
-  // First, so requests refused before routing (413, 415) are counted too.
+  // First, so requests refused before routing (the webhook's gate) are counted too.
   useHttpMetrics(app);
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,

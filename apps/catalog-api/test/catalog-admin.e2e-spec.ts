@@ -4,8 +4,8 @@ import {
   startCatalogApp,
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
-import { demoEndpointKey, demoUserKey } from '../src/demo/demo-keys';
 import { loadDemoData } from '../src/demo/demo-data.loader';
+import { DEMO_KEYS, KEYS } from './demo-catalog.fixture';
 import { expectRefusedUnchanged, writer } from './catalog-writes.fixture';
 
 describe('catalog administration routes', () => {
@@ -13,7 +13,7 @@ describe('catalog administration routes', () => {
   let w: ReturnType<typeof writer>;
   beforeAll(async () => {
     t = await startCatalogApp();
-    await loadDemoData(t.dataSource);
+    await loadDemoData(t.dataSource, DEMO_KEYS);
     w = writer(t.server);
   });
   afterAll(() => t.close());
@@ -70,14 +70,14 @@ describe('catalog administration routes', () => {
             : method === 'patch'
               ? w.patch(path, body, key)
               : w.delete(path, body, key);
-        await refused(() => send(demoUserKey('sara.steward')), 403);
-        await refused(() => send(demoEndpointKey('ELIXIR Luxembourg Data Catalog')), 403);
+        await refused(() => send(KEYS.steward), 403);
+        await refused(() => send(KEYS.catalogEndpoint), 403);
         await refused(() => send(null), 401);
       },
     );
 
     it('GET /api/admin/audit: a user key 403, no key 401', async () => {
-      await w.get('/api/admin/audit', demoUserKey('sara.steward')).expect(403);
+      await w.get('/api/admin/audit', KEYS.steward).expect(403);
       await w.get('/api/admin/audit', null).expect(401);
     });
 
@@ -334,7 +334,7 @@ describe('catalog administration routes', () => {
 
     it('grants protected: 201, the user then sees the project; again: 200', async () => {
       expect(
-        (await w.get('/api/projects', demoUserKey('roy.blue')).expect(200)).body.items,
+        (await w.get('/api/projects', KEYS.unprotected).expect(200)).body.items,
       ).toEqual([]);
       const res = await w.post('/api/admin/grants', grant).expect(201);
       expect(res.body).toMatchObject({
@@ -343,7 +343,7 @@ describe('catalog administration routes', () => {
         permission: 'protected',
         object_type: 'project',
       });
-      const projects = (await w.get('/api/projects', demoUserKey('roy.blue')).expect(200)).body
+      const projects = (await w.get('/api/projects', KEYS.unprotected).expect(200)).body
         .items;
       expect(projects.map((p: { acronym: string }) => p.acronym)).toEqual(['PD-OMICS']);
       await w.post('/api/admin/grants', grant).expect(200);
@@ -393,7 +393,7 @@ describe('catalog administration routes', () => {
       const res = await w.delete('/api/admin/grants', grant).expect(200);
       expect(res.body).toEqual({ status: 'Success', revoked: 1 });
       expect(
-        (await w.get('/api/projects', demoUserKey('roy.blue')).expect(200)).body.items,
+        (await w.get('/api/projects', KEYS.unprotected).expect(200)).body.items,
       ).toEqual([]);
       await refused(() => w.delete('/api/admin/grants', grant), 404);
     });
@@ -467,7 +467,7 @@ describe('catalog administration routes', () => {
         () =>
           request(t.server)
             .post('/api/admin/terms/gene')
-            .set('X-API-Key', demoUserKey('sara.steward'))
+            .set('X-API-Key', KEYS.steward)
             .set('Content-Type', 'text/plain')
             .send('X:1\tx\n'),
         403,

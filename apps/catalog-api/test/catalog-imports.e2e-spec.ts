@@ -4,8 +4,8 @@ import {
   startCatalogApp,
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
-import { demoEndpointKey, demoUserKey } from '../src/demo/demo-keys';
 import { loadDemoData } from '../src/demo/demo-data.loader';
+import { DEMO_KEYS, KEYS } from './demo-catalog.fixture';
 import { expectRefusedUnchanged, writer } from './catalog-writes.fixture';
 
 const KINDS = ['partners', 'cohorts', 'projects', 'datasets', 'contracts'] as const;
@@ -16,7 +16,7 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
   let w: ReturnType<typeof writer>;
   beforeAll(async () => {
     t = await startCatalogApp({ MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
-    await loadDemoData(t.dataSource);
+    await loadDemoData(t.dataSource, DEMO_KEYS);
     w = writer(t.server);
   });
   afterAll(() => t.close());
@@ -34,12 +34,12 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
       'POST /api/%s: a user key gets 403, an endpoint key 403, no key 401, a wrong key 401',
       async (kind) => {
         const user = await refused(
-          () => w.post(`/api/${kind}`, doc, demoUserKey('sara.steward')),
+          () => w.post(`/api/${kind}`, doc, KEYS.steward),
           403,
         );
         expect(user.description).toBe('Write operations require the global API key');
         await refused(
-          () => w.post(`/api/${kind}`, doc, demoEndpointKey('Partner Data Portal')),
+          () => w.post(`/api/${kind}`, doc, KEYS.portalEndpoint),
           403,
         );
         await refused(() => w.post(`/api/${kind}`, doc, null), 401);

@@ -1,5 +1,12 @@
 import { loadDemoData } from '../src/demo/demo-data.loader';
-import { DemoCatalog, KEYS, KeyName, names, startDemoCatalog } from './demo-catalog.fixture';
+import {
+  DEMO_KEYS,
+  DemoCatalog,
+  KEYS,
+  KeyName,
+  names,
+  startDemoCatalog,
+} from './demo-catalog.fixture';
 
 const PD = [
   'PD-OMICS blood transcriptomics',
@@ -311,7 +318,7 @@ describe('catalog read visibility per key kind', () => {
     const count = async () =>
       (await c.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM datasets'))[0].n;
     const before = await count();
-    const again = await loadDemoData(c.dataSource);
+    const again = await loadDemoData(c.dataSource, DEMO_KEYS);
     expect(again.loaded).toBe(false);
     expect(await count()).toBe(before);
     expect(again.users.find((u) => u.username === 'alice.white')?.apiKey).toBe(KEYS.custodian);

@@ -6,25 +6,39 @@ import {
   startCatalogApp,
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
-import { demoEndpointKey, demoUserKey } from '../src/demo/demo-keys';
+import { DemoKeys, generateDemoKeys } from '../src/demo/demo-keys';
 import { loadDemoData } from '../src/demo/demo-data.loader';
 
 /** A 64-character key of an endpoint that has no exposure at all. */
 export const UNEXPOSED_ENDPOINT_KEY = 'u'.repeat(64);
 
+/** The demo keys of this test file: random, like those of every installation. */
+export const DEMO_KEYS: DemoKeys = generateDemoKeys();
+
+const userKey = (username: string): string => {
+  const key = DEMO_KEYS.users.find((u) => u.username === username)?.apiKey;
+  if (key === undefined) throw new Error(`demo user ${username} has no key`);
+  return key;
+};
+const endpointKey = (name: string): string => {
+  const key = DEMO_KEYS.endpoints.find((e) => e.name === name)?.apiKey;
+  if (key === undefined) throw new Error(`demo endpoint ${name} has no key`);
+  return key;
+};
+
 export const KEYS = {
   global: TEST_GLOBAL_KEY,
   /** Local custodian of PD-OMICS and IRON-DEF (and their datasets). */
-  custodian: demoUserKey('alice.white'),
+  custodian: userKey('alice.white'),
   /** Company personnel only: holds `protected` on nothing. */
-  unprotected: demoUserKey('roy.blue'),
+  unprotected: userKey('roy.blue'),
   /** Granted one EPIC-DREM dataset and the IRON-DEF project. */
-  granted: demoUserKey('victor.viewer'),
+  granted: userKey('victor.viewer'),
   /** Member of the data-steward group. */
-  steward: demoUserKey('sara.steward'),
-  inactive: demoUserKey('former.staff'),
-  catalogEndpoint: demoEndpointKey('ELIXIR Luxembourg Data Catalog'),
-  portalEndpoint: demoEndpointKey('Partner Data Portal'),
+  steward: userKey('sara.steward'),
+  inactive: userKey('former.staff'),
+  catalogEndpoint: endpointKey('ELIXIR Luxembourg Data Catalog'),
+  portalEndpoint: endpointKey('Partner Data Portal'),
   unexposedEndpoint: UNEXPOSED_ENDPOINT_KEY,
 } as const;
 
@@ -40,7 +54,7 @@ export interface DemoCatalog extends CatalogTestApp {
 /** A catalog app on its own database holding the demo catalog plus an unexposed endpoint. */
 export async function startDemoCatalog(): Promise<DemoCatalog> {
   const t = await startCatalogApp();
-  await loadDemoData(t.dataSource);
+  await loadDemoData(t.dataSource, DEMO_KEYS);
   await t.dataSource.query(
     `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,
     [hashApiKey(UNEXPOSED_ENDPOINT_KEY)],

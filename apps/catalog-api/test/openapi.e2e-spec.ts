@@ -279,7 +279,7 @@ describe('Catalog OpenAPI document', () => {
     for (const { route, op } of apiOperations()) {
       const responses = op.responses as Record<string, ResponseObject | ReferenceObject>;
       const expected = [500, 503, ...(ROUTE_ERRORS[route] ?? [])];
-      if (op.security?.length) expected.push(401);
+      if (op.security?.length) expected.push(401, 429);
       if (op.security?.length && !op.security.some((s) => Object.keys(s).length === 0))
         expected.push(403);
       if ((op.parameters ?? []).length > 0 || op.requestBody) expected.push(400);

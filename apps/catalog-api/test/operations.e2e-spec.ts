@@ -1,6 +1,10 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import request from 'supertest';
-import { startCatalogApp, type CatalogTestApp } from '../../../test/support/catalog-app';
+import {
+  startCatalogApp,
+  TEST_GLOBAL_KEY,
+  type CatalogTestApp,
+} from '../../../test/support/catalog-app';
 import { documentedRoutes, registeredRoutes } from '../../../test/support/openapi-routes';
 import { metricSample } from '../../../test/support/prometheus-text';
 
@@ -24,7 +28,13 @@ describe('GET /metrics', () => {
     await http.get('/api/termsearch/phenotype').query({ search: 'x', page: '1' }).expect(200);
     await http.get('/api/projects').expect(401);
     await http.get('/api/no-such-thing/42').expect(404);
-    await http.post('/api/partners').set('Content-Type', 'text/xml').send('<x/>').expect(415);
+    // Bodies are looked at only once the key passed.
+    await http
+      .post('/api/partners')
+      .set('X-API-Key', TEST_GLOBAL_KEY)
+      .set('Content-Type', 'text/xml')
+      .send('<x/>')
+      .expect(415);
 
     const response = await http.get('/metrics').expect(200);
     expect(response.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AuthModule } from '@app/auth';
+import { AUTH_FAILURE_STORE, AuthModule } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
+import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.store';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
@@ -33,6 +34,11 @@ export class ProvisionerApiModule {
         AuthModule.forRoot({
           resolver: ProvisionerKeyResolver,
           options: { writeDeniedMessage: 'Write operations require the provisioner write key' },
+          providers: [
+            ProvisionerAuthFailuresStore,
+            { provide: AUTH_FAILURE_STORE, useExisting: ProvisionerAuthFailuresStore },
+          ],
+          throttle: settings.authThrottle,
         }),
         ProvisionerHealthModule,
         MetricsModule.forRoot({ app: 'provisioner-api' }),

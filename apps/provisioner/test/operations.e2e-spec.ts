@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { documentedRoutes, registeredRoutes } from '../../../test/support/openapi-routes';
 import {
@@ -9,6 +10,10 @@ import {
   type ProvisionerTestApps,
 } from '../../../test/support/provisioner-app';
 import { metricSample } from '../../../test/support/prometheus-text';
+import {
+  dashboardSessionToken,
+  SESSION_SECONDS,
+} from '../src/queue-dashboard/queue-dashboard-auth.middleware';
 
 let apps: ProvisionerTestApps;
 let api: ReturnType<typeof request>;
@@ -113,7 +118,7 @@ describe('queue dashboard at /admin/queues', () => {
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     const [cookie] = page.headers['set-cookie'] as unknown as string[];
     expect(cookie).toMatch(
-      /^queue_dashboard=[A-Za-z0-9_-]+; Path=\/admin\/queues; Max-Age=\d+; HttpOnly; SameSite=Strict/,
+      /^queue_dashboard=\d+\.[A-Za-z0-9_-]{43}; Path=\/admin\/queues; Max-Age=28800; HttpOnly; SameSite=Strict/,
     );
     const session = cookie.split(';')[0];
 
@@ -130,6 +135,54 @@ describe('queue dashboard at /admin/queues', () => {
     ]);
 
     await api.get('/admin/queues/api/queues').set('Cookie', 'queue_dashboard=forged').expect(401);
+  });
+
+  describe('the session cookie expires and cannot be tampered with', () => {
+    const now = () => Math.floor(Date.now() / 1000);
+    const withSession = (token: string) =>
+      api.get('/admin/queues/api/queues').set('Cookie', `queue_dashboard=${token}`);
+
+    it('carries its own issue time: the cookie set now is signed for now', async () => {
+      const before = now();
+      const page = await api.get('/admin/queues').set('X-API-Key', TEST_WRITE_KEY).expect(200);
+      const [cookie] = page.headers['set-cookie'] as unknown as string[];
+      const issuedAt = Number(/^queue_dashboard=(\d+)\./.exec(cookie)?.[1]);
+      expect(issuedAt).toBeGreaterThanOrEqual(before);
+      expect(issuedAt).toBeLessThanOrEqual(now());
+      expect(cookie.split(';')[0]).toBe(
+        `queue_dashboard=${dashboardSessionToken(TEST_WRITE_KEY, issuedAt)}`,
+      );
+    });
+
+    it('is accepted until SESSION_SECONDS after its issue time, then refused', async () => {
+      await withSession(
+        dashboardSessionToken(TEST_WRITE_KEY, now() - SESSION_SECONDS + 120),
+      ).expect(200);
+      const expired = await withSession(
+        dashboardSessionToken(TEST_WRITE_KEY, now() - SESSION_SECONDS - 1),
+      ).expect(401);
+      expect(expired.body.description).toBe('Queue dashboard session expired');
+    });
+
+    it('refuses a session of the old kind: the same HMAC of the write key for ever', async () => {
+      const forever = createHmac('sha256', TEST_WRITE_KEY)
+        .update('queue-dashboard-session')
+        .digest('base64url');
+      await withSession(forever).expect(401);
+    });
+
+    it('refuses a moved issue time, a changed signature, another key and a time in the future', async () => {
+      const issued = now() - SESSION_SECONDS - 100;
+      const [, mac] = dashboardSessionToken(TEST_WRITE_KEY, issued).split('.');
+      await withSession(`${now()}.${mac}`).expect(401);
+      const fresh = dashboardSessionToken(TEST_WRITE_KEY, now());
+      const flipped = fresh.slice(0, -1) + (fresh.endsWith('A') ? 'B' : 'A');
+      await withSession(flipped).expect(401);
+      await withSession(
+        dashboardSessionToken('another-write-key-0123456789abcdef0123', now()),
+      ).expect(401);
+      await withSession(dashboardSessionToken(TEST_WRITE_KEY, now() + 3600)).expect(401);
+    });
   });
 });
 

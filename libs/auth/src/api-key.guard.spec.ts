@@ -1,7 +1,10 @@
-import { Controller, ExecutionContext, Get, Injectable, Post } from '@nestjs/common';
+import { Body, Controller, ExecutionContext, Get, Injectable, Post } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { gzipSync } from 'node:zlib';
 import request from 'supertest';
+import { send } from '../../../test/robustness/support/hostile-client';
+import { answerWithoutBody, portOf } from '../../../test/support/incomplete-body';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
 import { ApiKeyGuard } from './api-key.guard';
 import {
@@ -61,6 +64,17 @@ class TestController {
   @Post('protected')
   write(@CurrentPrincipal() principal?: Principal) {
     return { principal };
+  }
+
+  @Post('echo')
+  echo(@Body() body: unknown) {
+    return { body };
+  }
+
+  @Public()
+  @Post('public-echo')
+  publicEcho(@Body() body: unknown) {
+    return { body };
   }
 
   @RequireKinds('global')
@@ -200,6 +214,108 @@ describe('ApiKeyGuard', () => {
     it('lets a principal that may write do so', async () => {
       const res = await http.post('/t/protected').set('X-API-Key', 'global-key').expect(201);
       expect(res.body.principal).toEqual(PRINCIPALS['global-key']);
+    });
+  });
+
+  describe('the body is read only after the key passed', () => {
+    let port: number;
+    beforeAll(async () => {
+      port = await portOf(app.getHttpServer());
+    });
+
+    it('answers 401 while the body of a request without a key, or with a wrong one, is still arriving', async () => {
+      const none = await answerWithoutBody(port, { method: 'POST', path: '/t/echo' });
+      expect(none.status).toBe(401);
+      expect(JSON.parse(none.body)).toEqual({
+        status: 'Error',
+        description: 'API key required',
+        more: {},
+      });
+      const wrong = await answerWithoutBody(port, {
+        method: 'POST',
+        path: '/t/echo',
+        headers: { 'X-API-Key': 'wrong' },
+      });
+      expect(wrong.status).toBe(401);
+      expect(JSON.parse(wrong.body).description).toBe('Invalid API key');
+      const readOnly = await answerWithoutBody(port, {
+        method: 'POST',
+        path: '/t/echo',
+        headers: { 'X-API-Key': 'user-key' },
+      });
+      expect(readOnly.status).toBe(403);
+    });
+
+    /** 64 KiB is the limit here: this inflates to 1 MiB from about 1 KiB on the wire. */
+    const gzipBomb = {
+      method: 'POST',
+      path: '/t/echo',
+      body: gzipSync(Buffer.from(`{"a":"${'x'.repeat(1024 * 1024)}"}`)),
+      note: 'gzip bomb',
+    };
+    const gzipHeaders = { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' };
+
+    it('refuses the key, not the body: a malformed, inflating or non-JSON body without a valid key is a 401', async () => {
+      const malformed = await http
+        .post('/t/echo')
+        .set('X-API-Key', 'wrong')
+        .set('Content-Type', 'application/json')
+        .send('{"a":');
+      expectError(malformed, 401, 'Invalid API key');
+      const inflating = await send(port, { ...gzipBomb, headers: gzipHeaders });
+      expect(inflating.status).toBe(401);
+      expect(JSON.parse(inflating.body.toString()).description).toBe('API key required');
+      const notJson = await http
+        .post('/t/echo')
+        .set('Content-Type', 'application/xml')
+        .send('<a/>');
+      expectError(notJson, 401, 'API key required');
+    });
+
+    it('delivers the 401 to a client that sends its whole large body and closes the connection', async () => {
+      // Connection: close (no agent) and a body far larger than the socket buffers: closing
+      // the socket with the body unread would reset the connection before the 401 is read.
+      const big = {
+        method: 'POST',
+        path: '/t/echo',
+        body: Buffer.alloc(4 * 1024 * 1024, 0x20),
+        note: 'big',
+      };
+      for (let i = 0; i < 10; i++) {
+        const res = await send(port, {
+          ...big,
+          body: Buffer.alloc(((i % 10) + 1) * 100_000, 0x5b),
+          headers: { 'Content-Type': 'application/json' },
+        });
+        expect(res.status).toBe(401);
+        expect(JSON.parse(res.body.toString()).description).toBe('API key required');
+      }
+    });
+
+    it('reads and checks the body once the key is valid', async () => {
+      await http
+        .post('/t/echo')
+        .set('X-API-Key', 'global-key')
+        .send({ a: 1 })
+        .expect(201, { body: { a: 1 } });
+      const inflating = await send(port, {
+        ...gzipBomb,
+        headers: { ...gzipHeaders, 'X-API-Key': 'global-key' },
+      });
+      expect(inflating.status).toBe(413);
+      const malformed = await http
+        .post('/t/echo')
+        .set('X-API-Key', 'global-key')
+        .set('Content-Type', 'application/json')
+        .send('{"a":');
+      expectError(malformed, 400, 'Malformed JSON body');
+    });
+
+    it('still reads bodies on public routes', async () => {
+      await http
+        .post('/t/public-echo')
+        .send({ b: 2 })
+        .expect(201, { body: { b: 2 } });
     });
   });
 

@@ -10,8 +10,14 @@ import {
   RequestWithPrincipal,
 } from './auth.decorators';
 import { extractApiKey, extractBearerToken } from './credentials';
-import { API_KEY_RESOLVER, AUTH_OPTIONS, BEARER_TOKEN_RESOLVER, DEFAULT_AUTH_OPTIONS } from './principal';
+import {
+  API_KEY_RESOLVER,
+  AUTH_OPTIONS,
+  BEARER_TOKEN_RESOLVER,
+  DEFAULT_AUTH_OPTIONS,
+} from './principal';
 import type { ApiKeyResolver, AuthOptions, BearerTokenResolver, Principal } from './principal';
+import { AuthFailureLimiter } from './throttle/auth-failure-limiter';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -19,6 +25,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * The one global guard. Default-deny: a route is open only when marked @Public() or
  * @OptionalAuth(). Checks run in the contract's order: no credentials → 401, unknown
  * credentials → 401, a read-only principal on a write → 403, a kind the route excludes → 403.
+ * Credentials are resolved under the failure limiter: a client that guessed too often gets 429.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -27,6 +34,7 @@ export class ApiKeyGuard implements CanActivate {
     @Inject(API_KEY_RESOLVER) private readonly keys: ApiKeyResolver,
     @Optional() @Inject(BEARER_TOKEN_RESOLVER) private readonly bearer?: BearerTokenResolver,
     @Optional() @Inject(AUTH_OPTIONS) private readonly options: AuthOptions = DEFAULT_AUTH_OPTIONS,
+    @Optional() private readonly limiter: AuthFailureLimiter = AuthFailureLimiter.disabled(),
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -62,11 +70,11 @@ export class ApiKeyGuard implements CanActivate {
     allowBearer: boolean,
   ): Promise<Principal | null | undefined> {
     const apiKey = extractApiKey(req);
-    if (apiKey !== undefined) return this.keys.resolve(apiKey);
-    if (allowBearer && this.bearer) {
-      const token = extractBearerToken(req);
-      if (token !== undefined) return this.bearer.resolve(token);
-    }
+    if (apiKey !== undefined) return this.limiter.attempt(req, () => this.keys.resolve(apiKey));
+    const bearer = allowBearer ? this.bearer : undefined;
+    const token = bearer && extractBearerToken(req);
+    if (bearer && token !== undefined)
+      return this.limiter.attempt(req, () => bearer.resolve(token));
     return undefined;
   }
 }

@@ -7,3 +7,13 @@ export * from './auth.decorators';
 export { ApiKeyGuard } from './api-key.guard';
 export { AuthModule } from './auth.module';
 export type { AuthModuleOptions } from './auth.module';
+export { AuthFailureLimiter } from './throttle/auth-failure-limiter';
+export type { AuthThrottleOptions } from './throttle/auth-failure-limiter';
+export * from './throttle/auth-failure.store';
+export * from './throttle/throttle-key';
+export {
+  authFailuresTableSql,
+  PostgresAuthFailuresRepository,
+} from './throttle/postgres-auth-failures.repository';
+export type { SqlRows } from './throttle/postgres-auth-failures.repository';
+export { RedisAuthFailuresStore } from './throttle/redis-auth-failures.store';

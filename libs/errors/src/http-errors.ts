@@ -72,8 +72,8 @@ export class UnsupportedMediaTypeError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super(429, 'rate_limited', 'Too many requests', {}, { 'Retry-After': String(retryAfterSeconds) });
+  constructor(retryAfterSeconds: number, description = 'Too many requests') {
+    super(429, 'rate_limited', description, {}, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
 

@@ -1,6 +1,8 @@
 import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import express, { json, NextFunction, Request, RequestHandler, Response, text } from 'express';
 import { Logger } from 'nestjs-pino';
+import { BodyParsingInterceptor } from './body-parsing.interceptor';
+import { lingeringClose } from './lingering-close';
 import { requestId } from './logging.module';
 import {
   AllExceptionsFilter,
@@ -13,7 +15,10 @@ export interface HttpAppOptions {
   maxBodyBytes: number;
   /** Routes that take a plain-text body (e.g. vocabulary uploads); all others take JSON only. */
   textBodyRoutes?: RegExp[];
-  /** Checks that must refuse a request before its body is read (e.g. a caller allow-list). */
+  /**
+   * Checks that run before routing (e.g. a caller allow-list). Bodies are read only after the
+   * route's guards, so these run before any body too.
+   */
   beforeBodyParsing?: RequestHandler[];
 }
 
@@ -63,6 +68,10 @@ export function createHttpAdapter(): ExpressAdapter {
  * Everything both apps do to their HTTP layer, in one place: JSON logs, body limits, the
  * error envelope for every error (the framework's too), validation, graceful shutdown.
  * Create the app on `createHttpAdapter()` with `{ bufferLogs: true, bodyParser: false }`.
+ *
+ * Bodies are checked and parsed by an interceptor, i.e. after routing and the guards: a caller
+ * without a valid key is refused before a byte of its body is inflated or parsed, and an
+ * unknown route or a 405 never reads one either.
  */
 export function configureHttpApp(app: NestExpressApplication, options: HttpAppOptions): void {
   app.useLogger(app.get(Logger));
@@ -74,18 +83,20 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     requestId(req, res);
     next();
   });
+  app.use(lingeringClose);
   for (const handler of options.beforeBodyParsing ?? []) app.use(handler);
   const textBodyRoutes = options.textBodyRoutes ?? [];
-  app.use(requireJsonBodies(textBodyRoutes));
-  app.use(
+  const bodySteps = [
+    requireJsonBodies(textBodyRoutes),
     withOurErrors(
       json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }),
     ),
-  );
+  ];
   if (textBodyRoutes.length > 0) {
-    app.use(withOurErrors(text({ limit: options.maxBodyBytes, type: 'text/plain' })));
+    bodySteps.push(withOurErrors(text({ limit: options.maxBodyBytes, type: 'text/plain' })));
   }
   app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalInterceptors(new BodyParsingInterceptor(bodySteps));
   app.useGlobalPipes(new RequestValidationPipe());
   // Exit 0 once closed: by default Nest re-raises the signal after its hooks, so every clean
   // stop would look like a kill (exit 143) to Docker, compose and process supervisors.

@@ -1,4 +1,5 @@
 export * from './settings';
+export { FrontDoorSettings } from './front-door.settings';
 export {
   assignRequestId,
   LoggingModule,

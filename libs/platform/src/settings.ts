@@ -1,5 +1,17 @@
 import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsInt, Max, Min, validateSync, ValidationError } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  Max,
+  Min,
+  validateSync,
+  ValidationArguments,
+  ValidationError,
+  ValidateBy,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
+import { IpAllowList } from '@app/auth';
 
 /** Raised at boot when settings are missing or invalid; lists every problem, not just the first. */
 export class SettingsError extends Error {
@@ -73,4 +85,63 @@ export function BooleanSetting(): PropertyDecorator {
     Transform(({ value }) => parseBoolean(value)),
     IsBoolean(),
   );
+}
+
+/** A comma list of addresses and CIDR ranges, or `*`, as IpAllowList reads it. */
+@ValidatorConstraint({ name: 'ipAllowList' })
+export class IsIpAllowList implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    if (typeof value !== 'string') return false;
+    try {
+      IpAllowList.parse(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return `${args.property} must be a comma list of IP addresses, CIDR ranges or *`;
+  }
+}
+
+/**
+ * Every placeholder in the repository's example files (.env.example, deploy/compose/example,
+ * k8s/secrets) carries one of these words, and a secret setting holding one is refused at start:
+ * copying an example never yields a working secret. test/example-secrets.spec.ts checks both
+ * halves (each example value carries a marker; each service refuses it).
+ */
+const PLACEHOLDER_MARKERS = /example|change-?me|replace-?me|placeholder/i;
+
+export function isPlaceholderSecret(value: string): boolean {
+  return PLACEHOLDER_MARKERS.test(value);
+}
+
+/** The credential in a connection URL: its password (in the authority or a `password=` parameter). */
+export function urlPassword(value: string): string {
+  try {
+    const url = new URL(value);
+    return `${decodeURIComponent(url.password)} ${url.searchParams.get('password') ?? ''}`;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A secret setting (a key, a client secret; with `secretOf`, the secret inside a value, e.g.
+ * `urlPassword`): refused when it holds a placeholder of the example files, naming the setting.
+ */
+export function RealSecret(
+  secretOf: (value: string) => string = (value) => value,
+): PropertyDecorator {
+  return ValidateBy({
+    name: 'realSecret',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value !== 'string' || !isPlaceholderSecret(secretOf(value)),
+      defaultMessage: (args?: ValidationArguments) =>
+        `${args?.property ?? 'setting'} holds a placeholder of the example files ` +
+        `(it contains "example", "change-me" or the like): set a real secret`,
+    },
+  });
 }

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { hashApiKey } from '@app/auth';
+import { generateApiKey, hashApiKey } from '@app/auth';
 import { buildTypeOrmOptions } from '../../../apps/catalog-api/src/database/typeorm-options';
 import { generateSyntheticCatalog } from '../../../apps/catalog-api/src/demo/synthetic-catalog';
 
@@ -11,8 +10,6 @@ export interface GeneratedCatalog {
   endpointKey: string;
 }
 
-/** Deterministic, benchmark-only key: it guards nothing but a throw-away database. */
-export const BENCH_USER_KEY = createHash('sha256').update('bench-user').digest('hex').slice(0, 48);
 
 /**
  * The catalog's own synthetic generator (`npm run gen-data`), plus what the benchmark needs on
@@ -24,11 +21,13 @@ export async function generateCatalog(databaseUrl: string, datasets: number): Pr
   await dataSource.initialize();
   try {
     const { tag, endpointKey } = await generateSyntheticCatalog(dataSource, { datasets });
+    // Random like every key, even in a throw-away database: no key here is derivable.
+    const userKey = generateApiKey();
     await dataSource.transaction(async (m) => {
       const [viewer] = await m.query<{ id: number }[]>(
         `INSERT INTO users (username, first_name, last_name, email, api_key_hash)
          VALUES ('bench.viewer', 'Bench', 'Viewer', 'viewer@bench.example', $1) RETURNING id`,
-        [hashApiKey(BENCH_USER_KEY)],
+        [hashApiKey(userKey)],
       );
       await m.query(
         `INSERT INTO permission_grants (user_id, object_type, object_id)
@@ -43,7 +42,7 @@ export async function generateCatalog(databaseUrl: string, datasets: number): Pr
       `SELECT count(*) AS n FROM projects WHERE acronym LIKE $1 || '-P%'`,
       [tag],
     );
-    return { datasets, projects: Number(n), userKey: BENCH_USER_KEY, endpointKey };
+    return { datasets, projects: Number(n), userKey, endpointKey };
   } finally {
     await dataSource.destroy();
   }

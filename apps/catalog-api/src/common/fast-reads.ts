@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { API_KEY_HEADER, hashApiKey } from '@app/auth';
+import { API_KEY_HEADER, AuthFailureLimiter, hashApiKey } from '@app/auth';
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CachedResponse, ResponseCache } from './response-cache';
@@ -56,14 +56,18 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
  * Nothing else takes this path: other methods, keys in the query string or a Bearer token,
  * bodies, a URL not answered before, or any moment the version tracker cannot vouch for the
  * version (listener down, a write through this replica in flight or just answered). Keys,
- * users and endpoints are catalog data, so revoking a key changes the version too.
+ * users and endpoints are catalog data, so revoking a key changes the version too. A key sent
+ * from an address the failure limiter has blocked goes to the full pipeline, which answers 429.
  */
 @Injectable()
 export class FastReads {
   private readonly index = new ResponseCache<FastEntry>(FAST_READS_MAX_BYTES);
   private metrics?: HttpMetrics;
 
-  constructor(private readonly tracker: CatalogVersionTracker) {}
+  constructor(
+    private readonly tracker: CatalogVersionTracker,
+    private readonly limiter: AuthFailureLimiter,
+  ) {}
 
   /** Puts this index in front of the app's request handler and starts the version listener. */
   attach(server: Server, metrics: HttpMetrics): void {
@@ -119,6 +123,7 @@ export class FastReads {
     const version = this.tracker.known();
     const caller = callerOf(req);
     if (version === null || caller === null) return false;
+    if (caller.apiKey !== undefined && this.limiter.refusal(req) !== undefined) return false;
     if (req.headers['transfer-encoding'] !== undefined) return false;
     const length = req.headers['content-length'];
     if (length !== undefined && length !== '0') return false;

@@ -9,11 +9,22 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { hostname } from 'node:os';
-import { BooleanSetting, IntegerSetting, loadSettings } from '@app/platform';
-import { IsCronOrOff, IsIpAllowList } from './setting-validators';
+import {
+  BooleanSetting,
+  FrontDoorSettings,
+  IntegerSetting,
+  IsIpAllowList,
+  loadSettings,
+  RealSecret,
+  urlPassword,
+} from '@app/platform';
+import { IsCronOrOff } from './setting-validators';
 
-/** Every setting of catalog-api, validated once at boot (see .env.example for each one). */
-export class CatalogSettings {
+/**
+ * Every setting of catalog-api, validated once at boot (see .env.example for each one); the
+ * front-door settings (TRUSTED_PROXIES, AUTH_FAILURE_*) come from FrontDoorSettings.
+ */
+export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1, 65535)
   PORT = 3000;
 
@@ -21,6 +32,7 @@ export class CatalogSettings {
   HOST = '0.0.0.0';
 
   @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
+  @RealSecret(urlPassword)
   DATABASE_URL!: string;
 
   /** Size of the Postgres connection pool of one replica. */
@@ -43,6 +55,7 @@ export class CatalogSettings {
   @IsOptional()
   @IsString()
   @MinLength(32, { message: 'GLOBAL_API_KEY must be at least 32 characters long' })
+  @RealSecret()
   GLOBAL_API_KEY?: string;
 
   /** Public base URL of this service, put in `source` on every exported record. */
@@ -55,10 +68,6 @@ export class CatalogSettings {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
-
-  /** Proxies whose X-Forwarded-For hops are believed (addresses or CIDR ranges). */
-  @IsString()
-  TRUSTED_PROXIES = '';
 
   /** The access-request webhook (POST /api/accessreq) answers 403 unless this is true. */
   @BooleanSetting()
@@ -93,6 +102,7 @@ export class CatalogSettings {
 
   @ValidateIf((s: CatalogSettings) => s.IDP_CLIENT_ID !== undefined)
   @IsString({ message: 'IDP_CLIENT_SECRET is required when IDP_CLIENT_ID is set' })
+  @RealSecret()
   IDP_CLIENT_SECRET?: string;
 
   /** Scheduled identity-provider sync (cron, UTC); `off` (the default) disables it. */

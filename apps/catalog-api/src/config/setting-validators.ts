@@ -4,25 +4,6 @@ import {
   ValidationArguments,
 } from 'class-validator';
 import { validateCronExpression } from 'cron';
-import { IpAllowList } from '@app/auth';
-
-/** A comma list of addresses and CIDR ranges, or `*`, as IpAllowList reads it. */
-@ValidatorConstraint({ name: 'ipAllowList' })
-export class IsIpAllowList implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    if (typeof value !== 'string') return false;
-    try {
-      IpAllowList.parse(value);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  defaultMessage(args: ValidationArguments): string {
-    return `${args.property} must be a comma list of IP addresses, CIDR ranges or *`;
-  }
-}
 
 /** A five- or six-field cron expression, or `off`. */
 @ValidatorConstraint({ name: 'cronOrOff' })

@@ -1,37 +1,61 @@
+import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildTypeOrmOptions } from '../database/typeorm-options';
 import { loadShippedVocabularies } from '../terms/vocabulary-loader';
-import { formatDemoKeys } from './demo-keys';
+import { demoKeysFromFile, formatDemoKeys } from './demo-keys';
 import { loadDemoData } from './demo-data.loader';
 
+/** Where the installation's demo keys are kept unless `--keys-file` says otherwise. */
+const DEFAULT_KEYS_FILE = '.data/demo-keys.json';
+
+function keysFileArgument(argv: string[]): string {
+  const at = argv.indexOf('--keys-file');
+  if (at === -1) return resolve(DEFAULT_KEYS_FILE);
+  const file = argv[at + 1];
+  if (file === undefined || file.startsWith('--')) throw new Error('--keys-file needs a path');
+  return resolve(file);
+}
+
 /**
- * `npm run demo-data`: migrates, loads the shipped term vocabularies and the demo catalog if
- * absent, prints the demo keys. With `--json` the last line is a JSON summary (for npm start).
+ * `npm run demo-data [-- --keys-file FILE]`: migrates, loads the shipped term vocabularies and
+ * the demo catalog if absent, prints the demo keys. The keys are random, made on the first run
+ * and kept in the keys file (default .data/demo-keys.json), so later runs print the same ones.
+ * With `--json` the last line is a JSON summary (for npm start).
  */
 async function main(): Promise<void> {
   const json = process.argv.includes('--json');
+  const keysFile = keysFileArgument(process.argv);
+  const { keys, created } = demoKeysFromFile(keysFile);
   const dataSource = new DataSource(buildTypeOrmOptions(loadCatalogSettings()));
   await dataSource.initialize();
   try {
     await runMigrationsWithLock(dataSource);
     const vocabularies = await loadShippedVocabularies(dataSource);
-    const result = await loadDemoData(dataSource);
+    const result = await loadDemoData(dataSource, keys);
     console.log(
       result.loaded ? 'Demo catalog loaded.' : 'Demo catalog already present; nothing changed.',
     );
+    if (!result.loaded && created) {
+      console.warn(
+        `Warning: the demo catalog was loaded with keys that are not in ${keysFile}; the keys ` +
+          'below do not open it. Give a demo user a new key with `npm run catalog -- rotate-key <username>`, ' +
+          'or load the demo into an empty database.',
+      );
+    }
     const terms = Object.values(vocabularies).reduce((sum, counts) => sum + counts.total, 0);
     console.log(`Term vocabularies: ${terms} terms.`);
     if (!json) {
       console.log(formatDemoKeys(result));
+      console.log(`(kept in ${keysFile})`);
       return;
     }
-    const keys: Record<string, string> = {};
+    const summary: Record<string, string> = {};
     for (const user of result.users.filter((u) => u.active))
-      keys[`user ${user.username}`] = user.apiKey;
-    for (const endpoint of result.endpoints) keys[`endpoint ${endpoint.name}`] = endpoint.apiKey;
-    console.log(JSON.stringify({ keys }));
+      summary[`user ${user.username}`] = user.apiKey;
+    for (const endpoint of result.endpoints) summary[`endpoint ${endpoint.name}`] = endpoint.apiKey;
+    console.log(JSON.stringify({ keys: summary }));
   } finally {
     await dataSource.destroy();
   }

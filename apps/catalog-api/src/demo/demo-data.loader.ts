@@ -29,29 +29,32 @@ import {
   DEMO_PROJECTS,
   DEMO_USERS,
 } from './demo-catalog';
-import { DEMO_CATALOG_MARKER, demoEndpointKey, demoKeys, DemoKeys, demoUserKey } from './demo-keys';
+import { DEMO_CATALOG_MARKER, DemoKeys } from './demo-keys';
 
 /** Serialises concurrent loaders (e.g. two replicas starting on an empty database). */
 const DEMO_LOCK_ID = 731_104_002;
 
 /**
- * Loads the demo catalog in one transaction unless it is already there (idempotent), and
- * returns the demo keys, which are derived deterministically and are for demos only.
+ * Loads the demo catalog in one transaction unless it is already there (idempotent), its
+ * users and endpoints holding `keys` (stored hashed, like every key). Returns the keys.
  */
 export async function loadDemoData(
   dataSource: DataSource,
+  keys: DemoKeys,
 ): Promise<DemoKeys & { loaded: boolean }> {
   const loaded = await dataSource.transaction(async (manager) => {
     await manager.query('SELECT pg_advisory_xact_lock($1)', [DEMO_LOCK_ID]);
     const present = await manager.getRepository(Partner).existsBy({ name: DEMO_CATALOG_MARKER });
     if (present) return false;
-    await writeDemoCatalog(manager);
+    await writeDemoCatalog(manager, keys);
     return true;
   });
-  return { ...demoKeys(), loaded };
+  return { ...keys, loaded };
 }
 
-async function writeDemoCatalog(m: EntityManager): Promise<void> {
+async function writeDemoCatalog(m: EntityManager, keys: DemoKeys): Promise<void> {
+  const userKeys = new Map(keys.users.map((u) => [u.username, u.apiKey]));
+  const endpointKeys = new Map(keys.endpoints.map((e) => [e.name, e.apiKey]));
   const partners = new Map<string, Partner>();
   for (const p of DEMO_PARTNERS) {
     const saved = await m.save(
@@ -106,7 +109,7 @@ async function writeDemoCatalog(m: EntityManager): Promise<void> {
           email: `${u.username}@lcsb.example.lu`,
           oidcId: u.oidc ?? null,
           isActive: u.active,
-          apiKeyHash: u.withKey ? hashApiKey(demoUserKey(u.username)) : null,
+          apiKeyHash: u.withKey ? hashApiKey(required(userKeys.get(u.username), u.username)) : null,
           affiliation: partner('LCSB'),
           groups: u.groups.map((g) => required(groups.get(g), g)),
         }),
@@ -254,7 +257,7 @@ async function writeDemoCatalog(m: EntityManager): Promise<void> {
         m.create(Endpoint, {
           name: e.name,
           urlPattern: e.urlPattern,
-          apiKeyHash: hashApiKey(demoEndpointKey(e.name)),
+          apiKeyHash: hashApiKey(required(endpointKeys.get(e.name), e.name)),
         }),
       ),
     );

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     const started = Date.now();
     const { tag, endpointKey } = await generateSyntheticCatalog(dataSource, { datasets });
     console.log(`Generated ${datasets} datasets (tag ${tag}) in ${Date.now() - started} ms.`);
-    console.log(`Endpoint key (demo only) for the synthetic catalog: ${endpointKey}`);
+    console.log(`Endpoint key (made for this run) of the synthetic catalog: ${endpointKey}`);
   } finally {
     await dataSource.destroy();
   }

@@ -1,12 +1,12 @@
 import type { DataSource } from 'typeorm';
-import { hashApiKey } from '@app/auth';
-import { demoEndpointKey } from './demo-keys';
+import { generateApiKey, hashApiKey } from '@app/auth';
+import { ENDPOINT_KEY_LENGTH } from '../auth/catalog-key.resolver';
 
 export interface SyntheticCatalogOptions {
   datasets: number;
 }
 
-/** The endpoint the synthetic datasets are exposed to; its key is demo-only and derived. */
+/** The endpoint the synthetic datasets are exposed to; its key is random, made per run. */
 export const SYNTHETIC_ENDPOINT = 'Synthetic benchmark catalog';
 
 /**
@@ -20,7 +20,7 @@ export async function generateSyntheticCatalog(
   options: SyntheticCatalogOptions,
 ): Promise<{ tag: string; endpointKey: string }> {
   const tag = `syn-${Date.now().toString(36)}`;
-  const endpointKey = demoEndpointKey(`${SYNTHETIC_ENDPOINT} ${tag}`);
+  const endpointKey = generateApiKey(ENDPOINT_KEY_LENGTH);
   await dataSource.transaction(async (m) => {
     const n = options.datasets;
     await m.query(

@@ -1,12 +1,28 @@
 import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength, ValidateIf } from 'class-validator';
 import { resolve } from 'node:path';
-import { IntegerSetting, loadSettings } from '@app/platform';
+import {
+  FrontDoorSettings,
+  IntegerSetting,
+  loadSettings,
+  RealSecret,
+  urlPassword,
+} from '@app/platform';
 import { DEFAULT_COPY_THREADS } from '../imports/pipeline/small-file-pool';
 import { IsSourcesSetting, sourcesFromSetting } from '../sources/sources-setting.validator';
 import type { SourceConfig } from '../sources/source-config';
 
-/** Every setting of the provisioner API and worker, validated once at boot (see .env.example). */
-export class ProvisionerSettings {
+/** The API keys of the dss sources in SOURCES (the secrets that setting holds). */
+function dssApiKeys(value: string): string {
+  return sourcesFromSetting(value)
+    .sources.map((source) => (source.type === 'dss' ? source.api_key : ''))
+    .join(' ');
+}
+
+/**
+ * Every setting of the provisioner API and worker, validated once at boot (see .env.example);
+ * the front-door settings (TRUSTED_PROXIES, AUTH_FAILURE_*) come from FrontDoorSettings.
+ */
+export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(1, 65535)
   PORT = 3001;
 
@@ -20,6 +36,7 @@ export class ProvisionerSettings {
   /** BullMQ on Redis when set; otherwise BullMQ's PostgreSQL backend on DATABASE_URL. */
   @IsOptional()
   @IsUrl({ protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true })
+  @RealSecret(urlPassword)
   REDIS_URL?: string;
 
   @ValidateIf((s: ProvisionerSettings) => s.REDIS_URL === undefined || s.DATABASE_URL !== undefined)
@@ -29,6 +46,7 @@ export class ProvisionerSettings {
       message: 'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)',
     },
   )
+  @RealSecret(urlPassword)
   DATABASE_URL?: string;
 
   /** Namespace of the queue's keys (Redis) or schema (Postgres); tests use one per run. */
@@ -39,12 +57,14 @@ export class ProvisionerSettings {
   @IsOptional()
   @IsString()
   @MinLength(32, { message: 'PROVISIONER_API_KEY must be at least 32 characters long' })
+  @RealSecret()
   PROVISIONER_API_KEY?: string;
 
   /** Comma-separated read-only keys (each at least 32 characters). */
   @Matches(/^(\s*[^,\s]{32,}\s*(,\s*[^,\s]{32,}\s*)*)?$/, {
     message: 'PROVISIONER_READ_API_KEYS must be a comma list of keys of at least 32 characters',
   })
+  @RealSecret()
   PROVISIONER_READ_API_KEYS = '';
 
   /** Where imported data lives (a shared volume in Kubernetes). */
@@ -57,6 +77,7 @@ export class ProvisionerSettings {
    */
   @IsOptional()
   @IsSourcesSetting()
+  @RealSecret(dssApiKeys)
   SOURCES?: string;
 
   /** Cron pattern of the scheduled sync (imports everything eligible and ready); unset = off. */

@@ -50,7 +50,7 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict with the current state',
   413: 'Request body too large',
   415: 'Request body is not JSON',
-  429: 'Too many requests (`Retry-After`)',
+  429: 'Too many failed authentications from this address (`Retry-After` says when to retry)',
   500: 'Internal error; `more.error_id` identifies it in the logs',
   502: 'An upstream system answered badly',
   503: 'A backing service is unavailable; retry later',

@@ -68,7 +68,8 @@ function describeOperation(operation: OperationObject, access: Access): void {
   } else {
     const schemes = access.bearer ? [...KEY_SCHEMES, { [BEARER_SCHEME]: [] }] : KEY_SCHEMES;
     operation.security = access.kind === 'optional' ? [{}, ...schemes] : schemes;
-    common.push(401);
+    // 429: the address is blocked after too many failed authentications.
+    common.push(401, 429);
     if (access.kind === 'key') common.push(403);
   }
   if ((operation.parameters ?? []).length > 0) common.push(400);

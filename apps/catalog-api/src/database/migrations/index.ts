@@ -7,6 +7,7 @@ import { TermSearchLowerLabel1795331649836 } from './1795331649836-TermSearchLow
 import { NotifyCatalogVersion1795400000000 } from './1795400000000-NotifyCatalogVersion';
 import { VersionedTerms1795400000001 } from './1795400000001-VersionedTerms';
 import { AccessRequestRevocations1795400000002 } from './1795400000002-AccessRequestRevocations';
+import { AuthFailures1795500000000 } from './1795500000000-AuthFailures';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -21,4 +22,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   NotifyCatalogVersion1795400000000,
   VersionedTerms1795400000001,
   AccessRequestRevocations1795400000002,
+  AuthFailures1795500000000,
 ];

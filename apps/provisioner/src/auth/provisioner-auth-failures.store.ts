@@ -1,0 +1,100 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import Redis, { type RedisOptions } from 'ioredis';
+import { Pool } from 'pg';
+import {
+  authFailuresTableSql,
+  AuthFailureStore,
+  FailureCount,
+  FailurePolicy,
+  PostgresAuthFailuresRepository,
+  RedisAuthFailuresStore,
+} from '@app/auth';
+import { QUEUE_BACKEND } from '../queue/queue.module';
+import type { QueueBackendConfig } from '../queue/queue-backend';
+
+/** A store that cannot answer within this is skipped: the caller gets its 401 uncounted. */
+const STORE_TIMEOUT_MS = 2000;
+/** Serialises creating the table when several replicas start on an empty database. */
+const CREATE_LOCK_ID = 731_104_014;
+
+/**
+ * Failed authentications of the provisioner API, shared by its replicas on the queue's own
+ * backend: Redis keys `<QUEUE_PREFIX>:auth:*` when the queue runs on Redis, else the table
+ * `<QUEUE_PREFIX>_auth.auth_failures` in the queue's PostgreSQL (created on first use). The
+ * store has its own connection with short time-outs, so a backend outage never holds a request
+ * longer than STORE_TIMEOUT_MS.
+ */
+@Injectable()
+export class ProvisionerAuthFailuresStore implements AuthFailureStore, OnApplicationShutdown {
+  private readonly logger = new Logger(ProvisionerAuthFailuresStore.name);
+  private readonly store: AuthFailureStore;
+  private readonly close: () => Promise<void>;
+  private tableReady?: Promise<void>;
+
+  constructor(@Inject(QUEUE_BACKEND) backend: QueueBackendConfig) {
+    if (backend.kind === 'redis') {
+      const redis = new Redis({
+        ...(backend.connection as RedisOptions),
+        maxRetriesPerRequest: 1,
+        commandTimeout: STORE_TIMEOUT_MS,
+      });
+      redis.on('error', (error) => this.logger.debug({ err: error }, 'redis connection error'));
+      this.store = new RedisAuthFailuresStore(redis, backend.prefix);
+      this.close = () => {
+        redis.disconnect();
+        return Promise.resolve();
+      };
+      return;
+    }
+    const { connectionString } = backend.connection as { connectionString: string };
+    const pool = new Pool({
+      connectionString,
+      max: 2,
+      connectionTimeoutMillis: STORE_TIMEOUT_MS,
+      statement_timeout: STORE_TIMEOUT_MS,
+    });
+    pool.on('error', (error) => this.logger.debug({ err: error }, 'postgres connection error'));
+    const schema = `"${backend.prefix}_auth"`;
+    const table = `${schema}."auth_failures"`;
+    const rows = async (sql: string, params: unknown[]) => (await pool.query(sql, params)).rows;
+    const repository = new PostgresAuthFailuresRepository(rows, table);
+    this.store = {
+      recordFailure: async (client, policy) => {
+        await this.ensureTable(pool, schema, table);
+        return repository.recordFailure(client, policy);
+      },
+    };
+    this.close = () => pool.end();
+  }
+
+  recordFailure(client: string, policy: FailurePolicy): Promise<FailureCount> {
+    return this.store.recordFailure(client, policy);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+
+  /** Creates the schema and table once per process; a failed attempt is retried next time. */
+  private ensureTable(pool: Pool, schema: string, table: string): Promise<void> {
+    this.tableReady ??= (async () => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_ID]);
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+        await client.query(authFailuresTableSql(table));
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    })().catch((error: unknown) => {
+      this.tableReady = undefined;
+      throw error;
+    });
+    return this.tableReady;
+  }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Prints the three Secrets of the dev overlay with fresh random values (nothing secret is kept
+# in the repository). Once per cluster, before the first `kubectl apply -k k8s/overlays/dev`:
+#   k8s/overlays/dev/dev-secrets.sh | kubectl apply -f -
+# Running it again makes new values: restart the Postgres pod after deleting its volume, or keep
+# the Secrets you have. Needs only kubectl (client side, no cluster access to print).
+set -euo pipefail
+
+namespace=research-data
+
+# Hex of random bytes: 2 characters per byte, no symbols to quote in a URL.
+random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+password=$(random_hex 24)
+
+secret() {
+  local name=$1
+  shift
+  kubectl create secret generic "$name" --namespace "$namespace" --dry-run=client -o yaml "$@"
+}
+
+secret postgres-dev \
+  --from-literal=POSTGRES_USER=catalog \
+  --from-literal=POSTGRES_PASSWORD="$password" \
+  --from-literal=POSTGRES_DB=catalog
+echo ---
+secret catalog-api-secrets \
+  --from-literal=DATABASE_URL="postgres://catalog:${password}@postgres:5432/catalog" \
+  --from-literal=GLOBAL_API_KEY="$(random_hex 24)" \
+  --from-literal=IDP_CLIENT_SECRET=
+echo ---
+secret provisioner-secrets \
+  --from-literal=REDIS_URL=redis://redis:6379/0 \
+  --from-literal=DATABASE_URL= \
+  --from-literal=PROVISIONER_API_KEY="$(random_hex 24)" \
+  --from-literal=PROVISIONER_READ_API_KEYS="$(random_hex 24)" \
+  --from-literal=SOURCES='[{"name":"dropzone","type":"dropzone","root":"/data/dropzone"}]'

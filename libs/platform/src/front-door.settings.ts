@@ -1,0 +1,43 @@
+import { Validate } from 'class-validator';
+import { IpAllowList } from '@app/auth';
+import type { AuthThrottleOptions } from '@app/auth';
+import { IntegerSetting, IsIpAllowList } from './settings';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Settings of the front door that both services share: whose `X-Forwarded-For` is believed,
+ * and how failed authentications are throttled. Each app's settings class extends this one.
+ */
+export class FrontDoorSettings {
+  /** Proxies whose X-Forwarded-For hops are believed (addresses or CIDR ranges). */
+  @Validate(IsIpAllowList)
+  TRUSTED_PROXIES = '';
+
+  /**
+   * Failed authentications (wrong keys, refused tokens) allowed per client address (IPv6: per
+   * /64) within AUTH_FAILURE_WINDOW_MS; the next one blocks the address. 0 = no throttling.
+   */
+  @IntegerSetting(0, 1_000_000)
+  AUTH_FAILURE_LIMIT = 20;
+
+  @IntegerSetting(1000, DAY_MS)
+  AUTH_FAILURE_WINDOW_MS = 60_000;
+
+  /** How long a blocked address gets 429 (with Retry-After) for every credentialed request. */
+  @IntegerSetting(1000, DAY_MS)
+  AUTH_FAILURE_BLOCK_MS = 300_000;
+
+  get trustedProxies(): IpAllowList {
+    return IpAllowList.parse(this.TRUSTED_PROXIES);
+  }
+
+  get authThrottle(): AuthThrottleOptions {
+    return {
+      maxFailures: this.AUTH_FAILURE_LIMIT,
+      windowMs: this.AUTH_FAILURE_WINDOW_MS,
+      blockMs: this.AUTH_FAILURE_BLOCK_MS,
+      trustedProxies: this.trustedProxies,
+    };
+  }
+}
