@@ -7,3 +7,4 @@ export * from './auth.decorators';
 export { ApiKeyGuard } from './api-key.guard';
 export { AuthModule } from './auth.module';
 export type { AuthModuleOptions } from './auth.module';
+export * from './query-key';

@@ -15,6 +15,11 @@ describe('redactUrl', () => {
     expect(redactUrl('/x?api_key=a&Api_Key=b')).toBe('/x?api_key=[REDACTED]&Api_Key=[REDACTED]');
   });
 
+  it('hides it when the name is percent-encoded, as Express still reads it as API_KEY', () => {
+    expect(redactUrl('/x?API%5FKEY=s3cret&page=1')).toBe('/x?API%5FKEY=[REDACTED]&page=1');
+    expect(redactUrl('/x?%41PI_KEY=s3cret')).toBe('/x?%41PI_KEY=[REDACTED]');
+  });
+
   it('leaves other parameters, look-alike names and undefined alone', () => {
     expect(redactUrl('/x?page=1')).toBe('/x?page=1');
     expect(redactUrl('/x?MY_API_KEY=visible')).toBe('/x?MY_API_KEY=visible');

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { API_KEY_HEADER, hashApiKey } from '@app/auth';
+import { API_KEY_HEADER, hashApiKey, queryCarriesApiKey } from '@app/auth';
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CachedResponse, ResponseCache } from './response-cache';
@@ -9,8 +9,6 @@ import { CachedResponse, ResponseCache } from './response-cache';
 /** Upper bound of the fast index's bodies, in bytes (they are shared with the response cache). */
 const FAST_READS_MAX_BYTES = 128 * 1024 * 1024;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** The older key-in-the-URL form: such URLs are never indexed, so no raw key stays in memory. */
-const KEY_IN_QUERY = /[?&]API_KEY=/i;
 
 /** A response the full pipeline produced, with what it takes to produce it again byte for byte. */
 interface FastEntry extends CachedResponse {
@@ -90,7 +88,9 @@ export class FastReads {
   ): void {
     const caller = callerOf(req);
     if (req.method !== 'GET' || caller === null) return;
-    if (KEY_IN_QUERY.test(req.originalUrl)) return;
+    // The older key-in-the-URL form, however the name is encoded: such URLs are never indexed,
+    // so no raw key stays in memory.
+    if (queryCarriesApiKey(req.originalUrl)) return;
     const headers: string[] = [];
     for (const name of res.getHeaderNames()) {
       // Per request: set again on each answer.
