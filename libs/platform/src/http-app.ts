@@ -1,6 +1,7 @@
 import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import express, { json, NextFunction, Request, RequestHandler, Response, text } from 'express';
 import { Logger } from 'nestjs-pino';
+import { answerClientErrors } from './client-errors';
 import { requestId } from './logging.module';
 import {
   AllExceptionsFilter,
@@ -61,7 +62,8 @@ export function createHttpAdapter(): ExpressAdapter {
 
 /**
  * Everything both apps do to their HTTP layer, in one place: JSON logs, body limits, the
- * error envelope for every error (the framework's too), validation, graceful shutdown.
+ * error envelope for every error (the framework's and Node's parser's too), validation,
+ * graceful shutdown.
  * Create the app on `createHttpAdapter()` with `{ bufferLogs: true, bodyParser: false }`.
  */
 export function configureHttpApp(app: NestExpressApplication, options: HttpAppOptions): void {
@@ -69,6 +71,8 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.disable('x-powered-by');
   // X-Forwarded-For is interpreted by our own trusted-proxy rule, never by Express.
   app.set('trust proxy', false);
+  // What Node's parser refuses never reaches Express: answered in the envelope too.
+  answerClientErrors(app.getHttpServer());
   // The id is assigned before body parsing, so even a refused body gets an X-Request-Id.
   app.use((req: Request, res: Response, next: NextFunction) => {
     requestId(req, res);
