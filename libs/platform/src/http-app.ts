@@ -3,8 +3,10 @@ import express, { json, NextFunction, Request, RequestHandler, Response, text } 
 import { Logger } from 'nestjs-pino';
 import { answerClientErrors } from './client-errors';
 import { requestId } from './logging.module';
+import { rejectInvalidUtf8 } from './utf8-body';
 import {
   AllExceptionsFilter,
+  AppError,
   fromBodyParserError,
   RequestValidationPipe,
   UnsupportedMediaTypeError,
@@ -42,11 +44,16 @@ function requireJsonBodies(textBodyRoutes: RegExp[]) {
 /**
  * Hands body-parser's failures on as our errors. Left raw, Nest turns a JSON syntax error into a
  * generic 400 that quotes the parser's message, and the filter can no longer tell it apart.
+ * Errors of our own `verify` hook come through as they were thrown.
  */
 function withOurErrors(parser: RequestHandler): RequestHandler {
   return (req, res, next) =>
     parser(req, res, (error?: unknown) =>
-      next(error === undefined ? undefined : (fromBodyParserError(error) ?? error)),
+      next(
+        error === undefined || error instanceof AppError
+          ? error
+          : (fromBodyParserError(error) ?? error),
+      ),
     );
 }
 
@@ -83,11 +90,23 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.use(requireJsonBodies(textBodyRoutes));
   app.use(
     withOurErrors(
-      json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }),
+      json({
+        limit: options.maxBodyBytes,
+        type: ['application/json', 'application/*+json'],
+        verify: rejectInvalidUtf8('json'),
+      }),
     ),
   );
   if (textBodyRoutes.length > 0) {
-    app.use(withOurErrors(text({ limit: options.maxBodyBytes, type: 'text/plain' })));
+    app.use(
+      withOurErrors(
+        text({
+          limit: options.maxBodyBytes,
+          type: 'text/plain',
+          verify: rejectInvalidUtf8('text'),
+        }),
+      ),
+    );
   }
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalPipes(new RequestValidationPipe());

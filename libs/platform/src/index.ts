@@ -15,3 +15,10 @@ export type { HealthCheck } from './health.module';
 export { runMain } from './run-main';
 export * from './metrics';
 export * from './openapi';
+export {
+  CALENDAR_DATE_PATTERN,
+  isCalendarDate,
+  parseDateOrTimestamp,
+  parseTimestamp,
+  TIMESTAMP_PATTERN,
+} from './dates';
