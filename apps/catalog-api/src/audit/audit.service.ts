@@ -68,26 +68,29 @@ export class AuditService {
     await this.recordMany(manager, [entry]);
   }
 
+  /**
+   * One statement whatever the number of entries: they travel as one JSON parameter, so a
+   * large import never meets PostgreSQL's limit of 65,535 bind parameters.
+   */
   async recordMany(manager: EntityManager, entries: AuditRecord[]): Promise<void> {
     if (entries.length === 0) return;
-    const values: unknown[] = [];
-    const tuples = entries.map((e) => {
-      const at = values.length;
-      values.push(
-        e.actor.kind,
-        e.actor.id === undefined || e.actor.id === null ? null : String(e.actor.id),
-        e.actor.name ?? null,
-        e.action,
-        e.objectType,
-        e.objectId === undefined || e.objectId === null ? null : String(e.objectId),
-        JSON.stringify(withoutSecrets(e.change ?? {})),
-      );
-      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}::jsonb)`;
-    });
+    const text = (value: string | number | null | undefined) =>
+      value === undefined || value === null ? null : String(value);
+    const rows = entries.map((e) => ({
+      actor_kind: e.actor.kind,
+      actor_id: text(e.actor.id),
+      actor_name: e.actor.name ?? null,
+      action: e.action,
+      object_type: e.objectType,
+      object_id: text(e.objectId),
+      change: withoutSecrets(e.change ?? {}),
+    }));
+    const columns = Object.keys(rows[0]).join(', ');
     await manager.query(
-      `INSERT INTO audit_log (actor_kind, actor_id, actor_name, action, object_type, object_id, change)
-       VALUES ${tuples.join(', ')}`,
-      values,
+      `INSERT INTO audit_log (${columns})
+       SELECT ${columns} FROM json_populate_recordset(NULL::audit_log, $1::json) WITH ORDINALITY AS e
+       ORDER BY e.ordinality`,
+      [JSON.stringify(rows)],
     );
   }
 

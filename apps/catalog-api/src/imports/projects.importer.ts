@@ -4,7 +4,7 @@ import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, personFacts } from './person-facts';
 import { matchTracked, reserveAccessions } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, reportTaken, upsertRow } from './row-writer';
+import { replaceLinks, reportTaken, upsertRows } from './row-writer';
 
 interface ProjectPeople {
   custodians: number[];
@@ -79,13 +79,12 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
   );
 
   const contacts = new ContactWriter(ctx);
-  for (const [index, p] of items.entries()) {
-    const match = matches[index];
-    const id = await upsertRow(
-      ctx,
-      'projects',
-      match.id,
-      {
+  const ids = await upsertRows(
+    ctx,
+    'projects',
+    items.map((p, index) => ({
+      existingId: matches[index].id,
+      values: {
         acronym: p.acronym,
         title: p.name,
         description: p.description,
@@ -97,30 +96,26 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
         end_date: p.end_date,
         metadata: p.metadata,
       },
-      p.external_id,
-    );
+      externalId: p.external_id,
+    })),
+  );
+  for (const [index, p] of items.entries()) {
+    const match = matches[index];
+    const id = ids[index];
     const sorted = people[index];
     if (sorted !== undefined) {
       const contactIds: number[] = [];
       for (const c of sorted.contacts)
         contactIds.push(await contacts.contactId(c.facts, index, c.field));
-      await replaceLinks(ctx, 'project_contacts', 'project_id', id, 'contact_id', contactIds);
-      await replaceLinks(
-        ctx,
-        'project_local_custodians',
-        'project_id',
-        id,
-        'user_id',
-        sorted.custodians,
-      );
-      await replaceLinks(
-        ctx,
-        'project_company_personnel',
-        'project_id',
-        id,
-        'user_id',
-        sorted.personnel,
-      );
+      await replaceLinks(ctx, 'project_contacts', 'project_id', 'contact_id', [
+        { ownerId: id, otherIds: contactIds },
+      ]);
+      await replaceLinks(ctx, 'project_local_custodians', 'project_id', 'user_id', [
+        { ownerId: id, otherIds: sorted.custodians },
+      ]);
+      await replaceLinks(ctx, 'project_company_personnel', 'project_id', 'user_id', [
+        { ownerId: id, otherIds: sorted.personnel },
+      ]);
     }
     if (p.publications !== undefined) {
       await ctx.manager.query('DELETE FROM publications WHERE project_id = $1', [id]);

@@ -6,6 +6,7 @@ import { AccessRequestKey1795330000000 } from './1795330000000-AccessRequestKey'
 import { TermSearchLowerLabel1795331649836 } from './1795331649836-TermSearchLowerLabel';
 import { NotifyCatalogVersion1795400000000 } from './1795400000000-NotifyCatalogVersion';
 import { VersionedTerms1795400000001 } from './1795400000001-VersionedTerms';
+import { BumpVersionOncePerTransaction1795500000000 } from './1795500000000-BumpVersionOncePerTransaction';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -19,4 +20,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   TermSearchLowerLabel1795331649836,
   NotifyCatalogVersion1795400000000,
   VersionedTerms1795400000001,
+  BumpVersionOncePerTransaction1795500000000,
 ];
