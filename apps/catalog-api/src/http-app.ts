@@ -31,6 +31,11 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
     maxBodyBytes: settings.MAX_BODY_BYTES,
     textBodyRoutes: [/^\/api\/admin\/terms\/[^/]+$/],
     beforeBodyParsing: [new AccessRequestGate(settings).middleware()],
+    // Express routes ignore case: /API/DATASETS is an import too, and gets its limit.
+    largeBodies: {
+      routes: [/^\/api\/(partners|cohorts|projects|datasets|contracts)$/i],
+      maxBodyBytes: settings.MAX_IMPORT_BODY_BYTES,
+    },
   });
   setupOpenApi(app, { title: 'Catalog API', version: CATALOG_API_VERSION, path: 'api/docs' });
   // In front of everything above: repeated reads are answered before Express sees them.

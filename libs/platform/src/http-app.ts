@@ -18,6 +18,8 @@ export interface HttpAppOptions {
   textBodyRoutes?: RegExp[];
   /** Checks that must refuse a request before its body is read (e.g. a caller allow-list). */
   beforeBodyParsing?: RequestHandler[];
+  /** POST routes whose JSON bodies may be larger than `maxBodyBytes` (e.g. catalog imports). */
+  largeBodies?: { routes: RegExp[]; maxBodyBytes: number };
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -88,15 +90,25 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   for (const handler of options.beforeBodyParsing ?? []) app.use(handler);
   const textBodyRoutes = options.textBodyRoutes ?? [];
   app.use(requireJsonBodies(textBodyRoutes));
-  app.use(
+  const jsonParser = (limit: number) =>
     withOurErrors(
       json({
-        limit: options.maxBodyBytes,
+        limit,
         type: ['application/json', 'application/*+json'],
         verify: rejectInvalidUtf8('json'),
       }),
-    ),
-  );
+    );
+  const large = options.largeBodies;
+  if (large !== undefined) {
+    const parseLarge = jsonParser(large.maxBodyBytes);
+    // A body read here is not read again by the parser below (body-parser skips a read body).
+    app.use((req: Request, res: Response, next: NextFunction) =>
+      req.method === 'POST' && large.routes.some((route) => route.test(req.path))
+        ? parseLarge(req, res, next)
+        : next(),
+    );
+  }
+  app.use(jsonParser(options.maxBodyBytes));
   if (textBodyRoutes.length > 0) {
     app.use(
       withOurErrors(

@@ -38,6 +38,9 @@ export interface AuditView {
   change: Record<string, unknown>;
 }
 
+/** Entries per INSERT: bounds the text of one statement, not a database limit. */
+const AUDIT_ROWS_PER_STATEMENT = 2000;
+
 /** Keys whose values must never reach the log, whatever a caller passes. */
 const SECRET_KEY = /(api_?key|key_?hash|password|secret|token)/i;
 
@@ -69,29 +72,31 @@ export class AuditService {
   }
 
   /**
-   * One statement whatever the number of entries: they travel as one JSON parameter, so a
-   * large import never meets PostgreSQL's limit of 65,535 bind parameters.
+   * A few statements whatever the number of entries: each chunk travels as one JSON parameter,
+   * so a large import never meets PostgreSQL's limit of 65,535 bind parameters, and only one
+   * chunk's text is held at a time.
    */
   async recordMany(manager: EntityManager, entries: AuditRecord[]): Promise<void> {
-    if (entries.length === 0) return;
     const text = (value: string | number | null | undefined) =>
       value === undefined || value === null ? null : String(value);
-    const rows = entries.map((e) => ({
-      actor_kind: e.actor.kind,
-      actor_id: text(e.actor.id),
-      actor_name: e.actor.name ?? null,
-      action: e.action,
-      object_type: e.objectType,
-      object_id: text(e.objectId),
-      change: withoutSecrets(e.change ?? {}),
-    }));
-    const columns = Object.keys(rows[0]).join(', ');
-    await manager.query(
-      `INSERT INTO audit_log (${columns})
-       SELECT ${columns} FROM json_populate_recordset(NULL::audit_log, $1::json) WITH ORDINALITY AS e
-       ORDER BY e.ordinality`,
-      [JSON.stringify(rows)],
-    );
+    for (let from = 0; from < entries.length; from += AUDIT_ROWS_PER_STATEMENT) {
+      const rows = entries.slice(from, from + AUDIT_ROWS_PER_STATEMENT).map((e) => ({
+        actor_kind: e.actor.kind,
+        actor_id: text(e.actor.id),
+        actor_name: e.actor.name ?? null,
+        action: e.action,
+        object_type: e.objectType,
+        object_id: text(e.objectId),
+        change: withoutSecrets(e.change ?? {}),
+      }));
+      const columns = Object.keys(rows[0]).join(', ');
+      await manager.query(
+        `INSERT INTO audit_log (${columns})
+         SELECT ${columns} FROM json_populate_recordset(NULL::audit_log, $1::json) WITH ORDINALITY AS e
+         ORDER BY e.ordinality`,
+        [JSON.stringify(rows)],
+      );
+    }
   }
 
   /** Newest first; one page plus whether another follows. */

@@ -1,13 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { API_KEY_HEADER, hashApiKey, queryCarriesApiKey } from '@app/auth';
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
-import { CachedResponse, ResponseCache } from './response-cache';
-
-/** Upper bound of the fast index's bodies, in bytes (they are shared with the response cache). */
-const FAST_READS_MAX_BYTES = 128 * 1024 * 1024;
+import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { CachedResponse, ResponseCache, stringBytes } from './response-cache';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** A response the full pipeline produced, with what it takes to produce it again byte for byte. */
@@ -58,10 +56,29 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
  */
 @Injectable()
 export class FastReads {
-  private readonly index = new ResponseCache<FastEntry>(FAST_READS_MAX_BYTES);
+  private readonly index: ResponseCache<FastEntry>;
   private metrics?: HttpMetrics;
 
-  constructor(private readonly tracker: CatalogVersionTracker) {}
+  constructor(
+    @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
+    private readonly tracker: CatalogVersionTracker,
+  ) {
+    // Bodies are shared with the response cache but counted here too: an entry can outlive
+    // the other cache's copy, and the bound must hold either way.
+    this.index = new ResponseCache<FastEntry>(
+      {
+        maxEntries: settings.RESPONSE_CACHE_MAX_ENTRIES,
+        maxBytes: settings.RESPONSE_CACHE_MAX_BYTES,
+      },
+      (entry) =>
+        entry.headers.reduce((sum, text) => sum + stringBytes(text), stringBytes(entry.route)),
+    );
+  }
+
+  /** Entries and bytes held now (for the metrics). */
+  usage(): { entries: number; bytes: number } {
+    return { entries: this.index.size, bytes: this.index.heldBytes };
+  }
 
   /** Puts this index in front of the app's request handler and starts the version listener. */
   attach(server: Server, metrics: HttpMetrics): void {
