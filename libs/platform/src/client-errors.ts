@@ -56,6 +56,16 @@ function rawResponse(status: number, id: string, envelope: ErrorEnvelope): Buffe
 export function onClientError(error: ClientError, socket: Duplex): void {
   if (answered.has(socket)) return;
   answered.add(socket);
+  try {
+    answer(error, socket);
+  } catch {
+    // An exception here would be uncaught, and a client could end the process with one bad
+    // request: close the connection instead.
+    socket.destroy();
+  }
+}
+
+function answer(error: ClientError, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;

@@ -41,10 +41,28 @@ export function redactUrl(url: string | undefined): string | undefined {
  * Referer of everything the page loads: redacted like the request's own URL. The key headers
  * themselves are censored by the logger's `redact` paths.
  */
-function redactHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  return headers.referer === undefined
+function redactHeaders(headers: IncomingHttpHeaders | undefined): IncomingHttpHeaders | undefined {
+  return headers?.referer === undefined
     ? headers
     : { ...headers, referer: redactUrl(headers.referer) };
+}
+
+/**
+ * How a request appears in a log line. Tolerates partial requests (a connection refused by
+ * Node's HTTP parser has only an id): a serializer that throws takes the process down.
+ */
+export function serializeRequest(req: {
+  id?: unknown;
+  method?: string;
+  url?: string;
+  headers?: IncomingHttpHeaders;
+}) {
+  return {
+    id: req.id,
+    method: req.method,
+    url: redactUrl(req.url),
+    headers: redactHeaders(req.headers),
+  };
 }
 
 /**
@@ -91,17 +109,7 @@ export class LoggingModule {
               censor: '[REDACTED]',
             },
             serializers: {
-              req: (req: {
-                id: unknown;
-                method: string;
-                url: string;
-                headers: IncomingHttpHeaders;
-              }) => ({
-                id: req.id,
-                method: req.method,
-                url: redactUrl(req.url),
-                headers: redactHeaders(req.headers),
-              }),
+              req: serializeRequest,
             },
             // Health probes every few seconds would drown the useful lines.
             autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') },

@@ -4,6 +4,7 @@ import { isUtf8 } from 'node:buffer';
 import type { AddressInfo } from 'node:net';
 import { prng } from '../../../scripts/lib/prng';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
+import { INVALID_UTF8, withBytes } from '../../../test/support/hostile-input';
 import { invalidUtf8Runs } from './utf8-body';
 
 @Controller()
@@ -23,23 +24,6 @@ class EchoController {
 
 @Module({ controllers: [EchoController] })
 class EchoModule {}
-
-/** Byte sequences that are not UTF-8, each a classic way of getting it wrong. */
-const INVALID_UTF8: Record<string, number[]> = {
-  'a lone continuation byte': [0x80],
-  'a Latin-1 é': [0xe9],
-  'a truncated two-byte sequence': [0xc3],
-  'a truncated three-byte sequence': [0xe2, 0x82],
-  'an overlong slash': [0xc0, 0xaf],
-  'an overlong three-byte NUL': [0xe0, 0x80, 0x80],
-  'an encoded surrogate (CESU-8)': [0xed, 0xa0, 0x80],
-  'a code point above U+10FFFF': [0xf4, 0x90, 0x80, 0x80],
-  'a five-byte form': [0xf8, 0x88, 0x80, 0x80, 0x80],
-  'the bytes 0xFE 0xFF': [0xfe, 0xff],
-};
-
-const withBytes = (before: string, bytes: number[], after: string) =>
-  Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
 
 describe('invalidUtf8Runs', () => {
   it('finds nothing in well-formed UTF-8, whatever the script, U+FFFD included', () => {
