@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { parse } from 'yaml';
 import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
 import { CatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
 import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { processMemory } from '../../scripts/lib/child-process';
+import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
 import { AppProcess, entryCommand, freePort, startAppProcess } from '../support/app-process';
 import { createCatalogDatabase } from '../support/databases';
 import { metricSample } from '../support/prometheus-text';
@@ -22,22 +21,13 @@ const UNIQUE_URLS = Number(process.env.ROBUSTNESS_UNIQUE_URLS ?? 200_000);
 const RESIDENT_BOUND_MIB = 300;
 const GROWTH_BOUND_MIB = 160;
 
-/** Resident set and its peak so far (VmRSS, VmHWM) of a process, in MiB. */
+/** Resident set and its peak so far of a process, in MiB. */
 function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mib = (field: string) =>
-    Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]) / 1024;
-  return { rss: mib('VmRSS'), peak: mib('VmHWM') };
+  return { rss: processMemory(pid, 'VmRSS') / MiB, peak: processMemory(pid, 'VmHWM') / MiB };
 }
 
-/** The flags node runs the catalog with in Kubernetes (its heap cap): the test runs it the same way. */
-function deployedNodeArgs(): string[] {
-  const manifest = parse(
-    readFileSync(join(__dirname, '../../k8s/base/catalog-api/deployment.yaml'), 'utf8'),
-  ) as { spec: { template: { spec: { containers: { command: string[] }[] } } } };
-  const command = manifest.spec.template.spec.containers[0].command;
-  return command.slice(1, -1);
-}
+const MiB = 1024 * 1024;
+const NODE_ARGS = deployedNodeArgs('catalog-api/deployment.yaml');
 
 /**
  * Every kind of URL an anonymous client can make unique: ignored query parameters on the
@@ -84,7 +74,7 @@ describe('catalog-api memory under a flood of unique URLs', () => {
         GLOBAL_API_KEY: KEYS.global,
         LOG_LEVEL: 'error',
       },
-      deployedNodeArgs(),
+      NODE_ARGS,
     );
     await until(
       () =>
@@ -114,7 +104,7 @@ describe('catalog-api memory under a flood of unique URLs', () => {
     process.stdout.write(
       `catalog memory: ${flood.answered} unique URLs in ${flood.seconds.toFixed(1)} s ` +
         `(${(flood.answered / flood.seconds).toFixed(0)} req/s, statuses ${JSON.stringify(flood.byStatus)}, ` +
-        `${built ? 'built app' : 'TypeScript sources'}, node ${deployedNodeArgs().join(' ')}); resident ` +
+        `${built ? 'built app' : 'TypeScript sources'}, node ${NODE_ARGS.join(' ')}); resident ` +
         `${before.rss.toFixed(0)} MiB warmed up, ${after.rss.toFixed(0)} MiB after, peak ${after.peak.toFixed(0)} MiB\n`,
     );
     expect(flood.answered).toBe(UNIQUE_URLS);
