@@ -291,6 +291,16 @@ describe('fast reads: the access log of the running service', () => {
     await t.close();
   });
 
+  /** The service's log lines of these requests, once all of them are written. */
+  async function logLinesOf(ids: string[]): Promise<LogLine[]> {
+    await until(() => ids.every((id) => proc.output().includes(id)), 'the log lines');
+    return proc
+      .output()
+      .split('\n')
+      .filter((line) => ids.some((id) => line.includes(id)))
+      .map((line) => JSON.parse(line) as LogLine);
+  }
+
   it('writes one JSON line per request with its id, whichever path answered, and no key', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -298,12 +308,7 @@ describe('fast reads: the access log of the running service', () => {
       expect(res.status).toBe(200);
       ids.push(res.headers.get('x-request-id')!);
     }
-    await until(() => ids.every((id) => proc.output().includes(id)), 'the log lines');
-    const lines = proc
-      .output()
-      .split('\n')
-      .filter((line) => ids.some((id) => line.includes(id)))
-      .map((line) => JSON.parse(line) as LogLine);
+    const lines = await logLinesOf(ids);
     expect(lines).toHaveLength(3);
     for (const [i, line] of lines.entries()) {
       expect(line.msg).toBe('request completed');
@@ -330,12 +335,7 @@ describe('fast reads: the access log of the running service', () => {
         ids.push(res.headers.get('x-request-id')!);
       }
     }
-    await until(() => ids.every((id) => proc.output().includes(id)), 'the log lines');
-    const lines = proc
-      .output()
-      .split('\n')
-      .filter((line) => ids.some((id) => line.includes(id)))
-      .map((line) => JSON.parse(line) as LogLine);
+    const lines = await logLinesOf(ids);
     expect(lines.some((line) => line.req.url.includes('API%5FKEY=[REDACTED]'))).toBe(true);
     expect(lines.every((line) => line.req.headers.referer.endsWith('=[REDACTED]'))).toBe(true);
     expect(proc.output()).not.toContain(KEYS.global);

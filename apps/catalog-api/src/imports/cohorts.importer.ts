@@ -2,9 +2,9 @@ import type { ImportContext } from './import-context';
 import type { CohortInput } from './import-shapes';
 import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, contactFacts } from './person-facts';
-import { matchTracked, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, upsertRows } from './row-writer';
+import { replaceLinks } from './row-writer';
 
 /** Upserts cohorts by external_id, else name; owners and institutes are replaced when given. */
 export async function importCohorts(ctx: ImportContext, items: CohortInput[]): Promise<void> {
@@ -46,22 +46,14 @@ export async function importCohorts(ctx: ImportContext, items: CohortInput[]): P
   );
 
   const contacts = new ContactWriter(ctx);
-  const ids = await upsertRows(
-    ctx,
-    'cohorts',
-    items.map((c, index) => ({
-      existingId: matches[index].id,
-      values: {
-        name: c.name,
-        description: c.description,
-        url: c.url,
-        has_ethics_approval: c.has_ethics_approval,
-        ethics_approval_notes: c.ethics_approval_notes,
-        metadata: c.metadata,
-      },
-      externalId: c.external_id,
-    })),
-  );
+  const ids = await upsertTracked(ctx, 'cohorts', items, matches, (c) => ({
+    name: c.name,
+    description: c.description,
+    url: c.url,
+    has_ethics_approval: c.has_ethics_approval,
+    ethics_approval_notes: c.ethics_approval_notes,
+    metadata: c.metadata,
+  }));
   for (const [index, c] of items.entries()) {
     const match = matches[index];
     const id = ids[index];

@@ -1,7 +1,7 @@
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
 import type { DatasetInput } from './import-shapes';
-import { matchTracked, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
 import { insertRows, replaceLinks, reportTaken, upsertRows } from './row-writer';
 import { replaceStorages } from './storages.writer';
@@ -54,22 +54,14 @@ export async function importDatasets(ctx: ImportContext, items: DatasetInput[]):
     items.flatMap((d) => (d.external_id ? [d.external_id] : [])),
   );
 
-  const ids = await upsertRows(
-    ctx,
-    'datasets',
-    items.map((d, index) => ({
-      existingId: matches[index].id,
-      values: {
-        title: d.name,
-        description: d.description,
-        elu_uuid: d.elu_uuid ?? undefined,
-        other_external_id: d.other_external_id,
-        project_id: resolved[index].projectId,
-        metadata: d.metadata,
-      },
-      externalId: d.external_id,
-    })),
-  );
+  const ids = await upsertTracked(ctx, 'datasets', items, matches, (d, index) => ({
+    title: d.name,
+    description: d.description,
+    elu_uuid: d.elu_uuid ?? undefined,
+    other_external_id: d.other_external_id,
+    project_id: resolved[index].projectId,
+    metadata: d.metadata,
+  }));
   // Each collection a dataset gives replaces the stored one, for all datasets of the document
   // at once: a fixed number of statements per document, not per record.
   const written: WrittenDataset[] = items.map((d, index) => ({

@@ -2,9 +2,9 @@ import type { ImportContext } from './import-context';
 import type { ProjectInput } from './import-shapes';
 import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, personFacts } from './person-facts';
-import { matchTracked, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, reportTaken, upsertRows } from './row-writer';
+import { replaceLinks, reportTaken } from './row-writer';
 
 interface ProjectPeople {
   custodians: number[];
@@ -79,26 +79,18 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
   );
 
   const contacts = new ContactWriter(ctx);
-  const ids = await upsertRows(
-    ctx,
-    'projects',
-    items.map((p, index) => ({
-      existingId: matches[index].id,
-      values: {
-        acronym: p.acronym,
-        title: p.name,
-        description: p.description,
-        has_institutional_ethics_approval: p.has_institutional_ethics_approval,
-        has_national_ethics_approval: p.has_national_ethics_approval,
-        institutional_ethics_approval_notes: p.institutional_ethics_approval_notes,
-        national_ethics_approval_notes: p.national_ethics_approval_notes,
-        start_date: p.start_date,
-        end_date: p.end_date,
-        metadata: p.metadata,
-      },
-      externalId: p.external_id,
-    })),
-  );
+  const ids = await upsertTracked(ctx, 'projects', items, matches, (p) => ({
+    acronym: p.acronym,
+    title: p.name,
+    description: p.description,
+    has_institutional_ethics_approval: p.has_institutional_ethics_approval,
+    has_national_ethics_approval: p.has_national_ethics_approval,
+    institutional_ethics_approval_notes: p.institutional_ethics_approval_notes,
+    national_ethics_approval_notes: p.national_ethics_approval_notes,
+    start_date: p.start_date,
+    end_date: p.end_date,
+    metadata: p.metadata,
+  }));
   for (const [index, p] of items.entries()) {
     const match = matches[index];
     const id = ids[index];
