@@ -22,3 +22,4 @@ export {
   parseTimestamp,
   TIMESTAMP_PATTERN,
 } from './dates';
+export { decodeUtf8 } from './utf8-body';

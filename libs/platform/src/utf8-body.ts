@@ -93,12 +93,28 @@ function jsonProblems(bytes: Buffer, runs: { start: number; end: number }[]): Fi
   return [{ parameter: 'body', message: `is not valid UTF-8 (byte ${runs[0].start})` }];
 }
 
-function textProblems(bytes: Buffer, runs: { start: number; end: number }[]): FieldProblem[] {
+function textProblems(
+  bytes: Buffer,
+  runs: { start: number; end: number }[],
+  parameter = 'body',
+): FieldProblem[] {
   return runs.slice(0, MAX_REPORTED).map(({ start }) => {
     let line = 1;
     for (let i = bytes.indexOf(10); i !== -1 && i < start; i = bytes.indexOf(10, i + 1)) line++;
-    return { parameter: 'body', message: `is not valid UTF-8 (line ${line}, byte ${start})` };
+    return { parameter, message: `is not valid UTF-8 (line ${line}, byte ${start})` };
   });
+}
+
+/**
+ * The text of a file a command reads (an import document, a vocabulary): the same rule as for
+ * request bodies, a 400-class error naming `name` and the line instead of U+FFFD in the data.
+ */
+export function decodeUtf8(bytes: Buffer, name: string): string {
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  throw new ValidationFailedError(
+    textProblems(bytes, invalidUtf8Runs(bytes), name),
+    `${name} is not valid UTF-8`,
+  );
 }
 
 type Verify = (req: IncomingMessage, res: ServerResponse, body: Buffer, encoding: string) => void;
