@@ -1,5 +1,5 @@
 # One image for every process of the project (see docker-compose.yml and k8s/):
-#   catalog-api         node dist/apps/catalog-api/apps/catalog-api/src/main.js   (the default)
+#   catalog-api         node --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js   (the default)
 #   catalog migrations  node dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js
 #   provisioner API     node dist/apps/provisioner/apps/provisioner/src/main.js
 #   provisioner worker  node --max-semi-space-size=4 dist/apps/provisioner/apps/provisioner/src/worker.js
@@ -29,4 +29,4 @@ COPY --from=build /app/dist ./dist
 # The image's `node` user, by number so Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 3000 3001 3002
-CMD ["node", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]
+CMD ["node", "--max-old-space-size=256", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]

@@ -78,7 +78,7 @@ describe('docker-compose.yml', () => {
     const entries = Object.fromEntries(APP_SERVICES.map((name) => [name, services[name].command]));
     expect(entries).toEqual({
       migrate: ['node', 'dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js'],
-      'catalog-api': ['node', 'dist/apps/catalog-api/apps/catalog-api/src/main.js'],
+      'catalog-api': ['node', '--max-old-space-size=256', 'dist/apps/catalog-api/apps/catalog-api/src/main.js'],
       'provisioner-api': ['node', 'dist/apps/provisioner/apps/provisioner/src/main.js'],
       'provisioner-worker': [
         'node',
@@ -238,7 +238,9 @@ describe('Dockerfile', () => {
   });
 
   it('defaults to catalog-api and documents the other three commands', () => {
-    expect(runtime).toContain('CMD ["node", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]');
+    expect(runtime).toContain(
+      'CMD ["node", "--max-old-space-size=256", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]',
+    );
     for (const entry of [
       'dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js',
       'dist/apps/provisioner/apps/provisioner/src/main.js',

@@ -348,7 +348,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
       }),
     );
     expect(commands).toEqual({
-      'catalog-api': 'node dist/apps/catalog-api/apps/catalog-api/src/main.js',
+      'catalog-api': 'node --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js',
       'provisioner-api': 'node dist/apps/provisioner/apps/provisioner/src/main.js',
       'provisioner-worker': 'node --max-semi-space-size=4 dist/apps/provisioner/apps/provisioner/src/worker.js',
     });

@@ -1,5 +1,6 @@
 // Small process helpers shared by the benchmarks, the fault tests and their private services.
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** A free TCP port on the loopback interface. */
@@ -31,4 +32,12 @@ export function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> 
     });
     child.kill('SIGTERM');
   });
+}
+
+/** A field of /proc/<pid>/status in bytes: VmRSS (resident now) or VmHWM (its peak so far). */
+export function processMemory(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(
+    readFileSync(`/proc/${pid}/status`, 'utf8'),
+  );
+  return match ? Number(match[1]) * 1024 : NaN;
 }

@@ -63,8 +63,7 @@ describe('catalog-api under hostile input', () => {
 
     process.stdout.write(
       `catalog-api: ${run.tried} hostile requests over ${routes.length} routes ` +
-        `(${routes.map((r) => `${r.method} ${r.path}`).join(', ')}); statuses ${JSON.stringify(run.byStatus)}; ` +
-        `${run.refusedByParser} refused by Node's HTTP parser before the app\n`,
+        `(${routes.map((r) => `${r.method} ${r.path}`).join(', ')}); statuses ${JSON.stringify(run.byStatus)}\n`,
     );
     expect(run.problems.slice(0, 30)).toEqual([]);
     expect(run.tried).toBe(ATTACKS);

@@ -53,14 +53,18 @@ export interface AppProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts an entry point with exactly `env` (plus PATH), so no developer setting leaks in. */
+/**
+ * Starts an entry point with exactly `env` (plus PATH), so no developer setting leaks in;
+ * `nodeArgs` go to node itself (e.g. the heap flags a deployment runs it with).
+ */
 export function startAppProcess(
   app: AppName,
   entry: string,
   env: Record<string, string>,
+  nodeArgs: string[] = [],
 ): AppProcess {
   const { args } = entryCommand(app, entry);
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -34,6 +34,11 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
     beforeBodyParsing: [
       new AccessRequestGate(settings, app.get(AccessRequestRefusalsService)).middleware(),
     ],
+    // Express routes ignore case: /API/DATASETS is an import too, and gets its limit.
+    largeBodies: {
+      routes: [/^\/api\/(partners|cohorts|projects|datasets|contracts)$/i],
+      maxBodyBytes: settings.MAX_IMPORT_BODY_BYTES,
+    },
   });
   setupOpenApi(app, { title: 'Catalog API', version: CATALOG_API_VERSION, path: 'api/docs' });
   // In front of everything above: repeated reads are answered before Express sees them.

@@ -522,6 +522,11 @@ describe('catalog administration routes', () => {
 
     it.each([
       ['since=yesterday', 'since'],
+      // Days and times that do not exist: JavaScript's Date would roll them into March.
+      ['since=2026-02-30', 'since'],
+      ['since=2026-02-30T00:00:00Z', 'since'],
+      ['since=2026-04-31T10:00:00%2B02:00', 'since'],
+      ['since=2026-01-01T24:00:00Z', 'since'],
       ['page=0', 'page'],
       ['object=User:1', 'object'],
     ])('?%s is a 400 naming %s', async (query, parameter) => {

@@ -127,6 +127,32 @@ describe('npm run catalog: the command-line tool', () => {
     expect((await cli('import', 'partners.json', '--kind', 'planets')).code).toBe(1);
   });
 
+  it('import and load-vocabulary: a file that is not UTF-8 exits 1 naming it and its line, nothing written', async () => {
+    const before = await count('SELECT count(*) AS n FROM partners');
+    const latin1 = (name: string, text: string) => {
+      writeFileSync(join(dir, name), Buffer.from(text, 'latin1'));
+      return name;
+    };
+    const partners = await cli(
+      'import',
+      latin1('latin1.json', '{"items": [\n{"name": "Université"}]}'),
+      '--kind',
+      'partners',
+    );
+    expect(partners.code).toBe(1);
+    expect(partners.err).toContain('latin1.json: is not valid UTF-8 (line 2');
+    expect(await count('SELECT count(*) AS n FROM partners')).toBe(before);
+    const vocabulary = await cli(
+      'load-vocabulary',
+      'phenotype',
+      latin1('latin1.tsv', 'HP:1\tfirst\nHP:2\tfièvre\n'),
+      '--format',
+      'tsv',
+    );
+    expect(vocabulary.code).toBe(1);
+    expect(vocabulary.err).toContain('latin1.tsv: is not valid UTF-8 (line 2');
+  });
+
   it('create-user, rotate-key and update-user', async () => {
     const created = await cli(
       'create-user',

@@ -15,7 +15,11 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
   let t: CatalogTestApp;
   let w: ReturnType<typeof writer>;
   beforeAll(async () => {
-    t = await startCatalogApp({ MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+    // Imports have their own limit; both small here.
+    t = await startCatalogApp({
+      MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+      MAX_IMPORT_BODY_BYTES: String(MAX_BODY_BYTES),
+    });
     await loadDemoData(t.dataSource, DEMO_KEYS);
     w = writer(t.server);
   });
@@ -56,7 +60,7 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
   });
 
   describe('bodies', () => {
-    it('a body over MAX_BODY_BYTES gets 413', async () => {
+    it('a body over MAX_IMPORT_BODY_BYTES gets 413', async () => {
       const big = { items: [{ name: 'x', address: 'a'.repeat(MAX_BODY_BYTES) }] };
       await refused(() => w.post('/api/partners', big), 413);
     });

@@ -111,10 +111,14 @@ describe('fast reads: repeated reads answered before the framework', () => {
 
   it('is never used for other methods, keys in the query string, HEAD, or a body', async () => {
     const url = `/api/projects?API_KEY=${KEYS.global}`;
+    // The same key with its parameter name percent-encoded: Express decodes it to API_KEY.
+    const encoded = `/api/projects?API%5FKEY=${KEYS.global}`;
     await request(c.server).get(url).expect(200);
+    await request(c.server).get(encoded).expect(200);
     await c.get('/api/projects', 'global').expect(200);
     const answered = await fastAnswersDuring(async () => {
       await request(c.server).get(url).expect(200);
+      await request(c.server).get(encoded).expect(200);
       await request(c.server).head('/api/projects').set('X-API-Key', KEYS.global).expect(200);
       await request(c.server)
         .get('/api/projects')
@@ -287,6 +291,16 @@ describe('fast reads: the access log of the running service', () => {
     await t.close();
   });
 
+  /** The service's log lines of these requests, once all of them are written. */
+  async function logLinesOf(ids: string[]): Promise<LogLine[]> {
+    await until(() => ids.every((id) => proc.output().includes(id)), 'the log lines');
+    return proc
+      .output()
+      .split('\n')
+      .filter((line) => ids.some((id) => line.includes(id)))
+      .map((line) => JSON.parse(line) as LogLine);
+  }
+
   it('writes one JSON line per request with its id, whichever path answered, and no key', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -294,12 +308,7 @@ describe('fast reads: the access log of the running service', () => {
       expect(res.status).toBe(200);
       ids.push(res.headers.get('x-request-id')!);
     }
-    await until(() => ids.every((id) => proc.output().includes(id)), 'the log lines');
-    const lines = proc
-      .output()
-      .split('\n')
-      .filter((line) => ids.some((id) => line.includes(id)))
-      .map((line) => JSON.parse(line) as LogLine);
+    const lines = await logLinesOf(ids);
     expect(lines).toHaveLength(3);
     for (const [i, line] of lines.entries()) {
       expect(line.msg).toBe('request completed');
@@ -308,6 +317,27 @@ describe('fast reads: the access log of the running service', () => {
       expect(line.res.statusCode).toBe(200);
       expect(typeof line.responseTime).toBe('number');
     }
+    expect(proc.output()).not.toContain(KEYS.global);
+  });
+
+  it('never logs a key sent in the query, whatever the encoding of its name, the route or the answer', async () => {
+    const names = ['API_KEY', 'API%5FKEY', '%41PI_KEY', 'api_key', 'API_KEY%00'];
+    const paths = ['/api/partners', '/api/datasets', '/api/no-such-route', '/api/projects?page=x'];
+    const ids: string[] = [];
+    for (const name of names) {
+      for (const path of paths) {
+        const separator = path.includes('?') ? '&' : '?';
+        const res = await fetch(`${url}${path}${separator}${name}=${KEYS.global}`, {
+          // A page opened with the key in its URL sends that URL on as the Referer.
+          headers: { Referer: `${url}/admin/queues?${name}=${KEYS.global}` },
+        });
+        await res.arrayBuffer();
+        ids.push(res.headers.get('x-request-id')!);
+      }
+    }
+    const lines = await logLinesOf(ids);
+    expect(lines.some((line) => line.req.url.includes('API%5FKEY=[REDACTED]'))).toBe(true);
+    expect(lines.every((line) => line.req.headers.referer.endsWith('=[REDACTED]'))).toBe(true);
     expect(proc.output()).not.toContain(KEYS.global);
   });
 });

@@ -17,3 +17,4 @@ export {
 } from './throttle/postgres-auth-failures.repository';
 export type { SqlRows } from './throttle/postgres-auth-failures.repository';
 export { RedisAuthFailuresStore } from './throttle/redis-auth-failures.store';
+export * from './query-key';

@@ -3,9 +3,12 @@ import express, { json, NextFunction, Request, RequestHandler, Response, text } 
 import { Logger } from 'nestjs-pino';
 import { BodyParsingInterceptor } from './body-parsing.interceptor';
 import { lingeringClose } from './lingering-close';
+import { answerClientErrors } from './client-errors';
 import { requestId } from './logging.module';
+import { rejectInvalidUtf8 } from './utf8-body';
 import {
   AllExceptionsFilter,
+  AppError,
   fromBodyParserError,
   RequestValidationPipe,
   UnsupportedMediaTypeError,
@@ -20,6 +23,8 @@ export interface HttpAppOptions {
    * route's guards, so these run before any body too.
    */
   beforeBodyParsing?: RequestHandler[];
+  /** POST routes whose JSON bodies may be larger than `maxBodyBytes` (e.g. catalog imports). */
+  largeBodies?: { routes: RegExp[]; maxBodyBytes: number };
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -46,11 +51,16 @@ function requireJsonBodies(textBodyRoutes: RegExp[]) {
 /**
  * Hands body-parser's failures on as our errors. Left raw, Nest turns a JSON syntax error into a
  * generic 400 that quotes the parser's message, and the filter can no longer tell it apart.
+ * Errors of our own `verify` hook come through as they were thrown.
  */
 function withOurErrors(parser: RequestHandler): RequestHandler {
   return (req, res, next) =>
     parser(req, res, (error?: unknown) =>
-      next(error === undefined ? undefined : (fromBodyParserError(error) ?? error)),
+      next(
+        error === undefined || error instanceof AppError
+          ? error
+          : (fromBodyParserError(error) ?? error),
+      ),
     );
 }
 
@@ -66,7 +76,8 @@ export function createHttpAdapter(): ExpressAdapter {
 
 /**
  * Everything both apps do to their HTTP layer, in one place: JSON logs, body limits, the
- * error envelope for every error (the framework's too), validation, graceful shutdown.
+ * error envelope for every error (the framework's and Node's parser's too), validation,
+ * graceful shutdown.
  * Create the app on `createHttpAdapter()` with `{ bufferLogs: true, bodyParser: false }`.
  *
  * Bodies are checked and parsed by an interceptor, i.e. after routing and the guards: a caller
@@ -78,6 +89,8 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.disable('x-powered-by');
   // X-Forwarded-For is interpreted by our own trusted-proxy rule, never by Express.
   app.set('trust proxy', false);
+  // What Node's parser refuses never reaches Express: answered in the envelope too.
+  answerClientErrors(app.getHttpServer());
   // The id is assigned before body parsing, so even a refused body gets an X-Request-Id.
   app.use((req: Request, res: Response, next: NextFunction) => {
     requestId(req, res);
@@ -86,14 +99,36 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.use(lingeringClose);
   for (const handler of options.beforeBodyParsing ?? []) app.use(handler);
   const textBodyRoutes = options.textBodyRoutes ?? [];
-  const bodySteps = [
-    requireJsonBodies(textBodyRoutes),
+  const jsonParser = (limit: number) =>
     withOurErrors(
-      json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }),
-    ),
-  ];
+      json({
+        limit,
+        type: ['application/json', 'application/*+json'],
+        verify: rejectInvalidUtf8('json'),
+      }),
+    );
+  const bodySteps = [requireJsonBodies(textBodyRoutes)];
+  const large = options.largeBodies;
+  if (large !== undefined) {
+    const parseLarge = jsonParser(large.maxBodyBytes);
+    // A body read here is not read again by the parser below (body-parser skips a read body).
+    bodySteps.push((req: Request, res: Response, next: NextFunction) =>
+      req.method === 'POST' && large.routes.some((route) => route.test(req.path))
+        ? parseLarge(req, res, next)
+        : next(),
+    );
+  }
+  bodySteps.push(jsonParser(options.maxBodyBytes));
   if (textBodyRoutes.length > 0) {
-    bodySteps.push(withOurErrors(text({ limit: options.maxBodyBytes, type: 'text/plain' })));
+    bodySteps.push(
+      withOurErrors(
+        text({
+          limit: options.maxBodyBytes,
+          type: 'text/plain',
+          verify: rejectInvalidUtf8('text'),
+        }),
+      ),
+    );
   }
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalInterceptors(new BodyParsingInterceptor(bodySteps));

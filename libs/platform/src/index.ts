@@ -16,3 +16,11 @@ export type { HealthCheck } from './health.module';
 export { runMain } from './run-main';
 export * from './metrics';
 export * from './openapi';
+export {
+  CALENDAR_DATE_PATTERN,
+  isCalendarDate,
+  parseDateOrTimestamp,
+  parseTimestamp,
+  TIMESTAMP_PATTERN,
+} from './dates';
+export { decodeUtf8 } from './utf8-body';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { redactUrl, requestId } from './logging.module';
+import { redactUrl, requestId, serializeRequest } from './logging.module';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -15,10 +15,42 @@ describe('redactUrl', () => {
     expect(redactUrl('/x?api_key=a&Api_Key=b')).toBe('/x?api_key=[REDACTED]&Api_Key=[REDACTED]');
   });
 
+  it('hides it when the name is percent-encoded, as Express still reads it as API_KEY', () => {
+    expect(redactUrl('/x?API%5FKEY=s3cret&page=1')).toBe('/x?API%5FKEY=[REDACTED]&page=1');
+    expect(redactUrl('/x?%41PI_KEY=s3cret')).toBe('/x?%41PI_KEY=[REDACTED]');
+  });
+
   it('leaves other parameters, look-alike names and undefined alone', () => {
     expect(redactUrl('/x?page=1')).toBe('/x?page=1');
     expect(redactUrl('/x?MY_API_KEY=visible')).toBe('/x?MY_API_KEY=visible');
     expect(redactUrl(undefined)).toBeUndefined();
+  });
+});
+
+describe('serializeRequest', () => {
+  it('redacts the URL and a Referer carrying a key', () => {
+    expect(
+      serializeRequest({
+        id: 'r1',
+        method: 'GET',
+        url: '/x?API%5FKEY=s3cret',
+        headers: { referer: 'https://h/admin/queues?API_KEY=s3cret', accept: '*/*' },
+      }),
+    ).toEqual({
+      id: 'r1',
+      method: 'GET',
+      url: '/x?API%5FKEY=[REDACTED]',
+      headers: { referer: 'https://h/admin/queues?API_KEY=[REDACTED]', accept: '*/*' },
+    });
+  });
+
+  it('takes a request that has only an id (refused by the HTTP parser) without throwing', () => {
+    expect(serializeRequest({ id: 'r2' })).toEqual({
+      id: 'r2',
+      method: undefined,
+      url: undefined,
+      headers: undefined,
+    });
   });
 });
 

@@ -1,7 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { redactApiKeys } from '@app/auth';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -27,9 +28,41 @@ export function assignRequestId(req: IncomingMessage & { id?: unknown }): string
   return id;
 }
 
-/** Keys travel in the query string in the older form: never let one reach a log line. */
+/**
+ * Keys travel in the query string in the older form: never let one reach a log line, however
+ * the parameter name is encoded (see `isApiKeyParameter`).
+ */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(/([?&]API_KEY=)[^&]*/gi, '$1[REDACTED]');
+  return url === undefined ? undefined : redactApiKeys(url);
+}
+
+/**
+ * A browser that opened a page with `?API_KEY=` (the queue dashboard) sends that URL as the
+ * Referer of everything the page loads: redacted like the request's own URL. The key headers
+ * themselves are censored by the logger's `redact` paths.
+ */
+function redactHeaders(headers: IncomingHttpHeaders | undefined): IncomingHttpHeaders | undefined {
+  return headers?.referer === undefined
+    ? headers
+    : { ...headers, referer: redactUrl(headers.referer) };
+}
+
+/**
+ * How a request appears in a log line. Tolerates partial requests (a connection refused by
+ * Node's HTTP parser has only an id): a serializer that throws takes the process down.
+ */
+export function serializeRequest(req: {
+  id?: unknown;
+  method?: string;
+  url?: string;
+  headers?: IncomingHttpHeaders;
+}) {
+  return {
+    id: req.id,
+    method: req.method,
+    url: redactUrl(req.url),
+    headers: redactHeaders(req.headers),
+  };
 }
 
 /**
@@ -76,12 +109,7 @@ export class LoggingModule {
               censor: '[REDACTED]',
             },
             serializers: {
-              req: (req: { id: unknown; method: string; url: string; headers: unknown }) => ({
-                id: req.id,
-                method: req.method,
-                url: redactUrl(req.url),
-                headers: req.headers,
-              }),
+              req: serializeRequest,
             },
             // Health probes every few seconds would drown the useful lines.
             autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') },

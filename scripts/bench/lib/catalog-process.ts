@@ -30,14 +30,18 @@ export async function migratedCatalogDatabase(): Promise<BenchCatalog> {
   return { database, env };
 }
 
-/** The built catalog-api (node dist/…/main.js) on a free loopback port. */
-export async function startCatalog(env: NodeJS.ProcessEnv): Promise<RunningProcess & { url: string }> {
+/** The built catalog-api (node [nodeArgs] dist/…/main.js) on a free loopback port. */
+export async function startCatalog(
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+): Promise<RunningProcess & { url: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const running = await startNodeProcess(
     join(CATALOG_DIST, 'main.js'),
     { ...env, PORT: String(port), HOST: '127.0.0.1' },
     `${url}/health/ready`,
+    { nodeArgs },
   );
   return { ...running, url };
 }

@@ -12,9 +12,9 @@ const BUILD_DIR = join(ROOT, '.bench/dist');
 export const CATALOG_DIST = join(BUILD_DIR, 'catalog-api/apps/catalog-api/src');
 export const PROVISIONER_DIST = join(BUILD_DIR, 'provisioner/apps/provisioner/src');
 
-import { freePort, sleep, stopChild } from '../../lib/child-process';
+import { freePort, processMemory, sleep, stopChild } from '../../lib/child-process';
 
-export { freePort, sleep, stopChild };
+export { freePort, processMemory, sleep, stopChild };
 
 /** Builds one app with the Nest CLI, as `npm run build` does, into .bench/dist/<app>. */
 export function buildApp(app: 'catalog-api' | 'provisioner'): void {

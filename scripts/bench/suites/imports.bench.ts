@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startPrivateRedis } from '../../lib/private-redis';
 import { cloneImportDataset, FileSpec, mixedDataset, smallFiles, writeImportDataset } from '../data/import-data';
 import type { BenchContext } from '../lib/context';
-import { sleep } from '../lib/processes';
+import { processMemory, sleep } from '../lib/processes';
 import { BENCH_WRITE_KEY, provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisioner-process';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
 
@@ -71,11 +71,6 @@ async function timeImport(apiUrl: string, datasetId: string): Promise<number> {
   }
 }
 
-function vm(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) * 1024 : NaN;
-}
-
 interface CopyCase {
   name: string;
   datasetId: string;
@@ -119,7 +114,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
   const env = provisionerEnv({ redisUrl: redis.url, dropzone, storage, extra: { IMPORT_CONCURRENCY: '1' } });
   const api = await startProvisionerApi(env);
   const worker = await startWorker(env);
-  const idleRss = vm(worker.child.pid!, 'VmRSS');
+  const idleRss = processMemory(worker.child.pid!, 'VmRSS');
   const rows: CaseResult[] = [];
   let memory: { before: number; after: number; rss: number } | undefined;
   try {
@@ -146,9 +141,9 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
       rows.push({ c, rounds: measured, bytes: c.files.reduce((sum, f) => sum + f.size, 0), ratio: median(measured.map((r) => r.ratio)) });
     }
     const pid = worker.child.pid!;
-    const before = vm(pid, 'VmHWM');
+    const before = processMemory(pid, 'VmHWM');
     await timeImport(api.url, 'HUGE');
-    memory = { before, after: vm(pid, 'VmHWM'), rss: vm(pid, 'VmRSS') };
+    memory = { before, after: processMemory(pid, 'VmHWM'), rss: processMemory(pid, 'VmRSS') };
     ctx.log(`worker peak RSS ${fmt(memory.after / MiB)} MiB (idle at start ${fmt(idleRss / MiB)} MiB, peak before the 2 GiB import ${fmt(before / MiB)} MiB)`);
   } finally {
     await worker.stop();

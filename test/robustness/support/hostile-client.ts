@@ -4,7 +4,7 @@ import type { Attack } from './attacks';
 export interface RawResponse {
   status: number;
   contentType: string;
-  /** Set by the app on everything it answers; absent when Node's HTTP parser refused the request. */
+  /** Set on everything the service answers, what Node's HTTP parser refuses included. */
   requestId: string | undefined;
   body: Buffer;
 }
@@ -50,9 +50,7 @@ export function problemWith(attack: Attack, res: RawResponse): string | undefine
   // 503 is the contract's answer for a dependency that is down or not configured (the identity
   // provider in these runs); any other 5xx is a server fault.
   if (res.status >= 500 && res.status !== 503) return `status ${res.status}: ${res.body.toString().slice(0, 300)}`;
-  // Refused by Node's HTTP parser before the app saw it (e.g. 431 headers too large): a bare
-  // 4xx is all Node sends there; counted apart in the report.
-  if (res.requestId === undefined) return res.status >= 400 ? undefined : `status ${res.status} without a request id`;
+  if (res.requestId === undefined) return `status ${res.status} without a request id`;
   if (res.status < 400) return undefined;
   if (res.contentType !== 'application/json; charset=utf-8') return `error with content type "${res.contentType}"`;
   if (attack.method === 'HEAD') return res.body.length === 0 ? undefined : 'HEAD answered with a body';
@@ -74,14 +72,12 @@ export function problemWith(attack: Attack, res: RawResponse): string | undefine
 export interface AttackRun {
   tried: number;
   byStatus: Record<number, number>;
-  /** Answered by Node's HTTP parser, not by the app. */
-  refusedByParser: number;
   problems: string[];
 }
 
 /** Sends every attack, `concurrency` at a time, and collects what went wrong. */
 export async function runAttacks(port: number, attacks: Attack[], concurrency = 8): Promise<AttackRun> {
-  const run: AttackRun = { tried: 0, byStatus: {}, refusedByParser: 0, problems: [] };
+  const run: AttackRun = { tried: 0, byStatus: {}, problems: [] };
   let next = 0;
   const worker = async () => {
     while (next < attacks.length) {
@@ -91,7 +87,6 @@ export async function runAttacks(port: number, attacks: Attack[], concurrency = 
       try {
         const res = await send(port, attack);
         run.byStatus[res.status] = (run.byStatus[res.status] ?? 0) + 1;
-        if (res.requestId === undefined) run.refusedByParser++;
         const problem = problemWith(attack, res);
         if (problem) run.problems.push(`${describe}: ${problem}`);
       } catch (error) {

@@ -61,6 +61,9 @@ describe('parseEntitlements', () => {
     ['mail', 7],
     ['end', '2026-08-03'],
     ['end', '2026-13-45T00:00:00Z'],
+    ['end', '2026-02-30T23:59:59.000Z'],
+    ['end', '2026-04-31T00:00:00+02:00'],
+    ['end', '2026-08-03T24:00:00Z'],
     ['end', 12345],
   ])('rejects %s = %p', (field, value) => {
     expect(problems([valid, { ...valid, [field]: value }])).toEqual([

@@ -1,5 +1,6 @@
 import type { FieldProblem } from '@app/errors';
 import { ValidationFailedError } from '@app/errors';
+import { parseTimestamp } from '@app/platform';
 
 /** One REMS entitlement as the webhook receives it, after validation. */
 export interface Entitlement {
@@ -22,8 +23,6 @@ const INT4_MAX = 2_147_483_647;
 const SUBJECT_MAX = 64;
 const ACCESSION_MAX = 20;
 const EMAIL_MAX = 254;
-/** ISO 8601 date-time as REMS writes it (`2026-08-03T23:59:59.000Z`), offset required. */
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 type Item = Record<string, unknown>;
 
@@ -62,11 +61,12 @@ function checkItem(item: Item, index: number, problems: FieldProblem[]): Entitle
   }
   let endTime: number | null = null;
   if (end !== undefined && end !== null) {
-    const parsed = typeof end === 'string' && ISO_TIMESTAMP.test(end) ? Date.parse(end) : NaN;
-    if (Number.isNaN(parsed)) {
+    // ISO 8601 date-time as REMS writes it (`2026-08-03T23:59:59.000Z`), offset required.
+    const parsed = parseTimestamp(end);
+    if (parsed === undefined) {
       problem('end', 'must be an ISO 8601 timestamp with offset, or null');
     } else {
-      endTime = parsed;
+      endTime = parsed.getTime();
     }
   }
   if (problems.length > before) return null;

@@ -2,6 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RequireKinds } from '@app/auth';
 import { ValidationFailedError } from '@app/errors';
+import { CALENDAR_DATE_PATTERN, parseDateOrTimestamp, TIMESTAMP_PATTERN } from '@app/platform';
 import { AuditQuery, AuditService } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
 import { POSITIVE_INT } from '../common/api-schemas';
@@ -11,7 +12,10 @@ import type { RawQuery } from '../common/query-params';
 
 export const AUDIT_PAGE_SIZE = 100;
 
-const SINCE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+/** A date or a timestamp: the two shared patterns as one, for the OpenAPI document. */
+const SINCE = new RegExp(
+  `^(?:${CALENDAR_DATE_PATTERN.source.slice(1, -1)}|${TIMESTAMP_PATTERN.source.slice(1, -1)})$`,
+);
 const OBJECT = /^([a-z][a-z-]{0,63})(?::(.{1,255}))?$/;
 
 /**
@@ -25,9 +29,8 @@ export function readAuditQuery(query: RawQuery): AuditQuery {
   };
   const since = readString(query, 'since');
   if (since !== undefined) {
-    const valid = SINCE.test(since);
-    const date = new Date(since.length === 10 ? `${since}T00:00:00Z` : since);
-    if (!valid || Number.isNaN(date.getTime())) {
+    const date = parseDateOrTimestamp(since);
+    if (date === undefined) {
       throw new ValidationFailedError([
         {
           parameter: 'since',

@@ -38,6 +38,9 @@ export interface AuditView {
   change: Record<string, unknown>;
 }
 
+/** Entries per INSERT: bounds the text of one statement, not a database limit. */
+const AUDIT_ROWS_PER_STATEMENT = 2000;
+
 /** Keys whose values must never reach the log, whatever a caller passes. */
 const SECRET_KEY = /(api_?key|key_?hash|password|secret|token)/i;
 
@@ -68,27 +71,32 @@ export class AuditService {
     await this.recordMany(manager, [entry]);
   }
 
+  /**
+   * A few statements whatever the number of entries: each chunk travels as one JSON parameter,
+   * so a large import never meets PostgreSQL's limit of 65,535 bind parameters, and only one
+   * chunk's text is held at a time.
+   */
   async recordMany(manager: EntityManager, entries: AuditRecord[]): Promise<void> {
-    if (entries.length === 0) return;
-    const values: unknown[] = [];
-    const tuples = entries.map((e) => {
-      const at = values.length;
-      values.push(
-        e.actor.kind,
-        e.actor.id === undefined || e.actor.id === null ? null : String(e.actor.id),
-        e.actor.name ?? null,
-        e.action,
-        e.objectType,
-        e.objectId === undefined || e.objectId === null ? null : String(e.objectId),
-        JSON.stringify(withoutSecrets(e.change ?? {})),
+    const text = (value: string | number | null | undefined) =>
+      value === undefined || value === null ? null : String(value);
+    for (let from = 0; from < entries.length; from += AUDIT_ROWS_PER_STATEMENT) {
+      const rows = entries.slice(from, from + AUDIT_ROWS_PER_STATEMENT).map((e) => ({
+        actor_kind: e.actor.kind,
+        actor_id: text(e.actor.id),
+        actor_name: e.actor.name ?? null,
+        action: e.action,
+        object_type: e.objectType,
+        object_id: text(e.objectId),
+        change: withoutSecrets(e.change ?? {}),
+      }));
+      const columns = Object.keys(rows[0]).join(', ');
+      await manager.query(
+        `INSERT INTO audit_log (${columns})
+         SELECT ${columns} FROM json_populate_recordset(NULL::audit_log, $1::json) WITH ORDINALITY AS e
+         ORDER BY e.ordinality`,
+        [JSON.stringify(rows)],
       );
-      return `($${at + 1}, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5}, $${at + 6}, $${at + 7}::jsonb)`;
-    });
-    await manager.query(
-      `INSERT INTO audit_log (actor_kind, actor_id, actor_name, action, object_type, object_id, change)
-       VALUES ${tuples.join(', ')}`,
-      values,
-    );
+    }
   }
 
   /** Newest first; one page plus whether another follows. */

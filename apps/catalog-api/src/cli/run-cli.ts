@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { AppError, isDependencyUnavailable, ServiceUnavailableError } from '@app/errors';
-import { SettingsError } from '@app/platform';
+import { decodeUtf8, SettingsError } from '@app/platform';
 import { CatalogAppModule } from '../app.module';
 import { CatalogSettings, loadCatalogSettings } from '../config/catalog.settings';
 import { CliArgs, CliCommand, CliUsageError, parseArgs } from './cli-command';
@@ -119,7 +119,7 @@ export async function runCli(
       {
         app,
         actor: { kind: 'cli', name: env.CATALOG_CLI_USER ?? userInfo().username },
-        readFile: (path) => readFileSync(resolve(io.cwd, path), 'utf8'),
+        readFile: (path) => decodeUtf8(readFileSync(resolve(io.cwd, path)), path),
       },
       args,
     );

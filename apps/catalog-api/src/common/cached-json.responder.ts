@@ -1,14 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { CatalogVersionService } from '../catalog-version/catalog-version.service';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
+import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { FastReads, matchesEtag } from './fast-reads';
-import { CachedResponse, ResponseCache } from './response-cache';
-
-/** Upper bound of cached response bodies per replica, in bytes. */
-export const RESPONSE_CACHE_MAX_BYTES = 128 * 1024 * 1024;
+import { CachedResponse, ownedBody, ResponseCache } from './response-cache';
 
 /** What makes two reads the same: route, caller identity and the validated parameters. */
 export interface ReadKey {
@@ -40,14 +38,25 @@ function etagOf(body: Buffer): string {
  */
 @Injectable()
 export class CachedJsonResponder {
-  private readonly cache = new ResponseCache(RESPONSE_CACHE_MAX_BYTES);
+  private readonly cache: ResponseCache;
 
   constructor(
+    @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
     private readonly dataSource: DataSource,
     private readonly versions: CatalogVersionService,
     private readonly tracker: CatalogVersionTracker,
     private readonly fastReads: FastReads,
-  ) {}
+  ) {
+    this.cache = new ResponseCache({
+      maxEntries: settings.RESPONSE_CACHE_MAX_ENTRIES,
+      maxBytes: settings.RESPONSE_CACHE_MAX_BYTES,
+    });
+  }
+
+  /** Entries and bytes held now (for the metrics). */
+  usage(): { entries: number; bytes: number } {
+    return { entries: this.cache.size, bytes: this.cache.heldBytes };
+  }
 
   async respond(req: Request, res: Response, key: ReadKey, produce: Producer): Promise<void> {
     const { version, entry } = await this.load(key, produce);
@@ -76,11 +85,11 @@ export class CachedJsonResponder {
     const { version, body } = key.singleStatement
       ? {
           version: seen,
-          body: Buffer.from(JSON.stringify(await produce(this.dataSource.manager))),
+          body: ownedBody(JSON.stringify(await produce(this.dataSource.manager))),
         }
       : await this.dataSource.transaction('REPEATABLE READ', async (manager) => ({
           version: await this.versions.current(manager),
-          body: Buffer.from(JSON.stringify(await produce(manager))),
+          body: ownedBody(JSON.stringify(await produce(manager))),
         }));
     const entry = { body, etag: etagOf(body) };
     this.cache.set(this.cacheKey(version, key), entry);

@@ -1,16 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { API_KEY_HEADER, AuthFailureLimiter, hashApiKey } from '@app/auth';
+import { API_KEY_HEADER, AuthFailureLimiter, hashApiKey, queryCarriesApiKey } from '@app/auth';
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
-import { CachedResponse, ResponseCache } from './response-cache';
-
-/** Upper bound of the fast index's bodies, in bytes (they are shared with the response cache). */
-const FAST_READS_MAX_BYTES = 128 * 1024 * 1024;
+import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { CachedResponse, ResponseCache, stringBytes } from './response-cache';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** The older key-in-the-URL form: such URLs are never indexed, so no raw key stays in memory. */
-const KEY_IN_QUERY = /[?&]API_KEY=/i;
 
 /** A response the full pipeline produced, with what it takes to produce it again byte for byte. */
 interface FastEntry extends CachedResponse {
@@ -61,13 +57,30 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
  */
 @Injectable()
 export class FastReads {
-  private readonly index = new ResponseCache<FastEntry>(FAST_READS_MAX_BYTES);
+  private readonly index: ResponseCache<FastEntry>;
   private metrics?: HttpMetrics;
 
   constructor(
+    @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
     private readonly tracker: CatalogVersionTracker,
     private readonly limiter: AuthFailureLimiter,
-  ) {}
+  ) {
+    // Bodies are shared with the response cache but counted here too: an entry can outlive
+    // the other cache's copy, and the bound must hold either way.
+    this.index = new ResponseCache<FastEntry>(
+      {
+        maxEntries: settings.RESPONSE_CACHE_MAX_ENTRIES,
+        maxBytes: settings.RESPONSE_CACHE_MAX_BYTES,
+      },
+      (entry) =>
+        entry.headers.reduce((sum, text) => sum + stringBytes(text), stringBytes(entry.route)),
+    );
+  }
+
+  /** Entries and bytes held now (for the metrics). */
+  usage(): { entries: number; bytes: number } {
+    return { entries: this.index.size, bytes: this.index.heldBytes };
+  }
 
   /** Puts this index in front of the app's request handler and starts the version listener. */
   attach(server: Server, metrics: HttpMetrics): void {
@@ -94,7 +107,9 @@ export class FastReads {
   ): void {
     const caller = callerOf(req);
     if (req.method !== 'GET' || caller === null) return;
-    if (KEY_IN_QUERY.test(req.originalUrl)) return;
+    // The older key-in-the-URL form, however the name is encoded: such URLs are never indexed,
+    // so no raw key stays in memory.
+    if (queryCarriesApiKey(req.originalUrl)) return;
     const headers: string[] = [];
     for (const name of res.getHeaderNames()) {
       // Per request: set again on each answer.

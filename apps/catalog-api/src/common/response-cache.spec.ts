@@ -1,11 +1,15 @@
-import { ResponseCache } from './response-cache';
+import { ENTRY_OVERHEAD_BYTES, ownedBody, ResponseCache, stringBytes } from './response-cache';
 
 describe('ResponseCache', () => {
   const entry = (body: string) => ({ body: Buffer.from(body), etag: `"${body}"` });
   const bodyOf = (cache: ResponseCache, key: string) => cache.get(key)?.body.toString();
+  /** What an entry of a 4-byte body under a 1-character key costs. */
+  const SMALL = ENTRY_OVERHEAD_BYTES + stringBytes('a') + 4 + stringBytes('"aaaa"');
+  const roomFor = (entries: number) =>
+    new ResponseCache({ maxEntries: 1000, maxBytes: entries * SMALL });
 
   it('evicts the least recently used entries when over its byte budget', () => {
-    const cache = new ResponseCache(10);
+    const cache = roomFor(2);
     cache.set('a', entry('aaaa'));
     cache.set('b', entry('bbbb'));
     expect(bodyOf(cache, 'a')).toBe('aaaa'); // a is now the most recent
@@ -15,27 +19,66 @@ describe('ResponseCache', () => {
     expect(bodyOf(cache, 'c')).toBe('cccc');
   });
 
-  it('does not keep a body larger than the whole budget', () => {
-    const cache = new ResponseCache(3);
+  it('evicts the least recently used entries when over its number of entries', () => {
+    const cache = new ResponseCache({ maxEntries: 2, maxBytes: 1024 * 1024 });
+    cache.set('a', entry('aaaa'));
+    cache.set('b', entry('bbbb'));
+    cache.get('a');
+    cache.set('c', entry('cccc'));
+    expect(cache.size).toBe(2);
+    expect(cache.get('b')).toBeUndefined();
+    expect(bodyOf(cache, 'a')).toBe('aaaa');
+  });
+
+  it('counts keys, tags, extras and a per-entry overhead, not only bodies', () => {
+    // Small bodies under long keys (unique URLs): counting bodies alone let them grow without bound.
+    const cache = new ResponseCache({ maxEntries: 1000, maxBytes: 10 * ENTRY_OVERHEAD_BYTES });
+    for (let i = 0; i < 100; i++) cache.set(`/api/partners?x=${'y'.repeat(1000)}${i}`, entry('{}'));
+    expect(cache.size).toBeLessThan(10);
+    expect(cache.heldBytes).toBeLessThanOrEqual(10 * ENTRY_OVERHEAD_BYTES);
+
+    const withExtras = new ResponseCache<{ body: Buffer; etag: string; extra: string }>(
+      { maxEntries: 1000, maxBytes: 3 * SMALL + 2000 },
+      (e) => stringBytes(e.extra),
+    );
+    withExtras.set('a', { ...entry('aaaa'), extra: 'x'.repeat(1000) });
+    withExtras.set('b', { ...entry('bbbb'), extra: 'x'.repeat(1000) });
+    expect(withExtras.get('a')).toBeUndefined();
+    expect(withExtras.heldBytes).toBe(SMALL + 2000);
+  });
+
+  it('does not keep an entry larger than the whole budget', () => {
+    const cache = roomFor(1);
     cache.set('big', entry('too long'));
     expect(cache.get('big')).toBeUndefined();
     expect(cache.size).toBe(0);
   });
 
   it('counts bytes, not characters', () => {
-    const cache = new ResponseCache(6);
-    cache.set('a', entry('ééé')); // 3 characters, 6 bytes
-    cache.set('b', entry('b'));
+    const cache = new ResponseCache({ maxEntries: 1000, maxBytes: 2 * SMALL });
+    cache.set('a', entry('éééé')); // 4 characters, 8 bytes
+    cache.set('b', entry('bbbb'));
     expect(cache.get('a')).toBeUndefined();
-    expect(bodyOf(cache, 'b')).toBe('b');
+    expect(bodyOf(cache, 'b')).toBe('bbbb');
   });
 
   it('replaces an entry under the same key without double counting', () => {
-    const cache = new ResponseCache(8);
+    const cache = roomFor(2);
     cache.set('a', entry('1234'));
     cache.set('a', entry('5678'));
     cache.set('b', entry('abcd'));
     expect(bodyOf(cache, 'a')).toBe('5678');
     expect(bodyOf(cache, 'b')).toBe('abcd');
+    expect(cache.heldBytes).toBe(2 * SMALL);
+  });
+});
+
+describe('ownedBody', () => {
+  it('holds the UTF-8 bytes in an allocation of their own, never a slice of the shared pool', () => {
+    const body = ownedBody('{"a":"é"}');
+    expect(body.toString()).toBe('{"a":"é"}');
+    expect(body.buffer.byteLength).toBe(body.length);
+    // What it replaces: a short Buffer.from is a view of an 8 KiB pool slab.
+    expect(Buffer.from('{"a":"é"}').buffer.byteLength).toBeGreaterThan(body.length);
   });
 });

@@ -66,6 +66,26 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1024)
   MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+  /**
+   * Body limit of the import routes (POST /api/partners, …/contracts) only. Parsing an import
+   * takes about ten times its size in memory (docs/operations.md, memory): the default fits
+   * 50,000 records of up to 640 bytes in one document within the pod's limit.
+   */
+  @IntegerSetting(1024)
+  MAX_IMPORT_BODY_BYTES = 32 * 1024 * 1024;
+
+  /**
+   * Entries of each of the two response caches (the cached reads and the fast-read index).
+   * Anonymous clients can make any number of distinct URLs: past this, the least recently
+   * used entries go.
+   */
+  @IntegerSetting(1, 1_000_000)
+  RESPONSE_CACHE_MAX_ENTRIES = 10_000;
+
+  /** Everything each response cache holds (bodies, keys, headers, overhead), in bytes. */
+  @IntegerSetting(1024 * 1024)
+  RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

@@ -2,9 +2,9 @@ import type { ImportContext } from './import-context';
 import type { CohortInput } from './import-shapes';
 import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, contactFacts } from './person-facts';
-import { matchTracked, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, upsertRow } from './row-writer';
+import { replaceLinks } from './row-writer';
 
 /** Upserts cohorts by external_id, else name; owners and institutes are replaced when given. */
 export async function importCohorts(ctx: ImportContext, items: CohortInput[]): Promise<void> {
@@ -46,32 +46,31 @@ export async function importCohorts(ctx: ImportContext, items: CohortInput[]): P
   );
 
   const contacts = new ContactWriter(ctx);
+  const ids = await upsertTracked(ctx, 'cohorts', items, matches, (c) => ({
+    name: c.name,
+    description: c.description,
+    url: c.url,
+    has_ethics_approval: c.has_ethics_approval,
+    ethics_approval_notes: c.ethics_approval_notes,
+    metadata: c.metadata,
+  }));
   for (const [index, c] of items.entries()) {
     const match = matches[index];
-    const id = await upsertRow(
-      ctx,
-      'cohorts',
-      match.id,
-      {
-        name: c.name,
-        description: c.description,
-        url: c.url,
-        has_ethics_approval: c.has_ethics_approval,
-        ethics_approval_notes: c.ethics_approval_notes,
-        metadata: c.metadata,
-      },
-      c.external_id,
-    );
+    const id = ids[index];
     const { owners, institutes } = resolved[index];
     if (owners !== undefined) {
       const ownerIds: number[] = [];
       for (const [i, owner] of owners.entries()) {
         ownerIds.push(await contacts.contactId(owner, index, `contacts[${i}]`));
       }
-      await replaceLinks(ctx, 'cohort_owners', 'cohort_id', id, 'contact_id', ownerIds);
+      await replaceLinks(ctx, 'cohort_owners', 'cohort_id', 'contact_id', [
+        { ownerId: id, otherIds: ownerIds },
+      ]);
     }
     if (institutes !== undefined) {
-      await replaceLinks(ctx, 'cohort_institutes', 'cohort_id', id, 'partner_id', institutes);
+      await replaceLinks(ctx, 'cohort_institutes', 'cohort_id', 'partner_id', [
+        { ownerId: id, otherIds: institutes },
+      ]);
     }
     ctx.recordWrite('cohort', id, match.id === null, { ...c });
   }

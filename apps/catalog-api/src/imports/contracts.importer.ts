@@ -5,7 +5,7 @@ import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, contactFacts } from './person-facts';
 import { reportDuplicates } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, upsertRow } from './row-writer';
+import { replaceLinks, upsertRows } from './row-writer';
 
 interface ResolvedContract {
   projectId: number | undefined;
@@ -40,25 +40,27 @@ export async function importContracts(ctx: ImportContext, items: ContractInput[]
   );
   ctx.throwIfProblems();
 
+  const existingIds = new Map(existing.map((e) => [e.key, e.id]));
+  const existingIdOf = (index: number) =>
+    existingIds.get(`${resolved[index].projectId}:${fold(items[index].name ?? '')}`) ?? null;
+  const ids = await upsertRows(
+    ctx,
+    'contracts',
+    items.map((c, index) => ({
+      existingId: existingIdOf(index),
+      values: { name: c.name, comments: c.comments, project_id: resolved[index].projectId },
+    })),
+  );
+
   const contacts = new ContactWriter(ctx);
   for (const [index, c] of items.entries()) {
     const r = resolved[index];
-    const existingId =
-      existing.find((e) => e.key === `${r.projectId}:${fold(c.name ?? '')}`)?.id ?? null;
-    const id = await upsertRow(ctx, 'contracts', existingId, {
-      name: c.name,
-      comments: c.comments,
-      project_id: r.projectId,
-    });
+    const existingId = existingIdOf(index);
+    const id = ids[index];
     if (r.custodians !== undefined) {
-      await replaceLinks(
-        ctx,
-        'contract_local_custodians',
-        'contract_id',
-        id,
-        'user_id',
-        r.custodians,
-      );
+      await replaceLinks(ctx, 'contract_local_custodians', 'contract_id', 'user_id', [
+        { ownerId: id, otherIds: r.custodians },
+      ]);
     }
     if (r.partners !== undefined) {
       await ctx.manager.query('DELETE FROM contract_partner_roles WHERE contract_id = $1', [id]);
@@ -77,9 +79,8 @@ export async function importContracts(ctx: ImportContext, items: ContractInput[]
           ctx,
           'contract_partner_role_contacts',
           'contract_partner_role_id',
-          rows[0].id,
           'contact_id',
-          contactIds,
+          [{ ownerId: rows[0].id, otherIds: contactIds }],
         );
       }
     }

@@ -1,9 +1,9 @@
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
-import type { DatasetInput, DeclarationInput } from './import-shapes';
-import { matchTracked, reserveAccessions } from './record-matcher';
+import type { DatasetInput } from './import-shapes';
+import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, reportTaken, upsertRow } from './row-writer';
+import { insertRows, replaceLinks, reportTaken, upsertRows } from './row-writer';
 import { replaceStorages } from './storages.writer';
 
 interface ResolvedDataset {
@@ -54,48 +54,49 @@ export async function importDatasets(ctx: ImportContext, items: DatasetInput[]):
     items.flatMap((d) => (d.external_id ? [d.external_id] : [])),
   );
 
+  const ids = await upsertTracked(ctx, 'datasets', items, matches, (d, index) => ({
+    title: d.name,
+    description: d.description,
+    elu_uuid: d.elu_uuid ?? undefined,
+    other_external_id: d.other_external_id,
+    project_id: resolved[index].projectId,
+    metadata: d.metadata,
+  }));
+  // Each collection a dataset gives replaces the stored one, for all datasets of the document
+  // at once: a fixed number of statements per document, not per record.
+  const written: WrittenDataset[] = items.map((d, index) => ({
+    id: ids[index],
+    d,
+    r: resolved[index],
+  }));
+  await replaceLinks(
+    ctx,
+    'dataset_local_custodians',
+    'dataset_id',
+    'user_id',
+    written.flatMap(({ id, r }) =>
+      r.custodians === undefined ? [] : [{ ownerId: id, otherIds: r.custodians }],
+    ),
+  );
+  await writeDeclarations(ctx, written);
+  await writeLegalBases(ctx, written);
+  await replaceStorages(
+    ctx,
+    written.flatMap(({ id, d }) =>
+      d.storages === undefined ? [] : [{ datasetId: id, storages: d.storages }],
+    ),
+  );
+  await writeTransfers(ctx, written);
   for (const [index, d] of items.entries()) {
-    const match = matches[index];
-    const r = resolved[index];
-    const id = await upsertRow(
-      ctx,
-      'datasets',
-      match.id,
-      {
-        title: d.name,
-        description: d.description,
-        elu_uuid: d.elu_uuid ?? undefined,
-        other_external_id: d.other_external_id,
-        project_id: r.projectId,
-        metadata: d.metadata,
-      },
-      d.external_id,
-    );
-    if (r.custodians !== undefined) {
-      await replaceLinks(
-        ctx,
-        'dataset_local_custodians',
-        'dataset_id',
-        id,
-        'user_id',
-        r.custodians,
-      );
-    }
-    if (d.data_declarations !== undefined) await writeDeclarations(ctx, id, d.data_declarations, r);
-    if (d.legal_bases !== undefined) await writeLegalBases(ctx, id, d);
-    if (d.storages !== undefined) await replaceStorages(ctx, id, d.storages);
-    if (d.transfers !== undefined) {
-      await ctx.manager.query('DELETE FROM transfers WHERE dataset_id = $1', [id]);
-      for (const [i, t] of d.transfers.entries()) {
-        await ctx.manager.query(
-          `INSERT INTO transfers (dataset_id, partner_id, transfer_details, transfer_date)
-           VALUES ($1, $2, $3, $4)`,
-          [id, r.transferPartners[i], t.transfer_details ?? null, t.transfer_date ?? null],
-        );
-      }
-    }
-    ctx.recordWrite('dataset', id, match.id === null, { ...d });
+    ctx.recordWrite('dataset', ids[index], matches[index].id === null, { ...d });
   }
+}
+
+/** A dataset row written by this import, with its input and resolved references. */
+interface WrittenDataset {
+  id: number;
+  d: DatasetInput;
+  r: ResolvedDataset;
 }
 
 function resolve(
@@ -152,27 +153,26 @@ function resolve(
   };
 }
 
-async function writeDeclarations(
-  ctx: ImportContext,
-  datasetId: number,
-  declarations: DeclarationInput[],
-  r: ResolvedDataset,
-): Promise<void> {
+async function writeDeclarations(ctx: ImportContext, written: WrittenDataset[]): Promise<void> {
+  const targets = written.filter(({ d }) => d.data_declarations !== undefined);
+  if (targets.length === 0) return;
   const m = ctx.manager;
-  const existing = await m.query<{ id: number; title: string }[]>(
-    'SELECT id, title FROM data_declarations WHERE dataset_id = $1',
-    [datasetId],
+  const datasetIds = targets.map((t) => t.id);
+  const existing = await m.query<{ id: number; dataset_id: number; title: string }[]>(
+    'SELECT id, dataset_id, title FROM data_declarations WHERE dataset_id = ANY($1::int[])',
+    [datasetIds],
   );
-  const byTitle = new Map(existing.map((e) => [fold(e.title), e.id]));
-  const kept: number[] = [];
-  for (const [i, dd] of declarations.entries()) {
-    const consent = dd.consent_status === 'unknown' ? null : dd.consent_status;
-    const id = await upsertRow(
-      ctx,
-      'data_declarations',
-      byTitle.get(fold(dd.title ?? '')) ?? null,
-      {
-        dataset_id: datasetId,
+  const byTitle = new Map(existing.map((e) => [`${e.dataset_id}\u0000${fold(e.title)}`, e.id]));
+  const declarations = targets.flatMap((t) =>
+    (t.d.data_declarations ?? []).map((dd, i) => ({ t, dd, cohorts: t.r.cohorts[i] })),
+  );
+  const ids = await upsertRows(
+    ctx,
+    'data_declarations',
+    declarations.map(({ t, dd }) => ({
+      existingId: byTitle.get(`${t.id}\u0000${fold(dd.title ?? '')}`) ?? null,
+      values: {
+        dataset_id: t.id,
         title: dd.title,
         data_types: dd.data_types === undefined ? undefined : [...new Set(dd.data_types)],
         data_types_notes: dd.data_types_notes,
@@ -180,76 +180,104 @@ async function writeDeclarations(
         access_procedure: dd.access_procedure,
         subjects_category: dd.subjects_category ?? 'unknown',
         de_identification: dd.de_identification,
-        consent_status: consent,
+        consent_status: dd.consent_status === 'unknown' ? null : dd.consent_status,
         has_special_subjects: dd.has_special_subjects,
         special_subjects_description: dd.special_subjects_description,
         embargo_date: dd.embargo_date,
         storage_end_date: dd.storage_end_date,
         storage_duration_criteria: dd.storage_duration_criteria,
       },
+    })),
+  );
+  await replaceLinks(
+    ctx,
+    'data_declaration_cohorts',
+    'data_declaration_id',
+    'cohort_id',
+    declarations.flatMap(({ cohorts }, k) =>
+      cohorts === undefined ? [] : [{ ownerId: ids[k], otherIds: cohorts }],
+    ),
+  );
+  const withConditions = declarations.flatMap(({ dd }, k) =>
+    dd.use_conditions === undefined ? [] : [{ id: ids[k], conditions: dd.use_conditions }],
+  );
+  if (withConditions.length > 0) {
+    await m.query('DELETE FROM use_conditions WHERE data_declaration_id = ANY($1::int[])', [
+      withConditions.map((w) => w.id),
+    ]);
+    await insertRows(
+      ctx,
+      'use_conditions',
+      withConditions.flatMap(({ id, conditions }) =>
+        conditions.map((u) => ({
+          data_declaration_id: id,
+          use_class: u.use_class,
+          use_class_note: u.use_class_note ?? null,
+          use_condition_note: u.use_condition_note ?? null,
+          use_condition_rule: u.use_condition_rule ?? 'PROHIBITION',
+        })),
+      ),
     );
-    kept.push(id);
-    const cohorts = r.cohorts[i];
-    if (cohorts !== undefined) {
-      await replaceLinks(
-        ctx,
-        'data_declaration_cohorts',
-        'data_declaration_id',
-        id,
-        'cohort_id',
-        cohorts,
-      );
-    }
-    if (dd.use_conditions !== undefined) {
-      await m.query('DELETE FROM use_conditions WHERE data_declaration_id = $1', [id]);
-      for (const u of dd.use_conditions) {
-        await m.query(
-          `INSERT INTO use_conditions
-             (data_declaration_id, use_class, use_class_note, use_condition_note, use_condition_rule)
-           VALUES ($1, $2, $3, $4, $5)`,
-          [
-            id,
-            u.use_class,
-            u.use_class_note ?? null,
-            u.use_condition_note ?? null,
-            u.use_condition_rule ?? 'PROHIBITION',
-          ],
-        );
-      }
-    }
   }
   await m.query(
-    'DELETE FROM data_declarations WHERE dataset_id = $1 AND NOT (id = ANY($2::int[]))',
-    [datasetId, kept],
+    'DELETE FROM data_declarations WHERE dataset_id = ANY($1::int[]) AND NOT (id = ANY($2::int[]))',
+    [datasetIds, ids],
   );
 }
 
-async function writeLegalBases(
-  ctx: ImportContext,
-  datasetId: number,
-  d: DatasetInput,
-): Promise<void> {
+async function writeLegalBases(ctx: ImportContext, written: WrittenDataset[]): Promise<void> {
+  const targets = written.filter(({ d }) => d.legal_bases !== undefined);
+  if (targets.length === 0) return;
   const m = ctx.manager;
-  await m.query('DELETE FROM legal_bases WHERE dataset_id = $1', [datasetId]);
-  for (const lb of d.legal_bases ?? []) {
-    const rows = await m.query<{ id: number }[]>(
-      `INSERT INTO legal_bases (dataset_id, legal_basis_codes, personal_data_codes, legal_basis_notes)
-       VALUES ($1, $2::text[]::legal_basis_code[], $3::text[]::personal_data_code[], $4) RETURNING id`,
-      [
-        datasetId,
-        lb.legal_basis_codes ?? [],
-        lb.personal_data_codes ?? [],
-        lb.legal_basis_notes ?? null,
-      ],
-    );
-    const titles = (lb.data_declarations ?? []).map(fold);
-    if (titles.length > 0) {
-      await m.query(
-        `INSERT INTO legal_basis_data_declarations (legal_basis_id, data_declaration_id)
-         SELECT $1, id FROM data_declarations WHERE dataset_id = $2 AND lower(title) = ANY($3::text[])
-         ON CONFLICT DO NOTHING`,
-        [rows[0].id, datasetId, titles],
-      );
-    }
-  }
+  await m.query('DELETE FROM legal_bases WHERE dataset_id = ANY($1::int[])', [
+    targets.map((t) => t.id),
+  ]);
+  const bases = targets.flatMap((t) => (t.d.legal_bases ?? []).map((lb) => ({ t, lb })));
+  const ids = await insertRows(
+    ctx,
+    'legal_bases',
+    bases.map(({ t, lb }) => ({
+      dataset_id: t.id,
+      legal_basis_codes: lb.legal_basis_codes ?? [],
+      personal_data_codes: lb.personal_data_codes ?? [],
+      legal_basis_notes: lb.legal_basis_notes ?? null,
+    })),
+  );
+  // Each basis names declarations of its own dataset by title.
+  const named = bases.flatMap(({ t, lb }, k) =>
+    (lb.data_declarations ?? []).map((title) => ({
+      basis: ids[k],
+      dataset: t.id,
+      title: fold(title),
+    })),
+  );
+  if (named.length === 0) return;
+  await m.query(
+    `INSERT INTO legal_basis_data_declarations (legal_basis_id, data_declaration_id)
+     SELECT l.basis, d.id
+     FROM unnest($1::int[], $2::int[], $3::text[]) AS l(basis, dataset, title)
+     JOIN data_declarations d ON d.dataset_id = l.dataset AND lower(d.title) = l.title
+     ON CONFLICT DO NOTHING`,
+    [named.map((n) => n.basis), named.map((n) => n.dataset), named.map((n) => n.title)],
+  );
+}
+
+async function writeTransfers(ctx: ImportContext, written: WrittenDataset[]): Promise<void> {
+  const targets = written.filter(({ d }) => d.transfers !== undefined);
+  if (targets.length === 0) return;
+  await ctx.manager.query('DELETE FROM transfers WHERE dataset_id = ANY($1::int[])', [
+    targets.map((t) => t.id),
+  ]);
+  await insertRows(
+    ctx,
+    'transfers',
+    targets.flatMap(({ id, d, r }) =>
+      (d.transfers ?? []).map((t, i) => ({
+        dataset_id: id,
+        partner_id: r.transferPartners[i],
+        transfer_details: t.transfer_details ?? null,
+        transfer_date: t.transfer_date ?? null,
+      })),
+    ),
+  );
 }

@@ -1,7 +1,7 @@
 import type { ImportContext } from './import-context';
 import type { PartnerInput } from './import-shapes';
-import { matchTracked, reserveAccessions } from './record-matcher';
-import { definedOnly, upsertRow } from './row-writer';
+import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
+import { definedOnly } from './row-writer';
 
 /** Upserts partners by external_id, else name. */
 export async function importPartners(ctx: ImportContext, items: PartnerInput[]): Promise<void> {
@@ -19,19 +19,17 @@ export async function importPartners(ctx: ImportContext, items: PartnerInput[]):
     items.flatMap((p) => (p.external_id ? [p.external_id] : [])),
   );
 
+  const ids = await upsertTracked(ctx, 'partners', items, matches, (p) => ({
+    name: p.name,
+    acronym: p.acronym,
+    is_clinical: p.is_clinical,
+    geo_category: p.geo_category,
+    sector_category: p.sector_category,
+    address: p.address,
+    country_code: p.country_code,
+    metadata: p.metadata,
+  }));
   for (const [index, p] of items.entries()) {
-    const values = {
-      name: p.name,
-      acronym: p.acronym,
-      is_clinical: p.is_clinical,
-      geo_category: p.geo_category,
-      sector_category: p.sector_category,
-      address: p.address,
-      country_code: p.country_code,
-      metadata: p.metadata,
-    };
-    const match = matches[index];
-    const id = await upsertRow(ctx, 'partners', match.id, values, p.external_id);
-    ctx.recordWrite('partner', id, match.id === null, definedOnly({ ...p }));
+    ctx.recordWrite('partner', ids[index], matches[index].id === null, definedOnly({ ...p }));
   }
 }

@@ -2,9 +2,9 @@ import type { ImportContext } from './import-context';
 import type { ProjectInput } from './import-shapes';
 import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, personFacts } from './person-facts';
-import { matchTracked, reserveAccessions } from './record-matcher';
+import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, reportTaken, upsertRow } from './row-writer';
+import { replaceLinks, reportTaken } from './row-writer';
 
 interface ProjectPeople {
   custodians: number[];
@@ -79,48 +79,35 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
   );
 
   const contacts = new ContactWriter(ctx);
+  const ids = await upsertTracked(ctx, 'projects', items, matches, (p) => ({
+    acronym: p.acronym,
+    title: p.name,
+    description: p.description,
+    has_institutional_ethics_approval: p.has_institutional_ethics_approval,
+    has_national_ethics_approval: p.has_national_ethics_approval,
+    institutional_ethics_approval_notes: p.institutional_ethics_approval_notes,
+    national_ethics_approval_notes: p.national_ethics_approval_notes,
+    start_date: p.start_date,
+    end_date: p.end_date,
+    metadata: p.metadata,
+  }));
   for (const [index, p] of items.entries()) {
     const match = matches[index];
-    const id = await upsertRow(
-      ctx,
-      'projects',
-      match.id,
-      {
-        acronym: p.acronym,
-        title: p.name,
-        description: p.description,
-        has_institutional_ethics_approval: p.has_institutional_ethics_approval,
-        has_national_ethics_approval: p.has_national_ethics_approval,
-        institutional_ethics_approval_notes: p.institutional_ethics_approval_notes,
-        national_ethics_approval_notes: p.national_ethics_approval_notes,
-        start_date: p.start_date,
-        end_date: p.end_date,
-        metadata: p.metadata,
-      },
-      p.external_id,
-    );
+    const id = ids[index];
     const sorted = people[index];
     if (sorted !== undefined) {
       const contactIds: number[] = [];
       for (const c of sorted.contacts)
         contactIds.push(await contacts.contactId(c.facts, index, c.field));
-      await replaceLinks(ctx, 'project_contacts', 'project_id', id, 'contact_id', contactIds);
-      await replaceLinks(
-        ctx,
-        'project_local_custodians',
-        'project_id',
-        id,
-        'user_id',
-        sorted.custodians,
-      );
-      await replaceLinks(
-        ctx,
-        'project_company_personnel',
-        'project_id',
-        id,
-        'user_id',
-        sorted.personnel,
-      );
+      await replaceLinks(ctx, 'project_contacts', 'project_id', 'contact_id', [
+        { ownerId: id, otherIds: contactIds },
+      ]);
+      await replaceLinks(ctx, 'project_local_custodians', 'project_id', 'user_id', [
+        { ownerId: id, otherIds: sorted.custodians },
+      ]);
+      await replaceLinks(ctx, 'project_company_personnel', 'project_id', 'user_id', [
+        { ownerId: id, otherIds: sorted.personnel },
+      ]);
     }
     if (p.publications !== undefined) {
       await ctx.manager.query('DELETE FROM publications WHERE project_id = $1', [id]);

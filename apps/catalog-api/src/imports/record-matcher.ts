@@ -1,5 +1,6 @@
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
+import { upsertRows } from './row-writer';
 
 /** Tables whose records carry an `ELU_I_<n>` accession, sharing one sequence. */
 export const TRACKED_TABLES = ['partners', 'cohorts', 'projects', 'datasets'] as const;
@@ -126,4 +127,26 @@ export function reportDuplicates(
       else ctx.problem(item.index, field, `duplicates item ${first} of this document`);
     }
   }
+}
+
+/**
+ * Writes the rows of tracked records: each item updates its match or creates a record, and its
+ * `external_id` becomes the accession (on update only where the record has none). Ids in order.
+ */
+export function upsertTracked<T extends { external_id?: string | null }>(
+  ctx: ImportContext,
+  table: TrackedTable,
+  items: T[],
+  matches: MatchResult[],
+  values: (item: T, index: number) => Record<string, unknown>,
+): Promise<number[]> {
+  return upsertRows(
+    ctx,
+    table,
+    items.map((item, index) => ({
+      existingId: matches[index].id,
+      values: values(item, index),
+      externalId: item.external_id,
+    })),
+  );
 }

@@ -88,18 +88,30 @@ async function lookup(
         OR ${nameColumns.map((c) => `lower(${c}) = ANY($2::text[])`).join(' OR ')}`,
     [[...new Set(refs.map((r) => r.trim()))], folded],
   );
+  // Indexed once, so a document of many references costs one pass over the rows.
+  const byAccession = new Map<string, number>();
+  const byName = nameColumns.map(() => new Map<string, number[]>());
+  for (const row of rows) {
+    if (row.elu_accession !== null && !byAccession.has(row.elu_accession)) {
+      byAccession.set(row.elu_accession, row.id);
+    }
+    nameColumns.forEach((column, i) => {
+      const name = row[column];
+      if (typeof name === 'string') {
+        byName[i].set(fold(name), [...(byName[i].get(fold(name)) ?? []), row.id]);
+      }
+    });
+  }
   for (const ref of new Set(refs)) {
-    const byAccession = rows.find((r) => r.elu_accession === ref.trim());
-    if (byAccession) {
-      result.set(fold(ref), byAccession.id);
+    const accessionId = byAccession.get(ref.trim());
+    if (accessionId !== undefined) {
+      result.set(fold(ref), accessionId);
       continue;
     }
-    for (const column of nameColumns) {
-      const hits = rows.filter(
-        (r) => typeof r[column] === 'string' && fold(r[column]) === fold(ref),
-      );
+    for (const names of byName) {
+      const hits = names.get(fold(ref)) ?? [];
       if (hits.length === 1) {
-        result.set(fold(ref), hits[0].id);
+        result.set(fold(ref), hits[0]);
         break;
       }
     }

@@ -1,3 +1,5 @@
+import { isCalendarDate } from '@app/platform';
+
 /**
  * A small structural validator for write bodies. Unlike DTO classes it reports every problem of
  * a whole document with its exact path (`data_declarations[0].use_conditions[1].use_class`),
@@ -100,10 +102,7 @@ export function integer(options: { min?: number; max?: number } = {}): Shape<num
 export function date(): Shape<string | null> {
   return nullable(true, {
     parse(value, path, problems) {
-      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
-        const parsed = new Date(`${value}T00:00:00Z`);
-        if (!Number.isNaN(parsed.getTime()) && parsed.toISOString().startsWith(value)) return value;
-      }
+      if (isCalendarDate(value)) return value;
       problems.push({ path, message: 'must be a date YYYY-MM-DD' });
       return undefined;
     },

@@ -10,9 +10,10 @@ export const importCommand: CliCommand = {
   async run(ctx, args) {
     allowOptions(args, ['kind']);
     const file = positional(args, 0, 'file.json');
+    const text = ctx.readFile(file);
     let document: unknown;
     try {
-      document = JSON.parse(ctx.readFile(file));
+      document = JSON.parse(text);
     } catch (error) {
       throw new CliUsageError(`${file}: ${(error as Error).message}`);
     }

@@ -8,6 +8,7 @@ import { NotifyCatalogVersion1795400000000 } from './1795400000000-NotifyCatalog
 import { VersionedTerms1795400000001 } from './1795400000001-VersionedTerms';
 import { AccessRequestRevocations1795400000002 } from './1795400000002-AccessRequestRevocations';
 import { AuthFailures1795500000000 } from './1795500000000-AuthFailures';
+import { BumpVersionOncePerTransaction1795500000001 } from './1795500000001-BumpVersionOncePerTransaction';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -23,4 +24,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   VersionedTerms1795400000001,
   AccessRequestRevocations1795400000002,
   AuthFailures1795500000000,
+  BumpVersionOncePerTransaction1795500000001,
 ];

@@ -1,0 +1,45 @@
+import { unescape } from 'node:querystring';
+
+/** What stands in a log line for the value of a key-carrying query parameter. */
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Whether a raw query parameter name (as it is in the URL) names the API key. The name is
+ * decoded the way Express reads the query (`node:querystring`: `+` is a space, then percent
+ * escapes, malformed ones kept), so `API%5FKEY`, which the guard accepts as `API_KEY`, counts.
+ * Deliberately wider than what `extractApiKey` accepts: any case, and separators or suffixes
+ * (`api-key`, `API KEY`, `API_KEY[]`, `API_KEY%00`) ignored, so a key sent in a near-miss form
+ * is still never logged or cached. No route reads a parameter with such a name.
+ */
+export function isApiKeyParameter(rawName: string): boolean {
+  const decoded = unescape(rawName.replace(/\+/g, ' '));
+  return decoded.replace(/[^A-Za-z0-9]/g, '').toUpperCase() === 'APIKEY';
+}
+
+/** The raw `name=value` pieces of a URL's query string, or undefined when it has none. */
+function queryParts(url: string): { path: string; parts: string[] } | undefined {
+  const start = url.indexOf('?');
+  if (start === -1) return undefined;
+  return { path: url.slice(0, start + 1), parts: url.slice(start + 1).split('&') };
+}
+
+const nameOf = (part: string): string => {
+  const eq = part.indexOf('=');
+  return eq === -1 ? part : part.slice(0, eq);
+};
+
+/** Whether a URL carries an API key in its query string, in any encoding of the name. */
+export function queryCarriesApiKey(url: string): boolean {
+  return queryParts(url)?.parts.some((part) => isApiKeyParameter(nameOf(part))) ?? false;
+}
+
+/** The URL with the value of every key-carrying query parameter replaced by `[REDACTED]`. */
+export function redactApiKeys(url: string): string {
+  const query = queryParts(url);
+  if (query === undefined) return url;
+  const parts = query.parts.map((part) => {
+    const name = nameOf(part);
+    return name.length < part.length && isApiKeyParameter(name) ? `${name}=${REDACTED}` : part;
+  });
+  return query.path + parts.join('&');
+}
