@@ -59,6 +59,7 @@ describe('catalog imports: documents larger than one statement can carry', () =>
       .post('/api/admin/users', { username: 'x'.repeat(GENERAL_LIMIT) })
       .expect(413);
     expect(other.body.status).toBe('Error');
-    await w.patch('/api/partners', document).expect(413);
+    // Another method on an import path is refused before its body is read: 405, never parsed.
+    await w.patch('/api/partners', document).expect(405);
   }, 120_000);
 });
