@@ -27,6 +27,8 @@ interface Service {
   key: string;
   /** A route that needs a key and answers 200 with one. */
   protectedPath: string;
+  /** A POST route that reads its body once the key passed. */
+  bodyPath: string;
 }
 
 async function start(
@@ -34,6 +36,7 @@ async function start(
   env: Record<string, string>,
   key: string,
   protectedPath: string,
+  bodyPath: string,
 ): Promise<Service> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -53,7 +56,7 @@ async function start(
     80_000,
     100,
   );
-  return { name, process: child, port, base, key, protectedPath };
+  return { name, process: child, port, base, key, protectedPath, bodyPath };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -113,6 +116,7 @@ describe('the HTTP surface of both services under hostile clients', () => {
         },
         KEYS.global,
         '/api/datasets',
+        '/api/partners',
       ),
       start(
         'provisioner',
@@ -125,6 +129,7 @@ describe('the HTTP surface of both services under hostile clients', () => {
         },
         TEST_WRITE_KEY,
         '/imports',
+        '/datasets/dropzone/import',
       ),
     ]);
   }, 120_000);
@@ -169,7 +174,10 @@ describe('the HTTP surface of both services under hostile clients', () => {
   it('answers header floods, malformed request lines and broken framing in the envelope, with a logged request id', async () => {
     for (const service of services()) {
       const ids: string[] = [];
-      for (const { name, raw, status } of malformedRequests(service.protectedPath)) {
+      for (const { name, raw, status } of malformedRequests(
+        service.protectedPath,
+        service.bodyPath,
+      )) {
         // The key rides along in every refused request: it must not reach the log either.
         const withKey = raw.replace('Host: x\r\n', `Host: x\r\nX-API-Key: ${service.key}\r\n`);
         const answer = await sendRaw(service.port, withKey);

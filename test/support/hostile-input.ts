@@ -68,9 +68,13 @@ export const IMPOSSIBLE_TIMESTAMPS = [
 
 /**
  * Requests Node's HTTP parser refuses before any app code runs, with the status Node gives
- * them. `path` is a route that exists on both services.
+ * them. `path` is a route that exists on both services; `bodyPath` one that reads a body (with
+ * the caller's key), where the broken framing of a body is met only once the app reads it.
  */
-export function malformedRequests(path: string): { name: string; raw: string; status: number }[] {
+export function malformedRequests(
+  path: string,
+  bodyPath = path,
+): { name: string; raw: string; status: number }[] {
   const flood = Array.from({ length: 2000 }, (_, i) => `X-Flood-${i}: ${'v'.repeat(10)}\r\n`).join(
     '',
   );
@@ -125,17 +129,17 @@ export function malformedRequests(path: string): { name: string; raw: string; st
     },
     {
       name: 'both Content-Length and Transfer-Encoding',
-      raw: `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`,
+      raw: `POST ${bodyPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`,
       status: 400,
     },
     {
       name: 'a malformed chunk size',
-      raw: `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+      raw: `POST ${bodyPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
       status: 400,
     },
     {
       name: 'two Content-Length values',
-      raw: `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+      raw: `POST ${bodyPath} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
       status: 400,
     },
   ];

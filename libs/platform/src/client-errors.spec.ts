@@ -50,6 +50,18 @@ describe('requests refused by the HTTP parser', () => {
     },
   );
 
+  it('delivers an answer written before a broken body was read (a 405 on a GET route)', async () => {
+    // The route refuses POST before reading the body; the chunk that follows is malformed.
+    const answer = await sendRaw(
+      port,
+      'POST /ping HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        'Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+    );
+    expect(answer?.status).toBe(405);
+    expect(answer?.headers['x-request-id']).toMatch(UUID);
+    expect(JSON.parse(answer!.body.toString())).toMatchObject({ status: 'Error', more: {} });
+  });
+
   it('leaves well-formed requests to the app, and still answers them after refusing others', async () => {
     await sendRaw(port, 'GARBAGE\r\n\r\n');
     const answer = await sendRaw(

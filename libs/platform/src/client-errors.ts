@@ -79,11 +79,14 @@ function answer(error: ClientError, socket: Duplex): void {
     'request refused by the HTTP parser',
   );
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
-  if (inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  socket.end(rawResponse(status, id, { status: 'Error', description, more: {} }));
+  // An answer already started (a 401 or 405 written before its body was read, see
+  // lingering-close) is delivered as written, then the connection closes: destroying the
+  // socket here would drop those bytes before they leave.
+  socket.end(
+    inFlight?.headersSent
+      ? undefined
+      : rawResponse(status, id, { status: 'Error', description, more: {} }),
+  );
   // Read and drop what the client is still sending, then close: closing with unread input
   // would reset the connection and could discard the answer before the client reads it.
   socket.resume();
