@@ -17,6 +17,7 @@ const CURRENT_VERSION_SQL = 'SELECT version FROM catalog_version WHERE id = 1';
 export class CatalogVersionRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** The version, read with `manager` (a transaction's, to label the data it reads). */
   async current(manager: EntityManager = this.dataSource.manager): Promise<string> {
     const rows = await manager.query<{ version: string }[]>(CURRENT_VERSION_SQL);
     return rows[0]?.version ?? '0';

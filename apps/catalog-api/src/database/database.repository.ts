@@ -44,6 +44,7 @@ export class DatabaseRepository {
     return locked;
   }
 
+  /** Releases `key` on the runner's connection. */
   async unlockSession(runner: QueryRunner, key: number): Promise<void> {
     await runner.query('SELECT pg_advisory_unlock($1)', [key]);
   }

@@ -221,6 +221,7 @@ export class DatasetsRepository {
     return rows[0]?.id;
   }
 
+  /** The declarations of the datasets, keyed as an import matches them. */
   declarationsOf(manager: EntityManager, datasetIds: number[]): Promise<DeclarationKeyRow[]> {
     return manager.query<DeclarationKeyRow[]>(
       'SELECT id, dataset_id, title FROM data_declarations WHERE dataset_id = ANY($1::int[])',
@@ -240,12 +241,14 @@ export class DatasetsRepository {
     );
   }
 
+  /** Removes the use conditions of the declarations. */
   async deleteUseConditions(manager: EntityManager, declarationIds: number[]): Promise<void> {
     await manager.query('DELETE FROM use_conditions WHERE data_declaration_id = ANY($1::int[])', [
       declarationIds,
     ]);
   }
 
+  /** Removes the datasets' legal bases (their declaration links go with them). */
   async deleteLegalBases(manager: EntityManager, datasetIds: number[]): Promise<void> {
     await manager.query('DELETE FROM legal_bases WHERE dataset_id = ANY($1::int[])', [datasetIds]);
   }
@@ -262,10 +265,12 @@ export class DatasetsRepository {
     );
   }
 
+  /** Removes the datasets' transfers. */
   async deleteTransfers(manager: EntityManager, datasetIds: number[]): Promise<void> {
     await manager.query('DELETE FROM transfers WHERE dataset_id = ANY($1::int[])', [datasetIds]);
   }
 
+  /** Removes the datasets' storage locations (their access links go with them). */
   async deleteStorageLocations(manager: EntityManager, datasetIds: number[]): Promise<void> {
     await manager.query('DELETE FROM storage_locations WHERE dataset_id = ANY($1::int[])', [
       datasetIds,

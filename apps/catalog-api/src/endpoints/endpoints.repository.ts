@@ -49,6 +49,7 @@ export class EndpointsRepository {
     return rows[0].id;
   }
 
+  /** The endpoint with exactly this name. */
   async idByName(manager: EntityManager, name: string): Promise<number | undefined> {
     const endpoints = await manager.query<{ id: number }[]>(
       'SELECT id FROM endpoints WHERE name = $1',
@@ -103,6 +104,7 @@ export class EndpointsRepository {
     );
   }
 
+  /** The exposure with its dataset's accession and its endpoint's name (it must exist). */
   async exposure(manager: EntityManager, id: number): Promise<ExposureRecord> {
     const rows = await manager.query<ExposureRecord[]>(
       `SELECT e.id, d.elu_accession AS dataset, en.name AS endpoint, e.form_id, e.form_name,

@@ -60,6 +60,7 @@ export class UsersRepository {
     );
   }
 
+  /** The user with exactly this username. */
   async idByUsername(manager: EntityManager, username: string): Promise<number | undefined> {
     const rows = await manager.query<{ id: number }[]>('SELECT id FROM users WHERE username = $1', [
       username,
@@ -155,6 +156,7 @@ export class UsersRepository {
     );
   }
 
+  /** The user as the administration routes show it: groups by name, affiliation's name. */
   async view(manager: EntityManager, id: number): Promise<UserView | undefined> {
     const rows = await manager.query<UserView[]>(
       `SELECT u.id, u.username, u.first_name, u.last_name, u.email, u.oidc_id, u.is_active,
@@ -181,6 +183,7 @@ export class UsersRepository {
     );
   }
 
+  /** The group with exactly this name. */
   async groupIdByName(manager: EntityManager, name: string): Promise<number | undefined> {
     const rows = await manager.query<{ id: number }[]>('SELECT id FROM groups WHERE name = $1', [
       name,
