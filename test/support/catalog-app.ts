@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { loadCatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
-import { CatalogVersionService } from '../../apps/catalog-api/src/catalog-version/catalog-version.service';
+import { CatalogVersionRepository } from '../../apps/catalog-api/src/catalog-version/catalog-version.repository';
 import { CatalogVersionTracker } from '../../apps/catalog-api/src/catalog-version/catalog-version.tracker';
 import { createCatalogApp } from '../../apps/catalog-api/src/http-app';
 import { createCatalogDatabase } from './databases';
@@ -27,7 +27,7 @@ export interface CatalogTestApp {
 /** Polls until the app's version tracker holds the version the database has now. */
 export function waitForVersion(app: NestExpressApplication, dataSource: DataSource): Promise<void> {
   const tracker = app.get(CatalogVersionTracker);
-  const versions = app.get(CatalogVersionService);
+  const versions = app.get(CatalogVersionRepository);
   return until(
     async () => tracker.known() === (await versions.current(dataSource.manager)),
     "the app's version tracker to know the database's version",

@@ -11,6 +11,7 @@ import { CatalogWriteModule } from './catalog-write.module';
 import { CatalogSettings } from './config/catalog.settings';
 import { SettingsModule } from './config/settings.module';
 import { DatabaseModule } from './database/database.module';
+import { RepositoriesModule } from './database/repositories.module';
 import { IdpBearerTokenResolver } from './identity/idp-bearer-token.resolver';
 import { CatalogHealthModule } from './health/catalog-health.module';
 import { TermsModule } from './terms/terms.module';
@@ -25,6 +26,7 @@ export class CatalogAppModule {
         LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
         MetricsModule.forRoot({ app: 'catalog-api' }),
         DatabaseModule,
+        RepositoriesModule,
         ScheduleModule.forRoot(),
         AuthModule.forRoot({
           resolver: CatalogKeyResolver,

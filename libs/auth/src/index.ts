@@ -15,6 +15,6 @@ export {
   authFailuresTableSql,
   PostgresAuthFailuresRepository,
 } from './throttle/postgres-auth-failures.repository';
-export type { SqlRows } from './throttle/postgres-auth-failures.repository';
+export type { SqlRunner } from './throttle/postgres-auth-failures.repository';
 export { RedisAuthFailuresStore } from './throttle/redis-auth-failures.store';
 export * from './query-key';

@@ -5,17 +5,11 @@ import { AccessRequestRefusalsService } from './access-request-refusals.service'
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsController } from './access-requests.controller';
 import { AccessRequestsService } from './access-requests.service';
-import { RequestAccessesRepository } from './request-accesses.repository';
 
 @Module({
   imports: [IdentityModule, AuditModule],
   controllers: [AccessRequestsController],
-  providers: [
-    AccessRequestGuard,
-    AccessRequestsService,
-    AccessRequestRefusalsService,
-    RequestAccessesRepository,
-  ],
+  providers: [AccessRequestGuard, AccessRequestsService, AccessRequestRefusalsService],
   exports: [AccessRequestRefusalsService],
 })
 export class AccessRequestsModule {}

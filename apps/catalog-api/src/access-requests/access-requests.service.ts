@@ -13,8 +13,10 @@ import {
 import type { PersonDirectory, PersonRecord } from '../identity/person-directory';
 import { byEntitlementKey, Entitlement, KeyedEntitlement } from './entitlement';
 import { EntitlementsRefusedError, RefusedItem } from './entitlement-refusal';
+import { DatasetsRepository } from '../datasets/datasets.repository';
+import { UsersRepository } from '../users/users.repository';
 import { AccessChange, Outcome, RequestAccessesRepository } from './request-accesses.repository';
-import { ACCESS_REQUEST_ACCOUNT, accessRequestAccountId } from './system-account';
+import { ACCESS_REQUEST_ACCOUNT } from './system-account';
 
 export interface BatchCounts {
   created: number;
@@ -97,6 +99,8 @@ export class AccessRequestsService {
     private readonly dataSource: DataSource,
     private readonly people: PeopleRepository,
     private readonly accesses: RequestAccessesRepository,
+    private readonly datasets: DatasetsRepository,
+    private readonly users: UsersRepository,
     private readonly idp: KeycloakAdminClient,
     private readonly audit: AuditService,
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
@@ -115,7 +119,7 @@ export class AccessRequestsService {
         p.matchEmail === null ? [] : [p.matchEmail],
       );
       const directory = await this.people.load(manager, subjects, emails);
-      const createdById = await accessRequestAccountId(manager);
+      const createdById = await this.users.systemAccountId(manager, ACCESS_REQUEST_ACCOUNT);
       const actor = actorOf(createdById);
       const trail: AuditRecord[] = [];
       const holders = await this.resolveAll(manager, directory, items, profiles, (entry) =>
@@ -164,7 +168,7 @@ export class AccessRequestsService {
         manager,
         items.map((item) => item.user),
       );
-      const actor = actorOf(await accessRequestAccountId(manager));
+      const actor = actorOf(await this.users.systemAccountId(manager, ACCESS_REQUEST_ACCOUNT));
       const now = Date.now();
       const inputs = entitlements.map((entitlement) => ({
         application: entitlement.application,
@@ -201,12 +205,7 @@ export class AccessRequestsService {
     lock = false,
   ): Promise<Map<string, number>> {
     const accessions = [...new Set(items.map((item) => item.resource))];
-    const rows = await manager.query<{ id: number; elu_accession: string }[]>(
-      `SELECT id, elu_accession FROM datasets WHERE elu_accession = ANY($1::text[])
-       ${lock ? 'FOR KEY SHARE' : ''}`,
-      [accessions],
-    );
-    const ids = new Map(rows.map((row) => [row.elu_accession, row.id]));
+    const ids = await this.datasets.idsByAccession(manager, accessions, lock);
     const refused: RefusedItem[] = [];
     items.forEach((item, index) => {
       if (!ids.has(item.resource)) {

@@ -2,6 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { ADVISORY_LOCKS } from '../common/advisory-locks';
+import { DatabaseRepository } from '../database/database.repository';
+import { AccessesRepository } from './accesses.repository';
 
 export interface ExpiryResult {
   /** false: another replica was terminating expired accesses at the same moment. */
@@ -20,6 +22,8 @@ export class AccessExpiryService {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly database: DatabaseRepository,
+    private readonly accesses: AccessesRepository,
     private readonly audit: AuditService,
   ) {}
 
@@ -28,20 +32,9 @@ export class AccessExpiryService {
     actor: AuditActor = { kind: 'system', name: 'access expiry' },
   ): Promise<ExpiryResult> {
     return this.dataSource.transaction(async (manager) => {
-      const [{ locked }] = await manager.query<{ locked: boolean }[]>(
-        'SELECT pg_try_advisory_xact_lock($1) AS locked',
-        [ADVISORY_LOCKS.accessExpiry],
-      );
-      if (!locked) return { ran: false, terminated: 0 };
-      // Wrapped in a CTE: TypeORM returns [rows, count] for a bare UPDATE ... RETURNING.
-      const rows = await manager.query<{ id: number; grant_expires_on: string }[]>(
-        `WITH expired AS (UPDATE accesses SET status = 'terminated',
-           access_notes = concat_ws(E'\\n', NULLIF(access_notes, ''),
-             'Automatically terminated: expired on ' || grant_expires_on::text),
-           updated_at = now()
-         WHERE status <> 'terminated' AND grant_expires_on < (now() AT TIME ZONE 'UTC')::date
-         RETURNING id, grant_expires_on::text AS grant_expires_on) SELECT * FROM expired`,
-      );
+      if (!(await this.database.tryLockForTransaction(manager, ADVISORY_LOCKS.accessExpiry)))
+        return { ran: false, terminated: 0 };
+      const rows = await this.accesses.terminateExpired(manager);
       await this.audit.recordMany(
         manager,
         rows.map((row) => ({

@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import { ConflictError, ValidationFailedError } from '@app/errors';
 import type { Shape, ShapeProblem } from '../imports/shape';
 
@@ -31,17 +30,4 @@ export async function conflictOnDuplicate<T>(
     if ((error as { code?: string }).code === '23505') throw new ConflictError(description);
     throw error;
   }
-}
-
-/**
- * Runs an UPDATE or DELETE ... RETURNING. TypeORM's raw query answers those with
- * `[rows, affectedCount]` (INSERT and SELECT with the rows alone), so unwrap here.
- */
-export async function writeReturning<T>(
-  m: EntityManager,
-  sql: string,
-  params: unknown[],
-): Promise<T[]> {
-  const result = await m.query<[T[], number]>(sql, params);
-  return result[0];
 }

@@ -12,7 +12,8 @@ import {
   USER_CREATED,
   USER_VIEW,
 } from './admin-api-schemas';
-import { UsersAdminService, UserView } from './users-admin.service';
+import type { UserView } from '../users/users.repository';
+import { UsersAdminService } from './users-admin.service';
 
 @ApiTags('admin')
 @Controller('api/admin/users')

@@ -4,6 +4,7 @@ import { generateApiKey, hashApiKey } from '@app/auth';
 import { ConflictError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { ENDPOINT_KEY_LENGTH } from '../auth/catalog-key.resolver';
+import { EndpointsRepository } from '../endpoints/endpoints.repository';
 import { field, record, text } from '../imports/shape';
 import { conflictOnDuplicate, parseBody } from './admin-input';
 
@@ -32,6 +33,7 @@ export interface EndpointCreated {
 export class EndpointsAdminService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly endpoints: EndpointsRepository,
     private readonly audit: AuditService,
   ) {}
 
@@ -42,16 +44,14 @@ export class EndpointsAdminService {
     return conflictOnDuplicate(
       () =>
         this.dataSource.transaction(async (m) => {
-          const taken = await m.query<unknown[]>(
-            'SELECT 1 FROM endpoints WHERE lower(name) = lower($1)',
-            [input.name],
+          if (await this.endpoints.nameTaken(m, input.name ?? ''))
+            throw new ConflictError(conflict);
+          const id = await this.endpoints.insert(
+            m,
+            input.name ?? '',
+            input.url_pattern ?? '',
+            hashApiKey(apiKey),
           );
-          if (taken.length > 0) throw new ConflictError(conflict);
-          const rows = await m.query<{ id: number }[]>(
-            'INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ($1, $2, $3) RETURNING id',
-            [input.name, input.url_pattern, hashApiKey(apiKey)],
-          );
-          const id = rows[0].id;
           await this.audit.record(m, {
             actor,
             action: 'create',

@@ -7,8 +7,10 @@ import {
   GRANTABLE_PERMISSIONS,
   GrantObjectType,
 } from '../permissions/permission-grant.entity';
+import { GrantKey, PermissionGrantsRepository } from '../permissions/permission-grants.repository';
 import { field, idOrName, oneOf, record, text } from '../imports/shape';
-import { parseBody, writeReturning } from './admin-input';
+import { UsersRepository } from '../users/users.repository';
+import { parseBody } from './admin-input';
 
 const grantShape = record({
   user: field(text({ nonEmpty: true, max: 150 })),
@@ -28,25 +30,13 @@ export interface GrantView {
   object_id: number;
 }
 
-interface Resolved {
-  holder: { column: 'user_id' | 'group_id'; id: number };
-  objectId: number;
-}
-
-/** How each grantable object is found: by accession or name where it has them, else by id. */
-const OBJECT_LOOKUP: Record<GrantObjectType, string> = {
-  dataset: `SELECT id FROM datasets WHERE elu_accession = $1 OR title = $1 OR id::text = $1
-            ORDER BY (elu_accession = $1) DESC LIMIT 1`,
-  project: `SELECT id FROM projects WHERE elu_accession = $1 OR acronym = $1 OR id::text = $1
-            ORDER BY (elu_accession = $1) DESC LIMIT 1`,
-  contract: `SELECT id FROM contracts WHERE id::text = $1`,
-};
-
 /** `protected` grants to users and groups on datasets, projects and contracts. */
 @Injectable()
 export class GrantsAdminService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly grants: PermissionGrantsRepository,
+    private readonly users: UsersRepository,
     private readonly audit: AuditService,
   ) {}
 
@@ -55,12 +45,7 @@ export class GrantsAdminService {
     const input = parseBody(grantShape, body);
     return this.dataSource.transaction(async (m) => {
       const r = await this.resolve(m, input);
-      const inserted = await m.query<{ id: number }[]>(
-        `INSERT INTO permission_grants (${r.holder.column}, permission, object_type, object_id)
-         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING id`,
-        [r.holder.id, input.permission, input.object_type, r.objectId],
-      );
-      const created = inserted.length > 0;
+      const created = await this.grants.insert(m, r);
       if (created) {
         await this.audit.record(m, {
           actor,
@@ -78,13 +63,8 @@ export class GrantsAdminService {
     const input = parseBody(grantShape, body);
     return this.dataSource.transaction(async (m) => {
       const r = await this.resolve(m, input);
-      const deleted = await writeReturning<{ id: number }>(
-        m,
-        `DELETE FROM permission_grants WHERE ${r.holder.column} = $1 AND permission = $2
-           AND object_type = $3 AND object_id = $4 RETURNING id`,
-        [r.holder.id, input.permission, input.object_type, r.objectId],
-      );
-      if (deleted.length === 0) throw new NotFoundError('No such grant');
+      const revoked = await this.grants.delete(m, r);
+      if (revoked === 0) throw new NotFoundError('No such grant');
       await this.audit.record(m, {
         actor,
         action: 'revoke',
@@ -92,50 +72,48 @@ export class GrantsAdminService {
         objectId: r.objectId,
         change: { ...input },
       });
-      return { status: 'Success' as const, revoked: deleted.length };
+      return { status: 'Success' as const, revoked };
     });
   }
 
-  private async resolve(m: EntityManager, input: GrantInput): Promise<Resolved> {
+  /** The grant the input names, its holder and object looked up. */
+  private async resolve(m: EntityManager, input: GrantInput): Promise<GrantKey> {
     const problems: { field: string; message: string }[] = [];
     if ((input.user === undefined) === (input.group === undefined)) {
       problems.push({ field: 'user', message: 'exactly one of user or group is required' });
     }
-    let holder: Resolved['holder'] | undefined;
+    let holder: GrantKey['holder'] | undefined;
     if (input.user !== undefined) {
-      const rows = await m.query<{ id: number }[]>('SELECT id FROM users WHERE username = $1', [
-        input.user,
-      ]);
-      if (rows.length === 0)
+      const id = await this.users.idByUsername(m, input.user);
+      if (id === undefined)
         problems.push({ field: 'user', message: `unknown user "${input.user}"` });
-      else holder = { column: 'user_id', id: rows[0].id };
+      else holder = { column: 'user_id', id };
     } else if (input.group !== undefined) {
-      const rows = await m.query<{ id: number }[]>('SELECT id FROM groups WHERE name = $1', [
-        input.group,
-      ]);
-      if (rows.length === 0)
+      const id = await this.users.groupIdByName(m, input.group);
+      if (id === undefined)
         problems.push({ field: 'group', message: `unknown group "${input.group}"` });
-      else holder = { column: 'group_id', id: rows[0].id };
+      else holder = { column: 'group_id', id };
     }
     const type = input.object_type ?? 'dataset';
-    const objects = await m.query<{ id: number }[]>(OBJECT_LOOKUP[type], [String(input.object)]);
-    if (objects.length === 0)
+    const objectId = await this.grants.objectId(m, type, String(input.object));
+    if (objectId === undefined)
       problems.push({
         field: 'object',
         message: `unknown ${type} ${JSON.stringify(input.object)}`,
       });
-    if (problems.length > 0 || holder === undefined) throw new ValidationFailedError(problems);
-    return { holder, objectId: objects[0].id };
+    if (problems.length > 0 || holder === undefined || objectId === undefined)
+      throw new ValidationFailedError(problems);
+    return {
+      holder,
+      permission: input.permission ?? 'protected',
+      objectType: type,
+      objectId,
+    };
   }
 
-  private async view(m: EntityManager, r: Resolved, input: GrantInput): Promise<GrantView> {
-    const rows = await m.query<{ id: number }[]>(
-      `SELECT id FROM permission_grants WHERE ${r.holder.column} = $1 AND permission = $2
-         AND object_type = $3 AND object_id = $4`,
-      [r.holder.id, input.permission, input.object_type, r.objectId],
-    );
+  private async view(m: EntityManager, r: GrantKey, input: GrantInput): Promise<GrantView> {
     return {
-      id: rows[0].id,
+      id: await this.grants.idOf(m, r),
       user: input.user ?? null,
       group: input.group ?? null,
       permission: input.permission ?? 'protected',

@@ -2,20 +2,25 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
-import { CohortSummaryRow, toCohortSummary } from '../cohorts/cohort.exporter';
+import { toCohortSummary } from '../cohorts/cohort.exporter';
+import { CohortsRepository } from '../cohorts/cohorts.repository';
+import { PublishableTable, TrackedRecordsRepository } from '../common/tracked-records.repository';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { PartnerRow, toPartnerExport } from '../partners/partner.exporter';
-import { writeReturning } from './admin-input';
+import { toPartnerExport } from '../partners/partner.exporter';
+import { PartnersRepository } from '../partners/partners.repository';
 
 export type PublishableType = 'partner' | 'cohort';
 
-const TABLE: Record<PublishableType, string> = { partner: 'partners', cohort: 'cohorts' };
+const TABLE: Record<PublishableType, PublishableTable> = { partner: 'partners', cohort: 'cohorts' };
 
 /** Publishing and unpublishing partners and cohorts (their stored published flag). */
 @Injectable()
 export class PublishingService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly tracked: TrackedRecordsRepository,
+    private readonly partners: PartnersRepository,
+    private readonly cohorts: CohortsRepository,
     private readonly audit: AuditService,
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
   ) {}
@@ -24,16 +29,9 @@ export class PublishingService {
   async setPublished(type: PublishableType, ref: string, published: boolean, actor: AuditActor) {
     const table = TABLE[type];
     return this.dataSource.transaction(async (m) => {
-      const rows = await writeReturning<{ id: number }>(
-        m,
-        `UPDATE ${table} SET is_published = $2::boolean, updated_at = now(),
-           elu_accession = CASE WHEN $2::boolean THEN COALESCE(elu_accession, 'ELU_I_' || nextval('elu_accession_seq'))
-                                ELSE elu_accession END
-         WHERE id::text = $1 OR elu_accession = $1 RETURNING id`,
-        [ref, published],
-      );
-      if (rows.length === 0) throw new NotFoundError(`No ${type} ${ref}`);
-      const id = rows[0].id;
+      const ids = await this.tracked.setPublished(m, table, ref, published);
+      if (ids.length === 0) throw new NotFoundError(`No ${type} ${ref}`);
+      const id = ids[0];
       await this.audit.record(m, {
         actor,
         action: published ? 'publish' : 'unpublish',
@@ -42,17 +40,10 @@ export class PublishingService {
         change: { is_published: published },
       });
       if (type === 'partner') {
-        const [row] = await m.query<(PartnerRow & { is_published: boolean })[]>(
-          `SELECT id, elu_accession, name, acronym, is_clinical, geo_category::text, sector_category::text,
-             address, country_code, metadata, is_published FROM partners WHERE id = $1`,
-          [id],
-        );
+        const row = await this.partners.withPublished(m, id);
         return { ...toPartnerExport(row, this.settings.source), is_published: row.is_published };
       }
-      const [cohort] = await m.query<(CohortSummaryRow & { is_published: boolean })[]>(
-        'SELECT id, elu_accession, name, description, url, is_published FROM cohorts WHERE id = $1',
-        [id],
-      );
+      const cohort = await this.cohorts.summaryWithPublished(m, id);
       return {
         ...toCohortSummary(cohort, this.settings.source),
         is_published: cohort.is_published,

@@ -3,9 +3,11 @@ import { DataSource, EntityManager } from 'typeorm';
 import { generateApiKey, hashApiKey } from '@app/auth';
 import { ConflictError, NotFoundError, ValidationFailedError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
+import { TrackedRecordsRepository } from '../common/tracked-records.repository';
 import { References } from '../imports/references';
 import { bool, field, list, record, text } from '../imports/shape';
-import { parseBody, writeReturning } from './admin-input';
+import { UsersRepository, UserView } from '../users/users.repository';
+import { parseBody } from './admin-input';
 
 /** Personal keys: 48 characters of [A-Za-z0-9] (about 285 bits). */
 export const USER_KEY_LENGTH = 48;
@@ -48,23 +50,13 @@ const updateUserShape = record({
   affiliation,
 });
 
-export interface UserView {
-  id: number;
-  username: string;
-  first_name: string;
-  last_name: string;
-  email: string | null;
-  oidc_id: string | null;
-  is_active: boolean;
-  groups: string[];
-  affiliation: string | null;
-}
-
 /** Users and their personal keys: a key is shown once, only its SHA-256 is stored. */
 @Injectable()
 export class UsersAdminService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
+    private readonly tracked: TrackedRecordsRepository,
     private readonly audit: AuditService,
   ) {}
 
@@ -75,21 +67,16 @@ export class UsersAdminService {
       const affiliationId = await this.affiliationId(m, input.affiliation);
       await this.requireFree(m, 'username', input.username ?? '', null);
       if (input.oidc_id) await this.requireFree(m, 'oidc_id', input.oidc_id, null);
-      const rows = await m.query<{ id: number }[]>(
-        `INSERT INTO users (username, first_name, last_name, email, oidc_id, api_key_hash, affiliation_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-        [
-          input.username,
-          input.first_name,
-          input.last_name,
-          input.email,
-          input.oidc_id ?? null,
-          hashApiKey(apiKey),
-          affiliationId ?? null,
-        ],
-      );
-      const id = rows[0].id;
-      if (input.groups !== undefined) await this.setGroups(m, id, input.groups);
+      const id = await this.users.insert(m, {
+        username: input.username ?? '',
+        first_name: input.first_name ?? '',
+        last_name: input.last_name ?? '',
+        email: input.email ?? '',
+        oidc_id: input.oidc_id ?? null,
+        api_key_hash: hashApiKey(apiKey),
+        affiliation_id: affiliationId ?? null,
+      });
+      if (input.groups !== undefined) await this.users.setGroups(m, id, input.groups);
       await this.audit.record(m, {
         actor,
         action: 'create',
@@ -105,12 +92,8 @@ export class UsersAdminService {
   async rotateKey(id: number, actor: AuditActor): Promise<{ api_key: string }> {
     const apiKey = generateApiKey(USER_KEY_LENGTH);
     return this.dataSource.transaction(async (m) => {
-      const rows = await writeReturning<{ id: number }>(
-        m,
-        'UPDATE users SET api_key_hash = $2, updated_at = now() WHERE id = $1 RETURNING id',
-        [id, hashApiKey(apiKey)],
-      );
-      if (rows.length === 0) throw new NotFoundError(`No user with id ${id}`);
+      if (!(await this.users.setKeyHash(m, id, hashApiKey(apiKey))))
+        throw new NotFoundError(`No user with id ${id}`);
       await this.audit.record(m, { actor, action: 'rotate-key', objectType: 'user', objectId: id });
       return { api_key: apiKey };
     });
@@ -119,29 +102,15 @@ export class UsersAdminService {
   async update(id: number, body: unknown, actor: AuditActor): Promise<UserView> {
     const input = parseBody(updateUserShape, body);
     return this.dataSource.transaction(async (m) => {
-      const found = await m.query<{ id: number }[]>(
-        'SELECT id FROM users WHERE id = $1 FOR UPDATE',
-        [id],
-      );
-      if (found.length === 0) throw new NotFoundError(`No user with id ${id}`);
+      if (!(await this.users.lock(m, id))) throw new NotFoundError(`No user with id ${id}`);
       const affiliationId = await this.affiliationId(m, input.affiliation);
       if (input.oidc_id) await this.requireFree(m, 'oidc_id', input.oidc_id, id);
-      const sets: string[] = [];
-      const values: unknown[] = [id];
-      const set = (column: string, value: unknown) => {
-        values.push(value);
-        sets.push(`${column} = $${values.length}`);
-      };
-      if (input.is_active !== undefined) set('is_active', input.is_active);
-      if (input.oidc_id !== undefined) set('oidc_id', input.oidc_id);
-      if (input.affiliation !== undefined) set('affiliation_id', affiliationId ?? null);
-      if (sets.length > 0) {
-        await m.query(
-          `UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`,
-          values,
-        );
-      }
-      if (input.groups !== undefined) await this.setGroups(m, id, input.groups);
+      await this.users.update(m, id, {
+        is_active: input.is_active,
+        oidc_id: input.oidc_id,
+        affiliation_id: input.affiliation === undefined ? undefined : (affiliationId ?? null),
+      });
+      if (input.groups !== undefined) await this.users.setGroups(m, id, input.groups);
       await this.audit.record(m, {
         actor,
         action: 'update',
@@ -154,30 +123,9 @@ export class UsersAdminService {
   }
 
   async view(m: EntityManager, id: number): Promise<UserView> {
-    const rows = await m.query<UserView[]>(
-      `SELECT u.id, u.username, u.first_name, u.last_name, u.email, u.oidc_id, u.is_active,
-         ARRAY(SELECT g.name::text FROM user_groups ug JOIN groups g ON g.id = ug.group_id
-               WHERE ug.user_id = u.id ORDER BY g.name) AS groups,
-         pa.name AS affiliation
-       FROM users u LEFT JOIN partners pa ON pa.id = u.affiliation_id WHERE u.id = $1`,
-      [id],
-    );
-    if (rows.length === 0) throw new NotFoundError(`No user with id ${id}`);
-    return rows[0];
-  }
-
-  /** Groups are created on first use; the set given replaces the user's groups. */
-  private async setGroups(m: EntityManager, userId: number, names: string[]): Promise<void> {
-    const unique = [...new Set(names)];
-    await m.query(
-      `INSERT INTO groups (name) SELECT unnest($1::text[]) ON CONFLICT (name) DO NOTHING`,
-      [unique],
-    );
-    await m.query('DELETE FROM user_groups WHERE user_id = $1', [userId]);
-    await m.query(
-      `INSERT INTO user_groups (user_id, group_id) SELECT $1, id FROM groups WHERE name = ANY($2::text[])`,
-      [userId, unique],
-    );
+    const user = await this.users.view(m, id);
+    if (user === undefined) throw new NotFoundError(`No user with id ${id}`);
+    return user;
   }
 
   private async affiliationId(
@@ -185,7 +133,8 @@ export class UsersAdminService {
     ref: string | null | undefined,
   ): Promise<number | null | undefined> {
     if (ref === undefined || ref === null) return ref;
-    const id = (await References.load(m, { partners: [ref] })).partner(ref);
+    const lookups = { tracked: this.tracked, users: this.users };
+    const id = (await References.load(m, lookups, { partners: [ref] })).partner(ref);
     if (id === undefined) {
       throw new ValidationFailedError([
         { field: 'affiliation', message: `unknown partner "${ref}"` },
@@ -200,11 +149,7 @@ export class UsersAdminService {
     value: string,
     ownId: number | null,
   ) {
-    const rows = await m.query<{ id: number }[]>(
-      `SELECT id FROM users WHERE ${column} = $1 AND id IS DISTINCT FROM $2`,
-      [value, ownId],
-    );
-    if (rows.length > 0)
+    if (await this.users.otherHas(m, column, value, ownId))
       throw new ConflictError(`Another user already has this ${column}`, { field: column });
   }
 }

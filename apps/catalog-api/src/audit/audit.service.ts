@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { DataSource, EntityManager } from 'typeorm';
-import { AuditEntry } from './audit-entry.entity';
+import type { EntityManager } from 'typeorm';
+import { AuditFilter, AuditRepository, AuditRow } from './audit.repository';
 
 /** Who made a change. Build it from a request principal with `actorFromPrincipal`. */
 export interface AuditActor {
@@ -20,10 +20,7 @@ export interface AuditRecord {
   change?: Record<string, unknown>;
 }
 
-export interface AuditQuery {
-  since?: Date;
-  objectType?: string;
-  objectId?: string;
+export interface AuditQuery extends AuditFilter {
   page: number;
   pageSize: number;
 }
@@ -65,7 +62,7 @@ export function actorFromPrincipal(principal: Principal | undefined): AuditActor
  */
 @Injectable()
 export class AuditService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly entries: AuditRepository) {}
 
   async record(manager: EntityManager, entry: AuditRecord): Promise<void> {
     await this.recordMany(manager, [entry]);
@@ -80,7 +77,7 @@ export class AuditService {
     const text = (value: string | number | null | undefined) =>
       value === undefined || value === null ? null : String(value);
     for (let from = 0; from < entries.length; from += AUDIT_ROWS_PER_STATEMENT) {
-      const rows = entries.slice(from, from + AUDIT_ROWS_PER_STATEMENT).map((e) => ({
+      const rows = entries.slice(from, from + AUDIT_ROWS_PER_STATEMENT).map((e): AuditRow => ({
         actor_kind: e.actor.kind,
         actor_id: text(e.actor.id),
         actor_name: e.actor.name ?? null,
@@ -89,30 +86,17 @@ export class AuditService {
         object_id: text(e.objectId),
         change: withoutSecrets(e.change ?? {}),
       }));
-      const columns = Object.keys(rows[0]).join(', ');
-      await manager.query(
-        `INSERT INTO audit_log (${columns})
-         SELECT ${columns} FROM json_populate_recordset(NULL::audit_log, $1::json) WITH ORDINALITY AS e
-         ORDER BY e.ordinality`,
-        [JSON.stringify(rows)],
-      );
+      await this.entries.insert(manager, rows);
     }
   }
 
   /** Newest first; one page plus whether another follows. */
   async list(query: AuditQuery): Promise<{ results: AuditView[]; more: boolean }> {
-    const qb = this.dataSource.getRepository(AuditEntry).createQueryBuilder('a');
-    if (query.since !== undefined) qb.andWhere('a.at >= :since', { since: query.since });
-    if (query.objectType !== undefined) {
-      qb.andWhere('a.object_type = :type', { type: query.objectType });
-    }
-    if (query.objectId !== undefined) qb.andWhere('a.object_id = :id', { id: query.objectId });
-    const rows = await qb
-      .orderBy('a.at', 'DESC')
-      .addOrderBy('a.id', 'DESC')
-      .offset((query.page - 1) * query.pageSize)
-      .limit(query.pageSize + 1)
-      .getMany();
+    const rows = await this.entries.page(
+      query,
+      (query.page - 1) * query.pageSize,
+      query.pageSize + 1,
+    );
     return {
       results: rows.slice(0, query.pageSize).map((row) => ({
         id: Number(row.id),

@@ -6,9 +6,6 @@ import { AUTH_FAILURE_STORE, PostgresAuthFailuresRepository } from '@app/auth';
 export const catalogAuthFailureStore: Provider = {
   provide: AUTH_FAILURE_STORE,
   useFactory: (dataSource: DataSource) =>
-    new PostgresAuthFailuresRepository(
-      (sql, params) => dataSource.query(sql, params),
-      '"auth_failures"',
-    ),
+    new PostgresAuthFailuresRepository(dataSource, '"auth_failures"'),
   inject: [DataSource],
 };

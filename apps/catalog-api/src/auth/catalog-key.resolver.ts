@@ -1,19 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { ApiKeyResolver, constantTimeEqual, hashApiKey, Principal } from '@app/auth';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { ApiKeyOwnersRepository } from './api-key-owners.repository';
 
 /** Endpoint keys are exactly this long; any other length cannot be one. */
 export const ENDPOINT_KEY_LENGTH = 64;
 /** Resolved keys remembered per data version; past this many, the memory starts over. */
 const KEY_CACHE_ENTRIES = 10_000;
-
-interface KeyOwnerRow {
-  kind: 'user' | 'endpoint';
-  id: number;
-  name: string;
-}
 
 /**
  * Resolves catalog keys: the global key from settings (constant-time comparison), else one
@@ -26,7 +20,7 @@ interface KeyOwnerRow {
 export class CatalogKeyResolver implements ApiKeyResolver {
   constructor(
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
-    private readonly dataSource: DataSource,
+    private readonly keyOwners: ApiKeyOwnersRepository,
     private readonly tracker: CatalogVersionTracker,
   ) {}
 
@@ -44,16 +38,7 @@ export class CatalogKeyResolver implements ApiKeyResolver {
       const hit = this.cached.get(hash);
       if (hit !== undefined) return hit;
     }
-    const endpointPart =
-      apiKey.length === ENDPOINT_KEY_LENGTH
-        ? `UNION ALL SELECT 'endpoint' AS kind, id, name FROM endpoints WHERE api_key_hash = $1`
-        : '';
-    const rows = await this.dataSource.query<KeyOwnerRow[]>(
-      `SELECT 'user' AS kind, id, username AS name FROM users
-       WHERE api_key_hash = $1 AND is_active ${endpointPart} LIMIT 1`,
-      [hash],
-    );
-    const owner = rows[0];
+    const owner = await this.keyOwners.ownerOf(hash, apiKey.length === ENDPOINT_KEY_LENGTH);
     if (owner === undefined) return null;
     const principal: Principal = {
       kind: owner.kind,

@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Client, Notification } from 'pg';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { CatalogVersionService, CURRENT_VERSION_SQL } from './catalog-version.service';
+import { CATALOG_VERSION_CHANNEL, CatalogVersionRepository } from './catalog-version.repository';
 
-export const CATALOG_VERSION_CHANNEL = 'catalog_version';
 /** How often the listening connection is asked the version anyway: the bound on staleness when its socket dies silently. */
 const HEARTBEAT_MS = 5_000;
 const QUERY_TIMEOUT_MS = 2_000;
@@ -42,7 +41,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
 
   constructor(
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
-    private readonly versions: CatalogVersionService,
+    private readonly versions: CatalogVersionRepository,
   ) {}
 
   /** Starts listening in the background (the HTTP app only; the CLI never needs it). */
@@ -110,7 +109,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     client.on('notification', (message: Notification) => this.onNotification(message));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CATALOG_VERSION_CHANNEL}`);
+      await this.versions.listen(client);
     } catch (error) {
       onLost(error as Error);
       return;
@@ -162,8 +161,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     if (this.client !== client) return;
     try {
       const epoch = this.epoch;
-      const result = await client.query<{ version: string }>(CURRENT_VERSION_SQL);
-      this.learn(result.rows[0]?.version ?? '0', epoch);
+      this.learn(await this.versions.currentOn(client), epoch);
     } catch (error) {
       client.emit('error', error);
       return;

@@ -2,11 +2,11 @@ import { NestFactory } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { Client } from 'pg';
 import { AppError, isDependencyUnavailable, ServiceUnavailableError } from '@app/errors';
 import { decodeUtf8, SettingsError } from '@app/platform';
 import { CatalogAppModule } from '../app.module';
 import { CatalogSettings, loadCatalogSettings } from '../config/catalog.settings';
+import { probeDatabase } from '../database/database.repository';
 import { CliArgs, CliCommand, CliUsageError, parseArgs } from './cli-command';
 import { CLI_COMMANDS } from './commands';
 
@@ -52,19 +52,8 @@ function describeError(error: AppError): string {
   return lines.join('\n');
 }
 
-/** Fails fast (exit 2) instead of letting the ORM retry for half a minute. */
-async function probeDatabase(settings: CatalogSettings): Promise<void> {
-  const client = new Client({
-    connectionString: settings.DATABASE_URL,
-    connectionTimeoutMillis: 5000,
-  });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+/** How long the tool waits for the database before exit 2 (the ORM would retry for half a minute). */
+const DATABASE_PROBE_TIMEOUT_MS = 5000;
 
 /**
  * The command-line tool: parses the command, boots the catalog's Nest application context
@@ -105,7 +94,7 @@ export async function runCli(
     return EXIT_BAD_INPUT;
   }
   try {
-    await probeDatabase(settings);
+    await probeDatabase(settings.DATABASE_URL, DATABASE_PROBE_TIMEOUT_MS);
   } catch (error) {
     io.err(`cannot reach the database: ${(error as Error).message}`);
     return EXIT_DATABASE_UNREACHABLE;

@@ -6,7 +6,8 @@ import { ApiCachedRead, ApiExactFilterQueries } from '../common/api-docs';
 import { COHORT_SCHEMA, resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readExactFilters } from '../common/query-params';
-import { COHORT_FILTERS, CohortsService } from './cohorts.service';
+import { COHORT_FILTERS } from './cohorts.repository';
+import { CohortsService } from './cohorts.service';
 
 @ApiTags('catalog')
 @Controller('api/cohorts')

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { CatalogVersionService } from '../catalog-version/catalog-version.service';
+import { CatalogVersionRepository } from '../catalog-version/catalog-version.repository';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { FastReads, matchesEtag } from './fast-reads';
@@ -43,7 +43,7 @@ export class CachedJsonResponder {
   constructor(
     @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
     private readonly dataSource: DataSource,
-    private readonly versions: CatalogVersionService,
+    private readonly versions: CatalogVersionRepository,
     private readonly tracker: CatalogVersionTracker,
     private readonly fastReads: FastReads,
   ) {

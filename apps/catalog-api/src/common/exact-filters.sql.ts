@@ -4,7 +4,8 @@ import { SqlParams } from './sql-params';
 /**
  * The SQL conditions of the exact filters read by `readExactFilters`: one `column = $n` per
  * parameter given, to be ANDed with the route's other conditions (visibility first). Exact
- * means exact, as in DAISY: case and whitespace count.
+ * means exact, as in DAISY: case and whitespace count. A fragment builder shared by the list
+ * repositories (each declares its filters' columns), so it runs no query itself.
  */
 export function exactFilterConditions(
   filters: readonly ExactFilter[],

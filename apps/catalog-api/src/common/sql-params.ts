@@ -1,4 +1,7 @@
-/** Collects positional parameters while a query is assembled from fragments. */
+/**
+ * Collects positional parameters while a query is assembled from fragments (visibility, exact
+ * filters): the repositories that compose statements share it, so it stays outside them.
+ */
 export class SqlParams {
   readonly values: unknown[] = [];
 

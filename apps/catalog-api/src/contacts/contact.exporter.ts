@@ -27,6 +27,12 @@ export interface FullContactRow extends Omit<ContactExport, 'pk'> {
   contact_id: number;
 }
 
+/*
+ * The select-list fragments below stay beside the rows they fill and the mapping that reads
+ * them (the projects, datasets, contracts and cohorts repositories select them), so a column
+ * and its export field change together.
+ */
+
 /** Columns of a `contacts` row aliased `ct`, with its affiliations as JSON (one query). */
 export const FULL_CONTACT_COLUMNS = `ct.id AS contact_id, ct.email, ct.oidc_id, ct.first_name,
   ct.last_name, ct.address, ct.phone, ct.type,

@@ -1,4 +1,5 @@
 import type { DataSource, Migration } from 'typeorm';
+import { DatabaseRepository } from './database.repository';
 
 /** One lock id for the catalog schema: every replica and the migration Job contend for it. */
 export const MIGRATION_LOCK_ID = 731_104_001;
@@ -9,13 +10,15 @@ export const MIGRATION_LOCK_ID = 731_104_001;
  * then find nothing to do.
  */
 export async function runMigrationsWithLock(dataSource: DataSource): Promise<Migration[]> {
+  // Built here rather than injected: the migration CLI and the tests run this without Nest.
+  const database = new DatabaseRepository(dataSource);
   const lockRunner = dataSource.createQueryRunner();
   await lockRunner.connect();
   try {
-    await lockRunner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await database.lockSession(lockRunner, MIGRATION_LOCK_ID);
     return await dataSource.runMigrations({ transaction: 'each' });
   } finally {
-    await lockRunner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await database.unlockSession(lockRunner, MIGRATION_LOCK_ID).catch(() => undefined);
     await lockRunner.release();
   }
 }

@@ -12,7 +12,7 @@ import {
   readPositiveInt,
 } from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
-import { DATASET_FILTERS, DatasetFilter } from './dataset-graph.loader';
+import { DATASET_FILTERS, DatasetFilter } from './datasets.repository';
 import { DatasetsService } from './datasets.service';
 
 const PROJECT_TITLE_MAX = 500;

@@ -5,6 +5,7 @@ import { Cohort } from '../cohorts/cohort.entity';
 import { Contact } from '../contacts/contact.entity';
 import { ContractPartnerRole } from '../contracts/contract-partner-role.entity';
 import { Contract } from '../contracts/contract.entity';
+import { DatabaseRepository } from '../database/database.repository';
 import { DataDeclaration } from '../datasets/data-declaration.entity';
 import { Dataset } from '../datasets/dataset.entity';
 import { LegalBasis } from '../datasets/legal-basis.entity';
@@ -42,8 +43,9 @@ export async function loadDemoData(
   dataSource: DataSource,
   keys: DemoKeys,
 ): Promise<DemoKeys & { loaded: boolean }> {
+  const database = new DatabaseRepository(dataSource);
   const loaded = await dataSource.transaction(async (manager) => {
-    await manager.query('SELECT pg_advisory_xact_lock($1)', [DEMO_LOCK_ID]);
+    await database.lockForTransaction(manager, DEMO_LOCK_ID);
     const present = await manager.getRepository(Partner).existsBy({ name: DEMO_CATALOG_MARKER });
     if (present) return false;
     await writeDemoCatalog(manager, keys);

@@ -1,11 +1,11 @@
 import { HEALTH_CHECKS, HealthModule } from '@app/platform';
-import { DataSource } from 'typeorm';
+import { DatabaseRepository } from '../database/database.repository';
 
 /** Ready when Postgres answers. */
 export const CatalogHealthModule = HealthModule.forRoot({
   provide: HEALTH_CHECKS,
-  inject: [DataSource],
-  useFactory: (dataSource: DataSource) => [
-    { name: 'database', check: async () => void (await dataSource.query('SELECT 1')) },
+  inject: [DatabaseRepository],
+  useFactory: (database: DatabaseRepository) => [
+    { name: 'database', check: () => database.ping() },
   ],
 });

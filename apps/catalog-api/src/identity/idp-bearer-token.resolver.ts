@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createRemoteJWKSet, errors, JWTPayload, jwtVerify } from 'jose';
-import { DataSource } from 'typeorm';
 import type { BearerTokenResolver, Principal } from '@app/auth';
 import { ServiceUnavailableError, UnauthorizedError } from '@app/errors';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { UsersRepository } from '../users/users.repository';
 
 /** Keycloak signs with RS256 by default; any asymmetric algorithm is fine, HMAC never is. */
 const ALGORITHMS = [
@@ -59,7 +59,7 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
 
   constructor(
     @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
-    private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
   ) {
     const realmUrl = settings.idpRealmUrl;
     const recipient: Recipient | undefined =
@@ -93,11 +93,8 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
     if (typeof payload.typ !== 'string' || payload.typ.toLowerCase() !== ACCESS_TOKEN_TYPE)
       throw new UnauthorizedError(INVALID, CHALLENGE);
     if (!isFor(this.verifier.recipient, payload)) throw new UnauthorizedError(INVALID, CHALLENGE);
-    const rows = await this.dataSource.query<{ is_active: boolean }[]>(
-      'SELECT is_active FROM users WHERE oidc_id = $1',
-      [subject],
-    );
-    if (rows.length > 0 && !rows[0].is_active) throw new UnauthorizedError(INVALID, CHALLENGE);
+    if ((await this.users.isActiveBySubject(subject)) === false)
+      throw new UnauthorizedError(INVALID, CHALLENGE);
     const username =
       typeof payload.preferred_username === 'string' ? payload.preferred_username : subject;
     return { kind: 'bearer', id: subject, name: username, canWrite: false };

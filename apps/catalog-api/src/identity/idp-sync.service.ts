@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, ServiceUnavailableError } from '@app/errors';
 import { ADVISORY_LOCKS } from '../common/advisory-locks';
 import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
+import { DatabaseRepository } from '../database/database.repository';
 import { KeycloakAdminClient } from './keycloak-admin.client';
 import type { KeycloakUser } from './keycloak.types';
 import { PeopleRepository, personAudit, PersonFacts } from './people.repository';
@@ -42,6 +43,7 @@ export class IdpSyncService {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly database: DatabaseRepository,
     private readonly idp: KeycloakAdminClient,
     private readonly people: PeopleRepository,
     private readonly audit: AuditService,
@@ -57,17 +59,14 @@ export class IdpSyncService {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
-      const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [
-        ADVISORY_LOCKS.idpSync,
-      ])) as { locked: boolean }[];
-      if (!locked)
+      if (!(await this.database.tryLockSession(runner, ADVISORY_LOCKS.idpSync)))
         throw new ConflictError('An identity-provider synchronisation is already running');
       try {
         const counts = await this.syncAll(actor);
         this.logger.log(counts, 'identity-provider synchronisation finished');
         return counts;
       } finally {
-        await runner.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCKS.idpSync]);
+        await this.database.unlockSession(runner, ADVISORY_LOCKS.idpSync);
       }
     } finally {
       await runner.release();

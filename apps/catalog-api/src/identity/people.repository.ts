@@ -99,6 +99,20 @@ export class PeopleRepository {
     return next;
   }
 
+  /** The user with this subject, else the contact with it; undefined when neither exists. */
+  async findBySubject(
+    manager: EntityManager,
+    subject: string,
+  ): Promise<{ kind: PersonKind; id: number } | undefined> {
+    const rows = await manager.query<{ kind: PersonKind; id: number }[]>(
+      `SELECT 'user' AS kind, id FROM users WHERE oidc_id = $1
+       UNION ALL SELECT 'contact' AS kind, id FROM contacts WHERE oidc_id = $1
+       ORDER BY kind DESC LIMIT 1`,
+      [subject],
+    );
+    return rows[0];
+  }
+
   /** A new contact of type Other for a person the catalog did not know. */
   async createContact(manager: EntityManager, facts: PersonFacts): Promise<PersonRecord> {
     const [contact] = await this.createContacts(manager, [facts]);

@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConflictError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
+import { DatabaseRepository } from '../database/database.repository';
 import { IMPORTERS } from './importers';
 import { ImportContext } from './import-context';
+import { ImportRepositories } from './import-repositories';
 import { parseDocument } from './import-document';
 import type { ImportKind } from './import-shapes';
 
@@ -25,6 +27,8 @@ export interface ImportResult {
 export class CatalogImportService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly database: DatabaseRepository,
+    private readonly repos: ImportRepositories,
     private readonly audit: AuditService,
   ) {}
 
@@ -32,8 +36,8 @@ export class CatalogImportService {
     const items = parseDocument(kind, body);
     try {
       return await this.dataSource.transaction(async (manager) => {
-        await manager.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK_ID]);
-        const ctx = new ImportContext(manager, actor);
+        await this.database.lockForTransaction(manager, IMPORT_LOCK_ID);
+        const ctx = new ImportContext(manager, actor, this.repos);
         await IMPORTERS[kind](ctx, items);
         ctx.throwIfProblems();
         await this.audit.recordMany(manager, ctx.audit);

@@ -4,7 +4,6 @@ import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, contactFacts } from './person-facts';
 import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceLinks } from './row-writer';
 
 /** Upserts cohorts by external_id, else name; owners and institutes are replaced when given. */
 export async function importCohorts(ctx: ImportContext, items: CohortInput[]): Promise<void> {
@@ -22,7 +21,7 @@ export async function importCohorts(ctx: ImportContext, items: CohortInput[]): P
   const instituteIds = items.flatMap((c) =>
     (c.institutes ?? []).flatMap((i) => (typeof i === 'number' ? [i] : [])),
   );
-  const refs = await References.load(ctx.manager, {
+  const refs = await References.load(ctx.manager, ctx.repos, {
     partners: [...instituteNames, ...items.flatMap((c) => affiliationRefs(c.contacts))],
     partnerIds: instituteIds,
   });
@@ -63,14 +62,18 @@ export async function importCohorts(ctx: ImportContext, items: CohortInput[]): P
       for (const [i, owner] of owners.entries()) {
         ownerIds.push(await contacts.contactId(owner, index, `contacts[${i}]`));
       }
-      await replaceLinks(ctx, 'cohort_owners', 'cohort_id', 'contact_id', [
+      await ctx.repos.rows.replaceLinks(ctx.manager, 'cohort_owners', 'cohort_id', 'contact_id', [
         { ownerId: id, otherIds: ownerIds },
       ]);
     }
     if (institutes !== undefined) {
-      await replaceLinks(ctx, 'cohort_institutes', 'cohort_id', 'partner_id', [
-        { ownerId: id, otherIds: institutes },
-      ]);
+      await ctx.repos.rows.replaceLinks(
+        ctx.manager,
+        'cohort_institutes',
+        'cohort_id',
+        'partner_id',
+        [{ ownerId: id, otherIds: institutes }],
+      );
     }
     ctx.recordWrite('cohort', id, match.id === null, { ...c });
   }

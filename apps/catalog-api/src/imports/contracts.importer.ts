@@ -5,7 +5,6 @@ import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, contactFacts } from './person-facts';
 import { reportDuplicates } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, upsertRows } from './row-writer';
 
 interface ResolvedContract {
   projectId: number | undefined;
@@ -15,7 +14,7 @@ interface ResolvedContract {
 
 /** Upserts contracts by name within their project (contracts have no accession). */
 export async function importContracts(ctx: ImportContext, items: ContractInput[]): Promise<void> {
-  const refs = await References.load(ctx.manager, {
+  const refs = await References.load(ctx.manager, ctx.repos, {
     projects: items.flatMap((c) => (c.project ? [c.project] : [])),
     projectIds: items.flatMap((c) => (c.project_id ? [c.project_id] : [])),
     partners: items.flatMap((c) =>
@@ -33,18 +32,18 @@ export async function importContracts(ctx: ImportContext, items: ContractInput[]
       keys: [{ field: 'name', value: `${resolved[index].projectId ?? '?'}:${c.name ?? ''}` }],
     })),
   );
-  const existing = await ctx.manager.query<{ id: number; key: string }[]>(
-    `SELECT id, project_id || ':' || lower(name) AS key FROM contracts
-     WHERE project_id || ':' || lower(name) = ANY($1::text[])`,
-    [items.map((c, index) => `${resolved[index].projectId ?? 0}:${fold(c.name ?? '')}`)],
+  const { manager: m, repos } = ctx;
+  const existing = await repos.contracts.withProjectAndName(
+    m,
+    items.map((c, index) => `${resolved[index].projectId ?? 0}:${fold(c.name ?? '')}`),
   );
   ctx.throwIfProblems();
 
   const existingIds = new Map(existing.map((e) => [e.key, e.id]));
   const existingIdOf = (index: number) =>
     existingIds.get(`${resolved[index].projectId}:${fold(items[index].name ?? '')}`) ?? null;
-  const ids = await upsertRows(
-    ctx,
+  const ids = await repos.rows.upsert(
+    m,
     'contracts',
     items.map((c, index) => ({
       existingId: existingIdOf(index),
@@ -58,29 +57,31 @@ export async function importContracts(ctx: ImportContext, items: ContractInput[]
     const existingId = existingIdOf(index);
     const id = ids[index];
     if (r.custodians !== undefined) {
-      await replaceLinks(ctx, 'contract_local_custodians', 'contract_id', 'user_id', [
+      await repos.rows.replaceLinks(m, 'contract_local_custodians', 'contract_id', 'user_id', [
         { ownerId: id, otherIds: r.custodians },
       ]);
     }
     if (r.partners !== undefined) {
-      await ctx.manager.query('DELETE FROM contract_partner_roles WHERE contract_id = $1', [id]);
+      await repos.contracts.deletePartnerRoles(m, id);
       for (const [i, p] of r.partners.entries()) {
         const input = c.partners?.[i];
-        const rows = await ctx.manager.query<{ id: number }[]>(
-          `INSERT INTO contract_partner_roles (contract_id, partner_id, gdpr_roles, comments)
-           VALUES ($1, $2, $3::text[]::gdpr_role[], $4) RETURNING id`,
-          [id, p.partnerId, [...new Set(input?.partner_roles ?? [])], input?.comments ?? null],
+        const roleId = await repos.contracts.insertPartnerRole(
+          m,
+          id,
+          p.partnerId,
+          [...new Set(input?.partner_roles ?? [])],
+          input?.comments ?? null,
         );
         const contactIds: number[] = [];
         for (const [j, facts] of (p.contacts ?? []).entries()) {
           contactIds.push(await contacts.contactId(facts, index, `partners[${i}].contacts[${j}]`));
         }
-        await replaceLinks(
-          ctx,
+        await repos.rows.replaceLinks(
+          m,
           'contract_partner_role_contacts',
           'contract_partner_role_id',
           'contact_id',
-          [{ ownerId: rows[0].id, otherIds: contactIds }],
+          [{ ownerId: roleId, otherIds: contactIds }],
         );
       }
     }

@@ -1,9 +1,8 @@
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
 import type { DatasetInput } from './import-shapes';
-import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
+import { matchTracked, reportTaken, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { insertRows, replaceLinks, reportTaken, upsertRows } from './row-writer';
 import { replaceStorages } from './storages.writer';
 
 interface ResolvedDataset {
@@ -31,7 +30,7 @@ export async function importDatasets(ctx: ImportContext, items: DatasetInput[]):
     'elu_uuid',
     items.map((d, index) => ({ index, value: d.elu_uuid, ownId: matches[index].id })),
   );
-  const refs = await References.load(ctx.manager, {
+  const refs = await References.load(ctx.manager, ctx.repos, {
     projects: items.flatMap((d) =>
       [d.project_external_id, d.project].flatMap((r) => (r ? [r] : [])),
     ),
@@ -69,8 +68,8 @@ export async function importDatasets(ctx: ImportContext, items: DatasetInput[]):
     d,
     r: resolved[index],
   }));
-  await replaceLinks(
-    ctx,
+  await ctx.repos.rows.replaceLinks(
+    ctx.manager,
     'dataset_local_custodians',
     'dataset_id',
     'user_id',
@@ -156,18 +155,15 @@ function resolve(
 async function writeDeclarations(ctx: ImportContext, written: WrittenDataset[]): Promise<void> {
   const targets = written.filter(({ d }) => d.data_declarations !== undefined);
   if (targets.length === 0) return;
-  const m = ctx.manager;
+  const { manager: m, repos } = ctx;
   const datasetIds = targets.map((t) => t.id);
-  const existing = await m.query<{ id: number; dataset_id: number; title: string }[]>(
-    'SELECT id, dataset_id, title FROM data_declarations WHERE dataset_id = ANY($1::int[])',
-    [datasetIds],
-  );
+  const existing = await repos.datasets.declarationsOf(m, datasetIds);
   const byTitle = new Map(existing.map((e) => [`${e.dataset_id}\u0000${fold(e.title)}`, e.id]));
   const declarations = targets.flatMap((t) =>
     (t.d.data_declarations ?? []).map((dd, i) => ({ t, dd, cohorts: t.r.cohorts[i] })),
   );
-  const ids = await upsertRows(
-    ctx,
+  const ids = await repos.rows.upsert(
+    m,
     'data_declarations',
     declarations.map(({ t, dd }) => ({
       existingId: byTitle.get(`${t.id}\u0000${fold(dd.title ?? '')}`) ?? null,
@@ -189,8 +185,8 @@ async function writeDeclarations(ctx: ImportContext, written: WrittenDataset[]):
       },
     })),
   );
-  await replaceLinks(
-    ctx,
+  await repos.rows.replaceLinks(
+    m,
     'data_declaration_cohorts',
     'data_declaration_id',
     'cohort_id',
@@ -202,11 +198,12 @@ async function writeDeclarations(ctx: ImportContext, written: WrittenDataset[]):
     dd.use_conditions === undefined ? [] : [{ id: ids[k], conditions: dd.use_conditions }],
   );
   if (withConditions.length > 0) {
-    await m.query('DELETE FROM use_conditions WHERE data_declaration_id = ANY($1::int[])', [
+    await repos.datasets.deleteUseConditions(
+      m,
       withConditions.map((w) => w.id),
-    ]);
-    await insertRows(
-      ctx,
+    );
+    await repos.rows.insert(
+      m,
       'use_conditions',
       withConditions.flatMap(({ id, conditions }) =>
         conditions.map((u) => ({
@@ -219,22 +216,20 @@ async function writeDeclarations(ctx: ImportContext, written: WrittenDataset[]):
       ),
     );
   }
-  await m.query(
-    'DELETE FROM data_declarations WHERE dataset_id = ANY($1::int[]) AND NOT (id = ANY($2::int[]))',
-    [datasetIds, ids],
-  );
+  await repos.datasets.deleteDeclarationsExcept(m, datasetIds, ids);
 }
 
 async function writeLegalBases(ctx: ImportContext, written: WrittenDataset[]): Promise<void> {
   const targets = written.filter(({ d }) => d.legal_bases !== undefined);
   if (targets.length === 0) return;
-  const m = ctx.manager;
-  await m.query('DELETE FROM legal_bases WHERE dataset_id = ANY($1::int[])', [
+  const { manager: m, repos } = ctx;
+  await repos.datasets.deleteLegalBases(
+    m,
     targets.map((t) => t.id),
-  ]);
+  );
   const bases = targets.flatMap((t) => (t.d.legal_bases ?? []).map((lb) => ({ t, lb })));
-  const ids = await insertRows(
-    ctx,
+  const ids = await repos.rows.insert(
+    m,
     'legal_bases',
     bases.map(({ t, lb }) => ({
       dataset_id: t.id,
@@ -252,24 +247,18 @@ async function writeLegalBases(ctx: ImportContext, written: WrittenDataset[]): P
     })),
   );
   if (named.length === 0) return;
-  await m.query(
-    `INSERT INTO legal_basis_data_declarations (legal_basis_id, data_declaration_id)
-     SELECT l.basis, d.id
-     FROM unnest($1::int[], $2::int[], $3::text[]) AS l(basis, dataset, title)
-     JOIN data_declarations d ON d.dataset_id = l.dataset AND lower(d.title) = l.title
-     ON CONFLICT DO NOTHING`,
-    [named.map((n) => n.basis), named.map((n) => n.dataset), named.map((n) => n.title)],
-  );
+  await repos.datasets.linkLegalBases(m, named);
 }
 
 async function writeTransfers(ctx: ImportContext, written: WrittenDataset[]): Promise<void> {
   const targets = written.filter(({ d }) => d.transfers !== undefined);
   if (targets.length === 0) return;
-  await ctx.manager.query('DELETE FROM transfers WHERE dataset_id = ANY($1::int[])', [
+  await ctx.repos.datasets.deleteTransfers(
+    ctx.manager,
     targets.map((t) => t.id),
-  ]);
-  await insertRows(
-    ctx,
+  );
+  await ctx.repos.rows.insert(
+    ctx.manager,
     'transfers',
     targets.flatMap(({ id, d, r }) =>
       (d.transfers ?? []).map((t, i) => ({

@@ -1,10 +1,12 @@
 import type { EntityManager } from 'typeorm';
 import { FieldProblem, ValidationFailedError } from '@app/errors';
 import type { AuditActor, AuditRecord } from '../audit/audit.service';
+import type { ImportRepositories } from './import-repositories';
 
 /**
  * State of one import inside its transaction: the problems found so far (each with the item
- * index and field), the counts, and the audit entries written at the end.
+ * index and field), the counts, the audit entries written at the end, and the repositories
+ * the importers write through (always with `manager`).
  */
 export class ImportContext {
   readonly problems: FieldProblem[] = [];
@@ -15,6 +17,7 @@ export class ImportContext {
   constructor(
     readonly manager: EntityManager,
     readonly actor: AuditActor,
+    readonly repos: ImportRepositories,
   ) {}
 
   problem(index: number, field: string, message: string): void {

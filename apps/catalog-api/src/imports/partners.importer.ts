@@ -1,7 +1,7 @@
 import type { ImportContext } from './import-context';
 import type { PartnerInput } from './import-shapes';
 import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
-import { definedOnly } from './row-writer';
+import { definedOnly } from './import-rows.repository';
 
 /** Upserts partners by external_id, else name. */
 export async function importPartners(ctx: ImportContext, items: PartnerInput[]): Promise<void> {

@@ -34,22 +34,15 @@ export class ContactWriter {
     if (known !== undefined) return known;
 
     const m = this.ctx.manager;
-    const rows = await m.query<{ id: number }[]>(
-      `SELECT id FROM contacts
-       WHERE lower(first_name) = $1 AND lower(last_name) = $2
-         AND (CASE WHEN $3::text IS NULL THEN email IS NULL ELSE lower(email) = $3 END)
-       ORDER BY id LIMIT 1`,
-      [fold(person.firstName), fold(person.lastName), person.email ? fold(person.email) : null],
+    const contacts = this.ctx.repos.contacts;
+    let id = await contacts.idByNamesAndEmail(
+      m,
+      fold(person.firstName),
+      fold(person.lastName),
+      person.email ? fold(person.email) : null,
     );
-    let id = rows[0]?.id;
-    if (person.oidcId) {
-      const holder = await m.query<{ id: number }[]>(
-        `SELECT id FROM contacts WHERE oidc_id = $1 AND id IS DISTINCT FROM $2`,
-        [person.oidcId, id ?? null],
-      );
-      if (holder.length > 0) {
-        this.ctx.problem(index, `${field}.oidc_id`, 'already belongs to another contact');
-      }
+    if (person.oidcId && (await contacts.otherHasSubject(m, person.oidcId, id ?? null))) {
+      this.ctx.problem(index, `${field}.oidc_id`, 'already belongs to another contact');
     }
     const values = {
       first_name: person.firstName,
@@ -61,30 +54,9 @@ export class ContactWriter {
       ...(person.phone !== undefined ? { phone: person.phone } : {}),
     };
     if (this.ctx.problems.length > 0) return id ?? 0;
-    const columns = Object.keys(values);
-    const params = Object.values(values);
-    if (id === undefined) {
-      const inserted = await m.query<{ id: number }[]>(
-        `INSERT INTO contacts (${columns.join(', ')})
-         VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING id`,
-        params,
-      );
-      id = inserted[0].id;
-    } else {
-      await m.query(
-        `UPDATE contacts SET ${columns.map((c, i) => `${c} = $${i + 2}`).join(', ')}, updated_at = now()
-         WHERE id = $1`,
-        [id, ...params],
-      );
-    }
-    if (person.partnerIds !== undefined) {
-      await m.query('DELETE FROM contact_partners WHERE contact_id = $1', [id]);
-      await m.query(
-        `INSERT INTO contact_partners (contact_id, partner_id)
-         SELECT $1, unnest($2::int[]) ON CONFLICT DO NOTHING`,
-        [id, [...new Set(person.partnerIds)]],
-      );
-    }
+    if (id === undefined) id = await contacts.insert(m, values);
+    else await contacts.update(m, id, values);
+    if (person.partnerIds !== undefined) await contacts.setPartners(m, id, person.partnerIds);
     this.seen.set(identity, id);
     return id;
   }

@@ -2,9 +2,8 @@ import type { ImportContext } from './import-context';
 import type { ProjectInput } from './import-shapes';
 import { ContactWriter, PersonFacts } from './people';
 import { affiliationRefs, personFacts } from './person-facts';
-import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
+import { matchTracked, reportTaken, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceLinks, reportTaken } from './row-writer';
 
 interface ProjectPeople {
   custodians: number[];
@@ -56,7 +55,7 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
     'name',
     items.map((p, index) => ({ index, value: p.name, ownId: matches[index].id })),
   );
-  const refs = await References.load(ctx.manager, {
+  const refs = await References.load(ctx.manager, ctx.repos, {
     partners: items.flatMap((p) => affiliationRefs(p.contacts)),
     userEmails: items.flatMap((p) => (p.contacts ?? []).flatMap((c) => (c.email ? [c.email] : []))),
   });
@@ -78,6 +77,7 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
     items.flatMap((p) => (p.external_id ? [p.external_id] : [])),
   );
 
+  const { manager: m, repos } = ctx;
   const contacts = new ContactWriter(ctx);
   const ids = await upsertTracked(ctx, 'projects', items, matches, (p) => ({
     acronym: p.acronym,
@@ -99,24 +99,25 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
       const contactIds: number[] = [];
       for (const c of sorted.contacts)
         contactIds.push(await contacts.contactId(c.facts, index, c.field));
-      await replaceLinks(ctx, 'project_contacts', 'project_id', 'contact_id', [
+      await repos.rows.replaceLinks(m, 'project_contacts', 'project_id', 'contact_id', [
         { ownerId: id, otherIds: contactIds },
       ]);
-      await replaceLinks(ctx, 'project_local_custodians', 'project_id', 'user_id', [
+      await repos.rows.replaceLinks(m, 'project_local_custodians', 'project_id', 'user_id', [
         { ownerId: id, otherIds: sorted.custodians },
       ]);
-      await replaceLinks(ctx, 'project_company_personnel', 'project_id', 'user_id', [
+      await repos.rows.replaceLinks(m, 'project_company_personnel', 'project_id', 'user_id', [
         { ownerId: id, otherIds: sorted.personnel },
       ]);
     }
     if (p.publications !== undefined) {
-      await ctx.manager.query('DELETE FROM publications WHERE project_id = $1', [id]);
-      for (const pub of p.publications) {
-        await ctx.manager.query(
-          'INSERT INTO publications (project_id, citation, doi) VALUES ($1, $2, $3)',
-          [id, pub.citation ?? pub.citation_string, pub.doi ?? null],
-        );
-      }
+      await repos.projects.replacePublications(
+        m,
+        id,
+        p.publications.map((pub) => ({
+          citation: (pub.citation ?? pub.citation_string) as string,
+          doi: pub.doi ?? null,
+        })),
+      );
     }
     ctx.recordWrite('project', id, match.id === null, { ...p });
   }

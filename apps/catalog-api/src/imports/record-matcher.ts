@@ -1,10 +1,6 @@
+import { TRACKED_TABLES, TrackedTable } from '../common/tracked-records.repository';
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
-import { upsertRows } from './row-writer';
-
-/** Tables whose records carry an `ELU_I_<n>` accession, sharing one sequence. */
-export const TRACKED_TABLES = ['partners', 'cohorts', 'projects', 'datasets'] as const;
-export type TrackedTable = (typeof TRACKED_TABLES)[number];
 
 export interface MatchCandidate {
   index: number;
@@ -18,12 +14,6 @@ export interface MatchResult {
   id: number | null;
   /** The record's current accession when it exists. */
   accession: string | null;
-}
-
-interface Row {
-  id: number;
-  elu_accession: string | null;
-  key: string;
 }
 
 /**
@@ -41,11 +31,7 @@ export async function matchTracked(
 ): Promise<MatchResult[]> {
   const accessions = candidates.flatMap((c) => (c.externalId ? [c.externalId] : []));
   const keys = candidates.map((c) => fold(c.key));
-  const rows = await ctx.manager.query<Row[]>(
-    `SELECT id, elu_accession, ${keyColumn} AS key FROM ${table}
-     WHERE elu_accession = ANY($1::text[]) OR lower(${keyColumn}) = ANY($2::text[])`,
-    [accessions, keys],
-  );
+  const rows = await ctx.repos.tracked.matching(ctx.manager, table, keyColumn, accessions, keys);
   const byAccession = new Map(rows.flatMap((r) => (r.elu_accession ? [[r.elu_accession, r]] : [])));
   const byKey = new Map(rows.map((r) => [fold(r.key), r]));
   const elsewhere = await accessionsUsedElsewhere(ctx, table, accessions);
@@ -87,13 +73,7 @@ async function accessionsUsedElsewhere(
 ): Promise<Set<string>> {
   if (accessions.length === 0) return new Set();
   const others = TRACKED_TABLES.filter((t) => t !== table);
-  const rows = await ctx.manager.query<{ elu_accession: string }[]>(
-    others
-      .map((t) => `SELECT elu_accession FROM ${t} WHERE elu_accession = ANY($1::text[])`)
-      .join(' UNION ALL '),
-    [accessions],
-  );
-  return new Set(rows.map((r) => r.elu_accession));
+  return ctx.repos.tracked.accessionsIn(ctx.manager, others, accessions);
 }
 
 /**
@@ -106,10 +86,7 @@ export async function reserveAccessions(ctx: ImportContext, accessions: string[]
     return match ? [Number(match[1])] : [];
   });
   if (numbers.length === 0) return;
-  await ctx.manager.query(
-    `SELECT setval('elu_accession_seq', GREATEST($1::bigint, (SELECT last_value FROM elu_accession_seq)))`,
-    [Math.max(...numbers)],
-  );
+  await ctx.repos.tracked.reserveAccessionsUpTo(ctx.manager, Math.max(...numbers));
 }
 
 /** Reports items of one document that share a natural key or an external id. */
@@ -130,6 +107,35 @@ export function reportDuplicates(
 }
 
 /**
+ * Reports values of a unique column that another record already holds (a create, or a rename
+ * onto someone else's value), so the write never hits the constraint.
+ */
+export async function reportTaken(
+  ctx: ImportContext,
+  table: TrackedTable,
+  column: string,
+  field: string,
+  items: { index: number; value: string | null | undefined; ownId: number | null }[],
+): Promise<void> {
+  const wanted = items.filter((i) => i.value !== null && i.value !== undefined);
+  if (wanted.length === 0) return;
+  const rows = await ctx.repos.rows.holders(
+    ctx.manager,
+    table,
+    column,
+    wanted.map((i) => String(i.value).toLowerCase()),
+  );
+  const holders = new Map<string, number[]>();
+  for (const row of rows) holders.set(row.value, [...(holders.get(row.value) ?? []), row.id]);
+  for (const item of wanted) {
+    const ids = holders.get(String(item.value).toLowerCase()) ?? [];
+    if (ids.some((id) => id !== item.ownId)) {
+      ctx.problem(item.index, field, 'is already used by another record');
+    }
+  }
+}
+
+/**
  * Writes the rows of tracked records: each item updates its match or creates a record, and its
  * `external_id` becomes the accession (on update only where the record has none). Ids in order.
  */
@@ -140,8 +146,8 @@ export function upsertTracked<T extends { external_id?: string | null }>(
   matches: MatchResult[],
   values: (item: T, index: number) => Record<string, unknown>,
 ): Promise<number[]> {
-  return upsertRows(
-    ctx,
+  return ctx.repos.rows.upsert(
+    ctx.manager,
     table,
     items.map((item, index) => ({
       existingId: matches[index].id,

@@ -1,5 +1,13 @@
 import type { EntityManager } from 'typeorm';
+import type { TrackedRecordsRepository, TrackedTable } from '../common/tracked-records.repository';
+import type { UsersRepository } from '../users/users.repository';
 import { fold } from './import-context';
+
+/** The repositories references are looked up in. */
+export interface ReferenceLookups {
+  tracked: TrackedRecordsRepository;
+  users: UsersRepository;
+}
 
 /**
  * Batched reference lookups: one query per kind for a whole document, never one per item.
@@ -18,6 +26,7 @@ export class References {
 
   static async load(
     manager: EntityManager,
+    lookups: ReferenceLookups,
     wanted: {
       partners?: string[];
       partnerIds?: number[];
@@ -27,13 +36,14 @@ export class References {
       userEmails?: string[];
     },
   ): Promise<References> {
+    const { tracked, users } = lookups;
     return new References(
-      await lookup(manager, 'partners', ['name', 'acronym'], wanted.partners ?? []),
-      await existingIds(manager, 'partners', wanted.partnerIds ?? []),
-      await lookup(manager, 'cohorts', ['name'], wanted.cohorts ?? []),
-      await lookup(manager, 'projects', ['acronym', 'title'], wanted.projects ?? []),
-      await existingIds(manager, 'projects', wanted.projectIds ?? []),
-      await usersByEmail(manager, wanted.userEmails ?? []),
+      await lookup(manager, tracked, 'partners', ['name', 'acronym'], wanted.partners ?? []),
+      await existingIds(manager, tracked, 'partners', wanted.partnerIds ?? []),
+      await lookup(manager, tracked, 'cohorts', ['name'], wanted.cohorts ?? []),
+      await lookup(manager, tracked, 'projects', ['acronym', 'title'], wanted.projects ?? []),
+      await existingIds(manager, tracked, 'projects', wanted.projectIds ?? []),
+      await usersByEmail(manager, users, wanted.userEmails ?? []),
     );
   }
 
@@ -63,30 +73,26 @@ export class References {
   }
 }
 
-interface NamedRow {
-  id: number;
-  elu_accession: string | null;
-  [column: string]: string | number | null;
-}
-
 /**
  * Accession first (exact), then each name column in order; a name shared by several records
  * resolves to none of them (the reference is ambiguous, so it is reported as missing).
  */
 async function lookup(
   manager: EntityManager,
-  table: string,
+  tracked: TrackedRecordsRepository,
+  table: TrackedTable,
   nameColumns: string[],
   refs: string[],
 ): Promise<Map<string, number>> {
   const result = new Map<string, number>();
   if (refs.length === 0) return result;
   const folded = [...new Set(refs.map(fold))];
-  const rows = await manager.query<NamedRow[]>(
-    `SELECT id, elu_accession, ${nameColumns.join(', ')} FROM ${table}
-     WHERE elu_accession = ANY($1::text[])
-        OR ${nameColumns.map((c) => `lower(${c}) = ANY($2::text[])`).join(' OR ')}`,
-    [[...new Set(refs.map((r) => r.trim()))], folded],
+  const rows = await tracked.withAccessionOrName(
+    manager,
+    table,
+    nameColumns,
+    [...new Set(refs.map((r) => r.trim()))],
+    folded,
   );
   // Indexed once, so a document of many references costs one pass over the rows.
   const byAccession = new Map<string, number>();
@@ -121,27 +127,22 @@ async function lookup(
 
 async function existingIds(
   manager: EntityManager,
-  table: string,
+  tracked: TrackedRecordsRepository,
+  table: TrackedTable,
   ids: number[],
 ): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
-  const rows = await manager.query<{ id: number }[]>(
-    `SELECT id FROM ${table} WHERE id = ANY($1::int[])`,
-    [ids],
-  );
-  return new Set(rows.map((r) => r.id));
+  return tracked.existingIds(manager, table, ids);
 }
 
 async function usersByEmail(
   manager: EntityManager,
+  users: UsersRepository,
   emails: string[],
 ): Promise<Map<string, number>> {
   const result = new Map<string, number>();
   if (emails.length === 0) return result;
-  const rows = await manager.query<{ id: number; email: string }[]>(
-    `SELECT id, lower(email) AS email FROM users WHERE lower(email) = ANY($1::text[])`,
-    [[...new Set(emails.map(fold))]],
-  );
+  const rows = await users.withEmails(manager, [...new Set(emails.map(fold))]);
   const counts = new Map<string, number>();
   for (const row of rows) counts.set(row.email, (counts.get(row.email) ?? 0) + 1);
   for (const row of rows) if (counts.get(row.email) === 1) result.set(row.email, row.id);

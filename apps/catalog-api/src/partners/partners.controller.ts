@@ -8,7 +8,8 @@ import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readBoolean, readExactFilters, readFieldList } from '../common/query-params';
 import { viewerIdentity } from '../permissions/viewer';
 import { PARTNER_FIELDS } from './partner.exporter';
-import { PARTNER_FILTERS, PartnerQuery, PartnersService } from './partners.service';
+import { PARTNER_FILTERS } from './partners.repository';
+import { PartnerQuery, PartnersService } from './partners.service';
 
 @ApiTags('catalog')
 @Controller('api/partners')

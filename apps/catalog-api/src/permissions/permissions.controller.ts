@@ -1,11 +1,11 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { DataSource } from 'typeorm';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ForbiddenError, ValidationFailedError } from '@app/errors';
 import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
+import { UsersRepository } from '../users/users.repository';
 import { viewerIdentity, viewerOf } from './viewer';
 import { PermissionsService } from './permissions.service';
 
@@ -22,7 +22,7 @@ export class PermissionsController {
   constructor(
     private readonly permissions: PermissionsService,
     private readonly responder: CachedJsonResponder,
-    private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
   ) {}
 
   @ApiCachedRead(
@@ -77,11 +77,7 @@ export class PermissionsController {
 
   /** A user key may only read its own holder's permissions. */
   private async requireSelf(userId: number, oidcId: string): Promise<void> {
-    const rows = await this.dataSource.query<{ oidc_id: string | null }[]>(
-      'SELECT oidc_id FROM users WHERE id = $1',
-      [userId],
-    );
-    if (rows[0]?.oidc_id !== oidcId) {
+    if ((await this.users.oidcIdOf(userId)) !== oidcId) {
       throw new ForbiddenError('A user key may only read its own permissions');
     }
   }

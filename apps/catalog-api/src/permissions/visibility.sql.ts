@@ -7,6 +7,8 @@ import type { Viewer } from './viewer';
  * SQL predicates deciding what a viewer sees. `protected` on an object: the user is in a
  * global group (data-steward, auditor), is a local custodian of it, or was granted it directly
  * or through a group. Datasets and contracts also inherit `protected` from their project.
+ * Fragments, not a repository: the projects, datasets and contracts repositories AND them into
+ * their own statements, so one visibility rule serves all three and runs no query of its own.
  */
 
 function inGlobalGroup(user: string, params: SqlParams): string {

@@ -13,7 +13,8 @@ import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readExactFilters, readFieldList, readPositiveInt } from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
 import { PROJECT_FIELDS } from './project.exporter';
-import { PROJECT_FILTERS, ProjectQuery, ProjectsService } from './projects.service';
+import { PROJECT_FILTERS } from './projects.repository';
+import { ProjectQuery, ProjectsService } from './projects.service';
 
 @ApiTags('catalog')
 @Controller('api/projects')

@@ -8,8 +8,8 @@ import { ApiCall } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { PAGINATION, POSITIVE_INT } from '../common/api-schemas';
 import { isTermCategory, TERM_CATEGORIES } from './term-category';
-import { TERM_PAGE_SIZE } from './term-search.service';
 import { TermSearchService } from './term-search.service';
+import { TERM_PAGE_SIZE } from './terms.repository';
 
 const MAX_SEARCH_LENGTH = 200;
 

@@ -6,6 +6,7 @@ import { parseVocabulary, type VocabularyFormat } from './parsers/parse-vocabula
 import type { ParsedTerm } from './parsers/parsed-term';
 import { shippedVocabularyPath } from './shipped-vocabularies';
 import { TERM_CATEGORIES, type TermCategory } from './term-category';
+import { TermsRepository } from './terms.repository';
 
 /** What a load did: `total` terms read; each was inserted, had its label updated, or was unchanged. */
 export interface VocabularyLoadCounts {
@@ -18,36 +19,14 @@ export interface VocabularyLoadCounts {
 /** Rows per INSERT: 2 array parameters whatever the size, and a few hundred kB per statement. */
 export const LOAD_BATCH_SIZE = 1000;
 
-/**
- * Upserts one batch with a single statement. `xmax = 0` is how PostgreSQL tells a freshly
- * inserted row from one updated through ON CONFLICT; rows whose label did not change are not
- * touched (the WHERE clause) and so not returned, which keeps reloads cheap and counts honest.
- */
-const UPSERT_BATCH_SQL = `
-  WITH upserted AS (
-    INSERT INTO terms (category, term_id, label)
-    SELECT $1::text, incoming.term_id, incoming.label
-    FROM unnest($2::text[], $3::text[]) AS incoming(term_id, label)
-    ON CONFLICT (category, term_id) DO UPDATE SET label = EXCLUDED.label
-    WHERE terms.label IS DISTINCT FROM EXCLUDED.label
-    RETURNING (xmax = 0) AS inserted
-  )
-  SELECT count(*) FILTER (WHERE inserted)::int AS inserted,
-         count(*) FILTER (WHERE NOT inserted)::int AS updated
-  FROM upserted`;
-
 async function upsertBatch(
+  terms: TermsRepository,
   manager: EntityManager,
   category: TermCategory,
   batch: ParsedTerm[],
   counts: VocabularyLoadCounts,
 ): Promise<void> {
-  const rows: { inserted: number; updated: number }[] = await manager.query(UPSERT_BATCH_SQL, [
-    category,
-    batch.map((term) => term.termId),
-    batch.map((term) => term.label),
-  ]);
-  const { inserted, updated } = rows[0];
+  const { inserted, updated } = await terms.upsertBatch(manager, category, batch);
   counts.inserted += inserted;
   counts.updated += updated;
   counts.unchanged += batch.length - inserted - updated;
@@ -65,20 +44,22 @@ export async function loadVocabulary(
   source: string | Readable,
   format: VocabularyFormat,
 ): Promise<VocabularyLoadCounts> {
+  // Built from the data source given: the demo-data tool loads vocabularies without Nest.
+  const terms = new TermsRepository(dataSource);
   const counts = await dataSource.transaction(async (manager) => {
     const counts: VocabularyLoadCounts = { inserted: 0, updated: 0, unchanged: 0, total: 0 };
     let batch: ParsedTerm[] = [];
     for await (const term of parseVocabulary(source, format)) {
       batch.push(term);
       if (batch.length === LOAD_BATCH_SIZE) {
-        await upsertBatch(manager, category, batch, counts);
+        await upsertBatch(terms, manager, category, batch, counts);
         batch = [];
       }
     }
-    if (batch.length > 0) await upsertBatch(manager, category, batch, counts);
+    if (batch.length > 0) await upsertBatch(terms, manager, category, batch, counts);
     return counts;
   });
-  if (counts.inserted + counts.updated > 0) await tidyAfterLoad(dataSource);
+  if (counts.inserted + counts.updated > 0) await tidyAfterLoad(terms);
   return counts;
 }
 
@@ -91,9 +72,9 @@ export async function loadVocabulary(
  * Postgres skips it with a warning. The load has committed by then, so a failure here (a
  * statement timeout, a pooler that refuses VACUUM) is logged, not reported as a failed load.
  */
-async function tidyAfterLoad(dataSource: DataSource): Promise<void> {
+async function tidyAfterLoad(terms: TermsRepository): Promise<void> {
   try {
-    await dataSource.query('VACUUM (ANALYZE) terms');
+    await terms.vacuum();
   } catch (error) {
     new Logger('VocabularyLoader').warn(
       `terms loaded, but VACUUM (ANALYZE) terms failed; autovacuum will catch up: ${(error as Error).message}`,

@@ -6,18 +6,15 @@ import { ApiCachedRead } from '../common/api-docs';
 import { resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { viewerIdentity } from '../permissions/viewer';
-
-interface UserRow {
-  id: number;
-  username: string;
-  first_name: string;
-  last_name: string;
-}
+import { UsersRepository } from './users.repository';
 
 @ApiTags('users')
 @Controller('api/users')
 export class UsersController {
-  constructor(private readonly responder: CachedJsonResponder) {}
+  constructor(
+    private readonly responder: CachedJsonResponder,
+    private readonly users: UsersRepository,
+  ) {}
 
   /** Active users for pickers; `text` falls back to the username when there is no name. */
   @ApiCachedRead(
@@ -49,10 +46,7 @@ export class UsersController {
       res,
       { route: 'users', identity: viewerIdentity(principal), params: {} },
       async (manager) => {
-        const rows = await manager.query<UserRow[]>(
-          `SELECT id, username, first_name, last_name FROM users WHERE is_active
-           ORDER BY first_name, last_name, id`,
-        );
+        const rows = await this.users.listActive(manager);
         return {
           results: rows.map((row) => ({
             id: row.id,

@@ -1,21 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import Redis, { type RedisOptions } from 'ioredis';
 import { Pool } from 'pg';
-import {
-  authFailuresTableSql,
-  AuthFailureStore,
-  FailureCount,
-  FailurePolicy,
-  PostgresAuthFailuresRepository,
-  RedisAuthFailuresStore,
-} from '@app/auth';
+import { AuthFailureStore, FailureCount, FailurePolicy, RedisAuthFailuresStore } from '@app/auth';
 import { QUEUE_BACKEND } from '../queue/queue.module';
 import type { QueueBackendConfig } from '../queue/queue-backend';
+import { ProvisionerAuthFailuresRepository } from './provisioner-auth-failures.repository';
 
 /** A store that cannot answer within this is skipped: the caller gets its 401 uncounted. */
 const STORE_TIMEOUT_MS = 2000;
-/** Serialises creating the table when several replicas start on an empty database. */
-const CREATE_LOCK_ID = 731_104_014;
 
 /**
  * Failed authentications of the provisioner API, shared by its replicas on the queue's own
@@ -29,7 +21,6 @@ export class ProvisionerAuthFailuresStore implements AuthFailureStore, OnApplica
   private readonly logger = new Logger(ProvisionerAuthFailuresStore.name);
   private readonly store: AuthFailureStore;
   private readonly close: () => Promise<void>;
-  private tableReady?: Promise<void>;
 
   constructor(@Inject(QUEUE_BACKEND) backend: QueueBackendConfig) {
     if (backend.kind === 'redis') {
@@ -54,16 +45,7 @@ export class ProvisionerAuthFailuresStore implements AuthFailureStore, OnApplica
       statement_timeout: STORE_TIMEOUT_MS,
     });
     pool.on('error', (error) => this.logger.debug({ err: error }, 'postgres connection error'));
-    const schema = `"${backend.prefix}_auth"`;
-    const table = `${schema}."auth_failures"`;
-    const rows = async (sql: string, params: unknown[]) => (await pool.query(sql, params)).rows;
-    const repository = new PostgresAuthFailuresRepository(rows, table);
-    this.store = {
-      recordFailure: async (client, policy) => {
-        await this.ensureTable(pool, schema, table);
-        return repository.recordFailure(client, policy);
-      },
-    };
+    this.store = new ProvisionerAuthFailuresRepository(pool, backend.prefix);
     this.close = () => pool.end();
   }
 
@@ -73,28 +55,5 @@ export class ProvisionerAuthFailuresStore implements AuthFailureStore, OnApplica
 
   async onApplicationShutdown(): Promise<void> {
     await this.close();
-  }
-
-  /** Creates the schema and table once per process; a failed attempt is retried next time. */
-  private ensureTable(pool: Pool, schema: string, table: string): Promise<void> {
-    this.tableReady ??= (async () => {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_ID]);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-        await client.query(authFailuresTableSql(table));
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    })().catch((error: unknown) => {
-      this.tableReady = undefined;
-      throw error;
-    });
-    return this.tableReady;
   }
 }

@@ -1,7 +1,9 @@
 import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure.store';
 
-/** Runs one statement and returns its rows (TypeORM's `DataSource.query`, or pg's rows). */
-export type SqlRows = (sql: string, params: unknown[]) => Promise<unknown[]>;
+/** Runs one statement and returns its rows: a TypeORM `DataSource`, or pg wrapped to return `rows`. */
+export interface SqlRunner {
+  query(sql: string, params: unknown[]): Promise<unknown[]>;
+}
 
 /**
  * The table, for a service that creates it itself (the provisioner); the catalog's migration
@@ -29,12 +31,12 @@ export class PostgresAuthFailuresRepository implements AuthFailureStore {
 
   /** `table` is a trusted identifier (quoted and schema-qualified as needed), never input. */
   constructor(
-    private readonly rows: SqlRows,
+    private readonly sql: SqlRunner,
     private readonly table: string,
   ) {}
 
   async recordFailure(client: string, policy: FailurePolicy): Promise<FailureCount> {
-    const [row] = (await this.rows(
+    const [row] = (await this.sql.query(
       `WITH policy AS (
          SELECT now() - make_interval(secs => $3::bigint / 1000.0) AS window_open,
                 now() + make_interval(secs => $4::bigint / 1000.0) AS block_end)
@@ -59,7 +61,7 @@ export class PostgresAuthFailuresRepository implements AuthFailureStore {
   private async sweep(policy: FailurePolicy): Promise<void> {
     if (Date.now() - this.lastSweep < policy.windowMs) return;
     this.lastSweep = Date.now();
-    await this.rows(
+    await this.sql.query(
       `DELETE FROM ${this.table}
        WHERE window_started_at < now() - make_interval(secs => $1::bigint / 1000.0)
          AND (blocked_until IS NULL OR blocked_until < now())`,

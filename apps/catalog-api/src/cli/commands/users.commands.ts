@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { UsersAdminService } from '../../admin/users-admin.service';
+import { UsersRepository } from '../../users/users.repository';
 import {
   allowOptions,
   booleanOption,
@@ -14,11 +15,9 @@ import {
 /** A user given by id or username. */
 async function userId(ctx: CliContext, ref: string): Promise<number> {
   if (/^\d+$/.test(ref)) return Number(ref);
-  const rows = await ctx.app
-    .get(DataSource)
-    .query<{ id: number }[]>('SELECT id FROM users WHERE username = $1', [ref]);
-  if (rows.length === 0) throw new CliUsageError(`no user "${ref}"`);
-  return rows[0].id;
+  const id = await ctx.app.get(UsersRepository).idByUsername(ctx.app.get(DataSource).manager, ref);
+  if (id === undefined) throw new CliUsageError(`no user "${ref}"`);
+  return id;
 }
 
 export const createUserCommand: CliCommand = {

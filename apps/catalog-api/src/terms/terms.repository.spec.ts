@@ -1,4 +1,4 @@
-import { escapeLikePattern, indexedMatchFor, LONG_SEARCH_WINDOW } from './term-search.service';
+import { escapeLikePattern, indexedMatchFor, LONG_SEARCH_WINDOW } from './terms.repository';
 
 describe('indexedMatchFor', () => {
   it.each(['zq', 'In', '2 ', '0', 'a', '%', 'é', 'ж', '😀'])(

@@ -44,13 +44,31 @@ export const DATASET_FILTERS: readonly ExactFilter[] = [
   },
 ];
 
+/** A dataset declaration as an import matches it: by dataset and title. */
+export interface DeclarationKeyRow {
+  id: number;
+  dataset_id: number;
+  title: string;
+}
+
+/** A legal basis naming a declaration of its dataset by title (trimmed and lower-cased). */
+export interface LegalBasisDeclarationLink {
+  basis: number;
+  dataset: number;
+  title: string;
+}
+
 /**
- * Loads datasets with everything their export needs in a fixed number of queries (one per
- * relation, by `= ANY(ids)`), never one per dataset.
+ * Datasets and what belongs to them (declarations, use conditions, legal bases, storage
+ * locations, transfers), in the caller's transaction (`manager`).
  */
 @Injectable()
-export class DatasetGraphLoader {
-  async load(
+export class DatasetsRepository {
+  /**
+   * The datasets the viewer may see, narrowed by `filter`, with everything their export needs,
+   * in a fixed number of queries (one per relation, by `= ANY(ids)`), never one per dataset.
+   */
+  async findGraphs(
     manager: EntityManager,
     viewer: Viewer,
     filter: DatasetFilter,
@@ -78,7 +96,7 @@ export class DatasetGraphLoader {
   }
 
   /** Completes dataset rows into graphs; with an endpoint id, also its exposures. */
-  async loadRelations(
+  private async loadRelations(
     manager: EntityManager,
     datasets: DatasetRow[],
     endpointId?: number,
@@ -175,5 +193,87 @@ export class DatasetGraphLoader {
       ),
       exposure: exposureOf.get(dataset.id),
     }));
+  }
+
+  /**
+   * Ids by accession of the datasets with one of `accessions`; with `lock`, their rows are
+   * share-locked for the transaction (none can be deleted or re-keyed under it).
+   */
+  async idsByAccession(
+    manager: EntityManager,
+    accessions: string[],
+    lock: boolean,
+  ): Promise<Map<string, number>> {
+    const rows = await manager.query<{ id: number; elu_accession: string }[]>(
+      `SELECT id, elu_accession FROM datasets WHERE elu_accession = ANY($1::text[])
+       ${lock ? 'FOR KEY SHARE' : ''}`,
+      [accessions],
+    );
+    return new Map(rows.map((row) => [row.elu_accession, row.id]));
+  }
+
+  /** A dataset by accession, else by exact title. */
+  async idByAccessionOrTitle(manager: EntityManager, ref: string): Promise<number | undefined> {
+    const rows = await manager.query<{ id: number }[]>(
+      'SELECT id FROM datasets WHERE elu_accession = $1 OR title = $1 ORDER BY (elu_accession = $1) DESC LIMIT 1',
+      [ref],
+    );
+    return rows[0]?.id;
+  }
+
+  /** The declarations of the datasets, keyed as an import matches them. */
+  declarationsOf(manager: EntityManager, datasetIds: number[]): Promise<DeclarationKeyRow[]> {
+    return manager.query<DeclarationKeyRow[]>(
+      'SELECT id, dataset_id, title FROM data_declarations WHERE dataset_id = ANY($1::int[])',
+      [datasetIds],
+    );
+  }
+
+  /** Removes the datasets' declarations other than `keptIds` (with what hangs on them). */
+  async deleteDeclarationsExcept(
+    manager: EntityManager,
+    datasetIds: number[],
+    keptIds: number[],
+  ): Promise<void> {
+    await manager.query(
+      'DELETE FROM data_declarations WHERE dataset_id = ANY($1::int[]) AND NOT (id = ANY($2::int[]))',
+      [datasetIds, keptIds],
+    );
+  }
+
+  /** Removes the use conditions of the declarations. */
+  async deleteUseConditions(manager: EntityManager, declarationIds: number[]): Promise<void> {
+    await manager.query('DELETE FROM use_conditions WHERE data_declaration_id = ANY($1::int[])', [
+      declarationIds,
+    ]);
+  }
+
+  /** Removes the datasets' legal bases (their declaration links go with them). */
+  async deleteLegalBases(manager: EntityManager, datasetIds: number[]): Promise<void> {
+    await manager.query('DELETE FROM legal_bases WHERE dataset_id = ANY($1::int[])', [datasetIds]);
+  }
+
+  /** Links each legal basis to its dataset's declaration of that title (one statement). */
+  async linkLegalBases(manager: EntityManager, links: LegalBasisDeclarationLink[]): Promise<void> {
+    await manager.query(
+      `INSERT INTO legal_basis_data_declarations (legal_basis_id, data_declaration_id)
+     SELECT l.basis, d.id
+     FROM unnest($1::int[], $2::int[], $3::text[]) AS l(basis, dataset, title)
+     JOIN data_declarations d ON d.dataset_id = l.dataset AND lower(d.title) = l.title
+     ON CONFLICT DO NOTHING`,
+      [links.map((n) => n.basis), links.map((n) => n.dataset), links.map((n) => n.title)],
+    );
+  }
+
+  /** Removes the datasets' transfers. */
+  async deleteTransfers(manager: EntityManager, datasetIds: number[]): Promise<void> {
+    await manager.query('DELETE FROM transfers WHERE dataset_id = ANY($1::int[])', [datasetIds]);
+  }
+
+  /** Removes the datasets' storage locations (their access links go with them). */
+  async deleteStorageLocations(manager: EntityManager, datasetIds: number[]): Promise<void> {
+    await manager.query('DELETE FROM storage_locations WHERE dataset_id = ANY($1::int[])', [
+      datasetIds,
+    ]);
   }
 }

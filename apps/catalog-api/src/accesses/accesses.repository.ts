@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+
+/** Who holds an access: a user or a contact. */
+export interface AccessHolder {
+  kind: 'user' | 'contact';
+  id: number;
+}
+
+/**
+ * Accesses outside the access-request webhook (which has `RequestAccessesRepository`): expiry,
+ * what a person may use, and the holder-less accesses that storage locations list as notes.
+ */
+@Injectable()
+export class AccessesRepository {
+  /**
+   * Terminates every access whose last day has passed (UTC; expiring today is still valid),
+   * noting why; the accesses terminated.
+   */
+  terminateExpired(manager: EntityManager): Promise<{ id: number; grant_expires_on: string }[]> {
+    // Wrapped in a CTE: TypeORM returns [rows, count] for a bare UPDATE ... RETURNING.
+    return manager.query<{ id: number; grant_expires_on: string }[]>(
+      `WITH expired AS (UPDATE accesses SET status = 'terminated',
+           access_notes = concat_ws(E'\\n', NULLIF(access_notes, ''),
+             'Automatically terminated: expired on ' || grant_expires_on::text),
+           updated_at = now()
+         WHERE status <> 'terminated' AND grant_expires_on < (now() AT TIME ZONE 'UTC')::date
+         RETURNING id, grant_expires_on::text AS grant_expires_on) SELECT * FROM expired`,
+    );
+  }
+
+  /**
+   * Sorted accessions of the datasets the holder may use: an active access that has not expired
+   * (expiring today still counts) on a dataset with at least one exposure, active or deprecated.
+   */
+  async usableDatasetAccessions(manager: EntityManager, holder: AccessHolder): Promise<string[]> {
+    const column = holder.kind === 'user' ? 'user_id' : 'contact_id';
+    const rows = await manager.query<{ elu_accession: string }[]>(
+      `SELECT DISTINCT d.elu_accession FROM accesses a JOIN datasets d ON d.id = a.dataset_id
+       WHERE a.${column} = $1 AND a.status = 'active'
+         AND (a.grant_expires_on IS NULL OR a.grant_expires_on >= (now() AT TIME ZONE 'UTC')::date)
+         AND d.elu_accession IS NOT NULL
+         AND EXISTS (SELECT 1 FROM exposures e WHERE e.dataset_id = d.id)
+       ORDER BY d.elu_accession`,
+      [holder.id],
+    );
+    return rows.map((row) => row.elu_accession);
+  }
+
+  /** The datasets' accesses with their notes, oldest first. */
+  notesOf(
+    manager: EntityManager,
+    datasetIds: number[],
+  ): Promise<{ id: number; dataset_id: number; access_notes: string }[]> {
+    return manager.query<{ id: number; dataset_id: number; access_notes: string }[]>(
+      'SELECT id, dataset_id, access_notes FROM accesses WHERE dataset_id = ANY($1::int[]) ORDER BY id',
+      [datasetIds],
+    );
+  }
+
+  /** Attaches each access to the storage location at the same position (pairs, one statement). */
+  async linkStorageLocations(
+    manager: EntityManager,
+    accessIds: number[],
+    locationIds: number[],
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO access_storage_locations (access_id, storage_location_id)
+       SELECT * FROM unnest($1::int[], $2::int[]) ON CONFLICT DO NOTHING`,
+      [accessIds, locationIds],
+    );
+  }
+
+  /**
+   * Removes the datasets' accesses that are only a note: no holder, not from an access
+   * request, attached to no storage location.
+   */
+  async deleteUnusedNotes(manager: EntityManager, datasetIds: number[]): Promise<void> {
+    await manager.query(
+      `DELETE FROM accesses a WHERE a.dataset_id = ANY($1::int[]) AND a.user_id IS NULL
+       AND a.contact_id IS NULL AND a.application_id IS NULL
+       AND NOT EXISTS (SELECT 1 FROM access_storage_locations x WHERE x.access_id = a.id)`,
+      [datasetIds],
+    );
+  }
+}
