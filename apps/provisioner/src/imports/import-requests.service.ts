@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import type { SourceProblem } from '../sources/dataset-directory/source-file';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import {
   collectionPath,
@@ -30,7 +31,13 @@ export type ImportRequestOutcome =
   | { outcome: 'queued'; record: ImportRecord }
   | { outcome: 'in_progress'; record: ImportRecord }
   | { outcome: 'already_imported'; record: ImportRecord }
-  | { outcome: 'not_importable'; reason: string; detail: string | null };
+  | {
+      outcome: 'not_importable';
+      reason: string;
+      detail: string | null;
+      /** Every problem behind the reason, when the source listed them (refused metadata). */
+      problems?: SourceProblem[];
+    };
 
 type ImportJob = Job<ImportJobData, ImportJobResult | undefined>;
 
@@ -54,11 +61,12 @@ export class ImportRequestsService {
     submission: SourceSubmission,
   ): Promise<ImportRequestOutcome> {
     const id = importId(source.name, ImportJobName.Submission, submission.ref);
-    const path = collectionPath(submission.project, submission.ref);
     const problem = submissionImportProblem(submission);
-    if (!problem && (await this.storage.exists(path)))
+    if (problem)
+      return { outcome: 'not_importable', reason: problem.reason, detail: problem.message };
+    const path = collectionPath(submission.project, submission.ref);
+    if (await this.storage.exists(path))
       return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
-    if (problem) return { outcome: 'not_importable', reason: 'not_eligible', detail: problem };
     return this.enqueue(ImportJobName.Submission, id, {
       source: source.name,
       key: submission.ref,
@@ -77,8 +85,12 @@ export class ImportRequestsService {
     scheduled = false,
   ): Promise<ImportRequestOutcome> {
     const id = importId(source.name, ImportJobName.Dataset, dataset.datasetId);
+    const problem = submissionImportProblem(submission);
+    // No storage path can be made of such a project name: refused before anything else.
+    if (problem?.reason === 'unsafe_project')
+      return { outcome: 'not_importable', reason: problem.reason, detail: problem.message };
     const path = datasetPath(submission.project, submission.ref, dataset.datasetId);
-    if (submissionImportProblem(submission) === null && (await this.storage.exists(path))) {
+    if (problem === null && (await this.storage.exists(path))) {
       return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
     }
     const job = await this.job(id);
@@ -91,6 +103,7 @@ export class ImportRequestsService {
         outcome: 'not_importable',
         reason: dataset.reason ?? 'not_ready',
         detail: dataset.reasonDetail,
+        ...(dataset.problems.length > 0 ? { problems: dataset.problems } : {}),
       };
     return this.enqueue(ImportJobName.Dataset, id, {
       source: source.name,

@@ -4,7 +4,7 @@ import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { SourceRegistry } from '../sources/source-registry';
-import { SourceSystem, SourceUnavailableError } from '../sources/source-system';
+import { SourceRefusedError, SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { attemptStagingId } from './attempt-staging';
@@ -161,7 +161,12 @@ export class ImportProcessor
           'unknown_source',
           `source ${job.data.source} is not configured`,
         );
-      const result = await work(source);
+      const result = await work(source).catch((error: unknown) => {
+        // Metadata the source refuses (a linked submission.json...) needs a human, not a retry.
+        if (error instanceof SourceRefusedError)
+          throw new ImportRejectedError('metadata_refused', error.message, error.problems);
+        throw error;
+      });
       this.logger.log(
         `import ${job.id} done: ${result.path} (${result.files} files, ${result.bytes} bytes)`,
       );

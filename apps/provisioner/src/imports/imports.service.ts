@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '@app/errors';
 import { Job, JobType, Queue } from 'bullmq';
+import { isSafeSegment } from '../sources/safe-segment';
 import { SourcesService } from '../sources/sources.service';
 import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { ImportRecord, JOB_STATES_BY_RECORD_STATE, recordFromJob } from './import-record';
@@ -39,15 +40,21 @@ export class ImportsService {
     const parsed = parseImportId(id);
     const source = parsed && this.sources.get(parsed.source);
     if (parsed && source) {
+      // A project that is no single path segment was never imported: no path is made of it.
       if (parsed.kind === ImportJobName.Submission) {
         const submission = await this.sources.ask(source.getSubmission(parsed.key));
-        const path = submission && collectionPath(submission.project, submission.ref);
+        const path =
+          submission &&
+          isSafeSegment(submission.project) &&
+          collectionPath(submission.project, submission.ref);
         if (path && (await this.requestsExists(path)))
           return this.requests.importedRecord(id, path);
       } else {
         const found = await this.sources.ask(source.findDataset(parsed.key));
         const path =
-          found && datasetPath(found.submission.project, found.submission.ref, parsed.key);
+          found &&
+          isSafeSegment(found.submission.project) &&
+          datasetPath(found.submission.project, found.submission.ref, parsed.key);
         if (path && (await this.requestsExists(path)))
           return this.requests.importedRecord(id, path);
       }

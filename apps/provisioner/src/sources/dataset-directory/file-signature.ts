@@ -1,4 +1,4 @@
-import { Stats, statSync } from 'node:fs';
+import { lstatSync, Stats } from 'node:fs';
 
 /**
  * How recent a change must be for its mtime not to be trusted: file-system timestamps are
@@ -19,12 +19,15 @@ export interface Signature {
   settled: boolean;
 }
 
-/** One signature over several paths, stat'ed in order. */
+/**
+ * One signature over several paths, lstat'ed in order (never following a link: a link swapped
+ * in for a file or directory changes the signature, whatever it points to).
+ */
 export function signatureOfPaths(paths: readonly string[], now: number): Signature {
   let key = '';
   let settled = true;
   for (const path of paths) {
-    const stats = statSync(path, { throwIfNoEntry: false });
+    const stats = lstatSync(path, { throwIfNoEntry: false });
     key += `${signatureOf(stats)}|`;
     if (stats && stats.mtimeMs > now - RACY_WINDOW_MS) settled = false;
   }
