@@ -2,6 +2,7 @@ import { lstatSync, Stats } from 'node:fs';
 import { DatasetNotReadyReason } from '../source-system';
 import { JsonDocument, readJsonDocumentSync, summarizeDatasetDocument } from './json-document';
 import { ChecksumAlgorithm, MANIFEST_FILES, ManifestParser } from './manifest';
+import { PathHashSet } from './path-hash-set';
 import { checkDirectory, identityOf, pinDirectorySync } from './pinned-directory';
 import {
   checkRegularFile,
@@ -219,7 +220,8 @@ function readPinned(view: string, identity: string, options: ReadDatasetOptions)
 
 /**
  * Streams the manifests (never holding one whole) and looks every safe path up under payload/
- * with lstat. Memory: the set of paths of the first manifest, which the second must match.
+ * with lstat. Memory: 64 bits of hash per path of the first manifest (PathHashSet), which the
+ * second must match.
  */
 function checkManifests(
   view: string,
@@ -231,7 +233,7 @@ function checkManifests(
   const payload = hasPayload ? pinDirectorySync(`${view}/${PAYLOAD_DIR}`, PAYLOAD_DIR) : null;
   if (payload && isProblem(payload)) return refusedInspection([payload], identity);
   try {
-    const paths = new Set<string>();
+    const paths = new PathHashSet();
     const problems: string[] = [];
     let byteSize = 0;
     let missingCount = 0;
@@ -244,11 +246,10 @@ function checkManifests(
       const parser = new ManifestParser(algorithm, (path) => {
         if (!primary) {
           // Every path of the second manifest must be one of the first, once.
-          if (!paths.delete(path)) differ = true;
+          if (!paths.match(path)) differ = true;
           return true;
         }
-        if (paths.has(path)) return false;
-        paths.add(path);
+        if (!paths.add(path)) return false;
         const stats = payload ? lstatOrNull(`${payload.view}/${path}`) : null;
         if (stats) byteSize += stats.size;
         else if (missingCount++ < 3) missing.push(path);
@@ -269,7 +270,7 @@ function checkManifests(
       for (const p of parser.problems) problems.push(`${file} line ${p.line}: ${p.message}`);
       if (primary) fileCount = paths.size + parser.unsafeCount;
     }
-    if (present.length === 2 && (differ || paths.size > 0))
+    if (present.length === 2 && (differ || !paths.allMatched))
       problems.push('manifest-sha256.txt and manifest-md5.txt list different paths');
     if (problems.length > 0)
       return notReady('manifest_invalid', problems.slice(0, 5).join('; '), identity);

@@ -138,6 +138,37 @@ describe('ScanCache over the source-scan thread', () => {
     expect(byBytes.size).toBe(2);
   });
 
+  it('reports a path listed twice, and two manifests that list different paths', async () => {
+    const dir = deliveredDataset(false);
+    const line = (path: string, content: string) => `${digest('sha256', content)}  ${path}\n`;
+    writeFileSync(
+      join(dir, 'manifest-sha256.txt'),
+      line('top.txt', 'top') + line('top.txt', 'top'),
+    );
+    expect(await inspect(newCache(), dir)).toMatchObject({
+      reason: 'manifest_invalid',
+      reasonDetail: 'manifest-sha256.txt line 2: path listed twice: top.txt',
+    });
+    writeFileSync(
+      join(dir, 'manifest-sha256.txt'),
+      line('top.txt', 'top') + line('sub/deep.txt', 'deep'),
+    );
+    const md5 = (path: string, content: string) => `${digest('md5', content)}  ${path}\n`;
+    for (const text of [
+      md5('top.txt', 'top'),
+      md5('top.txt', 'top') + md5('top.txt', 'top'),
+      md5('top.txt', 'top') + md5('other.txt', 'deep'),
+    ]) {
+      writeFileSync(join(dir, 'manifest-md5.txt'), text);
+      expect(await inspect(newCache(), dir)).toMatchObject({ reason: 'manifest_invalid' });
+    }
+    writeFileSync(
+      join(dir, 'manifest-md5.txt'),
+      md5('sub/deep.txt', 'deep') + md5('top.txt', 'top'),
+    );
+    expect(await inspect(newCache(), dir)).toMatchObject({ ready: true, fileCount: 2 });
+  });
+
   it('answers in input order across batches of the thread', async () => {
     const base = tempDir('scan-cache');
     const dirs = Array.from({ length: 1200 }, (_, i) => join(base, `absent-${i}`));
