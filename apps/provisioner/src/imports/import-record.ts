@@ -33,21 +33,20 @@ export interface ImportReply {
   record: ImportRecord;
 }
 
-/** BullMQ job states grouped by the record state they show as. */
-export const JOB_STATES_BY_RECORD_STATE: Record<
-  Exclude<ImportState, 'rejected' | 'failed'> | 'ended',
-  string[]
-> = {
-  queued: ['waiting', 'delayed', 'prioritized', 'waiting-children'],
-  running: ['active'],
-  imported: ['completed'],
-  ended: ['failed'],
-};
-
 const iso = (ms: number | undefined): string | null => (ms ? new Date(ms).toISOString() : null);
 
 function isProgress(value: unknown): value is ImportProgress {
   return typeof value === 'object' && value !== null && 'bytes_done' in value;
+}
+
+/** The record state of a job in a BullMQ state: a failed job is rejected when its error is final. */
+export function recordStateOf(
+  job: Job<ImportJobData, ImportJobResult | undefined>,
+  jobState: string,
+): ImportState {
+  if (jobState === 'failed') return job.data.error?.permanent ? 'rejected' : 'failed';
+  if (jobState === 'completed') return 'imported';
+  return jobState === 'active' ? 'running' : 'queued';
 }
 
 /**
@@ -60,15 +59,7 @@ export function recordFromJob(
 ): ImportRecord {
   const data = job.data;
   const failed = jobState === 'failed';
-  const state: ImportState = failed
-    ? data.error?.permanent
-      ? 'rejected'
-      : 'failed'
-    : jobState === 'completed'
-      ? 'imported'
-      : jobState === 'active'
-        ? 'running'
-        : 'queued';
+  const state = recordStateOf(job, jobState);
   const lastError =
     data.error ??
     (failed ? { code: 'failed', message: job.failedReason || 'failed', details: [] } : undefined);

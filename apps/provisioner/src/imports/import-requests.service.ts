@@ -14,6 +14,7 @@ import {
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { ImportRecord, recordFromJob } from './import-record';
+import { ImportRecordsRepository } from './import-records.repository';
 import { NO_PROGRESS } from './pipeline/import-progress';
 import { parseProvenance } from './pipeline/provenance';
 import { submissionImportProblem } from './pipeline/submission-collection';
@@ -54,6 +55,7 @@ export class ImportRequestsService {
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+    private readonly records: ImportRecordsRepository,
   ) {}
 
   async requestSubmission(
@@ -202,11 +204,15 @@ export class ImportRequestsService {
       return { outcome: 'in_progress', record: recordFromJob(existing.job, existing.state) };
     // A finished job under this id is history: the thing was removed from storage since, or the
     // import failed or was rejected. The id must be free for the new import.
-    if (existing) await existing.job.remove().catch(() => undefined);
+    if (existing) {
+      await this.records.removed(id);
+      await existing.job.remove().catch(() => undefined);
+    }
     await this.queue.add(kind, data, {
       jobId: id,
       ...importRetryPreset(this.settings.IMPORT_MAX_ATTEMPTS),
     });
+    await this.records.touched(id);
     // Re-read: when a concurrent request won the race, add() returned its job, not ours.
     const added = await this.job(id);
     if (!added) throw new Error(`import ${id} vanished right after it was queued`);

@@ -1,20 +1,12 @@
-import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '@app/errors';
-import { Job, JobType, Queue } from 'bullmq';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourcesService } from '../sources/sources.service';
 import { collectionPath, datasetPath } from '../storage/storage-layout';
-import { ImportRecord, JOB_STATES_BY_RECORD_STATE, recordFromJob } from './import-record';
+import { ImportRecord, recordFromJob } from './import-record';
+import { ImportRecordsRepository } from './import-records.repository';
 import { ImportRequestsService } from './import-requests.service';
-import {
-  ImportJobData,
-  ImportJobName,
-  ImportJobResult,
-  IMPORT_KINDS,
-  IMPORTS_QUEUE,
-  parseImportId,
-} from './imports.queue';
+import { ImportJobName, parseImportId } from './imports.queue';
 import { ListImportsQuery } from './imports.dto';
 
 export interface ImportPage {
@@ -28,7 +20,7 @@ export interface ImportPage {
 @Injectable()
 export class ImportsService {
   constructor(
-    @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
+    private readonly records: ImportRecordsRepository,
     private readonly requests: ImportRequestsService,
     private readonly sources: SourcesService,
   ) {}
@@ -62,40 +54,16 @@ export class ImportsService {
     throw new NotFoundError(`Unknown import: ${id}`);
   }
 
-  /**
-   * Every import job, newest first. Jobs are read per state group (so no per-job state lookup)
-   * and sorted in memory: fine for the thousands of records a provisioner accumulates.
-   */
+  /** Import records newest first, one page, read from the store a page at a time. */
   async list(query: ListImportsQuery): Promise<ImportPage> {
-    const groups = Object.entries(JOB_STATES_BY_RECORD_STATE);
-    const wanted = query.state;
-    const records: ImportRecord[] = [];
-    for (const [group, jobStates] of groups) {
-      if (
-        wanted &&
-        !(group === wanted || (group === 'ended' && (wanted === 'failed' || wanted === 'rejected')))
-      )
-        continue;
-      for (const jobState of jobStates) {
-        const jobs = (await this.queue.getJobs([jobState as JobType], 0, -1)) as Job<
-          ImportJobData,
-          ImportJobResult | undefined
-        >[];
-        for (const job of jobs) {
-          if (!job || !IMPORT_KINDS.includes(job.name as ImportJobName.Dataset)) continue;
-          if (query.source && job.data.source !== query.source) continue;
-          const record = recordFromJob(job, jobState);
-          if (!wanted || record.state === wanted) records.push(record);
-        }
-      }
-    }
-    records.sort((a, b) =>
-      a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1,
+    const { jobs, count } = await this.records.page(
+      { state: query.state, source: query.source },
+      (query.page - 1) * query.per_page,
+      query.per_page,
     );
-    const start = (query.page - 1) * query.per_page;
     return {
-      items: records.slice(start, start + query.per_page),
-      count: records.length,
+      items: jobs.map(({ job, jobState }) => recordFromJob(job, jobState)),
+      count,
       page: query.page,
       per_page: query.per_page,
     };
