@@ -1,4 +1,4 @@
-// `npm run bench [-- --only catalog|terms|imports|diff] [--quick] [--no-build]`: measures each
+// `npm run bench [-- --only catalog|terms|imports|diff|records] [--quick] [--no-build]`: measures each
 // figure as a ratio against a physical limit in the same run and writes docs/benchmarks.md.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { machineDescription, SuiteReport, writeReport } from './lib/report';
 import { catalogBench } from './suites/catalog.bench';
 import { diffBench } from './suites/diff.bench';
 import { importsBench } from './suites/imports.bench';
+import { recordsBench } from './suites/records.bench';
 import { termsBench } from './suites/terms.bench';
 
 interface Suite {
@@ -23,6 +24,7 @@ const SUITES: Suite[] = [
   { name: 'terms', needs: ['catalog-api'], run: termsBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
   { name: 'diff', needs: ['provisioner'], run: diffBench },
+  { name: 'records', needs: ['provisioner'], run: recordsBench },
 ];
 
 function parseArgs(argv: string[]) {
@@ -52,7 +54,7 @@ function redisVersion(): string {
 
 const HEADER = `# Benchmarks
 
-Written by \`npm run bench\` (\`-- --only catalog|terms|imports|diff\`, \`--quick\` for a smoke run).
+Written by \`npm run bench\` (\`-- --only catalog|terms|imports|diff|records\`, \`--quick\` for a smoke run).
 Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
 \`cp -r\` + \`sync\`), so a busy machine lowers both and the ratio stays meaningful. Each section
 says when and on what machine it was measured; sections are replaced one at a time.`;

@@ -3,6 +3,25 @@ import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
 import { ImportJobData, ImportJobResult, ImportKind } from './imports.queue';
 
 export type ImportState = 'queued' | 'running' | 'imported' | 'failed' | 'rejected';
+
+/**
+ * What a record is made of: the fields of an import job, from a BullMQ Job or straight from a
+ * row of the job table of BullMQ's PostgreSQL backend.
+ */
+export type ImportJobFields = Pick<
+  Job<ImportJobData, ImportJobResult | undefined>,
+  | 'id'
+  | 'name'
+  | 'data'
+  | 'progress'
+  | 'returnvalue'
+  | 'timestamp'
+  | 'processedOn'
+  | 'finishedOn'
+  | 'attemptsMade'
+  | 'attemptsStarted'
+  | 'failedReason'
+>;
 export const IMPORT_STATES: readonly ImportState[] = [
   'queued',
   'running',
@@ -40,10 +59,7 @@ function isProgress(value: unknown): value is ImportProgress {
 }
 
 /** The record state of a job in a BullMQ state: a failed job is rejected when its error is final. */
-export function recordStateOf(
-  job: Job<ImportJobData, ImportJobResult | undefined>,
-  jobState: string,
-): ImportState {
+export function recordStateOf(job: Pick<ImportJobFields, 'data'>, jobState: string): ImportState {
   if (jobState === 'failed') return job.data.error?.permanent ? 'rejected' : 'failed';
   if (jobState === 'completed') return 'imported';
   return jobState === 'active' ? 'running' : 'queued';
@@ -53,10 +69,7 @@ export function recordStateOf(
  * The record is read straight from the BullMQ job: data (what and where, last error),
  * progress (counters), return value (the result), timestamps and attempt counts.
  */
-export function recordFromJob(
-  job: Job<ImportJobData, ImportJobResult | undefined>,
-  jobState: string,
-): ImportRecord {
+export function recordFromJob(job: ImportJobFields, jobState: string): ImportRecord {
   const data = job.data;
   const failed = jobState === 'failed';
   const state = recordStateOf(job, jobState);

@@ -1,9 +1,5 @@
 import { OnModuleDestroy } from '@nestjs/common';
-import type { Job } from 'bullmq';
-import type { ImportState } from './import-record';
-import type { ImportJobData, ImportJobResult } from './imports.queue';
-
-export type ImportJob = Job<ImportJobData, ImportJobResult | undefined>;
+import type { ImportJobFields, ImportState } from './import-record';
 
 export interface ImportRecordFilter {
   state?: ImportState;
@@ -12,7 +8,7 @@ export interface ImportRecordFilter {
 
 /** One page of import jobs, newest first, each with the BullMQ state it was read in. */
 export interface ImportJobPage {
-  jobs: { job: ImportJob; jobState: string }[];
+  jobs: { job: ImportJobFields; jobState: string }[];
   /** How many import jobs match the filter in all. */
   count: number;
 }

@@ -1,27 +1,44 @@
-import type { Queue } from 'bullmq';
+import type { JobType, Queue } from 'bullmq';
 import Redis, { ChainableCommander, RedisOptions } from 'ioredis';
-import { IMPORT_STATES, ImportState, recordStateOf } from './import-record';
+import { IMPORT_STATES, ImportJobFields, ImportState, recordStateOf } from './import-record';
 import {
-  ImportJob,
   ImportJobPage,
   ImportRecordFilter,
   ImportRecordsRepository,
 } from './import-records.repository';
 import { IMPORT_KINDS, ImportJobName } from './imports.queue';
 
+/** The fields of BullMQ's job hash a record needs (not its options nor its stack traces). */
+const JOB_FIELDS = [
+  'name',
+  'data',
+  'progress',
+  'timestamp',
+  'processedOn',
+  'finishedOn',
+  'ats',
+  'atm',
+  'attemptsMade',
+  'failedReason',
+  'returnvalue',
+];
+
 /**
- * BullMQ's state of many jobs in one round trip, as BullMQ's own getState decides it but
- * without its LPOS on the wait list (O(waiting jobs) per job): a job in none of the sorted
- * sets and not in the (short) active list, whose hash exists, is waiting.
- * KEYS: completed, failed, delayed, prioritized, waiting-children, active; ARGV[1]: the job key
- * prefix, ARGV[2..]: job ids.
+ * A page's jobs in one round trip: BullMQ's state of each, decided as BullMQ's own getState
+ * does but without its LPOS on the wait list (O(waiting jobs) per job): a job in none of the
+ * sorted sets and not in the (short) active list, whose hash exists, is waiting; and the
+ * fields of its hash a record needs. KEYS: completed, failed, delayed, prioritized,
+ * waiting-children, active; ARGV[1]: the job key prefix, ARGV[2..]: job ids. Returns per id
+ * the state followed by the fields.
  */
-const JOB_STATES_LUA = `
+const READ_JOBS_LUA = `
+local fields = {${JOB_FIELDS.map((f) => `'${f}'`).join(', ')}}
 local active = {}
 for _, id in ipairs(redis.call('LRANGE', KEYS[6], 0, -1)) do active[id] = true end
-local states = {}
+local out = {}
 for i = 2, #ARGV do
   local id = ARGV[i]
+  local key = ARGV[1] .. id
   local state = 'unknown'
   if redis.call('ZSCORE', KEYS[1], id) then state = 'completed'
   elseif redis.call('ZSCORE', KEYS[2], id) then state = 'failed'
@@ -29,12 +46,37 @@ for i = 2, #ARGV do
   elseif redis.call('ZSCORE', KEYS[4], id) then state = 'prioritized'
   elseif redis.call('ZSCORE', KEYS[5], id) then state = 'waiting-children'
   elseif active[id] then state = 'active'
-  elseif redis.call('EXISTS', ARGV[1] .. id) == 1 then state = 'waiting'
+  elseif redis.call('EXISTS', key) == 1 then state = 'waiting'
   end
-  states[i - 1] = state
+  out[#out + 1] = state
+  local values = redis.call('HMGET', key, unpack(fields))
+  for j = 1, #fields do out[#out + 1] = values[j] or false end
 end
-return states
+return out
 `;
+
+const optionalNumber = (value: string | null): number | undefined =>
+  value ? Number(value) : undefined;
+
+/** A record's fields from the hash, decoded as BullMQ decodes them (rawToJobJson). */
+function fieldsOf(id: string, values: (string | null)[]): ImportJobFields {
+  const v = Object.fromEntries(JOB_FIELDS.map((f, i) => [f, values[i]]));
+  return {
+    id,
+    name: v.name ?? '',
+    data: JSON.parse(v.data ?? '{}') as ImportJobFields['data'],
+    progress: JSON.parse(v.progress ?? '0') as ImportJobFields['progress'],
+    timestamp: Number(v.timestamp),
+    processedOn: optionalNumber(v.processedOn),
+    finishedOn: optionalNumber(v.finishedOn),
+    attemptsStarted: Number(v.ats ?? 0),
+    attemptsMade: Number(v.attemptsMade ?? v.atm ?? 0),
+    failedReason: v.failedReason ?? '',
+    returnvalue: v.returnvalue
+      ? (JSON.parse(v.returnvalue) as ImportJobFields['returnvalue'])
+      : undefined,
+  };
+}
 
 /** Bump to rebuild every index from the jobs (a new layout of the keys). */
 const INDEX_VERSION = '1';
@@ -54,12 +96,12 @@ const JOB_STATES = [
 const MAX_ROUNDS = 20;
 
 type IndexClient = Redis & {
-  importJobStates(...args: string[]): Promise<string[]>;
+  readImportJobs(...args: string[]): Promise<(string | null)[]>;
 };
 
 interface ReadJob {
   id: string;
-  job: ImportJob | undefined;
+  job: ImportJobFields | undefined;
   jobState: string;
 }
 
@@ -86,9 +128,9 @@ export class RedisImportRecords extends ImportRecordsRepository {
   ) {
     super();
     this.redis = new Redis({ ...connection, connectionName: 'import-records' }) as IndexClient;
-    this.redis.defineCommand('importJobStates', {
+    this.redis.defineCommand('readImportJobs', {
       numberOfKeys: 6,
-      lua: JOB_STATES_LUA,
+      lua: READ_JOBS_LUA,
       readOnly: true,
     });
     // Reconnects by itself; the queue's own error logging reports an unreachable Redis.
@@ -126,7 +168,7 @@ export class RedisImportRecords extends ImportRecordsRepository {
   }
 
   async removed(jobId: string): Promise<void> {
-    const job = (await this.queue.getJob(jobId)) as ImportJob | undefined;
+    const [{ job }] = await this.read([jobId]);
     await this.forget(jobId, job?.data.source);
   }
 
@@ -146,48 +188,50 @@ export class RedisImportRecords extends ImportRecordsRepository {
     return this.key(...(parts.length > 0 ? parts : ['all']));
   }
 
-  /** The jobs and their BullMQ states, in one script call and one pipeline of reads. */
+  /** The jobs (the fields a record needs) and their BullMQ states, in one script call. */
   private async read(ids: string[]): Promise<ReadJob[]> {
     const k = this.queue.keys;
-    const [states, jobs] = await Promise.all([
-      this.redis.importJobStates(
-        k.completed,
-        k.failed,
-        k.delayed,
-        k.prioritized,
-        k['waiting-children'],
-        k.active,
-        this.queue.toKey(''),
-        ...ids,
-      ),
-      Promise.all(ids.map((id) => this.queue.getJob(id) as Promise<ImportJob | undefined>)),
-    ]);
+    const flat = await this.redis.readImportJobs(
+      k.completed,
+      k.failed,
+      k.delayed,
+      k.prioritized,
+      k['waiting-children'],
+      k.active,
+      this.queue.toKey(''),
+      ...ids,
+    );
+    const stride = JOB_FIELDS.length + 1;
     return ids.map((id, i) => {
-      const job = jobs[i];
-      const imported = job && IMPORT_KINDS.includes(job.name as ImportJobName.Dataset);
-      return {
-        id,
-        job: imported && states[i] !== 'unknown' ? job : undefined,
-        jobState: states[i],
-      };
+      const jobState = flat[i * stride]!;
+      const values = flat.slice(i * stride + 1, (i + 1) * stride);
+      const known =
+        jobState !== 'unknown' && IMPORT_KINDS.includes(values[0] as ImportJobName.Dataset);
+      return { id, job: known ? fieldsOf(id, values) : undefined, jobState };
     });
   }
 
-  private stage(multi: ChainableCommander, job: ImportJob, state: ImportState): void {
+  /** Adds a job to the sets of its record state (and to the all and source sets). */
+  private stageAdd(batch: ChainableCommander, job: ImportJobFields, state: ImportState): void {
     const { source } = job.data;
     const score = job.timestamp;
+    batch.zadd(this.key('all'), score, job.id!);
+    batch.zadd(this.key('source', source), score, job.id!);
+    batch.zadd(this.key('state', state), score, job.id!);
+    batch.zadd(this.key('source', source, 'state', state), score, job.id!);
+  }
+
+  /** Removes a job from every state set (of its source too), then files it under `state`. */
+  private stage(multi: ChainableCommander, job: ImportJobFields, state: ImportState): void {
     for (const s of IMPORT_STATES) {
       multi.zrem(this.key('state', s), job.id!);
-      multi.zrem(this.key('source', source, 'state', s), job.id!);
+      multi.zrem(this.key('source', job.data.source, 'state', s), job.id!);
     }
-    multi.zadd(this.key('all'), score, job.id!);
-    multi.zadd(this.key('source', source), score, job.id!);
-    multi.zadd(this.key('state', state), score, job.id!);
-    multi.zadd(this.key('source', source, 'state', state), score, job.id!);
+    this.stageAdd(multi, job, state);
   }
 
   /** Files a job under its record state (and nowhere else), atomically. */
-  private async file(job: ImportJob, state: ImportState): Promise<void> {
+  private async file(job: ImportJobFields, state: ImportState): Promise<void> {
     const multi = this.redis.multi();
     this.stage(multi, job, state);
     await multi.exec();
@@ -223,23 +267,26 @@ export class RedisImportRecords extends ImportRecordsRepository {
     return this.built;
   }
 
-  /** Indexes every import job of a queue that has none yet (a queue older than the index). */
+  /**
+   * Indexes every import job of a queue that has none yet (a queue older than the index): the
+   * ids of each BullMQ state a chunk at a time, read with the same script as pages.
+   */
   private async buildOnce(): Promise<void> {
     if ((await this.redis.get(this.key('version'))) === INDEX_VERSION) return;
     for (const jobState of JOB_STATES) {
       for (let start = 0; ; start += BUILD_CHUNK) {
-        const jobs = (await this.queue.getJobs(
-          [jobState as 'waiting'],
+        const ids = await this.queue.getRanges(
+          [jobState as JobType],
           start,
           start + BUILD_CHUNK - 1,
           true,
-        )) as ImportJob[];
-        const multi = this.redis.multi();
-        for (const job of jobs)
-          if (job && IMPORT_KINDS.includes(job.name as ImportJobName.Dataset))
-            this.stage(multi, job, recordStateOf(job, jobState));
-        await multi.exec();
-        if (jobs.length < BUILD_CHUNK) break;
+        );
+        if (ids.length === 0) break;
+        const batch = this.redis.pipeline();
+        for (const { job, jobState: now } of await this.read(ids))
+          if (job) this.stageAdd(batch, job, recordStateOf(job, now));
+        await batch.exec();
+        if (ids.length < BUILD_CHUNK) break;
       }
     }
     await this.redis.set(this.key('version'), INDEX_VERSION);
