@@ -274,6 +274,8 @@ describe('provisioner over a hostile drop zone', () => {
       expect({ ref, status: res.status }).toEqual({ ref, status: 409 });
       expect(res.body).toMatchObject({ status: 'Error', more: { reason: 'metadata_refused' } });
       expect(res.body.description).toContain(detail);
+      // Nothing was imported from it: its record is unknown, not an error.
+      expect((await get(`/imports/dropzone-submission-${ref}`)).status).toBe(404);
     }
   });
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '@app/errors';
 import { isSafeSegment } from '../sources/safe-segment';
+import { SourceRefusedError } from '../sources/source-system';
 import { SourcesService } from '../sources/sources.service';
 import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { ImportRecord, recordFromJob } from './import-record';
@@ -31,10 +32,16 @@ export class ImportsService {
     // No job kept under this id: the thing may still be imported (storage is the truth).
     const parsed = parseImportId(id);
     const source = parsed && this.sources.get(parsed.source);
+    // Refused metadata (a linked submission.json...) says nothing of what was imported.
+    const unlessRefused = <T>(call: Promise<T>): Promise<T | null> =>
+      call.catch((error: unknown) => {
+        if (error instanceof SourceRefusedError) return null;
+        throw error;
+      });
     if (parsed && source) {
       // A project that is no single path segment was never imported: no path is made of it.
       if (parsed.kind === ImportJobName.Submission) {
-        const submission = await this.sources.ask(source.getSubmission(parsed.key));
+        const submission = await this.sources.ask(unlessRefused(source.getSubmission(parsed.key)));
         const path =
           submission &&
           isSafeSegment(submission.project) &&
@@ -42,7 +49,7 @@ export class ImportsService {
         if (path && (await this.requestsExists(path)))
           return this.requests.importedRecord(id, path);
       } else {
-        const found = await this.sources.ask(source.findDataset(parsed.key));
+        const found = await this.sources.ask(unlessRefused(source.findDataset(parsed.key)));
         const path =
           found &&
           isSafeSegment(found.submission.project) &&

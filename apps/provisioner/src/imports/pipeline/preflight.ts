@@ -11,9 +11,8 @@ import {
 } from '../../sources/dataset-directory/dataset-directory';
 import {
   ChecksumAlgorithm,
+  collectingParser,
   MANIFEST_FILES,
-  ManifestEntries,
-  ManifestParser,
   ParsedManifest,
 } from '../../sources/dataset-directory/manifest';
 import { pinDirectory, PinnedDirectory } from '../../sources/dataset-directory/pinned-directory';
@@ -59,7 +58,7 @@ export interface PreflightOptions {
 const SPACE_MARGIN_BYTES = 64 * 1024 * 1024;
 const SPACE_MARGIN_RATIO = 0.01;
 /** Problems kept in a rejection (they are stored with the job); the rest are counted. */
-export const MAX_REPORTED_PROBLEMS = 1000;
+const MAX_REPORTED_PROBLEMS = 1000;
 
 /** A manifest read whole into memory (the import needs every digest), streamed while parsed. */
 async function loadManifest(
@@ -67,26 +66,14 @@ async function loadManifest(
   algorithm: ChecksumAlgorithm,
   limits: SourceLimits,
 ): Promise<ParsedManifest | SourceProblem | null> {
-  const entries: ManifestEntries = new Map();
-  const parser = new ManifestParser(algorithm, (path, hex) => {
-    if (entries.has(path)) return false;
-    entries.set(path, hex);
-    return true;
-  });
+  const { parser, result } = collectingParser(algorithm);
   const file = MANIFEST_FILES[algorithm];
   const outcome = await readSourceChunks(`${view}/${file}`, file, manifestRules(limits), (chunk) =>
     parser.push(chunk),
   );
   if (outcome !== 'read') return outcome;
   parser.end();
-  return {
-    algorithm,
-    entries,
-    problems: parser.problems,
-    unsafePaths: parser.unsafePaths,
-    unlisted: parser.unlisted,
-    unsafeCount: parser.unsafeCount,
-  };
+  return result();
 }
 
 function rejected(problems: ImportProblem[]): ImportRejectedError {

@@ -97,11 +97,6 @@ export interface ReadDatasetOptions {
   limits: SourceLimits;
 }
 
-export function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
 function lstatOrNull(path: string): Stats | null {
   return lstatSync(path, { throwIfNoEntry: false }) ?? null;
 }
@@ -132,7 +127,7 @@ export function refusedInspection(
   return { ...notReady('metadata_refused', `${shown.join('; ')}${more}`, identity), problems };
 }
 
-/** The paths whose lstat signature tells whether a reading still holds (see DatasetInspector). */
+/** The paths whose lstat signature tells whether a reading still holds (see ScanCache). */
 export function watchedPaths(dir: string, document: boolean): string[] {
   return [
     dir,

@@ -148,24 +148,39 @@ export class ManifestParser {
   }
 }
 
-/** A whole manifest in memory (tests, small texts): the parser over one chunk. */
-export function parseManifest(algorithm: ChecksumAlgorithm, text: string): ParsedManifest {
+/**
+ * A parser that keeps every entry (path -> digest), for whoever needs the whole manifest (an
+ * import's preflight); `result()` once fed.
+ */
+export function collectingParser(algorithm: ChecksumAlgorithm): {
+  parser: ManifestParser;
+  result(): ParsedManifest;
+} {
   const entries: ManifestEntries = new Map();
   const parser = new ManifestParser(algorithm, (path, hex) => {
     if (entries.has(path)) return false;
     entries.set(path, hex);
     return true;
   });
+  return {
+    parser,
+    result: () => ({
+      algorithm,
+      entries,
+      problems: parser.problems,
+      unsafePaths: parser.unsafePaths,
+      unlisted: parser.unlisted,
+      unsafeCount: parser.unsafeCount,
+    }),
+  };
+}
+
+/** A whole manifest in memory (tests, small texts): the parser over one chunk. */
+export function parseManifest(algorithm: ChecksumAlgorithm, text: string): ParsedManifest {
+  const { parser, result } = collectingParser(algorithm);
   parser.push(Buffer.from(text));
   parser.end();
-  return {
-    algorithm,
-    entries,
-    problems: parser.problems,
-    unsafePaths: parser.unsafePaths,
-    unlisted: parser.unlisted,
-    unsafeCount: parser.unsafeCount,
-  };
+  return result();
 }
 
 function unescapeMd5sum(path: string): string {

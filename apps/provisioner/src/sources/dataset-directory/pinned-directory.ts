@@ -1,6 +1,14 @@
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, Stats } from 'node:fs';
-import { FileHandle, lstat, open } from 'node:fs/promises';
-import { describeKind, kindOf, refusal, SourceProblem } from './source-file';
+import { closeSync, constants, existsSync, Stats } from 'node:fs';
+import {
+  describeKind,
+  isProblem,
+  kindOf,
+  openChecked,
+  openCheckedSync,
+  OpenRules,
+  refusal,
+  SourceProblem,
+} from './source-file';
 
 /**
  * A directory of a source opened once, without following a link, and then reached through its
@@ -24,11 +32,6 @@ function viewOf(fd: number, path: string): string {
   return HAS_PROC_FD ? `${PROC_FD}/${fd}` : path;
 }
 
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
 /** The verdict on what lstat found where a directory must be; null when it is one. */
 export function checkDirectory(stats: Stats, path: string): SourceProblem | null {
   const kind = kindOf(stats);
@@ -40,15 +43,7 @@ export function checkDirectory(stats: Stats, path: string): SourceProblem | null
   );
 }
 
-function replaced(path: string): SourceProblem {
-  return refusal('replaced', path, 'was replaced while being opened');
-}
-
-/** An open() of a checked directory that failed because a link or file was swapped in. */
-function isOpenRace(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ELOOP' || code === 'ENOTDIR';
-}
+const DIRECTORY_RULES: OpenRules = { flags: DIRECTORY_FLAGS, verdict: checkDirectory };
 
 export interface PinnedDirectorySync {
   stats: Stats;
@@ -64,28 +59,9 @@ export function pinDirectorySync(
   absolute: string,
   path: string,
 ): PinnedDirectorySync | SourceProblem | null {
-  let before: Stats;
-  try {
-    before = lstatSync(absolute);
-  } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
-  }
-  const verdict = checkDirectory(before, path);
-  if (verdict) return verdict;
-  let fd: number;
-  try {
-    fd = openSync(absolute, DIRECTORY_FLAGS);
-  } catch (error) {
-    if (isOpenRace(error)) return replaced(path);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  const stats = fstatSync(fd);
-  if (stats.dev !== before.dev || stats.ino !== before.ino) {
-    closeSync(fd);
-    return replaced(path);
-  }
+  const opened = openCheckedSync(absolute, path, DIRECTORY_RULES);
+  if (opened === null || isProblem(opened)) return opened;
+  const { fd, stats } = opened;
   return {
     stats,
     view: viewOf(fd, absolute),
@@ -106,28 +82,9 @@ export async function pinDirectory(
   absolute: string,
   path: string,
 ): Promise<PinnedDirectory | SourceProblem | null> {
-  let before: Stats;
-  try {
-    before = await lstat(absolute);
-  } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
-  }
-  const verdict = checkDirectory(before, path);
-  if (verdict) return verdict;
-  let handle: FileHandle;
-  try {
-    handle = await open(absolute, DIRECTORY_FLAGS);
-  } catch (error) {
-    if (isOpenRace(error)) return replaced(path);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  const stats = await handle.stat();
-  if (stats.dev !== before.dev || stats.ino !== before.ino) {
-    await handle.close();
-    return replaced(path);
-  }
+  const opened = await openChecked(absolute, path, DIRECTORY_RULES);
+  if (opened === null || isProblem(opened)) return opened;
+  const { handle, stats } = opened;
   return {
     stats,
     view: viewOf(handle.fd, absolute),

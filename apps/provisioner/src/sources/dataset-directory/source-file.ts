@@ -113,45 +113,46 @@ function tooLarge(path: string, size: number | string, rules: FileRules): Source
   );
 }
 
-function sameFile(a: Stats, b: Stats): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
-}
-
 /** O_NOCTTY: a terminal device swapped in must not become the process's controlling tty. */
 export const OPEN_SOURCE_FLAGS =
   constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
-function isMissing(error: unknown): boolean {
+export function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/** An open() that failed because the entry changed kind after lstat (a link or socket swapped in). */
+/** How to open an entry of a source: what it must be before and after, with which flags. */
+export interface OpenRules {
+  flags: number;
+  /** The verdict on an lstat or fstat result; null when fine. */
+  verdict(stats: Stats, path: string): SourceProblem | null;
+}
+
+/**
+ * An open() that failed because the entry changed kind after lstat (a link, a socket or a
+ * non-directory swapped in), or null for any other failure.
+ */
 function openRace(error: unknown, path: string): SourceProblem | null {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ELOOP' || code === 'ENXIO' || code === 'EISDIR')
+  if (code === 'ELOOP' || code === 'ENXIO' || code === 'EISDIR' || code === 'ENOTDIR')
     return refusal('replaced', path, 'was replaced while being opened');
   return null;
 }
 
-/** The descriptor must be the regular file lstat saw (same device and inode). */
-function checkOpened(before: Stats, opened: Stats, path: string, rules: FileRules) {
-  if (!sameFile(before, opened) || !opened.isFile())
+/** The descriptor must be the entry lstat saw (same device and inode), and still pass. */
+function checkOpened(before: Stats, opened: Stats, path: string, rules: OpenRules) {
+  if (before.dev !== opened.dev || before.ino !== opened.ino)
     return refusal('replaced', path, 'was replaced while being opened');
-  return checkRegularFile(opened, path, rules);
+  return rules.verdict(opened, path);
 }
 
-export interface OpenedSourceFileSync {
-  fd: number;
-  stats: Stats;
-}
-
-/** Opens a source file for reading, or says why not; null when it does not exist. */
-export function openSourceFileSync(
+/** lstat, the verdict, open, fstat, the verdict again: the entry or why not; null when absent. */
+export function openCheckedSync(
   absolute: string,
   path: string,
-  rules: FileRules,
-): OpenedSourceFileSync | SourceProblem | null {
+  rules: OpenRules,
+): { fd: number; stats: Stats } | SourceProblem | null {
   let before: Stats;
   try {
     before = lstatSync(absolute);
@@ -159,13 +160,13 @@ export function openSourceFileSync(
     if (isMissing(error)) return null;
     throw error;
   }
-  const verdict = checkRegularFile(before, path, rules);
+  const verdict = rules.verdict(before, path);
   if (verdict) return verdict;
   let fd: number;
   try {
-    fd = openSync(absolute, OPEN_SOURCE_FLAGS);
+    fd = openSync(absolute, rules.flags);
   } catch (error) {
-    if (isMissing(error)) return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     const raced = openRace(error, path);
     if (raced) return raced;
     throw error;
@@ -179,17 +180,12 @@ export function openSourceFileSync(
   return { fd, stats };
 }
 
-export interface OpenedSourceFile {
-  handle: FileHandle;
-  stats: Stats;
-}
-
-/** openSourceFileSync through libuv's thread pool. */
-export async function openSourceFile(
+/** openCheckedSync through libuv's thread pool. */
+export async function openChecked(
   absolute: string,
   path: string,
-  rules: FileRules,
-): Promise<OpenedSourceFile | SourceProblem | null> {
+  rules: OpenRules,
+): Promise<{ handle: FileHandle; stats: Stats } | SourceProblem | null> {
   let before: Stats;
   try {
     before = await lstat(absolute);
@@ -197,13 +193,13 @@ export async function openSourceFile(
     if (isMissing(error)) return null;
     throw error;
   }
-  const verdict = checkRegularFile(before, path, rules);
+  const verdict = rules.verdict(before, path);
   if (verdict) return verdict;
   let handle: FileHandle;
   try {
-    handle = await open(absolute, OPEN_SOURCE_FLAGS);
+    handle = await open(absolute, rules.flags);
   } catch (error) {
-    if (isMissing(error)) return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     const raced = openRace(error, path);
     if (raced) return raced;
     throw error;
@@ -215,6 +211,23 @@ export async function openSourceFile(
     return problem;
   }
   return { handle, stats };
+}
+
+function fileRules(rules: FileRules): OpenRules {
+  return {
+    flags: OPEN_SOURCE_FLAGS,
+    verdict: (stats, path) => checkRegularFile(stats, path, rules),
+  };
+}
+
+/** Opens a source file for reading, or says why not; null when it does not exist. */
+export function openSourceFileSync(absolute: string, path: string, rules: FileRules) {
+  return openCheckedSync(absolute, path, fileRules(rules));
+}
+
+/** openSourceFileSync through libuv's thread pool. */
+export function openSourceFile(absolute: string, path: string, rules: FileRules) {
+  return openChecked(absolute, path, fileRules(rules));
 }
 
 /**
