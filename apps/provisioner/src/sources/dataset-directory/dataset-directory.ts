@@ -1,4 +1,4 @@
-import { lstatSync, Stats } from 'node:fs';
+import { Stats } from 'node:fs';
 import { DatasetNotReadyReason } from '../source-system';
 import { JsonDocument, readJsonDocumentSync, summarizeDatasetDocument } from './json-document';
 import { ChecksumAlgorithm, MANIFEST_FILES, ManifestParser } from './manifest';
@@ -8,6 +8,7 @@ import {
   checkRegularFile,
   FileRules,
   isProblem,
+  lstatIfPresent,
   readSourceChunksSync,
   refusal,
   SourceProblem,
@@ -97,10 +98,6 @@ export interface ReadDatasetOptions {
   limits: SourceLimits;
 }
 
-function lstatOrNull(path: string): Stats | null {
-  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
-}
-
 function notReady(
   reason: DatasetNotReadyReason,
   reasonDetail: string | null = null,
@@ -154,7 +151,7 @@ export function readDatasetDirectory(dir: string, options: ReadDatasetOptions): 
   try {
     const reading = readPinned(pinned.view, pinned.identity, options);
     // Where /proc is missing the view is the path itself: the directory must still be it.
-    const after = lstatOrNull(dir);
+    const after = lstatIfPresent(dir);
     if (!after || identityOf(after) !== pinned.identity || !after.isDirectory())
       return {
         inspection: refusedInspection(
@@ -172,7 +169,7 @@ export function readDatasetDirectory(dir: string, options: ReadDatasetOptions): 
 function readPinned(view: string, identity: string, options: ReadDatasetOptions): DatasetReading {
   const problems: SourceProblem[] = [];
   const check = (name: string, verdict: (stats: Stats) => SourceProblem | null): boolean => {
-    const stats = lstatOrNull(`${view}/${name}`);
+    const stats = lstatIfPresent(`${view}/${name}`);
     if (!stats) return false;
     const problem = verdict(stats);
     if (problem) problems.push(problem);
@@ -213,6 +210,28 @@ function readPinned(view: string, identity: string, options: ReadDatasetOptions)
   return done(checkManifests(view, payload, present, options.limits, identity));
 }
 
+/** Directories whose verdict underDirectories remembers; then it starts afresh (memory). */
+const MAX_SEEN_DIRECTORIES = 10_000;
+
+/**
+ * Whether every directory on the way to a manifest path is a directory, not a link: lstat of
+ * the path itself would follow a link in the middle (to another submission's files, to /etc).
+ * Each directory is looked at about once (`seen`: manifests list a directory's files together).
+ */
+function underDirectories(root: string, path: string, seen: Map<string, boolean>): boolean {
+  for (let slash = path.indexOf('/'); slash > 0; slash = path.indexOf('/', slash + 1)) {
+    const dir = path.slice(0, slash);
+    let ok = seen.get(dir);
+    if (ok === undefined) {
+      ok = lstatIfPresent(`${root}/${dir}`)?.isDirectory() ?? false;
+      if (seen.size >= MAX_SEEN_DIRECTORIES) seen.clear();
+      seen.set(dir, ok);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 /**
  * Streams the manifests (never holding one whole) and looks every safe path up under payload/
  * with lstat. Memory: 64 bits of hash per path of the first manifest (PathHashSet), which the
@@ -229,6 +248,7 @@ function checkManifests(
   if (payload && isProblem(payload)) return refusedInspection([payload], identity);
   try {
     const paths = new PathHashSet();
+    const directories = new Map<string, boolean>();
     const problems: string[] = [];
     let byteSize = 0;
     let missingCount = 0;
@@ -245,7 +265,10 @@ function checkManifests(
           return true;
         }
         if (!paths.add(path)) return false;
-        const stats = payload ? lstatOrNull(`${payload.view}/${path}`) : null;
+        const stats =
+          payload && underDirectories(payload.view, path, directories)
+            ? lstatIfPresent(`${payload.view}/${path}`)
+            : null;
         if (stats) byteSize += stats.size;
         else if (missingCount++ < 3) missing.push(path);
         return true;

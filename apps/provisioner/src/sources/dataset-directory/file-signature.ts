@@ -1,4 +1,5 @@
-import { lstatSync, Stats } from 'node:fs';
+import { Stats } from 'node:fs';
+import { lstatIfPresent } from './source-file';
 
 /**
  * How recent a change must be for its mtime not to be trusted: file-system timestamps are
@@ -27,7 +28,7 @@ export function signatureOfPaths(paths: readonly string[], now: number): Signatu
   let key = '';
   let settled = true;
   for (const path of paths) {
-    const stats = lstatSync(path, { throwIfNoEntry: false });
+    const stats = lstatIfPresent(path) ?? undefined;
     key += `${signatureOf(stats)}|`;
     if (stats && stats.mtimeMs > now - RACY_WINDOW_MS) settled = false;
   }

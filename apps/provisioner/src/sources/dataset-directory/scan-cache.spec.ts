@@ -8,7 +8,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { digest, tempDir, writeDatasetDirectory } from '../../../test/support/dropzone-fixture';
+import {
+  digest,
+  makeSpecialFile,
+  tempDir,
+  writeDatasetDirectory,
+} from '../../../test/support/dropzone-fixture';
 import { DatasetReading, DEFAULT_SOURCE_LIMITS, DirectoryInspection } from './dataset-directory';
 import { ScanCache } from './scan-cache';
 import { SourceScanner } from './source-scanner';
@@ -167,6 +172,34 @@ describe('ScanCache over the source-scan thread', () => {
       md5('sub/deep.txt', 'deep') + md5('top.txt', 'top'),
     );
     expect(await inspect(newCache(), dir)).toMatchObject({ ready: true, fileCount: 2 });
+  });
+
+  it('answers, never fails the batch, for a dataset that is a FIFO or unreadable, and paths through files or links', async () => {
+    const base = tempDir('scan-cache');
+    const fifo = join(base, 'DS-FIFO');
+    makeSpecialFile(fifo, 'fifo');
+    const dir = deliveredDataset(false);
+    symlinkSync('/etc', join(dir, 'payload/etc-link'));
+    writeFileSync(
+      join(dir, 'manifest-sha256.txt'),
+      [
+        `${digest('sha256', 'top')}  top.txt`,
+        `${digest('sha256', 'x')}  top.txt/under-a-file`,
+        `${digest('sha256', 'x')}  etc-link/hostname`,
+        `${digest('sha256', 'x')}  ${'d/'.repeat(2040)}f`,
+      ].join('\n'),
+    );
+    const [forFifo, forDir] = await newCache().readMany([fifo, dir]);
+    expect(forFifo.inspection).toMatchObject({
+      reason: 'metadata_refused',
+      reasonDetail: 'the directory is a FIFO (named pipe), not a directory',
+    });
+    // Looked up without following the link in the middle: /etc/hostname is not counted.
+    expect(forDir.inspection).toMatchObject({
+      reason: 'files_missing',
+      byteSize: 3,
+      reasonDetail: expect.stringContaining('3 manifest path(s) do not exist'),
+    });
   });
 
   it('answers in input order across batches of the thread', async () => {

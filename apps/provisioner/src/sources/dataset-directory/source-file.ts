@@ -122,6 +122,20 @@ export function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+/**
+ * lstat of a path a depositor chose, or null where nothing can be there: absent, under a file
+ * (ENOTDIR), through a loop of links (ELOOP) or too long for the system (ENAMETOOLONG).
+ */
+export function lstatIfPresent(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (isMissing(error) || code === 'ELOOP' || code === 'ENAMETOOLONG') return null;
+    throw error;
+  }
+}
+
 /** How to open an entry of a source: what it must be before and after, with which flags. */
 export interface OpenRules {
   flags: number;

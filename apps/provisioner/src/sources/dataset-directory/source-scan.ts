@@ -3,13 +3,14 @@ import {
   metadataRules,
   readDatasetDirectory,
   ReadDatasetOptions,
+  refusedInspection,
   SourceLimits,
   watchedPaths,
 } from './dataset-directory';
 import { signatureOfPaths } from './file-signature';
 import { ABSENT_DOCUMENT, JsonDocument, readJsonDocumentSync } from './json-document';
 import { pinDirectorySync } from './pinned-directory';
-import { isProblem } from './source-file';
+import { isProblem, SourceProblem } from './source-file';
 
 /**
  * The blocking reads of a source's files, as run by the source-scan thread (SourceScanner):
@@ -47,7 +48,33 @@ export interface DocumentScanRequest {
 
 export type ScanRequest = DatasetScanRequest | DocumentScanRequest;
 
+/**
+ * What an item that could not be read at all (EACCES, EIO...) answers, so that one dataset or
+ * submission a depositor made unreadable does not fail a whole listing: refused, never cached.
+ */
+function unreadable(error: unknown): SourceProblem {
+  const e = error as NodeJS.ErrnoException;
+  return {
+    code: 'unreadable',
+    path: '',
+    message: `cannot be read by the provisioner (${e.code ?? e.message})`,
+  };
+}
+
 function probe<T>(
+  item: ScanItem,
+  watched: string[],
+  read: () => { value: T; bytes: number },
+  failed: (problem: SourceProblem) => T,
+): ScanAnswer<T> | null {
+  try {
+    return probeOrThrow(item, watched, read);
+  } catch (error) {
+    return { key: null, value: failed(unreadable(error)), bytes: 0 };
+  }
+}
+
+function probeOrThrow<T>(
   item: ScanItem,
   watched: string[],
   read: () => { value: T; bytes: number },
@@ -89,16 +116,26 @@ export function runScan(
   if (request.op === 'datasets') {
     const { options } = request;
     return request.items.map((item) =>
-      probe(item, watchedPaths(item.dir, options.document !== 'none'), () => {
-        const reading = readDatasetDirectory(item.dir, options);
-        return { value: reading, bytes: weight(reading.document) };
-      }),
+      probe(
+        item,
+        watchedPaths(item.dir, options.document !== 'none'),
+        () => {
+          const reading = readDatasetDirectory(item.dir, options);
+          return { value: reading, bytes: weight(reading.document) };
+        },
+        (problem) => ({ inspection: refusedInspection([problem], null), document: null }),
+      ),
     );
   }
   return request.items.map((item) =>
-    probe(item, [item.dir, `${item.dir}/${request.name}`], () => {
-      const document = readDocumentIn(item.dir, request.name, request.limits);
-      return { value: document, bytes: weight(document) };
-    }),
+    probe(
+      item,
+      [item.dir, `${item.dir}/${request.name}`],
+      () => {
+        const document = readDocumentIn(item.dir, request.name, request.limits);
+        return { value: document, bytes: weight(document) };
+      },
+      (problem) => ({ value: null, problem }),
+    ),
   );
 }
