@@ -15,13 +15,20 @@ import type { Queue } from 'bullmq';
 import request from 'supertest';
 import {
   ProvisionerTestApps,
+  queueEnv,
   startProvisionerApps,
   TEST_READ_KEY,
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
 import { IMPORTS_QUEUE } from '../src/imports/imports.queue';
 import type { ImportRecord } from '../src/imports/import-record';
-import { DropzoneFixture, makeSpecialFile, tempDir } from './support/dropzone-fixture';
+import {
+  DropzoneFixture,
+  makeSpecialFile,
+  tempDir,
+  writeDatasetDirectory,
+} from './support/dropzone-fixture';
+import { FakeDss } from './support/fake-dss';
 import { dropzoneEnv, waitForImport } from './support/provisioner-e2e';
 
 jest.setTimeout(30_000);
@@ -372,5 +379,85 @@ describe('provisioner over a hostile drop zone', () => {
         error: { code: 'unsafe_project' },
       });
     });
+  });
+});
+
+/**
+ * The same rules where a dss source reads the landing zone (issue 14, item 1): the submission
+ * system says which submission a dataset belongs to, but the landing-zone directory is written
+ * by whoever uploads the data.
+ */
+describe('provisioner over a hostile dss landing zone', () => {
+  let apps: ProvisionerTestApps;
+  let dss: FakeDss;
+  const get = (path: string) =>
+    request(apps.api.getHttpServer()).get(path).set('X-API-Key', TEST_READ_KEY);
+
+  beforeAll(async () => {
+    const base = tempDir('hostile-dss');
+    const landing = join(base, 'landing');
+    const write = (id: string) =>
+      writeDatasetDirectory(join(landing, id), { submission: 'SUB', files: { 'a.txt': id } });
+    for (const id of ['D-OK', 'D-FIFO', 'D-MARKER']) write(id);
+    symlinkSync(join(landing, 'D-OK'), join(landing, 'D-LINK'));
+    rmSync(join(landing, 'D-FIFO/manifest-sha256.txt'));
+    makeSpecialFile(join(landing, 'D-FIFO/manifest-sha256.txt'), 'fifo');
+    rmSync(join(landing, 'D-MARKER/.ready'));
+    symlinkSync('/etc/hostname', join(landing, 'D-MARKER/.ready'));
+    dss = new FakeDss('dss-key', [
+      {
+        id: 1,
+        ref_name: 'ELX_LU_SUB-1',
+        status_code: 'completed',
+        local_project_name: 'PRJ',
+        datasets: ['D-OK', 'D-LINK', 'D-FIFO', 'D-MARKER'].map((id) => ({
+          dataset_id: id,
+          title: id,
+        })),
+      },
+    ]);
+    apps = await startProvisionerApps({
+      ...(await queueEnv()),
+      SOURCES: JSON.stringify([
+        {
+          name: 'dss',
+          type: 'dss',
+          url: await dss.start(),
+          api_key: 'dss-key',
+          landing_zone: landing,
+        },
+      ]),
+      STORAGE_ROOT: join(base, 'storage'),
+    });
+  });
+
+  afterAll(async () => {
+    await apps?.close();
+    await dss?.stop();
+  });
+
+  it('refuses a linked dataset directory, a FIFO manifest and a linked marker, and imports nothing of them', async () => {
+    const diff = await get('/datasets/dss/diff');
+    expect(diff.status).toBe(200);
+    const reasons = Object.fromEntries(
+      (diff.body.items as DiffItem[]).map((d) => [d.dataset_id, `${d.ready}:${d.reason}`]),
+    );
+    expect(reasons).toEqual({
+      'D-OK': 'true:null',
+      'D-LINK': 'false:metadata_refused',
+      'D-FIFO': 'false:metadata_refused',
+      'D-MARKER': 'false:metadata_refused',
+    });
+    for (const id of ['D-LINK', 'D-FIFO', 'D-MARKER']) {
+      const res = await request(apps.api.getHttpServer())
+        .post('/datasets/dss/import')
+        .set('X-API-Key', TEST_WRITE_KEY)
+        .send({ dataset_id: id });
+      expect({ id, status: res.status, reason: res.body.more?.reason }).toEqual({
+        id,
+        status: 409,
+        reason: 'metadata_refused',
+      });
+    }
   });
 });

@@ -34,3 +34,19 @@ export function signatureOfPaths(paths: readonly string[], now: number): Signatu
   }
   return { key, settled };
 }
+
+/**
+ * Whether paths still have the signature `known` (from signatureOfPaths), cheaper than
+ * computing it again: `paths[0]` is a directory and the others are entries of it, so while the
+ * directory's own signature (its mtime) is unchanged, an entry that was absent still is (adding
+ * an entry changes the directory's mtime) and is not looked up again.
+ */
+export function stillSigned(paths: readonly string[], known: string): boolean {
+  const parts = known.split('|');
+  if (parts.length !== paths.length + 1) return false;
+  for (let i = 0; i < paths.length; i++) {
+    if (i > 0 && parts[i] === '-') continue;
+    if (signatureOf(lstatIfPresent(paths[i]) ?? undefined) !== parts[i]) return false;
+  }
+  return true;
+}

@@ -97,6 +97,15 @@ describe('ScanCache over the source-scan thread', () => {
     expect(await inspect(cache, dir)).toMatchObject({ ready: false, reason: 'files_missing' });
   });
 
+  it('notices a manifest or dataset.json that was absent and is written now', async () => {
+    const dir = deliveredDataset();
+    const cache = newCache();
+    expect((await inspect(cache, dir)).ready).toBe(true);
+    // Only the directory's own signature changes (a new entry); the absent file is not lstat'ed.
+    writeFileSync(join(dir, 'manifest-md5.txt'), `${digest('md5', 'x')}  other.txt\n`);
+    expect(await inspect(cache, dir)).toMatchObject({ ready: false, reason: 'manifest_invalid' });
+  });
+
   it('notices the dataset directory swapped for a link to another dataset', async () => {
     const dir = deliveredDataset();
     const other = deliveredDataset();

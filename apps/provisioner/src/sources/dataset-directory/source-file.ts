@@ -128,7 +128,8 @@ export function isMissing(error: unknown): boolean {
  */
 export function lstatIfPresent(path: string): Stats | null {
   try {
-    return lstatSync(path);
+    // Without an exception for the common absent case: listings look up many such paths.
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (isMissing(error) || code === 'ELOOP' || code === 'ENAMETOOLONG') return null;

@@ -7,7 +7,7 @@ import {
   SourceLimits,
   watchedPaths,
 } from './dataset-directory';
-import { signatureOfPaths } from './file-signature';
+import { signatureOfPaths, stillSigned } from './file-signature';
 import { ABSENT_DOCUMENT, JsonDocument, readJsonDocumentSync } from './json-document';
 import { pinDirectorySync } from './pinned-directory';
 import { isProblem, SourceProblem } from './source-file';
@@ -79,7 +79,7 @@ function probeOrThrow<T>(
   watched: string[],
   read: () => { value: T; bytes: number },
 ): ScanAnswer<T> | null {
-  if (item.known !== null && signatureOfPaths(watched, Date.now()).key === item.known) return null;
+  if (item.known !== null && stillSigned(watched, item.known)) return null;
   // Taken before reading: a change made while we read has an mtime after this instant, so the
   // racy rule keeps it out of the cache.
   const started = Date.now();
