@@ -1,8 +1,9 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
+import { everyFileText } from '../../apps/provisioner/test/support/provisioner-e2e';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
 import { IMPORTS_QUEUE } from '../../apps/provisioner/src/imports/imports.queue';
 import { AppProcess, freePort, startAppProcess } from '../support/app-process';
@@ -32,15 +33,6 @@ const RSS_GROWTH_LIMIT_MB = 160;
 function residentMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
-
-/** Every file under a directory with its text: nothing of the secret may ever be in storage. */
-function everyFileText(root: string): string {
-  if (!existsSync(root)) return '';
-  return readdirSync(root, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile())
-    .map((e) => readFileSync(join(e.parentPath, e.name), 'latin1'))
-    .join('\n');
 }
 
 /**

@@ -2,8 +2,6 @@ import {
   existsSync,
   linkSync,
   mkdirSync,
-  readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -29,7 +27,7 @@ import {
   writeDatasetDirectory,
 } from './support/dropzone-fixture';
 import { FakeDss } from './support/fake-dss';
-import { dropzoneEnv, waitForImport } from './support/provisioner-e2e';
+import { dropzoneEnv, everyFileText, waitForImport } from './support/provisioner-e2e';
 
 jest.setTimeout(30_000);
 
@@ -64,15 +62,6 @@ describe('provisioner over a hostile drop zone', () => {
   const dir = (id: string) => dropzone.datasetDir(id);
   const good = (id: string, submission: string) =>
     dropzone.dataset(id, { submission, files: { 'a.txt': `data of ${id}\n` } });
-
-  /** Every file under storage, with its content: nothing of the secret may ever be there. */
-  function storedText(root: string): string {
-    if (!existsSync(root)) return '';
-    return readdirSync(root, { withFileTypes: true, recursive: true })
-      .filter((e) => e.isFile())
-      .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'))
-      .join('\n');
-  }
 
   async function diffOf(submission: string): Promise<Record<string, DiffItem>> {
     const res = await get(`/datasets/dropzone/diff?submission=${submission}`);
@@ -239,7 +228,7 @@ describe('provisioner over a hostile drop zone', () => {
       });
     }
     expect(await queue().getJob('dropzone-dataset-DS-META-LINK')).toBeUndefined();
-    expect(storedText(storageRoot)).not.toContain(SECRET);
+    expect(everyFileText(storageRoot)).not.toContain(SECRET);
   });
 
   it('never lets a dataset be imported into a submission its dataset.json does not name', async () => {
@@ -340,7 +329,7 @@ describe('provisioner over a hostile drop zone', () => {
           .map((d) => `${d.code}:${d.path}`)
           .sort(),
       ).toEqual(['fifo:.ready', 'symlink:dataset.json']);
-      expect(storedText(storageRoot)).not.toContain(SECRET);
+      expect(everyFileText(storageRoot)).not.toContain(SECRET);
     });
 
     it('is rejected, without hanging the worker, when a manifest became a FIFO', async () => {
