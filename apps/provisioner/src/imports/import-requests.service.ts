@@ -92,12 +92,14 @@ export class ImportRequestsService {
     if (problem?.reason === 'unsafe_project')
       return { outcome: 'not_importable', reason: problem.reason, detail: problem.message };
     const path = datasetPath(submission.project, submission.ref, dataset.datasetId);
-    if (problem === null && (await this.storage.exists(path))) {
-      return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
-    }
+    // The job first, then storage: an import that publishes and completes between the two
+    // reads is seen running or imported, never queued a second time.
     const job = await this.job(id);
     if (job && UNFINISHED.includes(job.state))
       return { outcome: 'in_progress', record: recordFromJob(job.job, job.state) };
+    if (problem === null && (await this.storage.exists(path))) {
+      return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
+    }
     if (scheduled && job && recordFromJob(job.job, job.state).state === 'rejected')
       return { outcome: 'not_importable', reason: 'rejected', detail: null };
     if (!dataset.ready)
