@@ -4,7 +4,9 @@ import { freePort, PROVISIONER_DIST, RunningProcess, startNodeProcess } from './
 export const BENCH_WRITE_KEY = 'bench-provisioner-write-key-0123456789abcdef';
 
 export interface ProvisionerEnvOptions {
-  redisUrl: string;
+  /** The queue on Redis; without it, on BullMQ's PostgreSQL backend at databaseUrl. */
+  redisUrl?: string;
+  databaseUrl?: string;
   dropzone: string;
   storage: string;
   extra?: NodeJS.ProcessEnv;
@@ -14,7 +16,7 @@ export function provisionerEnv(options: ProvisionerEnvOptions): NodeJS.ProcessEn
   return {
     PATH: process.env.PATH,
     NODE_ENV: 'production',
-    REDIS_URL: options.redisUrl,
+    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : { DATABASE_URL: options.databaseUrl }),
     QUEUE_PREFIX: 'bench',
     PROVISIONER_API_KEY: BENCH_WRITE_KEY,
     STORAGE_ROOT: options.storage,

@@ -39,6 +39,26 @@ describe('provisioner settings', () => {
     ).toBeDefined();
   });
 
+  it('caps what the metadata of a source may make it read: 1 MiB and 64 MiB unless told', () => {
+    expect(loadProvisionerSettings({ REDIS_URL }).sourceLimits).toEqual({
+      metadataMaxBytes: 1024 * 1024,
+      manifestMaxBytes: 64 * 1024 * 1024,
+    });
+    expect(
+      loadProvisionerSettings({
+        REDIS_URL,
+        SOURCE_METADATA_MAX_BYTES: '4096',
+        SOURCE_MANIFEST_MAX_BYTES: '1048576',
+      }).sourceLimits,
+    ).toEqual({ metadataMaxBytes: 4096, manifestMaxBytes: 1048576 });
+    expect(problemsOf({ REDIS_URL, SOURCE_MANIFEST_MAX_BYTES: '0' })[0]).toMatch(
+      /^SOURCE_MANIFEST_MAX_BYTES /,
+    );
+    expect(problemsOf({ REDIS_URL, SOURCE_METADATA_MAX_BYTES: 'lots' })[0]).toMatch(
+      /^SOURCE_METADATA_MAX_BYTES /,
+    );
+  });
+
   it('refuses a write key shorter than 32 characters', () => {
     expect(problemsOf({ REDIS_URL, PROVISIONER_API_KEY: 'w'.repeat(31) })).toEqual([
       'PROVISIONER_API_KEY must be at least 32 characters long',

@@ -8,6 +8,10 @@ import {
   urlPassword,
 } from '@app/platform';
 import { DEFAULT_COPY_THREADS } from '../imports/pipeline/small-file-pool';
+import {
+  DEFAULT_SOURCE_LIMITS,
+  SourceLimits,
+} from '../sources/dataset-directory/dataset-directory';
 import { IsSourcesSetting, sourcesFromSetting } from '../sources/sources-setting.validator';
 import type { SourceConfig } from '../sources/source-config';
 
@@ -80,6 +84,21 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @RealSecret(dssApiKeys)
   SOURCES?: string;
 
+  /**
+   * Largest submission.json or dataset.json read from a source (depositors write them): a larger
+   * one is refused (the submission is left out, the dataset is not ready: `metadata_refused`).
+   */
+  @IntegerSetting(1024)
+  SOURCE_METADATA_MAX_BYTES = DEFAULT_SOURCE_LIMITS.metadataMaxBytes;
+
+  /**
+   * Largest checksum manifest read from a source: about 500,000 files with 60-character paths
+   * by default. A larger one is refused (`metadata_refused`). Manifests are streamed; a
+   * listing holds the paths of one manifest at a time.
+   */
+  @IntegerSetting(1024)
+  SOURCE_MANIFEST_MAX_BYTES = DEFAULT_SOURCE_LIMITS.manifestMaxBytes;
+
   /** Cron pattern of the scheduled sync (imports everything eligible and ready); unset = off. */
   @IsOptional()
   @Matches(/^\s*\S+(\s+\S+){4,5}\s*$/, {
@@ -115,6 +134,13 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   get sources(): SourceConfig[] {
     return sourcesFromSetting(this.SOURCES).sources;
+  }
+
+  get sourceLimits(): SourceLimits {
+    return {
+      metadataMaxBytes: this.SOURCE_METADATA_MAX_BYTES,
+      manifestMaxBytes: this.SOURCE_MANIFEST_MAX_BYTES,
+    };
   }
 
   get readApiKeys(): string[] {

@@ -78,7 +78,11 @@ export class DatasetsService {
       case 'not_importable':
         throw new ConflictError(
           `Dataset ${datasetId} is not ready: ${result.reason}${result.detail ? ` (${result.detail})` : ''}`,
-          { reason: result.reason, detail: result.detail },
+          {
+            reason: result.reason,
+            detail: result.detail,
+            ...(result.problems ? { problems: result.problems } : {}),
+          },
         );
     }
   }

@@ -3,6 +3,25 @@ import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
 import { ImportJobData, ImportJobResult, ImportKind } from './imports.queue';
 
 export type ImportState = 'queued' | 'running' | 'imported' | 'failed' | 'rejected';
+
+/**
+ * What a record is made of: the fields of an import job, from a BullMQ Job or straight from a
+ * row of the job table of BullMQ's PostgreSQL backend.
+ */
+export type ImportJobFields = Pick<
+  Job<ImportJobData, ImportJobResult | undefined>,
+  | 'id'
+  | 'name'
+  | 'data'
+  | 'progress'
+  | 'returnvalue'
+  | 'timestamp'
+  | 'processedOn'
+  | 'finishedOn'
+  | 'attemptsMade'
+  | 'attemptsStarted'
+  | 'failedReason'
+>;
 export const IMPORT_STATES: readonly ImportState[] = [
   'queued',
   'running',
@@ -33,42 +52,27 @@ export interface ImportReply {
   record: ImportRecord;
 }
 
-/** BullMQ job states grouped by the record state they show as. */
-export const JOB_STATES_BY_RECORD_STATE: Record<
-  Exclude<ImportState, 'rejected' | 'failed'> | 'ended',
-  string[]
-> = {
-  queued: ['waiting', 'delayed', 'prioritized', 'waiting-children'],
-  running: ['active'],
-  imported: ['completed'],
-  ended: ['failed'],
-};
-
 const iso = (ms: number | undefined): string | null => (ms ? new Date(ms).toISOString() : null);
 
 function isProgress(value: unknown): value is ImportProgress {
   return typeof value === 'object' && value !== null && 'bytes_done' in value;
 }
 
+/** The record state of a job in a BullMQ state: a failed job is rejected when its error is final. */
+export function recordStateOf(job: Pick<ImportJobFields, 'data'>, jobState: string): ImportState {
+  if (jobState === 'failed') return job.data.error?.permanent ? 'rejected' : 'failed';
+  if (jobState === 'completed') return 'imported';
+  return jobState === 'active' ? 'running' : 'queued';
+}
+
 /**
  * The record is read straight from the BullMQ job: data (what and where, last error),
  * progress (counters), return value (the result), timestamps and attempt counts.
  */
-export function recordFromJob(
-  job: Job<ImportJobData, ImportJobResult | undefined>,
-  jobState: string,
-): ImportRecord {
+export function recordFromJob(job: ImportJobFields, jobState: string): ImportRecord {
   const data = job.data;
   const failed = jobState === 'failed';
-  const state: ImportState = failed
-    ? data.error?.permanent
-      ? 'rejected'
-      : 'failed'
-    : jobState === 'completed'
-      ? 'imported'
-      : jobState === 'active'
-        ? 'running'
-        : 'queued';
+  const state = recordStateOf(job, jobState);
   const lastError =
     data.error ??
     (failed ? { code: 'failed', message: job.failedReason || 'failed', details: [] } : undefined);

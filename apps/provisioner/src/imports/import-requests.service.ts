@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import type { SourceProblem } from '../sources/dataset-directory/source-file';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import {
   collectionPath,
@@ -13,6 +14,7 @@ import {
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { ImportRecord, recordFromJob } from './import-record';
+import { ImportRecordsRepository } from './import-records.repository';
 import { NO_PROGRESS } from './pipeline/import-progress';
 import { parseProvenance } from './pipeline/provenance';
 import { submissionImportProblem } from './pipeline/submission-collection';
@@ -30,7 +32,13 @@ export type ImportRequestOutcome =
   | { outcome: 'queued'; record: ImportRecord }
   | { outcome: 'in_progress'; record: ImportRecord }
   | { outcome: 'already_imported'; record: ImportRecord }
-  | { outcome: 'not_importable'; reason: string; detail: string | null };
+  | {
+      outcome: 'not_importable';
+      reason: string;
+      detail: string | null;
+      /** Every problem behind the reason, when the source listed them (refused metadata). */
+      problems?: SourceProblem[];
+    };
 
 type ImportJob = Job<ImportJobData, ImportJobResult | undefined>;
 
@@ -47,6 +55,7 @@ export class ImportRequestsService {
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+    private readonly records: ImportRecordsRepository,
   ) {}
 
   async requestSubmission(
@@ -54,11 +63,12 @@ export class ImportRequestsService {
     submission: SourceSubmission,
   ): Promise<ImportRequestOutcome> {
     const id = importId(source.name, ImportJobName.Submission, submission.ref);
-    const path = collectionPath(submission.project, submission.ref);
     const problem = submissionImportProblem(submission);
-    if (!problem && (await this.storage.exists(path)))
+    if (problem)
+      return { outcome: 'not_importable', reason: problem.reason, detail: problem.message };
+    const path = collectionPath(submission.project, submission.ref);
+    if (await this.storage.exists(path))
       return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
-    if (problem) return { outcome: 'not_importable', reason: 'not_eligible', detail: problem };
     return this.enqueue(ImportJobName.Submission, id, {
       source: source.name,
       key: submission.ref,
@@ -77,13 +87,19 @@ export class ImportRequestsService {
     scheduled = false,
   ): Promise<ImportRequestOutcome> {
     const id = importId(source.name, ImportJobName.Dataset, dataset.datasetId);
+    const problem = submissionImportProblem(submission);
+    // No storage path can be made of such a project name: refused before anything else.
+    if (problem?.reason === 'unsafe_project')
+      return { outcome: 'not_importable', reason: problem.reason, detail: problem.message };
     const path = datasetPath(submission.project, submission.ref, dataset.datasetId);
-    if (submissionImportProblem(submission) === null && (await this.storage.exists(path))) {
-      return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
-    }
+    // The job first, then storage: an import that publishes and completes between the two
+    // reads is seen running or imported, never queued a second time.
     const job = await this.job(id);
     if (job && UNFINISHED.includes(job.state))
       return { outcome: 'in_progress', record: recordFromJob(job.job, job.state) };
+    if (problem === null && (await this.storage.exists(path))) {
+      return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
+    }
     if (scheduled && job && recordFromJob(job.job, job.state).state === 'rejected')
       return { outcome: 'not_importable', reason: 'rejected', detail: null };
     if (!dataset.ready)
@@ -91,6 +107,7 @@ export class ImportRequestsService {
         outcome: 'not_importable',
         reason: dataset.reason ?? 'not_ready',
         detail: dataset.reasonDetail,
+        ...(dataset.problems.length > 0 ? { problems: dataset.problems } : {}),
       };
     return this.enqueue(ImportJobName.Dataset, id, {
       source: source.name,
@@ -189,11 +206,15 @@ export class ImportRequestsService {
       return { outcome: 'in_progress', record: recordFromJob(existing.job, existing.state) };
     // A finished job under this id is history: the thing was removed from storage since, or the
     // import failed or was rejected. The id must be free for the new import.
-    if (existing) await existing.job.remove().catch(() => undefined);
+    if (existing) {
+      await this.records.removed(id);
+      await existing.job.remove().catch(() => undefined);
+    }
     await this.queue.add(kind, data, {
       jobId: id,
       ...importRetryPreset(this.settings.IMPORT_MAX_ATTEMPTS),
     });
+    await this.records.touched(id);
     // Re-read: when a concurrent request won the race, add() returned its job, not ours.
     const added = await this.job(id);
     if (!added) throw new Error(`import ${id} vanished right after it was queued`);

@@ -4,12 +4,14 @@ import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { SourceRegistry } from '../sources/source-registry';
-import { SourceSystem, SourceUnavailableError } from '../sources/source-system';
+import { SourceRefusedError, SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { attemptStagingId } from './attempt-staging';
 import { ImportSyncService } from './import-sync.service';
+import { ImportRecordsRepository } from './import-records.repository';
 import {
+  IMPORT_KINDS,
   ImportJobData,
   ImportJobName,
   ImportJobResult,
@@ -72,6 +74,7 @@ export class ImportProcessor
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
     private readonly metrics: ImportMetrics,
+    private readonly records: ImportRecordsRepository,
   ) {
     super();
   }
@@ -96,6 +99,34 @@ export class ImportProcessor
    */
   async onApplicationShutdown(): Promise<void> {
     await closeSmallFileCopyPool();
+  }
+
+  /**
+   * The listing's index hears of every state an import job takes here (queued and removed are
+   * told by the producers); anything missed, it repairs as it reads.
+   */
+  @OnWorkerEvent('active')
+  onActive(job: Job): void {
+    this.indexState(job);
+  }
+
+  @OnWorkerEvent('completed')
+  onCompleted(job: Job): void {
+    this.indexState(job);
+  }
+
+  @OnWorkerEvent('failed')
+  onFailed(job: Job | undefined): void {
+    if (job) this.indexState(job);
+  }
+
+  private indexState(job: Job): void {
+    if (!IMPORT_KINDS.includes(job.name as ImportJobName.Dataset)) return;
+    this.records
+      .touched(job.id!)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error }, `import ${job.id}: index not updated`),
+      );
   }
 
   /** Connection trouble as a structured log line; the worker reconnects by itself. */
@@ -161,7 +192,12 @@ export class ImportProcessor
           'unknown_source',
           `source ${job.data.source} is not configured`,
         );
-      const result = await work(source);
+      const result = await work(source).catch((error: unknown) => {
+        // Metadata the source refuses (a linked submission.json...) needs a human, not a retry.
+        if (error instanceof SourceRefusedError)
+          throw new ImportRejectedError('metadata_refused', error.message, error.problems);
+        throw error;
+      });
       this.logger.log(
         `import ${job.id} done: ${result.path} (${result.files} files, ${result.bytes} bytes)`,
       );

@@ -1,7 +1,11 @@
-import { BullModule } from '@nestjs/bullmq';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import type { ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions, Queue } from 'bullmq';
+import type { RedisOptions } from 'ioredis';
+import { ImportRecordsRepository } from '../imports/import-records.repository';
 import { IMPORTS_QUEUE } from '../imports/imports.queue';
+import { PostgresImportRecords } from '../imports/postgres-import-records.repository';
+import { RedisImportRecords } from '../imports/redis-import-records.repository';
 import { QueueBackendConfig } from './queue-backend';
 import { QueueErrorLogger } from './queue-error.logger';
 
@@ -22,8 +26,22 @@ export class QueueModule {
         }),
         BullModule.registerQueue({ name: IMPORTS_QUEUE }),
       ],
-      providers: [{ provide: QUEUE_BACKEND, useValue: backend }, QueueErrorLogger],
-      exports: [BullModule, QUEUE_BACKEND],
+      providers: [
+        { provide: QUEUE_BACKEND, useValue: backend },
+        QueueErrorLogger,
+        {
+          provide: ImportRecordsRepository,
+          inject: [getQueueToken(IMPORTS_QUEUE)],
+          useFactory: (queue: Queue): ImportRecordsRepository =>
+            backend.kind === 'redis'
+              ? new RedisImportRecords(queue, backend.connection as RedisOptions)
+              : new PostgresImportRecords(
+                  queue,
+                  backend.connection as { connectionString: string; schema: string },
+                ),
+        },
+      ],
+      exports: [BullModule, QUEUE_BACKEND, ImportRecordsRepository],
     };
   }
 }

@@ -1,3 +1,4 @@
+import { SourceLimits } from './dataset-directory/dataset-directory';
 import { DropzoneSource } from './dropzone/dropzone.source';
 import { DssSource } from './dss/dss.source';
 import { SourceConfig } from './source-config';
@@ -7,11 +8,13 @@ import { SourceSystem } from './source-system';
 export class SourceRegistry {
   private readonly byName = new Map<string, SourceSystem>();
 
-  constructor(configs: SourceConfig[]) {
+  constructor(configs: SourceConfig[], limits: SourceLimits) {
     for (const config of configs) {
       this.byName.set(
         config.name,
-        config.type === 'dropzone' ? new DropzoneSource(config) : new DssSource(config),
+        config.type === 'dropzone'
+          ? new DropzoneSource(config, limits)
+          : new DssSource(config, limits),
       );
     }
   }

@@ -1,3 +1,5 @@
+import type { SourceProblem } from './dataset-directory/source-file';
+
 /**
  * The one interface every source adapter implements. Metadata comes from the adapter;
  * the bytes of a dataset are always a local directory (a drop zone or a landing zone),
@@ -17,6 +19,10 @@ export interface SourceSubmission {
 export type DatasetNotReadyReason =
   | 'submission_not_eligible'
   | 'not_delivered'
+  /** A metadata file or the directory is a link, a special file, or over its size limit. */
+  | 'metadata_refused'
+  /** dataset.json is missing, not a JSON object, or does not name the submission listing it. */
+  | 'metadata_invalid'
   | 'marker_missing'
   | 'manifest_missing'
   | 'manifest_invalid'
@@ -32,6 +38,10 @@ export interface SourceDataset {
   reason: DatasetNotReadyReason | null;
   /** Human detail for the reason (for example which manifest paths are missing). */
   reasonDetail: string | null;
+  /** Every problem behind `metadata_refused` / `metadata_invalid` (an import's error details). */
+  problems: SourceProblem[];
+  /** Device and inode of the dataset directory when read (an import checks it is the same). */
+  directoryIdentity: string | null;
   metadata: unknown;
 }
 
@@ -75,6 +85,22 @@ export interface SourceSystem {
     options?: FindDatasetOptions,
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null>;
   locateDataset(datasetId: string): SourceDatasetLocation;
+}
+
+/**
+ * Thrown by adapters when something exists in the source but its metadata cannot be used (a
+ * submission directory or submission.json that is a link, a special file, over its limit):
+ * a refusal for the caller (409, or a rejected import), never something to retry.
+ */
+export class SourceRefusedError extends Error {
+  constructor(
+    readonly source: string,
+    message: string,
+    readonly problems: SourceProblem[],
+  ) {
+    super(message);
+    this.name = 'SourceRefusedError';
+  }
 }
 
 /** Thrown by adapters when the source system cannot be reached or answers nonsense. */

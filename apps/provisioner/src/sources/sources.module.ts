@@ -1,5 +1,6 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import { closeSourceScanner } from './dataset-directory/source-scanner';
 import { SourceRegistry } from './source-registry';
 import { SourcesService } from './sources.service';
 
@@ -10,10 +11,16 @@ import { SourcesService } from './sources.service';
     {
       provide: SourceRegistry,
       inject: [PROVISIONER_SETTINGS],
-      useFactory: (settings: ProvisionerSettings) => new SourceRegistry(settings.sources),
+      useFactory: (settings: ProvisionerSettings) =>
+        new SourceRegistry(settings.sources, settings.sourceLimits),
     },
     SourcesService,
   ],
   exports: [SourceRegistry, SourcesService],
 })
-export class SourcesModule {}
+export class SourcesModule implements OnApplicationShutdown {
+  /** The scan thread never holds the process open; this ends it with the app (tests). */
+  async onApplicationShutdown(): Promise<void> {
+    await closeSourceScanner();
+  }
+}

@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { BadGatewayError, NotFoundError } from '@app/errors';
+import { BadGatewayError, ConflictError, NotFoundError } from '@app/errors';
 import { SourceRegistry } from './source-registry';
-import { SourceSystem, SourceUnavailableError } from './source-system';
+import { SourceRefusedError, SourceSystem, SourceUnavailableError } from './source-system';
 
-/** Source lookups for the HTTP routes: unknown name -> 404, source down -> 502. */
+/**
+ * Source lookups for the HTTP routes: unknown name -> 404, source down -> 502, metadata that
+ * cannot be used (a linked or oversized submission.json...) -> 409 with every problem.
+ */
 @Injectable()
 export class SourcesService {
   constructor(private readonly registry: SourceRegistry) {}
@@ -14,13 +17,19 @@ export class SourcesService {
     return source;
   }
 
-  /** Runs a call against a source, turning "the source system is down" into a 502. */
+  /** Runs a call against a source, turning its typed failures into their HTTP answers. */
   async ask<T>(call: Promise<T>): Promise<T> {
     try {
       return await call;
     } catch (error) {
       if (error instanceof SourceUnavailableError)
         throw new BadGatewayError(error.message, { source: error.source });
+      if (error instanceof SourceRefusedError)
+        throw new ConflictError(error.message, {
+          source: error.source,
+          reason: 'metadata_refused',
+          problems: error.problems,
+        });
       throw error;
     }
   }

@@ -1,5 +1,14 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -35,6 +44,28 @@ export function zeroSha256(size: number): string {
   const chunk = Buffer.alloc(1024 * 1024);
   for (let done = 0; done < size; done += chunk.length) hash.update(chunk);
   return hash.digest('hex');
+}
+
+export type SpecialFileKind = 'fifo' | 'socket' | 'device';
+
+/**
+ * A FIFO, a Unix socket or a character device at `path`, what a hostile depositor leaves where a
+ * file is expected. The socket is bound by a child process killed at once (so nothing unlinks
+ * it); the device (like /dev/null, 1:3) needs root, which the robustness suite has.
+ */
+export function makeSpecialFile(path: string, kind: SpecialFileKind): void {
+  mkdirSync(dirname(path), { recursive: true });
+  if (kind === 'fifo') execFileSync('mkfifo', [path]);
+  else if (kind === 'device') execFileSync('mknod', [path, 'c', '1', '3']);
+  else {
+    const bindAndDie = `require('net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`;
+    try {
+      execFileSync(process.execPath, ['-e', bindAndDie], { stdio: 'ignore' });
+    } catch {
+      // Killed on purpose once bound: the socket file stays.
+    }
+    if (!lstatSync(path).isSocket()) throw new Error(`no socket made at ${path}`);
+  }
 }
 
 export function tempDir(prefix: string): string {

@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { queueEnv, TEST_WRITE_KEY } from '../../../../test/support/provisioner-app';
@@ -58,4 +60,13 @@ export async function waitWhileCopying(
       throw new Error('the copy finished before the test could act');
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The text of every file under a directory (storage): what must never hold a leaked secret. */
+export function everyFileText(root: string): string {
+  if (!existsSync(root)) return '';
+  return readdirSync(root, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => readFileSync(join(e.parentPath, e.name), 'latin1'))
+    .join('\n');
 }

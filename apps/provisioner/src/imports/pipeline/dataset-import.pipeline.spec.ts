@@ -11,11 +11,12 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { digest, DropzoneFixture, tempDir } from '../../../test/support/dropzone-fixture';
+import { closeSourceScanner, sourceScanner } from '../../sources/dataset-directory/source-scanner';
 import { DropzoneSource } from '../../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
 import { DatasetImportContext, runDatasetImport } from './dataset-import.pipeline';
 import { ImportProgress } from './import-progress';
-import { closeSmallFileCopyPool, smallFileCopyPool } from './small-file-pool';
+import { closeSmallFileCopyPool, DEFAULT_COPY_THREADS, smallFileCopyPool } from './small-file-pool';
 
 /** Loaded by the copy threads: changes grow-*, touch-* and replace-* files mid-read. */
 const THREAD_HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
@@ -53,8 +54,15 @@ describe('runDatasetImport', () => {
     progress = [];
   });
 
+  // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
+  beforeAll(
+    () => Promise.all([sourceScanner().start(), smallFileCopyPool(DEFAULT_COPY_THREADS).start()]),
+    30_000,
+  );
+
   afterAll(async () => {
     await closeSmallFileCopyPool();
+    await closeSourceScanner();
   });
 
   function context(

@@ -1,6 +1,10 @@
 import { join } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
 import { mapTimeSliced } from '../../common/time-sliced';
+import {
+  DEFAULT_SOURCE_LIMITS,
+  SourceLimits,
+} from '../../sources/dataset-directory/dataset-directory';
 import { formatManifest } from '../../sources/dataset-directory/manifest';
 import { SourceSystem } from '../../sources/source-system';
 import {
@@ -14,10 +18,10 @@ import { attemptStagingId, removeStagingOfImport } from '../attempt-staging';
 import { copySmallFileWithHashes, copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
 import { ImportProgress, ProgressReporter } from './import-progress';
-import { preflightDataset, PlannedFile } from './preflight';
+import { ImportPlan, preflightDataset, PlannedFile } from './preflight';
 import { parseProvenance, Provenance, ProvenanceFile } from './provenance';
 import { copySmallFilesOnThreads, DEFAULT_COPY_THREADS } from './small-file-pool';
-import { ensureSubmissionCollection } from './submission-collection';
+import { ensureSubmissionCollection, submissionImportProblem } from './submission-collection';
 
 export interface DatasetImportContext {
   importId: string;
@@ -44,6 +48,8 @@ export interface DatasetImportContext {
   threadAfterChunkModule?: string;
   /** Test hook, called after every chunk read. */
   afterChunk?: (path: string) => Promise<void>;
+  /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
+  sourceLimits?: SourceLimits;
 }
 
 export interface CopyMeter {
@@ -81,12 +87,23 @@ export async function runDatasetImport(ctx: DatasetImportContext): Promise<Datas
     );
   const { dataset, submission } = found;
   // Other not-ready reasons are left to preflight, which lists every problem in detail.
-  if (dataset.reason === 'submission_not_eligible' || dataset.reason === 'not_delivered') {
+  if (
+    dataset.reason === 'submission_not_eligible' ||
+    dataset.reason === 'not_delivered' ||
+    dataset.reason === 'metadata_refused' ||
+    dataset.reason === 'metadata_invalid'
+  ) {
     throw new ImportRejectedError(
-      'not_ready',
+      dataset.reason === 'metadata_refused' || dataset.reason === 'metadata_invalid'
+        ? dataset.reason
+        : 'not_ready',
       `dataset ${ctx.datasetId} is not ready (${dataset.reason}${dataset.reasonDetail ? `: ${dataset.reasonDetail}` : ''})`,
+      dataset.problems,
     );
   }
+  // Before any path is made of the project name: it must be one safe segment.
+  const problem = submissionImportProblem(submission);
+  if (problem) throw new ImportRejectedError(problem.reason, problem.message);
   const target = datasetPath(submission.project, submission.ref, ctx.datasetId);
   const existing = await publishedBy(ctx.storage, target);
   // This attempt holds the import's job lock: staging of earlier attempts is garbage.
@@ -109,7 +126,24 @@ export async function runDatasetImport(ctx: DatasetImportContext): Promise<Datas
     );
 
   const location = ctx.source.locateDataset(ctx.datasetId);
-  const plan = await preflightDataset(location, () => ctx.storage.freeBytes());
+  const plan = await preflightDataset(location, () => ctx.storage.freeBytes(), {
+    limits: ctx.sourceLimits ?? DEFAULT_SOURCE_LIMITS,
+    identity: dataset.directoryIdentity,
+  });
+  try {
+    return await stageAndPublish(ctx, found, plan, target, startedAt);
+  } finally {
+    await plan.release();
+  }
+}
+
+async function stageAndPublish(
+  ctx: DatasetImportContext,
+  { dataset, submission }: NonNullable<Awaited<ReturnType<SourceSystem['findDataset']>>>,
+  plan: ImportPlan,
+  target: string,
+  startedAt: Date,
+): Promise<DatasetImportResult> {
   await ensureSubmissionCollection(
     ctx.storage,
     ctx.source,
@@ -125,7 +159,7 @@ export async function runDatasetImport(ctx: DatasetImportContext): Promise<Datas
     await progress.flush();
     const results = await stageFiles(
       ctx,
-      location.payloadRoot,
+      plan.payloadRoot,
       plan.files,
       plan.algorithms.includes('md5'),
       staging,
@@ -252,6 +286,7 @@ async function stageFiles(
         const writer = await staging.createObject(file.path);
         const result = await copyWithHashes(join(payloadRoot, file.path), file.path, writer, {
           md5,
+          identity: file,
           buffers,
           onBytes,
           afterChunk: ctx.afterChunk ? () => ctx.afterChunk!(file.path) : undefined,
@@ -299,6 +334,7 @@ async function stageFiles(
           index,
           copySmallFileWithHashes(join(payloadRoot, file.path), file.path, writer, {
             md5,
+            identity: file,
             buffer,
             onBytes,
           }),

@@ -1,6 +1,14 @@
-import { appendFileSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { digest, tempDir } from '../../../test/support/dropzone-fixture';
+import { digest, makeSpecialFile, tempDir } from '../../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
 import { copySmallFileWithHashes, copyWithHashes } from './hashing-copy';
 
@@ -84,6 +92,39 @@ describe('copyWithHashes', () => {
         buffers: buffers(16),
       }),
     ).rejects.toMatchObject({ code: 'source_changed' });
+  });
+
+  it('fails at once, without blocking on the open, when a FIFO replaced the file after preflight', async () => {
+    makeSpecialFile(join(dir, 'pipe'), 'fifo');
+    const staging = await storage.openStaging('imp5');
+    await expect(
+      copyWithHashes(join(dir, 'pipe'), 'pipe', await staging.createObject('pipe'), {
+        md5: false,
+        buffers: buffers(16),
+      }),
+    ).rejects.toMatchObject({
+      code: 'source_changed',
+      message: expect.stringContaining('regular'),
+    });
+  });
+
+  it('fails when the path now leads to another file than the one preflight walked', async () => {
+    writeFileSync(join(dir, 'planned'), 'mine');
+    const planned = statSync(join(dir, 'planned'));
+    // What a directory swapped for a link does: the same path, another inode.
+    renameSync(join(dir, 'planned'), join(dir, 'moved'));
+    writeFileSync(join(dir, 'planned'), 'theirs');
+    const staging = await storage.openStaging('imp6');
+    await expect(
+      copyWithHashes(join(dir, 'planned'), 'planned', await staging.createObject('planned'), {
+        md5: false,
+        buffers: buffers(16),
+        identity: { dev: planned.dev, ino: planned.ino },
+      }),
+    ).rejects.toMatchObject({
+      code: 'source_changed',
+      message: expect.stringContaining('not the file preflight found'),
+    });
   });
 });
 
@@ -190,6 +231,25 @@ describe('copySmallFileWithHashes (blocking calls)', () => {
       copySmallFileWithHashes(join(dir, 'link'), 'link', staging.createObjectSync!('link'), {
         md5: false,
         buffer: Buffer.alloc(16),
+      }),
+    ).toThrow(expect.objectContaining({ code: 'source_changed' }));
+  });
+
+  it('fails at once when a FIFO, or another file, replaced the one preflight walked', async () => {
+    makeSpecialFile(join(dir, 'pipe'), 'fifo');
+    writeFileSync(join(dir, 'other'), 'x');
+    const staging = await storage.openStaging('s5');
+    expect(() =>
+      copySmallFileWithHashes(join(dir, 'pipe'), 'pipe', staging.createObjectSync!('pipe'), {
+        md5: false,
+        buffer: Buffer.alloc(16),
+      }),
+    ).toThrow(expect.objectContaining({ code: 'source_changed' }));
+    expect(() =>
+      copySmallFileWithHashes(join(dir, 'other'), 'other', staging.createObjectSync!('other'), {
+        md5: false,
+        buffer: Buffer.alloc(16),
+        identity: { dev: 0, ino: 1 },
       }),
     ).toThrow(expect.objectContaining({ code: 'source_changed' }));
   });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, Stats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readSync, Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
+import { OPEN_SOURCE_FLAGS } from '../../sources/dataset-directory/source-file';
 import { ObjectWriter, SyncObjectWriter } from '../../storage/storage-system';
 import { ImportTransientError } from './import-errors';
 
@@ -10,8 +11,16 @@ export interface CopyResult {
   md5: string | null;
 }
 
+/** Device and inode a file had when preflight walked the payload. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
 export interface CopyOptions {
   md5: boolean;
+  /** The file preflight planned: the descriptor opened must be it (not a file swapped in since). */
+  identity?: FileIdentity;
   /**
    * Three buffers of the same size: while one chunk is hashed, the next is being read and the
    * previous one written (reads and writes run on libuv's thread pool, hashing here).
@@ -32,9 +41,22 @@ function sourceChanged(path: string, what: string): ImportTransientError {
 
 function openFailure(error: unknown, displayPath: string): unknown {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ELOOP' || code === 'ENOENT')
-    return sourceChanged(displayPath, code === 'ELOOP' ? 'replaced by a symlink' : 'disappeared');
+  if (code === 'ELOOP') return sourceChanged(displayPath, 'replaced by a symlink');
+  if (code === 'ENOENT' || code === 'ENOTDIR') return sourceChanged(displayPath, 'disappeared');
+  if (code === 'ENXIO') return sourceChanged(displayPath, 'replaced by a socket');
   return error;
+}
+
+/**
+ * What the descriptor must be before a byte is read: a regular file (a FIFO or device swapped
+ * in is opened without blocking thanks to O_NONBLOCK, and refused here) and, when preflight
+ * planned it, the very file it walked (an intermediate directory swapped for a link would
+ * resolve to another file).
+ */
+function checkOpened(displayPath: string, stats: Stats, identity: FileIdentity | undefined): void {
+  if (!stats.isFile()) throw sourceChanged(displayPath, 'no longer a regular file');
+  if (identity && (stats.dev !== identity.dev || stats.ino !== identity.ino))
+    throw sourceChanged(displayPath, 'not the file preflight found (replaced)');
 }
 
 /** The before/after comparison shared by both copy paths. */
@@ -67,7 +89,7 @@ export async function copyWithHashes(
 ): Promise<CopyResult> {
   let handle;
   try {
-    handle = await open(sourcePath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await open(sourcePath, OPEN_SOURCE_FLAGS);
   } catch (error) {
     throw openFailure(error, displayPath);
   }
@@ -77,7 +99,7 @@ export async function copyWithHashes(
   let pendingWrite: Promise<void> | null = null;
   try {
     const before = await handle.stat();
-    if (!before.isFile()) throw sourceChanged(displayPath, 'no longer a regular file');
+    checkOpened(displayPath, before, options.identity);
     const { buffers } = options;
     let current = 0;
     let reading = handle.read(buffers[0], 0, buffers[0].length, null);
@@ -121,6 +143,7 @@ export async function copyWithHashes(
 
 export interface SyncCopyOptions {
   md5: boolean;
+  identity?: FileIdentity;
   buffer: Buffer;
   onBytes?: (bytes: number) => void;
   /** Called after each chunk is read; tests use it to change the source mid-copy. */
@@ -142,7 +165,7 @@ export function copySmallFileWithHashes(
 ): CopyResult {
   let fd: number;
   try {
-    fd = openSync(sourcePath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fd = openSync(sourcePath, OPEN_SOURCE_FLAGS);
   } catch (error) {
     writer.abort();
     throw openFailure(error, displayPath);
@@ -152,7 +175,7 @@ export function copySmallFileWithHashes(
   let total = 0;
   try {
     const before = fstatSync(fd);
-    if (!before.isFile()) throw sourceChanged(displayPath, 'no longer a regular file');
+    checkOpened(displayPath, before, options.identity);
     for (;;) {
       const bytesRead = readSync(fd, options.buffer, 0, options.buffer.length, null);
       if (bytesRead === 0) break;

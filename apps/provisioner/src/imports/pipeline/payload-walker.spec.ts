@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/dropzone-fixture';
 import { walkPayload } from './payload-walker';
@@ -45,8 +45,10 @@ describe('walkPayload', () => {
     );
   });
 
-  it('reports a missing payload directory instead of throwing', async () => {
-    const { problems } = await walkPayload(join(root, 'nope'));
-    expect(problems[0].code).toBe('payload_missing');
+  it('records the device and inode of each file (what the copy must open)', async () => {
+    writeFileSync(join(root, 'a.txt'), 'a');
+    const { files } = await walkPayload(root);
+    const stats = statSync(join(root, 'a.txt'));
+    expect(files.get('a.txt')).toMatchObject({ dev: stats.dev, ino: stats.ino });
   });
 });

@@ -1,9 +1,27 @@
-import { access } from 'node:fs/promises';
 import { accessSync, constants } from 'node:fs';
-import { join } from 'node:path';
+import { lstat } from 'node:fs/promises';
 import { mapTimeSliced } from '../../common/time-sliced';
-import { loadManifests, READY_MARKER } from '../../sources/dataset-directory/dataset-directory';
-import { ChecksumAlgorithm, MANIFEST_FILES } from '../../sources/dataset-directory/manifest';
+import {
+  ALGORITHMS,
+  manifestRules,
+  MARKER_RULES,
+  PAYLOAD_DIR,
+  READY_MARKER,
+  SourceLimits,
+} from '../../sources/dataset-directory/dataset-directory';
+import {
+  ChecksumAlgorithm,
+  collectingParser,
+  MANIFEST_FILES,
+  ParsedManifest,
+} from '../../sources/dataset-directory/manifest';
+import { pinDirectory, PinnedDirectory } from '../../sources/dataset-directory/pinned-directory';
+import {
+  checkRegularFile,
+  isProblem,
+  readSourceChunks,
+  SourceProblem,
+} from '../../sources/dataset-directory/source-file';
 import { SourceDatasetLocation } from '../../sources/source-system';
 import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
 import { walkPayload } from './payload-walker';
@@ -12,6 +30,9 @@ export interface PlannedFile {
   path: string;
   size: number;
   mtimeMs: number;
+  /** Device and inode the walk found: the copy must open this very file. */
+  dev: number;
+  ino: number;
   expected: Partial<Record<ChecksumAlgorithm, string>>;
 }
 
@@ -19,53 +40,167 @@ export interface ImportPlan {
   files: PlannedFile[];
   bytesTotal: number;
   algorithms: ChecksumAlgorithm[];
+  /**
+   * Where to read the files from: the payload directory as opened by preflight (never a link
+   * swapped in since). Valid until `release`, which the caller must call once the copy is over.
+   */
+  payloadRoot: string;
+  release(): Promise<void>;
+}
+
+export interface PreflightOptions {
+  limits: SourceLimits;
+  /** Device and inode of the directory when the dataset was found: it must be the same. */
+  identity: string | null;
 }
 
 /** Free space kept in reserve beyond the payload itself: metadata, other imports, the OS. */
 const SPACE_MARGIN_BYTES = 64 * 1024 * 1024;
 const SPACE_MARGIN_RATIO = 0.01;
+/** Problems kept in a rejection (they are stored with the job); the rest are counted. */
+const MAX_REPORTED_PROBLEMS = 1000;
+
+/** A manifest read whole into memory (the import needs every digest), streamed while parsed. */
+async function loadManifest(
+  view: string,
+  algorithm: ChecksumAlgorithm,
+  limits: SourceLimits,
+): Promise<ParsedManifest | SourceProblem | null> {
+  const { parser, result } = collectingParser(algorithm);
+  const file = MANIFEST_FILES[algorithm];
+  const outcome = await readSourceChunks(`${view}/${file}`, file, manifestRules(limits), (chunk) =>
+    parser.push(chunk),
+  );
+  if (outcome !== 'read') return outcome;
+  parser.end();
+  return result();
+}
+
+function rejected(problems: ImportProblem[]): ImportRejectedError {
+  const kept = problems.slice(0, MAX_REPORTED_PROBLEMS);
+  if (problems.length > kept.length)
+    kept.push({
+      code: 'more_problems',
+      message: `${problems.length - kept.length} more problem(s) not listed`,
+    });
+  return new ImportRejectedError(
+    'preflight_failed',
+    `the dataset failed preflight (${problems.length} problem(s))`,
+    kept,
+  );
+}
 
 /**
- * Everything that can be checked before a byte is copied, reported all at once:
- * marker and manifests, unsafe manifest paths, forbidden files and names, manifest vs walk,
- * readability, free space. Bad input -> ImportRejectedError; no space -> ImportTransientError.
+ * Everything that can be checked before a byte is copied, reported all at once: the dataset
+ * directory, marker and manifests (regular files, not links, within their limits), unsafe
+ * manifest paths, forbidden files and names, manifest vs walk, readability, free space. Bad
+ * input -> ImportRejectedError; no space or a directory replaced since it was found ->
+ * ImportTransientError. The dataset directory and payload/ stay open (pinned) in the plan.
  */
 export async function preflightDataset(
   location: SourceDatasetLocation,
   freeBytes: () => Promise<number>,
+  options: PreflightOptions,
 ): Promise<ImportPlan> {
-  const problems: ImportProblem[] = [];
-  const [loaded, walk, marker] = await Promise.all([
-    loadManifests(location.directory),
-    walkPayload(location.payloadRoot),
-    access(join(location.directory, READY_MARKER)).then(
-      () => true,
-      () => false,
-    ),
-  ]);
-  if (!marker) problems.push({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
-  if (!loaded) {
-    problems.push({
-      code: 'manifest_missing',
-      message: `no ${Object.values(MANIFEST_FILES).join(' or ')}`,
-    });
-    throw new ImportRejectedError('preflight_failed', 'the dataset failed preflight', [
-      ...problems,
-      ...walk.problems,
-    ]);
+  const dir = await pinDirectory(location.directory, '');
+  if (
+    dir === null ||
+    (options.identity !== null && !isProblem(dir) && dir.identity !== options.identity)
+  ) {
+    if (dir && !isProblem(dir)) await dir.close();
+    throw new ImportTransientError(
+      'source_changed',
+      'the dataset directory was removed or replaced since the dataset was found',
+    );
   }
-  for (const message of loaded.problems) problems.push({ code: 'manifest_invalid', message });
-  for (const manifest of loaded.manifests) {
+  if (isProblem(dir)) throw rejected([dir]);
+  let payload: PinnedDirectory | null = null;
+  const release = async () => {
+    await payload?.close();
+    await dir.close();
+  };
+  try {
+    const pinnedPayload = await pinDirectory(`${dir.view}/${PAYLOAD_DIR}`, PAYLOAD_DIR);
+    if (pinnedPayload && !isProblem(pinnedPayload)) payload = pinnedPayload;
+    const plan = await check(dir, pinnedPayload, payload, options.limits, freeBytes);
+    return { ...plan, payloadRoot: payload!.view, release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+async function check(
+  dir: PinnedDirectory,
+  pinnedPayload: PinnedDirectory | SourceProblem | null,
+  payload: PinnedDirectory | null,
+  limits: SourceLimits,
+  freeBytes: () => Promise<number>,
+): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
+  const problems: ImportProblem[] = [];
+  const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
+  if (!markerStats) problems.push({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
+  else {
+    const problem = checkRegularFile(markerStats, READY_MARKER, MARKER_RULES);
+    if (problem) problems.push(problem);
+  }
+  const manifests: ParsedManifest[] = [];
+  let refusedManifest = false;
+  for (const algorithm of ALGORITHMS) {
+    const loaded = await loadManifest(dir.view, algorithm, limits);
+    if (loaded && isProblem(loaded)) {
+      problems.push(loaded);
+      refusedManifest = true;
+    } else if (loaded) manifests.push(loaded);
+  }
+  const walk = payload
+    ? await walkPayload(payload.view)
+    : {
+        files: new Map(),
+        problems: [
+          pinnedPayload === null
+            ? { code: 'payload_missing', path: '', message: 'the payload directory is missing' }
+            : (pinnedPayload as SourceProblem),
+        ],
+      };
+  if (manifests.length === 0 || refusedManifest) {
+    if (manifests.length === 0 && !refusedManifest)
+      problems.push({
+        code: 'manifest_missing',
+        message: `no ${Object.values(MANIFEST_FILES).join(' or ')}`,
+      });
+    throw rejected([...problems, ...walk.problems]);
+  }
+  for (const manifest of manifests) {
+    const file = MANIFEST_FILES[manifest.algorithm];
+    for (const p of manifest.problems)
+      problems.push({ code: 'manifest_invalid', message: `${file} line ${p.line}: ${p.message}` });
     for (const unsafe of manifest.unsafePaths) {
       problems.push({
         code: `manifest_${unsafe.code}`,
         path: unsafe.path,
-        message: `unsafe path in ${MANIFEST_FILES[manifest.algorithm]} (${unsafe.code})`,
+        message: `unsafe path in ${file} (${unsafe.code})`,
       });
     }
+    if (manifest.unlisted > 0)
+      problems.push({
+        code: 'manifest_invalid',
+        message: `${file}: ${manifest.unlisted} more problem(s) not listed`,
+      });
+  }
+  if (manifests.length === 2) {
+    const [a, b] = manifests;
+    const differ =
+      a.entries.size !== b.entries.size ||
+      [...a.entries.keys()].some((path) => !b.entries.has(path));
+    if (differ)
+      problems.push({
+        code: 'manifest_invalid',
+        message: 'manifest-sha256.txt and manifest-md5.txt list different paths',
+      });
   }
   problems.push(...walk.problems);
-  const primary = loaded.manifests[0];
+  const primary = manifests[0];
   for (const path of primary.entries.keys()) {
     if (!walk.files.has(path))
       problems.push({
@@ -87,15 +222,23 @@ export async function preflightDataset(
     .map((path) => {
       const walked = walk.files.get(path)!;
       const expected: Partial<Record<ChecksumAlgorithm, string>> = {};
-      for (const manifest of loaded.manifests) {
+      for (const manifest of manifests) {
         const hex = manifest.entries.get(path);
         if (hex) expected[manifest.algorithm] = hex;
       }
-      return { path, size: walked.size, mtimeMs: walked.mtimeMs, expected };
+      return {
+        path,
+        size: walked.size,
+        mtimeMs: walked.mtimeMs,
+        dev: walked.dev,
+        ino: walked.ino,
+        expected,
+      };
     });
+  const root = payload?.view ?? '';
   const unreadable = await mapTimeSliced(files, (file) => {
     try {
-      accessSync(join(location.payloadRoot, file.path), constants.R_OK);
+      accessSync(`${root}/${file.path}`, constants.R_OK);
       return null;
     } catch {
       return file.path;
@@ -104,12 +247,7 @@ export async function preflightDataset(
   for (const path of unreadable)
     if (path !== null)
       problems.push({ code: 'unreadable', path, message: 'cannot be read by the provisioner' });
-  if (problems.length > 0)
-    throw new ImportRejectedError(
-      'preflight_failed',
-      `the dataset failed preflight (${problems.length} problem(s))`,
-      problems,
-    );
+  if (problems.length > 0) throw rejected(problems);
 
   const bytesTotal = files.reduce((sum, f) => sum + f.size, 0);
   const free = await freeBytes();
@@ -121,5 +259,5 @@ export async function preflightDataset(
       `storage has ${free} bytes free, the import needs ${needed} (payload plus margin)`,
     );
   }
-  return { files, bytesTotal, algorithms: loaded.manifests.map((m) => m.algorithm) };
+  return { files, bytesTotal, algorithms: manifests.map((m) => m.algorithm) };
 }

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { openLocalObject } from '../../storage/filesystem/local-object';
 import { StagingLostError } from '../../storage/storage-system';
-import { copySmallFileWithHashes, CopyResult } from './hashing-copy';
+import { copySmallFileWithHashes, CopyResult, FileIdentity } from './hashing-copy';
 import { ImportProblem, ImportTransientError } from './import-errors';
 
 /** One small file for a copy thread: its path in the payload, and where to create it. */
@@ -10,6 +10,8 @@ export interface SmallFileJob {
   path: string;
   /** Absolute path from StagingArea.prepareLocalObject; its directories exist. */
   target: string;
+  /** The file preflight planned (see copySmallFileWithHashes). */
+  identity?: FileIdentity;
 }
 
 /** What the main thread posts to a copy thread: plain data only (structured clone). */
@@ -108,6 +110,7 @@ export function runSmallFileBatch(batch: SmallFileBatch, buffer: Buffer): SmallF
       outcomes.push(
         copySmallFileWithHashes(source, job.path, writer, {
           md5: batch.md5,
+          identity: job.identity,
           buffer,
           afterChunk: hook ? () => hook.afterChunk(job.path, source) : undefined,
         }),

@@ -44,6 +44,9 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     staging = await storage.openStaging(`t${++stagingCount}`);
   });
 
+  // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
+  beforeAll(() => smallFileCopyPool(2).start(), 30_000);
+
   afterAll(async () => {
     await closeSmallFileCopyPool();
   });

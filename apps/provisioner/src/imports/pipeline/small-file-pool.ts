@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { startWorkerThread } from '../../common/worker-thread';
 import { CopyResult } from './hashing-copy';
 import {
   reviveError,
@@ -29,27 +29,6 @@ const DEFAULT_FILES_PER_BATCH = 128;
  * (the worker's peak memory is a benchmark target), for no measurable copy time.
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1 };
-
-/**
- * The thread entry next to this module: compiled JavaScript in the built app; under ts-jest or
- * ts-node the TypeScript source, loaded through ts-node in the thread (require hooks are per
- * thread, so the parent's do not apply there).
- */
-function startWorker(): Worker {
-  if (!__filename.endsWith('.ts'))
-    return new Worker(join(__dirname, 'small-file-copy.thread.js'), {
-      resourceLimits: THREAD_LIMITS,
-    });
-  const resolveHere = createRequire(__filename).resolve;
-  const tsNode = JSON.stringify(resolveHere('ts-node'));
-  const entry = JSON.stringify(join(__dirname, 'small-file-copy.thread.ts'));
-  const searchDir = JSON.stringify(__dirname);
-  return new Worker(
-    `require(${tsNode}).register({ transpileOnly: true, projectSearchDir: ${searchDir} });\n` +
-      `require(${entry});`,
-    { eval: true, resourceLimits: THREAD_LIMITS },
-  );
-}
 
 let threadIds = 0;
 
@@ -79,7 +58,9 @@ class CopyThread {
     });
     // Awaited by start() only; a thread that fails to load also fails its batches.
     this.ready.catch(() => undefined);
-    this.worker = startWorker();
+    this.worker = startWorkerThread(join(__dirname, 'small-file-copy.thread'), {
+      resourceLimits: THREAD_LIMITS,
+    });
     this.worker.on('message', (message: SmallFileBatchReply | 'ready') => {
       if (message === 'ready') {
         this.markReady();
@@ -248,7 +229,7 @@ export interface ThreadedCopyRequest {
   /** Where the files' paths are relative to (the payload). */
   sourceRoot: string;
   /** The planned files themselves (no copies: this process keeps little per file). */
-  files: readonly { path: string; size: number }[];
+  files: readonly { path: string; size: number; dev?: number; ino?: number }[];
   /** StagingArea.prepareLocalObject: directories and bookkeeping on this thread, create there. */
   prepare(path: string): string;
   /** Each copied file's result, by its position in `files`; may throw to fail the copy. */
@@ -318,7 +299,11 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
     const jobs: SmallFileJob[] = positions.map((position) => {
       const file = request.files[position];
       largest = Math.max(largest, file.size);
-      return { path: file.path, target: request.prepare(file.path) };
+      return {
+        path: file.path,
+        target: request.prepare(file.path),
+        ...(file.ino !== undefined ? { identity: { dev: file.dev!, ino: file.ino } } : {}),
+      };
     });
     const batch: Omit<SmallFileBatch, 'id'> = {
       stagingId: request.stagingId,

@@ -9,12 +9,28 @@ export interface CollectionResult {
   created: boolean;
 }
 
-/** The checks that make a submission importable, shared by the API (409) and the worker (rejected). */
-export function submissionImportProblem(submission: SourceSubmission): string | null {
+export interface SubmissionProblem {
+  reason: 'not_eligible' | 'unsafe_project';
+  message: string;
+}
+
+/**
+ * The checks that make a submission importable, shared by the API (409) and the worker
+ * (rejected). Checked before any storage path is made of the project name.
+ */
+export function submissionImportProblem(submission: SourceSubmission): SubmissionProblem | null {
   if (!submission.eligible)
-    return `submission ${submission.ref} is not eligible (status "${submission.status}")`;
+    return {
+      reason: 'not_eligible',
+      message: `submission ${submission.ref} is not eligible (status "${submission.status}")`,
+    };
   if (!isSafeSegment(submission.project))
-    return `submission ${submission.ref} names no usable project ("${submission.project}")`;
+    return {
+      reason: 'unsafe_project',
+      message: `submission ${submission.ref} names no usable project (${JSON.stringify(
+        String(submission.project).slice(0, 200),
+      )} is not a single safe path segment)`,
+    };
   return null;
 }
 
@@ -31,7 +47,7 @@ export async function ensureSubmissionCollection(
   now: Date,
 ): Promise<CollectionResult> {
   const problem = submissionImportProblem(submission);
-  if (problem) throw new ImportRejectedError('not_eligible', problem);
+  if (problem) throw new ImportRejectedError(problem.reason, problem.message);
   const path = collectionPath(submission.project, submission.ref);
   if (await storage.exists(path)) return { path, created: false };
   const staging = await storage.openStaging(stagingId);

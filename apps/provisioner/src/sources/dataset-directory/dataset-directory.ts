@@ -1,17 +1,69 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { Stats } from 'node:fs';
 import { DatasetNotReadyReason } from '../source-system';
-import { ChecksumAlgorithm, MANIFEST_FILES, ParsedManifest, parseManifest } from './manifest';
+import { JsonDocument, readJsonDocumentSync, summarizeDatasetDocument } from './json-document';
+import { ChecksumAlgorithm, MANIFEST_FILES, ManifestParser } from './manifest';
+import { PathHashSet } from './path-hash-set';
+import { checkDirectory, identityOf, pinDirectorySync } from './pinned-directory';
+import {
+  checkRegularFile,
+  FileRules,
+  isProblem,
+  lstatIfPresent,
+  readSourceChunksSync,
+  refusal,
+  SourceProblem,
+} from './source-file';
 
 /**
  * The directory layout shared by drop-zone datasets and landing-zone datasets:
  *   <dir>/manifest-sha256.txt and/or manifest-md5.txt  (`<hex>  <path relative to payload/>`)
  *   <dir>/payload/...                                   (the files)
  *   <dir>/.ready                                        (written last by the deliverer)
+ *   <dir>/dataset.json                                  (drop zones only)
+ * Everything in it is written by depositors: the directory, the marker, the manifests and
+ * dataset.json must be what they claim (no links, no special files, sizes within the limits).
  */
 export const READY_MARKER = '.ready';
 export const PAYLOAD_DIR = 'payload';
+export const DATASET_DOCUMENT = 'dataset.json';
+
+export const ALGORITHMS = Object.keys(MANIFEST_FILES) as ChecksumAlgorithm[];
+
+/** Caps on what a depositor's metadata may make the provisioner read (settings). */
+export interface SourceLimits {
+  /** submission.json and dataset.json (SOURCE_METADATA_MAX_BYTES). */
+  metadataMaxBytes: number;
+  /** Each checksum manifest (SOURCE_MANIFEST_MAX_BYTES). */
+  manifestMaxBytes: number;
+}
+
+export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
+  metadataMaxBytes: 1024 * 1024,
+  manifestMaxBytes: 64 * 1024 * 1024,
+};
+
+export function metadataRules(limits: SourceLimits): FileRules {
+  return {
+    maxBytes: limits.metadataMaxBytes,
+    setting: 'SOURCE_METADATA_MAX_BYTES',
+    singleLink: true,
+  };
+}
+
+export function manifestRules(limits: SourceLimits): FileRules {
+  return {
+    maxBytes: limits.manifestMaxBytes,
+    setting: 'SOURCE_MANIFEST_MAX_BYTES',
+    singleLink: true,
+  };
+}
+
+/** The marker's content is never read: it only has to be a regular file. */
+export const MARKER_RULES: FileRules = {
+  maxBytes: Number.MAX_SAFE_INTEGER,
+  setting: '',
+  singleLink: false,
+};
 
 export interface DirectoryInspection {
   ready: boolean;
@@ -19,150 +71,247 @@ export interface DirectoryInspection {
   reasonDetail: string | null;
   fileCount: number | null;
   byteSize: number | null;
+  /** Every refused file (reason `metadata_refused`): the full list, for the import's error. */
+  problems: SourceProblem[];
+  /** Device and inode of the directory as read (null when it was not): imports compare it. */
+  identity: string | null;
 }
 
-/** An inspection, and the paths whose signature tells whether it still holds. */
-export interface DirectoryReading {
+/** What one read of a dataset directory found: the inspection and, when asked, dataset.json. */
+export interface DatasetReading {
   inspection: DirectoryInspection;
-  watched: string[];
+  document: JsonDocument | null;
 }
 
-export interface LoadedManifests {
-  manifests: ParsedManifest[];
-  /** Problems that make the manifests unusable, human-readable. */
-  problems: string[];
-}
-
-const ALGORITHMS = Object.keys(MANIFEST_FILES) as ChecksumAlgorithm[];
-
-export function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-async function readIfPresent(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
-
-/** Both manifests (when there are two) must list the same paths; problems are human-readable. */
-function checkManifests(manifests: ParsedManifest[]): LoadedManifests | null {
-  if (manifests.length === 0) return null;
-  const problems: string[] = [];
-  for (const manifest of manifests) {
-    const file = MANIFEST_FILES[manifest.algorithm];
-    for (const p of manifest.problems) problems.push(`${file} line ${p.line}: ${p.message}`);
-  }
-  if (manifests.length === 2) {
-    const [a, b] = manifests;
-    const differ =
-      a.entries.size !== b.entries.size ||
-      [...a.entries.keys()].some((path) => !b.entries.has(path));
-    if (differ) problems.push('manifest-sha256.txt and manifest-md5.txt list different paths');
-  }
-  return { manifests, problems };
-}
-
-/** Reads every manifest present (the import's preflight: asynchronous, never cached). */
-export async function loadManifests(dir: string): Promise<LoadedManifests | null> {
-  const manifests: ParsedManifest[] = [];
-  for (const algorithm of ALGORITHMS) {
-    const text = await readIfPresent(join(dir, MANIFEST_FILES[algorithm]));
-    if (text !== null) manifests.push(parseManifest(algorithm, text));
-  }
-  return checkManifests(manifests);
+export interface ReadDatasetOptions {
+  /**
+   * dataset.json (drop zones): not read, read whole (imports) or summarised to what listings
+   * show (see summarizeDatasetDocument).
+   */
+  document: 'none' | 'summary' | 'full';
+  /**
+   * false: only whether the dataset was delivered (directory, marker, metadata files), without
+   * reading the manifests or the payload; `ready` then means delivered and the counts are null.
+   * For the import, whose preflight checks every file itself.
+   */
+  payload: boolean;
+  limits: SourceLimits;
 }
 
 function notReady(
   reason: DatasetNotReadyReason,
   reasonDetail: string | null = null,
+  identity: string | null = null,
 ): DirectoryInspection {
-  return { ready: false, reason, reasonDetail, fileCount: null, byteSize: null };
+  return {
+    ready: false,
+    reason,
+    reasonDetail,
+    fileCount: null,
+    byteSize: null,
+    problems: [],
+    identity,
+  };
 }
 
-/**
- * Readiness of a dataset directory: marker and manifest exist, the manifest parses, and every
- * manifest path exists under payload/. Unsafe manifest paths (`..`, absolute, reserved) are not
- * looked up at all: such a dataset counts as ready so that its import is rejected with the full
- * list of problems, which is what the submitter needs to fix it.
- *
- * Synchronous on purpose: these are metadata calls answered from the kernel's caches in
- * microseconds, and a listing makes hundreds of thousands of them; through libuv's thread pool
- * each costs a thread hop and a promise (measured 3x slower). Callers slice the work in time
- * (DatasetInspector) so the event loop stays responsive.
- */
-/**
- * Only whether the dataset was delivered (its directory and marker), without reading the
- * manifests or the payload: for the import, whose preflight checks every file anyway (reading
- * a 10,000-line manifest and stat'ing each path twice cost ~100 ms per import). `ready` then
- * means delivered, and the counts are unknown.
- */
-export function inspectDelivery(dir: string): DirectoryInspection {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    if (isMissing(error)) return notReady('not_delivered');
-    throw error;
-  }
-  if (!names.includes(READY_MARKER)) return notReady('marker_missing');
-  return { ready: true, reason: null, reasonDetail: null, fileCount: null, byteSize: null };
+/** The summary of refusals shown in listings; the full list stays in `problems`. */
+export function refusedInspection(
+  problems: SourceProblem[],
+  identity: string | null,
+): DirectoryInspection {
+  const shown = problems.slice(0, 5).map((p) => p.message);
+  const more = problems.length > shown.length ? `; and ${problems.length - shown.length} more` : '';
+  return { ...notReady('metadata_refused', `${shown.join('; ')}${more}`, identity), problems };
 }
 
-export function inspectDatasetDirectory(dir: string): DirectoryReading {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    if (isMissing(error)) return { inspection: notReady('not_delivered'), watched: [dir] };
-    throw error;
-  }
-  // What a change after the marker most likely touches: the directory's entries (marker,
-  // manifests, dataset.json replaced), the manifests' content and payload/'s own entries.
-  const present = ALGORITHMS.filter((a) => names.includes(MANIFEST_FILES[a]));
-  const watched = [
+/** The paths whose lstat signature tells whether a reading still holds (see ScanCache). */
+export function watchedPaths(dir: string, document: boolean): string[] {
+  return [
     dir,
-    ...(names.includes(PAYLOAD_DIR) ? [join(dir, PAYLOAD_DIR)] : []),
-    ...present.map((a) => join(dir, MANIFEST_FILES[a])),
+    `${dir}/${PAYLOAD_DIR}`,
+    ...ALGORITHMS.map((a) => `${dir}/${MANIFEST_FILES[a]}`),
+    ...(document ? [`${dir}/${DATASET_DOCUMENT}`] : []),
   ];
-  return { inspection: inspectEntries(dir, names, present), watched };
 }
 
-function inspectEntries(
-  dir: string,
-  names: string[],
-  present: ChecksumAlgorithm[],
-): DirectoryInspection {
-  if (!names.includes(READY_MARKER)) return notReady('marker_missing');
-  const manifests = present.map((a) =>
-    parseManifest(a, readFileSync(join(dir, MANIFEST_FILES[a]), 'utf8')),
-  );
-  const loaded = checkManifests(manifests);
-  if (!loaded) return notReady('manifest_missing');
-  if (loaded.problems.length > 0)
-    return notReady('manifest_invalid', loaded.problems.slice(0, 5).join('; '));
-  const manifest = loaded.manifests[0];
-  const payload = join(dir, PAYLOAD_DIR);
-  const missing: string[] = [];
-  let byteSize = 0;
-  for (const path of manifest.entries.keys()) {
-    const stats = statSync(join(payload, path), { throwIfNoEntry: false });
-    if (stats) byteSize += stats.size;
-    else missing.push(path);
+/**
+ * Reads a dataset directory in blocking calls: meant for the source-scan thread (see
+ * SourceScanner), never the event loop of a process serving requests. The directory is opened
+ * without following a link and everything in it is reached through that descriptor.
+ *
+ * Ready: nothing refused, the marker and a manifest exist, the manifests parse and agree, and
+ * every manifest path exists under payload/. Unsafe manifest paths (`..`, absolute, reserved)
+ * are not looked up at all: such a dataset counts as ready so that its import is rejected with
+ * the full list of problems, which is what the submitter needs to fix it.
+ */
+export function readDatasetDirectory(dir: string, options: ReadDatasetOptions): DatasetReading {
+  const pinned = pinDirectorySync(dir, '');
+  if (pinned === null) return { inspection: notReady('not_delivered'), document: null };
+  if (isProblem(pinned)) return { inspection: refusedInspection([pinned], null), document: null };
+  try {
+    const reading = readPinned(pinned.view, pinned.identity, options);
+    // Where /proc is missing the view is the path itself: the directory must still be it.
+    const after = lstatIfPresent(dir);
+    if (!after || identityOf(after) !== pinned.identity || !after.isDirectory())
+      return {
+        inspection: refusedInspection(
+          [refusal('replaced', '', 'was replaced while being read')],
+          null,
+        ),
+        document: null,
+      };
+    return reading;
+  } finally {
+    pinned.close();
   }
-  const fileCount = manifest.entries.size + manifest.unsafePaths.length;
-  if (missing.length > 0) {
+}
+
+function readPinned(view: string, identity: string, options: ReadDatasetOptions): DatasetReading {
+  const problems: SourceProblem[] = [];
+  const check = (name: string, verdict: (stats: Stats) => SourceProblem | null): boolean => {
+    const stats = lstatIfPresent(`${view}/${name}`);
+    if (!stats) return false;
+    const problem = verdict(stats);
+    if (problem) problems.push(problem);
+    return true;
+  };
+  const marker = check(READY_MARKER, (s) => checkRegularFile(s, READY_MARKER, MARKER_RULES));
+  const payload = check(PAYLOAD_DIR, (s) => checkDirectory(s, PAYLOAD_DIR));
+  const present = ALGORITHMS.filter((a) =>
+    check(MANIFEST_FILES[a], (s) =>
+      checkRegularFile(s, MANIFEST_FILES[a], manifestRules(options.limits)),
+    ),
+  );
+  let document: JsonDocument | null = null;
+  if (options.document !== 'none') {
+    document = readJsonDocumentSync(
+      `${view}/${DATASET_DOCUMENT}`,
+      DATASET_DOCUMENT,
+      metadataRules(options.limits),
+    );
+    if (document.problem && document.problem.code !== 'invalid_json')
+      problems.push(document.problem);
+    if (options.document === 'summary') document = summarizeDatasetDocument(document);
+  }
+  const done = (inspection: DirectoryInspection): DatasetReading => ({ inspection, document });
+  if (problems.length > 0) return done(refusedInspection(problems, identity));
+  if (!marker) return done(notReady('marker_missing', null, identity));
+  if (!options.payload)
+    return done({
+      ready: true,
+      reason: null,
+      reasonDetail: null,
+      fileCount: null,
+      byteSize: null,
+      problems: [],
+      identity,
+    });
+  if (present.length === 0) return done(notReady('manifest_missing', null, identity));
+  return done(checkManifests(view, payload, present, options.limits, identity));
+}
+
+/** Directories whose verdict underDirectories remembers; then it starts afresh (memory). */
+const MAX_SEEN_DIRECTORIES = 10_000;
+
+/**
+ * Whether every directory on the way to a manifest path is a directory, not a link: lstat of
+ * the path itself would follow a link in the middle (to another submission's files, to /etc).
+ * Each directory is looked at about once (`seen`: manifests list a directory's files together).
+ */
+function underDirectories(root: string, path: string, seen: Map<string, boolean>): boolean {
+  for (let slash = path.indexOf('/'); slash > 0; slash = path.indexOf('/', slash + 1)) {
+    const dir = path.slice(0, slash);
+    let ok = seen.get(dir);
+    if (ok === undefined) {
+      ok = lstatIfPresent(`${root}/${dir}`)?.isDirectory() ?? false;
+      if (seen.size >= MAX_SEEN_DIRECTORIES) seen.clear();
+      seen.set(dir, ok);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
+ * Streams the manifests (never holding one whole) and looks every safe path up under payload/
+ * with lstat. Memory: 64 bits of hash per path of the first manifest (PathHashSet), which the
+ * second must match.
+ */
+function checkManifests(
+  view: string,
+  hasPayload: boolean,
+  present: ChecksumAlgorithm[],
+  limits: SourceLimits,
+  identity: string,
+): DirectoryInspection {
+  const payload = hasPayload ? pinDirectorySync(`${view}/${PAYLOAD_DIR}`, PAYLOAD_DIR) : null;
+  if (payload && isProblem(payload)) return refusedInspection([payload], identity);
+  try {
+    const paths = new PathHashSet();
+    const directories = new Map<string, boolean>();
+    const problems: string[] = [];
+    let byteSize = 0;
+    let missingCount = 0;
+    const missing: string[] = [];
+    let fileCount = 0;
+    let differ = false;
+    for (const [index, algorithm] of present.entries()) {
+      const file = MANIFEST_FILES[algorithm];
+      const primary = index === 0;
+      const parser = new ManifestParser(algorithm, (path) => {
+        if (!primary) {
+          // Every path of the second manifest must be one of the first, once.
+          if (!paths.match(path)) differ = true;
+          return true;
+        }
+        if (!paths.add(path)) return false;
+        const stats =
+          payload && underDirectories(payload.view, path, directories)
+            ? lstatIfPresent(`${payload.view}/${path}`)
+            : null;
+        if (stats) byteSize += stats.size;
+        else if (missingCount++ < 3) missing.push(path);
+        return true;
+      });
+      const outcome = readSourceChunksSync(
+        `${view}/${file}`,
+        file,
+        manifestRules(limits),
+        (chunk) => parser.push(chunk),
+      );
+      if (outcome !== 'read') {
+        // Gone or changed kind since the lstat above: the deliverer is at work.
+        const problem = outcome ?? refusal('replaced', file, 'was removed while being read');
+        return refusedInspection([problem], identity);
+      }
+      parser.end();
+      for (const p of parser.problems) problems.push(`${file} line ${p.line}: ${p.message}`);
+      if (primary) fileCount = paths.size + parser.unsafeCount;
+    }
+    if (present.length === 2 && (differ || !paths.allMatched))
+      problems.push('manifest-sha256.txt and manifest-md5.txt list different paths');
+    if (problems.length > 0)
+      return notReady('manifest_invalid', problems.slice(0, 5).join('; '), identity);
+    if (missingCount > 0)
+      return {
+        ...notReady(
+          'files_missing',
+          `${missingCount} manifest path(s) do not exist, e.g. ${missing.join(', ')}`,
+          identity,
+        ),
+        fileCount,
+        byteSize,
+      };
     return {
-      ready: false,
-      reason: 'files_missing',
-      reasonDetail: `${missing.length} manifest path(s) do not exist, e.g. ${missing.slice(0, 3).join(', ')}`,
+      ready: true,
+      reason: null,
+      reasonDetail: null,
       fileCount,
       byteSize,
+      problems: [],
+      identity,
     };
+  } finally {
+    payload?.close();
   }
-  return { ready: true, reason: null, reasonDetail: null, fileCount, byteSize };
 }

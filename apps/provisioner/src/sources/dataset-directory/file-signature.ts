@@ -1,4 +1,5 @@
-import { Stats, statSync } from 'node:fs';
+import { Stats } from 'node:fs';
+import { lstatIfPresent } from './source-file';
 
 /**
  * How recent a change must be for its mtime not to be trusted: file-system timestamps are
@@ -19,14 +20,33 @@ export interface Signature {
   settled: boolean;
 }
 
-/** One signature over several paths, stat'ed in order. */
+/**
+ * One signature over several paths, lstat'ed in order (never following a link: a link swapped
+ * in for a file or directory changes the signature, whatever it points to).
+ */
 export function signatureOfPaths(paths: readonly string[], now: number): Signature {
   let key = '';
   let settled = true;
   for (const path of paths) {
-    const stats = statSync(path, { throwIfNoEntry: false });
+    const stats = lstatIfPresent(path) ?? undefined;
     key += `${signatureOf(stats)}|`;
     if (stats && stats.mtimeMs > now - RACY_WINDOW_MS) settled = false;
   }
   return { key, settled };
+}
+
+/**
+ * Whether paths still have the signature `known` (from signatureOfPaths), cheaper than
+ * computing it again: `paths[0]` is a directory and the others are entries of it, so while the
+ * directory's own signature (its mtime) is unchanged, an entry that was absent still is (adding
+ * an entry changes the directory's mtime) and is not looked up again.
+ */
+export function stillSigned(paths: readonly string[], known: string): boolean {
+  const parts = known.split('|');
+  if (parts.length !== paths.length + 1) return false;
+  for (let i = 0; i < paths.length; i++) {
+    if (i > 0 && parts[i] === '-') continue;
+    if (signatureOf(lstatIfPresent(paths[i]) ?? undefined) !== parts[i]) return false;
+  }
+  return true;
 }

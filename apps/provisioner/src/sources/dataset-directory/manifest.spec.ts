@@ -1,4 +1,4 @@
-import { formatManifest, parseManifest } from './manifest';
+import { formatManifest, ManifestParser, MAX_KEPT_PROBLEMS, parseManifest } from './manifest';
 
 const SHA = 'a'.repeat(64);
 const MD5 = 'B'.repeat(32);
@@ -42,6 +42,50 @@ describe('parseManifest', () => {
     const parsed = parseManifest('sha256', `${SHA}  ${path}\n`);
     expect(parsed.entries.size).toBe(0);
     expect(parsed.unsafePaths).toEqual([{ code, path }]);
+  });
+
+  it('reports a line that is not valid UTF-8 instead of replacing its bytes', () => {
+    const text = Buffer.concat([
+      Buffer.from(`${SHA}  caf`),
+      Buffer.from([0xe9]),
+      Buffer.from(`.txt\n${SHA}  ok.txt\n`),
+    ]);
+    const parser = new ManifestParser('sha256', () => true);
+    parser.push(text);
+    parser.end();
+    expect(parser.problems).toEqual([{ line: 1, message: 'not valid UTF-8' }]);
+  });
+
+  it('gives the same result whatever the chunk boundaries, last line without a newline too', () => {
+    const text = `${SHA}  a.txt\r\n\nnonsense\n${SHA}  dir/b.bin\n${SHA}  last`;
+    const whole = parseManifest('sha256', text);
+    const seen: string[] = [];
+    const parser = new ManifestParser('sha256', (path) => seen.push(path) > 0);
+    for (const byte of Buffer.from(text)) parser.push(Buffer.from([byte]));
+    parser.end();
+    expect(seen).toEqual([...whole.entries.keys()]);
+    expect(seen).toEqual(['a.txt', 'dir/b.bin', 'last']);
+    expect(parser.problems).toEqual(whole.problems);
+    expect(parser.problems).toEqual([{ line: 3, message: 'not "<sha256 hex>  <path>"' }]);
+  });
+
+  it('skips an endless line without holding it, and keeps counting lines after it', () => {
+    const parser = new ManifestParser('sha256', () => true);
+    const junk = Buffer.alloc(64 * 1024, 0x61);
+    for (let i = 0; i < 64; i++) parser.push(junk); // a 4 MiB line
+    parser.push(Buffer.from(`\n${SHA}  after.txt\n`));
+    parser.end();
+    expect(parser.problems).toEqual([{ line: 1, message: 'line longer than 9000 bytes' }]);
+  });
+
+  it('keeps at most MAX_KEPT_PROBLEMS problems and counts the rest', () => {
+    const parser = new ManifestParser('sha256', () => true);
+    parser.push(Buffer.from('x\n'.repeat(MAX_KEPT_PROBLEMS + 5)));
+    parser.push(Buffer.from(`${SHA}  ../up\n`.repeat(MAX_KEPT_PROBLEMS + 2)));
+    parser.end();
+    expect(parser.problems).toHaveLength(MAX_KEPT_PROBLEMS);
+    expect(parser.unsafePaths).toHaveLength(MAX_KEPT_PROBLEMS);
+    expect(parser.unlisted).toBe(7);
   });
 
   it('formats sorted, stable output', () => {

@@ -1,59 +1,113 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mapTimeSliced } from '../../common/time-sliced';
 import {
-  DirectoryInspection,
-  inspectDelivery,
+  DATASET_DOCUMENT,
+  DatasetReading,
+  DEFAULT_SOURCE_LIMITS,
   PAYLOAD_DIR,
+  SourceLimits,
 } from '../dataset-directory/dataset-directory';
-import { DatasetInspector } from '../dataset-directory/dataset-inspector';
-import { JsonFileCache, JsonObject, readJsonObject } from '../dataset-directory/json-file-cache';
+import {
+  JsonDocument,
+  JsonObject,
+  summarizeDatasetDocument,
+} from '../dataset-directory/json-document';
+import { ScanCache } from '../dataset-directory/scan-cache';
+import { SourceProblem } from '../dataset-directory/source-file';
+import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
 import { DropzoneSourceConfig } from '../source-config';
+import { datasetFromInspection } from '../source-dataset';
 import {
   DatasetFilter,
   FindDatasetOptions,
   SourceDataset,
   SourceDatasetLocation,
+  SourceRefusedError,
   SourceSubmission,
   SourceSystem,
 } from '../source-system';
-import { datasetFromInspection } from '../source-dataset';
+
+const SUBMISSION_DOCUMENT = 'submission.json';
+
+/**
+ * Caches per source. Dataset entries hold an inspection and a summary of dataset.json (a few
+ * hundred bytes): 100,000 datasets take some 60 MB. Submission entries hold whole documents,
+ * whose size depositors choose (up to SOURCE_METADATA_MAX_BYTES each).
+ */
+const DATASET_CACHE = { maxEntries: 1_000_000, maxBytes: 128 * 1024 * 1024 };
+const SUBMISSION_CACHE = { maxEntries: 500_000, maxBytes: 64 * 1024 * 1024 };
+
+/** A value as shown in a message: strings quoted and cut short, anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 130 ? `${value.slice(0, 130)}…` : value);
+  return value === undefined
+    ? 'nothing'
+    : `a ${value === null ? 'null' : Array.isArray(value) ? 'list' : typeof value}`;
+}
 
 /**
  * A directory tree:
  *   <root>/submissions/<ref>/submission.json   {ref, title, status, project, custodians, datasets[]}
  *   <root>/datasets/<dataset_id>/dataset.json  {dataset_id, submission, title, metadata}
  *   <root>/datasets/<dataset_id>/{manifest-*.txt, payload/, .ready}
- * A submission's datasets are the ids its submission.json lists (strings or {dataset_id}).
- * Listings read through caches keyed by file signatures (see DatasetInspector); single
- * lookups (findDataset, getSubmission) always read the files.
+ * A dataset belongs to a submission when both say so: the submission's datasets[] lists its id
+ * (a string or {dataset_id}) and its dataset.json names the submission. Files are read on the
+ * source-scan thread (SourceScanner); listings through caches keyed by file signatures
+ * (ScanCache); single lookups (findDataset, getSubmission) always read the files.
  */
 export class DropzoneSource implements SourceSystem {
   readonly type = 'dropzone';
   readonly name: string;
-  private readonly inspector = new DatasetInspector();
-  private readonly documents = new JsonFileCache();
+  private readonly scanner = sourceScanner();
+  private readonly datasets: ScanCache<DatasetReading>;
+  private readonly submissions: ScanCache<JsonDocument>;
 
-  constructor(private readonly config: DropzoneSourceConfig) {
+  constructor(
+    private readonly config: DropzoneSourceConfig,
+    private readonly limits: SourceLimits = DEFAULT_SOURCE_LIMITS,
+  ) {
     this.name = config.name;
+    this.datasets = new ScanCache(
+      (items) => this.scanner.datasets(items, { document: 'summary', payload: true, limits }),
+      DATASET_CACHE,
+    );
+    this.submissions = new ScanCache(
+      (items) => this.scanner.documents(items, SUBMISSION_DOCUMENT, limits),
+      SUBMISSION_CACHE,
+    );
   }
 
+  /**
+   * A submission whose directory is a link, whose submission.json is refused or does not
+   * describe the folder it sits in is left out: nothing in it can say what it holds
+   * (getSubmission tells why).
+   */
   async listSubmissions(): Promise<SourceSubmission[]> {
     const refs = (await this.listDirectory(join(this.config.root, 'submissions'))).filter(
       isSafeSegment,
     );
-    const found = await mapTimeSliced(refs, (ref) =>
-      this.toSubmission(ref, this.documents.read(this.submissionFile(ref))),
-    );
-    return found
+    const documents = await this.submissions.readMany(refs.map((ref) => this.submissionDir(ref)));
+    return refs
+      .map((ref, i) => this.toSubmission(ref, documents[i].value))
       .filter((s): s is SourceSubmission => s !== null)
       .sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
   }
 
   async getSubmission(ref: string): Promise<SourceSubmission | null> {
     if (!isSafeSegment(ref)) return null;
-    return this.toSubmission(ref, readJsonObject(this.submissionFile(ref)));
+    const [answer] = await this.scanner.documents(
+      [{ dir: this.submissionDir(ref), known: null }],
+      SUBMISSION_DOCUMENT,
+      this.limits,
+    );
+    const { value, problem } = answer!.value;
+    if (problem && problem.code !== 'invalid_json')
+      throw new SourceRefusedError(this.name, `submission ${ref} is refused: ${problem.message}`, [
+        { ...problem, path: `submissions/${ref}/${problem.path}` },
+      ]);
+    return this.toSubmission(ref, value);
   }
 
   async listDatasets(
@@ -65,35 +119,44 @@ export class DropzoneSource implements SourceSystem {
         .filter((id) => !include || include(submission, id))
         .map((id) => ({ id, submission })),
     );
-    return mapTimeSliced(pairs, ({ id, submission }) => {
-      const dir = this.locateDataset(id).directory;
-      return this.toDataset(
-        id,
-        submission,
-        this.inspector.inspect(dir),
-        this.documents.read(join(dir, 'dataset.json')),
-      );
-    });
+    const readings = await this.datasets.readMany(
+      pairs.map(({ id }) => this.locateDataset(id).directory),
+    );
+    return pairs.map(({ id, submission }, i) => this.toDataset(id, submission, readings[i]));
   }
 
+  /**
+   * The submission that owns a dataset is the one its dataset.json names, provided that
+   * submission lists it. Otherwise the dataset is reported with a submission that lists it and
+   * `metadata_invalid`: a dataset directory never imports into a submission it does not name.
+   */
   async findDataset(
     datasetId: string,
     options: FindDatasetOptions = {},
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null> {
     if (!isSafeSegment(datasetId)) return null;
     const dir = this.locateDataset(datasetId).directory;
-    const meta = readJsonObject(join(dir, 'dataset.json'));
-    // dataset.json names its submission; fall back to a scan when it is not delivered yet.
-    const hinted =
-      typeof meta?.submission === 'string' ? await this.getSubmission(meta.submission) : null;
-    const submission = hinted?.datasetIds.includes(datasetId)
-      ? hinted
-      : (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId));
+    const payload = options.payload !== false;
+    const [answer] = await this.scanner.datasets([{ dir, known: null }], {
+      document: 'full',
+      payload,
+      limits: this.limits,
+    });
+    const reading = answer!.value;
+    if (payload) {
+      const document = reading.document && summarizeDatasetDocument(reading.document);
+      this.datasets.remember(dir, { ...answer!, value: { ...reading, document } });
+    }
+    const owner = reading.document?.value?.submission;
+    let submission: SourceSubmission | null = null;
+    if (isSafeSegment(owner)) {
+      const named = await this.getSubmission(owner);
+      if (named?.datasetIds.includes(datasetId)) submission = named;
+    }
+    submission ??=
+      (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
     if (!submission) return null;
-    const inspection =
-      options.payload === false ? inspectDelivery(dir) : this.inspector.refresh(dir);
-    const dataset = this.toDataset(datasetId, submission, inspection, meta);
-    return { dataset, submission };
+    return { dataset: this.toDataset(datasetId, submission, reading), submission };
   }
 
   locateDataset(datasetId: string): SourceDatasetLocation {
@@ -101,8 +164,8 @@ export class DropzoneSource implements SourceSystem {
     return { directory, payloadRoot: join(directory, PAYLOAD_DIR) };
   }
 
-  private submissionFile(ref: string): string {
-    return join(this.config.root, 'submissions', ref, 'submission.json');
+  private submissionDir(ref: string): string {
+    return join(this.config.root, 'submissions', ref);
   }
 
   private toSubmission(ref: string, raw: JsonObject | null): SourceSubmission | null {
@@ -133,19 +196,44 @@ export class DropzoneSource implements SourceSystem {
   private toDataset(
     datasetId: string,
     submission: SourceSubmission,
-    inspection: DirectoryInspection,
-    meta: JsonObject | null,
+    reading: DatasetReading,
   ): SourceDataset {
-    return datasetFromInspection(datasetId, submission, inspection, {
+    const meta = reading.document?.value ?? null;
+    return datasetFromInspection(datasetId, submission, reading.inspection, {
       title: typeof meta?.title === 'string' ? meta.title : datasetId,
       declaredBytes: null,
-      metadata: meta ?? null,
+      metadata: meta,
+      invalid: this.ownershipProblem(datasetId, submission, reading.document),
     });
+  }
+
+  /** Why dataset.json does not make this dataset the submission's; null when it does. */
+  private ownershipProblem(
+    datasetId: string,
+    submission: SourceSubmission,
+    document: JsonDocument | null,
+  ): SourceProblem | null {
+    const invalid = (message: string): SourceProblem => ({
+      code: 'metadata_invalid',
+      path: DATASET_DOCUMENT,
+      message: `${DATASET_DOCUMENT} ${message}`,
+    });
+    if (document?.problem) return document.problem;
+    const value = document?.value;
+    if (!value) return invalid(`is missing: it must name its submission (${submission.ref})`);
+    if (value.submission !== submission.ref)
+      return invalid(
+        `names submission ${shown(value.submission)}, not ${submission.ref} which lists the dataset`,
+      );
+    if (value.dataset_id !== undefined && value.dataset_id !== datasetId)
+      return invalid(`names dataset ${shown(value.dataset_id)}, not ${datasetId}`);
+    return null;
   }
 
   private async listDirectory(path: string): Promise<string[]> {
     try {
       const entries = await readdir(path, { withFileTypes: true });
+      // Links are not followed: a submission directory must be a directory.
       return entries.filter((e) => e.isDirectory()).map((e) => e.name);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];

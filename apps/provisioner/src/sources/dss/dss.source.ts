@@ -1,12 +1,14 @@
 import { join } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
-import { mapTimeSliced } from '../../common/time-sliced';
 import {
+  DatasetReading,
+  DEFAULT_SOURCE_LIMITS,
   DirectoryInspection,
-  inspectDelivery,
   PAYLOAD_DIR,
+  SourceLimits,
 } from '../dataset-directory/dataset-directory';
-import { DatasetInspector } from '../dataset-directory/dataset-inspector';
+import { ScanCache } from '../dataset-directory/scan-cache';
+import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
 import { datasetFromInspection } from '../source-dataset';
 import { DssSourceConfig } from '../source-config';
@@ -21,6 +23,8 @@ import {
 import { DssClient, DssSubmissionSummary } from './dss.client';
 
 const HTTP_CONCURRENCY = 8;
+/** Landing-zone inspections (no documents): a few hundred bytes each. */
+const DATASET_CACHE = { maxEntries: 1_000_000, maxBytes: 128 * 1024 * 1024 };
 
 interface DssRaw {
   id: number;
@@ -38,11 +42,19 @@ export class DssSource implements SourceSystem {
   readonly type = 'dss';
   readonly name: string;
   private readonly client: DssClient;
-  private readonly inspector = new DatasetInspector();
+  private readonly scanner = sourceScanner();
+  private readonly datasets: ScanCache<DatasetReading>;
 
-  constructor(private readonly config: DssSourceConfig) {
+  constructor(
+    private readonly config: DssSourceConfig,
+    private readonly limits: SourceLimits = DEFAULT_SOURCE_LIMITS,
+  ) {
     this.name = config.name;
     this.client = new DssClient(config.name, config.url, config.api_key, config.timeout_ms);
+    this.datasets = new ScanCache(
+      (items) => this.scanner.datasets(items, { document: 'none', payload: true, limits }),
+      DATASET_CACHE,
+    );
   }
 
   async listSubmissions(): Promise<SourceSubmission[]> {
@@ -74,8 +86,11 @@ export class DssSource implements SourceSystem {
       ({ record, submission }) =>
         isSafeSegment(record.dataset_id) && (!include || include(submission, record.dataset_id)),
     );
-    return mapTimeSliced(valid, ({ record, submission }) =>
-      this.toDataset(record, submission, this.inspector.inspect(this.directoryOf(record))),
+    const readings = await this.datasets.readMany(
+      valid.map(({ record }) => this.directoryOf(record)),
+    );
+    return valid.map(({ record, submission }, i) =>
+      this.toDataset(record, submission, readings[i].inspection),
     );
   }
 
@@ -88,9 +103,17 @@ export class DssSource implements SourceSystem {
       const record = (submission.raw as DssRaw).datasets.find((d) => d.dataset_id === datasetId);
       if (record) {
         const dir = this.directoryOf(record);
-        const inspection =
-          options.payload === false ? inspectDelivery(dir) : this.inspector.refresh(dir);
-        return { dataset: this.toDataset(record, submission, inspection), submission };
+        const payload = options.payload !== false;
+        const [answer] = await this.scanner.datasets([{ dir, known: null }], {
+          document: 'none',
+          payload,
+          limits: this.limits,
+        });
+        if (payload) this.datasets.remember(dir, answer!);
+        return {
+          dataset: this.toDataset(record, submission, answer!.value.inspection),
+          submission,
+        };
       }
     }
     return null;

@@ -1,0 +1,266 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
+import { everyFileText } from '../../apps/provisioner/test/support/provisioner-e2e';
+import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
+import { IMPORTS_QUEUE } from '../../apps/provisioner/src/imports/imports.queue';
+import { AppProcess, freePort, startAppProcess } from '../support/app-process';
+import { queueEnv, TEST_WRITE_KEY } from '../support/provisioner-app';
+import { sleep } from './support/load-loop';
+import {
+  HOSTILE_PROJECT,
+  HostileDropzone,
+  SECRET,
+  VICTIM_DATASET,
+  writeHostileDropzone,
+} from './support/hostile-dropzone';
+import { startRig, ProvisionerRig } from './support/provisioner-rig';
+
+/** The issue's case: 1,000,000 lines, 88 MB (over the 64 MiB default cap). */
+const HUGE_MANIFEST_LINES = 1_000_000;
+/** Under the cap and still long: every line parsed, every path looked up. */
+const LONG_MANIFEST_LINES = 600_000;
+/** /health/live must answer within this while listings run (a Kubernetes probe's budget). */
+const LIVE_WITHIN_MS = 1000;
+/**
+ * Growth of the API's resident set allowed while listings run over this drop zone (documented
+ * in docs/provisioner.md): one manifest's path hashes on the scan thread, four listings' answers.
+ */
+const RSS_GROWTH_LIMIT_MB = 160;
+
+function residentMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/**
+ * The drop zone as hostile depositors could fill it (issue 14, items 1-5) against the built
+ * API in its own process (so its event loop is measured from outside) and a worker process:
+ * links of every kind, FIFOs, sockets, devices, directories and oversized files in every
+ * metadata and directory slot, hostile payloads, unsafe names, a million-line manifest.
+ */
+describe('the provisioner over a hostile drop zone', () => {
+  const base = tempDir('robust-hostile');
+  const storage = join(base, 'storage');
+  let zone: HostileDropzone;
+  let rig: ProvisionerRig;
+  let api: AppProcess;
+  let apiUrl: string;
+  const headers = { 'X-API-Key': TEST_WRITE_KEY, 'Content-Type': 'application/json' };
+  const getJson = async (path: string) => {
+    const res = await fetch(`${apiUrl}${path}`, { headers });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const post = async (dataset: string) => {
+    const res = await fetch(`${apiUrl}/datasets/dropzone/import`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ dataset_id: dataset }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    zone = writeHostileDropzone(base, {
+      hugeManifestLines: HUGE_MANIFEST_LINES,
+      longManifestLines: LONG_MANIFEST_LINES,
+    });
+    const env = {
+      ...(await queueEnv('redis')),
+      SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: zone.root }]),
+      STORAGE_ROOT: storage,
+      IMPORT_MAX_ATTEMPTS: '2',
+    };
+    // The in-process API of the rig answers the queue; the measured API is a process of its own.
+    rig = await startRig(env);
+    const port = await freePort();
+    apiUrl = `http://127.0.0.1:${port}`;
+    api = startAppProcess('provisioner', 'src/main', {
+      ...env,
+      PROVISIONER_API_KEY: TEST_WRITE_KEY,
+      LOG_LEVEL: 'silent',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    });
+    const deadline = Date.now() + 90_000;
+    while (
+      !(await fetch(`${apiUrl}/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (api.child.exitCode !== null) throw new Error(`API exited:\n${api.output().slice(-2000)}`);
+      if (Date.now() > deadline) throw new Error('API not ready within 90 s');
+      await sleep(100);
+    }
+    await rig.startWorker();
+  });
+
+  afterAll(async () => {
+    if (api && api.child.exitCode === null) api.child.kill('SIGKILL');
+    await api?.exited;
+    await rig?.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('keeps /health/live under 1 s and memory bounded while listings run over all of it', async () => {
+    const before = residentMb(api.child.pid!);
+    let peak = before;
+    let slowest = 0;
+    let listingsDone = 0;
+    let stop = false;
+    const probe = (async () => {
+      while (!stop) {
+        const started = performance.now();
+        const res = await fetch(`${apiUrl}/health/live`, { signal: AbortSignal.timeout(10_000) });
+        expect(res.status).toBe(200);
+        slowest = Math.max(slowest, performance.now() - started);
+        peak = Math.max(peak, residentMb(api.child.pid!));
+        await sleep(50);
+      }
+    })();
+    const lister = async (path: string, rounds: number) => {
+      for (let i = 0; i < rounds; i++) {
+        const res = await getJson(path);
+        expect(res.status).toBe(200);
+        expect(JSON.stringify(res.body)).not.toContain(SECRET);
+        listingsDone += 1;
+      }
+    };
+    try {
+      await Promise.all([
+        lister('/datasets/dropzone/diff', 3),
+        lister('/datasets/dropzone', 3),
+        lister('/submissions/dropzone', 5),
+        lister('/datasets/dropzone/diff?submission=SUB-HOSTILE', 3),
+      ]);
+    } finally {
+      stop = true;
+      await probe;
+    }
+    process.stdout.write(
+      `hostile listings: ${listingsDone} listings; /health/live slowest ${slowest.toFixed(0)} ms; ` +
+        `API resident ${before.toFixed(0)} -> peak ${peak.toFixed(0)} MB\n`,
+    );
+    expect(slowest).toBeLessThan(LIVE_WITHIN_MS);
+    expect(peak - before).toBeLessThan(RSS_GROWTH_LIMIT_MB);
+  });
+
+  it('lists every spoiled dataset as not ready with metadata_refused, and refuses its import', async () => {
+    const diff = await getJson('/datasets/dropzone/diff?submission=SUB-HOSTILE');
+    const byId = new Map(
+      (
+        diff.body.items as {
+          dataset_id: string;
+          ready: boolean;
+          reason: string;
+          reason_detail: string;
+        }[]
+      ).map((d) => [d.dataset_id, d]),
+    );
+    const wrong: string[] = [];
+    for (const { id, slot, spoiler } of zone.spoiled) {
+      const item = byId.get(id);
+      if (!item || item.ready || item.reason !== 'metadata_refused')
+        wrong.push(`${slot} ${spoiler}: ${JSON.stringify(item)}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(byId.get(zone.hugeManifest)).toMatchObject({
+      ready: false,
+      reason: 'metadata_refused',
+      reason_detail: expect.stringContaining('SOURCE_MANIFEST_MAX_BYTES'),
+    });
+    expect(byId.get(zone.longManifest)).toMatchObject({ ready: false, reason: 'files_missing' });
+    // The victim's dataset, listed by the hostile submission too, stays the victim's.
+    expect(byId.get(VICTIM_DATASET)).toMatchObject({ ready: false, reason: 'metadata_invalid' });
+    const answers = await Promise.all(zone.spoiled.map(({ id }) => post(id)));
+    const notRefused = answers
+      .map((a, i) => ({
+        id: zone.spoiled[i].id,
+        status: a.status,
+        reason: (a.body.more as { reason?: string })?.reason,
+      }))
+      .filter((a) => a.status !== 409 || a.reason !== 'metadata_refused');
+    expect(notRefused).toEqual([]);
+  });
+
+  it('refuses projects that are no path segment with 409 unsafe_project, never a 500', async () => {
+    const refs = ((await getJson('/submissions/dropzone')).body.items as { ref: string }[]).map(
+      (s) => s.ref,
+    );
+    expect(refs.every((ref) => /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(ref))).toBe(true);
+    for (const { dataset } of zone.unsafeProjects) {
+      const res = await post(dataset);
+      expect({
+        dataset,
+        status: res.status,
+        reason: (res.body.more as { reason?: string })?.reason,
+      }).toEqual({
+        dataset,
+        status: 409,
+        reason: 'unsafe_project',
+      });
+    }
+  });
+
+  it('rejects every hostile payload with its problems, imports hard links, and never hangs the worker', async () => {
+    const answers = await Promise.all(zone.payloads.map(({ id }) => post(id)));
+    const refusedAtOnce = zone.payloads
+      .map((p, i) => ({ id: p.id, expected: p.expected, answer: answers[i] }))
+      .filter(({ expected }) => typeof expected === 'object' && !Array.isArray(expected));
+    expect(
+      refusedAtOnce.map(
+        ({ id, answer }) =>
+          `${id}:${answer.status}:${(answer.body.more as { reason?: string })?.reason}`,
+      ),
+    ).toEqual(
+      refusedAtOnce.map(
+        ({ id, expected }) => `${id}:409:${(expected as { notReady: string }).notReady}`,
+      ),
+    );
+    const queued = zone.payloads.filter((_, i) => answers[i].status === 202);
+    expect(queued.length).toBe(zone.payloads.length - refusedAtOnce.length);
+    const records = await rig.waitAllEnded(
+      queued.map(({ id }) => `dropzone-dataset-${id}`),
+      120_000,
+    );
+    const outcome = (record: ImportRecord) =>
+      record.state === 'imported'
+        ? 'imported'
+        : [...new Set((record.error?.details as { code: string }[]).map((d) => d.code))].sort();
+    expect(records.map((r) => ({ id: r.key, state: r.state, outcome: outcome(r) }))).toEqual(
+      queued.map(({ id, expected }) => ({
+        id,
+        state: expected === 'imported' ? 'imported' : 'rejected',
+        outcome: expected,
+      })),
+    );
+  });
+
+  it('rejects datasets spoiled after their import was queued, and leaks nothing anywhere', async () => {
+    const queue = rig.api.get<Queue>(getQueueToken(IMPORTS_QUEUE));
+    // The same spoilers, applied to good datasets while their jobs wait (see hostile-dropzone.ts).
+    const late = zone.lateTargets;
+    await queue.pause();
+    try {
+      for (const target of late) expect((await post(target.id)).status).toBe(202);
+      for (const target of late) target.spoil();
+    } finally {
+      await queue.resume();
+    }
+    const records = await rig.waitAllEnded(
+      late.map((t) => `dropzone-dataset-${t.id}`),
+      60_000,
+    );
+    expect(records.map((r) => `${r.key}:${r.state}`)).toEqual(late.map((t) => `${t.id}:rejected`));
+    expect(everyFileText(storage)).not.toContain(SECRET);
+    expect(
+      existsSync(
+        join(storage, 'projects', HOSTILE_PROJECT, 'SUB-HOSTILE/data/raw', VICTIM_DATASET),
+      ),
+    ).toBe(false);
+    expect(existsSync(join(base, 'outside/DS-UNSAFE-1'))).toBe(false);
+  });
+});
