@@ -4,6 +4,7 @@ import { Public } from '@app/auth';
 import { send } from '../../../test/robustness/support/hostile-client';
 import { portOf } from '../../../test/support/incomplete-body';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 /** Larger than the socket buffers, so that a reset would cut it. */
 const BIG_ANSWER = 'x'.repeat(2 * 1024 * 1024);
@@ -24,7 +25,7 @@ describe('answers written while the body is still unread', () => {
   beforeAll(async () => {
     app = await createTinyHttpApp({ controllers: [AnswersWithoutReadingController] });
     port = await portOf(app.getHttpServer());
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
 
   it('reach the client whole, though the connection closes and the body was never read', async () => {
