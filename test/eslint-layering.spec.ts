@@ -37,38 +37,43 @@ function lintImports(cases: { file: string; source: string }[]): Verdict[] {
   return JSON.parse(out) as Verdict[];
 }
 
-const LIB = 'libs/platform/src/layering-fixture.ts';
-const CATALOG = 'apps/catalog-api/src/datasets/layering-fixture.ts';
-const CATALOG_TEST = 'apps/catalog-api/test/layering-fixture.e2e-spec.ts';
-const PROVISIONER = 'apps/provisioner/src/imports/layering-fixture.ts';
-
-const refused = [
-  { file: LIB, source: "import { x } from '../../../apps/catalog-api/src/app.module';" },
-  { file: LIB, source: "import { x } from 'apps/provisioner/src/main';" },
-  { file: LIB, source: "export { x } from '../../../apps/provisioner/src/main';" },
-  { file: LIB, source: "import { x } from '@app/catalog-api';" },
-  { file: CATALOG, source: "import { x } from '../../../provisioner/src/imports/import-record';" },
-  { file: CATALOG, source: "import { x } from '../../../../apps/provisioner/src/main';" },
-  {
-    file: CATALOG_TEST,
-    source: "import { x } from '../../provisioner/test/support/provisioner-e2e';",
+/** Import lines as written in a file of each layer: those the rules refuse, and those they allow. */
+const CASES: Record<string, { refused: string[]; allowed: string[] }> = {
+  'libs/platform/src/layering-fixture.ts': {
+    refused: [
+      "import { x } from '../../../apps/catalog-api/src/app.module';",
+      "import { x } from 'apps/provisioner/src/main';",
+      "export { x } from '../../../apps/provisioner/src/main';",
+      "import { x } from '@app/catalog-api';",
+    ],
+    allowed: ["import { x } from '@app/errors';", "import { x } from './logging.module';"],
   },
-  { file: PROVISIONER, source: "import { x } from '../../../catalog-api/src/http-app';" },
-  {
-    file: PROVISIONER,
-    source: "import type { X } from '../../../../apps/catalog-api/src/app.module';",
+  'apps/catalog-api/src/datasets/layering-fixture.ts': {
+    refused: [
+      "import { x } from '../../../provisioner/src/imports/import-record';",
+      "import { x } from '../../../../apps/provisioner/src/main';",
+    ],
+    allowed: ["import { x } from '@app/platform';", "import { x } from '../imports/shape';"],
   },
-];
-
-const allowed = [
-  { file: LIB, source: "import { x } from '@app/errors';" },
-  { file: LIB, source: "import { x } from './logging.module';" },
-  { file: CATALOG, source: "import { x } from '@app/platform';" },
-  { file: CATALOG, source: "import { x } from '../imports/shape';" },
-  { file: CATALOG_TEST, source: "import { x } from '../../../test/support/catalog-app';" },
-  { file: PROVISIONER, source: "import { x } from '../sources/dataset-directory/manifest';" },
-  { file: PROVISIONER, source: "import { x } from '@app/auth';" },
-];
+  'apps/catalog-api/test/layering-fixture.e2e-spec.ts': {
+    refused: ["import { x } from '../../provisioner/test/support/provisioner-e2e';"],
+    allowed: ["import { x } from '../../../test/support/catalog-app';"],
+  },
+  'apps/provisioner/src/imports/layering-fixture.ts': {
+    refused: [
+      "import { x } from '../../../catalog-api/src/http-app';",
+      "import type { X } from '../../../../apps/catalog-api/src/app.module';",
+    ],
+    allowed: [
+      "import { x } from '@app/auth';",
+      "import { x } from '../sources/dataset-directory/manifest';",
+    ],
+  },
+};
+const casesOf = (kind: 'refused' | 'allowed') =>
+  Object.entries(CASES).flatMap(([file, lines]) => lines[kind].map((source) => ({ file, source })));
+const refused = casesOf('refused');
+const allowed = casesOf('allowed');
 
 describe('eslint layering rules (eslint.config.mjs)', () => {
   let verdicts: Verdict[];

@@ -4,6 +4,7 @@ import { MODULE_METADATA } from '@nestjs/common/constants';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { AuthModule, BEARER_TOKEN_RESOLVER } from '@app/auth';
+import { HealthModule, MetricsModule } from '@app/platform';
 import type { ApiKeyResolver, BearerTokenResolver, Principal } from '@app/auth';
 import { listRoutes } from '../robustness/support/routes';
 import { createTinyHttpApp } from './tiny-http-app';
@@ -82,45 +83,59 @@ export interface ControllerTier extends ControllerTierKeys {
   appModule: DynamicModule;
   /** Real modules the controllers and guards read at construction (the app's settings). */
   imports?: DynamicModule[];
-  /** Modules whose controllers are left out: the libraries' (health, metrics). */
-  except?: Type[];
+  /** Path parameters for the requests, by name (others are `1`). */
+  samples?: Record<string, string>;
+}
+
+export interface ControllerTierApp {
+  app: NestExpressApplication;
+  /** Every route of the app's controllers. */
+  routes: TierRoute[];
+  /** What the guard made of a request with these headers on every route (see guardVerdicts). */
+  verdicts(headers: Record<string, string>): Promise<Record<string, string>>;
+  /** The verdict the test expects on every route, in the same form. */
+  expected(verdict: (route: string) => string): Record<string, string>;
 }
 
 /**
  * The app's controllers behind the real global guard (with these keys instead of the app's
  * database or settings) and the real validation pipe and error envelope, every other
- * dependency a failing stub: guards and parameter validation per route, in milliseconds.
+ * dependency a failing stub: guards and parameter validation per route, in milliseconds. The
+ * libraries' controllers (health, metrics) are left to the libraries' own specs.
  */
-export async function createControllerTierApp(
-  tier: ControllerTier,
-): Promise<NestExpressApplication> {
-  const { appModule, imports: _imports, except: _except, ...keys } = tier;
+export async function createControllerTierApp(tier: ControllerTier): Promise<ControllerTierApp> {
   @Injectable()
   class TierKeys implements ApiKeyResolver {
     resolve(apiKey: string): Promise<Principal | null> {
-      return Promise.resolve(keys.apiKeys[apiKey] ?? null);
+      return Promise.resolve(tier.apiKeys[apiKey] ?? null);
     }
   }
   const bearer: BearerTokenResolver = {
-    resolve: (token) => Promise.resolve(keys.bearerTokens?.[token] ?? null),
+    resolve: (token) => Promise.resolve(tier.bearerTokens?.[token] ?? null),
   };
-  return createTinyHttpApp(
+  const options = tier.writeDeniedMessage ? { writeDeniedMessage: tier.writeDeniedMessage } : {};
+  const app = await createTinyHttpApp(
     {
       imports: [
         ...(tier.imports ?? []),
         AuthModule.forRoot({
           resolver: TierKeys,
           providers: [{ provide: BEARER_TOKEN_RESOLVER, useValue: bearer }],
-          ...(keys.writeDeniedMessage
-            ? { options: { writeDeniedMessage: keys.writeDeniedMessage } }
-            : {}),
+          options,
         }),
       ],
-      controllers: controllersOf(appModule, tier.except),
+      controllers: controllersOf(tier.appModule, [HealthModule, MetricsModule]),
     },
     {},
     failingStub,
   );
+  const routes = tierRoutes(app, tier.samples);
+  return {
+    app,
+    routes,
+    verdicts: (headers) => guardVerdicts(app, routes, headers),
+    expected: (verdict) => Object.fromEntries(routes.map(({ route }) => [route, verdict(route)])),
+  };
 }
 
 /** A route of the app, `METHOD /express/:path`, and the request that exercises it. */

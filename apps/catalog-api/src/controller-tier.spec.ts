@@ -1,12 +1,8 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { HealthModule, MetricsModule } from '@app/platform';
 import {
+  ControllerTierApp,
   createControllerTierApp,
-  guardVerdicts,
   refusal,
-  TierRoute,
-  tierRoutes,
 } from '../../../test/support/controller-tier';
 import { APP_START_MS } from '../../../test/support/timeouts';
 import { CatalogAppModule } from './app.module';
@@ -38,8 +34,7 @@ const WRITE = /^(POST|PUT|PATCH|DELETE) /;
 const WRITE_DENIED = '403 Write operations require the global API key';
 
 describe('catalog-api controller tier (guards and parameter validation, no database)', () => {
-  let app: NestExpressApplication;
-  let routes: TierRoute[];
+  let tier: ControllerTierApp;
   const open = (route: string) => PUBLIC.includes(route) || OPTIONAL_KEY.includes(route);
 
   beforeAll(async () => {
@@ -47,10 +42,10 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
       DATABASE_URL: 'postgres://unused/none',
       LOG_LEVEL: 'silent',
     });
-    app = await createControllerTierApp({
+    tier = await createControllerTierApp({
       appModule: CatalogAppModule.forRoot(settings),
       imports: [SettingsModule.forRoot(settings)],
-      except: [HealthModule, MetricsModule],
+      samples: { category: 'disease', user_oidc_id: 'sub-1' },
       apiKeys: {
         [GLOBAL]: { kind: 'global', name: 'global', canWrite: true },
         [USER]: { kind: 'user', id: 7, name: 'ada', canWrite: false },
@@ -58,44 +53,38 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
       },
       bearerTokens: { [TOKEN]: { kind: 'bearer', id: 'sub-1', canWrite: false } },
     });
-    routes = tierRoutes(app, { category: 'disease', user_oidc_id: 'sub-1' });
   }, APP_START_MS);
-  afterAll(() => app?.close());
-
-  const expected = (verdict: (route: string) => string) =>
-    Object.fromEntries(routes.map(({ route }) => [route, verdict(route)]));
+  afterAll(() => tier?.app.close());
 
   it('serves the routes of every catalog controller', () => {
-    expect(routes.length).toBeGreaterThanOrEqual(30);
-    expect(routes.map((r) => r.route)).toEqual(
+    expect(tier.routes.length).toBeGreaterThanOrEqual(30);
+    expect(tier.routes.map((r) => r.route)).toEqual(
       expect.arrayContaining([...PUBLIC, ...OPTIONAL_KEY]),
     );
   });
 
   it('refuses a request without a key on every route but the open ones', async () => {
-    expect(await guardVerdicts(app, routes, {})).toEqual(
-      expected((route) => (open(route) ? 'passes' : '401 API key required')),
+    expect(await tier.verdicts({})).toEqual(
+      tier.expected((route) => (open(route) ? 'passes' : '401 API key required')),
     );
   });
 
   it('refuses an unknown key everywhere a key is read (a key on a public route is never read)', async () => {
-    expect(await guardVerdicts(app, routes, { 'X-API-Key': 'not-a-key' })).toEqual(
-      expected((route) => (PUBLIC.includes(route) ? 'passes' : '401 Invalid API key')),
+    expect(await tier.verdicts({ 'X-API-Key': 'not-a-key' })).toEqual(
+      tier.expected((route) => (PUBLIC.includes(route) ? 'passes' : '401 Invalid API key')),
     );
   });
 
   it('lets the global key through everywhere', async () => {
-    expect(await guardVerdicts(app, routes, { 'X-API-Key': GLOBAL })).toEqual(
-      expected(() => 'passes'),
-    );
+    expect(await tier.verdicts({ 'X-API-Key': GLOBAL })).toEqual(tier.expected(() => 'passes'));
   });
 
   it.each([
     ['user', USER],
     ['endpoint', ENDPOINT],
   ])('refuses a %s key every write and every global-only route', async (kind, key) => {
-    expect(await guardVerdicts(app, routes, { 'X-API-Key': key })).toEqual(
-      expected((route) => {
+    expect(await tier.verdicts({ 'X-API-Key': key })).toEqual(
+      tier.expected((route) => {
         if (PUBLIC.includes(route)) return 'passes';
         if (WRITE.test(route)) return WRITE_DENIED;
         if (GLOBAL_ONLY.test(route)) return '403 This operation requires a global key';
@@ -108,8 +97,8 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
   });
 
   it('takes a bearer token on GET /api/users alone; elsewhere it is no credential', async () => {
-    expect(await guardVerdicts(app, routes, { Authorization: `Bearer ${TOKEN}` })).toEqual(
-      expected((route) =>
+    expect(await tier.verdicts({ Authorization: `Bearer ${TOKEN}` })).toEqual(
+      tier.expected((route) =>
         open(route) || route === 'GET /api/users' ? 'passes' : '401 API key required',
       ),
     );
@@ -127,7 +116,7 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
     ['/api/termsearch/disease?search=a&page=0', ['page']],
     ['/api/termsearch/disease?search=<201 characters>&page=1', ['search']],
   ])('GET %s: 400 in the envelope naming the parameter', async (path, parameters) => {
-    const res = await request(app.getHttpServer())
+    const res = await request(tier.app.getHttpServer())
       .get(path.replace('<201 characters>', 'a'.repeat(201)))
       .set('X-API-Key', GLOBAL);
     expect(refusal(res)).toEqual({ status: 400, parameters });
@@ -138,7 +127,7 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
     ['PATCH', '/api/admin/users/0'],
     ['DELETE', '/api/admin/exposures/-2'],
   ])('%s %s: 400 naming the id that is not a positive integer', async (method, path) => {
-    const http = request(app.getHttpServer());
+    const http = request(tier.app.getHttpServer());
     const call =
       method === 'POST'
         ? http.post(path)

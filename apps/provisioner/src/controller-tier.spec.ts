@@ -1,12 +1,8 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { HealthModule, MetricsModule } from '@app/platform';
 import {
+  ControllerTierApp,
   createControllerTierApp,
-  guardVerdicts,
   refusal,
-  TierRoute,
-  tierRoutes,
 } from '../../../test/support/controller-tier';
 import { APP_START_MS } from '../../../test/support/timeouts';
 import { ProvisionerApiModule } from './api.module';
@@ -23,8 +19,7 @@ const WRITE_KEY = 'tier-write-key';
 const READ_KEY = 'tier-read-key';
 
 describe('provisioner controller tier (guards and parameter validation, no queue)', () => {
-  let app: NestExpressApplication;
-  let routes: TierRoute[];
+  let tier: ControllerTierApp;
 
   beforeAll(async () => {
     const settings = loadProvisionerSettings({
@@ -32,45 +27,39 @@ describe('provisioner controller tier (guards and parameter validation, no queue
       REDIS_URL: 'redis://127.0.0.1:1',
       LOG_LEVEL: 'silent',
     });
-    app = await createControllerTierApp({
+    tier = await createControllerTierApp({
       appModule: ProvisionerApiModule.forRoot(settings, configureQueueBackend(settings)),
       imports: [SettingsModule.forRoot(settings)],
-      except: [HealthModule, MetricsModule],
+      samples: { srcsys: 'dropzone', id: 'dropzone-dataset-DS-1' },
       apiKeys: {
         [WRITE_KEY]: { kind: 'write', name: 'write', canWrite: true },
         [READ_KEY]: { kind: 'read', name: 'read', canWrite: false },
       },
       writeDeniedMessage: 'Write operations require the provisioner write key',
     });
-    routes = tierRoutes(app, { srcsys: 'dropzone', id: 'dropzone-dataset-DS-1' });
   }, APP_START_MS);
-  afterAll(() => app?.close());
-
-  const expected = (verdict: (route: string) => string) =>
-    Object.fromEntries(routes.map(({ route }) => [route, verdict(route)]));
+  afterAll(() => tier?.app.close());
 
   it('serves the routes of every provisioner API controller', () => {
-    expect(routes.length).toBeGreaterThanOrEqual(8);
+    expect(tier.routes.length).toBeGreaterThanOrEqual(8);
   });
 
   it('refuses a request without a key, or with an unknown one, on every route', async () => {
-    expect(await guardVerdicts(app, routes, {})).toEqual(expected(() => '401 API key required'));
-    expect(await guardVerdicts(app, routes, { 'X-API-Key': 'not-a-key' })).toEqual(
-      expected(() => '401 Invalid API key'),
+    expect(await tier.verdicts({})).toEqual(tier.expected(() => '401 API key required'));
+    expect(await tier.verdicts({ 'X-API-Key': 'not-a-key' })).toEqual(
+      tier.expected(() => '401 Invalid API key'),
     );
   });
 
   it('lets a read key read and refuses it every write; the write key passes everywhere', async () => {
-    expect(await guardVerdicts(app, routes, { 'X-API-Key': READ_KEY })).toEqual(
-      expected((route) =>
+    expect(await tier.verdicts({ 'X-API-Key': READ_KEY })).toEqual(
+      tier.expected((route) =>
         route.startsWith('GET ')
           ? 'passes'
           : '403 Write operations require the provisioner write key',
       ),
     );
-    expect(await guardVerdicts(app, routes, { 'X-API-Key': WRITE_KEY })).toEqual(
-      expected(() => 'passes'),
-    );
+    expect(await tier.verdicts({ 'X-API-Key': WRITE_KEY })).toEqual(tier.expected(() => 'passes'));
   });
 
   it.each([
@@ -79,7 +68,7 @@ describe('provisioner controller tier (guards and parameter validation, no queue
     ['/datasets/dropzone?submission=../x', ['submission']],
     ['/datasets/dropzone/diff?submission=a/b', ['submission']],
   ])('GET %s: 400 in the envelope naming every parameter', async (path, parameters) => {
-    const res = await request(app.getHttpServer()).get(path).set('X-API-Key', READ_KEY);
+    const res = await request(tier.app.getHttpServer()).get(path).set('X-API-Key', READ_KEY);
     expect(refusal(res)).toEqual({ status: 400, parameters });
   });
 
@@ -88,7 +77,7 @@ describe('provisioner controller tier (guards and parameter validation, no queue
     ['/datasets/dropzone/import', { dataset_id: '../x' }, ['dataset_id']],
     ['/submissions/dropzone/import', { submission: 5, extra: 1 }, ['extra', 'submission']],
   ])('POST %s %j: 400 in the envelope naming every field', async (path, body, parameters) => {
-    const res = await request(app.getHttpServer())
+    const res = await request(tier.app.getHttpServer())
       .post(path)
       .set('X-API-Key', WRITE_KEY)
       .send(body);
