@@ -30,7 +30,13 @@ describe('IMPORT_SCHEDULE', () => {
     dropzone.dataset('DS-LATER', { submission: 'SUB-1', files: { 'a.txt': 'x' }, ready: false });
     dropzone.dataset('DS-WAIT', { submission: 'SUB-2', files: { 'a.txt': 'w' } });
     apps = await startProvisionerApps(
-      await dropzoneEnv(dropzone, storageRoot, { IMPORT_SCHEDULE: EVERY_SECOND }),
+      // One job at a time: on a busy machine a tick can outlast the second between two, and
+      // ticks running side by side each count the jobs the other queued (the job id makes them
+      // one). What is counted here is what each tick finds, not how ticks interleave.
+      await dropzoneEnv(dropzone, storageRoot, {
+        IMPORT_SCHEDULE: EVERY_SECOND,
+        IMPORT_CONCURRENCY: '1',
+      }),
     );
     queue = apps.api.get<Queue>(getQueueToken(IMPORTS_QUEUE));
   });
