@@ -8,10 +8,11 @@ import { AppProcess, freePort, startAppProcess } from '../../../test/support/app
 import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
 import { createCatalogDatabase, createEmptyDatabase } from '../../../test/support/databases';
 import { testServices, withAdminClient } from '../../../test/support/test-services';
+import { PROCESS_START_MS } from '../../../test/support/timeouts';
 
 // Booting processes without a build (ts-node) and dropping databases is slow on a loaded 2-core
 // machine; nothing here is timed, the limit only turns a hang into a failure.
-jest.setTimeout(45_000);
+jest.setTimeout(PROCESS_START_MS);
 
 const GOOD_KEY = 'e2e-global-key-0123456789abcdef0123456789';
 

@@ -9,10 +9,11 @@ import {
   startProvisionerApps,
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
+import { PROCESS_START_MS } from '../../../test/support/timeouts';
 
 // Booting processes without a build (ts-node) is slow on a loaded 2-core machine; nothing here
 // is timed, the limit only turns a hang into a failure.
-jest.setTimeout(45_000);
+jest.setTimeout(PROCESS_START_MS);
 
 const BAD_SETTINGS = { PROVISIONER_API_KEY: 'too-short', IMPORT_CONCURRENCY: '0' };
 

@@ -20,6 +20,10 @@ import {
   smallFileCopyPool,
   ThreadedCopyRequest,
 } from './small-file-pool';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+
+// Real threads, files or sockets: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
 
 const HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
 
