@@ -5,6 +5,7 @@ import {
   mkdirSync,
   mkdtempSync,
   realpathSync,
+  rmSync,
   symlinkSync,
   utimesSync,
 } from 'node:fs';
@@ -74,12 +75,19 @@ function embedded(name: string, ...args: unknown[]): unknown {
   return JSON.parse(out);
 }
 
+const closedDirectories: string[] = [];
+
 /** A directory only its owner (root, when the suite runs as root) may enter, like /root. */
 function closedDirectory(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'npm-start-closed-')));
   chmodSync(dir, 0o700);
+  closedDirectories.push(dir);
   return dir;
 }
+
+afterAll(() => {
+  for (const dir of closedDirectories) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('npm start as root in a directory other users cannot enter (a clone under /root)', () => {
   const refusal = (dir: string, what: string) =>
