@@ -26,6 +26,7 @@ import {
   UnauthorizedError,
   ValidationFailedError,
 } from './http-errors';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MAX_BODY = 2048;
@@ -177,7 +178,7 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
       { maxBodyBytes: MAX_BODY, textBodyRoutes: [/^\/upload\/[^/]+$/] },
     );
     http = request(app.getHttpServer());
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
   afterEach(() => jest.restoreAllMocks());
 
@@ -467,7 +468,11 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
       const nul = await http.get('/throw/pg-nul');
       expect(expectEnvelope(nul, 400, 'Text must not contain NUL characters')).toEqual({});
       expect(nul.text).not.toContain('SELECT');
-      expectEnvelope(await http.get('/throw/pg-too-long'), 400, 'A value is longer than its field allows');
+      expectEnvelope(
+        await http.get('/throw/pg-too-long'),
+        400,
+        'A value is longer than its field allows',
+      );
     });
 
     it('other data exceptions stay opaque 500s: they can be our own bugs', async () => {

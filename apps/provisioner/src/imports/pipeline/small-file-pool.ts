@@ -130,6 +130,11 @@ export class SmallFileCopyPool {
     return this.threads.length;
   }
 
+  /** Batches sent to a thread and not answered yet (tests and diagnostics). */
+  get inFlight(): number {
+    return this.threads.reduce((sum, thread) => sum + thread.load, 0);
+  }
+
   grow(size: number): void {
     this.size = Math.max(this.size, size);
   }
