@@ -17,6 +17,7 @@ import { StagingArea, StorageSystem, TargetExistsError } from '../../storage/sto
 import { attemptStagingId, removeStagingOfImport } from '../attempt-staging';
 import { copySmallFileWithHashes, copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
+import { PhaseClock } from './import-phases';
 import { ImportProgress, ProgressReporter } from './import-progress';
 import { ImportPlan, preflightDataset, PlannedFile } from './preflight';
 import { parseProvenance, Provenance, ProvenanceFile } from './provenance';
@@ -50,6 +51,8 @@ export interface DatasetImportContext {
   afterChunk?: (path: string) => Promise<void>;
   /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
   sourceLimits?: SourceLimits;
+  /** Charged with each phase's time as the import goes (the worker logs it). */
+  phases?: PhaseClock;
 }
 
 export interface CopyMeter {
@@ -157,6 +160,7 @@ async function stageAndPublish(
   try {
     const progress = new ProgressReporter(plan.files.length, plan.bytesTotal, ctx.reportProgress);
     await progress.flush();
+    ctx.phases?.lap('preflight');
     const results = await stageFiles(
       ctx,
       plan.payloadRoot,
@@ -166,6 +170,7 @@ async function stageAndPublish(
       progress,
     );
     await progress.flush();
+    ctx.phases?.lap('copy+hash');
     verify(plan.files, results);
     const files: ProvenanceFile[] = plan.files.map((file, i) => ({
       path: file.path,
@@ -202,7 +207,9 @@ async function stageAndPublish(
       `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
       `${JSON.stringify(provenance, null, 2)}\n`,
     );
+    ctx.phases?.lap('verify');
     await staging.sync();
+    ctx.phases?.lap('flush');
     // The source may have withdrawn the submission while we copied: do not publish then.
     const latest = await ctx.source.getSubmission(submission.ref);
     if (!latest?.eligible)
@@ -211,6 +218,7 @@ async function stageAndPublish(
         `submission ${submission.ref} is no longer eligible (status "${latest?.status ?? 'gone'}")`,
       );
     await ctx.storage.publish(stagingId, target, { readOnly: true });
+    ctx.phases?.lap('publish');
     return { path: target, files: files.length, bytes: plan.bytesTotal, copied: true };
   } catch (error) {
     await ctx.storage.removeStaging(stagingId).catch(() => undefined);
