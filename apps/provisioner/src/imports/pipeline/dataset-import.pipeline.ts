@@ -267,8 +267,17 @@ async function stageFiles(
   // Largest first, so one big file does not start last and run alone at the end.
   const order = files.map((_, i) => i).sort((a, b) => files[b].size - files[a].size);
   const smallLimit = ctx.smallFileBytes ?? DEFAULT_SMALL_FILE_BYTES;
+  const threads = ctx.copyThreads ?? DEFAULT_COPY_THREADS;
+  const prepare = staging.prepareLocalObject?.bind(staging);
+  // With copy threads every file goes to them, large ones too: each thread hashes what it
+  // copies, so every core hashes (on this thread only one core would hash the large files).
+  const onThreads = threads > 0 && prepare !== undefined && !ctx.afterChunk;
   // The async test hook needs the async path; so does a backend without blocking writes.
-  const blocking = staging.createObjectSync && !ctx.afterChunk ? smallLimit : -1;
+  const blocking = onThreads
+    ? Infinity
+    : staging.createObjectSync && !ctx.afterChunk
+      ? smallLimit
+      : -1;
   const large = order.filter((i) => files[i].size > blocking);
   const small = order.filter((i) => files[i].size <= blocking);
   let failed = false;
@@ -305,14 +314,11 @@ async function stageFiles(
       }
     });
   };
-  const threads = ctx.copyThreads ?? DEFAULT_COPY_THREADS;
-  const prepare = staging.prepareLocalObject?.bind(staging);
   const copySmall = async (): Promise<void> => {
     if (small.length === 0) return;
-    // On the copy threads, batch by batch, while the large files' reads and writes run on
-    // libuv's pool and their hashing here: the threads overlap what one thread cannot, the
-    // ~30 µs of kernel time that creating each file costs.
-    if (threads > 0 && prepare) {
+    // On the copy threads, batch by batch (every file, see onThreads): they overlap what one
+    // thread cannot, the hashing and the ~30 µs of kernel time that creating each file costs.
+    if (onThreads) {
       await copySmallFilesOnThreads({
         threads,
         stagingId: staging.id,
