@@ -58,6 +58,15 @@ function toolVersion(command: string, args: string[]): string {
   return (out.stdout ?? '').split('\n')[0].trim();
 }
 
+/** CPU time in ms of a process (`self`: the bench's waited-for children, i.e. the peer tools). */
+function cpuMs(pid: number | 'self'): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, from state (field 3): utime 14, stime 15, cutime 16, cstime 17, in clock ticks (100 per second on Linux).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  const ticks = pid === 'self' ? fields[13] + fields[14] : fields[11] + fields[12];
+  return ticks * 10;
+}
+
 /** One peer tool's copy of `source` into a new `target`, then `sync -f` (syncfs) on the target. */
 function timeTool(command: string, args: string[], target: string): number {
   const started = performance.now();
@@ -191,10 +200,11 @@ interface CopyCase {
   targets: Record<string, number>;
 }
 
-/** One side of a round: a peer tool or an import set-up. */
+/** One side of a round: a peer tool or an import set-up; `cpu` reads the CPU time it uses. */
 interface Side {
   label: string;
   run(round: number): Promise<number>;
+  cpu(): number;
 }
 
 interface CaseResult {
@@ -202,6 +212,8 @@ interface CaseResult {
   bytes: number;
   /** Milliseconds per round, by side label. */
   ms: Map<string, number[]>;
+  /** CPU milliseconds per round (the worker's, all its threads; the peer tool's). */
+  cpuMs: Map<string, number[]>;
   /** Phase lines per import set-up, one per round. */
   phases: Map<string, string[]>;
   queueMs: Map<string, number[]>;
@@ -264,6 +276,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
         c,
         bytes: c.files.reduce((sum, f) => sum + f.size, 0),
         ms: new Map(),
+        cpuMs: new Map(),
         phases: new Map(setups.map((s) => [s.label, []])),
         queueMs: new Map(setups.map((s) => [s.label, []])),
         loadBefore: 0,
@@ -277,14 +290,16 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
             result.phases.get(setup.label)!.push(setup.phases.get(timing.id) ?? '(no phase line)');
             return timing.ms;
           },
+          cpu: () => cpuMs(setup.worker.child.pid!),
         })),
-        { label: 'cp -r', run: async (round) => timeTool('cp', ['-r', source, peerTarget('cp', round)], peerTarget('cp', round)) },
-        { label: 'rsync -a', run: async (round) => timeTool('rsync', ['-a', `${source}/`, peerTarget('rsync', round)], peerTarget('rsync', round)) },
+        { label: 'cp -r', run: async (round) => timeTool('cp', ['-r', source, peerTarget('cp', round)], peerTarget('cp', round)), cpu: () => cpuMs('self') },
+        { label: 'rsync -a', run: async (round) => timeTool('rsync', ['-a', `${source}/`, peerTarget('rsync', round)], peerTarget('rsync', round)), cpu: () => cpuMs('self') },
         {
           label: 'rclone copy',
           // As a new user runs it: default transfers and checkers, checksums verified after each copy.
           run: async (round) =>
             timeTool('rclone', ['copy', '-q', '--config', join(base, 'rclone.conf'), source, peerTarget('rclone', round)], peerTarget('rclone', round)),
+          cpu: () => cpuMs('self'),
         },
       ];
       mkdirSync(join(base, 'peers'), { recursive: true });
@@ -295,7 +310,10 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
         ctx.log(`waiting ${Math.round(quiet / 1000)} s after the last deletion`);
         await sleep(quiet);
       }
-      for (const side of sides) result.ms.set(side.label, []);
+      for (const side of sides) {
+        result.ms.set(side.label, []);
+        result.cpuMs.set(side.label, []);
+      }
       warm(source);
       result.loadBefore = loadavg()[0];
       for (let round = 0; round < rounds; round++) {
@@ -303,7 +321,9 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
         const order = sides.map((_, i) => sides[(i + round) % sides.length]);
         for (const side of order) {
           await settle();
+          const cpuBefore = side.cpu();
           result.ms.get(side.label)!.push(await side.run(round));
+          result.cpuMs.get(side.label)!.push(side.cpu() - cpuBefore);
         }
         ctx.log(`${c.name}, round ${round + 1}: ${sides.map((s) => `${s.label} ${fmt(result.ms.get(s.label)![round], 0)} ms`).join(', ')}`);
       }
@@ -369,17 +389,28 @@ function report(
     `are deleted after them and the next dataset starts ${SETTLE_AFTER_DELETE_MS / 1000} s later (this disk discards online; creating`,
     'files right after a mass deletion is several times slower, for every side). Ratio: the other side\'s time',
     'divided by the import\'s, per round; its median is the figure (above 1: the import is faster).',
+    'CPU: user + system time of the worker process (all its threads) or of the peer tool and its `sync`; CPU / wall',
+    'says what limits a side: near 2 both cores were its own, well below 1 it waited (for the disk, or for the',
+    'CPU other work on the machine held; compare the load average).',
     '',
   ];
   for (const r of results) {
     lines.push(`### ${r.c.name} (${fmt(r.bytes / MiB)} MiB; load average ${fmt(r.loadBefore, 2)} when it started)`, '');
-    const sideRows = [...r.ms.entries()].map(([label, ms]) => [
-      label,
-      ms.map((x) => fmt(x, 0)).join(', '),
-      `**${fmt(median(ms), 0)}**`,
-      fmt(r.bytes / 1e6 / (median(ms) / 1000), 0),
-    ]);
-    lines.push(table(['side', 'ms per round', 'median ms', 'MB/s (median)'], sideRows), '');
+    const sideRows = [...r.ms.entries()].map(([label, ms]) => {
+      const cpu = r.cpuMs.get(label)!;
+      return [
+        label,
+        ms.map((x) => fmt(x, 0)).join(', '),
+        `**${fmt(median(ms), 0)}**`,
+        fmt(r.bytes / 1e6 / (median(ms) / 1000), 0),
+        cpu.map((x) => fmt(x, 0)).join(', '),
+        fmt(median(cpu.map((x, i) => x / ms[i])), 2),
+      ];
+    });
+    lines.push(
+      table(['side', 'ms per round', 'median ms', 'MB/s (median)', 'CPU ms per round', 'CPU / wall (median)'], sideRows),
+      '',
+    );
     const ratioRows: string[][] = [];
     for (const label of imports) {
       for (const peer of PEERS) {
