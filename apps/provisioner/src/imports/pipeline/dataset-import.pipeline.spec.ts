@@ -16,13 +16,16 @@ import { DropzoneSource } from '../../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
 import { DatasetImportContext, runDatasetImport } from './dataset-import.pipeline';
 import { ImportProgress } from './import-progress';
-import { closeSmallFileCopyPool, DEFAULT_COPY_THREADS, smallFileCopyPool } from './small-file-pool';
+import { SmallFileCopyPool } from './small-file-pool';
 
 /** Loaded by the copy threads: changes grow-*, touch-* and replace-* files mid-read. */
 const THREAD_HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
 
-/** Batches the process's copy threads have run so far. */
-const threadBatches = (): number => smallFileCopyPool(1).batchesRun;
+/** The copy threads of these imports (a worker's, as its imports module provides them). */
+const pool = new SmallFileCopyPool(2);
+
+/** Batches the copy threads have run so far. */
+const threadBatches = (): number => pool.batchesRun;
 
 /** 300 small files in three directories and one large one. */
 function manySmallFiles(): Record<string, string | Buffer> {
@@ -55,13 +58,10 @@ describe('runDatasetImport', () => {
   });
 
   // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
-  beforeAll(
-    () => Promise.all([sourceScanner().start(), smallFileCopyPool(DEFAULT_COPY_THREADS).start()]),
-    30_000,
-  );
+  beforeAll(() => Promise.all([sourceScanner().start(), pool.start()]), 30_000);
 
   afterAll(async () => {
-    await closeSmallFileCopyPool();
+    await pool.close();
     await closeSourceScanner();
   });
 
@@ -82,6 +82,7 @@ describe('runDatasetImport', () => {
         return Promise.resolve();
       },
       bufferBytes: 64 * 1024,
+      copyPool: pool,
       ...overrides,
     };
   }
@@ -316,7 +317,7 @@ describe('runDatasetImport', () => {
       const files = manySmallFiles();
       withDataset('MANY', { files, manifests: ['sha256', 'md5'] });
       const before = threadBatches();
-      const result = await runDatasetImport(context('MANY', { copyThreads: 2 }));
+      const result = await runDatasetImport(context('MANY'));
       expect(threadBatches()).toBeGreaterThan(before);
       const target = storage.absolute(result.path);
       const provenance = JSON.parse(
@@ -348,7 +349,7 @@ describe('runDatasetImport', () => {
     it('fails (retryably) when a small file changes while a thread copies it, publishing nothing', async () => {
       withDataset('TCHG', { files: { ...manySmallFiles(), 'part-1/grow-late.txt': 'alpha' } });
       const error = await runDatasetImport(
-        context('TCHG', { copyThreads: 2, threadAfterChunkModule: THREAD_HOOK }),
+        context('TCHG', { threadAfterChunkModule: THREAD_HOOK }),
       ).catch((e: unknown) => e);
       expect(error).toMatchObject({
         name: 'ImportTransientError',
@@ -371,9 +372,7 @@ describe('runDatasetImport', () => {
         }
         return openStaging(id);
       };
-      const error = await runDatasetImport(context('TLNK', { copyThreads: 2 })).catch(
-        (e: unknown) => e,
-      );
+      const error = await runDatasetImport(context('TLNK')).catch((e: unknown) => e);
       expect(error).toMatchObject({
         name: 'ImportTransientError',
         code: 'source_changed',
@@ -393,7 +392,7 @@ describe('runDatasetImport', () => {
         if (id.includes('~data~')) writeFileSync(victim, 'shorter');
         return openStaging(id);
       };
-      await expect(runDatasetImport(context('TSIZ', { copyThreads: 2 }))).rejects.toMatchObject({
+      await expect(runDatasetImport(context('TSIZ'))).rejects.toMatchObject({
         name: 'ImportTransientError',
         code: 'source_changed',
         message: 'part-0/f-9.txt changed size between preflight and copy',
@@ -411,9 +410,11 @@ describe('runDatasetImport', () => {
         )
         .join('');
       withDataset('TBAD', { files, manifestText: { sha256: manifest } });
-      const error = (await runDatasetImport(context('TBAD', { copyThreads: 2 })).catch(
-        (e: unknown) => e,
-      )) as { name: string; code: string; details: { path: string }[] };
+      const error = (await runDatasetImport(context('TBAD')).catch((e: unknown) => e)) as {
+        name: string;
+        code: string;
+        details: { path: string }[];
+      };
       expect(error).toMatchObject({ name: 'ImportRejectedError', code: 'checksum_mismatch' });
       expect(error.details.map((d) => d.path).sort()).toEqual([
         'part-1/f-4.txt',
@@ -423,11 +424,11 @@ describe('runDatasetImport', () => {
       expect(await storage.listStaging()).toEqual([]);
     });
 
-    it('with copyThreads 0 (IMPORT_COPY_THREADS=0) copies them on the main thread, as before', async () => {
+    it('without copy threads (IMPORT_COPY_THREADS=0) copies them on the main thread', async () => {
       const files = manySmallFiles();
       withDataset('MAIN', { files, manifests: ['md5'] });
       const before = threadBatches();
-      const result = await runDatasetImport(context('MAIN', { copyThreads: 0 }));
+      const result = await runDatasetImport(context('MAIN', { copyPool: undefined }));
       expect(threadBatches()).toBe(before);
       expect(result).toMatchObject({ files: 301, copied: true });
       const provenance = JSON.parse(

@@ -20,7 +20,7 @@ import { ImportProblem, ImportRejectedError, ImportTransientError } from './impo
 import { ImportProgress, ProgressReporter } from './import-progress';
 import { ImportPlan, preflightDataset, PlannedFile } from './preflight';
 import { parseProvenance, Provenance, ProvenanceFile } from './provenance';
-import { copySmallFilesOnThreads, DEFAULT_COPY_THREADS } from './small-file-pool';
+import { copySmallFilesOnThreads, SmallFileCopyPool } from './small-file-pool';
 import { ensureSubmissionCollection, submissionImportProblem } from './submission-collection';
 
 export interface DatasetImportContext {
@@ -40,10 +40,10 @@ export interface DatasetImportContext {
   /** Files up to this size are copied in blocking calls (see copySmallFileWithHashes). */
   smallFileBytes?: number;
   /**
-   * Threads that copy the small files (IMPORT_COPY_THREADS; default DEFAULT_COPY_THREADS);
-   * 0 copies them on the main thread in time slices.
+   * The worker's copy threads, which copy the small files (IMPORT_COPY_THREADS of them);
+   * without a pool, or with one of size 0, they are copied on the main thread in time slices.
    */
-  copyThreads?: number;
+  copyPool?: SmallFileCopyPool;
   /** Test hook for the copy threads: a module exporting afterChunk(path, source), see SmallFileBatch. */
   threadAfterChunkModule?: string;
   /** Test hook, called after every chunk read. */
@@ -297,16 +297,15 @@ async function stageFiles(
       }
     });
   };
-  const threads = ctx.copyThreads ?? DEFAULT_COPY_THREADS;
+  const pool = ctx.copyPool;
   const prepare = staging.prepareLocalObject?.bind(staging);
   const copySmall = async (): Promise<void> => {
     if (small.length === 0) return;
     // On the copy threads, batch by batch, while the large files' reads and writes run on
     // libuv's pool and their hashing here: the threads overlap what one thread cannot, the
     // ~30 µs of kernel time that creating each file costs.
-    if (threads > 0 && prepare) {
-      await copySmallFilesOnThreads({
-        threads,
+    if (pool && pool.size > 0 && prepare) {
+      await copySmallFilesOnThreads(pool, {
         stagingId: staging.id,
         md5,
         sourceRoot: payloadRoot,

@@ -14,12 +14,7 @@ import { StagingArea } from '../../storage/storage-system';
 import { CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
 import { reviveError, serializeError } from './small-file-batch';
-import {
-  closeSmallFileCopyPool,
-  copySmallFilesOnThreads,
-  smallFileCopyPool,
-  ThreadedCopyRequest,
-} from './small-file-pool';
+import { copySmallFilesOnThreads, SmallFileCopyPool, ThreadedCopyRequest } from './small-file-pool';
 
 const HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
 
@@ -44,11 +39,13 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     staging = await storage.openStaging(`t${++stagingCount}`);
   });
 
+  const pool = new SmallFileCopyPool(2);
+
   // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
-  beforeAll(() => smallFileCopyPool(2).start(), 30_000);
+  beforeAll(() => pool.start(), 30_000);
 
   afterAll(async () => {
-    await closeSmallFileCopyPool();
+    await pool.close();
   });
 
   const sourceOf = (path: string): string => join(dir, 'src', path);
@@ -67,8 +64,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
   ): Promise<{ results: Map<number, CopyResult>; bytes: number }> {
     const results = new Map<number, CopyResult>();
     let bytes = 0;
-    await copySmallFilesOnThreads({
-      threads: 2,
+    await copySmallFilesOnThreads(pool, {
       stagingId: staging.id,
       sourceRoot: join(dir, 'src'),
       md5: true,
@@ -91,7 +87,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
       );
     }
     const files = source(contents);
-    const before = smallFileCopyPool(2).batchesRun;
+    const before = pool.batchesRun;
     const { results, bytes } = await copy(files, { filesPerBatch: 16 });
     expect(results.size).toBe(600);
     files.forEach((file, position) => {
@@ -107,8 +103,8 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     });
     expect(bytes).toBe(Object.values(contents).reduce((sum, c) => sum + c.length, 0));
     // 600 files in batches of at most 16: they went through the threads, not around them.
-    expect(smallFileCopyPool(2).batchesRun - before).toBeGreaterThanOrEqual(600 / 16);
-    expect(smallFileCopyPool(2).threadCount).toBe(2);
+    expect(pool.batchesRun - before).toBeGreaterThanOrEqual(600 / 16);
+    expect(pool.threadCount).toBe(2);
     // Objects made by a thread are the area's own: sync (and publish) cover them.
     await expect(staging.sync()).resolves.toBeUndefined();
   });
@@ -191,7 +187,6 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
   });
 
   it('fails the batches of a thread that died; the pool replaces it', async () => {
-    const pool = smallFileCopyPool(2);
     await pool.start();
     const failed = await copy(source({ 'c/crash-now.txt': 'boom' })).catch((e: unknown) => e);
     expect((failed as Error).message).toBe('small-file copy thread exited with code 3');

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { OnApplicationShutdown } from '@nestjs/common';
 import { startWorkerThread } from '../../common/worker-thread';
 import { CopyResult } from './hashing-copy';
 import {
@@ -113,10 +114,11 @@ class CopyThread {
 }
 
 /**
- * A fixed set of copy threads shared by every import of the process, started when first needed
- * and kept for the next import. Idle threads do not hold the process open.
+ * A fixed set of copy threads shared by every import of the worker process (a provider of the
+ * imports queue's module), started when first needed and kept for the next import. Idle threads
+ * do not hold the process open; the app's shutdown ends them.
  */
-export class SmallFileCopyPool {
+export class SmallFileCopyPool implements OnApplicationShutdown {
   private readonly threads: CopyThread[] = [];
   private wakeups: (() => void)[] = [];
   private closing = false;
@@ -124,14 +126,11 @@ export class SmallFileCopyPool {
   /** Batches copied since the pool started (tests and diagnostics). */
   batchesRun = 0;
 
-  constructor(private size: number) {}
+  /** `size` 0 is a pool that never starts a thread: the imports copy on the main thread. */
+  constructor(readonly size: number) {}
 
   get threadCount(): number {
     return this.threads.length;
-  }
-
-  grow(size: number): void {
-    this.size = Math.max(this.size, size);
   }
 
   /** Starts every thread now and waits until each has loaded its code. */
@@ -170,6 +169,11 @@ export class SmallFileCopyPool {
     await Promise.all(this.threads.filter((t) => t.load === 0).map((t) => this.end(t)));
   }
 
+  /** An app closed and started again in one process (tests) must not accumulate threads. */
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
   private freeThread(): CopyThread | null {
     let best: CopyThread | null = null;
     for (const thread of this.threads) if (!best || thread.load < best.load) best = thread;
@@ -206,24 +210,7 @@ export class SmallFileCopyPool {
   }
 }
 
-let shared: SmallFileCopyPool | null = null;
-
-/** The process's pool, sized for at least `threads` (and 1) threads, started as needed. */
-export function smallFileCopyPool(threads: number): SmallFileCopyPool {
-  if (!shared) shared = new SmallFileCopyPool(Math.max(1, threads));
-  else shared.grow(threads);
-  return shared;
-}
-
-/** Closes the process's pool (the next import starts a new one). */
-export async function closeSmallFileCopyPool(): Promise<void> {
-  const pool = shared;
-  shared = null;
-  await pool?.close();
-}
-
 export interface ThreadedCopyRequest {
-  threads: number;
   stagingId: string;
   md5: boolean;
   /** Where the files' paths are relative to (the payload). */
@@ -256,8 +243,10 @@ const remaining = (dir: Directory): number => dir.positions.length - dir.next;
  * failure stops new batches; this returns (or throws that failure) only once every batch sent
  * is answered, so no write lands after it.
  */
-export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Promise<void> {
-  const pool = smallFileCopyPool(request.threads);
+export async function copySmallFilesOnThreads(
+  pool: SmallFileCopyPool,
+  request: ThreadedCopyRequest,
+): Promise<void> {
   const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
   const byDirectory = new Map<string, Directory>();
   request.files.forEach((file, position) => {
@@ -328,7 +317,7 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
     }
   };
   await Promise.all(
-    Array.from({ length: Math.max(1, request.threads) * BATCHES_PER_THREAD }, () =>
+    Array.from({ length: Math.max(1, pool.size) * BATCHES_PER_THREAD }, () =>
       lane().catch((error: unknown) => {
         if (!failed) failure = error;
         failed = true;
