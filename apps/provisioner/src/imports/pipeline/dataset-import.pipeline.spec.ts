@@ -14,15 +14,17 @@ import { digest, DropzoneFixture, tempDir } from '../../../test/support/dropzone
 import { closeSourceScanner, sourceScanner } from '../../sources/dataset-directory/source-scanner';
 import { DropzoneSource } from '../../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
-import { DatasetImportContext, runDatasetImport } from './dataset-import.pipeline';
+import type { DatasetImportContext } from './dataset-import.context';
+import { runDatasetImport } from './dataset-import.pipeline';
+import * as hashingCopy from './hashing-copy';
 import { ImportProgress } from './import-progress';
 import { SmallFileCopyPool } from './small-file-pool';
 
-/** Loaded by the copy threads: changes grow-*, touch-* and replace-* files mid-read. */
-const THREAD_HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
-
-/** The copy threads of these imports (a worker's, as its imports module provides them). */
-const pool = new SmallFileCopyPool(2);
+/** The copy threads of these imports; they change grow-*, touch-* and replace-* files mid-read. */
+const pool = new SmallFileCopyPool(
+  2,
+  join(__dirname, '../../../test/support/source-changing-copy.thread'),
+);
 
 /** Batches the copy threads have run so far. */
 const threadBatches = (): number => pool.batchesRun;
@@ -33,6 +35,20 @@ function manySmallFiles(): Record<string, string | Buffer> {
   for (let i = 0; i < 300; i++)
     files[`part-${i % 3}/f-${i}.txt`] = `content of file ${i}\n`.repeat(i % 7);
   return files;
+}
+
+/**
+ * Runs `hook` after every chunk the main thread reads, in every file (all of them then go the
+ * async path, where the hook can wait): returns the context settings that route them there.
+ */
+function afterEachChunk(hook: (path: string) => Promise<void>): Partial<DatasetImportContext> {
+  const copy = hashingCopy.copyWithHashes;
+  jest
+    .spyOn(hashingCopy, 'copyWithHashes')
+    .mockImplementation((source, display, writer, options) =>
+      copy(source, display, writer, { ...options, afterChunk: () => hook(display) }),
+    );
+  return { smallFileBytes: -1 };
 }
 
 const FILES = { 'a.txt': 'alpha', 'nested/deep/b.bin': Buffer.alloc(300_000, 7), 'empty.dat': '' };
@@ -59,6 +75,8 @@ describe('runDatasetImport', () => {
 
   // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
   beforeAll(() => Promise.all([sourceScanner().start(), pool.start()]), 30_000);
+
+  afterEach(() => jest.restoreAllMocks());
 
   afterAll(async () => {
     await pool.close();
@@ -243,13 +261,14 @@ describe('runDatasetImport', () => {
     const path = join(dropzone.datasetDir('CHG'), 'payload/nested/deep/b.bin');
     let touched = false;
     const error = await runDatasetImport(
-      context('CHG', {
-        afterChunk: () => {
+      context(
+        'CHG',
+        afterEachChunk(() => {
           if (!touched) writeFileSync(path, Buffer.alloc(300_001, 9));
           touched = true;
           return Promise.resolve();
-        },
-      }),
+        }),
+      ),
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'ImportTransientError', code: 'source_changed' });
     expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/CHG')).toBe(false);
@@ -265,7 +284,7 @@ describe('runDatasetImport', () => {
     await runDatasetImport(
       context('ATT', {
         attempt: 2,
-        afterChunk: async () => void seen.push(...(await storage.listStaging())),
+        ...afterEachChunk(async () => void seen.push(...(await storage.listStaging()))),
       }),
     );
     expect(seen).toContainEqual(expect.stringMatching(/^dropzone-dataset-ATT~data~a2-/));
@@ -277,13 +296,14 @@ describe('runDatasetImport', () => {
     withDataset('LOST', { files: { 'a.txt': 'alpha' } });
     let removed = false;
     const error = await runDatasetImport(
-      context('LOST', {
-        afterChunk: async () => {
+      context(
+        'LOST',
+        afterEachChunk(async () => {
           if (removed) return;
           removed = true;
           for (const name of await storage.listStaging()) await storage.removeStaging(name);
-        },
-      }),
+        }),
+      ),
     ).catch((e: unknown) => e);
     // Writing .provisioner/ re-created the area (mkdir -p); publishing it would lose a.txt.
     expect(error).toMatchObject({ code: 'staging_lost' });
@@ -300,14 +320,15 @@ describe('runDatasetImport', () => {
     withDataset('WD');
     let withdrawn = false;
     const error = await runDatasetImport(
-      context('WD', {
-        afterChunk: () => {
+      context(
+        'WD',
+        afterEachChunk(() => {
           if (!withdrawn)
             dropzone.submission('SUB-1', { status: 'cancelled', datasets: ['NR', 'WD'] });
           withdrawn = true;
           return Promise.resolve();
-        },
-      }),
+        }),
+      ),
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'submission_withdrawn' });
     expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/WD')).toBe(false);
@@ -348,9 +369,7 @@ describe('runDatasetImport', () => {
 
     it('fails (retryably) when a small file changes while a thread copies it, publishing nothing', async () => {
       withDataset('TCHG', { files: { ...manySmallFiles(), 'part-1/grow-late.txt': 'alpha' } });
-      const error = await runDatasetImport(
-        context('TCHG', { threadAfterChunkModule: THREAD_HOOK }),
-      ).catch((e: unknown) => e);
+      const error = await runDatasetImport(context('TCHG')).catch((e: unknown) => e);
       expect(error).toMatchObject({
         name: 'ImportTransientError',
         code: 'source_changed',

@@ -16,7 +16,8 @@ import { ImportTransientError } from './import-errors';
 import { reviveError, serializeError } from './small-file-batch';
 import { copySmallFilesOnThreads, SmallFileCopyPool, ThreadedCopyRequest } from './small-file-pool';
 
-const HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
+/** Copy threads that change grow-*, touch-*, replace-* files as they read them (crash-* ends one). */
+const SOURCE_CHANGING_THREAD = join(__dirname, '../../../test/support/source-changing-copy.thread');
 
 /** Every file below `dir`, as paths relative to it. */
 function filesBelow(dir: string, prefix = ''): string[] {
@@ -39,7 +40,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     staging = await storage.openStaging(`t${++stagingCount}`);
   });
 
-  const pool = new SmallFileCopyPool(2);
+  const pool = new SmallFileCopyPool(2, SOURCE_CHANGING_THREAD);
 
   // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
   beforeAll(() => pool.start(), 30_000);
@@ -73,7 +74,6 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
       copied: (position, result) => results.set(position, result),
       bytes: (n) => (bytes += n),
       stopped: () => false,
-      afterChunkModule: HOOK,
       ...overrides,
     });
     return { results, bytes };

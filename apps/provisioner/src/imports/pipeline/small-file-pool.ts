@@ -31,6 +31,9 @@ const DEFAULT_FILES_PER_BATCH = 128;
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1 };
 
+/** The copy threads' code, without extension (see startWorkerThread). */
+export const COPY_THREAD_ENTRY = join(__dirname, 'small-file-copy.thread');
+
 let threadIds = 0;
 
 /** One worker thread and the batches it has been sent, answered in order. */
@@ -48,6 +51,7 @@ class CopyThread {
   private markFailed!: (error: Error) => void;
 
   constructor(
+    entry: string,
     private readonly events: {
       settled(thread: CopyThread): void;
       exited(thread: CopyThread): void;
@@ -59,7 +63,7 @@ class CopyThread {
     });
     // Awaited by start() only; a thread that fails to load also fails its batches.
     this.ready.catch(() => undefined);
-    this.worker = startWorkerThread(join(__dirname, 'small-file-copy.thread'), {
+    this.worker = startWorkerThread(entry, {
       resourceLimits: THREAD_LIMITS,
     });
     this.worker.on('message', (message: SmallFileBatchReply | 'ready') => {
@@ -126,8 +130,14 @@ export class SmallFileCopyPool implements OnApplicationShutdown {
   /** Batches copied since the pool started (tests and diagnostics). */
   batchesRun = 0;
 
-  /** `size` 0 is a pool that never starts a thread: the imports copy on the main thread. */
-  constructor(readonly size: number) {}
+  /**
+   * `size` 0 is a pool that never starts a thread: the imports copy on the main thread.
+   * `threadEntry` is the threads' code (tests give one that changes files as they are read).
+   */
+  constructor(
+    readonly size: number,
+    private readonly threadEntry = COPY_THREAD_ENTRY,
+  ) {}
 
   get threadCount(): number {
     return this.threads.length;
@@ -182,7 +192,7 @@ export class SmallFileCopyPool implements OnApplicationShutdown {
   }
 
   private spawn(): CopyThread {
-    const thread = new CopyThread({
+    const thread = new CopyThread(this.threadEntry, {
       settled: (t) => {
         if (this.closing && t.load === 0) void this.end(t);
         this.wake();
@@ -225,7 +235,6 @@ export interface ThreadedCopyRequest {
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
   stopped(): boolean;
   filesPerBatch?: number;
-  afterChunkModule?: string;
 }
 
 interface Directory {
@@ -300,7 +309,6 @@ export async function copySmallFilesOnThreads(
       md5: request.md5,
       bufferBytes: largest + 1,
       jobs,
-      ...(request.afterChunkModule ? { afterChunkModule: request.afterChunkModule } : {}),
     };
     return { batch, tag: positions };
   };
