@@ -28,6 +28,10 @@ export class ProvisionerApiModule {
         LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
         QueueModule.forRoot(backend),
         ImportQueueModule.forApi(),
+        // Route modules before the others: routes (and the OpenAPI paths) keep their order.
+        SubmissionsModule,
+        DatasetsModule,
+        ImportsModule,
         AuthModule.forRoot({
           resolver: ProvisionerKeyResolver,
           options: { writeDeniedMessage: 'Write operations require the provisioner write key' },
@@ -43,9 +47,6 @@ export class ProvisionerApiModule {
         QueueDashboardModule,
         SourcesModule,
         StorageModule,
-        SubmissionsModule,
-        DatasetsModule,
-        ImportsModule,
       ],
     };
   }
