@@ -2,14 +2,20 @@ import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullm
 import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
+import { attemptStagingId } from '../imports/attempt-staging';
+import { runDatasetImport } from '../imports/pipeline/dataset-import.pipeline';
+import { ImportRejectedError, ImportTransientError } from '../imports/pipeline/import-errors';
+import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
+import { ensureSubmissionCollection } from '../imports/pipeline/submission-collection';
+import { PROVISIONER_VERSION } from '../imports/provisioner-version';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
+import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { SourceRegistry } from '../sources/source-registry';
 import { SourceRefusedError, SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
-import { attemptStagingId } from '../imports/attempt-staging';
-import { ImportSyncService } from './import-sync.service';
 import { ImportRecordsRepository } from './import-records.repository';
+import { ImportSyncService } from './import-sync.service';
 import {
   IMPORT_KINDS,
   ImportJobData,
@@ -18,13 +24,7 @@ import {
   ImportJobResults,
   IMPORTS_QUEUE,
 } from './import.queue';
-import { runDatasetImport } from '../imports/pipeline/dataset-import.pipeline';
-import { ImportRejectedError, ImportTransientError } from '../imports/pipeline/import-errors';
-import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
-import { ensureSubmissionCollection } from '../imports/pipeline/submission-collection';
-import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { reconcileStorage } from './startup-reconciliation';
-import { PROVISIONER_VERSION } from '../imports/provisioner-version';
 
 /** Worker options from settings; applied to the processor class before the worker is created. */
 export function importWorkerOptions(settings: ProvisionerSettings): Partial<WorkerOptions> {
