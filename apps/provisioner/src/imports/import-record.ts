@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
-import { ImportJobData, ImportJobResult, ImportKind } from './imports.queue';
+import { ImportJobData, ImportJobResult, ImportKind } from '../import-queue/import.queue';
 
 export type ImportState = 'queued' | 'running' | 'imported' | 'failed' | 'rejected';
 
