@@ -63,6 +63,16 @@ describe('requests refused by the HTTP parser', () => {
     expect(JSON.parse(answer!.body.toString())).toMatchObject({ status: 'Error', more: {} });
   });
 
+  it('answers a HEAD request with the envelope headers and no body (a body would be garbage to the client)', async () => {
+    const answer = await sendRaw(
+      port,
+      `HEAD /ping HTTP/1.1\r\nHost: x\r\nX-API-Key: ${'k'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(answer?.status).toBe(431);
+    expect(answer?.headers['x-request-id']).toMatch(UUID);
+    expect(answer?.body.length).toBe(0);
+  });
+
   it('leaves well-formed requests to the app, and still answers them after refusing others', async () => {
     await sendRaw(port, 'GARBAGE\r\n\r\n');
     const answer = await sendRaw(

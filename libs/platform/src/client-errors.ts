@@ -17,6 +17,18 @@ const answered = new WeakSet<Duplex>();
 
 interface ClientError extends Error {
   code?: string;
+  /** The bytes the parser was reading when it failed (Node sets it on parser errors). */
+  rawPacket?: Buffer;
+}
+
+/**
+ * A response to HEAD has no body, and a client reads any bytes after its headers as garbage.
+ * The parser has not produced a request yet, so the method is read from the failed bytes: they
+ * begin with the request line whenever the request came in one read (always, for a client
+ * sending it at once), and a HEAD split over reads merely gets the body it did not ask for.
+ */
+function isHeadRequest(error: ClientError): boolean {
+  return error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
 }
 
 /** Status and description for what Node's parser (llhttp) refused; Node's own mapping, ours in words. */
@@ -33,7 +45,12 @@ function refusal(code = ''): { status: number; description: string } {
   }
 }
 
-function rawResponse(status: number, id: string, envelope: ErrorEnvelope): Buffer {
+function rawResponse(
+  status: number,
+  id: string,
+  envelope: ErrorEnvelope,
+  withBody: boolean,
+): Buffer {
   const body = JSON.stringify(envelope);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
@@ -42,7 +59,7 @@ function rawResponse(status: number, id: string, envelope: ErrorEnvelope): Buffe
     `X-Request-Id: ${id}`,
     'Connection: close',
   ];
-  return Buffer.from(`${head.join('\r\n')}\r\n\r\n${body}`, 'latin1');
+  return Buffer.from(`${head.join('\r\n')}\r\n\r\n${withBody ? body : ''}`, 'latin1');
 }
 
 /**
@@ -85,7 +102,7 @@ function answer(error: ClientError, socket: Duplex): void {
   socket.end(
     inFlight?.headersSent
       ? undefined
-      : rawResponse(status, id, { status: 'Error', description, more: {} }),
+      : rawResponse(status, id, { status: 'Error', description, more: {} }, !isHeadRequest(error)),
   );
   // Read and drop what the client is still sending, then close: closing with unread input
   // would reset the connection and could discard the answer before the client reads it.
