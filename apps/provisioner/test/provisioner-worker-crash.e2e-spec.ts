@@ -1,49 +1,18 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { freePort } from '../../../test/support/app-process';
 import { provisionerTestSettings, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import { createProvisionerApiApp } from '../src/http-app';
 import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
 import { waitForImport, dropzoneEnv, waitWhileCopying } from './support/provisioner-e2e';
+import { startWorkerProcess as startWorker } from './support/worker-process';
 
 jest.setTimeout(180_000);
 
 const SIZE = 1024 * 1024 * 1024;
-const REPO = resolve(__dirname, '../../..');
-
-/** The real worker entry point as its own process, so it can be killed like a crashed pod. */
-async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register', '-r', 'tsconfig-paths/register', 'apps/provisioner/src/worker.ts'],
-    {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        ...env,
-        WORKER_HEALTH_PORT: String(port),
-        TS_NODE_TRANSPILE_ONLY: '1',
-        TS_NODE_PROJECT: 'tsconfig.json',
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      },
-      stdio: 'ignore',
-    },
-  );
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return child;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('a worker killed with SIGKILL in the middle of a large copy', () => {
   const workers: ChildProcess[] = [];

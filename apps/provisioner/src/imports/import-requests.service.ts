@@ -144,6 +144,8 @@ export class ImportRequestsService {
       attempts: 0,
       path,
       error: null,
+      // No job to say how it went: registrations are told on import jobs.
+      catalog: null,
     };
     if (kind === ImportJobName.Dataset) {
       const provenance = parseProvenance(

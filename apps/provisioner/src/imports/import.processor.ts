@@ -1,6 +1,7 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
+import { CatalogRegistrationProducer } from '../catalog-registration/catalog-registration.producer';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { SourceRegistry } from '../sources/source-registry';
@@ -75,6 +76,7 @@ export class ImportProcessor
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
     private readonly metrics: ImportMetrics,
     private readonly records: ImportRecordsRepository,
+    private readonly registrations: CatalogRegistrationProducer,
   ) {
     super();
   }
@@ -142,8 +144,11 @@ export class ImportProcessor
     return handler(job);
   }
 
-  private importDataset(job: Job<ImportJobData>, source: SourceSystem): Promise<ImportJobResult> {
-    return runDatasetImport({
+  private async importDataset(
+    job: Job<ImportJobData>,
+    source: SourceSystem,
+  ): Promise<ImportJobResult> {
+    const result = await runDatasetImport({
       importId: job.id!,
       attempt: job.attemptsStarted,
       queuedAt: new Date(job.timestamp),
@@ -155,6 +160,8 @@ export class ImportProcessor
       copyMeter: this.metrics,
       copyThreads: this.settings.IMPORT_COPY_THREADS,
     });
+    await this.registrations.enqueue(job, result.path); // the catalog outbox (issue 17)
+    return result;
   }
 
   private async importSubmission(
