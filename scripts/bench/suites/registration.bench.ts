@@ -51,7 +51,11 @@ function writeDropzone(root: string, count: number): string[] {
   return ids;
 }
 
-async function poll<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+async function poll<T>(
+  what: string,
+  read: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -85,7 +89,11 @@ export async function registrationBench(ctx: BenchContext): Promise<SuiteReport>
       ['partners', { name: PARTNER, acronym: 'BENCH' }],
       ['projects', { acronym: PROJECT, name: 'Registration bench' }],
     ] as const) {
-      const r = await timePost(`${catalog.url}/api/${path}`, JSON.stringify({ items: [item] }), global);
+      const r = await timePost(
+        `${catalog.url}/api/${path}`,
+        JSON.stringify({ items: [item] }),
+        global,
+      );
       if (r.status !== 200) throw new Error(`POST /api/${path}: ${r.status} ${r.body.toString()}`);
     }
     const ids = writeDropzone(join(base, 'dropzone'), count);
@@ -100,17 +108,31 @@ export async function registrationBench(ctx: BenchContext): Promise<SuiteReport>
     try {
       const write = { 'X-API-Key': BENCH_WRITE_KEY };
       for (const id of ids) {
-        const queued = await timePost(`${api.url}/datasets/dropzone/import`, JSON.stringify({ dataset_id: id }), write);
-        if (queued.status !== 202) throw new Error(`import ${id}: ${queued.status} ${queued.body.toString()}`);
+        const queued = await timePost(
+          `${api.url}/datasets/dropzone/import`,
+          JSON.stringify({ dataset_id: id }),
+          write,
+        );
+        if (queued.status !== 202)
+          throw new Error(`import ${id}: ${queued.status} ${queued.body.toString()}`);
         const importId = (JSON.parse(queued.body.toString()) as { id: string }).id;
         const finishedAt = await poll(`import ${id}`, async () => {
           const r = await timeGet(`${api.url}/imports/${importId}`, write);
-          const record = JSON.parse(r.body.toString()) as { state: string; finished_at: string | null };
-          return record.state === 'imported' && record.finished_at ? Date.parse(record.finished_at) : undefined;
+          const record = JSON.parse(r.body.toString()) as {
+            state: string;
+            finished_at: string | null;
+          };
+          return record.state === 'imported' && record.finished_at
+            ? Date.parse(record.finished_at)
+            : undefined;
         });
         const visibleAt = await poll(`${id} in the catalog`, async () => {
-          const r = await timeGet(`${catalog.url}/api/datasets?title=${encodeURIComponent(`Registered ${id}`)}`, global);
-          const items = (JSON.parse(r.body.toString()) as { items: { storages: unknown[] }[] }).items;
+          const r = await timeGet(
+            `${catalog.url}/api/datasets?title=${encodeURIComponent(`Registered ${id}`)}`,
+            global,
+          );
+          const items = (JSON.parse(r.body.toString()) as { items: { storages: unknown[] }[] })
+            .items;
           return items[0]?.storages.length ? Date.now() : undefined;
         });
         delays.push(visibleAt - finishedAt);
@@ -125,8 +147,11 @@ export async function registrationBench(ctx: BenchContext): Promise<SuiteReport>
         dataset: { title: `Floor ${i}`, project: PROJECT },
         storage: { platform: 'floor', location: `floor/${i}` },
       });
-      const r = await timePost(`${catalog.url}/api/registrations`, body, { 'X-API-Key': registrationKey });
-      if (r.status !== 200) throw new Error(`direct registration: ${r.status} ${r.body.toString()}`);
+      const r = await timePost(`${catalog.url}/api/registrations`, body, {
+        'X-API-Key': registrationKey,
+      });
+      if (r.status !== 200)
+        throw new Error(`direct registration: ${r.status} ${r.body.toString()}`);
       floor.push(r.ms);
     }
   } finally {
@@ -136,12 +161,14 @@ export async function registrationBench(ctx: BenchContext): Promise<SuiteReport>
   }
   const p50 = median(delays);
   const p95 = percentile(delays, 95);
-  ctx.log(`registration delay over ${count} imports: median ${fmt(p50, 0)} ms, p95 ${fmt(p95, 0)} ms`);
+  ctx.log(
+    `registration delay over ${count} imports: median ${fmt(p50, 0)} ms, p95 ${fmt(p95, 0)} ms`,
+  );
   const markdown = [
     '## Registration in the catalog',
     '',
     `${count} small dataset imports, one at a time, on the built API and worker (queue on a private Redis) and the`,
-    'built catalog-api: the delay from the import record\'s `finished_at` (published, registration queued) until',
+    "built catalog-api: the delay from the import record's `finished_at` (published, registration queued) until",
     '`GET /api/datasets?title=` lists the copy, polled every 5 ms. Floor: one direct `POST /api/registrations`.',
     `Target: median < ${TARGET_MS} ms.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
     '',
@@ -149,7 +176,12 @@ export async function registrationBench(ctx: BenchContext): Promise<SuiteReport>
       ['measure', 'median ms', 'p95 ms', 'max ms'],
       [
         ['publish → visible in the catalog', fmt(p50, 0), fmt(p95, 0), fmt(Math.max(...delays), 0)],
-        ['direct POST /api/registrations (floor)', fmt(median(floor), 1), fmt(percentile(floor, 95), 1), fmt(Math.max(...floor), 1)],
+        [
+          'direct POST /api/registrations (floor)',
+          fmt(median(floor), 1),
+          fmt(percentile(floor, 95), 1),
+          fmt(Math.max(...floor), 1),
+        ],
       ],
     ),
     '',

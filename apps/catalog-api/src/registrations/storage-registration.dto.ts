@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -12,6 +13,14 @@ import {
 
 const ACCESSION = /^ELU_I_\d{1,15}$/;
 
+/** A required, non-empty string of at most `max` characters, documented as such. */
+const Text = (description: string, max: number) =>
+  applyDecorators(
+    ApiProperty({ description, minLength: 1, maxLength: max }),
+    IsString(),
+    Length(1, max),
+  );
+
 /** Which catalog dataset the copy belongs to. */
 export class RegisteredDatasetInput {
   @ApiPropertyOptional({
@@ -23,45 +32,31 @@ export class RegisteredDatasetInput {
   @Matches(ACCESSION, { message: 'accession must be an accession such as ELU_I_131' })
   accession?: string;
 
-  @ApiProperty({ description: 'Dataset title (found, or created, in the project)', maxLength: 255 })
-  @IsString()
-  @Length(1, 255)
+  @Text('Dataset title (found, or created, in the project)', 255)
   title!: string;
 
-  @ApiProperty({ description: "Acronym of the submission's catalog project", maxLength: 200 })
-  @IsString()
-  @Length(1, 200)
+  @Text("Acronym of the submission's catalog project", 200)
   project!: string;
 }
 
 /** The storage copy: one row per (dataset, platform, location). */
 export class RegisteredStorageInput {
-  @ApiProperty({ description: "The storage's platform name", maxLength: 255 })
-  @IsString()
-  @Length(1, 255)
+  @Text("The storage's platform name", 255)
   platform!: string;
 
-  @ApiProperty({ description: "The dataset's path in that storage", maxLength: 4000 })
-  @IsString()
-  @Length(1, 4000)
+  @Text("The dataset's path in that storage", 4000)
   location!: string;
 }
 
 /** The hand-over from the submitting partner; one transfer per import. */
 export class RegisteredTransferInput {
-  @ApiProperty({ description: 'The submitting partner: its name or acronym in the catalog' })
-  @IsString()
-  @Length(1, 255)
+  @Text('The submitting partner: its name or acronym in the catalog', 255)
   partner!: string;
 
-  @ApiProperty({ description: 'Source system the data came from', maxLength: 255 })
-  @IsString()
-  @Length(1, 255)
+  @Text('Source system the data came from', 255)
   source!: string;
 
-  @ApiProperty({ description: 'Submission reference at the source', maxLength: 255 })
-  @IsString()
-  @Length(1, 255)
+  @Text('Submission reference at the source', 255)
   submission!: string;
 
   @ApiProperty({
@@ -75,12 +70,7 @@ export class RegisteredTransferInput {
 
 /** `POST /api/registrations`: one storage copy (and transfer) of one dataset. */
 export class StorageRegistrationBody {
-  @ApiProperty({
-    description: 'The import that made the copy; registering it again changes nothing',
-    maxLength: 255,
-  })
-  @IsString()
-  @Length(1, 255)
+  @Text('The import that made the copy; registering it again changes nothing', 255)
   import_id!: string;
 
   @ApiProperty({ type: RegisteredDatasetInput })

@@ -11,10 +11,12 @@ export class CatalogRegistrationMetrics {
   private readonly registrations: Counter<'outcome' | 'reason'>;
 
   constructor(@Inject(METRICS_REGISTRY) registry: Registry) {
+    const help = 'Catalog registrations that ended, by outcome and, for refusals, the reason';
+    const labelNames = ['outcome', 'reason'] as const;
     this.registrations = new Counter({
       name: 'provisioner_catalog_registrations_total',
-      help: 'Catalog registrations that ended, by outcome and, for refusals, the reason',
-      labelNames: ['outcome', 'reason'],
+      help,
+      labelNames,
       registers: [registry],
     });
     // Present at zero from the start, so alerts on refusals work before the first one.
