@@ -156,6 +156,29 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
     );
   });
 
+  it('an import document listing a copy twice stores it once, with the accesses of both', async () => {
+    const storage = { platform: 'lcsb-storage', location: 'shared/twice' };
+    await request(c.server)
+      .post('/api/datasets')
+      .set('X-API-Key', KEYS.global)
+      .send({
+        items: [
+          {
+            name: 'Listed twice',
+            project: 'PD-OMICS',
+            storages: [
+              { ...storage, accesses: ['group A'] },
+              { ...storage, accesses: ['group B'] },
+            ],
+          },
+        ],
+      })
+      .expect(200);
+    expect((await exported('Listed twice'))?.storages).toEqual([
+      { ...storage, accesses: ['group A', 'group B'] },
+    ]);
+  });
+
   it('audits what a registration changed, never the key', async () => {
     const rows = await c.dataSource.query<{ actor_kind: string; change: object }[]>(
       `SELECT actor_kind, change FROM audit_log WHERE action = 'register_storage' ORDER BY id`,
