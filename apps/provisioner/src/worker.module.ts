@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
+import { CatalogRegistrationModule } from './catalog-registration/catalog-registration.module';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './health/provisioner-health.module';
@@ -29,6 +30,7 @@ export class ProvisionerWorkerModule {
         ProvisionerMetricsModule,
         SourcesModule,
         StorageModule,
+        CatalogRegistrationModule.forWorker(settings),
       ],
     };
   }
