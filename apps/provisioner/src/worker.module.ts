@@ -2,7 +2,6 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
-import { CatalogRegistrationModule } from './catalog-registration/catalog-registration.module';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './health/provisioner-health.module';
@@ -30,7 +29,6 @@ export class ProvisionerWorkerModule {
         ProvisionerMetricsModule,
         SourcesModule,
         StorageModule,
-        CatalogRegistrationModule.forWorker(settings),
       ],
     };
   }
