@@ -37,7 +37,9 @@ module.exports = {
       // A safety limit, not a speed check (speed targets live in `npm run bench`); set in a
       // setup file because jest ignores `testTimeout` in a project.
       setupFilesAfterEnv: ['<rootDir>/test/support/e2e-timeout.ts'],
-      testMatch: ['<rootDir>/apps/*/test/**/*.e2e-spec.ts'],
+      // test/e2e: specs that run both apps together (the layering lint keeps each app's own
+      // tests inside that app).
+      testMatch: ['<rootDir>/apps/*/test/**/*.e2e-spec.ts', '<rootDir>/test/e2e/**/*.e2e-spec.ts'],
     },
   ],
 };

@@ -4,9 +4,10 @@
 // on it when REDIS_URL is not set either), loads demo data into that embedded database (into
 // a configured one only with `npm start -- --demo-data`), and runs catalog-api, the
 // provisioner API and a provisioner worker, listening on 127.0.0.1 unless HOST says otherwise,
-// until Ctrl-C, which stops all of them cleanly.
+// until Ctrl-C, which stops all of them cleanly. The worker registers each import in the
+// catalog with a registration key of its own (the catalog gets only the key's SHA-256).
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,15 +45,15 @@ function buildIfNeeded() {
   writeFileSync(built, new Date().toISOString());
 }
 
-/** Secrets for local use, made once and kept in .data/ (never committed). */
+const LOCAL_KEYS = ['GLOBAL_API_KEY', 'PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS', 'CATALOG_API_KEY'];
+
+/** Secrets for local use, made once and kept in .data/ (never committed); missing ones are added. */
 function localKeys() {
   const file = join(dataDir, 'local-keys.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const keys = {
-    GLOBAL_API_KEY: randomBytes(24).toString('hex'),
-    PROVISIONER_API_KEY: randomBytes(24).toString('hex'),
-    PROVISIONER_READ_API_KEYS: randomBytes(24).toString('hex'),
-  };
+  const kept = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  const missing = LOCAL_KEYS.filter((name) => !kept[name]);
+  if (missing.length === 0) return kept;
+  const keys = { ...kept, ...Object.fromEntries(missing.map((name) => [name, randomBytes(24).toString('hex')])) };
   writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;
 }
@@ -171,7 +172,7 @@ async function main() {
   }
   buildIfNeeded();
   mkdirSync(dataDir, { recursive: true });
-  const keys = { ...localKeys(), ...pick(process.env, ['GLOBAL_API_KEY', 'PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS']) };
+  const keys = { ...localKeys(), ...pick(process.env, LOCAL_KEYS) };
 
   let catalogDb = process.env.DATABASE_URL;
   let provisionerDb = process.env.PROVISIONER_DATABASE_URL ?? process.env.DATABASE_URL;
@@ -189,12 +190,21 @@ async function main() {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     HOST: options.host,
   };
-  const catalogEnv = { ...base, DATABASE_URL: catalogDb, GLOBAL_API_KEY: keys.GLOBAL_API_KEY, PORT: process.env.CATALOG_PORT ?? '3000' };
+  const catalogEnv = {
+    ...base,
+    DATABASE_URL: catalogDb,
+    GLOBAL_API_KEY: keys.GLOBAL_API_KEY,
+    REGISTRATION_API_KEY_SHA256: createHash('sha256').update(keys.CATALOG_API_KEY).digest('hex'),
+    PORT: process.env.CATALOG_PORT ?? '3000',
+  };
   const provisionerEnv = {
     ...base,
     DATABASE_URL: provisionerDb,
     PROVISIONER_API_KEY: keys.PROVISIONER_API_KEY,
     PROVISIONER_READ_API_KEYS: keys.PROVISIONER_READ_API_KEYS,
+    // Every import the worker publishes is registered in this catalog.
+    CATALOG_URL: process.env.CATALOG_URL ?? `http://${probeHost(options.host)}:${catalogEnv.PORT}`,
+    CATALOG_API_KEY: keys.CATALOG_API_KEY,
     PORT: process.env.PROVISIONER_PORT ?? '3001',
     WORKER_HEALTH_PORT: process.env.WORKER_HEALTH_PORT ?? '3002',
   };

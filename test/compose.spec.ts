@@ -78,7 +78,11 @@ describe('docker-compose.yml', () => {
     const entries = Object.fromEntries(APP_SERVICES.map((name) => [name, services[name].command]));
     expect(entries).toEqual({
       migrate: ['node', 'dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js'],
-      'catalog-api': ['node', '--max-old-space-size=256', 'dist/apps/catalog-api/apps/catalog-api/src/main.js'],
+      'catalog-api': [
+        'node',
+        '--max-old-space-size=256',
+        'dist/apps/catalog-api/apps/catalog-api/src/main.js',
+      ],
       'provisioner-api': ['node', 'dist/apps/provisioner/apps/provisioner/src/main.js'],
       'provisioner-worker': [
         'node',
@@ -190,6 +194,15 @@ describe('docker-compose.yml', () => {
     expect(provisioner.PROVISIONER_API_KEY).toBe('');
     expect(provisioner.PROVISIONER_READ_API_KEYS).toBe('');
     expect(envFileOf('provisioner-worker')).toEqual(provisioner);
+  });
+
+  it('wires registration in the catalog: the worker holds the key, the catalog only its digest', () => {
+    const provisioner = envFileOf('provisioner-worker');
+    expect(provisioner.CATALOG_URL).toBe('http://catalog-api:3000');
+    expect(provisioner.CATALOG_API_KEY).toBe('');
+    const catalog = envFileOf('catalog-api');
+    expect(catalog.REGISTRATION_API_KEY_SHA256).toBe('');
+    expect(Object.keys(catalog)).not.toContain('CATALOG_API_KEY');
   });
 
   it('gives the provisioner no catalog secrets and the catalog no provisioner ones', () => {

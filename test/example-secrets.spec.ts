@@ -133,6 +133,7 @@ describe('example secrets in the repository', () => {
       'IDP_CLIENT_SECRET',
     ]);
     expect([...PROVISIONER_SECRETS].sort()).toEqual([
+      'CATALOG_API_KEY',
       'DATABASE_URL',
       'PROVISIONER_API_KEY',
       'PROVISIONER_READ_API_KEYS',
@@ -143,6 +144,7 @@ describe('example secrets in the repository', () => {
     for (const name of [
       'GLOBAL_API_KEY',
       'PROVISIONER_API_KEY',
+      'CATALOG_API_KEY',
       'DATABASE_URL',
       'REDIS_URL',
       'SOURCES',

@@ -348,9 +348,11 @@ describe.each(overlays)('overlay %s', (overlay) => {
       }),
     );
     expect(commands).toEqual({
-      'catalog-api': 'node --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js',
+      'catalog-api':
+        'node --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js',
       'provisioner-api': 'node dist/apps/provisioner/apps/provisioner/src/main.js',
-      'provisioner-worker': 'node --max-semi-space-size=4 dist/apps/provisioner/apps/provisioner/src/worker.js',
+      'provisioner-worker':
+        'node --max-semi-space-size=4 dist/apps/provisioner/apps/provisioner/src/worker.js',
     });
   });
 
@@ -432,7 +434,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
       refusedSettings(() =>
         loadProvisionerSettings(envOf('Deployment', 'provisioner-api', 'provisioner-secrets')),
       ),
-    ).toEqual(['PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS', 'REDIS_URL']);
+    ).toEqual(['CATALOG_API_KEY', 'PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS', 'REDIS_URL']);
   });
 
   it('labels what the migration Job needs so it can be applied before the Deployments', () => {
@@ -464,7 +466,8 @@ describe.each(overlays)('overlay %s', (overlay) => {
       .filter((o) => o.kind === 'ConfigMap')
       .flatMap((o) => Object.keys(o.data ?? {}));
     const secretLike = [...catalogSettings, ...provisionerSettings].filter(
-      (name) => /KEY|SECRET|_URL$|^SOURCES$/.test(name) && !/^IDP_URL$/.test(name),
+      // The identity provider's and the catalog's URLs carry no credential.
+      (name) => /KEY|SECRET|_URL$|^SOURCES$/.test(name) && !/^(IDP|CATALOG)_URL$/.test(name),
     );
     for (const name of secretLike) {
       expect({
@@ -570,6 +573,48 @@ describe.each(overlays)('overlay %s', (overlay) => {
 
     const dns = policies.some((p) => JSON.stringify(p.spec).includes('"port":53'));
     expect(dns).toBe(true);
+  });
+
+  it('lets the worker, and only the worker, reach catalog-api (to register imports)', () => {
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    const label = 'network.research-data/catalog-client';
+    const clients = workloads
+      .filter(
+        (w) =>
+          (w.spec as { template?: { metadata?: { labels?: Record<string, string> } } }).template
+            ?.metadata?.labels?.[label] === 'true',
+      )
+      .map((w) => w.metadata.name);
+    expect(clients).toEqual(['provisioner-worker']);
+    const specOf = (name: string) => find(objects, 'NetworkPolicy', name).spec;
+    expect(specOf('catalog-client-egress')).toEqual({
+      podSelector: { matchLabels: { [label]: 'true' } },
+      policyTypes: ['Egress'],
+      egress: [
+        {
+          to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'catalog-api' } } }],
+          ports: [{ protocol: 'TCP', port: 3000 }],
+        },
+      ],
+    });
+    expect(specOf('catalog-api-from-catalog-clients')).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'catalog-api' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [{ podSelector: { matchLabels: { [label]: 'true' } } }],
+          ports: [{ protocol: 'TCP', port: 3000 }],
+        },
+      ],
+    });
+    // The worker's settings point at that Service, and its key comes from its Secret.
+    const worker = environmentOf(
+      objects,
+      appContainer(objects, 'Deployment', 'provisioner-worker'),
+    );
+    expect(worker.get('CATALOG_URL')).toBe('http://catalog-api:3000');
+    expect(worker.has('CATALOG_API_KEY')).toBe(true);
+    expect(policies.filter((p) => JSON.stringify(p.spec).includes(label))).toHaveLength(2);
   });
 
   it('lets only the pods that need Postgres or Redis reach them', () => {

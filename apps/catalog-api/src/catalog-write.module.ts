@@ -2,10 +2,14 @@ import { Module } from '@nestjs/common';
 import { AdminModule } from './admin/admin.module';
 import { AuditModule } from './audit/audit.module';
 import { ImportsModule } from './imports/imports.module';
+import { StorageRegistrationsModule } from './registrations/storage-registrations.module';
 
-/** The write side of the catalog contract (§5): imports, administration, the audit trail. */
+/**
+ * The write side of the catalog contract (§5): imports, administration, the audit trail, and the
+ * provisioner's storage registrations.
+ */
 @Module({
-  imports: [AuditModule, ImportsModule, AdminModule],
+  imports: [AuditModule, ImportsModule, AdminModule, StorageRegistrationsModule],
   exports: [AuditModule, ImportsModule, AdminModule],
 })
 export class CatalogWriteModule {}

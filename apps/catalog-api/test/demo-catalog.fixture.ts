@@ -51,9 +51,12 @@ export interface DemoCatalog extends CatalogTestApp {
   countQueries(path: string, key: KeyName): Promise<number>;
 }
 
-/** A catalog app on its own database holding the demo catalog plus an unexposed endpoint. */
-export async function startDemoCatalog(): Promise<DemoCatalog> {
-  const t = await startCatalogApp();
+/**
+ * A catalog app (settings overridden by `env`) on its own database holding the demo catalog plus
+ * an unexposed endpoint.
+ */
+export async function startDemoCatalog(env: Record<string, string> = {}): Promise<DemoCatalog> {
+  const t = await startCatalogApp(env);
   await loadDemoData(t.dataSource, DEMO_KEYS);
   await t.dataSource.query(
     `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,

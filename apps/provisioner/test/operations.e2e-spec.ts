@@ -132,6 +132,7 @@ describe('queue dashboard at /admin/queues', () => {
     const queues = await api.get('/admin/queues/api/queues').set('Cookie', session).expect(200);
     expect((queues.body as { queues: { name: string }[] }).queues.map((q) => q.name)).toEqual([
       'imports',
+      'catalog-registration',
     ]);
 
     await api.get('/admin/queues/api/queues').set('Cookie', 'queue_dashboard=forged').expect(401);

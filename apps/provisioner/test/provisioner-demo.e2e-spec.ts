@@ -86,14 +86,14 @@ describe('the demo drop zone of npm start', () => {
         .expect(202);
       const done = await waitForImport(apps.api, res.body.id);
       expect(done).toMatchObject({ state: 'imported', error: null });
-      expect(done.path).toBe(`projects/DEMO_ASTHMA/ELX_LU_SUB-1/data/raw/${id}`);
+      expect(done.path).toBe(`projects/PD-OMICS/ELX_LU_SUB-1/data/raw/${id}`);
     }
     const after = await get('/datasets/dropzone/diff').expect(200);
     expect(after.body.items.map((d: { dataset_id: string }) => d.dataset_id)).toEqual([
       'ELX-DS-0003',
     ]);
     expect(
-      readdirSync(join(root, '../storage/projects/DEMO_ASTHMA/ELX_LU_SUB-1/data/raw')),
+      readdirSync(join(root, '../storage/projects/PD-OMICS/ELX_LU_SUB-1/data/raw')),
     ).toEqual(['ELX-DS-0001', 'ELX-DS-0002']);
   });
 });

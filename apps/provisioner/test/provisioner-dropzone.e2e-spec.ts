@@ -238,6 +238,7 @@ describe('provisioner with a dropzone source (API + worker, Redis, real filesyst
       ready: true,
       imported: false,
       path: 'projects/PRJ1/SUB-1/data/raw/DS-GOOD',
+      catalog_accession: null,
     });
     const sub2 = await get('/datasets/dropzone?submission=SUB-2');
     expect(sub2.body).toMatchObject({ count: 1, items: [{ dataset_id: 'DS-WAIT', ready: false }] });
@@ -266,6 +267,8 @@ describe('provisioner with a dropzone source (API + worker, Redis, real filesyst
       error: null,
       path: 'projects/PRJ1/SUB-1/data/raw/DS-GOOD',
       progress: { files_done: 3, files_total: 3, bytes_done: 20_019, bytes_total: 20_019 },
+      // No CATALOG_URL / CATALOG_API_KEY: registration in the catalog is off.
+      catalog: { state: 'off', accession: null, error: null },
     });
     expect(record.finished_at).not.toBeNull();
     const dir = stored(record.path);

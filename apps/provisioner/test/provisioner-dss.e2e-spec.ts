@@ -331,6 +331,7 @@ describe.each<DssApiVersion>(['comma', 'paged'])(
             ready: true,
             imported: false,
             path: 'projects/NCER-PD/ELX_LU_SUB-3/data/raw/D-100',
+            catalog_accession: null,
           },
           {
             dataset_id: 'D-101',
@@ -342,6 +343,7 @@ describe.each<DssApiVersion>(['comma', 'paged'])(
             ready: false,
             imported: false,
             path: 'projects/NCER-PD/ELX_LU_SUB-3/data/raw/D-101',
+            catalog_accession: null,
           },
         ],
       });

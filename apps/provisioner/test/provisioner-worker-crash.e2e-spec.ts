@@ -1,64 +1,26 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { freePort } from '../../../test/support/app-process';
 import { provisionerTestSettings, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import { createProvisionerApiApp } from '../src/http-app';
 import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
-import { poll } from '../../../test/support/wait';
 import {
   dropzoneEnv,
   TERMINAL_STATES,
   waitForImport,
   waitWhileCopying,
 } from './support/provisioner-e2e';
+import { startWorkerProcess as startWorker, WORKER_START_MS } from './support/worker-process';
 
 const SIZE = 1024 * 1024 * 1024;
 /** Copying and hashing 1 GiB on a loaded machine. */
 const COPY_WAIT_MS = 120_000;
-/** A worker booting under ts-node (no build) on a loaded machine. */
-const WORKER_START_MS = 60_000;
 
 // Two workers boot, the first copy runs until the kill, the second copies it all again.
 jest.setTimeout(2 * WORKER_START_MS + 2 * COPY_WAIT_MS);
-const REPO = resolve(__dirname, '../../..');
-
-/** The real worker entry point as its own process, so it can be killed like a crashed pod. */
-async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register', '-r', 'tsconfig-paths/register', 'apps/provisioner/src/worker.ts'],
-    {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        ...env,
-        WORKER_HEALTH_PORT: String(port),
-        TS_NODE_TRANSPILE_ONLY: '1',
-        TS_NODE_PROJECT: 'tsconfig.json',
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      },
-      stdio: 'ignore',
-    },
-  );
-  return poll(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      return ok ? child : undefined;
-    },
-    'the worker to be ready',
-    WORKER_START_MS,
-    200,
-  );
-}
 
 describe('a worker killed with SIGKILL in the middle of a large copy', () => {
   const workers: ChildProcess[] = [];

@@ -12,6 +12,9 @@ namespace=research-data
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 
 password=$(random_hex 24)
+# The provisioner's registration key; the catalog gets only its SHA-256.
+registration_key=$(random_hex 24)
+registration_digest=$(printf %s "$registration_key" | sha256sum | cut -d' ' -f1)
 
 secret() {
   local name=$1
@@ -27,6 +30,7 @@ echo ---
 secret catalog-api-secrets \
   --from-literal=DATABASE_URL="postgres://catalog:${password}@postgres:5432/catalog" \
   --from-literal=GLOBAL_API_KEY="$(random_hex 24)" \
+  --from-literal=REGISTRATION_API_KEY_SHA256="$registration_digest" \
   --from-literal=IDP_CLIENT_SECRET=
 echo ---
 secret provisioner-secrets \
@@ -34,4 +38,5 @@ secret provisioner-secrets \
   --from-literal=DATABASE_URL= \
   --from-literal=PROVISIONER_API_KEY="$(random_hex 24)" \
   --from-literal=PROVISIONER_READ_API_KEYS="$(random_hex 24)" \
+  --from-literal=CATALOG_API_KEY="$registration_key" \
   --from-literal=SOURCES='[{"name":"dropzone","type":"dropzone","root":"/data/dropzone"}]'

@@ -13,6 +13,7 @@ import {
   OptionalAuth,
   Public,
   RequireKinds,
+  ScopedRoute,
 } from './auth.decorators';
 import { AuthModule } from './auth.module';
 import { BEARER_TOKEN_RESOLVER, BearerTokenResolver } from './principal';
@@ -24,6 +25,8 @@ const PRINCIPALS: Record<string, Principal> = {
   'user-key': { kind: 'user', id: 7, name: 'alice', canWrite: false },
   'endpoint-key': { kind: 'endpoint', id: 3, name: 'elixir', canWrite: false },
   'writer-key': { kind: 'write', name: 'write', canWrite: true },
+  'scoped-key': { kind: 'registrar', name: 'registrar', canWrite: true, scope: 'registration' },
+  'other-scope-key': { kind: 'other', name: 'other', canWrite: true, scope: 'elsewhere' },
 };
 
 /** Counts lookups so a spec can show that public routes never read a key. */
@@ -90,6 +93,12 @@ class TestController {
     return { principal };
   }
 
+  @ScopedRoute('registration')
+  @Post('scoped')
+  scoped(@CurrentPrincipal() principal?: Principal) {
+    return { principal };
+  }
+
   @AllowBearer()
   @Get('bearer')
   withBearer(@CurrentPrincipal() principal?: Principal) {
@@ -142,6 +151,33 @@ describe('ApiKeyGuard', () => {
 
     it('works on a whole controller', async () => {
       await http.get('/open-class').expect(200, { ok: true });
+    });
+  });
+
+  describe('@ScopedRoute()', () => {
+    it('lets a principal of that scope, and unscoped writers, call the route', async () => {
+      const res = await http.post('/t/scoped').set('X-API-Key', 'scoped-key').expect(201);
+      expect(res.body).toEqual({ principal: PRINCIPALS['scoped-key'] });
+      await http.post('/t/scoped').set('X-API-Key', 'global-key').expect(201);
+    });
+
+    it('refuses a principal of another scope on it', async () => {
+      const res = await http.post('/t/scoped').set('X-API-Key', 'other-scope-key');
+      expectError(res, 403, 'This key may only be used for elsewhere');
+    });
+
+    it.each([
+      ['GET', '/t/protected'],
+      ['POST', '/t/protected'],
+      ['GET', '/t/optional'],
+      ['POST', '/t/global-only'],
+      ['GET', '/t/global-or-endpoint'],
+    ])('refuses a scoped principal everywhere else: %s %s', async (method, path) => {
+      const res = await http[method === 'GET' ? 'get' : 'post'](path).set(
+        'X-API-Key',
+        'scoped-key',
+      );
+      expectError(res, 403, 'This key may only be used for registration');
     });
   });
 

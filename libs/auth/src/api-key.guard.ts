@@ -8,6 +8,7 @@ import {
   OPTIONAL_AUTH,
   REQUIRED_KINDS,
   RequestWithPrincipal,
+  ROUTE_SCOPE,
 } from './auth.decorators';
 import { extractApiKey, extractBearerToken } from './credentials';
 import {
@@ -24,7 +25,8 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * The one global guard. Default-deny: a route is open only when marked @Public() or
  * @OptionalAuth(). Checks run in the contract's order: no credentials → 401, unknown
- * credentials → 401, a read-only principal on a write → 403, a kind the route excludes → 403.
+ * credentials → 401, a scoped principal off its routes → 403, a read-only principal on a write
+ * → 403, a kind the route excludes → 403.
  * Credentials are resolved under the failure limiter: a client that guessed too often gets 429.
  */
 @Injectable()
@@ -53,6 +55,12 @@ export class ApiKeyGuard implements CanActivate {
     }
     if (principal === null) throw new UnauthorizedError('Invalid API key');
 
+    if (
+      principal.scope !== undefined &&
+      this.reflector.getAllAndOverride<string>(ROUTE_SCOPE, targets) !== principal.scope
+    ) {
+      throw new ForbiddenError(`This key may only be used for ${principal.scope}`);
+    }
     if (!READ_METHODS.has(req.method) && !principal.canWrite) {
       throw new ForbiddenError(this.options.writeDeniedMessage);
     }

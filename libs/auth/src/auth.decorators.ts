@@ -5,6 +5,7 @@ export const IS_PUBLIC = 'auth:public';
 export const OPTIONAL_AUTH = 'auth:optional';
 export const REQUIRED_KINDS = 'auth:kinds';
 export const ALLOW_BEARER = 'auth:bearer';
+export const ROUTE_SCOPE = 'auth:scope';
 
 /** Open to anyone; no key is read. */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
@@ -19,6 +20,10 @@ export const RequireKinds = (...kinds: string[]): MethodDecorator & ClassDecorat
 
 /** Also accept an `Authorization: Bearer` token (resolved by the app's BearerTokenResolver). */
 export const AllowBearer = (): MethodDecorator & ClassDecorator => SetMetadata(ALLOW_BEARER, true);
+
+/** The one scope whose principals (besides unscoped ones) may call the route. */
+export const ScopedRoute = (scope: string): MethodDecorator & ClassDecorator =>
+  SetMetadata(ROUTE_SCOPE, scope);
 
 export interface RequestWithPrincipal {
   principal?: Principal;

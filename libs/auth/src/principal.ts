@@ -7,6 +7,11 @@ export interface Principal {
   name?: string;
   /** Only principals that may write pass the guard on non-GET/HEAD requests. */
   canWrite: boolean;
+  /**
+   * A scoped principal passes the guard only on routes marked `@ScopedRoute(scope)` with this
+   * same scope; every other route, reads included, answers it 403.
+   */
+  scope?: string;
 }
 
 /** Maps an API key to a principal; each app implements it (catalog: database; provisioner: settings). */

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { timingSafeEqual } from 'node:crypto';
 import { ApiKeyResolver, constantTimeEqual, hashApiKey, Principal } from '@app/auth';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
@@ -6,14 +7,19 @@ import { ApiKeyOwnersRepository } from './api-key-owners.repository';
 
 /** Endpoint keys are exactly this long; any other length cannot be one. */
 export const ENDPOINT_KEY_LENGTH = 64;
+/** The kind and scope of a registration key (the provisioner's): POST /api/registrations only. */
+export const REGISTRAR_KIND = 'registrar';
+export const REGISTRATION_SCOPE = 'registration';
+
 /** Resolved keys remembered per data version; past this many, the memory starts over. */
 const KEY_CACHE_ENTRIES = 10_000;
 
 /**
  * Resolves catalog keys: the global key from settings (constant-time comparison), else one
  * indexed lookup by SHA-256 hash among active users' keys and, for 64-character keys, endpoint
- * keys. A wrong key therefore costs one hash and one index probe. Keys that resolved are
- * remembered until the data version changes (users and endpoints are versioned data, so a
+ * keys. A wrong key therefore costs one hash and one index probe. A registration key is known
+ * by its SHA-256 among REGISTRATION_API_KEY_SHA256 (every digest compared in constant time) and
+ * gets a principal scoped to the registration route. Keys that resolved are remembered until the data version changes (users and endpoints are versioned data, so a
  * revoked or replaced key changes it), and only while the version tracker vouches for it.
  */
 @Injectable()
@@ -33,6 +39,14 @@ export class CatalogKeyResolver implements ApiKeyResolver {
       return { kind: 'global', name: 'global', canWrite: true };
     }
     const hash = hashApiKey(apiKey);
+    if (this.isRegistrationKey(hash)) {
+      return {
+        kind: REGISTRAR_KIND,
+        name: REGISTRAR_KIND,
+        canWrite: true,
+        scope: REGISTRATION_SCOPE,
+      };
+    }
     const version = this.tracker.known();
     if (version !== null && version === this.cachedVersion) {
       const hit = this.cached.get(hash);
@@ -50,6 +64,23 @@ export class CatalogKeyResolver implements ApiKeyResolver {
     if (version !== null) this.remember(version, hash, principal);
     return principal;
   }
+
+  private isRegistrationKey(hash: string): boolean {
+    const presented = Buffer.from(hash, 'hex');
+    let found = false;
+    // Every digest is compared (no early exit), so timing does not say which one matched.
+    for (const digest of this.registrationDigests) {
+      if (timingSafeEqual(presented, digest)) found = true;
+    }
+    return found;
+  }
+
+  private get registrationDigests(): Buffer[] {
+    this.digests ??= this.settings.registrationKeyHashes.map((hex) => Buffer.from(hex, 'hex'));
+    return this.digests;
+  }
+
+  private digests?: Buffer[];
 
   private remember(version: string, hash: string, principal: Principal): void {
     if (version !== this.cachedVersion || this.cached.size >= KEY_CACHE_ENTRIES) {

@@ -18,6 +18,7 @@ export const CALLERS = [
   'any key',
   'global or user key, or an identity-provider bearer token',
   'global key only',
+  'registration or global key',
   'REMS, from an allowed address; no key',
 ] as const;
 export type Caller = (typeof CALLERS)[number];

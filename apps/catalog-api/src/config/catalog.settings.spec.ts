@@ -15,6 +15,20 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('catalog-api settings', () => {
+  it('takes registration keys as SHA-256 digests only (the key itself is refused)', () => {
+    const digest = 'a'.repeat(64);
+    expect(
+      loadCatalogSettings({
+        DATABASE_URL,
+        REGISTRATION_API_KEY_SHA256: `${digest},${'b'.repeat(64)}`,
+      }).registrationKeyHashes,
+    ).toEqual([digest, 'b'.repeat(64)]);
+    expect(loadCatalogSettings({ DATABASE_URL }).registrationKeyHashes).toEqual([]);
+    expect(problemsOf({ DATABASE_URL, REGISTRATION_API_KEY_SHA256: GOOD_KEY })).toEqual([
+      'REGISTRATION_API_KEY_SHA256 must be a comma list of hex SHA-256 digests',
+    ]);
+  });
+
   it('starts from the documented defaults', () => {
     const settings = loadCatalogSettings({ DATABASE_URL });
     expect(settings).toMatchObject({

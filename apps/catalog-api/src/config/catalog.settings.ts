@@ -58,6 +58,18 @@ export class CatalogSettings extends FrontDoorSettings {
   @RealSecret()
   GLOBAL_API_KEY?: string;
 
+  /**
+   * SHA-256 (hex) of each registration key, comma-separated (two during a rotation): a
+   * registration key may call POST /api/registrations and nothing else. Only the hash is
+   * configured here; the key itself lives with the provisioner (CATALOG_API_KEY).
+   * Unset = no registration key works.
+   */
+  @IsOptional()
+  @Matches(/^[0-9a-f]{64}(,[0-9a-f]{64})*$/, {
+    message: 'REGISTRATION_API_KEY_SHA256 must be a comma list of hex SHA-256 digests',
+  })
+  REGISTRATION_API_KEY_SHA256?: string;
+
   /** Public base URL of this service, put in `source` on every exported record. */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true })
@@ -152,6 +164,11 @@ export class CatalogSettings extends FrontDoorSettings {
 
   get source(): string {
     return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  /** The registration keys' SHA-256 digests (none when unset). */
+  get registrationKeyHashes(): string[] {
+    return this.REGISTRATION_API_KEY_SHA256?.split(',') ?? [];
   }
 
   /** The realm's base URL, when an identity provider is configured. */

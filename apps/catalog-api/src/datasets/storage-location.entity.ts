@@ -5,6 +5,7 @@ import { Dataset } from './dataset.entity';
 export const STORAGE_CATEGORIES = ['master', 'backup', 'copy'] as const;
 export type StorageCategory = (typeof STORAGE_CATEGORIES)[number];
 
+/** One row per (dataset, platform, location): a unique index on the migration's expression. */
 @Entity({ name: 'storage_locations' })
 @Index('IDX_storage_locations_dataset', ['dataset'])
 export class StorageLocation extends TimestampedRecord {

@@ -20,4 +20,8 @@ export class Transfer extends TimestampedRecord {
 
   @Column({ name: 'transfer_date', type: 'date', nullable: true })
   transferDate!: string | null;
+
+  /** The provisioner import that made this transfer (unique: one transfer per import); else null. */
+  @Column({ name: 'import_id', type: 'varchar', length: 255, nullable: true })
+  importId!: string | null;
 }

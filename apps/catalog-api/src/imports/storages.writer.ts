@@ -10,6 +10,21 @@ export interface StorageTarget {
 }
 
 /**
+ * One entry per (platform, location), as the table's unique index requires: a document that
+ * lists a copy twice gets it once, with the accesses of both.
+ */
+function distinctStorages(storages: StorageInput[]): StorageInput[] {
+  const byKey = new Map<string, StorageInput>();
+  for (const s of storages) {
+    const key = `${s.platform}\u0000${s.location ?? ''}`;
+    const seen = byKey.get(key);
+    if (seen === undefined) byKey.set(key, { ...s, accesses: [...(s.accesses ?? [])] });
+    else seen.accesses = [...new Set([...(seen.accesses ?? []), ...(s.accesses ?? [])])];
+  }
+  return [...byKey.values()];
+}
+
+/**
  * Replaces the storage locations of the given datasets, in a fixed number of statements. Their
  * `accesses` are the notes of access records attached to the location: an existing access of
  * the dataset with the same note is attached again (so people's accesses keep their links), a
@@ -28,7 +43,9 @@ export async function replaceStorages(ctx: ImportContext, targets: StorageTarget
     if (!accessOf.has(key)) accessOf.set(key, a.id);
   }
   await repos.datasets.deleteStorageLocations(m, datasetIds);
-  const locations = targets.flatMap((t) => t.storages.map((s) => ({ datasetId: t.datasetId, s })));
+  const locations = targets.flatMap((t) =>
+    distinctStorages(t.storages).map((s) => ({ datasetId: t.datasetId, s })),
+  );
   const locationIds = await repos.rows.insert(
     m,
     'storage_locations',

@@ -17,6 +17,27 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('provisioner settings', () => {
+  it('registers in the catalog only with both its URL and key; the key is a real secret', () => {
+    expect(loadProvisionerSettings({ REDIS_URL }).catalogRegistration).toBeNull();
+    expect(
+      loadProvisionerSettings({ REDIS_URL, CATALOG_URL: 'http://catalog:3000' })
+        .catalogRegistration,
+    ).toBeNull();
+    expect(
+      loadProvisionerSettings({
+        REDIS_URL,
+        CATALOG_URL: 'http://catalog:3000/',
+        CATALOG_API_KEY: KEY,
+      }).catalogRegistration,
+    ).toEqual({ url: 'http://catalog:3000', apiKey: KEY });
+    expect(problemsOf({ REDIS_URL, CATALOG_API_KEY: 'short' })).toEqual([
+      'CATALOG_API_KEY must be at least 32 characters long',
+    ]);
+    expect(problemsOf({ REDIS_URL, CATALOG_API_KEY: `example-${KEY}` })[0]).toMatch(
+      /^CATALOG_API_KEY holds a placeholder/,
+    );
+  });
+
   it('refuses to start with neither REDIS_URL nor DATABASE_URL', () => {
     expect(problemsOf({})).toEqual([
       'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)',

@@ -127,6 +127,41 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(0, 64)
   IMPORT_COPY_THREADS = DEFAULT_COPY_THREADS;
 
+  /**
+   * The catalog that published imports are registered in (POST /api/registrations). Unset, or
+   * without CATALOG_API_KEY, registration is off: each import record says `catalog.state: off`.
+   */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  CATALOG_URL?: string;
+
+  /** The catalog's registration key (its SHA-256 is the catalog's REGISTRATION_API_KEY_SHA256). */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'CATALOG_API_KEY must be at least 32 characters long' })
+  @RealSecret()
+  CATALOG_API_KEY?: string;
+
+  /** The platform name of STORAGE_ROOT in the catalog's dataset records (`storages[].platform`). */
+  @IsString()
+  @MinLength(1)
+  CATALOG_STORAGE_PLATFORM = 'provisioner-storage';
+
+  /**
+   * Attempts of one registration while the catalog is unreachable or answers 5xx, with
+   * exponential backoff from CATALOG_RETRY_DELAY_MS: the defaults retry for about 9 hours
+   * (1 s × (2^15 − 1)) before the record shows the registration as given up.
+   */
+  @IntegerSetting(1, 30)
+  CATALOG_MAX_ATTEMPTS = 16;
+
+  @IntegerSetting(10, 3_600_000)
+  CATALOG_RETRY_DELAY_MS = 1000;
+
+  /** Time limit of one call to the catalog. */
+  @IntegerSetting(100, 600_000)
+  CATALOG_TIMEOUT_MS = 10_000;
+
   @IntegerSetting(1024)
   MAX_BODY_BYTES = 1024 * 1024;
 
@@ -142,6 +177,12 @@ export class ProvisionerSettings extends FrontDoorSettings {
       metadataMaxBytes: this.SOURCE_METADATA_MAX_BYTES,
       manifestMaxBytes: this.SOURCE_MANIFEST_MAX_BYTES,
     };
+  }
+
+  /** Registration is on when the catalog and the key to it are both configured. */
+  get catalogRegistration(): { url: string; apiKey: string } | null {
+    if (this.CATALOG_URL === undefined || this.CATALOG_API_KEY === undefined) return null;
+    return { url: this.CATALOG_URL.replace(/\/+$/, ''), apiKey: this.CATALOG_API_KEY };
   }
 
   get readApiKeys(): string[] {

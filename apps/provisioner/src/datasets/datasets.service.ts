@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConflictError, NotFoundError } from '@app/errors';
 import { ImportReply } from '../imports/import-record';
+import { ImportRecordsRepository } from '../import-queue/import-records.repository';
+import { ImportJobName, importId } from '../import-queue/import.queue';
 import { ImportProducer } from '../import-queue/import.producer';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
@@ -20,6 +22,8 @@ export interface DatasetView {
   ready: boolean;
   imported: boolean;
   path: string | null;
+  /** The dataset's accession in the catalog, once this copy is registered there. */
+  catalog_accession: string | null;
 }
 
 export interface DatasetDiffView extends DatasetView {
@@ -33,6 +37,7 @@ export class DatasetsService {
     private readonly sources: SourcesService,
     private readonly requests: ImportProducer,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
+    private readonly records: ImportRecordsRepository,
   ) {}
 
   async list(sourceName: string, submissionRef?: string): Promise<ListBody<DatasetView>> {
@@ -119,6 +124,12 @@ export class DatasetsService {
       ),
     );
     const byRef = new Map(submissions.map((s) => [s.ref, s]));
+    const idOf = (datasetId: string) => importId(source.name, ImportJobName.Dataset, datasetId);
+    const accessions = await this.records.catalogAccessions(
+      datasets
+        .filter((d) => index.hasDataset(byRef.get(d.submissionRef)!, d.datasetId))
+        .map((d) => idOf(d.datasetId)),
+    );
     return datasets.map((dataset) => {
       const submission = byRef.get(dataset.submissionRef)!;
       const usable = isSafeSegment(submission.project);
@@ -133,6 +144,7 @@ export class DatasetsService {
           ready: dataset.ready,
           imported: index.hasDataset(submission, dataset.datasetId),
           path: usable ? datasetPath(submission.project, submission.ref, dataset.datasetId) : null,
+          catalog_accession: accessions.get(idOf(dataset.datasetId)) ?? null,
         },
       };
     });

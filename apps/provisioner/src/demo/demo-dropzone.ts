@@ -18,7 +18,10 @@ interface DemoSubmission {
   ref: string;
   title: string;
   status: string;
+  /** A project of the demo catalog (apps/catalog-api/src/demo), so imports register there. */
   project: string;
+  /** The submitting partner, by its acronym in the demo catalog (the transfer's partner). */
+  partner: string;
   datasets: DemoDataset[];
 }
 
@@ -44,9 +47,10 @@ function demoSubmissions(): DemoSubmission[] {
   return [
     {
       ref: 'ELX_LU_SUB-1',
-      title: 'Asthma cohort: baseline sequencing and phenotypes',
+      title: "Parkinson's cohort: baseline sequencing and phenotypes",
       status: 'completed',
-      project: 'DEMO_ASTHMA',
+      project: 'PD-OMICS',
+      partner: 'LCSB',
       datasets: [
         {
           id: 'ELX-DS-0001',
@@ -84,9 +88,10 @@ function demoSubmissions(): DemoSubmission[] {
     },
     {
       ref: 'ELX_LU_SUB-2',
-      title: 'Asthma cohort: 12-month metabolomics',
+      title: "Parkinson's cohort: 12-month metabolomics",
       status: 'data_upload',
-      project: 'DEMO_ASTHMA',
+      project: 'PD-OMICS',
+      partner: 'LCSB',
       datasets: [
         {
           id: 'ELX-DS-0004',
@@ -156,6 +161,7 @@ export function createDemoDropzone(root: string): DemoDropzoneResult {
       title: submission.title,
       status: submission.status,
       project: submission.project,
+      partner: submission.partner,
       custodians: [{ name: 'Demo Data Steward', email: 'steward@example.org' }],
       datasets: submission.datasets.map((d) => d.id),
     };

@@ -2,6 +2,7 @@ import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
+import { CatalogRegistrationModule } from '../catalog-registration/catalog-registration.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
 import type { QueueBackendConfig } from '../queue/queue-backend';
@@ -56,12 +57,17 @@ export class ImportQueueModule {
     return { module: ImportQueueModule, ...producerSide };
   }
 
-  /** The worker process: runs the jobs (and queues the imports its scheduled sync finds). */
+  /**
+   * The worker process: runs the jobs (and queues the imports its scheduled sync finds, and the
+   * catalog registrations of what it published).
+   */
   static forWorker(settings: ProvisionerSettings): DynamicModule {
     configureImportProcessor(settings);
     return {
       module: ImportQueueModule,
       ...producerSide,
+      // A published import hands its registration to the catalog's outbox queue.
+      imports: [...producerSide.imports, CatalogRegistrationModule.forWorker(settings)],
       providers: [
         ...producerSide.providers,
         ImportProcessor,

@@ -23,6 +23,9 @@ export interface ImportJobPage {
 export abstract class ImportRecordsRepository implements OnModuleDestroy {
   abstract page(filter: ImportRecordFilter, offset: number, limit: number): Promise<ImportJobPage>;
 
+  /** The catalog accession of each of these import jobs that is registered, in one round trip. */
+  abstract catalogAccessions(jobIds: string[]): Promise<Map<string, string>>;
+
   /** A job was added or may have changed state (queued, started, finished, retried). */
   abstract touched(jobId: string): Promise<void>;
 

@@ -1,6 +1,7 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
+import { CatalogRegistrationProducer } from '../catalog-registration/catalog-registration.producer';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
 import { attemptStagingId } from '../imports/attempt-staging';
 import { runDatasetImport } from '../imports/pipeline/dataset-import.pipeline';
@@ -64,6 +65,7 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
     private readonly metrics: ImportMetrics,
     private readonly records: ImportRecordsRepository,
     private readonly copyPool: SmallFileCopyPool,
+    private readonly registrations: CatalogRegistrationProducer,
   ) {
     super();
   }
@@ -159,6 +161,7 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
       phases,
     });
     if (result.copied) this.logger.log(`import ${job.id} phases (ms): ${phases.toString()}`);
+    await this.registrations.enqueue(job, result.path); // the catalog outbox (issue 17)
     return result;
   }
 

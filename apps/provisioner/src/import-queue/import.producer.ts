@@ -156,6 +156,8 @@ export class ImportProducer {
       attempts: 0,
       path,
       error: null,
+      // No job to say how it went: registrations are told on import jobs.
+      catalog: null,
     };
     if (kind === ImportJobName.Dataset) {
       const provenance = parseProvenance(

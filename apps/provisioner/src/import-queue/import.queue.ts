@@ -1,4 +1,5 @@
 import type { JobsOptions } from 'bullmq';
+import type { CatalogRegistrationState } from '../catalog-registration/catalog-registration.queue';
 
 /**
  * The imports queue in one place: its name, job names, payloads, job-id rule and retry preset.
@@ -39,6 +40,8 @@ export interface ImportJobData {
   error?: ImportJobError;
   /** Epoch ms when the first attempt started (kept across retries, for the duration metric). */
   first_started_at?: number;
+  /** The registration in the catalog, once the dataset is published (catalog-registration/). */
+  catalog?: CatalogRegistrationState;
 }
 
 export interface ImportJobResult {

@@ -160,6 +160,16 @@ export class PostgresImportRecords extends ImportRecordsRepository {
     };
   }
 
+  async catalogAccessions(jobIds: string[]): Promise<Map<string, string>> {
+    if (jobIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ id: string; accession: string }>(
+      `SELECT id, data->'catalog'->>'accession' AS accession FROM ${this.schema}.job
+       WHERE queue = $1 AND id = ANY($2::text[]) AND data->'catalog'->>'accession' IS NOT NULL`,
+      [this.queue.name, jobIds],
+    );
+    return new Map(rows.map((row) => [row.id, row.accession]));
+  }
+
   touched(): Promise<void> {
     return Promise.resolve();
   }

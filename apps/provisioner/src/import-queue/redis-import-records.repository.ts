@@ -11,7 +11,7 @@ import {
   ImportRecordFilter,
   ImportRecordsRepository,
 } from './import-records.repository';
-import { IMPORT_KINDS, ImportJobName } from './import.queue';
+import { IMPORT_KINDS, ImportJobData, ImportJobName } from './import.queue';
 
 /** The fields of BullMQ's job hash a record needs (not its options nor its stack traces). */
 const JOB_FIELDS = [
@@ -140,6 +140,20 @@ export class RedisImportRecords extends ImportRecordsRepository {
     });
     // Reconnects by itself; the queue's own error logging reports an unreachable Redis.
     this.redis.on('error', () => undefined);
+  }
+
+  async catalogAccessions(jobIds: string[]): Promise<Map<string, string>> {
+    if (jobIds.length === 0) return new Map();
+    const pipeline = this.redis.pipeline();
+    for (const id of jobIds) pipeline.hget(this.queue.toKey(id), 'data');
+    const answers = (await pipeline.exec()) ?? [];
+    const found = new Map<string, string>();
+    answers.forEach(([, value], i) => {
+      if (typeof value !== 'string') return;
+      const accession = (JSON.parse(value) as ImportJobData).catalog?.accession;
+      if (accession) found.set(jobIds[i], accession);
+    });
+    return found;
   }
 
   async page(filter: ImportRecordFilter, offset: number, limit: number): Promise<ImportJobPage> {

@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import type { CatalogRegistrationState } from '../catalog-registration/catalog-registration.queue';
 import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
 import { ImportJobData, ImportJobResult, ImportKind } from '../import-queue/import.queue';
 
@@ -41,6 +42,8 @@ export interface ImportRecord {
   progress: ImportProgress;
   path: string;
   error: { code: string; message: string; details: unknown[] } | null;
+  /** The registration in the catalog; null until a dataset import has published. */
+  catalog: CatalogRegistrationState | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -97,6 +100,7 @@ export function recordFromJob(job: ImportJobFields, jobState: string): ImportRec
       showError && lastError
         ? { code: lastError.code, message: lastError.message, details: lastError.details }
         : null,
+    catalog: data.catalog ?? null,
     created_at: iso(job.timestamp)!,
     started_at: iso(job.processedOn),
     finished_at:

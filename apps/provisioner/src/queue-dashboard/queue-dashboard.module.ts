@@ -1,28 +1,33 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { InjectQueue } from '@nestjs/bullmq';
+import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import type { Queue } from 'bullmq';
+import { CATALOG_REGISTRATION_QUEUE } from '../catalog-registration/catalog-registration.queue';
 import { IMPORTS_QUEUE } from '../import-queue/import.queue';
 import { QueueDashboardAuthMiddleware } from './queue-dashboard-auth.middleware';
 
 export const QUEUE_DASHBOARD_ROUTE = '/admin/queues';
 
 /**
- * Bull Board over the imports queue at /admin/queues, behind the write key. Mounted by hand
+ * Bull Board over the imports and catalog-registration queues at /admin/queues, behind the
+ * write key (a registration that gave up is retried from there). Mounted by hand
  * rather than through @bull-board/nestjs: that package pulls in @nestjs/bull-shared 12, which
  * is ESM-only and cannot be loaded by jest on Node 20 (see reference/stack.md).
  */
-@Module({})
+@Module({ imports: [BullModule.registerQueue({ name: CATALOG_REGISTRATION_QUEUE })] })
 export class QueueDashboardModule implements NestModule {
-  constructor(@InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue) {}
+  constructor(
+    @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
+    @InjectQueue(CATALOG_REGISTRATION_QUEUE) private readonly registrations: Queue,
+  ) {}
 
   configure(consumer: MiddlewareConsumer): void {
     const serverAdapter = new ExpressAdapter();
     serverAdapter.setBasePath(QUEUE_DASHBOARD_ROUTE);
     createBullBoard({
-      queues: [new BullMQAdapter(this.queue)],
+      queues: [new BullMQAdapter(this.queue), new BullMQAdapter(this.registrations)],
       serverAdapter,
       options: { uiConfig: { boardTitle: 'Provisioner queues' } },
     });

@@ -21,6 +21,8 @@ export interface DatasetSpec {
   /** Replaces the generated manifest text (one entry per algorithm). */
   manifestText?: Partial<Record<'sha256' | 'md5', string>>;
   ready?: boolean;
+  /** The catalog accession dataset.json names. */
+  accession?: string;
 }
 
 export function digest(algorithm: 'sha256' | 'md5', content: string | Buffer): string {
@@ -83,6 +85,8 @@ export class DropzoneFixture {
       project?: string;
       title?: string;
       datasets?: (string | { dataset_id: string })[];
+      /** The submitting partner (a catalog partner's name or acronym). */
+      partner?: string;
     } = {},
   ): this {
     const document = {
@@ -92,6 +96,7 @@ export class DropzoneFixture {
       project: fields.project ?? 'PRJ1',
       custodians: [{ name: 'Data Steward', email: 'steward@example.org' }],
       datasets: fields.datasets ?? [],
+      ...(fields.partner === undefined ? {} : { partner: fields.partner }),
     };
     this.write(`submissions/${ref}/submission.json`, JSON.stringify(document));
     return this;
@@ -107,6 +112,7 @@ export class DropzoneFixture {
       submission: spec.submission,
       title: spec.title ?? `Dataset ${id}`,
       metadata: { kind: 'test' },
+      ...(spec.accession === undefined ? {} : { accession: spec.accession }),
     });
     return this;
   }

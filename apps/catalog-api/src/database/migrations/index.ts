@@ -9,6 +9,7 @@ import { VersionedTerms1795400000001 } from './1795400000001-VersionedTerms';
 import { AccessRequestRevocations1795400000002 } from './1795400000002-AccessRequestRevocations';
 import { AuthFailures1795500000000 } from './1795500000000-AuthFailures';
 import { BumpVersionOncePerTransaction1795500000001 } from './1795500000001-BumpVersionOncePerTransaction';
+import { StorageRegistrations1795600000000 } from './1795600000000-StorageRegistrations';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -25,4 +26,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   AccessRequestRevocations1795400000002,
   AuthFailures1795500000000,
   BumpVersionOncePerTransaction1795500000001,
+  StorageRegistrations1795600000000,
 ];

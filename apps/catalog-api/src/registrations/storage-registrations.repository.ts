@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+
+export interface RegisteredDatasetRow {
+  id: number;
+  project_id: number | null;
+  elu_accession: string;
+}
+
+export interface TransferWrite {
+  datasetId: number;
+  partnerId: number;
+  details: string;
+  date: string;
+  importId: string;
+}
+
+/**
+ * The statements of a storage registration. Each write is an `INSERT … ON CONFLICT DO NOTHING`
+ * on the constraint that makes it happen once (dataset title, storage (dataset, platform,
+ * location), transfer import id), so concurrent or repeated registrations add nothing twice;
+ * each returns whether it added the row.
+ */
+@Injectable()
+export class StorageRegistrationsRepository {
+  async projectIdByAcronym(m: EntityManager, acronym: string): Promise<number | undefined> {
+    const rows = await m.query<{ id: number }[]>('SELECT id FROM projects WHERE acronym = $1', [
+      acronym,
+    ]);
+    return rows[0]?.id;
+  }
+
+  /** A partner by exact name, else by acronym. */
+  async partnerIdByNameOrAcronym(m: EntityManager, ref: string): Promise<number | undefined> {
+    const rows = await m.query<{ id: number }[]>(
+      `SELECT id FROM partners WHERE name = $1 OR acronym = $1
+       ORDER BY (name = $1) DESC, id LIMIT 1`,
+      [ref],
+    );
+    return rows[0]?.id;
+  }
+
+  async datasetByAccession(
+    m: EntityManager,
+    accession: string,
+  ): Promise<RegisteredDatasetRow | undefined> {
+    const rows = await m.query<RegisteredDatasetRow[]>(
+      'SELECT id, project_id, elu_accession FROM datasets WHERE elu_accession = $1',
+      [accession],
+    );
+    return rows[0];
+  }
+
+  /** The dataset with this title, created in the project when there is none. */
+  async datasetByTitleOrCreate(
+    m: EntityManager,
+    title: string,
+    projectId: number,
+  ): Promise<{ row: RegisteredDatasetRow; created: boolean }> {
+    const inserted = await m.query<RegisteredDatasetRow[]>(
+      `INSERT INTO datasets (title, project_id) VALUES ($1, $2)
+       ON CONFLICT (title) DO NOTHING RETURNING id, project_id, elu_accession`,
+      [title, projectId],
+    );
+    if (inserted.length > 0) return { row: inserted[0], created: true };
+    const found = await m.query<RegisteredDatasetRow[]>(
+      'SELECT id, project_id, elu_accession FROM datasets WHERE title = $1',
+      [title],
+    );
+    return { row: found[0], created: false };
+  }
+
+  async addStorage(
+    m: EntityManager,
+    datasetId: number,
+    platform: string,
+    location: string,
+  ): Promise<boolean> {
+    const rows = await m.query<{ id: number }[]>(
+      `INSERT INTO storage_locations (dataset_id, platform, location, category)
+       VALUES ($1, $2, $3, 'master')
+       ON CONFLICT (dataset_id, platform, (COALESCE(location, ''))) DO NOTHING RETURNING id`,
+      [datasetId, platform, location],
+    );
+    return rows.length > 0;
+  }
+
+  async addTransfer(m: EntityManager, t: TransferWrite): Promise<boolean> {
+    const rows = await m.query<{ id: number }[]>(
+      `INSERT INTO transfers (dataset_id, partner_id, transfer_details, transfer_date, import_id)
+       VALUES ($1, $2, $3, $4::date, $5)
+       ON CONFLICT (import_id) WHERE import_id IS NOT NULL DO NOTHING RETURNING id`,
+      [t.datasetId, t.partnerId, t.details, t.date, t.importId],
+    );
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,226 @@
+import request from 'supertest';
+import { generateApiKey, hashApiKey } from '@app/auth';
+import { listRoutes } from '../../../test/robustness/support/routes';
+import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
+import { eluValidatorFor } from './support/elu-schemas';
+
+/** The provisioner's key: the catalog is configured with its SHA-256 only. */
+const REGISTRATION_KEY = generateApiKey(48);
+
+interface DatasetExport {
+  name: string;
+  external_id: string;
+  project: string | null;
+  storages: { platform: string; location: string; accesses: string[] }[];
+  transfers: { partner: string; transfer_details: string; transfer_date: string }[];
+}
+
+const body = (importId: string, title: string, extra: Record<string, unknown> = {}) => ({
+  import_id: importId,
+  dataset: { title, project: 'PD-OMICS' },
+  storage: { platform: 'lcsb-storage', location: `projects/PD-OMICS/SUB-1/data/raw/${importId}` },
+  transfer: { partner: 'LCSB', source: 'dropzone', submission: 'SUB-1', date: '2026-11-20' },
+  ...extra,
+});
+
+describe('POST /api/registrations (storage copies registered by the provisioner)', () => {
+  let c: DemoCatalog;
+  const register = (payload: unknown, key = REGISTRATION_KEY) =>
+    request(c.server)
+      .post('/api/registrations')
+      .set('X-API-Key', key)
+      .send(payload as object);
+  const exported = async (title: string): Promise<DatasetExport | undefined> => {
+    await c.versionSettled();
+    const res = await c.get('/api/datasets', 'global').expect(200);
+    return (res.body.items as DatasetExport[]).find((d) => d.name === title);
+  };
+  const count = async (sql: string, params: unknown[]) =>
+    Number((await c.dataSource.query<{ n: string }[]>(sql, params))[0].n);
+
+  beforeAll(async () => {
+    c = await startDemoCatalog({ REGISTRATION_API_KEY_SHA256: hashApiKey(REGISTRATION_KEY) });
+  });
+  afterAll(() => c.close());
+
+  it('creates the dataset in the project (unpublished, schema-valid) with its copy and transfer', async () => {
+    const res = await register(body('dropzone-dataset-DS-1', 'Registered reads')).expect(200);
+    expect(res.body).toEqual({
+      status: 'Success',
+      accession: expect.stringMatching(/^ELU_I_\d+$/),
+      dataset_created: true,
+      storage_created: true,
+      transfer_created: true,
+    });
+    const record = await exported('Registered reads');
+    expect(record).toMatchObject({
+      external_id: res.body.accession,
+      project: 'PD-OMICS',
+      storages: [
+        {
+          platform: 'lcsb-storage',
+          location: 'projects/PD-OMICS/SUB-1/data/raw/dropzone-dataset-DS-1',
+          accesses: [],
+        },
+      ],
+      transfers: [
+        {
+          partner: 'Luxembourg Centre for Systems Biomedicine',
+          transfer_details: 'source dropzone, submission SUB-1, import dropzone-dataset-DS-1',
+          transfer_date: '2026-11-20',
+        },
+      ],
+    });
+    const validate = eluValidatorFor('elu-dataset.json');
+    expect(validate(record)).toBe(true);
+    // Unpublished: no endpoint sees it.
+    const seen = await c.get('/api/datasets', 'catalogEndpoint').expect(200);
+    expect((seen.body.items as DatasetExport[]).map((d) => d.name)).not.toContain(
+      'Registered reads',
+    );
+  });
+
+  it('is idempotent, also under concurrent calls: one storage row, one transfer', async () => {
+    const payload = body('dropzone-dataset-DS-2', 'Concurrent reads');
+    const answers = await Promise.all([1, 2, 3, 4, 5].map(() => register(payload)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(answers.filter((a) => a.body.dataset_created === true)).toHaveLength(1);
+    expect(answers.filter((a) => a.body.storage_created === true)).toHaveLength(1);
+    expect(answers.filter((a) => a.body.transfer_created === true)).toHaveLength(1);
+    const again = await register(payload).expect(200);
+    expect(again.body).toMatchObject({ storage_created: false, transfer_created: false });
+    const record = await exported('Concurrent reads');
+    expect(record?.storages).toHaveLength(1);
+    expect(record?.transfers).toHaveLength(1);
+  });
+
+  it('adds to the dataset an accession names, touching nothing else of it', async () => {
+    const accession = await c.accession('PD-OMICS imaging');
+    const before = await exported('PD-OMICS imaging');
+    await register({
+      import_id: 'dss-dataset-METAB-1',
+      dataset: { accession, title: 'ignored when an accession is given', project: 'NOPE' },
+      storage: { platform: 'lcsb-storage', location: 'projects/PD-OMICS/S/data/raw/METAB-1' },
+    }).expect(200);
+    const after = await exported('PD-OMICS imaging');
+    expect(after).toEqual({
+      ...before,
+      storages: [
+        ...before!.storages,
+        {
+          platform: 'lcsb-storage',
+          location: 'projects/PD-OMICS/S/data/raw/METAB-1',
+          accesses: [],
+        },
+      ],
+    });
+  });
+
+  it.each([
+    [{ project: 'NO-SUCH-PROJECT' }, 404, 'unknown_project'],
+    [{ accession: 'ELU_I_999999' }, 404, 'unknown_dataset'],
+  ])('refuses %j with %i (%s) and writes nothing', async (dataset, status, reason) => {
+    const audited = await count('SELECT count(*) AS n FROM audit_log', []);
+    const payload = body('dropzone-dataset-DS-9', 'Never written');
+    const res = await register({ ...payload, dataset: { ...payload.dataset, ...dataset } });
+    expect(res.status).toBe(status);
+    expect(res.body.more.reason).toBe(reason);
+    expect(
+      await count('SELECT count(*) AS n FROM datasets WHERE title = $1', ['Never written']),
+    ).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM audit_log', [])).toBe(audited);
+  });
+
+  it('refuses an unknown partner (404) and a title another project uses (409)', async () => {
+    const unknownPartner = body('dropzone-dataset-DS-10', 'Partner unknown');
+    unknownPartner.transfer.partner = 'Nobody Institute';
+    const partner = await register(unknownPartner).expect(404);
+    expect(partner.body.more.reason).toBe('unknown_partner');
+    const elsewhere = await register({
+      ...body('dropzone-dataset-DS-11', 'Registered reads'),
+      dataset: { title: 'Registered reads', project: 'IRON-DEF' },
+    }).expect(409);
+    expect(elsewhere.body.more.reason).toBe('title_in_other_project');
+  });
+
+  it('validates the body like every write (400 listing the problems)', async () => {
+    const res = await register({
+      import_id: '',
+      dataset: { title: 'x' },
+      storage: { platform: 'p', location: 'l', extra: 1 },
+      transfer: { partner: 'LCSB', source: 's', submission: 's', date: '2026-13-45' },
+    }).expect(400);
+    const fields = (res.body.more.errors as { parameter: string }[]).map((e) => e.parameter);
+    expect(fields).toEqual(
+      expect.arrayContaining(['import_id', 'dataset.project', 'storage.extra', 'transfer.date']),
+    );
+  });
+
+  it('an import document listing a copy twice stores it once, with the accesses of both', async () => {
+    const storage = { platform: 'lcsb-storage', location: 'shared/twice' };
+    await request(c.server)
+      .post('/api/datasets')
+      .set('X-API-Key', KEYS.global)
+      .send({
+        items: [
+          {
+            name: 'Listed twice',
+            project: 'PD-OMICS',
+            storages: [
+              { ...storage, accesses: ['group A'] },
+              { ...storage, accesses: ['group B'] },
+            ],
+          },
+        ],
+      })
+      .expect(200);
+    expect((await exported('Listed twice'))?.storages).toEqual([
+      { ...storage, accesses: ['group A', 'group B'] },
+    ]);
+  });
+
+  it('audits what a registration changed, never the key', async () => {
+    const rows = await c.dataSource.query<{ actor_kind: string; change: object }[]>(
+      `SELECT actor_kind, change FROM audit_log WHERE action = 'register_storage' ORDER BY id`,
+    );
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    expect(rows[0].actor_kind).toBe('registrar');
+    expect(JSON.stringify(rows)).not.toContain(REGISTRATION_KEY);
+  });
+
+  it('the global key may register too; other keys may not', async () => {
+    await register(body('dropzone-dataset-DS-12', 'Registered by an admin'), KEYS.global).expect(
+      200,
+    );
+    for (const key of [KEYS.steward, KEYS.catalogEndpoint]) {
+      await register(body('dropzone-dataset-DS-13', 'Never by others'), key).expect(403);
+    }
+  });
+
+  it('the registration key is refused on every other route, reads of protected data included', async () => {
+    // Open to anyone (no key is read): public data, the API docs, REMS's IP-gated webhook.
+    const publicRoutes = [
+      '/api/cohorts',
+      '/api/termsearch/:category',
+      '/api/accessreq',
+      '/api/docs',
+    ];
+    const routes = listRoutes(c.app).filter(
+      (r) =>
+        r.path.startsWith('/api/') &&
+        r.path !== '/api/registrations' &&
+        !publicRoutes.some((p) => r.path.startsWith(p)),
+    );
+    expect(routes.length).toBeGreaterThan(20);
+    for (const route of routes) {
+      const path = route.path.replace(/:[A-Za-z_]+/g, '1');
+      const call = request(c.server)[route.method.toLowerCase() as 'get'];
+      const res = await call(path)
+        .set('X-API-Key', REGISTRATION_KEY)
+        .send(route.method === 'GET' || route.method === 'HEAD' ? undefined : {});
+      expect({ route, status: res.status }).toEqual({ route, status: 403 });
+    }
+    // The query-string form of the key is refused the same way.
+    await request(c.server).get('/api/datasets').query({ API_KEY: REGISTRATION_KEY }).expect(403);
+  });
+});

@@ -1,0 +1,73 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+
+/** The body of the catalog's POST /api/registrations (its StorageRegistrationBody). */
+export interface StorageRegistration {
+  import_id: string;
+  dataset: { accession?: string; title: string; project: string };
+  storage: { platform: string; location: string };
+  transfer?: { partner: string; source: string; submission: string; date: string };
+}
+
+/** The catalog said no (a 4xx other than 408/429): retrying the same request cannot help. */
+export class CatalogRefusedError extends Error {
+  constructor(
+    readonly status: number,
+    /** The catalog's `more.reason` (unknown_project, …), else `http_<status>`. */
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The catalog could not answer (unreachable, time-out, 5xx, 408, 429): worth retrying. */
+export class CatalogUnavailableError extends Error {}
+
+/** Statuses that say "later", not "no". */
+const RETRYABLE_4XX = new Set([408, 425, 429]);
+
+/**
+ * The provisioner's only call to the catalog, with the registration key. The key travels in a
+ * header only, never in a URL or a log line.
+ */
+@Injectable()
+export class CatalogClient {
+  constructor(@Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings) {}
+
+  async register(registration: StorageRegistration): Promise<{ accession: string }> {
+    const target = this.settings.catalogRegistration;
+    if (target === null) throw new CatalogUnavailableError('catalog registration is off');
+    let res: Response;
+    try {
+      res = await fetch(`${target.url}/api/registrations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey },
+        body: JSON.stringify(registration),
+        signal: AbortSignal.timeout(this.settings.CATALOG_TIMEOUT_MS),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      throw new CatalogUnavailableError(
+        `catalog unreachable: ${cause ?? (error as Error).name}: ${(error as Error).message}`,
+      );
+    }
+    const body = (await res.json().catch(() => null)) as {
+      accession?: unknown;
+      description?: unknown;
+      more?: { reason?: unknown };
+    } | null;
+    if (res.ok && typeof body?.accession === 'string') return { accession: body.accession };
+    const description = typeof body?.description === 'string' ? body.description : res.statusText;
+    if (res.status >= 400 && res.status < 500 && !RETRYABLE_4XX.has(res.status)) {
+      const reason =
+        typeof body?.more?.reason === 'string' ? body.more.reason : `http_${res.status}`;
+      throw new CatalogRefusedError(
+        res.status,
+        reason,
+        `catalog refused (${res.status}): ${description}`,
+      );
+    }
+    throw new CatalogUnavailableError(`catalog answered ${res.status}: ${description}`);
+  }
+}
