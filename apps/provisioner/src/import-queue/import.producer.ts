@@ -79,6 +79,10 @@ export class ImportProducer {
     if (problem)
       return { outcome: 'not_importable', reason: problem.reason, detail: problem.message };
     const path = collectionPath(submission.project, submission.ref);
+    // The job first, then storage, as for datasets (below).
+    const job = await this.job(id);
+    if (job && UNFINISHED.includes(job.state))
+      return { outcome: 'in_progress', record: recordFromJob(job.job, job.state) };
     if (await this.storage.exists(path))
       return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
     return this.enqueue(ImportJobName.Submission, id, {
