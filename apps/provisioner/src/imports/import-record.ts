@@ -2,7 +2,9 @@ import type { Job } from 'bullmq';
 import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
 import { ImportJobData, ImportJobResult, ImportKind } from './imports.queue';
 
-export type ImportState = 'queued' | 'running' | 'imported' | 'failed' | 'rejected';
+/** The states of an import record: the DTO's filter, its OpenAPI enum and the repositories use this list. */
+export const IMPORT_STATES = ['queued', 'running', 'imported', 'failed', 'rejected'] as const;
+export type ImportState = (typeof IMPORT_STATES)[number];
 
 /**
  * What a record is made of: the fields of an import job, from a BullMQ Job or straight from a
@@ -22,13 +24,6 @@ export type ImportJobFields = Pick<
   | 'attemptsStarted'
   | 'failedReason'
 >;
-export const IMPORT_STATES: readonly ImportState[] = [
-  'queued',
-  'running',
-  'imported',
-  'failed',
-  'rejected',
-];
 
 /** The import record of the contract. */
 export interface ImportRecord {
