@@ -1,5 +1,6 @@
 import {
   ArgumentMetadata,
+  Type,
   Injectable,
   PipeTransform,
   ValidationError,
@@ -26,6 +27,9 @@ export function toFieldProblems(errors: ValidationError[], prefix = ''): FieldPr
 const common: ValidationPipeOptions = {
   transform: true,
   whitelist: true,
+  // A parameter decorator that hands over request input (e.g. a part of the query string
+  // read only for some callers) is validated like @Query(); the principal's type is no class.
+  validateCustomDecorators: true,
   validationError: { target: false, value: false },
   exceptionFactory: (errors) => new ValidationFailedError(toFieldProblems(errors)),
 };
@@ -43,4 +47,18 @@ export class RequestValidationPipe implements PipeTransform {
     const pipe = metadata.type === 'body' ? this.strict : this.lenient;
     return pipe.transform(value, metadata) as Promise<unknown>;
   }
+}
+
+const shared = new RequestValidationPipe();
+
+/**
+ * Input that does not come through a route (command-line options) checked against a route's
+ * DTO, with the same conversions and the same 400 listing every problem.
+ */
+export async function validateInput<T extends object>(
+  dto: Type<T>,
+  plain: Record<string, unknown>,
+  type: 'query' | 'param' | 'body' = 'query',
+): Promise<T> {
+  return (await shared.transform(plain, { type, metatype: dto })) as T;
 }

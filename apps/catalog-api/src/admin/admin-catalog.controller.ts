@@ -4,7 +4,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
-import { ApiCall, ApiIdParam } from '../common/api-docs';
+import { ApiCall } from '../common/api-docs';
 import {
   CREATE_ENDPOINT_BODY,
   CREATE_EXPOSURE_BODY,
@@ -15,7 +15,7 @@ import {
   GRANT_VIEW,
   WITHDRAW_EXPOSURE_BODY,
 } from './admin-api-schemas';
-import { parseId } from './admin-input';
+import { ExposureIdParams } from './admin-ids.dto';
 import { EndpointsAdminService } from './endpoints-admin.service';
 import { ExposuresAdminService } from './exposures-admin.service';
 import { GrantsAdminService } from './grants-admin.service';
@@ -67,15 +67,14 @@ export class AdminCatalogController {
     responses: [{ status: 200, description: 'The withdrawn exposure', schema: EXPOSURE_VIEW }],
     errors: [404, 409],
   })
-  @ApiIdParam('The exposure id')
   @Delete('exposures/:id')
   @HttpCode(200)
   withdraw(
-    @Param('id') id: string,
+    @Param() { id }: ExposureIdParams,
     @Body() body: unknown,
     @CurrentPrincipal() principal?: Principal,
   ) {
-    return this.exposures.withdraw(parseId(id), body, actorFromPrincipal(principal));
+    return this.exposures.withdraw(id, body, actorFromPrincipal(principal));
   }
 
   /** 201 when the grant is new, 200 when it already existed. */

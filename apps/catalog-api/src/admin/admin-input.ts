@@ -13,12 +13,6 @@ export function parseBody<T>(shape: Shape<T>, body: unknown): T {
   return parsed;
 }
 
-/** A path id: a positive integer, else 400 naming the parameter. */
-export function parseId(value: string, parameter = 'id'): number {
-  if (/^[1-9]\d{0,9}$/.test(value) && Number(value) <= 2_147_483_647) return Number(value);
-  throw new ValidationFailedError([{ parameter, message: 'must be a positive integer' }]);
-}
-
 /** Turns a unique-constraint violation (e.g. two concurrent creates) into a 409. */
 export async function conflictOnDuplicate<T>(
   work: () => Promise<T>,

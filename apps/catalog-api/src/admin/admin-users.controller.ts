@@ -3,8 +3,8 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
-import { ApiCall, ApiIdParam } from '../common/api-docs';
-import { parseId } from './admin-input';
+import { ApiCall } from '../common/api-docs';
+import { UserIdParams } from './admin-ids.dto';
 import {
   CREATE_USER_BODY,
   UPDATE_USER_BODY,
@@ -52,11 +52,10 @@ export class AdminUsersController {
     ],
     errors: [404],
   })
-  @ApiIdParam('The user id')
   @Post(':id/api-key')
   @HttpCode(200)
-  rotateKey(@Param('id') id: string, @CurrentPrincipal() principal?: Principal) {
-    return this.users.rotateKey(parseId(id), actorFromPrincipal(principal));
+  rotateKey(@Param() { id }: UserIdParams, @CurrentPrincipal() principal?: Principal) {
+    return this.users.rotateKey(id, actorFromPrincipal(principal));
   }
 
   @ApiCall({
@@ -66,13 +65,12 @@ export class AdminUsersController {
     responses: [{ status: 200, description: 'The user', schema: USER_VIEW }],
     errors: [404, 409],
   })
-  @ApiIdParam('The user id')
   @Patch(':id')
   update(
-    @Param('id') id: string,
+    @Param() { id }: UserIdParams,
     @Body() body: unknown,
     @CurrentPrincipal() principal?: Principal,
   ): Promise<UserView> {
-    return this.users.update(parseId(id), body, actorFromPrincipal(principal));
+    return this.users.update(id, body, actorFromPrincipal(principal));
   }
 }

@@ -1,9 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { ApiErrorResponses, ERROR_ENVELOPE } from '@app/platform';
-import { POSITIVE_INT } from './api-schemas';
-import { UUID_PATTERN, type ExactFilter, type ExactFilterValue } from './query-params';
 
 /**
  * OpenAPI decorators shared by the catalog's controllers. Security and the errors every route
@@ -78,51 +76,3 @@ export const ApiError = (status: number, description: string) =>
     description,
     schema: { $ref: `#/components/schemas/${ERROR_ENVELOPE}` },
   });
-
-/** A path id: a positive integer (else 400 naming it). */
-export const ApiIdParam = (description: string, name = 'id') =>
-  ApiParam({ name, description, schema: POSITIVE_INT });
-
-/** `?project_id=`: a positive integer (else 400). */
-export const ApiProjectIdQuery = () =>
-  ApiQuery({
-    name: 'project_id',
-    required: false,
-    description: "Only the project's records (its database id); else 400",
-    schema: POSITIVE_INT,
-  });
-
-/** `?fields=a,b`: a comma-separated, non-empty subset of `allowed` (others 400). */
-export const ApiFieldsQuery = (allowed: readonly string[], note = '') =>
-  ApiQuery({
-    name: 'fields',
-    required: false,
-    description: `Comma-separated keys to keep; any other name is a 400.${note ? ` ${note}` : ''}`,
-    style: 'form',
-    explode: false,
-    schema: { type: 'array', minItems: 1, items: { type: 'string', enum: [...allowed] } },
-  });
-
-function exactFilterSchema(value: ExactFilterValue): SchemaObject {
-  if (value.type === 'id') return POSITIVE_INT;
-  if (value.type === 'uuid')
-    return { type: 'string', format: 'uuid', pattern: UUID_PATTERN.source };
-  return { type: 'string', minLength: 1, maxLength: value.maxLength };
-}
-
-/** The exact filters of a list route (`readExactFilters`): every name of each, else 400. */
-export const ApiExactFilterQueries = (filters: readonly ExactFilter[]) =>
-  applyDecorators(
-    ...filters.flatMap((filter) =>
-      filter.names.map((name) =>
-        ApiQuery({
-          name,
-          required: false,
-          description:
-            `Only the records whose ${filter.description} is exactly this ` +
-            `(${filter.names.map((n) => `\`${n}\``).join(' or ')}); an invalid value is a 400`,
-          schema: exactFilterSchema(filter.value),
-        }),
-      ),
-    ),
-  );

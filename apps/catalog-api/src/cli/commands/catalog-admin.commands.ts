@@ -1,8 +1,9 @@
+import { validateInput } from '@app/errors';
+import { ExposureIdParams } from '../../admin/admin-ids.dto';
 import { EndpointsAdminService } from '../../admin/endpoints-admin.service';
 import { ExposuresAdminService } from '../../admin/exposures-admin.service';
 import { GrantsAdminService } from '../../admin/grants-admin.service';
 import { PublishingService, PublishableType } from '../../admin/publishing.service';
-import { parseId } from '../../admin/admin-input';
 import {
   allowOptions,
   booleanOption,
@@ -49,9 +50,9 @@ export const withdrawCommand: CliCommand = {
   name: 'withdraw',
   usage: '<exposure id> --reason TEXT',
   summary: 'Withdraw an exposure (deprecated with the reason, kept)',
-  run(ctx, args) {
+  async run(ctx, args) {
     allowOptions(args, ['reason']);
-    const id = parseId(positional(args, 0, 'exposure id'));
+    const { id } = await validateInput(ExposureIdParams, { id: positional(args, 0, 'exposure id') }, 'param');
     return ctx.app
       .get(ExposuresAdminService)
       .withdraw(id, { reason: option(args, 'reason') }, ctx.actor);

@@ -1,0 +1,6 @@
+import { ProjectIdParam } from '../common/query-input';
+
+export class ContractsQuery {
+  @ProjectIdParam()
+  project_id?: number;
+}
