@@ -385,16 +385,16 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
       expect(res.body).toEqual({ query: { page: 2 } });
     });
 
-    it('refuses unknown body fields and lists every problem at once', async () => {
+    it('refuses unknown body fields and lists every problem at once, each by its field', async () => {
       const res = await http
         .post('/items')
         .send({ name: 'far too long a name', size: 9, colour: 'red' });
       const more = expectEnvelope(res, 400, 'Invalid input: 3 problems');
       expect(more.errors).toEqual(
         expect.arrayContaining([
-          { parameter: 'name', message: 'must be shorter than or equal to 10 characters' },
-          { parameter: 'size', message: 'must not be greater than 5' },
-          { parameter: 'colour', message: 'property colour should not exist' },
+          { field: 'name', message: 'must be shorter than or equal to 10 characters' },
+          { field: 'size', message: 'must not be greater than 5' },
+          { field: 'colour', message: 'unknown field' },
         ]),
       );
       expect(more.errors).toHaveLength(3);
@@ -403,7 +403,7 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
     it('reports nested fields with dotted paths', async () => {
       const res = await http.post('/items').send({ name: 'ok', address: { city: 12 } });
       expect(expectEnvelope(res, 400, 'Invalid address.city: must be a string')).toEqual({
-        errors: [{ parameter: 'address.city', message: 'must be a string' }],
+        errors: [{ field: 'address.city', message: 'must be a string' }],
       });
     });
   });
@@ -467,7 +467,11 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
       const nul = await http.get('/throw/pg-nul');
       expect(expectEnvelope(nul, 400, 'Text must not contain NUL characters')).toEqual({});
       expect(nul.text).not.toContain('SELECT');
-      expectEnvelope(await http.get('/throw/pg-too-long'), 400, 'A value is longer than its field allows');
+      expectEnvelope(
+        await http.get('/throw/pg-too-long'),
+        400,
+        'A value is longer than its field allows',
+      );
     });
 
     it('other data exceptions stay opaque 500s: they can be our own bugs', async () => {

@@ -15,11 +15,6 @@ const object = (properties: Record<string, SchemaObject>, required: string[] = [
   required,
   properties,
 });
-const text = (max: number, extra: SchemaObject = {}): SchemaObject => ({
-  type: 'string',
-  maxLength: max,
-  ...extra,
-});
 const textOrNull: SchemaObject = { type: 'string', nullable: true };
 const timestampOrNull: SchemaObject = { type: 'string', format: 'date-time', nullable: true };
 const apiKey = (length: number): SchemaObject => ({
@@ -27,38 +22,6 @@ const apiKey = (length: number): SchemaObject => ({
   minLength: length,
   maxLength: length,
   description: 'The key, shown this once (only its SHA-256 is kept)',
-});
-
-const groups: SchemaObject = {
-  type: 'array',
-  maxItems: 50,
-  description: "Replaces the user's groups; `data-steward` and `auditor` see everything",
-  items: text(150, { pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
-};
-const oidcId = text(64, { nullable: true, minLength: 1, description: 'Identity-provider subject' });
-const affiliation = text(255, {
-  nullable: true,
-  description: 'A partner (name, acronym or accession), exported as the affiliation',
-});
-
-export const CREATE_USER_BODY = object(
-  {
-    username: text(150, { minLength: 1, pattern: '^[A-Za-z0-9._@+-]+$' }),
-    first_name: text(150),
-    last_name: text(150),
-    email: text(254, { format: 'email' }),
-    oidc_id: oidcId,
-    groups,
-    affiliation,
-  },
-  ['username', 'first_name', 'last_name', 'email'],
-);
-
-export const UPDATE_USER_BODY = object({
-  is_active: { type: 'boolean' },
-  groups,
-  oidc_id: oidcId,
-  affiliation,
 });
 
 const userProperties = {
@@ -79,17 +42,6 @@ export const USER_CREATED = object({ ...userProperties, api_key: apiKey(USER_KEY
 ]);
 export const USER_API_KEY = object({ api_key: apiKey(USER_KEY_LENGTH) }, ['api_key']);
 
-export const CREATE_ENDPOINT_BODY = object(
-  {
-    name: text(150, { minLength: 1 }),
-    url_pattern: text(2000, {
-      pattern: '^https?://\\S*\\$\\{entity_id\\}\\S*$',
-      description: 'The endpoint URL of a record, with `${entity_id}` where its id goes',
-      example: 'https://datacatalog.example.org/e/dataset/${entity_id}',
-    }),
-  },
-  ['name', 'url_pattern'],
-);
 export const ENDPOINT_CREATED = object(
   {
     id: { type: 'integer' },
@@ -100,17 +52,6 @@ export const ENDPOINT_CREATED = object(
   ['id', 'name', 'url_pattern', 'api_key'],
 );
 
-export const CREATE_EXPOSURE_BODY = object(
-  {
-    dataset: text(255, { minLength: 1, description: 'Dataset accession, else exact name' }),
-    endpoint: text(150, { minLength: 1, description: 'Endpoint name' }),
-    form_id: { type: 'integer' },
-    form_name: text(255, { nullable: true }),
-    request_pdf_enabled: { type: 'boolean', default: false },
-  },
-  ['dataset', 'endpoint', 'form_id'],
-);
-export const WITHDRAW_EXPOSURE_BODY = object({ reason: text(2000, { minLength: 1 }) }, ['reason']);
 const exposureProperties = {
   id: { type: 'integer' },
   dataset: { type: 'string', nullable: true, description: 'Accession' },
@@ -125,22 +66,6 @@ const exposureProperties = {
 } satisfies Record<string, SchemaObject>;
 export const EXPOSURE_VIEW = object(exposureProperties, Object.keys(exposureProperties));
 
-export const GRANT_BODY: SchemaObject = {
-  ...object(
-    {
-      user: text(150, { minLength: 1, description: 'Username (or give `group`)' }),
-      group: text(150, { minLength: 1, description: 'Group name (or give `user`)' }),
-      permission: { type: 'string', enum: [...GRANTABLE_PERMISSIONS] },
-      object_type: { type: 'string', enum: [...GRANT_OBJECT_TYPES] },
-      object: {
-        oneOf: [{ type: 'string' }, { type: 'integer' }],
-        description: 'Accession, name (acronym for projects) or id; contracts by id',
-      },
-    },
-    ['permission', 'object_type', 'object'],
-  ),
-  description: 'Exactly one of `user` and `group`',
-};
 const grantProperties = {
   id: { type: 'integer' },
   user: textOrNull,

@@ -5,17 +5,14 @@ import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
+import { ENDPOINT_CREATED, EXPOSURE_VIEW, GRANT_REVOKED, GRANT_VIEW } from './admin-api-schemas';
 import {
-  CREATE_ENDPOINT_BODY,
-  CREATE_EXPOSURE_BODY,
-  ENDPOINT_CREATED,
-  EXPOSURE_VIEW,
-  GRANT_BODY,
-  GRANT_REVOKED,
-  GRANT_VIEW,
-  WITHDRAW_EXPOSURE_BODY,
-} from './admin-api-schemas';
-import { ExposureIdParams } from './admin-ids.dto';
+  CreateEndpointBody,
+  CreateExposureBody,
+  ExposureIdParams,
+  GrantBody,
+  WithdrawExposureBody,
+} from './admin-catalog.dto';
 import { EndpointsAdminService } from './endpoints-admin.service';
 import { ExposuresAdminService } from './exposures-admin.service';
 import { GrantsAdminService } from './grants-admin.service';
@@ -35,12 +32,11 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Register an endpoint (a catalog that pulls from us) with its own key',
     caller: 'global key only',
-    body: CREATE_ENDPOINT_BODY,
     responses: [{ status: 201, description: 'The endpoint and its key', schema: ENDPOINT_CREATED }],
     errors: [409],
   })
   @Post('endpoints')
-  createEndpoint(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  createEndpoint(@Body() body: CreateEndpointBody, @CurrentPrincipal() principal?: Principal) {
     return this.endpoints.create(body, actorFromPrincipal(principal));
   }
 
@@ -50,12 +46,11 @@ export class AdminCatalogController {
     description:
       'One active exposure per dataset and endpoint (a second is a 409). Also publishes the ' +
       "partners and cohorts of the dataset's declarations.",
-    body: CREATE_EXPOSURE_BODY,
     responses: [{ status: 201, description: 'The exposure', schema: EXPOSURE_VIEW }],
     errors: [409],
   })
   @Post('exposures')
-  expose(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  expose(@Body() body: CreateExposureBody, @CurrentPrincipal() principal?: Principal) {
     return this.exposures.create(body, actorFromPrincipal(principal));
   }
 
@@ -63,7 +58,6 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Withdraw an exposure: deprecated with its reason, and kept',
     caller: 'global key only',
-    body: WITHDRAW_EXPOSURE_BODY,
     responses: [{ status: 200, description: 'The withdrawn exposure', schema: EXPOSURE_VIEW }],
     errors: [404, 409],
   })
@@ -71,7 +65,7 @@ export class AdminCatalogController {
   @HttpCode(200)
   withdraw(
     @Param() { id }: ExposureIdParams,
-    @Body() body: unknown,
+    @Body() body: WithdrawExposureBody,
     @CurrentPrincipal() principal?: Principal,
   ) {
     return this.exposures.withdraw(id, body, actorFromPrincipal(principal));
@@ -81,7 +75,6 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Grant `protected` on a dataset, project or contract to a user or group',
     caller: 'global key only',
-    body: GRANT_BODY,
     responses: [
       { status: 201, description: 'Granted', schema: GRANT_VIEW },
       { status: 200, description: 'The grant already existed', schema: GRANT_VIEW },
@@ -89,7 +82,7 @@ export class AdminCatalogController {
   })
   @Post('grants')
   async grant(
-    @Body() body: unknown,
+    @Body() body: GrantBody,
     @Res({ passthrough: true }) res: Response,
     @CurrentPrincipal() principal?: Principal,
   ) {
@@ -101,13 +94,12 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Revoke a grant',
     caller: 'global key only',
-    body: GRANT_BODY,
     responses: [{ status: 200, description: 'Revoked', schema: GRANT_REVOKED }],
     errors: [404],
   })
   @Delete('grants')
   @HttpCode(200)
-  revoke(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  revoke(@Body() body: GrantBody, @CurrentPrincipal() principal?: Principal) {
     return this.grants.revoke(body, actorFromPrincipal(principal));
   }
 }

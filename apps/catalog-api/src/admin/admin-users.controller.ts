@@ -4,14 +4,8 @@ import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
-import { UserIdParams } from './admin-ids.dto';
-import {
-  CREATE_USER_BODY,
-  UPDATE_USER_BODY,
-  USER_API_KEY,
-  USER_CREATED,
-  USER_VIEW,
-} from './admin-api-schemas';
+import { CreateUserBody, UpdateUserBody, UserIdParams } from './admin-users.dto';
+import { USER_API_KEY, USER_CREATED, USER_VIEW } from './admin-api-schemas';
 import type { UserView } from '../users/users.repository';
 import { UsersAdminService } from './users-admin.service';
 
@@ -25,7 +19,6 @@ export class AdminUsersController {
   @ApiCall({
     summary: 'Create a user with a personal API key',
     caller: 'global key only',
-    body: CREATE_USER_BODY,
     responses: [
       {
         status: 201,
@@ -36,7 +29,7 @@ export class AdminUsersController {
     errors: [409],
   })
   @Post()
-  create(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  create(@Body() body: CreateUserBody, @CurrentPrincipal() principal?: Principal) {
     return this.users.create(body, actorFromPrincipal(principal));
   }
 
@@ -61,14 +54,13 @@ export class AdminUsersController {
   @ApiCall({
     summary: 'Activate or deactivate a user, or change its groups, subject or affiliation',
     caller: 'global key only',
-    body: UPDATE_USER_BODY,
     responses: [{ status: 200, description: 'The user', schema: USER_VIEW }],
     errors: [404, 409],
   })
   @Patch(':id')
   update(
     @Param() { id }: UserIdParams,
-    @Body() body: unknown,
+    @Body() body: UpdateUserBody,
     @CurrentPrincipal() principal?: Principal,
   ): Promise<UserView> {
     return this.users.update(id, body, actorFromPrincipal(principal));

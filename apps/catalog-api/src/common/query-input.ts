@@ -1,19 +1,9 @@
-import { applyDecorators, Type } from '@nestjs/common';
-import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { registerDecorator } from 'class-validator';
+import type { Type } from '@nestjs/common';
+import type { ApiPropertyOptions } from '@nestjs/swagger';
 import type { ExactFilter } from './exact-filters.sql';
+import { InputProperty, refuse } from './input-property';
 
-/**
- * Property decorators of the catalog's query and path DTOs: each declares a parameter's
- * OpenAPI schema, its conversion from the query string and its check, with one message per
- * parameter (the contract's wording) and every bad parameter listed by the global pipe.
- */
-
-/** A value that failed its check: the validator reports its message. */
-class Refused {
-  constructor(readonly message: string) {}
-}
+/** Property decorators of the catalog's query and path DTOs (see InputProperty). */
 
 type Reader = (raw: string) => unknown;
 
@@ -21,34 +11,14 @@ export const MAX_INT = 2_147_483_647;
 export const UUID_PATTERN =
   /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/**
- * One query or path parameter: `read` turns the single string given into its value, or
- * returns `refuse(message)`. A repeated or nested parameter is refused before `read`.
- */
-function InputParam(doc: ApiPropertyOptions, read: Reader, required = false): PropertyDecorator {
-  const check: PropertyDecorator = (target, property) =>
-    registerDecorator({
-      name: 'catalogInput',
-      target: target.constructor,
-      propertyName: String(property),
-      validator: {
-        validate: (value: unknown) => (value === undefined ? !required : !(value instanceof Refused)),
-        defaultMessage: (args) =>
-          args?.value instanceof Refused ? args.value.message : 'is required',
-      },
-    });
-  return applyDecorators(
-    ApiProperty({ ...doc, required } as ApiPropertyOptions),
-    Transform(({ value }: { value: unknown }) => {
-      if (value === undefined) return undefined;
-      if (typeof value !== 'string') return new Refused('must be given once, as a plain value');
-      return read(value);
-    }),
-    check,
+/** A query or path parameter: one plain string, else refused before `read`. */
+const InputParam = (doc: ApiPropertyOptions, read: Reader, required = false) =>
+  InputProperty(
+    doc,
+    (value) =>
+      typeof value === 'string' ? read(value) : refuse('must be given once, as a plain value'),
+    required,
   );
-}
-
-const refuse = (message: string) => new Refused(message);
 
 /** A positive integer in the Postgres `integer` range: a larger id cannot exist. */
 const readPositiveInt: Reader = (raw) =>
@@ -69,7 +39,11 @@ export const PositiveIntParam = (description: string, required = false) =>
   InputParam({ ...POSITIVE_INT_DOC, description }, readPositiveInt, required);
 
 export const TextParam = (description: string, maxLength: number, required = false) =>
-  InputParam({ type: 'string', minLength: 1, maxLength, description }, readText(maxLength), required);
+  InputParam(
+    { type: 'string', minLength: 1, maxLength, description },
+    readText(maxLength),
+    required,
+  );
 
 /** A path segment: never empty, so only its length is checked. */
 export const PathTextParam = (description: string, maxLength: number) =>
@@ -97,7 +71,12 @@ export const PatternParam = (
   convert: (raw: string) => unknown = (raw) => (doc.pattern.test(raw) ? raw : undefined),
 ) =>
   InputParam(
-    { type: 'string', description: doc.description, pattern: doc.pattern.source, example: doc.example },
+    {
+      type: 'string',
+      description: doc.description,
+      pattern: doc.pattern.source,
+      example: doc.example,
+    },
     (raw) => convert(raw) ?? refuse(message),
   );
 
