@@ -68,15 +68,18 @@ function operation(route: string): OperationObject {
 function successSchema(route: string): SchemaObject {
   const responses = operation(route).responses as Record<string, ResponseObject>;
   const ok = Object.keys(responses).find((status) => /^2\d\d$/.test(status)) ?? '';
-  return responses[ok]?.content?.['application/json']?.schema as SchemaObject;
+  return resolved(responses[ok]?.content?.['application/json']?.schema) as SchemaObject;
 }
 
-/** A schema, or the component a `$ref` names (DTO classes are documented as components). */
+/** A schema with every `$ref` replaced by the component it names (DTO classes are components). */
 function resolved(schema: unknown): unknown {
-  const ref = (schema as ReferenceObject | undefined)?.$ref;
-  return ref === undefined
-    ? schema
-    : document.components?.schemas?.[ref.replace('#/components/schemas/', '')];
+  if (Array.isArray(schema)) return schema.map(resolved);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const ref = (schema as ReferenceObject).$ref;
+  if (ref !== undefined) {
+    return resolved(document.components?.schemas?.[ref.replace('#/components/schemas/', '')]);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, resolved(value)]));
 }
 
 const POSITIVE_INT = { type: 'integer', minimum: 1 };
@@ -277,7 +280,7 @@ describe('Catalog OpenAPI document', () => {
     const imported = operation('POST /api/projects').requestBody as {
       content: Record<string, { schema: SchemaObject }>;
     };
-    expect(imported.content['application/json'].schema).toMatchObject({
+    expect(resolved(imported.content['application/json'].schema)).toMatchObject({
       required: ['items'],
       properties: { items: { type: 'array', items: { properties: { acronym: {} } } } },
     });

@@ -3,7 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall, ApiError } from '../common/api-docs';
-import { successCounts } from '../common/api-schemas';
+import { EntitlementAnswer } from '../common/response-properties';
 import { AccessRequestRefusalsService } from './access-request-refusals.service';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsService, BatchCounts } from './access-requests.service';
@@ -65,7 +65,7 @@ const ApiEntitlements = (summary: string, description: string) =>
         {
           status: 200,
           description: 'Applied',
-          schema: successCounts('created', 'updated', 'unchanged'),
+          body: EntitlementAnswer,
         },
       ],
     }),

@@ -4,7 +4,7 @@ import { RequireKinds } from '@app/auth';
 import { AuditService } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
 import { AUDIT_PAGE_SIZE, AuditQueryParams, toAuditQuery } from './admin-audit.dto';
-import { AUDIT_PAGE } from './admin-api-schemas';
+import { AuditPage } from './admin-responses.dto';
 
 @ApiTags('admin')
 @Controller('api/admin/audit')
@@ -16,7 +16,7 @@ export class AdminAuditController {
   @ApiCall({
     summary: `The audit trail, newest first, ${AUDIT_PAGE_SIZE} a page`,
     caller: 'global key only',
-    responses: [{ status: 200, description: 'One page of entries', schema: AUDIT_PAGE }],
+    responses: [{ status: 200, description: 'One page of entries', body: AuditPage }],
   })
   @Get()
   async list(@Query() given: AuditQueryParams) {

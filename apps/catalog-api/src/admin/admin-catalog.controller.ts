@@ -5,7 +5,7 @@ import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
-import { ENDPOINT_CREATED, EXPOSURE_VIEW, GRANT_REVOKED, GRANT_VIEW } from './admin-api-schemas';
+import { EndpointCreated, ExposureView, GrantRevoked, GrantView } from './admin-responses.dto';
 import {
   CreateEndpointBody,
   CreateExposureBody,
@@ -32,7 +32,7 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Register an endpoint (a catalog that pulls from us) with its own key',
     caller: 'global key only',
-    responses: [{ status: 201, description: 'The endpoint and its key', schema: ENDPOINT_CREATED }],
+    responses: [{ status: 201, description: 'The endpoint and its key', body: EndpointCreated }],
     errors: [409],
   })
   @Post('endpoints')
@@ -46,7 +46,7 @@ export class AdminCatalogController {
     description:
       'One active exposure per dataset and endpoint (a second is a 409). Also publishes the ' +
       "partners and cohorts of the dataset's declarations.",
-    responses: [{ status: 201, description: 'The exposure', schema: EXPOSURE_VIEW }],
+    responses: [{ status: 201, description: 'The exposure', body: ExposureView }],
     errors: [409],
   })
   @Post('exposures')
@@ -58,7 +58,7 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Withdraw an exposure: deprecated with its reason, and kept',
     caller: 'global key only',
-    responses: [{ status: 200, description: 'The withdrawn exposure', schema: EXPOSURE_VIEW }],
+    responses: [{ status: 200, description: 'The withdrawn exposure', body: ExposureView }],
     errors: [404, 409],
   })
   @Delete('exposures/:id')
@@ -76,8 +76,8 @@ export class AdminCatalogController {
     summary: 'Grant `protected` on a dataset, project or contract to a user or group',
     caller: 'global key only',
     responses: [
-      { status: 201, description: 'Granted', schema: GRANT_VIEW },
-      { status: 200, description: 'The grant already existed', schema: GRANT_VIEW },
+      { status: 201, description: 'Granted', body: GrantView },
+      { status: 200, description: 'The grant already existed', body: GrantView },
     ],
   })
   @Post('grants')
@@ -94,7 +94,7 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Revoke a grant',
     caller: 'global key only',
-    responses: [{ status: 200, description: 'Revoked', schema: GRANT_REVOKED }],
+    responses: [{ status: 200, description: 'Revoked', body: GrantRevoked }],
     errors: [404],
   })
   @Delete('grants')

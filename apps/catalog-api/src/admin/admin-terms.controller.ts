@@ -5,7 +5,7 @@ import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall, ApiError } from '../common/api-docs';
 import { TERM_CATEGORIES } from '../terms/term-category';
-import { VOCABULARY_BODY, VOCABULARY_LOADED } from './admin-api-schemas';
+import { VocabularyLoaded } from './admin-responses.dto';
 import { VocabularyLoadQuery } from './admin-terms.dto';
 import { VocabularyAdminService } from './vocabulary-admin.service';
 
@@ -20,8 +20,13 @@ export class AdminTermsController {
   @ApiCall({
     summary: 'Load or refresh a term vocabulary',
     caller: 'global key only',
-    body: VOCABULARY_BODY,
-    responses: [{ status: 200, description: 'Counts of the load', schema: VOCABULARY_LOADED }],
+    // A text body: no DTO class describes it.
+    body: {
+      type: 'string',
+      description: 'An OBO file, or `term_id<TAB>label` lines',
+      example: 'DOID:14330\tParkinson disease\n',
+    },
+    responses: [{ status: 200, description: 'Counts of the load', body: VocabularyLoaded }],
     errors: [404],
   })
   @ApiConsumes('text/plain')

@@ -5,8 +5,8 @@ import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
 import { CreateUserBody, UpdateUserBody, UserIdParams } from './admin-users.dto';
-import { USER_API_KEY, USER_CREATED, USER_VIEW } from './admin-api-schemas';
-import type { UserView } from '../users/users.repository';
+import { UserApiKey, UserCreated, UserView } from './admin-responses.dto';
+import type { UserView as UserRow } from '../users/users.repository';
 import { UsersAdminService } from './users-admin.service';
 
 @ApiTags('admin')
@@ -23,7 +23,7 @@ export class AdminUsersController {
       {
         status: 201,
         description: 'The user and its key',
-        schema: USER_CREATED,
+        body: UserCreated,
       },
     ],
     errors: [409],
@@ -40,7 +40,7 @@ export class AdminUsersController {
       {
         status: 200,
         description: 'The new key',
-        schema: USER_API_KEY,
+        body: UserApiKey,
       },
     ],
     errors: [404],
@@ -54,7 +54,7 @@ export class AdminUsersController {
   @ApiCall({
     summary: 'Activate or deactivate a user, or change its groups, subject or affiliation',
     caller: 'global key only',
-    responses: [{ status: 200, description: 'The user', schema: USER_VIEW }],
+    responses: [{ status: 200, description: 'The user', body: UserView }],
     errors: [404, 409],
   })
   @Patch(':id')
@@ -62,7 +62,7 @@ export class AdminUsersController {
     @Param() { id }: UserIdParams,
     @Body() body: UpdateUserBody,
     @CurrentPrincipal() principal?: Principal,
-  ): Promise<UserView> {
+  ): Promise<UserRow> {
     return this.users.update(id, body, actorFromPrincipal(principal));
   }
 }

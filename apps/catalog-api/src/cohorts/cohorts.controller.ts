@@ -3,10 +3,9 @@ import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { COHORT_SCHEMA, resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { exactValues } from '../common/query-input';
-import { CohortsQuery } from './cohorts.dto';
+import { CohortsPage, CohortsQuery } from './cohorts.dto';
 import { COHORT_FILTERS } from './cohorts.repository';
 import { CohortsService } from './cohorts.service';
 
@@ -19,10 +18,7 @@ export class CohortsController {
   ) {}
 
   /** Public: everyone sees the same published cohorts, so keys are not even read. */
-  @ApiCachedRead(
-    { summary: 'Published cohorts, by name', caller: 'public' },
-    resultsBody(COHORT_SCHEMA),
-  )
+  @ApiCachedRead({ summary: 'Published cohorts, by name', caller: 'public' }, CohortsPage)
   @Get()
   @Public()
   async list(

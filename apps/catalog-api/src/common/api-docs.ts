@@ -1,4 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { ApiErrorResponses, ERROR_ENVELOPE } from '@app/platform';
@@ -29,17 +29,22 @@ export interface OperationDoc {
 const operation = (doc: OperationDoc) =>
   ApiOperation({ summary: `${doc.summary} (${doc.caller})`, description: doc.description });
 
+/** A documented body: a DTO class, or a schema where no class can say it (a bare array). */
+export type Body = Type<unknown> | SchemaObject;
+
+const content = (body: Body) => (typeof body === 'function' ? { type: body } : { schema: body });
+
 /**
  * A read served by CachedJsonResponder: 200 with an ETag, 304 when `If-None-Match` matches,
  * 503 while Postgres is unavailable.
  */
-export function ApiCachedRead(doc: OperationDoc, body: SchemaObject, ...errors: number[]) {
+export function ApiCachedRead(doc: OperationDoc, body: Body, ...errors: number[]) {
   return applyDecorators(
     operation(doc),
     ApiResponse({
       status: 200,
       description: 'OK',
-      schema: body,
+      ...content(body),
       headers: {
         ETag: { description: 'Changes whenever this answer would', schema: { type: 'string' } },
         'Cache-Control': { schema: { type: 'string', enum: ['private, no-cache'] } },
@@ -52,9 +57,9 @@ export function ApiCachedRead(doc: OperationDoc, body: SchemaObject, ...errors: 
 
 export interface CallDoc extends OperationDoc {
   /** The success status and body; a route with two (created or not) gives both. */
-  responses: { status: number; description: string; schema: SchemaObject }[];
-  /** The JSON request body, when the route takes one. */
-  body?: SchemaObject;
+  responses: { status: number; description: string; body: Body }[];
+  /** A request body the route's @Body() type does not document (text, import documents). */
+  body?: Body;
   /** Error statuses beyond the common ones; 503 (Postgres down) is always added. */
   errors?: number[];
 }
@@ -63,8 +68,8 @@ export interface CallDoc extends OperationDoc {
 export function ApiCall(doc: CallDoc) {
   return applyDecorators(
     operation(doc),
-    ...(doc.body === undefined ? [] : [ApiBody({ required: true, schema: doc.body })]),
-    ...doc.responses.map((r) => ApiResponse(r)),
+    ...(doc.body === undefined ? [] : [ApiBody({ required: true, ...content(doc.body) })]),
+    ...doc.responses.map(({ body, ...r }) => ApiResponse({ ...r, ...content(body) })),
     ApiErrorResponses(...(doc.errors ?? []), 503),
   );
 }

@@ -3,10 +3,9 @@ import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { CONTRACT_SCHEMA, itemsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
-import { ContractsQuery } from './contracts.dto';
+import { ContractsPage, ContractsQuery } from './contracts.dto';
 import { ContractsService } from './contracts.service';
 
 @ApiTags('catalog')
@@ -23,7 +22,7 @@ export class ContractsController {
       caller: 'any key',
       description: 'A user key sees only those it holds `protected` on (or on their project).',
     },
-    itemsBody(CONTRACT_SCHEMA),
+    ContractsPage,
   )
   @Get()
   async list(

@@ -3,12 +3,11 @@ import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { DATASETS_BODY } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { exactValues } from '../common/query-input';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
 import { DATASET_FILTERS, DatasetFilter } from './datasets.repository';
-import { DatasetsQuery } from './datasets.dto';
+import { DatasetsExport, DatasetsQuery } from './datasets.dto';
 import { DatasetsService } from './datasets.service';
 
 @ApiTags('catalog')
@@ -26,7 +25,7 @@ export class DatasetsController {
       description:
         'Visibility as for projects; endpoint keys also get the fields of their exposure.',
     },
-    DATASETS_BODY,
+    DatasetsExport,
   )
   @Get()
   async list(

@@ -3,11 +3,10 @@ import type { Request, Response } from 'express';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, OptionalAuth, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { PARTNER_SCHEMA, resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { exactValues } from '../common/query-input';
 import { viewerIdentity } from '../permissions/viewer';
-import { KeyHolderQuery, PartnersKeyQuery, PartnersQuery } from './partners.dto';
+import { KeyHolderQuery, PartnersKeyQuery, PartnersPage, PartnersQuery } from './partners.dto';
 import { PARTNER_FILTERS } from './partners.repository';
 import { PartnerQuery, PartnersService } from './partners.service';
 
@@ -32,7 +31,7 @@ export class PartnersController {
         'key: all partners, then `published`. The exact filters apply to every caller. A key ' +
         'that is sent but invalid is a 401.',
     },
-    resultsBody(PARTNER_SCHEMA),
+    PartnersPage,
   )
   // The key-only parameters do not come from @Query(), so their DTO is named here.
   @ApiQuery({ type: PartnersKeyQuery })

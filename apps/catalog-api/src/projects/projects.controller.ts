@@ -3,11 +3,10 @@ import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { PROJECTS_BODY } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { exactValues } from '../common/query-input';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
-import { ProjectsQuery } from './projects.dto';
+import { ProjectsExport, ProjectsQuery } from './projects.dto';
 import { PROJECT_FILTERS } from './projects.repository';
 import { ProjectQuery, ProjectsService } from './projects.service';
 
@@ -27,7 +26,7 @@ export class ProjectsController {
         'Global key: all projects; user key: those it holds `protected` on; endpoint key: ' +
         'projects with a dataset exposed to it (active or deprecated), each once.',
     },
-    PROJECTS_BODY,
+    ProjectsExport,
   )
   @Get()
   async list(

@@ -4,9 +4,8 @@ import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { PAGINATION } from '../common/api-schemas';
 import { TERM_CATEGORIES, type TermCategory } from './term-category';
-import { TermCategoryPipe, TermSearchQuery } from './terms.dto';
+import { TermCategoryPipe, TermSearchPage, TermSearchQuery } from './terms.dto';
 import { TermSearchService } from './term-search.service';
 import { TERM_PAGE_SIZE } from './terms.repository';
 
@@ -30,29 +29,7 @@ export class TermsController {
       {
         status: 200,
         description: 'One page of terms (Select2 paging format)',
-        schema: {
-          type: 'object',
-          required: ['results', 'pagination'],
-          properties: {
-            results: {
-              type: 'array',
-              items: {
-                type: 'object',
-                required: ['id', 'text', 'term_id'],
-                properties: {
-                  id: { type: 'integer' },
-                  text: { type: 'string', description: 'The label' },
-                  term_id: { type: 'string' },
-                },
-              },
-            },
-            pagination: PAGINATION,
-          },
-          example: {
-            results: [{ id: 1, text: 'COVID-19', term_id: 'DOID:0080600' }],
-            pagination: { more: false },
-          },
-        },
+        body: TermSearchPage,
       },
     ],
     errors: [404],
