@@ -11,7 +11,11 @@ import { MAX_ENTITLEMENTS, parseEntitlements } from './entitlement';
 
 type BatchResult = { status: 'Success' } & BatchCounts;
 
-/** A REMS entitlement batch, as `parseEntitlements` checks it; extra fields are ignored. */
+/**
+ * A REMS entitlement batch, as `parseEntitlements` checks it; extra fields are ignored. Not a
+ * DTO: a refused batch is recorded (AccessRequestRefusalsService) before its 400, which the
+ * global pipe, running before the handler, would skip.
+ */
 const ENTITLEMENTS: SchemaObject = {
   type: 'array',
   maxItems: MAX_ENTITLEMENTS,
