@@ -1,14 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import {
-  Accession,
-  Bool,
-  IdAtSource,
-  ListOf,
-  Metadata,
-  Source,
-  Text,
-  TextOrNull,
-} from '../common/response-properties';
+import { Bool, ListOf, Metadata, TextOrNull, DescribedRecord } from '../common/response-properties';
 import { ContactRecord } from '../contacts/contacts.dto';
 import { ExactFiltersQuery } from '../common/query-input';
 import { COHORT_FILTERS } from './cohorts.repository';
@@ -16,12 +7,7 @@ import { COHORT_FILTERS } from './cohorts.repository';
 export class CohortsQuery extends ExactFiltersQuery(COHORT_FILTERS) {}
 
 @ApiSchema({ description: 'A cohort' })
-export class CohortRecord {
-  @Source() source!: string;
-  @IdAtSource() id_at_source!: string;
-  @Accession() external_id!: string | null;
-  @Text() name!: string;
-  @TextOrNull() description!: string | null;
+export class CohortRecord extends DescribedRecord {
   @TextOrNull() url!: string | null;
   @ListOf(ContactRecord, { description: 'The owners' }) contacts!: ContactRecord[];
   @ApiProperty({ type: 'integer', isArray: true, description: 'Partner ids' })

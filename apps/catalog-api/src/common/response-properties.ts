@@ -61,3 +61,12 @@ export const Accession = (o: Options = {}) =>
   TextOrNull({ description: 'Accession', example: 'ELU_I_131', ...o });
 export const Metadata = (o: Options = {}) =>
   Text({ description: 'A JSON-encoded object (default `"{}"`)', example: '{}', ...o });
+
+/** The keys that open a cohort or a dataset export record, in their order. */
+export class DescribedRecord {
+  @Source() source!: string;
+  @IdAtSource() id_at_source!: string;
+  @Accession() external_id!: string | null;
+  @Text() name!: string;
+  @TextOrNull() description!: string | null;
+}

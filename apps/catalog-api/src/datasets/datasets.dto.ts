@@ -4,16 +4,15 @@ import {
   Accession,
   Bool,
   DateOrNull,
-  IdAtSource,
   Int,
   ListOf,
   Metadata,
   OneOf,
   OneOfOrNull,
-  Source,
   Text,
   TextOrNull,
   Texts,
+  DescribedRecord,
 } from '../common/response-properties';
 import { PersonRecord } from '../contacts/contacts.dto';
 import {
@@ -100,12 +99,7 @@ const ForEndpoints = { required: false } as const;
     'A dataset (ELU schema elu-dataset). For endpoint keys also `form_id`, `deprecated`, ' +
     '`deprecation_date`, `released_date`, `deprecation_notes`, `request_pdf_enabled`.',
 })
-export class DatasetRecord {
-  @Source() source!: string;
-  @IdAtSource() id_at_source!: string;
-  @Accession() external_id!: string | null;
-  @Text() name!: string;
-  @TextOrNull() description!: string | null;
+export class DatasetRecord extends DescribedRecord {
   @Text({ format: 'uuid' }) elu_uuid!: string;
   @TextOrNull() other_external_id!: string | null;
   @TextOrNull({ description: 'The project acronym' }) project!: string | null;
