@@ -1,7 +1,20 @@
 // Lint: typescript-eslint's recommended rules plus the promise-aware ones that catch
-// forgotten awaits and promises passed where a callback's result is ignored.
+// forgotten awaits and promises passed where a callback's result is ignored, strict equality,
+// switches that handle every member of a union, and the layering: libraries never import the
+// apps, and neither app imports the other (test/eslint-layering.spec.ts proves each rule fires).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/**
+ * no-restricted-imports matches the import string, not the resolved file: each pattern names
+ * both spellings of a way in, a relative path through the app's folder and a path alias.
+ */
+const importsOf = (message, ...regexes) => [
+  'error',
+  { patterns: regexes.map((regex) => ({ regex, message })) },
+];
+/** `apps/x`, `../apps/x`, `../../provisioner/src/x`: a path that enters the app's folder. */
+const intoApp = (app) => `(^|/)(apps/${app}|\\.\\./${app}/(src|test))(/|$)`;
 
 export default tseslint.config(
   { ignores: ['dist/**', '.bench/**', 'node_modules/**', 'coverage/**', '.data/**', 'data/**', '**/*.d.mts'] },
@@ -22,7 +35,40 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
       '@typescript-eslint/consistent-type-imports': 'off',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { requireDefaultForNonUnion: true }],
+      eqeqeq: ['error', 'always'],
       'no-console': 'off',
+    },
+  },
+  {
+    files: ['libs/**'],
+    rules: {
+      'no-restricted-imports': importsOf(
+        'Libraries never import the apps: move what both need into a library.',
+        '(^|/)apps(/|$)',
+        // Only the libraries have aliases (tsconfig.base.json); any other @app/ name is an app.
+        '^@app/(?!(errors|auth|platform)$)',
+      ),
+    },
+  },
+  {
+    files: ['apps/catalog-api/**'],
+    rules: {
+      'no-restricted-imports': importsOf(
+        'catalog-api never imports the provisioner: share code through a library.',
+        intoApp('provisioner'),
+        '^@app/provisioner(/|$)',
+      ),
+    },
+  },
+  {
+    files: ['apps/provisioner/**'],
+    rules: {
+      'no-restricted-imports': importsOf(
+        'The provisioner never imports catalog-api: share code through a library.',
+        intoApp('catalog-api'),
+        '^@app/catalog-api(/|$)',
+      ),
     },
   },
   {

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { embeddedPostgresBlocker } from './lib/embedded-postgres.mjs';
 import { startOptions } from './lib/start-options.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -162,6 +163,12 @@ function startProcess(name, script, env, nodeArgs = []) {
 async function main() {
   const options = startOptions(process.env, process.argv.slice(2));
   installIfNeeded();
+  // Before the build: a clone the embedded database cannot use stops here, in one line.
+  const blocker = options.embedded ? await embeddedPostgresBlocker(join(dataDir, 'postgres')) : null;
+  if (blocker) {
+    say(blocker);
+    process.exit(1);
+  }
   buildIfNeeded();
   mkdirSync(dataDir, { recursive: true });
   const keys = { ...localKeys(), ...pick(process.env, ['GLOBAL_API_KEY', 'PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS']) };

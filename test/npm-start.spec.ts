@@ -1,7 +1,22 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const OPTIONS_MODULE = join(__dirname, '..', 'scripts', 'lib', 'start-options.mjs');
+const ROOT = join(__dirname, '..');
+const OPTIONS_MODULE = join(ROOT, 'scripts', 'lib', 'start-options.mjs');
+const EMBEDDED_MODULE = join(ROOT, 'scripts', 'lib', 'embedded-postgres.mjs');
+// Each test starts node processes: a second or two each on a loaded 2-core machine.
+jest.setTimeout(30_000);
 
 interface StartOptions {
   embedded: boolean;
@@ -47,5 +62,88 @@ describe('npm start (scripts/start.mjs) defaults', () => {
 
   it('refuses an argument it does not know instead of ignoring it', () => {
     expect(() => startOptions({}, ['--demo'])).toThrow(/unknown argument --demo/);
+  });
+});
+
+/** Calls an export of scripts/lib/embedded-postgres.mjs (ESM) in node, with JSON arguments. */
+function embedded(name: string, ...args: unknown[]): unknown {
+  const script = `import(${JSON.stringify(EMBEDDED_MODULE)}).then(async (m) => process.stdout.write(JSON.stringify(await m[process.env.NAME](...JSON.parse(process.env.ARGS)))))`;
+  const out = execFileSync(process.execPath, ['-e', script], {
+    env: { ...process.env, NAME: name, ARGS: JSON.stringify(args) },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out);
+}
+
+const closedDirectories: string[] = [];
+
+/** A directory only its owner (root, when the suite runs as root) may enter, like /root. */
+function closedDirectory(): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'npm-start-closed-')));
+  chmodSync(dir, 0o700);
+  closedDirectories.push(dir);
+  return dir;
+}
+
+afterAll(() => {
+  for (const dir of closedDirectories) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm start as root in a directory other users cannot enter (a clone under /root)', () => {
+  const refusal = (dir: string, what: string) =>
+    `the embedded PostgreSQL cannot start: as root it runs as the user postgres, which cannot enter ${dir} (mode 0700) to reach ${what}; run as a regular user, clone into a directory other users can enter, or set DATABASE_URL to a PostgreSQL server`;
+
+  it('finds the first directory on the way that a user cannot search, by owner, group and other bits', () => {
+    const closed = closedDirectory();
+    mkdirSync(join(closed, 'inner'));
+    const nobody = { uid: 65534, gid: 65534 };
+    expect(embedded('firstClosedDirectory', join(closed, 'inner/postgres/bin'), nobody)).toBe(
+      closed,
+    );
+    // Its owner may enter it; a directory not made yet is made open later.
+    const owner = { uid: process.getuid!(), gid: -1 };
+    expect(embedded('firstClosedDirectory', join(closed, 'inner/not-yet'), owner)).toBeNull();
+    expect(embedded('firstClosedDirectory', tmpdir(), nobody)).toBeNull();
+  });
+
+  it('says why and what to do when the data directory is out of reach, only for root', () => {
+    const closed = closedDirectory();
+    const dataDir = join(closed, 'clone/.data/postgres');
+    expect(embedded('embeddedPostgresBlocker', dataDir, { isRoot: true })).toBe(
+      refusal(closed, 'its data directory'),
+    );
+    expect(embedded('embeddedPostgresBlocker', dataDir, { isRoot: false })).toBeNull();
+    // The data directory itself is made by the package and given to the postgres user.
+    expect(embedded('embeddedPostgresBlocker', closed, { isRoot: true })).toBeNull();
+  });
+
+  it('stops before building with that one line and exit code 1, instead of a spawn EACCES trace', () => {
+    // A clone in a closed directory: the scripts and the lock file, dependencies already there.
+    const closed = closedDirectory();
+    const clone = join(closed, 'clone');
+    mkdirSync(clone);
+    cpSync(join(ROOT, 'scripts'), join(clone, 'scripts'), { recursive: true });
+    cpSync(join(ROOT, 'package.json'), join(clone, 'package.json'));
+    cpSync(join(ROOT, 'package-lock.json'), join(clone, 'package-lock.json'));
+    // Older than node_modules' own lock: no npm install.
+    utimesSync(join(clone, 'package-lock.json'), 0, 0);
+    symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
+
+    const run = spawnSync(process.execPath, [join(clone, 'scripts/start.mjs')], {
+      env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    // Only root is refused: any other user runs the database as itself (this suite runs as
+    // root on the project's machines, where the clone under /root failed).
+    if (process.getuid!() === 0) {
+      expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({
+        status: 1,
+        stdout: `[start] ${refusal(closed, 'its data directory')}\n`,
+        stderr: '',
+      });
+    } else {
+      expect(run.stdout).not.toContain('cannot start');
+    }
   });
 });

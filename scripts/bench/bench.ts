@@ -60,7 +60,7 @@ const HEADER = `# Benchmarks
 
 Written by \`npm run bench\` (\`-- --only catalog|terms|access-requests|catalog-import|imports|diff|records\`, \`--quick\` for a smoke run).
 Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
-\`cp -r\` + \`sync\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
+\`cp -r\`, \`rsync -a\` and \`rclone copy\` + \`sync\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
 says when and on what machine it was measured; sections are replaced one at a time.`;
 
 async function main(): Promise<void> {

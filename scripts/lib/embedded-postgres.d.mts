@@ -4,3 +4,11 @@ export function startEmbeddedPostgres(options: {
   port?: number;
   persistent?: boolean;
 }): Promise<{ url: string; port: number; stop(): Promise<void> }>;
+export function firstClosedDirectory(
+  path: string,
+  user: { uid: number; gid: number },
+): string | null;
+export function embeddedPostgresBlocker(
+  dataDir: string,
+  options?: { isRoot?: boolean; postgresUser?: string },
+): Promise<string | null>;

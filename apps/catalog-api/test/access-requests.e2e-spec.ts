@@ -13,6 +13,7 @@ import {
   startIntegrationApp,
   utcDay,
 } from './support/integration-fixture';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 // Starting apps on fresh databases takes seconds when the machine is busy.
 jest.setTimeout(30_000);
@@ -30,6 +31,7 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
   let ds1: string;
   let ds2: string;
 
+  // Four apps start, one after another.
   beforeAll(async () => {
     const first = await startIntegrationApp(ENABLED);
     main = first;
@@ -51,7 +53,7 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
     );
     ds1 = await addDataset(main.dataSource, 'Webhook dataset one');
     ds2 = await addDataset(main.dataSource, 'Webhook dataset two');
-  });
+  }, 4 * APP_START_MS);
 
   afterAll(async () => {
     for (const app of [main, disabled, noProxy, behindProxy]) await app?.close();

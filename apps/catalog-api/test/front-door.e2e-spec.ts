@@ -8,6 +8,7 @@ import {
 import { until } from '../../../test/support/wait';
 import { writeRoutes } from '../../../test/support/write-routes';
 import { ACCESS_REQUEST_PATHS } from '../src/access-requests/access-request.gate';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 describe('catalog-api front door', () => {
   let t: CatalogTestApp;
@@ -54,10 +55,11 @@ describe('catalog-api throttles failed authentications per client, across replic
   let a: CatalogTestApp;
   let b: CatalogTestApp;
 
+  // Two replicas start, one after another.
   beforeAll(async () => {
     a = await startCatalogApp(env);
     b = await startCatalogApp(env, a.databaseUrl);
-  });
+  }, 2 * APP_START_MS);
   afterAll(async () => {
     await b.close();
     await a.close();

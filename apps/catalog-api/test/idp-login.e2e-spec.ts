@@ -4,6 +4,7 @@ import { hashApiKey } from '@app/auth';
 import { CatalogTestApp, TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
 import { FakeKeycloak } from './support/fake-keycloak';
 import { addUser, startIntegrationApp } from './support/integration-fixture';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 // Starting apps on fresh databases takes seconds when the machine is busy.
 jest.setTimeout(30_000);
@@ -22,6 +23,7 @@ describe('GET /api/users with an identity-provider access token', () => {
   let t: CatalogTestApp;
   let strict: CatalogTestApp;
 
+  // Two apps start, one after another.
   beforeAll(async () => {
     kc = await new FakeKeycloak().start();
     // A stock realm: the catalog's client, no audience configured.
@@ -56,7 +58,7 @@ describe('GET /api/users with an identity-provider access token', () => {
       `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Catalog', 'https://x/\${entity_id}', $1)`,
       [hashApiKey(ENDPOINT_KEY)],
     );
-  });
+  }, 2 * APP_START_MS);
 
   afterAll(async () => {
     await t?.close();

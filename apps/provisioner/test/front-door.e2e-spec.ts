@@ -12,6 +12,7 @@ import {
 } from '../../../test/support/provisioner-app';
 import { writeRoutes } from '../../../test/support/write-routes';
 import { createProvisionerApiApp } from '../src/http-app';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 /** The queue dashboard's own JSON API takes bodies too (bull-board's routes, below its mount). */
 const DASHBOARD_WRITES = [
@@ -62,6 +63,7 @@ describe.each(['redis', 'postgres'] as const)(
     let a: NestExpressApplication;
     let b: NestExpressApplication;
 
+    // Two replicas start, one after another.
     beforeAll(async () => {
       const env = await queueEnv(backend);
       const settings = provisionerTestSettings({
@@ -74,7 +76,7 @@ describe.each(['redis', 'postgres'] as const)(
       await a.init();
       b = await createProvisionerApiApp(settings);
       await b.init();
-    });
+    }, 2 * APP_START_MS);
     afterAll(async () => {
       await b?.close();
       await a?.close();

@@ -23,7 +23,8 @@ import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/imports/imports.queue';
 import type { ImportRecord } from '../src/imports/import-record';
 import { ImportSyncService } from '../src/imports/import-sync.service';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
-import { waitForImport, dropzoneEnv } from './support/provisioner-e2e';
+import { until } from '../../../test/support/wait';
+import { dropzoneEnv, IMPORT_WAIT_MS, waitForImport } from './support/provisioner-e2e';
 
 const FILES = {
   'reads/sample_R1.fastq': 'ACGT'.repeat(5000),
@@ -452,12 +453,14 @@ describe('provisioner with a dropzone source (API + worker, Redis, real filesyst
 });
 
 async function waitUntilIdle(queue: Queue): Promise<void> {
-  while (
-    (await queue.getActiveCount()) +
-      (await queue.getWaitingCount()) +
-      (await queue.getDelayedCount()) >
-    0
-  ) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(
+    async () =>
+      (await queue.getActiveCount()) +
+        (await queue.getWaitingCount()) +
+        (await queue.getDelayedCount()) ===
+      0,
+    'the import queue to be idle',
+    IMPORT_WAIT_MS,
+    50,
+  );
 }

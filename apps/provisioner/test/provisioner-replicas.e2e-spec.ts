@@ -10,11 +10,18 @@ import {
 import { createProvisionerWorkerApp } from '../src/http-app';
 import type { ImportRecord } from '../src/imports/import-record';
 import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
-import { waitForImport, dropzoneEnv, waitWhileCopying } from './support/provisioner-e2e';
+import {
+  dropzoneEnv,
+  TERMINAL_STATES,
+  waitForImport,
+  waitWhileCopying,
+} from './support/provisioner-e2e';
 
 jest.setTimeout(180_000);
 
 const SIZE = 1024 * 1024 * 1024;
+/** Copying and hashing 1 GiB on a loaded machine. */
+const COPY_WAIT_MS = 120_000;
 
 describe('a second worker replica starting while the first one copies', () => {
   let apps: ProvisionerTestApps;
@@ -48,6 +55,7 @@ describe('a second worker replica starting while the first one copies', () => {
       apps.api,
       res.body.id,
       (r) => r.state === 'running' && r.progress.bytes_done > 0,
+      COPY_WAIT_MS,
     );
     const running = readdirSync(join(storageRoot, '.staging'));
     expect(running).toEqual([expect.stringMatching(/^dropzone-dataset-DS-BIG~data~a1-/)]);
@@ -63,7 +71,7 @@ describe('a second worker replica starting while the first one copies', () => {
       throw new Error('the copy finished before the second replica had started');
     expect(readdirSync(join(storageRoot, '.staging'))).toEqual(running);
 
-    const done = await waitForImport(apps.api, res.body.id);
+    const done = await waitForImport(apps.api, res.body.id, TERMINAL_STATES, COPY_WAIT_MS);
     expect(done).toMatchObject({ state: 'imported', attempts: 1, error: null });
     const published = join(storageRoot, done.path);
     expect(statSync(join(published, 'zeros.bin')).size).toBe(SIZE);

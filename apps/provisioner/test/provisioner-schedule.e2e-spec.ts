@@ -5,6 +5,7 @@ import type { Job, Queue } from 'bullmq';
 import { startProvisionerApps, ProvisionerTestApps } from '../../../test/support/provisioner-app';
 import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/imports/imports.queue';
 import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
+import { until } from '../../../test/support/wait';
 import { waitForImport, dropzoneEnv } from './support/provisioner-e2e';
 
 jest.setTimeout(60_000);
@@ -29,7 +30,13 @@ describe('IMPORT_SCHEDULE', () => {
     dropzone.dataset('DS-LATER', { submission: 'SUB-1', files: { 'a.txt': 'x' }, ready: false });
     dropzone.dataset('DS-WAIT', { submission: 'SUB-2', files: { 'a.txt': 'w' } });
     apps = await startProvisionerApps(
-      await dropzoneEnv(dropzone, storageRoot, { IMPORT_SCHEDULE: EVERY_SECOND }),
+      // One job at a time: on a busy machine a tick can outlast the second between two, and
+      // ticks running side by side each count the jobs the other queued (the job id makes them
+      // one). What is counted here is what each tick finds, not how ticks interleave.
+      await dropzoneEnv(dropzone, storageRoot, {
+        IMPORT_SCHEDULE: EVERY_SECOND,
+        IMPORT_CONCURRENCY: '1',
+      }),
     );
     queue = apps.api.get<Queue>(getQueueToken(IMPORTS_QUEUE));
   });
@@ -60,7 +67,8 @@ describe('IMPORT_SCHEDULE', () => {
     const first = await ticks();
     // Two more ticks after everything eligible and ready is in storage.
     const seen = first.length;
-    while ((await ticks()).length < seen + 2) await new Promise((r) => setTimeout(r, 200));
+    // Ticks are due every second; a loaded machine delays them by seconds, not by twenty.
+    await until(async () => (await ticks()).length >= seen + 2, 'two more ticks', 20_000, 200);
     const all = (await ticks()).sort((a, b) => a.timestamp - b.timestamp);
     const queued = all.map((j) => (j.returnvalue as { queued: number }).queued);
     // The first tick requested the submission, then both ready datasets; every later one nothing.

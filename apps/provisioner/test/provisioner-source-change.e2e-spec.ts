@@ -16,12 +16,15 @@ import {
 } from '../../../test/support/provisioner-app';
 import type { ImportRecord } from '../src/imports/import-record';
 import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
-import { waitForImport, dropzoneEnv } from './support/provisioner-e2e';
+import { poll } from '../../../test/support/wait';
+import { dropzoneEnv, TERMINAL_STATES } from './support/provisioner-e2e';
 
 jest.setTimeout(120_000);
 
 /** Sparse, so cheap to create, and long enough to copy for the test to act meanwhile. */
 const SIZE = 256 * 1024 * 1024;
+/** Two attempts of a 256 MiB copy on a loaded machine. */
+const IMPORT_WAIT_MS = 90_000;
 
 describe('a source file changing during the copy (API + worker, Redis, real filesystem)', () => {
   let apps: ProvisionerTestApps;
@@ -73,21 +76,25 @@ describe('a source file changing during the copy (API + worker, Redis, real file
       expect(res.status).toBe(202);
       const seen: ImportRecord[] = [];
       let changed = false;
-      for (;;) {
-        const record = (
-          await request(apps.api.getHttpServer())
-            .get(`/imports/${res.body.id}`)
-            .set('X-API-Key', TEST_WRITE_KEY)
-        ).body as ImportRecord;
-        seen.push(record);
-        if (!changed && record.state === 'running' && record.progress.bytes_done > 0) {
-          change();
-          changed = true;
-        }
-        if (['imported', 'failed', 'rejected'].includes(record.state)) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      return { done: await waitForImport(apps.api, res.body.id), seen, violations };
+      const done = await poll(
+        async () => {
+          const record = (
+            await request(apps.api.getHttpServer())
+              .get(`/imports/${res.body.id}`)
+              .set('X-API-Key', TEST_WRITE_KEY)
+          ).body as ImportRecord;
+          seen.push(record);
+          if (!changed && record.state === 'running' && record.progress.bytes_done > 0) {
+            change();
+            changed = true;
+          }
+          return TERMINAL_STATES.includes(record.state) ? record : undefined;
+        },
+        `import ${id} to end`,
+        IMPORT_WAIT_MS,
+        20,
+      );
+      return { done, seen, violations };
     } finally {
       clearInterval(watcher);
     }

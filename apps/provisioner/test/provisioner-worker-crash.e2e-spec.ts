@@ -8,11 +8,22 @@ import { freePort } from '../../../test/support/app-process';
 import { provisionerTestSettings, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import { createProvisionerApiApp } from '../src/http-app';
 import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
-import { waitForImport, dropzoneEnv, waitWhileCopying } from './support/provisioner-e2e';
-
-jest.setTimeout(180_000);
+import { poll } from '../../../test/support/wait';
+import {
+  dropzoneEnv,
+  TERMINAL_STATES,
+  waitForImport,
+  waitWhileCopying,
+} from './support/provisioner-e2e';
 
 const SIZE = 1024 * 1024 * 1024;
+/** Copying and hashing 1 GiB on a loaded machine. */
+const COPY_WAIT_MS = 120_000;
+/** A worker booting under ts-node (no build) on a loaded machine. */
+const WORKER_START_MS = 60_000;
+
+// Two workers boot, the first copy runs until the kill, the second copies it all again.
+jest.setTimeout(2 * WORKER_START_MS + 2 * COPY_WAIT_MS);
 const REPO = resolve(__dirname, '../../..');
 
 /** The real worker entry point as its own process, so it can be killed like a crashed pod. */
@@ -34,15 +45,19 @@ async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
       stdio: 'ignore',
     },
   );
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return child;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return poll(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      return ok ? child : undefined;
+    },
+    'the worker to be ready',
+    WORKER_START_MS,
+    200,
+  );
 }
 
 describe('a worker killed with SIGKILL in the middle of a large copy', () => {
@@ -100,6 +115,7 @@ describe('a worker killed with SIGKILL in the middle of a large copy', () => {
         api,
         res.body.id,
         (r) => r.state === 'running' && r.progress.bytes_done > 0,
+        COPY_WAIT_MS,
       );
       expect(copying.progress.bytes_done).toBeLessThan(SIZE + 5);
       workers[0].kill('SIGKILL');
@@ -122,7 +138,7 @@ describe('a worker killed with SIGKILL in the middle of a large copy', () => {
       expect(
         readFileSync(join(storageRoot, 'projects/PRJ1/SUB-OLD/data/raw/DS-OLD/data.bin'), 'utf8'),
       ).toBe('keep me');
-      const done = await waitForImport(api, res.body.id);
+      const done = await waitForImport(api, res.body.id, TERMINAL_STATES, COPY_WAIT_MS);
       expect(done).toMatchObject({ state: 'imported', error: null });
       expect(done.attempts).toBeGreaterThanOrEqual(2);
       const provenance = JSON.parse(

@@ -17,6 +17,7 @@ import {
 import { AuthModule } from './auth.module';
 import { BEARER_TOKEN_RESOLVER, BearerTokenResolver } from './principal';
 import type { ApiKeyResolver, Principal } from './principal';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 const PRINCIPALS: Record<string, Principal> = {
   'global-key': { kind: 'global', name: 'global', canWrite: true },
@@ -126,7 +127,7 @@ describe('ApiKeyGuard', () => {
       controllers: [TestController, PublicClassController],
     });
     http = request(app.getHttpServer());
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
   beforeEach(() => {
     TestKeyResolver.calls = [];
@@ -391,7 +392,7 @@ describe('ApiKeyGuard without a bearer resolver, with a custom write message', (
       ],
       controllers: [TestController],
     });
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
 
   it('treats a bearer token as no credentials', async () => {

@@ -26,6 +26,7 @@ import {
   UnauthorizedError,
   ValidationFailedError,
 } from './http-errors';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MAX_BODY = 2048;
@@ -177,7 +178,7 @@ describe('AllExceptionsFilter (through configureHttpApp)', () => {
       { maxBodyBytes: MAX_BODY, textBodyRoutes: [/^\/upload\/[^/]+$/] },
     );
     http = request(app.getHttpServer());
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
   afterEach(() => jest.restoreAllMocks());
 

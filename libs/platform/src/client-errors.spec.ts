@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
 import { malformedRequests } from '../../../test/support/hostile-input';
 import { RawHttpAnswer, sendRaw } from '../../../test/support/raw-http';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 @Controller()
 class EchoController {
@@ -40,7 +41,7 @@ describe('requests refused by the HTTP parser', () => {
     app = await createTinyHttpApp({ imports: [EchoModule] });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as AddressInfo).port;
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
 
   it.each(malformedRequests('/echo'))(

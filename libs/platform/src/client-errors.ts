@@ -20,7 +20,7 @@ interface ClientError extends Error {
 }
 
 /** Status and description for what Node's parser (llhttp) refused; Node's own mapping, ours in words. */
-function refusal(code: string | undefined): { status: number; description: string } {
+function refusal(code = ''): { status: number; description: string } {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, description: 'Request header fields too large' };

@@ -5,6 +5,7 @@ import { AuthModule } from '@app/auth';
 import type { ApiKeyResolver, Principal } from '@app/auth';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
 import { HEALTH_CHECKS, HealthCheck, HealthModule, ShutdownState } from './health.module';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 /** Knows no key at all: the health routes must be open regardless (default-deny guard installed). */
 @Injectable()
@@ -40,7 +41,7 @@ describe('HealthController', () => {
       ],
     });
     http = request(app.getHttpServer());
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
   beforeEach(() => {
     state.database = 'up';

@@ -4,6 +4,10 @@ import { Public } from '@app/auth';
 import { send } from '../../../test/robustness/support/hostile-client';
 import { portOf } from '../../../test/support/incomplete-body';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
+import { APP_START_MS, REAL_IO_MS } from '../../../test/support/timeouts';
+
+// Real threads, files or sockets: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
 
 /** Larger than the socket buffers, so that a reset would cut it. */
 const BIG_ANSWER = 'x'.repeat(2 * 1024 * 1024);
@@ -24,7 +28,7 @@ describe('answers written while the body is still unread', () => {
   beforeAll(async () => {
     app = await createTinyHttpApp({ controllers: [AnswersWithoutReadingController] });
     port = await portOf(app.getHttpServer());
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
 
   it('reach the client whole, though the connection closes and the body was never read', async () => {

@@ -6,6 +6,7 @@ import { prng } from '../../../scripts/lib/prng';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
 import { INVALID_UTF8, withBytes } from '../../../test/support/hostile-input';
 import { invalidUtf8Runs } from './utf8-body';
+import { APP_START_MS } from '../../../test/support/timeouts';
 
 @Controller()
 class EchoController {
@@ -55,7 +56,7 @@ describe('request bodies that are not UTF-8', () => {
     app = await createTinyHttpApp({ imports: [EchoModule] }, { textBodyRoutes: [/^\/text$/] });
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
 
   /** The bytes exactly as given (a client library would re-encode a string). */

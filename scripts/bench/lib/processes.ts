@@ -75,7 +75,12 @@ export async function startNodeProcess(
   script: string,
   env: NodeJS.ProcessEnv,
   readyUrl: string,
-  options: { timeoutMs?: number; nodeArgs?: string[] } = {},
+  options: {
+    timeoutMs?: number;
+    nodeArgs?: string[];
+    /** Each line the process prints on stdout (still passed through to this one's). */
+    onLine?: (line: string) => void;
+  } = {},
 ): Promise<RunningProcess> {
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? 60_000;
@@ -84,8 +89,18 @@ export async function startNodeProcess(
   const child = spawn(process.execPath, [...nodeArgs, requireBuilt(script)], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', options.onLine ? 'pipe' : 'inherit', 'inherit'],
   });
+  if (options.onLine) {
+    const onLine = options.onLine;
+    let partial = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) onLine(line);
+    });
+  }
   const deadline = Date.now() + timeoutMs;
   while (!(await answers(readyUrl))) {
     if (child.exitCode !== null)

@@ -36,13 +36,13 @@ export async function startProvisionerApi(env: NodeJS.ProcessEnv): Promise<Runni
 }
 
 /** A built worker process (node dist/…/worker.js); its health port is free and loopback-only. */
-export async function startWorker(env: NodeJS.ProcessEnv): Promise<RunningProcess> {
+export async function startWorker(env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Promise<RunningProcess> {
   const port = await freePort();
   return startNodeProcess(
     join(PROVISIONER_DIST, 'worker.js'),
     { ...env, WORKER_HEALTH_PORT: String(port) },
     `http://127.0.0.1:${port}/health/ready`,
     // As the manifests start it (k8s/base/provisioner/worker-deployment.yaml).
-    { nodeArgs: ['--max-semi-space-size=4'] },
+    { nodeArgs: ['--max-semi-space-size=4'], onLine },
   );
 }

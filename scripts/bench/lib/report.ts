@@ -43,7 +43,8 @@ const end = (name: string) => `<!-- /bench:${name} -->`;
 
 /**
  * Writes the report. A suite run replaces only its own section, so `--only terms` keeps the
- * catalog figures of an earlier run (each section carries its own date).
+ * catalog figures of an earlier run (each section carries its own date). Whatever follows the
+ * last section (hand-written text such as the earlier measurements) is kept as it is.
  */
 export function writeReport(path: string, header: string, reports: SuiteReport[], order: string[]): void {
   const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
@@ -53,5 +54,10 @@ export function writeReport(path: string, header: string, reports: SuiteReport[]
     const match = previous.match(new RegExp(`${begin(name)}[\\s\\S]*?${end(name)}`));
     return match ? match[0] : `${begin(name)}\n_Not run yet._\n${end(name)}`;
   });
-  writeFileSync(path, `${header.trim()}\n\n${sections.join('\n\n')}\n`);
+  const lastEnd = Math.max(...order.map((name) => {
+    const at = previous.lastIndexOf(end(name));
+    return at < 0 ? -1 : at + end(name).length;
+  }));
+  const tail = lastEnd < 0 ? '' : previous.slice(lastEnd).trim();
+  writeFileSync(path, `${header.trim()}\n\n${sections.join('\n\n')}\n${tail ? `\n${tail}\n` : ''}`);
 }

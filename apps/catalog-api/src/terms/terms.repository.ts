@@ -18,7 +18,7 @@ export interface TermSearchResult {
  * Each rank is its own sub-query with its own ORDER BY … LIMIT, so Postgres can stop early.
  * One row more than a page is fetched to know whether another page exists (no count query).
  * A single query ordered by a CASE expression would rank every matching row first (120 ms for
- * "e" over 100,000 terms; docs/decisions.md, term search). `label_lower` is the stored
+ * "e" over 100,000 terms; docs/decisions/term-search-ranks.md). `label_lower` is the stored
  * `lower(label)` in "C" order (migration TermSearchLowerLabel).
  *
  * The "anywhere" rank is where the time goes, and how to find its rows depends on how common

@@ -121,8 +121,9 @@ export class ProvisionerSettings extends FrontDoorSettings {
   IMPORT_CONCURRENCY = 2;
 
   /**
-   * Worker threads that copy files of up to 64 KiB, shared by the process's imports (started at
-   * the first import); 0 copies them on the main thread. Default: min(CPU cores, 4).
+   * Worker threads that copy and hash the files of imports to local storage, shared by the
+   * process's imports (started at the first import); 0 copies them on the main thread.
+   * Default: min(CPU cores, 4).
    */
   @IntegerSetting(0, 64)
   IMPORT_COPY_THREADS = DEFAULT_COPY_THREADS;

@@ -20,6 +20,7 @@ import {
 } from './imports.queue';
 import { runDatasetImport } from './pipeline/dataset-import.pipeline';
 import { ImportRejectedError, ImportTransientError } from './pipeline/import-errors';
+import { PhaseClock } from './pipeline/import-phases';
 import { closeSmallFileCopyPool } from './pipeline/small-file-pool';
 import { ensureSubmissionCollection } from './pipeline/submission-collection';
 import { reconcileStorage } from './startup-reconciliation';
@@ -142,8 +143,12 @@ export class ImportProcessor
     return handler(job);
   }
 
-  private importDataset(job: Job<ImportJobData>, source: SourceSystem): Promise<ImportJobResult> {
-    return runDatasetImport({
+  private async importDataset(
+    job: Job<ImportJobData>,
+    source: SourceSystem,
+  ): Promise<ImportJobResult> {
+    const phases = new PhaseClock();
+    const result = await runDatasetImport({
       importId: job.id!,
       attempt: job.attemptsStarted,
       queuedAt: new Date(job.timestamp),
@@ -154,7 +159,10 @@ export class ImportProcessor
       reportProgress: (progress) => job.updateProgress(progress),
       copyMeter: this.metrics,
       copyThreads: this.settings.IMPORT_COPY_THREADS,
+      phases,
     });
+    if (result.copied) this.logger.log(`import ${job.id} phases (ms): ${phases.toString()}`);
+    return result;
   }
 
   private async importSubmission(

@@ -4,24 +4,44 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { queueEnv, TEST_WRITE_KEY } from '../../../../test/support/provisioner-app';
 import type { ImportRecord } from '../../src/imports/import-record';
+import { poll } from '../../../../test/support/wait';
 import type { DropzoneFixture } from './dropzone-fixture';
 
 export const TERMINAL_STATES = ['imported', 'failed', 'rejected'];
 
-/** Polls an import until it ends (or the test's own time-out stops it). */
+/**
+ * How long an import of a few small files may take on a loaded 2-core machine; under the e2e
+ * project's 30 s test time-out, so a stuck import fails naming itself. Large copies pass more.
+ */
+export const IMPORT_WAIT_MS = 25_000;
+
+/** The import's record, or undefined while it is not yet listed (or the request failed). */
+async function importRecord(
+  api: NestExpressApplication,
+  id: string,
+): Promise<ImportRecord | undefined> {
+  const res = await request(api.getHttpServer())
+    .get(`/imports/${encodeURIComponent(id)}`)
+    .set('X-API-Key', TEST_WRITE_KEY);
+  return res.status === 200 ? (res.body as ImportRecord) : undefined;
+}
+
+/** Polls an import until it ends (reaches one of `states`); throws after `timeoutMs`. */
 export async function waitForImport(
   api: NestExpressApplication,
   id: string,
   states = TERMINAL_STATES,
+  timeoutMs = IMPORT_WAIT_MS,
 ): Promise<ImportRecord> {
-  for (;;) {
-    const res = await request(api.getHttpServer())
-      .get(`/imports/${encodeURIComponent(id)}`)
-      .set('X-API-Key', TEST_WRITE_KEY);
-    if (res.status === 200 && states.includes((res.body as ImportRecord).state))
-      return res.body as ImportRecord;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return poll(
+    async () => {
+      const record = await importRecord(api, id);
+      return record && states.includes(record.state) ? record : undefined;
+    },
+    `import ${id} to reach ${states.join(' or ')}`,
+    timeoutMs,
+    50,
+  );
 }
 
 /**
@@ -49,17 +69,20 @@ export async function waitWhileCopying(
   api: NestExpressApplication,
   id: string,
   predicate: (record: ImportRecord) => boolean,
+  timeoutMs = IMPORT_WAIT_MS,
 ): Promise<ImportRecord> {
-  for (;;) {
-    const res = await request(api.getHttpServer())
-      .get(`/imports/${id}`)
-      .set('X-API-Key', TEST_WRITE_KEY);
-    const record = res.body as ImportRecord;
-    if (res.status === 200 && predicate(record)) return record;
-    if (res.status === 200 && record.state === 'imported')
-      throw new Error('the copy finished before the test could act');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return poll(
+    async () => {
+      const record = await importRecord(api, id);
+      if (record && predicate(record)) return record;
+      if (record?.state === 'imported')
+        throw new Error('the copy finished before the test could act');
+      return undefined;
+    },
+    `import ${id} to reach the state the test acts in`,
+    timeoutMs,
+    20,
+  );
 }
 
 /** The text of every file under a directory (storage): what must never hold a leaked secret. */

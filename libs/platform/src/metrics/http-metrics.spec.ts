@@ -7,6 +7,7 @@ import type { ApiKeyResolver, Principal } from '@app/auth';
 import { AllExceptionsFilter } from '@app/errors';
 import { MetricsModule, useHttpMetrics } from './metrics.module';
 import { metricSample } from '../../../../test/support/prometheus-text';
+import { APP_START_MS } from '../../../../test/support/timeouts';
 
 @Injectable()
 class NoKeys implements ApiKeyResolver {
@@ -43,7 +44,7 @@ describe('HTTP metrics', () => {
     useHttpMetrics(app);
     app.useGlobalFilters(new AllExceptionsFilter());
     await app.init();
-  });
+  }, APP_START_MS);
   afterAll(() => app.close());
 
   it('counts requests by route template and status, errors included, and serves them openly', async () => {

@@ -25,7 +25,7 @@ export class CreateTerms1795327223214 implements MigrationInterface {
       `CREATE INDEX "IDX_terms_label_trgm" ON "terms" USING gin (lower("label") gin_trgm_ops)`,
     );
     // Label order within a category: serves exact and prefix matches as range scans and lets a
-    // common substring be read in result order, stopping after one page (docs/decisions.md, term search).
+    // common substring be read in result order, stopping after one page (docs/decisions/term-search-ranks.md).
     await queryRunner.query(
       `CREATE INDEX "IDX_terms_category_label" ON "terms" ("category", (lower("label") COLLATE "C"), "id")`,
     );

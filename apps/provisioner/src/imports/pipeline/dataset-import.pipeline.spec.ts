@@ -17,6 +17,10 @@ import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
 import { DatasetImportContext, runDatasetImport } from './dataset-import.pipeline';
 import { ImportProgress } from './import-progress';
 import { closeSmallFileCopyPool, DEFAULT_COPY_THREADS, smallFileCopyPool } from './small-file-pool';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+
+// Real threads, files or sockets: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
 
 /** Loaded by the copy threads: changes grow-*, touch-* and replace-* files mid-read. */
 const THREAD_HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');

@@ -17,6 +17,7 @@ import { StagingArea, StorageSystem, TargetExistsError } from '../../storage/sto
 import { attemptStagingId, removeStagingOfImport } from '../attempt-staging';
 import { copySmallFileWithHashes, copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
+import { PhaseClock } from './import-phases';
 import { ImportProgress, ProgressReporter } from './import-progress';
 import { ImportPlan, preflightDataset, PlannedFile } from './preflight';
 import { parseProvenance, Provenance, ProvenanceFile } from './provenance';
@@ -50,6 +51,8 @@ export interface DatasetImportContext {
   afterChunk?: (path: string) => Promise<void>;
   /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
   sourceLimits?: SourceLimits;
+  /** Charged with each phase's time as the import goes (the worker logs it). */
+  phases?: PhaseClock;
 }
 
 export interface CopyMeter {
@@ -157,6 +160,7 @@ async function stageAndPublish(
   try {
     const progress = new ProgressReporter(plan.files.length, plan.bytesTotal, ctx.reportProgress);
     await progress.flush();
+    ctx.phases?.lap('preflight');
     const results = await stageFiles(
       ctx,
       plan.payloadRoot,
@@ -166,6 +170,7 @@ async function stageAndPublish(
       progress,
     );
     await progress.flush();
+    ctx.phases?.lap('copy+hash');
     verify(plan.files, results);
     const files: ProvenanceFile[] = plan.files.map((file, i) => ({
       path: file.path,
@@ -202,7 +207,9 @@ async function stageAndPublish(
       `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
       `${JSON.stringify(provenance, null, 2)}\n`,
     );
+    ctx.phases?.lap('verify');
     await staging.sync();
+    ctx.phases?.lap('flush');
     // The source may have withdrawn the submission while we copied: do not publish then.
     const latest = await ctx.source.getSubmission(submission.ref);
     if (!latest?.eligible)
@@ -211,6 +218,7 @@ async function stageAndPublish(
         `submission ${submission.ref} is no longer eligible (status "${latest?.status ?? 'gone'}")`,
       );
     await ctx.storage.publish(stagingId, target, { readOnly: true });
+    ctx.phases?.lap('publish');
     return { path: target, files: files.length, bytes: plan.bytesTotal, copied: true };
   } catch (error) {
     await ctx.storage.removeStaging(stagingId).catch(() => undefined);
@@ -259,8 +267,17 @@ async function stageFiles(
   // Largest first, so one big file does not start last and run alone at the end.
   const order = files.map((_, i) => i).sort((a, b) => files[b].size - files[a].size);
   const smallLimit = ctx.smallFileBytes ?? DEFAULT_SMALL_FILE_BYTES;
+  const threads = ctx.copyThreads ?? DEFAULT_COPY_THREADS;
+  const prepare = staging.prepareLocalObject?.bind(staging);
+  // With copy threads every file goes to them, large ones too: each thread hashes what it
+  // copies, so every core hashes (on this thread only one core would hash the large files).
+  const onThreads = threads > 0 && prepare !== undefined && !ctx.afterChunk;
   // The async test hook needs the async path; so does a backend without blocking writes.
-  const blocking = staging.createObjectSync && !ctx.afterChunk ? smallLimit : -1;
+  const blocking = onThreads
+    ? Infinity
+    : staging.createObjectSync && !ctx.afterChunk
+      ? smallLimit
+      : -1;
   const large = order.filter((i) => files[i].size > blocking);
   const small = order.filter((i) => files[i].size <= blocking);
   let failed = false;
@@ -297,14 +314,11 @@ async function stageFiles(
       }
     });
   };
-  const threads = ctx.copyThreads ?? DEFAULT_COPY_THREADS;
-  const prepare = staging.prepareLocalObject?.bind(staging);
   const copySmall = async (): Promise<void> => {
     if (small.length === 0) return;
-    // On the copy threads, batch by batch, while the large files' reads and writes run on
-    // libuv's pool and their hashing here: the threads overlap what one thread cannot, the
-    // ~30 µs of kernel time that creating each file costs.
-    if (threads > 0 && prepare) {
+    // On the copy threads, batch by batch (every file, see onThreads): they overlap what one
+    // thread cannot, the hashing and the ~30 µs of kernel time that creating each file costs.
+    if (onThreads) {
       await copySmallFilesOnThreads({
         threads,
         stagingId: staging.id,

@@ -154,8 +154,8 @@ export interface SyncCopyOptions {
  * copyWithHashes for small files, in synchronous calls: the same checks and the same single
  * read-hash-write pass, but each file costs no thread-pool round trips (an async copy of a
  * 4 KiB file is ~20 of them, which is what made 10,000 small files 15x slower than cp).
- * Blocks the event loop for the length of one file: callers keep files small and yield
- * between batches (see mapTimeSliced).
+ * Blocks its thread for the length of one file: on the event loop, callers keep files small
+ * and yield between batches (see mapTimeSliced); copy threads take files of any size.
  */
 export function copySmallFileWithHashes(
   sourcePath: string,
@@ -186,6 +186,10 @@ export function copySmallFileWithHashes(
       total += bytesRead;
       options.onBytes?.(bytesRead);
       options.afterChunk?.();
+      // A short read of a regular file is its end: no second read to see 0 bytes (one syscall
+      // of ~ten per small file). Growth after it, or a short read that was not the end, fails
+      // the size check below, as any change does.
+      if (bytesRead < options.buffer.length) break;
     }
     const after = fstatSync(fd);
     let byPath: Stats | null = null;

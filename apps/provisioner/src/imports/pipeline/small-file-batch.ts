@@ -53,6 +53,14 @@ export type SmallFileOutcome = CopyResult | { error: SerializedError };
 export interface SmallFileBatchReply {
   id: number;
   outcomes: SmallFileOutcome[];
+  /** Bytes copied that no SmallFileBatchProgress has reported yet. */
+  bytes: number;
+}
+
+/** Sent while a batch runs (a large file takes seconds): bytes copied since the last report. */
+export interface SmallFileBatchProgress {
+  id: number;
+  progress: number;
 }
 
 export function serializeError(error: unknown): SerializedError {
@@ -98,7 +106,11 @@ const requireHook = createRequire(__filename);
  * Copies a batch in blocking calls, each file with copySmallFileWithHashes (the same checks as
  * on the main thread), and stops at the first failure: the attempt is over then.
  */
-export function runSmallFileBatch(batch: SmallFileBatch, buffer: Buffer): SmallFileOutcome[] {
+export function runSmallFileBatch(
+  batch: SmallFileBatch,
+  buffer: Buffer,
+  onBytes?: (bytes: number) => void,
+): SmallFileOutcome[] {
   const hook = batch.afterChunkModule
     ? (requireHook(batch.afterChunkModule) as { afterChunk(display: string, source: string): void })
     : undefined;
@@ -112,6 +124,7 @@ export function runSmallFileBatch(batch: SmallFileBatch, buffer: Buffer): SmallF
           md5: batch.md5,
           identity: job.identity,
           buffer,
+          onBytes,
           afterChunk: hook ? () => hook.afterChunk(job.path, source) : undefined,
         }),
       );

@@ -1,5 +1,13 @@
 import { parentPort } from 'node:worker_threads';
-import { runSmallFileBatch, SmallFileBatch, SmallFileBatchReply } from './small-file-batch';
+import {
+  runSmallFileBatch,
+  SmallFileBatch,
+  SmallFileBatchProgress,
+  SmallFileBatchReply,
+} from './small-file-batch';
+
+/** A large file's progress is posted every this many bytes; the rest comes with the reply. */
+const PROGRESS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Entry of a small-file copy thread (started by small-file-pool.ts): copies the batches it is
@@ -12,7 +20,15 @@ let buffer = Buffer.allocUnsafe(0);
 
 port.on('message', (batch: SmallFileBatch) => {
   if (buffer.length < batch.bufferBytes) buffer = Buffer.allocUnsafe(batch.bufferBytes);
-  const reply: SmallFileBatchReply = { id: batch.id, outcomes: runSmallFileBatch(batch, buffer) };
+  let unreported = 0;
+  const outcomes = runSmallFileBatch(batch, buffer, (bytes) => {
+    unreported += bytes;
+    if (unreported < PROGRESS_BYTES) return;
+    const progress: SmallFileBatchProgress = { id: batch.id, progress: unreported };
+    port.postMessage(progress);
+    unreported = 0;
+  });
+  const reply: SmallFileBatchReply = { id: batch.id, outcomes, bytes: unreported };
   port.postMessage(reply);
 });
 port.postMessage('ready');

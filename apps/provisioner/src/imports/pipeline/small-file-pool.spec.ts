@@ -20,6 +20,10 @@ import {
   smallFileCopyPool,
   ThreadedCopyRequest,
 } from './small-file-pool';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+
+// Real threads, files or sockets: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
 
 const HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
 
@@ -113,6 +117,36 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     await expect(staging.sync()).resolves.toBeUndefined();
   });
 
+  it('copies large files on the threads too, one batch each, reporting bytes while a file is copied', async () => {
+    const big = (seed: number): Buffer => {
+      const content = Buffer.alloc(40 * 1024 * 1024);
+      for (let k = 0; k < content.length; k += 4096) content.writeUInt32LE((k * seed) >>> 0, k);
+      return content;
+    };
+    const contents: Record<string, Buffer> = {
+      'large/one.bin': big(3),
+      'large/two.bin': big(7),
+      'small/a.txt': Buffer.from('alpha'),
+    };
+    const files = source(contents);
+    const reports: number[] = [];
+    const before = smallFileCopyPool(2).batchesRun;
+    const { results } = await copy(files, { bytes: (n) => reports.push(n) });
+    files.forEach((file, position) => {
+      expect(results.get(position)).toMatchObject({
+        sha256: digest('sha256', contents[file.path]),
+      });
+      const staged = storage.absolute(`.staging/${staging.id}/${file.path}`);
+      expect(readFileSync(staged).equals(contents[file.path])).toBe(true);
+    });
+    // Two large files in a directory are two batches (both threads), plus the small one.
+    expect(smallFileCopyPool(2).batchesRun - before).toBe(3);
+    // Progress came during each 40 MiB file (every 16 MiB), not once at its end.
+    expect(reports.filter((n) => n > 0).length).toBeGreaterThanOrEqual(5);
+    expect(reports.reduce((sum, n) => sum + n, 0)).toBe(80 * 1024 * 1024 + 5);
+    // 80 MiB hashed and written: well under a second alone, seconds on a busy machine.
+  }, 20_000);
+
   it.each([
     ['grow-a.txt', 'size 5 -> 15'],
     ['touch-a.txt', 'modified while being read'],
@@ -172,15 +206,20 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     const contents: Record<string, string> = { 'a/grow-first.txt': 'alpha' };
     for (let i = 0; i < 2000; i++) contents[`${'abcd'[i % 4]}/f-${i}.txt`] = `file ${i}`;
     const files = source(contents);
+    const pool = smallFileCopyPool(2);
+    const sentBefore = pool.batchesRun;
     const error = await copy(files, { filesPerBatch: 8 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'source_changed' });
-    const area = storage.absolute(`.staging/${staging.id}`);
-    const created = filesBelow(area).length;
+    // Every batch sent has been answered when the copy returns: a thread writes only while it
+    // works on a batch, so nothing can land in staging afterwards.
+    expect(pool.inFlight).toBe(0);
     // At most the batches already sent when the failure came back (2 threads x 2 x 8 files),
     // plus those answered before it: far from all 2001.
-    expect(created).toBeLessThan(200);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(filesBelow(area).length).toBe(created);
+    const answered = pool.batchesRun - sentBefore;
+    expect(answered).toBeLessThan(25);
+    expect(filesBelow(storage.absolute(`.staging/${staging.id}`)).length).toBeLessThanOrEqual(
+      answered * 8,
+    );
   });
 
   it('sends nothing once the caller says another copy failed', async () => {

@@ -6,6 +6,7 @@ import { CopyResult } from './hashing-copy';
 import {
   reviveError,
   SmallFileBatch,
+  SmallFileBatchProgress,
   SmallFileBatchReply,
   SmallFileJob,
   SmallFileOutcome,
@@ -22,6 +23,14 @@ export const DEFAULT_COPY_THREADS = Math.min(availableParallelism(), 4);
 const BATCHES_PER_THREAD = 2;
 /** Files per message: ~10 ms of work for 4 KiB files (32, 128 and 512 measured the same). */
 const DEFAULT_FILES_PER_BATCH = 128;
+/**
+ * Bytes per message, too: a batch is closed once it holds this much, and a file this large is
+ * a batch of its own, handed out largest first like any batch (so three large files start on
+ * both threads at once instead of queueing behind each other on one).
+ */
+const BATCH_BYTES = 1024 * 1024;
+/** Read buffer per thread: a small file is read in one call, a large one in 1 MiB chunks. */
+const MAX_BUFFER_BYTES = 1024 * 1024;
 
 /**
  * A thread's garbage is a batch's worth (stat results, hashes, a few strings per file): a young
@@ -39,7 +48,11 @@ class CopyThread {
   private readonly worker: Worker;
   private readonly waiting = new Map<
     number,
-    { resolve: (outcomes: SmallFileOutcome[]) => void; reject: (error: Error) => void }
+    {
+      resolve: (outcomes: SmallFileOutcome[]) => void;
+      reject: (error: Error) => void;
+      onBytes: (bytes: number) => void;
+    }
   >();
   private crash: Error | null = null;
   private exited = false;
@@ -61,15 +74,20 @@ class CopyThread {
     this.worker = startWorkerThread(join(__dirname, 'small-file-copy.thread'), {
       resourceLimits: THREAD_LIMITS,
     });
-    this.worker.on('message', (message: SmallFileBatchReply | 'ready') => {
+    this.worker.on('message', (message: SmallFileBatchReply | SmallFileBatchProgress | 'ready') => {
       if (message === 'ready') {
         this.markReady();
         this.idle();
         return;
       }
+      if ('progress' in message) {
+        this.waiting.get(message.id)?.onBytes(message.progress);
+        return;
+      }
       const waiter = this.waiting.get(message.id);
       this.waiting.delete(message.id);
       this.idle();
+      waiter?.onBytes(message.bytes);
       waiter?.resolve(message.outcomes);
       this.events.settled(this);
     });
@@ -92,12 +110,12 @@ class CopyThread {
     return this.waiting.size;
   }
 
-  run(batch: SmallFileBatch): Promise<SmallFileOutcome[]> {
+  run(batch: SmallFileBatch, onBytes: (bytes: number) => void): Promise<SmallFileOutcome[]> {
     if (this.exited) return Promise.reject(this.crash ?? new Error('small-file copy thread gone'));
     // Busy threads keep the process alive (a script awaiting its import); idle ones do not.
     if (this.waiting.size === 0) this.worker.ref();
     const outcome = new Promise<SmallFileOutcome[]>((resolve, reject) =>
-      this.waiting.set(batch.id, { resolve, reject }),
+      this.waiting.set(batch.id, { resolve, reject, onBytes }),
     );
     this.worker.postMessage(batch);
     return outcome;
@@ -130,6 +148,11 @@ export class SmallFileCopyPool {
     return this.threads.length;
   }
 
+  /** Batches sent to a thread and not answered yet (tests and diagnostics). */
+  get inFlight(): number {
+    return this.threads.reduce((sum, thread) => sum + thread.load, 0);
+  }
+
   grow(size: number): void {
     this.size = Math.max(this.size, size);
   }
@@ -143,17 +166,19 @@ export class SmallFileCopyPool {
   /**
    * Waits for a thread with room, then asks `pick` for its batch synchronously, so the batch
    * goes to that very thread (pick knows which, for keeping a directory on one thread).
-   * Resolves null when pick has nothing left, else with pick's tag and the batch's outcomes.
+   * Resolves null when pick has nothing left, else with pick's tag and the batch's outcomes;
+   * `onBytes` hears of the bytes copied as the thread reports them.
    */
   async runNext<T>(
     pick: (threadId: number) => { batch: Omit<SmallFileBatch, 'id'>; tag: T } | null,
+    onBytes: (bytes: number) => void = () => undefined,
   ): Promise<{ tag: T; outcomes: SmallFileOutcome[] } | null> {
     for (;;) {
       const thread = this.freeThread();
       if (thread) {
         const picked = pick(thread.id);
         if (!picked) return null;
-        const outcomes = await thread.run({ ...picked.batch, id: this.nextBatchId++ });
+        const outcomes = await thread.run({ ...picked.batch, id: this.nextBatchId++ }, onBytes);
         this.batchesRun += 1;
         return { tag: picked.tag, outcomes };
       }
@@ -234,6 +259,7 @@ export interface ThreadedCopyRequest {
   prepare(path: string): string;
   /** Each copied file's result, by its position in `files`; may throw to fail the copy. */
   copied(position: number, result: CopyResult): void;
+  /** Bytes copied, as the threads report them (during a large file, not only at its end). */
   bytes(count: number): void;
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
   stopped(): boolean;
@@ -249,10 +275,11 @@ interface Directory {
 const remaining = (dir: Directory): number => dir.positions.length - dir.next;
 
 /**
- * Copies small files on the pool's threads, in batches. A directory's files go to one thread
+ * Copies files on the pool's threads, in batches. A directory's files go to one thread
  * as long as there are other directories to hand out, since ext4 takes a directory's lock for
  * each creation in it (with 500 files per directory this made no measurable difference here;
- * it costs nothing); small directories share a batch. Progress advances per batch. The first
+ * it costs nothing); small directories share a batch; a file of BATCH_BYTES or more is a batch
+ * of its own. Files count as done per batch, bytes as the threads report them. The first
  * failure stops new batches; this returns (or throws that failure) only once every batch sent
  * is answered, so no write lands after it.
  */
@@ -261,7 +288,8 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
   const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
   const byDirectory = new Map<string, Directory>();
   request.files.forEach((file, position) => {
-    const dir = dirname(file.path);
+    // A large file is a group of its own (its path cannot be a directory's name).
+    const dir = file.size >= BATCH_BYTES ? file.path : dirname(file.path);
     const entry = byDirectory.get(dir);
     if (entry) entry.positions.push(position);
     else byDirectory.set(dir, { positions: [position], next: 0 });
@@ -287,12 +315,13 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
   const pick = (threadId: number) => {
     if (failed || request.stopped()) return null;
     const positions: number[] = [];
-    while (positions.length < perBatch) {
+    let bytes = 0;
+    while (positions.length < perBatch && bytes < BATCH_BYTES) {
       const dir = directoryFor(threadId);
       if (!dir) break;
-      const take = Math.min(perBatch - positions.length, remaining(dir));
-      positions.push(...dir.positions.slice(dir.next, dir.next + take));
-      dir.next += take;
+      const position = dir.positions[dir.next++];
+      positions.push(position);
+      bytes += request.files[position].size;
     }
     if (positions.length === 0) return null;
     let largest = 0;
@@ -309,7 +338,7 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
       stagingId: request.stagingId,
       sourceRoot: request.sourceRoot,
       md5: request.md5,
-      bufferBytes: largest + 1,
+      bufferBytes: Math.min(largest + 1, MAX_BUFFER_BYTES),
       jobs,
       ...(request.afterChunkModule ? { afterChunkModule: request.afterChunkModule } : {}),
     };
@@ -318,11 +347,10 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
 
   const lane = async (): Promise<void> => {
     for (;;) {
-      const answered = await pool.runNext(pick);
+      const answered = await pool.runNext(pick, (bytes) => request.bytes(bytes));
       if (!answered) return;
       answered.outcomes.forEach((outcome, k) => {
         if ('error' in outcome) throw reviveError(outcome.error);
-        request.bytes(outcome.size);
         request.copied(answered.tag[k], outcome);
       });
     }

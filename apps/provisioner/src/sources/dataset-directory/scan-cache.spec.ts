@@ -17,6 +17,10 @@ import {
 import { DatasetReading, DEFAULT_SOURCE_LIMITS, DirectoryInspection } from './dataset-directory';
 import { ScanCache } from './scan-cache';
 import { SourceScanner } from './source-scanner';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+
+// Real threads, files or sockets: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
 
 const FILES = { 'top.txt': 'top', 'sub/deep.txt': 'deep' };
 

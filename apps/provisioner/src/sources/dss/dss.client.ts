@@ -23,7 +23,7 @@ const isObject = (value: unknown): value is Json =>
 
 /**
  * The submission system's service API (`/api/v1`, `X-API-Key`, errors as `{error}`), in either
- * of the two versions in use (docs/decisions.md, "DSS: both service API versions"):
+ * of the two versions in use (docs/decisions/dss-both-api-versions.md):
  * - one reads `?status=a,b`, answers the whole list at once and ignores `after`; it has
  *   `GET /submissions/<id>` (`{data: details}`) and answers 404 for the datasets of a
  *   submission at a status it does not serve;
