@@ -6,22 +6,18 @@ import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './health/provisioner-health.module';
-import { DatasetsController } from './datasets/datasets.controller';
-import { DatasetsService } from './datasets/datasets.service';
-import { ImportRequestsService } from './imports/import-requests.service';
-import { ImportsController } from './imports/imports.controller';
-import { ImportsQueueService } from './imports/imports-queue.service';
-import { ImportsService } from './imports/imports.service';
+import { DatasetsModule } from './datasets/datasets.module';
+import { ImportQueueModule } from './import-queue/import-queue.module';
+import { ImportsModule } from './imports/imports.module';
 import { ProvisionerMetricsModule } from './metrics/provisioner-metrics.module';
 import { QueueDashboardModule } from './queue-dashboard/queue-dashboard.module';
 import { SourcesModule } from './sources/sources.module';
 import { StorageModule } from './storage/storage.module';
-import { SubmissionsController } from './submissions/submissions.controller';
-import { SubmissionsService } from './submissions/submissions.service';
+import { SubmissionsModule } from './submissions/submissions.module';
 import { QueueBackendConfig } from './queue/queue-backend';
 import { QueueModule } from './queue/queue.module';
 
-/** The provisioner's HTTP API process: routes and producers, never a queue worker. */
+/** The provisioner's HTTP API process: the routes and the imports queue's producer, never a worker. */
 @Module({})
 export class ProvisionerApiModule {
   static forRoot(settings: ProvisionerSettings, backend: QueueBackendConfig): DynamicModule {
@@ -31,6 +27,11 @@ export class ProvisionerApiModule {
         SettingsModule.forRoot(settings),
         LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
         QueueModule.forRoot(backend),
+        ImportQueueModule.forApi(),
+        // Route modules before the others: routes (and the OpenAPI paths) keep their order.
+        SubmissionsModule,
+        DatasetsModule,
+        ImportsModule,
         AuthModule.forRoot({
           resolver: ProvisionerKeyResolver,
           options: { writeDeniedMessage: 'Write operations require the provisioner write key' },
@@ -47,15 +48,6 @@ export class ProvisionerApiModule {
         SourcesModule,
         StorageModule,
       ],
-      controllers: [SubmissionsController, DatasetsController, ImportsController],
-      providers: [
-        ImportsQueueService,
-        ImportRequestsService,
-        ImportsService,
-        SubmissionsService,
-        DatasetsService,
-      ],
-      exports: [ImportsQueueService],
     };
   }
 }

@@ -5,39 +5,30 @@ import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './health/provisioner-health.module';
-import { configureImportProcessor, ImportProcessor } from './imports/import.processor';
-import { ImportRequestsService } from './imports/import-requests.service';
-import { ImportSchedulerService } from './imports/import-scheduler.service';
-import { ImportSyncService } from './imports/import-sync.service';
+import { ImportQueueModule } from './import-queue/import-queue.module';
 import { ProvisionerMetricsModule } from './metrics/provisioner-metrics.module';
 import { SourcesModule } from './sources/sources.module';
 import { StorageModule } from './storage/storage.module';
 import { QueueBackendConfig } from './queue/queue-backend';
 import { QueueModule } from './queue/queue.module';
 
-/** The worker process: runs queue jobs; its HTTP server serves only health (and metrics). */
+/** The worker process: runs the imports queue's jobs; its HTTP server serves only health and metrics. */
 @Module({})
 export class ProvisionerWorkerModule {
   static forRoot(settings: ProvisionerSettings, backend: QueueBackendConfig): DynamicModule {
-    configureImportProcessor(settings);
     return {
       module: ProvisionerWorkerModule,
       imports: [
         SettingsModule.forRoot(settings),
         LoggingModule.forRoot({ level: settings.LOG_LEVEL }),
         QueueModule.forRoot(backend),
+        ImportQueueModule.forWorker(settings),
         AuthModule.forRoot({ resolver: ProvisionerKeyResolver }),
         ProvisionerHealthModule,
         MetricsModule.forRoot({ app: 'provisioner-worker' }),
         ProvisionerMetricsModule,
         SourcesModule,
         StorageModule,
-      ],
-      providers: [
-        ImportProcessor,
-        ImportRequestsService,
-        ImportSyncService,
-        ImportSchedulerService,
       ],
     };
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { startProvisionerApps, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import type { ImportRecord } from '../src/imports/import-record';
-import { smallFileCopyPool } from '../src/imports/pipeline/small-file-pool';
+import { SmallFileCopyPool } from '../src/imports/pipeline/small-file-pool';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { dropzoneEnv, waitForImport } from './support/provisioner-e2e';
 
@@ -40,17 +40,28 @@ describe('small-file copy threads in the worker (IMPORT_COPY_THREADS)', () => {
     dropzone.dataset('DS-MAIN', { submission: 'SUB-T', files: files('main') });
   });
 
-  async function importWith(threads: string, datasetId: string): Promise<ImportRecord> {
+  /**
+   * The import's record, the worker's copy-thread pool (closed with the worker by then) and how
+   * many threads it had just before the worker closed.
+   */
+  async function importWith(
+    threads: string,
+    datasetId: string,
+  ): Promise<{ record: ImportRecord; pool: SmallFileCopyPool; threadsAtClose: number }> {
     const apps = await startProvisionerApps(
       await dropzoneEnv(dropzone, storageRoot, { IMPORT_COPY_THREADS: threads }),
     );
+    const pool = apps.worker.get(SmallFileCopyPool);
+    let threadsAtClose = -1;
     try {
       const res = await request(apps.api.getHttpServer())
         .post('/datasets/dropzone/import')
         .set('X-API-Key', TEST_WRITE_KEY)
         .send({ dataset_id: datasetId });
       expect(res.status).toBe(202);
-      return await waitForImport(apps.api, res.body.id);
+      const record = await waitForImport(apps.api, res.body.id);
+      threadsAtClose = pool.threadCount;
+      return { record, pool, threadsAtClose };
     } finally {
       await apps.close();
     }
@@ -76,26 +87,23 @@ describe('small-file copy threads in the worker (IMPORT_COPY_THREADS)', () => {
   }
 
   it('copies on the threads, verified against both manifests, and ends them when the worker closes', async () => {
-    const pool = smallFileCopyPool(1);
-    const before = pool.batchesRun;
-    const record = await importWith('2', 'DS-THREADS');
+    const { record, pool, threadsAtClose } = await importWith('2', 'DS-THREADS');
     expectPublished(record, files('threads'));
     const provenance = JSON.parse(
       readFileSync(join(storageRoot, record.path!, '.provisioner/provenance.json'), 'utf8'),
     );
     expect(provenance.verification).toMatchObject({ manifests: ['sha256', 'md5'] });
     // 400 small files in batches of at most 128: at least four batches went to the threads.
-    expect(pool.batchesRun - before).toBeGreaterThanOrEqual(4);
+    expect(pool.batchesRun).toBeGreaterThanOrEqual(4);
     // The worker's shutdown ended the threads (an app restarted in one process keeps none).
+    expect(threadsAtClose).toBe(2);
     expect(pool.threadCount).toBe(0);
   });
 
   it('with IMPORT_COPY_THREADS=0 copies on the main thread and starts no thread', async () => {
-    const pool = smallFileCopyPool(1);
-    const before = pool.batchesRun;
-    const record = await importWith('0', 'DS-MAIN');
+    const { record, pool } = await importWith('0', 'DS-MAIN');
     expectPublished(record, files('main'));
-    expect(pool.batchesRun).toBe(before);
+    expect(pool.batchesRun).toBe(0);
     expect(pool.threadCount).toBe(0);
   });
 });

@@ -1,9 +1,9 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { QueueEvents } from 'bullmq';
-import { IMPORTS_QUEUE } from '../src/imports/imports.queue';
-import { ImportsQueueService } from '../src/imports/imports-queue.service';
-import { ImportProcessor } from '../src/imports/import.processor';
+import { IMPORTS_QUEUE } from '../src/import-queue/import.queue';
+import { ImportProducer } from '../src/import-queue/import.producer';
+import { ImportProcessor } from '../src/import-queue/import.processor';
 import { QueueBackendChoice, queueEnv, startProvisionerApps } from '../../../test/support/provisioner-app';
 import { testServices } from '../../../test/support/test-services';
 
@@ -19,7 +19,7 @@ describe.each(backends)('queue round trip on the %s backend', (backend) => {
     });
     try {
       await events.waitUntilReady();
-      const job = await apps.api.get(ImportsQueueService).ping('round-trip');
+      const job = await apps.api.get(ImportProducer).ping('round-trip');
       const result = (await job.waitUntilFinished(events, 20_000)) as { pong: boolean };
       expect(result.pong).toBe(true);
       expect(await queue.getJobState(job.id!)).toBe('completed');

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
-import { ImportJobData, ImportJobResult, ImportKind } from './imports.queue';
+import { ImportJobData, ImportJobResult, ImportKind } from '../import-queue/import.queue';
 
 /** The states of an import record: the DTO's filter, its OpenAPI enum and the repositories use this list. */
 export const IMPORT_STATES = ['queued', 'running', 'imported', 'failed', 'rejected'] as const;

@@ -5,9 +5,9 @@ import { SourceRefusedError } from '../sources/source-system';
 import { SourcesService } from '../sources/sources.service';
 import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { ImportRecord, recordFromJob } from './import-record';
-import { ImportRecordsRepository } from './import-records.repository';
-import { ImportRequestsService } from './import-requests.service';
-import { ImportJobName, parseImportId } from './imports.queue';
+import { ImportRecordsRepository } from '../import-queue/import-records.repository';
+import { ImportProducer } from '../import-queue/import.producer';
+import { ImportJobName, parseImportId } from '../import-queue/import.queue';
 import { ListImportsQuery } from './imports.dto';
 
 export interface ImportPage {
@@ -22,7 +22,7 @@ export interface ImportPage {
 export class ImportsService {
   constructor(
     private readonly records: ImportRecordsRepository,
-    private readonly requests: ImportRequestsService,
+    private readonly requests: ImportProducer,
     private readonly sources: SourcesService,
   ) {}
 

@@ -4,7 +4,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import { InjectQueue } from '@nestjs/bullmq';
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { IMPORTS_QUEUE } from '../imports/imports.queue';
+import { IMPORTS_QUEUE } from '../import-queue/import.queue';
 import { QueueDashboardAuthMiddleware } from './queue-dashboard-auth.middleware';
 
 export const QUEUE_DASHBOARD_ROUTE = '/admin/queues';

@@ -1,10 +1,10 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { IMPORTS_QUEUE } from '../imports/imports.queue';
+import { IMPORTS_QUEUE } from '../import-queue/import.queue';
 
 /**
- * Turns the queue's connection errors (Redis or Postgres restarting) into structured log
+ * Turns the imports queue's connection errors (Redis or Postgres restarting) into structured log
  * lines. BullMQ reconnects by itself; without a listener it would print raw stack traces.
  */
 @Injectable()

@@ -1,17 +1,14 @@
-import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import type { ConnectionOptions, Queue } from 'bullmq';
-import type { RedisOptions } from 'ioredis';
-import { ImportRecordsRepository } from '../imports/import-records.repository';
-import { IMPORTS_QUEUE } from '../imports/imports.queue';
-import { PostgresImportRecords } from '../imports/postgres-import-records.repository';
-import { RedisImportRecords } from '../imports/redis-import-records.repository';
+import type { ConnectionOptions } from 'bullmq';
 import { QueueBackendConfig } from './queue-backend';
-import { QueueErrorLogger } from './queue-error.logger';
 
 export const QUEUE_BACKEND = Symbol('QUEUE_BACKEND');
 
-/** The BullMQ connection and the provisioner's queues, shared by the API and the worker. */
+/**
+ * The BullMQ connection (Redis or the PostgreSQL backend), shared by the API and the worker.
+ * Each queue registers itself in its own module (`import-queue/`).
+ */
 @Global()
 @Module({})
 export class QueueModule {
@@ -24,24 +21,9 @@ export class QueueModule {
           connection: backend.connection as ConnectionOptions,
           prefix: backend.prefix,
         }),
-        BullModule.registerQueue({ name: IMPORTS_QUEUE }),
       ],
-      providers: [
-        { provide: QUEUE_BACKEND, useValue: backend },
-        QueueErrorLogger,
-        {
-          provide: ImportRecordsRepository,
-          inject: [getQueueToken(IMPORTS_QUEUE)],
-          useFactory: (queue: Queue): ImportRecordsRepository =>
-            backend.kind === 'redis'
-              ? new RedisImportRecords(queue, backend.connection as RedisOptions)
-              : new PostgresImportRecords(
-                  queue,
-                  backend.connection as { connectionString: string; schema: string },
-                ),
-        },
-      ],
-      exports: [BullModule, QUEUE_BACKEND, ImportRecordsRepository],
+      providers: [{ provide: QUEUE_BACKEND, useValue: backend }],
+      exports: [QUEUE_BACKEND],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, NotFoundError } from '@app/errors';
 import { ImportReply } from '../imports/import-record';
-import { ImportRequestsService } from '../imports/import-requests.service';
+import { ImportProducer } from '../import-queue/import.producer';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourceSubmission } from '../sources/source-system';
 import { SourcesService } from '../sources/sources.service';
@@ -31,7 +31,7 @@ export interface ListBody<T> {
 export class SubmissionsService {
   constructor(
     private readonly sources: SourcesService,
-    private readonly requests: ImportRequestsService,
+    private readonly requests: ImportProducer,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
   ) {}
 

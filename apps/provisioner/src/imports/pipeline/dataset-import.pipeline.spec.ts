@@ -14,19 +14,24 @@ import { digest, DropzoneFixture, tempDir } from '../../../test/support/dropzone
 import { closeSourceScanner, sourceScanner } from '../../sources/dataset-directory/source-scanner';
 import { DropzoneSource } from '../../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
-import { DatasetImportContext, runDatasetImport } from './dataset-import.pipeline';
+import type { DatasetImportContext } from './dataset-import.context';
+import { runDatasetImport } from './dataset-import.pipeline';
+import * as hashingCopy from './hashing-copy';
 import { ImportProgress } from './import-progress';
-import { closeSmallFileCopyPool, DEFAULT_COPY_THREADS, smallFileCopyPool } from './small-file-pool';
+import { SmallFileCopyPool } from './small-file-pool';
 import { REAL_IO_MS } from '../../../../../test/support/timeouts';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
 
-/** Loaded by the copy threads: changes grow-*, touch-* and replace-* files mid-read. */
-const THREAD_HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
+/** The copy threads of these imports; they change grow-*, touch-* and replace-* files mid-read. */
+const pool = new SmallFileCopyPool(
+  2,
+  join(__dirname, '../../../test/support/source-changing-copy.thread'),
+);
 
-/** Batches the process's copy threads have run so far. */
-const threadBatches = (): number => smallFileCopyPool(1).batchesRun;
+/** Batches the copy threads have run so far. */
+const threadBatches = (): number => pool.batchesRun;
 
 /** 300 small files in three directories and one large one. */
 function manySmallFiles(): Record<string, string | Buffer> {
@@ -34,6 +39,21 @@ function manySmallFiles(): Record<string, string | Buffer> {
   for (let i = 0; i < 300; i++)
     files[`part-${i % 3}/f-${i}.txt`] = `content of file ${i}\n`.repeat(i % 7);
   return files;
+}
+
+/**
+ * Runs `hook` after every chunk the main thread reads, in every file (all of them then go the
+ * async path on the main thread, where the hook can wait; with copy threads every file would go
+ * to them): returns the context settings that route them there.
+ */
+function afterEachChunk(hook: (path: string) => Promise<void>): Partial<DatasetImportContext> {
+  const copy = hashingCopy.copyWithHashes;
+  jest
+    .spyOn(hashingCopy, 'copyWithHashes')
+    .mockImplementation((source, display, writer, options) =>
+      copy(source, display, writer, { ...options, afterChunk: () => hook(display) }),
+    );
+  return { smallFileBytes: -1, copyPool: undefined };
 }
 
 const FILES = { 'a.txt': 'alpha', 'nested/deep/b.bin': Buffer.alloc(300_000, 7), 'empty.dat': '' };
@@ -59,13 +79,12 @@ describe('runDatasetImport', () => {
   });
 
   // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
-  beforeAll(
-    () => Promise.all([sourceScanner().start(), smallFileCopyPool(DEFAULT_COPY_THREADS).start()]),
-    30_000,
-  );
+  beforeAll(() => Promise.all([sourceScanner().start(), pool.start()]), 30_000);
+
+  afterEach(() => jest.restoreAllMocks());
 
   afterAll(async () => {
-    await closeSmallFileCopyPool();
+    await pool.close();
     await closeSourceScanner();
   });
 
@@ -86,6 +105,7 @@ describe('runDatasetImport', () => {
         return Promise.resolve();
       },
       bufferBytes: 64 * 1024,
+      copyPool: pool,
       ...overrides,
     };
   }
@@ -246,13 +266,14 @@ describe('runDatasetImport', () => {
     const path = join(dropzone.datasetDir('CHG'), 'payload/nested/deep/b.bin');
     let touched = false;
     const error = await runDatasetImport(
-      context('CHG', {
-        afterChunk: () => {
+      context(
+        'CHG',
+        afterEachChunk(() => {
           if (!touched) writeFileSync(path, Buffer.alloc(300_001, 9));
           touched = true;
           return Promise.resolve();
-        },
-      }),
+        }),
+      ),
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'ImportTransientError', code: 'source_changed' });
     expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/CHG')).toBe(false);
@@ -268,7 +289,7 @@ describe('runDatasetImport', () => {
     await runDatasetImport(
       context('ATT', {
         attempt: 2,
-        afterChunk: async () => void seen.push(...(await storage.listStaging())),
+        ...afterEachChunk(async () => void seen.push(...(await storage.listStaging()))),
       }),
     );
     expect(seen).toContainEqual(expect.stringMatching(/^dropzone-dataset-ATT~data~a2-/));
@@ -280,13 +301,14 @@ describe('runDatasetImport', () => {
     withDataset('LOST', { files: { 'a.txt': 'alpha' } });
     let removed = false;
     const error = await runDatasetImport(
-      context('LOST', {
-        afterChunk: async () => {
+      context(
+        'LOST',
+        afterEachChunk(async () => {
           if (removed) return;
           removed = true;
           for (const name of await storage.listStaging()) await storage.removeStaging(name);
-        },
-      }),
+        }),
+      ),
     ).catch((e: unknown) => e);
     // Writing .provisioner/ re-created the area (mkdir -p); publishing it would lose a.txt.
     expect(error).toMatchObject({ code: 'staging_lost' });
@@ -303,14 +325,15 @@ describe('runDatasetImport', () => {
     withDataset('WD');
     let withdrawn = false;
     const error = await runDatasetImport(
-      context('WD', {
-        afterChunk: () => {
+      context(
+        'WD',
+        afterEachChunk(() => {
           if (!withdrawn)
             dropzone.submission('SUB-1', { status: 'cancelled', datasets: ['NR', 'WD'] });
           withdrawn = true;
           return Promise.resolve();
-        },
-      }),
+        }),
+      ),
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'submission_withdrawn' });
     expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/WD')).toBe(false);
@@ -320,7 +343,7 @@ describe('runDatasetImport', () => {
       const files = manySmallFiles();
       withDataset('MANY', { files, manifests: ['sha256', 'md5'] });
       const before = threadBatches();
-      const result = await runDatasetImport(context('MANY', { copyThreads: 2 }));
+      const result = await runDatasetImport(context('MANY'));
       expect(threadBatches()).toBeGreaterThan(before);
       const target = storage.absolute(result.path);
       const provenance = JSON.parse(
@@ -351,9 +374,7 @@ describe('runDatasetImport', () => {
 
     it('fails (retryably) when a small file changes while a thread copies it, publishing nothing', async () => {
       withDataset('TCHG', { files: { ...manySmallFiles(), 'part-1/grow-late.txt': 'alpha' } });
-      const error = await runDatasetImport(
-        context('TCHG', { copyThreads: 2, threadAfterChunkModule: THREAD_HOOK }),
-      ).catch((e: unknown) => e);
+      const error = await runDatasetImport(context('TCHG')).catch((e: unknown) => e);
       expect(error).toMatchObject({
         name: 'ImportTransientError',
         code: 'source_changed',
@@ -375,9 +396,7 @@ describe('runDatasetImport', () => {
         }
         return openStaging(id);
       };
-      const error = await runDatasetImport(context('TLNK', { copyThreads: 2 })).catch(
-        (e: unknown) => e,
-      );
+      const error = await runDatasetImport(context('TLNK')).catch((e: unknown) => e);
       expect(error).toMatchObject({
         name: 'ImportTransientError',
         code: 'source_changed',
@@ -397,7 +416,7 @@ describe('runDatasetImport', () => {
         if (id.includes('~data~')) writeFileSync(victim, 'shorter');
         return openStaging(id);
       };
-      await expect(runDatasetImport(context('TSIZ', { copyThreads: 2 }))).rejects.toMatchObject({
+      await expect(runDatasetImport(context('TSIZ'))).rejects.toMatchObject({
         name: 'ImportTransientError',
         code: 'source_changed',
         message: 'part-0/f-9.txt changed size between preflight and copy',
@@ -415,9 +434,11 @@ describe('runDatasetImport', () => {
         )
         .join('');
       withDataset('TBAD', { files, manifestText: { sha256: manifest } });
-      const error = (await runDatasetImport(context('TBAD', { copyThreads: 2 })).catch(
-        (e: unknown) => e,
-      )) as { name: string; code: string; details: { path: string }[] };
+      const error = (await runDatasetImport(context('TBAD')).catch((e: unknown) => e)) as {
+        name: string;
+        code: string;
+        details: { path: string }[];
+      };
       expect(error).toMatchObject({ name: 'ImportRejectedError', code: 'checksum_mismatch' });
       expect(error.details.map((d) => d.path).sort()).toEqual([
         'part-1/f-4.txt',
@@ -427,11 +448,11 @@ describe('runDatasetImport', () => {
       expect(await storage.listStaging()).toEqual([]);
     });
 
-    it('with copyThreads 0 (IMPORT_COPY_THREADS=0) copies them on the main thread, as before', async () => {
+    it('without copy threads (IMPORT_COPY_THREADS=0) copies them on the main thread', async () => {
       const files = manySmallFiles();
       withDataset('MAIN', { files, manifests: ['md5'] });
       const before = threadBatches();
-      const result = await runDatasetImport(context('MAIN', { copyThreads: 0 }));
+      const result = await runDatasetImport(context('MAIN', { copyPool: undefined }));
       expect(threadBatches()).toBe(before);
       expect(result).toMatchObject({ files: 301, copied: true });
       const provenance = JSON.parse(

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { openLocalObject } from '../../storage/filesystem/local-object';
 import { StagingLostError } from '../../storage/storage-system';
@@ -24,11 +23,6 @@ export interface SmallFileBatch {
   /** Read buffer size: the largest file of the batch plus one byte reads each file in one call. */
   bufferBytes: number;
   jobs: SmallFileJob[];
-  /**
-   * Test hook: a module exporting `afterChunk(display, source)`, called in the thread after
-   * each chunk read (how tests change a source file in the middle of a threaded copy).
-   */
-  afterChunkModule?: string;
 }
 
 /**
@@ -100,8 +94,6 @@ export function reviveError(serialized: SerializedError): Error {
   return error;
 }
 
-const requireHook = createRequire(__filename);
-
 /**
  * Copies a batch in blocking calls, each file with copySmallFileWithHashes (the same checks as
  * on the main thread), and stops at the first failure: the attempt is over then.
@@ -111,9 +103,6 @@ export function runSmallFileBatch(
   buffer: Buffer,
   onBytes?: (bytes: number) => void,
 ): SmallFileOutcome[] {
-  const hook = batch.afterChunkModule
-    ? (requireHook(batch.afterChunkModule) as { afterChunk(display: string, source: string): void })
-    : undefined;
   const outcomes: SmallFileOutcome[] = [];
   for (const job of batch.jobs) {
     try {
@@ -125,7 +114,6 @@ export function runSmallFileBatch(
           identity: job.identity,
           buffer,
           onBytes,
-          afterChunk: hook ? () => hook.afterChunk(job.path, source) : undefined,
         }),
       );
     } catch (error) {

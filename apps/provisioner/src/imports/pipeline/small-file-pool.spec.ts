@@ -14,18 +14,14 @@ import { StagingArea } from '../../storage/storage-system';
 import { CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
 import { reviveError, serializeError } from './small-file-batch';
-import {
-  closeSmallFileCopyPool,
-  copySmallFilesOnThreads,
-  smallFileCopyPool,
-  ThreadedCopyRequest,
-} from './small-file-pool';
+import { copySmallFilesOnThreads, SmallFileCopyPool, ThreadedCopyRequest } from './small-file-pool';
 import { REAL_IO_MS } from '../../../../../test/support/timeouts';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
 
-const HOOK = join(__dirname, '../../../test/support/thread-source-change.ts');
+/** Copy threads that change grow-*, touch-*, replace-* files as they read them (crash-* ends one). */
+const SOURCE_CHANGING_THREAD = join(__dirname, '../../../test/support/source-changing-copy.thread');
 
 /** Every file below `dir`, as paths relative to it. */
 function filesBelow(dir: string, prefix = ''): string[] {
@@ -48,11 +44,13 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     staging = await storage.openStaging(`t${++stagingCount}`);
   });
 
+  const pool = new SmallFileCopyPool(2, SOURCE_CHANGING_THREAD);
+
   // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
-  beforeAll(() => smallFileCopyPool(2).start(), 30_000);
+  beforeAll(() => pool.start(), 30_000);
 
   afterAll(async () => {
-    await closeSmallFileCopyPool();
+    await pool.close();
   });
 
   const sourceOf = (path: string): string => join(dir, 'src', path);
@@ -71,8 +69,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
   ): Promise<{ results: Map<number, CopyResult>; bytes: number }> {
     const results = new Map<number, CopyResult>();
     let bytes = 0;
-    await copySmallFilesOnThreads({
-      threads: 2,
+    await copySmallFilesOnThreads(pool, {
       stagingId: staging.id,
       sourceRoot: join(dir, 'src'),
       md5: true,
@@ -81,7 +78,6 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
       copied: (position, result) => results.set(position, result),
       bytes: (n) => (bytes += n),
       stopped: () => false,
-      afterChunkModule: HOOK,
       ...overrides,
     });
     return { results, bytes };
@@ -95,7 +91,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
       );
     }
     const files = source(contents);
-    const before = smallFileCopyPool(2).batchesRun;
+    const before = pool.batchesRun;
     const { results, bytes } = await copy(files, { filesPerBatch: 16 });
     expect(results.size).toBe(600);
     files.forEach((file, position) => {
@@ -111,8 +107,8 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     });
     expect(bytes).toBe(Object.values(contents).reduce((sum, c) => sum + c.length, 0));
     // 600 files in batches of at most 16: they went through the threads, not around them.
-    expect(smallFileCopyPool(2).batchesRun - before).toBeGreaterThanOrEqual(600 / 16);
-    expect(smallFileCopyPool(2).threadCount).toBe(2);
+    expect(pool.batchesRun - before).toBeGreaterThanOrEqual(600 / 16);
+    expect(pool.threadCount).toBe(2);
     // Objects made by a thread are the area's own: sync (and publish) cover them.
     await expect(staging.sync()).resolves.toBeUndefined();
   });
@@ -130,7 +126,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     };
     const files = source(contents);
     const reports: number[] = [];
-    const before = smallFileCopyPool(2).batchesRun;
+    const before = pool.batchesRun;
     const { results } = await copy(files, { bytes: (n) => reports.push(n) });
     files.forEach((file, position) => {
       expect(results.get(position)).toMatchObject({
@@ -140,7 +136,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
       expect(readFileSync(staged).equals(contents[file.path])).toBe(true);
     });
     // Two large files in a directory are two batches (both threads), plus the small one.
-    expect(smallFileCopyPool(2).batchesRun - before).toBe(3);
+    expect(pool.batchesRun - before).toBe(3);
     // Progress came during each 40 MiB file (every 16 MiB), not once at its end.
     expect(reports.filter((n) => n > 0).length).toBeGreaterThanOrEqual(5);
     expect(reports.reduce((sum, n) => sum + n, 0)).toBe(80 * 1024 * 1024 + 5);
@@ -206,7 +202,6 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     const contents: Record<string, string> = { 'a/grow-first.txt': 'alpha' };
     for (let i = 0; i < 2000; i++) contents[`${'abcd'[i % 4]}/f-${i}.txt`] = `file ${i}`;
     const files = source(contents);
-    const pool = smallFileCopyPool(2);
     const sentBefore = pool.batchesRun;
     const error = await copy(files, { filesPerBatch: 8 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'source_changed' });
@@ -230,7 +225,6 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
   });
 
   it('fails the batches of a thread that died; the pool replaces it', async () => {
-    const pool = smallFileCopyPool(2);
     await pool.start();
     const failed = await copy(source({ 'c/crash-now.txt': 'boom' })).catch((e: unknown) => e);
     expect((failed as Error).message).toBe('small-file copy thread exited with code 3');

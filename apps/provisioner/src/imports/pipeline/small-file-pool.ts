@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { OnApplicationShutdown } from '@nestjs/common';
 import { startWorkerThread } from '../../common/worker-thread';
 import { CopyResult } from './hashing-copy';
 import {
@@ -39,6 +40,9 @@ const MAX_BUFFER_BYTES = 1024 * 1024;
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1 };
 
+/** The copy threads' code, without extension (see startWorkerThread). */
+export const COPY_THREAD_ENTRY = join(__dirname, 'small-file-copy.thread');
+
 let threadIds = 0;
 
 /** One worker thread and the batches it has been sent, answered in order. */
@@ -60,6 +64,7 @@ class CopyThread {
   private markFailed!: (error: Error) => void;
 
   constructor(
+    entry: string,
     private readonly events: {
       settled(thread: CopyThread): void;
       exited(thread: CopyThread): void;
@@ -71,7 +76,7 @@ class CopyThread {
     });
     // Awaited by start() only; a thread that fails to load also fails its batches.
     this.ready.catch(() => undefined);
-    this.worker = startWorkerThread(join(__dirname, 'small-file-copy.thread'), {
+    this.worker = startWorkerThread(entry, {
       resourceLimits: THREAD_LIMITS,
     });
     this.worker.on('message', (message: SmallFileBatchReply | SmallFileBatchProgress | 'ready') => {
@@ -131,10 +136,11 @@ class CopyThread {
 }
 
 /**
- * A fixed set of copy threads shared by every import of the process, started when first needed
- * and kept for the next import. Idle threads do not hold the process open.
+ * A fixed set of copy threads shared by every import of the worker process (a provider of the
+ * imports queue's module), started when first needed and kept for the next import. Idle threads
+ * do not hold the process open; the app's shutdown ends them.
  */
-export class SmallFileCopyPool {
+export class SmallFileCopyPool implements OnApplicationShutdown {
   private readonly threads: CopyThread[] = [];
   private wakeups: (() => void)[] = [];
   private closing = false;
@@ -142,7 +148,14 @@ export class SmallFileCopyPool {
   /** Batches copied since the pool started (tests and diagnostics). */
   batchesRun = 0;
 
-  constructor(private size: number) {}
+  /**
+   * `size` 0 is a pool that never starts a thread: the imports copy on the main thread.
+   * `threadEntry` is the threads' code (tests give one that changes files as they are read).
+   */
+  constructor(
+    readonly size: number,
+    private readonly threadEntry = COPY_THREAD_ENTRY,
+  ) {}
 
   get threadCount(): number {
     return this.threads.length;
@@ -151,10 +164,6 @@ export class SmallFileCopyPool {
   /** Batches sent to a thread and not answered yet (tests and diagnostics). */
   get inFlight(): number {
     return this.threads.reduce((sum, thread) => sum + thread.load, 0);
-  }
-
-  grow(size: number): void {
-    this.size = Math.max(this.size, size);
   }
 
   /** Starts every thread now and waits until each has loaded its code. */
@@ -195,6 +204,11 @@ export class SmallFileCopyPool {
     await Promise.all(this.threads.filter((t) => t.load === 0).map((t) => this.end(t)));
   }
 
+  /** An app closed and started again in one process (tests) must not accumulate threads. */
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
   private freeThread(): CopyThread | null {
     let best: CopyThread | null = null;
     for (const thread of this.threads) if (!best || thread.load < best.load) best = thread;
@@ -203,7 +217,7 @@ export class SmallFileCopyPool {
   }
 
   private spawn(): CopyThread {
-    const thread = new CopyThread({
+    const thread = new CopyThread(this.threadEntry, {
       settled: (t) => {
         if (this.closing && t.load === 0) void this.end(t);
         this.wake();
@@ -231,24 +245,7 @@ export class SmallFileCopyPool {
   }
 }
 
-let shared: SmallFileCopyPool | null = null;
-
-/** The process's pool, sized for at least `threads` (and 1) threads, started as needed. */
-export function smallFileCopyPool(threads: number): SmallFileCopyPool {
-  if (!shared) shared = new SmallFileCopyPool(Math.max(1, threads));
-  else shared.grow(threads);
-  return shared;
-}
-
-/** Closes the process's pool (the next import starts a new one). */
-export async function closeSmallFileCopyPool(): Promise<void> {
-  const pool = shared;
-  shared = null;
-  await pool?.close();
-}
-
 export interface ThreadedCopyRequest {
-  threads: number;
   stagingId: string;
   md5: boolean;
   /** Where the files' paths are relative to (the payload). */
@@ -264,7 +261,6 @@ export interface ThreadedCopyRequest {
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
   stopped(): boolean;
   filesPerBatch?: number;
-  afterChunkModule?: string;
 }
 
 interface Directory {
@@ -283,8 +279,10 @@ const remaining = (dir: Directory): number => dir.positions.length - dir.next;
  * failure stops new batches; this returns (or throws that failure) only once every batch sent
  * is answered, so no write lands after it.
  */
-export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Promise<void> {
-  const pool = smallFileCopyPool(request.threads);
+export async function copySmallFilesOnThreads(
+  pool: SmallFileCopyPool,
+  request: ThreadedCopyRequest,
+): Promise<void> {
   const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
   const byDirectory = new Map<string, Directory>();
   request.files.forEach((file, position) => {
@@ -340,7 +338,6 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
       md5: request.md5,
       bufferBytes: Math.min(largest + 1, MAX_BUFFER_BYTES),
       jobs,
-      ...(request.afterChunkModule ? { afterChunkModule: request.afterChunkModule } : {}),
     };
     return { batch, tag: positions };
   };
@@ -356,7 +353,7 @@ export async function copySmallFilesOnThreads(request: ThreadedCopyRequest): Pro
     }
   };
   await Promise.all(
-    Array.from({ length: Math.max(1, request.threads) * BATCHES_PER_THREAD }, () =>
+    Array.from({ length: Math.max(1, pool.size) * BATCHES_PER_THREAD }, () =>
       lane().catch((error: unknown) => {
         if (!failed) failure = error;
         failed = true;

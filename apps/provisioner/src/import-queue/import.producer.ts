@@ -2,6 +2,10 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import { ImportRecord, recordFromJob } from '../imports/import-record';
+import { NO_PROGRESS } from '../imports/pipeline/import-progress';
+import { parseProvenance } from '../imports/pipeline/provenance';
+import { submissionImportProblem } from '../imports/pipeline/submission-collection';
 import type { SourceProblem } from '../sources/dataset-directory/source-file';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import {
@@ -13,20 +17,18 @@ import {
 } from '../storage/storage-layout';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
-import { ImportRecord, recordFromJob } from './import-record';
 import { ImportRecordsRepository } from './import-records.repository';
-import { NO_PROGRESS } from './pipeline/import-progress';
-import { parseProvenance } from './pipeline/provenance';
-import { submissionImportProblem } from './pipeline/submission-collection';
 import {
   ImportJobData,
   ImportJobName,
   ImportJobResult,
   importId,
+  importJobId,
+  ImportJobPayloads,
   ImportKind,
   importRetryPreset,
   IMPORTS_QUEUE,
-} from './imports.queue';
+} from './import.queue';
 
 export type ImportRequestOutcome =
   | { outcome: 'queued'; record: ImportRecord }
@@ -47,16 +49,26 @@ const UNFINISHED = ['waiting', 'delayed', 'prioritized', 'waiting-children', 'ac
 /**
  * Turns "import this" into at most one queued job. Storage decides whether something is
  * imported; the deterministic job id makes a second job for the same thing impossible.
- * Used by the HTTP routes and by the scheduled sync.
+ * The only code that adds jobs to the imports queue: used by the HTTP routes and by the
+ * scheduled sync (the scheduler's repeatable sync job aside).
  */
 @Injectable()
-export class ImportRequestsService {
+export class ImportProducer {
   constructor(
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
     private readonly records: ImportRecordsRepository,
   ) {}
+
+  /** A no-op round trip: proves this process can enqueue and a worker completes. */
+  ping(id: string): Promise<Job<ImportJobPayloads[ImportJobName.Ping]>> {
+    return this.queue.add(
+      ImportJobName.Ping,
+      { sentAt: new Date().toISOString() },
+      { jobId: importJobId(ImportJobName.Ping, id), removeOnComplete: 100, removeOnFail: 100 },
+    );
+  }
 
   async requestSubmission(
     source: SourceSystem,

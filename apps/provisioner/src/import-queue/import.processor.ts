@@ -1,15 +1,22 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
-import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import type { ProvisionerSettings } from '../config/provisioner.settings';
+import { attemptStagingId } from '../imports/attempt-staging';
+import { runDatasetImport } from '../imports/pipeline/dataset-import.pipeline';
+import { ImportRejectedError, ImportTransientError } from '../imports/pipeline/import-errors';
+import { PhaseClock } from '../imports/pipeline/import-phases';
+import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
+import { ensureSubmissionCollection } from '../imports/pipeline/submission-collection';
+import { PROVISIONER_VERSION } from '../imports/provisioner-version';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
+import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { SourceRegistry } from '../sources/source-registry';
 import { SourceRefusedError, SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
-import { attemptStagingId } from './attempt-staging';
-import { ImportSyncService } from './import-sync.service';
 import { ImportRecordsRepository } from './import-records.repository';
+import { ImportSyncService } from './import-sync.service';
 import {
   IMPORT_KINDS,
   ImportJobData,
@@ -17,16 +24,8 @@ import {
   ImportJobResult,
   ImportJobResults,
   IMPORTS_QUEUE,
-} from './imports.queue';
-import { runDatasetImport } from './pipeline/dataset-import.pipeline';
-import { ImportRejectedError, ImportTransientError } from './pipeline/import-errors';
-import { PhaseClock } from './pipeline/import-phases';
-import { closeSmallFileCopyPool } from './pipeline/small-file-pool';
-import { ensureSubmissionCollection } from './pipeline/submission-collection';
+} from './import.queue';
 import { reconcileStorage } from './startup-reconciliation';
-import { PROVISIONER_VERSION } from './provisioner-version';
-
-type Handlers = { [K in ImportJobName]: (job: Job) => Promise<ImportJobResults[K]> };
 
 /** Worker options from settings; applied to the processor class before the worker is created. */
 export function importWorkerOptions(settings: ProvisionerSettings): Partial<WorkerOptions> {
@@ -48,36 +47,43 @@ export function configureImportProcessor(settings: ProvisionerSettings): void {
 }
 
 /**
- * Runs in the worker process only. Every job name must have a handler: the `Handlers` type
- * makes a missing one a compile error, and an unknown name fails permanently.
+ * Runs in the worker process only. Every job name must have a handler: the handler map's type
+ * makes a missing one a compile error, boot stops on one (onModuleInit), and a job of a name
+ * this worker does not know fails permanently.
  */
 @Processor(IMPORTS_QUEUE)
-export class ImportProcessor
-  extends WorkerHost
-  implements OnApplicationBootstrap, OnApplicationShutdown
-{
+export class ImportProcessor extends WorkerHost implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger(ImportProcessor.name);
-
-  private readonly handlers: Handlers = {
-    [ImportJobName.Ping]: () =>
-      Promise.resolve({ pong: true, receivedAt: new Date().toISOString() }),
-    [ImportJobName.Dataset]: (job: Job<ImportJobData>) =>
-      this.runImport(job, (source) => this.importDataset(job, source)),
-    [ImportJobName.Submission]: (job: Job<ImportJobData>) =>
-      this.runImport(job, (source) => this.importSubmission(job, source)),
-    [ImportJobName.Sync]: () => this.sync.run(),
-  };
+  private readonly handlers = this.jobHandlers();
 
   constructor(
     private readonly registry: SourceRegistry,
     private readonly sync: ImportSyncService,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
-    @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
     private readonly metrics: ImportMetrics,
     private readonly records: ImportRecordsRepository,
+    private readonly copyPool: SmallFileCopyPool,
   ) {
     super();
+  }
+
+  /** What runs each job name of the imports queue. */
+  jobHandlers(): JobHandlers<ImportJobResults> {
+    return {
+      [ImportJobName.Ping]: () =>
+        Promise.resolve({ pong: true as const, receivedAt: new Date().toISOString() }),
+      [ImportJobName.Dataset]: (job: Job<ImportJobData>) =>
+        this.runImport(job, (source) => this.importDataset(job, source)),
+      [ImportJobName.Submission]: (job: Job<ImportJobData>) =>
+        this.runImport(job, (source) => this.importSubmission(job, source)),
+      [ImportJobName.Sync]: () => this.sync.run(),
+    };
+  }
+
+  /** Before the worker takes a job: a job name without a handler stops the boot. */
+  onModuleInit(): void {
+    assertEveryJobHasHandler(IMPORTS_QUEUE, Object.values(ImportJobName), this.handlers);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -91,15 +97,6 @@ export class ImportProcessor
       .catch((error: unknown) =>
         this.logger.error(`import worker stopped: ${(error as Error).message}`),
       );
-  }
-
-  /**
-   * Idle copy threads never hold the process open; this ends them on close (each once its
-   * batches are answered), so an app closed and started again in one process (tests) does not
-   * accumulate them.
-   */
-  async onApplicationShutdown(): Promise<void> {
-    await closeSmallFileCopyPool();
   }
 
   /**
@@ -158,7 +155,7 @@ export class ImportProcessor
       versions: { provisioner: PROVISIONER_VERSION, node: process.version },
       reportProgress: (progress) => job.updateProgress(progress),
       copyMeter: this.metrics,
-      copyThreads: this.settings.IMPORT_COPY_THREADS,
+      copyPool: this.copyPool,
       phases,
     });
     if (result.copied) this.logger.log(`import ${job.id} phases (ms): ${phases.toString()}`);

@@ -1,12 +1,17 @@
 import type { JobType, Queue } from 'bullmq';
 import Redis, { ChainableCommander, RedisOptions } from 'ioredis';
-import { IMPORT_STATES, ImportJobFields, ImportState, recordStateOf } from './import-record';
+import {
+  IMPORT_STATES,
+  ImportJobFields,
+  ImportState,
+  recordStateOf,
+} from '../imports/import-record';
 import {
   ImportJobPage,
   ImportRecordFilter,
   ImportRecordsRepository,
 } from './import-records.repository';
-import { IMPORT_KINDS, ImportJobName } from './imports.queue';
+import { IMPORT_KINDS, ImportJobName } from './import.queue';
 
 /** The fields of BullMQ's job hash a record needs (not its options nor its stack traces). */
 const JOB_FIELDS = [

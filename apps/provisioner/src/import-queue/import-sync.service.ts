@@ -5,7 +5,7 @@ import { StorageIndex } from '../storage/storage-index';
 import { Inject } from '@nestjs/common';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
-import { ImportRequestsService } from './import-requests.service';
+import { ImportProducer } from './import.producer';
 
 /**
  * The scheduled run: for every source, every eligible submission without a collection, then
@@ -18,7 +18,7 @@ export class ImportSyncService {
 
   constructor(
     private readonly registry: SourceRegistry,
-    private readonly requests: ImportRequestsService,
+    private readonly requests: ImportProducer,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
   ) {}
 

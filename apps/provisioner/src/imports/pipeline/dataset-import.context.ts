@@ -1,0 +1,54 @@
+import type { SourceLimits } from '../../sources/dataset-directory/dataset-directory';
+import type { SourceDataset, SourceSubmission, SourceSystem } from '../../sources/source-system';
+import type { StorageSystem } from '../../storage/storage-system';
+import type { PhaseClock } from './import-phases';
+import type { ImportProgress } from './import-progress';
+import type { SmallFileCopyPool } from './small-file-pool';
+
+/** What one attempt of a dataset import is given by the job that runs it. */
+export interface DatasetImportContext {
+  importId: string;
+  attempt: number;
+  queuedAt: Date | null;
+  source: SourceSystem;
+  storage: StorageSystem;
+  datasetId: string;
+  versions: Record<string, string>;
+  reportProgress: (progress: ImportProgress) => Promise<void>;
+  /** Counts what is copied as it is copied (the worker's import metrics). */
+  copyMeter?: CopyMeter;
+  /**
+   * The worker's copy threads, which copy the small files (IMPORT_COPY_THREADS of them);
+   * without a pool, or with one of size 0, they are copied on the main thread in time slices.
+   */
+  copyPool?: SmallFileCopyPool;
+  /** Large files copied in parallel (small files go on copy threads, alongside). */
+  copyConcurrency?: number;
+  bufferBytes?: number;
+  /** Files up to this size are copied in blocking calls (see copySmallFileWithHashes). */
+  smallFileBytes?: number;
+  /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
+  sourceLimits?: SourceLimits;
+  /** Charged with each phase's time as the import goes (the worker logs it). */
+  phases?: PhaseClock;
+}
+
+export interface CopyMeter {
+  addBytes(n: number): void;
+  addFiles(n: number): void;
+}
+
+export interface DatasetImportResult {
+  path: string;
+  files: number;
+  bytes: number;
+  /** False when the dataset was found already published by this very import (a re-run after a crash). */
+  copied: boolean;
+}
+
+/** The dataset as the source lists it, and where it lands in storage. */
+export interface ResolvedDataset {
+  dataset: SourceDataset;
+  submission: SourceSubmission;
+  target: string;
+}
