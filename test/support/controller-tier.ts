@@ -179,7 +179,10 @@ export async function guardVerdicts(
   return verdicts;
 }
 
-/** A refusal in the error envelope: the status, and the parameters `more.errors` names (once each). */
+/**
+ * A refusal in the error envelope: the status, and the query/path parameters and body fields
+ * `more.errors` names (once each).
+ */
 export function refusal(res: request.Response): { status: number; parameters: string[] } {
   expect(res.headers['x-request-id']).toBeDefined();
   expect(res.body).toEqual({
@@ -187,6 +190,8 @@ export function refusal(res: request.Response): { status: number; parameters: st
     description: expect.any(String),
     more: expect.any(Object),
   });
-  const errors = (res.body as { more: { errors?: { parameter: string }[] } }).more.errors ?? [];
-  return { status: res.status, parameters: [...new Set(errors.map((e) => e.parameter))].sort() };
+  const errors =
+    (res.body as { more: { errors?: { parameter?: string; field?: string }[] } }).more.errors ?? [];
+  const named = errors.map((e) => e.parameter ?? e.field);
+  return { status: res.status, parameters: [...new Set(named)].sort() as string[] };
 }

@@ -1,11 +1,11 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
-import { ApiCachedRead, ApiExactFilterQueries } from '../common/api-docs';
-import { COHORT_SCHEMA, resultsBody } from '../common/api-schemas';
+import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readExactFilters } from '../common/query-params';
+import { exactValues } from '../common/query-input';
+import { CohortsPage, CohortsQuery } from './cohorts.dto';
 import { COHORT_FILTERS } from './cohorts.repository';
 import { CohortsService } from './cohorts.service';
 
@@ -18,15 +18,15 @@ export class CohortsController {
   ) {}
 
   /** Public: everyone sees the same published cohorts, so keys are not even read. */
-  @ApiCachedRead(
-    { summary: 'Published cohorts, by name', caller: 'public' },
-    resultsBody(COHORT_SCHEMA),
-  )
-  @ApiExactFilterQueries(COHORT_FILTERS)
+  @ApiCachedRead({ summary: 'Published cohorts, by name', caller: 'public' }, CohortsPage)
   @Get()
   @Public()
-  async list(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const exact = readExactFilters(req.query as RawQuery, COHORT_FILTERS);
+  async list(
+    @Query() given: CohortsQuery,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const exact = exactValues(given, COHORT_FILTERS);
     await this.responder.respond(
       req,
       res,

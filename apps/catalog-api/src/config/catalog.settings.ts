@@ -15,6 +15,7 @@ import {
   IntegerSetting,
   IsIpAllowList,
   loadSettings,
+  LOG_LEVELS,
   RealSecret,
   urlPassword,
 } from '@app/platform';
@@ -98,7 +99,7 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1024 * 1024)
   RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
 
   /** The access-request webhook (POST /api/accessreq) answers 403 unless this is true. */

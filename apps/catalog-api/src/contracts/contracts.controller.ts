@@ -1,12 +1,11 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiCachedRead, ApiProjectIdQuery } from '../common/api-docs';
-import { CONTRACT_SCHEMA, itemsBody } from '../common/api-schemas';
+import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readPositiveInt } from '../common/query-params';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { ContractsPage, ContractsQuery } from './contracts.dto';
 import { ContractsService } from './contracts.service';
 
 @ApiTags('catalog')
@@ -23,17 +22,17 @@ export class ContractsController {
       caller: 'any key',
       description: 'A user key sees only those it holds `protected` on (or on their project).',
     },
-    itemsBody(CONTRACT_SCHEMA),
+    ContractsPage,
   )
-  @ApiProjectIdQuery()
   @Get()
   async list(
+    @Query() given: ContractsQuery,
     @Req() req: Request,
     @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
   ): Promise<void> {
     const viewer = viewerOf(principal);
-    const projectId = readPositiveInt(req.query as RawQuery, 'project_id');
+    const projectId = given.project_id;
     await this.responder.respond(
       req,
       res,

@@ -1,21 +1,14 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiCachedRead, ApiExactFilterQueries, ApiProjectIdQuery } from '../common/api-docs';
-import { DATASETS_BODY } from '../common/api-schemas';
+import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import {
-  RawQuery,
-  readExactFilters,
-  readNonEmptyString,
-  readPositiveInt,
-} from '../common/query-params';
+import { exactValues } from '../common/query-input';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
 import { DATASET_FILTERS, DatasetFilter } from './datasets.repository';
+import { DatasetsExport, DatasetsQuery } from './datasets.dto';
 import { DatasetsService } from './datasets.service';
-
-const PROJECT_TITLE_MAX = 500;
 
 @ApiTags('catalog')
 @Controller('api/datasets')
@@ -32,28 +25,20 @@ export class DatasetsController {
       description:
         'Visibility as for projects; endpoint keys also get the fields of their exposure.',
     },
-    DATASETS_BODY,
+    DatasetsExport,
   )
-  @ApiProjectIdQuery()
-  @ApiQuery({
-    name: 'project_title',
-    required: false,
-    description: 'Only the datasets of the project with this exact title (case-insensitive)',
-    schema: { type: 'string', minLength: 1, maxLength: PROJECT_TITLE_MAX },
-  })
-  @ApiExactFilterQueries(DATASET_FILTERS)
   @Get()
   async list(
+    @Query() given: DatasetsQuery,
     @Req() req: Request,
     @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
   ): Promise<void> {
     const viewer = viewerOf(principal);
-    const raw = req.query as RawQuery;
     const filter: DatasetFilter = {
-      projectId: readPositiveInt(raw, 'project_id'),
-      projectTitle: readNonEmptyString(raw, 'project_title', PROJECT_TITLE_MAX),
-      exact: readExactFilters(raw, DATASET_FILTERS),
+      projectId: given.project_id,
+      projectTitle: given.project_title,
+      exact: exactValues(given, DATASET_FILTERS),
     };
     await this.responder.respond(
       req,

@@ -6,8 +6,8 @@ import {
   exactFilterConditions,
   idFilter,
   textFilter,
+  type ExactFilter,
 } from '../common/exact-filters.sql';
-import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { PersonRow, toPersonExport, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
 import { datasetVisible } from '../permissions/visibility.sql';

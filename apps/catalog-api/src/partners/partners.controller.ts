@@ -1,13 +1,12 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, OptionalAuth, Principal } from '@app/auth';
-import { ApiCachedRead, ApiExactFilterQueries, ApiFieldsQuery } from '../common/api-docs';
-import { PARTNER_SCHEMA, resultsBody } from '../common/api-schemas';
+import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readBoolean, readExactFilters, readFieldList } from '../common/query-params';
+import { exactValues } from '../common/query-input';
 import { viewerIdentity } from '../permissions/viewer';
-import { PARTNER_FIELDS } from './partner.exporter';
+import { KeyHolderQuery, PartnersKeyQuery, PartnersPage, PartnersQuery } from './partners.dto';
 import { PARTNER_FILTERS } from './partners.repository';
 import { PartnerQuery, PartnersService } from './partners.service';
 
@@ -32,28 +31,23 @@ export class PartnersController {
         'key: all partners, then `published`. The exact filters apply to every caller. A key ' +
         'that is sent but invalid is a 401.',
     },
-    resultsBody(PARTNER_SCHEMA),
+    PartnersPage,
   )
-  @ApiQuery({
-    name: 'published',
-    required: false,
-    description: 'With a key: only published (`true`) or unpublished (`false`); else 400',
-    schema: { type: 'boolean' },
-  })
-  @ApiFieldsQuery(PARTNER_FIELDS, 'With a key only.')
-  @ApiExactFilterQueries(PARTNER_FILTERS)
+  // The key-only parameters do not come from @Query(), so their DTO is named here.
+  @ApiQuery({ type: PartnersKeyQuery })
   @Get()
   @OptionalAuth()
   async list(
+    @Query() given: PartnersQuery,
+    @KeyHolderQuery() keyed: PartnersKeyQuery,
     @Req() req: Request,
     @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
   ): Promise<void> {
-    const raw = req.query as RawQuery;
-    const query: PartnerQuery = { published: true, exact: readExactFilters(raw, PARTNER_FILTERS) };
+    const query: PartnerQuery = { published: true, exact: exactValues(given, PARTNER_FILTERS) };
     if (principal !== undefined) {
-      query.published = readBoolean(raw, 'published');
-      query.fields = readFieldList(raw, 'fields', PARTNER_FIELDS);
+      query.published = keyed.published;
+      query.fields = keyed.fields;
     }
     await this.responder.respond(
       req,

@@ -1,15 +1,14 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ForbiddenError, ValidationFailedError } from '@app/errors';
+import { ForbiddenError } from '@app/errors';
 import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { UsersRepository } from '../users/users.repository';
 import { viewerIdentity, viewerOf } from './viewer';
+import { PermissionParams } from './permissions.dto';
 import { PermissionsService } from './permissions.service';
-
-const OIDC_ID_MAX = 64;
 
 /** Start of the next UTC day, in epoch ms. */
 function nextUtcMidnight(now = new Date()): number {
@@ -42,24 +41,14 @@ export class PermissionsController {
     },
     404,
   )
-  @ApiParam({
-    name: 'user_oidc_id',
-    description: "The person's identity-provider subject",
-    schema: { type: 'string', minLength: 1, maxLength: OIDC_ID_MAX },
-  })
   @Get(':user_oidc_id')
   async list(
-    @Param('user_oidc_id') oidcId: string,
+    @Param() { user_oidc_id: oidcId }: PermissionParams,
     @Req() req: Request,
     @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
   ): Promise<void> {
     const viewer = viewerOf(principal);
-    if (oidcId.length > OIDC_ID_MAX) {
-      throw new ValidationFailedError([
-        { parameter: 'user_oidc_id', message: 'must be at most 64 characters' },
-      ]);
-    }
     if (viewer.kind === 'user') await this.requireSelf(viewer.userId, oidcId);
     await this.responder.respond(
       req,

@@ -1,18 +1,12 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import {
-  ApiCachedRead,
-  ApiExactFilterQueries,
-  ApiFieldsQuery,
-  ApiProjectIdQuery,
-} from '../common/api-docs';
-import { PROJECTS_BODY } from '../common/api-schemas';
+import { ApiCachedRead } from '../common/api-docs';
 import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readExactFilters, readFieldList, readPositiveInt } from '../common/query-params';
+import { exactValues } from '../common/query-input';
 import { viewerIdentity, viewerOf } from '../permissions/viewer';
-import { PROJECT_FIELDS } from './project.exporter';
+import { ProjectsExport, ProjectsQuery } from './projects.dto';
 import { PROJECT_FILTERS } from './projects.repository';
 import { ProjectQuery, ProjectsService } from './projects.service';
 
@@ -32,23 +26,20 @@ export class ProjectsController {
         'Global key: all projects; user key: those it holds `protected` on; endpoint key: ' +
         'projects with a dataset exposed to it (active or deprecated), each once.',
     },
-    PROJECTS_BODY,
+    ProjectsExport,
   )
-  @ApiProjectIdQuery()
-  @ApiFieldsQuery(PROJECT_FIELDS, '`source` is always kept.')
-  @ApiExactFilterQueries(PROJECT_FILTERS)
   @Get()
   async list(
+    @Query() given: ProjectsQuery,
     @Req() req: Request,
     @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
   ): Promise<void> {
     const viewer = viewerOf(principal);
-    const raw = req.query as RawQuery;
     const query: ProjectQuery = {
-      projectId: readPositiveInt(raw, 'project_id'),
-      fields: readFieldList(raw, 'fields', PROJECT_FIELDS),
-      exact: readExactFilters(raw, PROJECT_FILTERS),
+      projectId: given.project_id,
+      fields: given.fields,
+      exact: exactValues(given, PROJECT_FILTERS),
     };
     await this.responder.respond(
       req,

@@ -3,9 +3,9 @@ import type { Request, Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { AllowBearer, CurrentPrincipal, Principal, RequireKinds } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { resultsBody } from '../common/api-schemas';
 import { CachedJsonResponder } from '../common/cached-json.responder';
 import { viewerIdentity } from '../permissions/viewer';
+import { UsersPage } from './users.dto';
 import { UsersRepository } from './users.repository';
 
 @ApiTags('users')
@@ -23,15 +23,7 @@ export class UsersController {
       caller: 'global or user key, or an identity-provider bearer token',
       description: 'An endpoint key is a 403; the identity provider unreachable is a 503.',
     },
-    resultsBody({
-      type: 'object',
-      required: ['id', 'text'],
-      properties: {
-        id: { type: 'integer' },
-        text: { type: 'string', description: 'First and last name, else the username' },
-      },
-      example: { id: 5, text: 'First Last' },
-    }),
+    UsersPage,
   )
   @Get()
   @RequireKinds('global', 'user', 'bearer')
