@@ -1,21 +1,19 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCachedRead, ApiExactFilterQueries } from '../common/api-docs';
 import { COHORT_SCHEMA, resultsBody } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readExactFilters } from '../common/query-params';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { COHORT_FILTERS } from './cohorts.repository';
 import { CohortsService } from './cohorts.service';
 
 @ApiTags('catalog')
 @Controller('api/cohorts')
 export class CohortsController {
-  constructor(
-    private readonly cohorts: CohortsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly cohorts: CohortsService) {}
 
   /** Public: everyone sees the same published cohorts, so keys are not even read. */
   @ApiCachedRead(
@@ -25,13 +23,9 @@ export class CohortsController {
   @ApiExactFilterQueries(COHORT_FILTERS)
   @Get()
   @Public()
-  async list(@Req() req: Request, @Res() res: Response): Promise<void> {
+  @CachedRead()
+  list(@Req() req: Request, @ReadSnapshot() manager: EntityManager) {
     const exact = readExactFilters(req.query as RawQuery, COHORT_FILTERS);
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'cohorts', identity: 'public', params: { exact } },
-      (manager) => this.cohorts.listPublished(manager, exact),
-    );
+    return this.cohorts.listPublished(manager, exact);
   }
 }

@@ -32,7 +32,7 @@ const operation = (doc: OperationDoc) =>
   ApiOperation({ summary: `${doc.summary} (${doc.caller})`, description: doc.description });
 
 /**
- * A read served by CachedJsonResponder: 200 with an ETag, 304 when `If-None-Match` matches,
+ * A read served by the read cache (@CachedRead): 200 with an ETag, 304 when `If-None-Match` matches,
  * 503 while Postgres is unavailable.
  */
 export function ApiCachedRead(doc: OperationDoc, body: SchemaObject, ...errors: number[]) {

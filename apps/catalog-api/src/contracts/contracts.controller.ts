@@ -1,21 +1,19 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead, ApiProjectIdQuery } from '../common/api-docs';
 import { CONTRACT_SCHEMA, itemsBody } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readPositiveInt } from '../common/query-params';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { ContractsService } from './contracts.service';
 
 @ApiTags('catalog')
 @Controller('api/contracts')
 export class ContractsController {
-  constructor(
-    private readonly contracts: ContractsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly contracts: ContractsService) {}
 
   @ApiCachedRead(
     {
@@ -27,18 +25,14 @@ export class ContractsController {
   )
   @ApiProjectIdQuery()
   @Get()
-  async list(
+  @CachedRead()
+  list(
     @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
     const projectId = readPositiveInt(req.query as RawQuery, 'project_id');
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'contracts', identity: viewerIdentity(principal), params: { projectId } },
-      (manager) => this.contracts.list(manager, viewer, projectId),
-    );
+    return this.contracts.list(manager, viewer, projectId);
   }
 }

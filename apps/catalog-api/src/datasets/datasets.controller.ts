@@ -1,17 +1,18 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import type { EntityManager } from 'typeorm';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead, ApiExactFilterQueries, ApiProjectIdQuery } from '../common/api-docs';
 import { DATASETS_BODY } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import {
   RawQuery,
   readExactFilters,
   readNonEmptyString,
   readPositiveInt,
 } from '../common/query-params';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { DATASET_FILTERS, DatasetFilter } from './datasets.repository';
 import { DatasetsService } from './datasets.service';
 
@@ -20,10 +21,7 @@ const PROJECT_TITLE_MAX = 500;
 @ApiTags('catalog')
 @Controller('api/datasets')
 export class DatasetsController {
-  constructor(
-    private readonly datasets: DatasetsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly datasets: DatasetsService) {}
 
   @ApiCachedRead(
     {
@@ -43,11 +41,12 @@ export class DatasetsController {
   })
   @ApiExactFilterQueries(DATASET_FILTERS)
   @Get()
-  async list(
+  @CachedRead()
+  list(
     @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
     const raw = req.query as RawQuery;
     const filter: DatasetFilter = {
@@ -55,11 +54,6 @@ export class DatasetsController {
       projectTitle: readNonEmptyString(raw, 'project_title', PROJECT_TITLE_MAX),
       exact: readExactFilters(raw, DATASET_FILTERS),
     };
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'datasets', identity: viewerIdentity(principal), params: { ...filter } },
-      (manager) => this.datasets.list(manager, viewer, filter),
-    );
+    return this.datasets.list(manager, viewer, filter);
   }
 }

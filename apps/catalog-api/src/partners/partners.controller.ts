@@ -1,12 +1,12 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import type { EntityManager } from 'typeorm';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, OptionalAuth, Principal } from '@app/auth';
 import { ApiCachedRead, ApiExactFilterQueries, ApiFieldsQuery } from '../common/api-docs';
 import { PARTNER_SCHEMA, resultsBody } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readBoolean, readExactFilters, readFieldList } from '../common/query-params';
-import { viewerIdentity } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { PARTNER_FIELDS } from './partner.exporter';
 import { PARTNER_FILTERS } from './partners.repository';
 import { PartnerQuery, PartnersService } from './partners.service';
@@ -14,10 +14,7 @@ import { PartnerQuery, PartnersService } from './partners.service';
 @ApiTags('catalog')
 @Controller('api/partners')
 export class PartnersController {
-  constructor(
-    private readonly partners: PartnersService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly partners: PartnersService) {}
 
   /**
    * Without a key: published partners, `published` and `fields` ignored. With any valid key:
@@ -44,22 +41,18 @@ export class PartnersController {
   @ApiExactFilterQueries(PARTNER_FILTERS)
   @Get()
   @OptionalAuth()
-  async list(
+  @CachedRead()
+  list(
     @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const raw = req.query as RawQuery;
     const query: PartnerQuery = { published: true, exact: readExactFilters(raw, PARTNER_FILTERS) };
     if (principal !== undefined) {
       query.published = readBoolean(raw, 'published');
       query.fields = readFieldList(raw, 'fields', PARTNER_FIELDS);
     }
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'partners', identity: viewerIdentity(principal), params: { ...query } },
-      (manager) => this.partners.list(manager, query),
-    );
+    return this.partners.list(manager, query);
   }
 }

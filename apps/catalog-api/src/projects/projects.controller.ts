@@ -1,5 +1,6 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import {
@@ -9,9 +10,9 @@ import {
   ApiProjectIdQuery,
 } from '../common/api-docs';
 import { PROJECTS_BODY } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { RawQuery, readExactFilters, readFieldList, readPositiveInt } from '../common/query-params';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { PROJECT_FIELDS } from './project.exporter';
 import { PROJECT_FILTERS } from './projects.repository';
 import { ProjectQuery, ProjectsService } from './projects.service';
@@ -19,10 +20,7 @@ import { ProjectQuery, ProjectsService } from './projects.service';
 @ApiTags('catalog')
 @Controller('api/projects')
 export class ProjectsController {
-  constructor(
-    private readonly projects: ProjectsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly projects: ProjectsService) {}
 
   @ApiCachedRead(
     {
@@ -38,11 +36,12 @@ export class ProjectsController {
   @ApiFieldsQuery(PROJECT_FIELDS, '`source` is always kept.')
   @ApiExactFilterQueries(PROJECT_FILTERS)
   @Get()
-  async list(
+  @CachedRead()
+  list(
     @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
     const raw = req.query as RawQuery;
     const query: ProjectQuery = {
@@ -50,11 +49,6 @@ export class ProjectsController {
       fields: readFieldList(raw, 'fields', PROJECT_FIELDS),
       exact: readExactFilters(raw, PROJECT_FILTERS),
     };
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'projects', identity: viewerIdentity(principal), params: { ...query } },
-      (manager) => this.projects.list(manager, viewer, query),
-    );
+    return this.projects.list(manager, viewer, query);
   }
 }

@@ -1,12 +1,12 @@
-import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { NotFoundError, ValidationFailedError } from '@app/errors';
 import { readNonEmptyString, readPositiveInt, type RawQuery } from '../common/query-params';
 import { ApiCall } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { PAGINATION, POSITIVE_INT } from '../common/api-schemas';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { isTermCategory, TERM_CATEGORIES } from './term-category';
 import { TermSearchService } from './term-search.service';
 import { TERM_PAGE_SIZE } from './terms.repository';
@@ -22,10 +22,7 @@ function required<T>(value: T | undefined, parameter: string): T {
 @ApiTags('terms')
 @Controller('api/termsearch')
 export class TermsController {
-  constructor(
-    private readonly termSearch: TermSearchService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly termSearch: TermSearchService) {}
 
   @ApiCall({
     summary: 'Search a vocabulary by label',
@@ -79,26 +76,16 @@ export class TermsController {
   @ApiQuery({ name: 'page', required: true, description: 'From 1', schema: POSITIVE_INT })
   @Public()
   @Get(':category')
-  async search(
+  // Terms are versioned data: a repeated search is answered from the caches until a load.
+  @CachedRead({ singleStatement: true })
+  search(
     @Param('category') category: string,
     @Query() query: RawQuery,
-    @Req() req: Request,
-    @Res() res: Response,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     if (!isTermCategory(category)) throw new NotFoundError(`Unknown term category "${category}"`);
     const search = required(readNonEmptyString(query, 'search', MAX_SEARCH_LENGTH), 'search');
     const page = required(readPositiveInt(query, 'page'), 'page');
-    // Terms are versioned data: a repeated search is answered from the caches until a load.
-    await this.responder.respond(
-      req,
-      res,
-      {
-        route: 'termsearch',
-        identity: 'public',
-        params: { category, search, page },
-        singleStatement: true,
-      },
-      (manager) => this.termSearch.search(manager, category, search, page),
-    );
+    return this.termSearch.search(manager, category, search, page);
   }
 }

@@ -1,8 +1,18 @@
-import { ENTRY_OVERHEAD_BYTES, ownedBody, ResponseCache, stringBytes } from './response-cache';
+import {
+  CachedResponse,
+  ENTRY_OVERHEAD_BYTES,
+  ownedBody,
+  ResponseCache,
+  stringBytes,
+} from './response-cache';
 
 describe('ResponseCache', () => {
-  const entry = (body: string) => ({ body: Buffer.from(body), etag: `"${body}"` });
-  const bodyOf = (cache: ResponseCache, key: string) => cache.get(key)?.body.toString();
+  const entry = (body: string) => ({
+    body: [Buffer.from(body)],
+    bytes: Buffer.byteLength(body),
+    etag: `"${body}"`,
+  });
+  const bodyOf = (cache: ResponseCache, key: string) => cache.get(key)?.body.join('');
   /** What an entry of a 4-byte body under a 1-character key costs. */
   const SMALL = ENTRY_OVERHEAD_BYTES + stringBytes('a') + 4 + stringBytes('"aaaa"');
   const roomFor = (entries: number) =>
@@ -37,7 +47,7 @@ describe('ResponseCache', () => {
     expect(cache.size).toBeLessThan(10);
     expect(cache.heldBytes).toBeLessThanOrEqual(10 * ENTRY_OVERHEAD_BYTES);
 
-    const withExtras = new ResponseCache<{ body: Buffer; etag: string; extra: string }>(
+    const withExtras = new ResponseCache<CachedResponse & { extra: string }>(
       { maxEntries: 1000, maxBytes: 3 * SMALL + 2000 },
       (e) => stringBytes(e.extra),
     );

@@ -1,9 +1,13 @@
 /**
  * A serialised response and its entity tag. The body is kept as UTF-8 bytes, not a string:
  * a hit then goes to the socket as is, instead of re-encoding megabytes of JSON per request.
+ * A large body stays in the chunks it was built in (see json-body.ts): joining them would hold
+ * it twice while it is built.
  */
 export interface CachedResponse {
-  body: Buffer;
+  body: readonly Buffer[];
+  /** The body's length in bytes. */
+  bytes: number;
   etag: string;
 }
 
@@ -62,7 +66,7 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
     const bytes =
       ENTRY_OVERHEAD_BYTES +
       stringBytes(key) +
-      entry.body.length +
+      entry.bytes +
       stringBytes(entry.etag) +
       this.extraBytes(entry);
     if (bytes > this.limits.maxBytes) return;

@@ -5,7 +5,9 @@ import { API_KEY_HEADER, AuthFailureLimiter, hashApiKey, queryCarriesApiKey } fr
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { endWithBody, matchesEtag } from './json-body';
 import { CachedResponse, ResponseCache, stringBytes } from './response-cache';
+
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** A response the full pipeline produced, with what it takes to produce it again byte for byte. */
@@ -27,15 +29,6 @@ function callerOf(req: IncomingMessage): Caller | null {
   // No key: only a request with no credential at all (a Bearer token changes the answer).
   if (apiKey === undefined && req.headers.authorization === undefined) return {};
   return null;
-}
-
-/** Weak comparison (RFC 9110 §13.1.2): `If-None-Match` matches with or without W/. */
-export function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header
-    .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
-    .some((tag) => tag === '*' || tag === etag);
 }
 
 /**
@@ -117,7 +110,7 @@ export class FastReads {
       const value = res.getHeader(name)!;
       for (const one of Array.isArray(value) ? value : [value]) headers.push(name, String(one));
     }
-    headers.push('content-length', String(response.body.length));
+    headers.push('content-length', String(response.bytes));
     this.index.set(this.keyOf(version, caller, req.originalUrl), {
       ...response,
       headers,
@@ -164,7 +157,7 @@ export class FastReads {
       return;
     }
     res.writeHead(200, [...entry.headers, 'x-request-id', id]);
-    res.end(entry.body);
+    endWithBody(res, entry.body);
   }
 
   private keyOf(version: string, caller: Caller, url: string): string {
