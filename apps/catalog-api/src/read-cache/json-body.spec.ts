@@ -40,3 +40,19 @@ describe('jsonBody', () => {
     expect(paged.etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
   });
 });
+
+describe('jsonBody chunks', () => {
+  it('keeps a small body in an allocation of its own size', async () => {
+    const { body } = await jsonBody({ a: 'é' });
+    expect(body).toHaveLength(1);
+    expect(body[0].buffer.byteLength).toBe(body[0].length);
+  });
+
+  it('encodes text longer than a chunk, and multi-byte text at a chunk border, whole', async () => {
+    const long = 'é'.repeat(700_000);
+    const items = [long, 'x'.repeat(1_048_570), '€€€', long];
+    expect(Buffer.concat((await jsonBody(new JsonPages(pagesOf(items)))).body).toString()).toBe(
+      JSON.stringify(items),
+    );
+  });
+});

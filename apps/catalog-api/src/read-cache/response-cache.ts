@@ -29,12 +29,12 @@ export interface ResponseCacheLimits {
   maxBytes: number;
 }
 
-/** The UTF-8 bytes of `text` in an allocation of their own, for a body a cache keeps. */
-export function ownedBody(text: string): Buffer {
-  // Buffer.from(text) of a short text is a slice of a shared 8 KiB pool: one cached slice would
+/** A copy of `bytes` in an allocation of its own, for a body a cache keeps. */
+export function ownedCopy(bytes: Uint8Array): Buffer {
+  // Buffer.from(bytes) of a short body is a slice of a shared 8 KiB pool: one cached slice would
   // keep the whole pool slab alive, 8 KiB held for a 40-byte answer.
-  const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  body.write(text);
+  const body = Buffer.allocUnsafeSlow(bytes.length);
+  body.set(bytes);
   return body;
 }
 
