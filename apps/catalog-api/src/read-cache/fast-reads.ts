@@ -52,12 +52,14 @@ function callerOf(req: IncomingMessage): Caller | null {
 export class FastReads {
   private readonly index: ResponseCache<FastEntry>;
   private metrics?: HttpMetrics;
+  private readonly enabled: boolean;
 
   constructor(
     @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
     private readonly tracker: CatalogVersionTracker,
     private readonly limiter: AuthFailureLimiter,
   ) {
+    this.enabled = settings.FAST_READS;
     // Bodies are shared with the response cache but counted here too: an entry can outlive
     // the other cache's copy, and the bound must hold either way.
     this.index = new ResponseCache<FastEntry>(
@@ -75,7 +77,10 @@ export class FastReads {
     return { entries: this.index.size, bytes: this.index.heldBytes };
   }
 
-  /** Puts this index in front of the app's request handler and starts the version listener. */
+  /**
+   * Puts this index in front of the app's request handler and starts the version listener.
+   * With FAST_READS off it only tells the version tracker about writes through this replica.
+   */
   attach(server: Server, metrics: HttpMetrics): void {
     this.metrics = metrics;
     const handlers = server.listeners('request') as ((
@@ -99,7 +104,7 @@ export class FastReads {
     expiresAt?: number,
   ): void {
     const caller = callerOf(req);
-    if (req.method !== 'GET' || caller === null) return;
+    if (!this.enabled || req.method !== 'GET' || caller === null) return;
     // The older key-in-the-URL form, however the name is encoded: such URLs are never indexed,
     // so no raw key stays in memory.
     if (queryCarriesApiKey(req.originalUrl)) return;
@@ -127,7 +132,7 @@ export class FastReads {
       res.once('close', () => this.tracker.writeEnded());
       return false;
     }
-    if (method !== 'GET') return false;
+    if (method !== 'GET' || !this.enabled) return false;
     const version = this.tracker.known();
     const caller = callerOf(req);
     if (version === null || caller === null) return false;
