@@ -1,6 +1,5 @@
 import { deployedNodeArgs } from '../../lib/deployed-node-args';
-import { generateCatalog } from '../data/catalog-data';
-import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
+import { BENCH_GLOBAL_KEY, startCatalog, withGeneratedCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
 import { benchWrite, timeGet } from '../lib/http-load';
 import { processMemory } from '../lib/processes';
@@ -19,18 +18,13 @@ interface Round {
 
 /**
  * `GET /api/datasets` (global key) over a large catalog: the cold answer's time and the
- * catalog's peak resident set while it builds and sends it. Each round follows a write (a
- * dataset's title), so each is cold.
+ * catalog's peak resident set while it builds and sends it. Each round follows a write through
+ * the API, so each is cold.
  */
 export async function catalogScaleBench(ctx: BenchContext): Promise<SuiteReport> {
   const datasets = ctx.quick ? 5000 : 50_000;
   const rounds = 3;
-  const catalog = await migratedCatalogDatabase();
-  try {
-    const started = performance.now();
-    const generated = await generateCatalog(catalog.database.url, datasets);
-    const generateMs = performance.now() - started;
-    ctx.log(`generated ${datasets} datasets in ${fmt(generateMs / 1000)} s`);
+  return withGeneratedCatalog(ctx, datasets, async (catalog, generated, generateMs) => {
     // As deployed: the catalog's heap cap applies.
     const nodeArgs = deployedNodeArgs('catalog-api/deployment.yaml');
     const app = await startCatalog(catalog.env, nodeArgs);
@@ -62,9 +56,7 @@ export async function catalogScaleBench(ctx: BenchContext): Promise<SuiteReport>
     } finally {
       await app.stop();
     }
-  } finally {
-    await catalog.database.drop();
-  }
+  });
 }
 
 function report(

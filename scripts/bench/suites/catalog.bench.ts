@@ -1,5 +1,4 @@
-import { generateCatalog } from '../data/catalog-data';
-import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
+import { BENCH_GLOBAL_KEY, startCatalog, withGeneratedCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
 import { benchWrite, LoadResult, measure, startCeiling, timeGet } from '../lib/http-load';
 import { sleep } from '../lib/processes';
@@ -97,13 +96,7 @@ export async function catalogBench(ctx: BenchContext): Promise<SuiteReport> {
   const datasets = ctx.quick ? 500 : 5000;
   const seconds = ctx.quick ? 2 : 5;
   const rounds = 2;
-  const catalog = await migratedCatalogDatabase();
-  try {
-    const started = performance.now();
-    const generated = await generateCatalog(catalog.database.url, datasets);
-    const generateMs = performance.now() - started;
-    ctx.log(`generated ${datasets} datasets in ${fmt(generateMs / 1000)} s`);
-
+  return withGeneratedCatalog(ctx, datasets, async (catalog, generated, generateMs) => {
     const app = await startCatalog(catalog.env);
     const framework = await startCatalog({ ...catalog.env, FAST_READS: 'false' });
     const results: CaseResult[] = [];
@@ -172,9 +165,7 @@ export async function catalogBench(ctx: BenchContext): Promise<SuiteReport> {
       await app.stop();
       await framework.stop();
     }
-  } finally {
-    await catalog.database.drop();
-  }
+  });
 }
 
 const underWritesOk = (u: UnderWrites) =>
