@@ -8,7 +8,7 @@ import { viewerIdentity } from '../permissions/viewer';
 import { attachSnapshot, CACHED_READ, CachedReadOptions } from './cached-read.options';
 import { FastReads } from './fast-reads';
 import { endWithBody, matchesEtag } from './json-body';
-import { ReadCacheService, ReadKey } from './read-cache.service';
+import { Producer, ReadCacheService, ReadKey } from './read-cache.service';
 
 /** Start of the next UTC day, in epoch ms. */
 function nextUtcMidnight(now = new Date()): number {
@@ -60,7 +60,7 @@ export class ReadCacheInterceptor implements NestInterceptor {
     req: Request & RequestWithPrincipal,
     res: Response,
     options: CachedReadOptions,
-    produce: Parameters<ReadCacheService['load']>[1],
+    produce: Producer,
   ): Promise<void> {
     const key: ReadKey = {
       route: routeTemplate(req),
