@@ -41,7 +41,8 @@ export class PartnersController {
   @ApiExactFilterQueries(PARTNER_FILTERS)
   @Get()
   @OptionalAuth()
-  @CachedRead()
+  // One SELECT (PartnersRepository.find): no transaction needed.
+  @CachedRead({ singleStatement: true })
   list(
     @Req() req: Request,
     @CurrentPrincipal() principal: Principal | undefined,
