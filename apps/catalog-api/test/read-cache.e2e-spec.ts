@@ -92,6 +92,19 @@ describe('read cache: concurrent cold readers of one answer', () => {
     expect(counts().joined - before.joined).toBe(0);
   });
 
+  it('a parameter the route never reads is the same answer; one it reads is another', async () => {
+    await newVersion();
+    const builds = () => c.app.get(ReadCacheService).counts.builds.get('/api/cohorts') ?? 0;
+    const before = builds();
+    const all = await c.get('/api/cohorts?utm=1').expect(200);
+    expect((await c.get('/api/cohorts?utm=2').expect(200)).text).toBe(all.text);
+    expect(builds() - before).toBe(1);
+    const name = (JSON.parse(all.text) as { results: { name: string }[] }).results[0].name;
+    const one = await c.get(`/api/cohorts?utm=3&name=${encodeURIComponent(name)}`).expect(200);
+    expect(one.text).not.toBe(all.text);
+    expect(builds() - before).toBe(2);
+  });
+
   it('a failed build fails its waiters once; the next reader builds again', async () => {
     await newVersion();
     const before = counts();

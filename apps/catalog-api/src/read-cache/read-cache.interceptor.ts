@@ -32,6 +32,46 @@ function requestKey(req: Request): string {
   return `${url.slice(0, start)}?${query.join('&')}`;
 }
 
+/** The query parameters a route's handler has read, learned from its builds. */
+interface QueryReads {
+  names: Set<string>;
+  /** It listed the parameters (a DTO, a check for unknown ones): every parameter matters. */
+  enumerated: boolean;
+}
+
+/**
+ * `req.query` for one build: records what the handler reads, so a request differing only in
+ * parameters the route never reads (`?utm=…`) is the same answer, not another build.
+ */
+function recordingQuery(req: Request, reads: QueryReads): void {
+  const note = (name: string | symbol) => {
+    if (typeof name === 'string') reads.names.add(name);
+  };
+  const query = new Proxy(req.query, {
+    get: (target, name, receiver) => (note(name), Reflect.get(target, name, receiver)),
+    has: (target, name) => (note(name), Reflect.has(target, name)),
+    getOwnPropertyDescriptor: (target, name) => (
+      note(name),
+      Reflect.getOwnPropertyDescriptor(target, name)
+    ),
+    ownKeys: (target) => ((reads.enumerated = true), Reflect.ownKeys(target)),
+  });
+  Object.defineProperty(req, 'query', { value: query, configurable: true, writable: true });
+}
+
+/**
+ * Path and the values of the parameters the route reads. Equal for two requests, the handler
+ * reads the same inputs and answers the same; before any build, the whole query.
+ */
+function answerKey(req: Request, reads: QueryReads | undefined): string {
+  if (reads === undefined || reads.enumerated) return requestKey(req);
+  const query = req.query;
+  const values = [...reads.names]
+    .sort()
+    .map((name) => `${name}=${JSON.stringify(query[name]) ?? '-'}`);
+  return `${req.path}?${values.join('&')}`;
+}
+
 /**
  * Serves a @CachedRead() route from the read cache, else runs its handler in the read's
  * snapshot, stores the JSON of what it returned and sends it: 200 with its ETag (304 when
@@ -39,6 +79,9 @@ function requestKey(req: Request): string {
  */
 @Injectable()
 export class ReadCacheInterceptor implements NestInterceptor {
+  /** By route template: one handler each. */
+  private readonly reads = new Map<string, QueryReads>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly cache: ReadCacheService,
@@ -48,9 +91,14 @@ export class ReadCacheInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<void> {
     const options = this.reflector.get<CachedReadOptions>(CACHED_READ, context.getHandler());
     const http = context.switchToHttp();
+    const req = http.getRequest<Request>();
     return from(
-      this.respond(http.getRequest(), http.getResponse(), options, (manager) => {
-        attachSnapshot(http.getRequest<Request>(), manager);
+      this.respond(req, http.getResponse(), options, (manager) => {
+        attachSnapshot(req, manager);
+        const route = routeTemplate(req);
+        const reads = this.reads.get(route) ?? { names: new Set<string>(), enumerated: false };
+        this.reads.set(route, reads);
+        recordingQuery(req, reads);
         return lastValueFrom(next.handle());
       }),
     );
@@ -62,16 +110,17 @@ export class ReadCacheInterceptor implements NestInterceptor {
     options: CachedReadOptions,
     produce: Producer,
   ): Promise<void> {
+    const route = routeTemplate(req);
+    // Dates no write changes: today is part of the key.
+    const today = options.untilEndOfUtcDay ? `|${new Date().toISOString().slice(0, 10)}` : '';
     const key: ReadKey = {
-      route: routeTemplate(req),
+      route,
       identity: viewerIdentity(req.principal),
-      request: requestKey(req),
+      request: requestKey(req) + today,
+      answer: () => answerKey(req, this.reads.get(route)) + today,
       singleStatement: options.singleStatement,
+      expiresAt: options.untilEndOfUtcDay ? nextUtcMidnight() : undefined,
     };
-    if (options.untilEndOfUtcDay) {
-      key.request += `|${new Date().toISOString().slice(0, 10)}`;
-      key.expiresAt = nextUtcMidnight();
-    }
     const { version, entry } = await this.cache.load(key, produce);
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('ETag', entry.etag);

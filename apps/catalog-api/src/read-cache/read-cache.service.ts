@@ -14,6 +14,11 @@ export interface ReadKey {
   identity: string;
   /** Path and query, key-carrying query parameters left out, the rest in a fixed order. */
   request: string;
+  /**
+   * What of the request the answer depends on (path and the query parameters the route reads),
+   * asked before the lookup and again after a build, which may have taught it more names.
+   */
+  answer: () => string;
   /** When the answer stops being right without any write (epoch ms): data that depends on the date. */
   expiresAt?: number;
   /** See CachedReadOptions.singleStatement. */
@@ -63,16 +68,17 @@ export class ReadCacheService {
   /** The answer to `key` at the current version: from the cache, a build running, or a new build. */
   async load(key: ReadKey, produce: Producer): Promise<LoadedRead> {
     const seen = this.tracker.known() ?? (await this.versions.current());
-    const cacheKey = this.cacheKey(seen, key);
-    const hit = this.cache.get(cacheKey);
+    const hit = this.cache.get(this.cacheKey(seen, key, key.answer()));
     if (hit !== undefined) return { version: seen, entry: hit };
-    const running = this.building.get(cacheKey);
+    // Only the very same request joins a build: which parameters matter is known after it.
+    const buildKey = this.cacheKey(seen, key, key.request);
+    const running = this.building.get(buildKey);
     if (running !== undefined) {
       count(this.counts.joined, key.route);
       return running;
     }
-    const build = this.build(seen, key, produce).finally(() => this.building.delete(cacheKey));
-    this.building.set(cacheKey, build);
+    const build = this.build(seen, key, produce).finally(() => this.building.delete(buildKey));
+    this.building.set(buildKey, build);
     return build;
   }
 
@@ -87,12 +93,12 @@ export class ReadCacheService {
           // Serialised inside the transaction: a handler may hand over pages read as they go.
           entry: await jsonBody(await produce(manager)),
         }));
-    this.cache.set(this.cacheKey(version, key), entry);
+    this.cache.set(this.cacheKey(version, key, key.answer()), entry);
     return { version, entry };
   }
 
-  private cacheKey(version: string, key: ReadKey): string {
-    return `${version}|${key.identity}|${key.route}|${key.request}`;
+  private cacheKey(version: string, key: ReadKey, request: string): string {
+    return `${version}|${key.identity}|${key.route}|${request}`;
   }
 }
 
