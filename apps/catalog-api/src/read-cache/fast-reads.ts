@@ -49,7 +49,7 @@ function callerOf(req: IncomingMessage): Caller | null {
  * from an address the failure limiter has blocked goes to the full pipeline, which answers 429.
  *
  * Measured gain (`npm run bench -- --only catalog`, FAST_READS on and off in one run): small
- * answers 2.0–4.5× the requests per second of the framework path (`/api/projects`, 0.05–0.21
+ * answers 1.5–4.5× the requests per second of the framework path (`/api/projects`, 0.05–0.21
  * MiB), multi-megabyte answers within noise (docs/decisions/read-path.md).
  */
 @Injectable()
