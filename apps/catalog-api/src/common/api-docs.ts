@@ -36,7 +36,7 @@ export type Body = Type<unknown> | SchemaObject;
 const content = (body: Body) => (typeof body === 'function' ? { type: body } : { schema: body });
 
 /**
- * A read served by CachedJsonResponder: 200 with an ETag, 304 when `If-None-Match` matches,
+ * A read served by the read cache (@CachedRead): 200 with an ETag, 304 when `If-None-Match` matches,
  * 503 while Postgres is unavailable.
  */
 export function ApiCachedRead(doc: OperationDoc, body: Body, ...errors: number[]) {

@@ -48,6 +48,13 @@ export class CatalogSettings extends FrontDoorSettings {
   @BooleanSetting()
   CATALOG_VERSION_LISTEN = true;
 
+  /**
+   * Answer a repeated read before Express and Nest see it (read-cache/fast-reads.ts). Off, every
+   * read takes the full pipeline and its cache: the benchmark measures both ways.
+   */
+  @BooleanSetting()
+  FAST_READS = true;
+
   /** Run pending migrations at start (under an advisory lock). Off in Kubernetes: a Job runs them. */
   @BooleanSetting()
   MIGRATIONS_RUN = true;

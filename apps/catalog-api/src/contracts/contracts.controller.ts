@@ -1,20 +1,17 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { ContractsPage, ContractsQuery } from './contracts.dto';
 import { ContractsService } from './contracts.service';
 
 @ApiTags('catalog')
 @Controller('api/contracts')
 export class ContractsController {
-  constructor(
-    private readonly contracts: ContractsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly contracts: ContractsService) {}
 
   @ApiCachedRead(
     {
@@ -25,19 +22,12 @@ export class ContractsController {
     ContractsPage,
   )
   @Get()
-  async list(
+  @CachedRead()
+  list(
     @Query() given: ContractsQuery,
-    @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
-    const viewer = viewerOf(principal);
-    const projectId = given.project_id;
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'contracts', identity: viewerIdentity(principal), params: { projectId } },
-      (manager) => this.contracts.list(manager, viewer, projectId),
-    );
+    @ReadSnapshot() manager: EntityManager,
+  ) {
+    return this.contracts.list(manager, viewerOf(principal), given.project_id);
   }
 }

@@ -1,11 +1,11 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { exactValues } from '../common/query-input';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { DATASET_FILTERS, DatasetFilter } from './datasets.repository';
 import { DatasetsExport, DatasetsQuery } from './datasets.dto';
 import { DatasetsService } from './datasets.service';
@@ -13,10 +13,7 @@ import { DatasetsService } from './datasets.service';
 @ApiTags('catalog')
 @Controller('api/datasets')
 export class DatasetsController {
-  constructor(
-    private readonly datasets: DatasetsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly datasets: DatasetsService) {}
 
   @ApiCachedRead(
     {
@@ -28,23 +25,18 @@ export class DatasetsController {
     DatasetsExport,
   )
   @Get()
-  async list(
+  @CachedRead()
+  list(
     @Query() given: DatasetsQuery,
-    @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
     const filter: DatasetFilter = {
       projectId: given.project_id,
       projectTitle: given.project_title,
       exact: exactValues(given, DATASET_FILTERS),
     };
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'datasets', identity: viewerIdentity(principal), params: { ...filter } },
-      (manager) => this.datasets.list(manager, viewer, filter),
-    );
+    return this.datasets.list(manager, viewer, filter);
   }
 }

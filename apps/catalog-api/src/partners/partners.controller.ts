@@ -1,11 +1,10 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, OptionalAuth, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { exactValues } from '../common/query-input';
-import { viewerIdentity } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { KeyHolderQuery, PartnersKeyQuery, PartnersPage, PartnersQuery } from './partners.dto';
 import { PARTNER_FILTERS } from './partners.repository';
 import { PartnerQuery, PartnersService } from './partners.service';
@@ -13,10 +12,7 @@ import { PartnerQuery, PartnersService } from './partners.service';
 @ApiTags('catalog')
 @Controller('api/partners')
 export class PartnersController {
-  constructor(
-    private readonly partners: PartnersService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly partners: PartnersService) {}
 
   /**
    * Without a key: published partners, `published` and `fields` ignored. With any valid key:
@@ -37,23 +33,19 @@ export class PartnersController {
   @ApiQuery({ type: PartnersKeyQuery })
   @Get()
   @OptionalAuth()
-  async list(
+  // One SELECT (PartnersRepository.find): no transaction needed.
+  @CachedRead({ singleStatement: true })
+  list(
     @Query() given: PartnersQuery,
     @KeyHolderQuery() keyed: PartnersKeyQuery,
-    @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const query: PartnerQuery = { published: true, exact: exactValues(given, PARTNER_FILTERS) };
     if (principal !== undefined) {
       query.published = keyed.published;
       query.fields = keyed.fields;
     }
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'partners', identity: viewerIdentity(principal), params: { ...query } },
-      (manager) => this.partners.list(manager, query),
-    );
+    return this.partners.list(manager, query);
   }
 }

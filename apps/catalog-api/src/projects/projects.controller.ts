@@ -1,11 +1,11 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
 import { exactValues } from '../common/query-input';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { ProjectsExport, ProjectsQuery } from './projects.dto';
 import { PROJECT_FILTERS } from './projects.repository';
 import { ProjectQuery, ProjectsService } from './projects.service';
@@ -13,10 +13,7 @@ import { ProjectQuery, ProjectsService } from './projects.service';
 @ApiTags('catalog')
 @Controller('api/projects')
 export class ProjectsController {
-  constructor(
-    private readonly projects: ProjectsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly projects: ProjectsService) {}
 
   @ApiCachedRead(
     {
@@ -29,23 +26,18 @@ export class ProjectsController {
     ProjectsExport,
   )
   @Get()
-  async list(
+  @CachedRead()
+  list(
     @Query() given: ProjectsQuery,
-    @Req() req: Request,
-    @Res() res: Response,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
     const query: ProjectQuery = {
       projectId: given.project_id,
       fields: given.fields,
       exact: exactValues(given, PROJECT_FILTERS),
     };
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'projects', identity: viewerIdentity(principal), params: { ...query } },
-      (manager) => this.projects.list(manager, viewer, query),
-    );
+    return this.projects.list(manager, viewer, query);
   }
 }

@@ -1,9 +1,9 @@
-import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { TERM_CATEGORIES, type TermCategory } from './term-category';
 import { TermCategoryPipe, TermSearchPage, TermSearchQuery } from './terms.dto';
 import { TermSearchService } from './term-search.service';
@@ -13,10 +13,7 @@ import { TERM_PAGE_SIZE } from './terms.repository';
 @ApiTags('terms')
 @Controller('api/termsearch')
 export class TermsController {
-  constructor(
-    private readonly termSearch: TermSearchService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly termSearch: TermSearchService) {}
 
   @ApiCall({
     summary: 'Search a vocabulary by label',
@@ -41,23 +38,13 @@ export class TermsController {
   })
   @Public()
   @Get(':category')
-  async search(
+  // Terms are versioned data: a repeated search is answered from the caches until a load.
+  @CachedRead({ singleStatement: true })
+  search(
     @Param('category', TermCategoryPipe) category: TermCategory,
     @Query() { search, page }: TermSearchQuery,
-    @Req() req: Request,
-    @Res() res: Response,
-  ): Promise<void> {
-    // Terms are versioned data: a repeated search is answered from the caches until a load.
-    await this.responder.respond(
-      req,
-      res,
-      {
-        route: 'termsearch',
-        identity: 'public',
-        params: { category, search, page },
-        singleStatement: true,
-      },
-      (manager) => this.termSearch.search(manager, category, search, page),
-    );
+    @ReadSnapshot() manager: EntityManager,
+  ) {
+    return this.termSearch.search(manager, category, search, page);
   }
 }
