@@ -1,4 +1,4 @@
-import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
+import type { DynamicModule, ForwardReference, Provider, Type } from '@nestjs/common';
 import { Injectable } from '@nestjs/common';
 import { MODULE_METADATA } from '@nestjs/common/constants';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -85,6 +85,8 @@ export interface ControllerTier extends ControllerTierKeys {
   imports?: DynamicModule[];
   /** Path parameters for the requests, by name (others are `1`). */
   samples?: Record<string, string>;
+  /** Stand-ins that let a request reach the handler's validation (instead of failing stubs). */
+  providers?: Provider[];
 }
 
 export interface ControllerTierApp {
@@ -125,6 +127,7 @@ export async function createControllerTierApp(tier: ControllerTier): Promise<Con
         }),
       ],
       controllers: controllersOf(tier.appModule, [HealthModule, MetricsModule]),
+      providers: tier.providers ?? [],
     },
     {},
     failingStub,
