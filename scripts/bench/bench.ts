@@ -1,4 +1,4 @@
-// `npm run bench [-- --only catalog|terms|access-requests|catalog-import|imports|diff|records|registration] [--quick] [--no-build]`: measures each
+// `npm run bench [-- --only catalog|catalog-scale|terms|access-requests|catalog-import|imports|diff|records|registration] [--quick] [--no-build]`: measures each
 // figure as a ratio against a physical limit in the same run and writes docs/benchmarks.md.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { buildApp, ROOT } from './lib/processes';
 import { machineDescription, SuiteReport, writeReport } from './lib/report';
 import { accessRequestsBench } from './suites/access-requests.bench';
 import { catalogBench } from './suites/catalog.bench';
+import { catalogScaleBench } from './suites/catalog-scale.bench';
 import { catalogImportBench } from './suites/catalog-import.bench';
 import { diffBench } from './suites/diff.bench';
 import { importsBench } from './suites/imports.bench';
@@ -24,6 +25,7 @@ interface Suite {
 
 const SUITES: Suite[] = [
   { name: 'catalog', needs: ['catalog-api'], run: catalogBench },
+  { name: 'catalog-scale', needs: ['catalog-api'], run: catalogScaleBench },
   { name: 'terms', needs: ['catalog-api'], run: termsBench },
   { name: 'access-requests', needs: ['catalog-api'], run: accessRequestsBench },
   { name: 'catalog-import', needs: ['catalog-api'], run: catalogImportBench },
@@ -60,7 +62,7 @@ function redisVersion(): string {
 
 const HEADER = `# Benchmarks
 
-Written by \`npm run bench\` (\`-- --only catalog|terms|access-requests|catalog-import|imports|diff|records|registration\`, \`--quick\` for a smoke run).
+Written by \`npm run bench\` (\`-- --only catalog|catalog-scale|terms|access-requests|catalog-import|imports|diff|records|registration\`, \`--quick\` for a smoke run).
 Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
 \`cp -r\`, \`rsync -a\` and \`rclone copy\` + \`sync\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
 says when and on what machine it was measured; sections are replaced one at a time.`;

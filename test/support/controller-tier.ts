@@ -1,4 +1,4 @@
-import type { DynamicModule, ForwardReference, Type } from '@nestjs/common';
+import type { DynamicModule, ForwardReference, Provider, Type } from '@nestjs/common';
 import { Injectable } from '@nestjs/common';
 import { MODULE_METADATA } from '@nestjs/common/constants';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -85,6 +85,8 @@ export interface ControllerTier extends ControllerTierKeys {
   imports?: DynamicModule[];
   /** Path parameters for the requests, by name (others are `1`). */
   samples?: Record<string, string>;
+  /** Stand-ins that let a request reach the handler's validation (instead of failing stubs). */
+  providers?: Provider[];
 }
 
 export interface ControllerTierApp {
@@ -125,6 +127,7 @@ export async function createControllerTierApp(tier: ControllerTier): Promise<Con
         }),
       ],
       controllers: controllersOf(tier.appModule, [HealthModule, MetricsModule]),
+      providers: tier.providers ?? [],
     },
     {},
     failingStub,
@@ -179,7 +182,10 @@ export async function guardVerdicts(
   return verdicts;
 }
 
-/** A refusal in the error envelope: the status, and the parameters `more.errors` names (once each). */
+/**
+ * A refusal in the error envelope: the status, and the query/path parameters and body fields
+ * `more.errors` names (once each).
+ */
 export function refusal(res: request.Response): { status: number; parameters: string[] } {
   expect(res.headers['x-request-id']).toBeDefined();
   expect(res.body).toEqual({
@@ -187,6 +193,8 @@ export function refusal(res: request.Response): { status: number; parameters: st
     description: expect.any(String),
     more: expect.any(Object),
   });
-  const errors = (res.body as { more: { errors?: { parameter: string }[] } }).more.errors ?? [];
-  return { status: res.status, parameters: [...new Set(errors.map((e) => e.parameter))].sort() };
+  const errors =
+    (res.body as { more: { errors?: { parameter?: string; field?: string }[] } }).more.errors ?? [];
+  const named = errors.map((e) => e.parameter ?? e.field);
+  return { status: res.status, parameters: [...new Set(named)].sort() as string[] };
 }

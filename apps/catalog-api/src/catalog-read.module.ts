@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { CatalogVersionModule } from './catalog-version/catalog-version.module';
+import { ReadCacheModule } from './read-cache/read-cache.module';
 import { CohortsModule } from './cohorts/cohorts.module';
 import { ContractsModule } from './contracts/contracts.module';
 import { DatasetsModule } from './datasets/datasets.module';
@@ -11,7 +11,7 @@ import { UsersModule } from './users/users.module';
 /** The read side of the catalog contract (§3): one import for app.module. */
 @Module({
   imports: [
-    CatalogVersionModule,
+    ReadCacheModule,
     CohortsModule,
     PartnersModule,
     ProjectsModule,

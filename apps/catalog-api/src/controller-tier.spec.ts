@@ -2,10 +2,14 @@ import request from 'supertest';
 import {
   ControllerTierApp,
   createControllerTierApp,
+  failingStub,
   refusal,
 } from '../../../test/support/controller-tier';
 import { APP_START_MS } from '../../../test/support/timeouts';
 import { CatalogAppModule } from './app.module';
+import { FastReads } from './read-cache/fast-reads';
+import { jsonBody } from './read-cache/json-body';
+import { Producer, ReadCacheService, ReadKey } from './read-cache/read-cache.service';
 import { loadCatalogSettings } from './config/catalog.settings';
 import { SettingsModule } from './config/settings.module';
 
@@ -46,6 +50,20 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
       appModule: CatalogAppModule.forRoot(settings),
       imports: [SettingsModule.forRoot(settings)],
       samples: { category: 'disease', user_oidc_id: 'sub-1' },
+      // The read cache runs the handler (its parameters are validated then) with no snapshot:
+      // without a database, a handler that gets past validation ends in a 500 as elsewhere.
+      providers: [
+        {
+          provide: ReadCacheService,
+          useValue: {
+            load: async (_key: ReadKey, produce: Producer) => ({
+              version: 'tier',
+              entry: await jsonBody(await produce(failingStub('EntityManager') as never)),
+            }),
+          },
+        },
+        { provide: FastReads, useValue: { remember: () => undefined } },
+      ],
       apiKeys: {
         [GLOBAL]: { kind: 'global', name: 'global', canWrite: true },
         [USER]: { kind: 'user', id: 7, name: 'ada', canWrite: false },

@@ -10,7 +10,7 @@ import {
 import { AccessRequestRefusalsService } from './access-requests/access-request-refusals.service';
 import { AccessRequestGate } from './access-requests/access-request.gate';
 import { CatalogAppModule } from './app.module';
-import { FastReads } from './common/fast-reads';
+import { FastReads } from './read-cache/fast-reads';
 import type { CatalogSettings } from './config/catalog.settings';
 
 /** Version of the HTTP contract (spec/catalog-api.md) shown in the OpenAPI document. */

@@ -176,7 +176,7 @@ describe('catalog reads: HTTP behaviour', () => {
            SELECT id, t FROM d, (VALUES ('a'), ('b')) v(t) RETURNING id),
          uc AS (INSERT INTO use_conditions (data_declaration_id, use_class) SELECT id, 'GRU' FROM dd),
          s AS (INSERT INTO storage_locations (dataset_id, platform, location)
-           SELECT id, 'HPC', '/x' FROM d, generate_series(1, 2)),
+           SELECT id, 'HPC', '/x' || g FROM d, generate_series(1, 2) g),
          c AS (INSERT INTO dataset_local_custodians (dataset_id, user_id) SELECT d.id, u.id FROM d, users u
            WHERE u.username IN ('alice.white', 'john.black')),
          l AS (INSERT INTO legal_bases (dataset_id, legal_basis_codes) SELECT id, '{6.1(a)}' FROM d)

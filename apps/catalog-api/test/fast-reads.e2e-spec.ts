@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { CatalogVersionTracker } from '../src/catalog-version/catalog-version.tracker';
-import { FastReads } from '../src/common/fast-reads';
+import { FastReads } from '../src/read-cache/fast-reads';
 import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
 import { freePort, startAppProcess, AppProcess } from '../../../test/support/app-process';
 import { metricSample } from '../../../test/support/prometheus-text';

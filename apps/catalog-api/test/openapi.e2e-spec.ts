@@ -66,15 +66,21 @@ function operation(route: string): OperationObject {
 }
 
 /** A schema, or the component a `$ref` names (DTO classes are documented as components). */
-function resolved(schema: SchemaObject | ReferenceObject | undefined): SchemaObject | undefined {
-  if (schema === undefined || !('$ref' in schema)) return schema;
-  return document.components?.schemas?.[schema.$ref.split('/').pop()!] as SchemaObject;
-}
-
 function successSchema(route: string): SchemaObject {
   const responses = operation(route).responses as Record<string, ResponseObject>;
   const ok = Object.keys(responses).find((status) => /^2\d\d$/.test(status)) ?? '';
   return resolved(responses[ok]?.content?.['application/json']?.schema) as SchemaObject;
+}
+
+/** A schema with every `$ref` replaced by the component it names (DTO classes are components). */
+function resolved(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(resolved);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const ref = (schema as ReferenceObject).$ref;
+  if (ref !== undefined) {
+    return resolved(document.components?.schemas?.[ref.replace('#/components/schemas/', '')]);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, resolved(value)]));
 }
 
 const POSITIVE_INT = { type: 'integer', minimum: 1 };
@@ -268,7 +274,7 @@ describe('Catalog OpenAPI document', () => {
         continue;
       }
       const type = path.startsWith('/api/admin/terms/') ? 'text/plain' : 'application/json';
-      expect({ route, schema: resolved(content?.[type]?.schema as SchemaObject) }).toEqual({
+      expect({ route, schema: resolved(content?.[type]?.schema) }).toEqual({
         route,
         schema: expect.objectContaining({ type: expect.any(String) }),
       });
@@ -276,7 +282,7 @@ describe('Catalog OpenAPI document', () => {
     const imported = operation('POST /api/projects').requestBody as {
       content: Record<string, { schema: SchemaObject }>;
     };
-    expect(imported.content['application/json'].schema).toMatchObject({
+    expect(resolved(imported.content['application/json'].schema)).toMatchObject({
       required: ['items'],
       properties: { items: { type: 'array', items: { properties: { acronym: {} } } } },
     });

@@ -150,7 +150,8 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
       storage: { platform: 'p', location: 'l', extra: 1 },
       transfer: { partner: 'LCSB', source: 's', submission: 's', date: '2026-13-45' },
     }).expect(400);
-    const fields = (res.body.more.errors as { parameter: string }[]).map((e) => e.parameter);
+    // Body problems are named by `field` (docs/decisions/route-input-as-dtos.md).
+    const fields = (res.body.more.errors as { field: string }[]).map((e) => e.field);
     expect(fields).toEqual(
       expect.arrayContaining(['import_id', 'dataset.project', 'storage.extra', 'transfer.date']),
     );

@@ -44,7 +44,13 @@ export class NotFoundError extends AppError {
 
 export class MethodNotAllowedError extends AppError {
   constructor(allowed: string[]) {
-    super(405, 'method_not_allowed', 'Method not allowed', { allowed }, { Allow: allowed.join(', ') });
+    super(
+      405,
+      'method_not_allowed',
+      'Method not allowed',
+      { allowed },
+      { Allow: allowed.join(', ') },
+    );
   }
 }
 

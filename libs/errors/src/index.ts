@@ -1,6 +1,6 @@
 export * from './app-error';
 export * from './http-errors';
 export { AllExceptionsFilter } from './all-exceptions.filter';
-export { RequestValidationPipe, toFieldProblems } from './validation.pipe';
+export { RequestValidationPipe, toFieldProblems, validateInput } from './validation.pipe';
 export { isDependencyUnavailable } from './dependency-errors';
 export { fromBodyParserError } from './body-parser-errors';

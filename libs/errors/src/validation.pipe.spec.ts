@@ -53,6 +53,22 @@ describe('toFieldProblems', () => {
     ]);
   });
 
+  it('names body problems as fields, an undeclared one as unknown, a list item by its index', () => {
+    expect(
+      toFieldProblems(
+        [
+          error('api_key', { whitelistValidation: 'property api_key should not exist' }),
+          error('groups', { catalogInput: '[1] must not be empty' }),
+        ],
+        '',
+        'field',
+      ),
+    ).toEqual([
+      { field: 'api_key', message: 'unknown field' },
+      { field: 'groups[1]', message: 'must not be empty' },
+    ]);
+  });
+
   it('is empty for no errors', () => {
     expect(toFieldProblems([])).toEqual([]);
   });

@@ -2,6 +2,7 @@ export * from './settings';
 export { FrontDoorSettings } from './front-door.settings';
 export {
   assignRequestId,
+  LOG_LEVELS,
   LoggingModule,
   logRequestCompleted,
   requestId,

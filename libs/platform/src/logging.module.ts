@@ -84,6 +84,9 @@ export function logRequestCompleted(
   );
 }
 
+/** The `LOG_LEVEL` values both apps accept (pino's levels). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 export interface LoggingOptions {
   level: string;
   /** Pretty output for a developer terminal; JSON (the default) everywhere else. */

@@ -8,6 +8,8 @@ export interface GeneratedCatalog {
   projects: number;
   userKey: string;
   endpointKey: string;
+  /** The user holding userKey (a write target: PATCH /api/admin/users/:id). */
+  viewerId: number;
 }
 
 
@@ -23,7 +25,7 @@ export async function generateCatalog(databaseUrl: string, datasets: number): Pr
     const { tag, endpointKey } = await generateSyntheticCatalog(dataSource, { datasets });
     // Random like every key, even in a throw-away database: no key here is derivable.
     const userKey = generateApiKey();
-    await dataSource.transaction(async (m) => {
+    const viewerId = await dataSource.transaction(async (m) => {
       const [viewer] = await m.query<{ id: number }[]>(
         `INSERT INTO users (username, first_name, last_name, email, api_key_hash)
          VALUES ('bench.viewer', 'Bench', 'Viewer', 'viewer@bench.example', $1) RETURNING id`,
@@ -36,13 +38,14 @@ export async function generateCatalog(databaseUrl: string, datasets: number): Pr
          ) p WHERE n % 4 = 0`,
         [viewer.id, tag],
       );
+      return viewer.id;
     });
     await dataSource.query('ANALYZE');
     const [{ n }] = await dataSource.query<{ n: string }[]>(
       `SELECT count(*) AS n FROM projects WHERE acronym LIKE $1 || '-P%'`,
       [tag],
     );
-    return { datasets, projects: Number(n), userKey, endpointKey };
+    return { datasets, projects: Number(n), userKey, endpointKey, viewerId };
   } finally {
     await dataSource.destroy();
   }

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { generateCatalog, GeneratedCatalog } from '../data/catalog-data';
 import { createBenchDatabase, BenchDatabase } from './bench-database';
+import type { BenchContext } from './context';
 import { CATALOG_DIST, freePort, RunningProcess, runScript, startNodeProcess } from './processes';
 
 export const BENCH_GLOBAL_KEY = 'bench-global-key-0123456789abcdef0123456789abcdef';
@@ -44,4 +46,25 @@ export async function startCatalog(
     { nodeArgs },
   );
   return { ...running, url };
+}
+
+/**
+ * Runs `work` on a fresh migrated bench database holding `datasets` synthetic datasets
+ * (generated in `generateMs`), then drops the database.
+ */
+export async function withGeneratedCatalog<T>(
+  ctx: BenchContext,
+  datasets: number,
+  work: (catalog: BenchCatalog, generated: GeneratedCatalog, generateMs: number) => Promise<T>,
+): Promise<T> {
+  const catalog = await migratedCatalogDatabase();
+  try {
+    const started = performance.now();
+    const generated = await generateCatalog(catalog.database.url, datasets);
+    const generateMs = performance.now() - started;
+    ctx.log(`generated ${datasets} datasets in ${(generateMs / 1000).toFixed(1)} s`);
+    return await work(catalog, generated, generateMs);
+  } finally {
+    await catalog.database.drop();
+  }
 }

@@ -2,6 +2,7 @@ import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BENCH_GLOBAL_KEY } from './catalog-process';
 import { stopChild } from './processes';
 
 export interface LoadResult {
@@ -61,12 +62,31 @@ export async function timePost(url: string, json: string, headers: Record<string
   return { ms: performance.now() - started, status: res.status, body };
 }
 
+/**
+ * A write through the catalog's API that changes the data version (the bench viewer's identity
+ * subject), as the global key; `n` makes each one a change.
+ */
+export async function benchWrite(appUrl: string, viewerId: number, n: number): Promise<void> {
+  const res = await fetch(`${appUrl}/api/admin/users/${viewerId}`, {
+    method: 'PATCH',
+    headers: { 'X-API-Key': BENCH_GLOBAL_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ oidc_id: `bench-viewer-${n}` }),
+  });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`the bench write answered ${res.status}`);
+}
+
 /** One GET timed from the client side; the body is read to the end. */
 export async function timeGet(url: string, headers: Record<string, string> = {}) {
   const started = performance.now();
   const res = await fetch(url, { headers });
   const body = Buffer.from(await res.arrayBuffer());
-  return { ms: performance.now() - started, status: res.status, body, contentType: res.headers.get('content-type') ?? '' };
+  return {
+    ms: performance.now() - started,
+    status: res.status,
+    body,
+    contentType: res.headers.get('content-type') ?? '',
+  };
 }
 
 export interface CeilingServer {

@@ -3,7 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall, ApiError } from '../common/api-docs';
-import { successCounts } from '../common/api-schemas';
+import { EntitlementAnswer } from '../common/response-properties';
 import { AccessRequestRefusalsService } from './access-request-refusals.service';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsService, BatchCounts } from './access-requests.service';
@@ -11,7 +11,11 @@ import { MAX_ENTITLEMENTS, parseEntitlements } from './entitlement';
 
 type BatchResult = { status: 'Success' } & BatchCounts;
 
-/** A REMS entitlement batch, as `parseEntitlements` checks it; extra fields are ignored. */
+/**
+ * A REMS entitlement batch, as `parseEntitlements` checks it; extra fields are ignored. Not a
+ * DTO: a refused batch is recorded (AccessRequestRefusalsService) before its 400, which the
+ * global pipe, running before the handler, would skip.
+ */
 const ENTITLEMENTS: SchemaObject = {
   type: 'array',
   maxItems: MAX_ENTITLEMENTS,
@@ -65,7 +69,7 @@ const ApiEntitlements = (summary: string, description: string) =>
         {
           status: 200,
           description: 'Applied',
-          schema: successCounts('created', 'updated', 'unchanged'),
+          body: EntitlementAnswer,
         },
       ],
     }),

@@ -4,18 +4,15 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
-import { ApiCall, ApiIdParam } from '../common/api-docs';
+import { ApiCall } from '../common/api-docs';
+import { EndpointCreated, ExposureView, GrantRevoked, GrantView } from './admin-responses.dto';
 import {
-  CREATE_ENDPOINT_BODY,
-  CREATE_EXPOSURE_BODY,
-  ENDPOINT_CREATED,
-  EXPOSURE_VIEW,
-  GRANT_BODY,
-  GRANT_REVOKED,
-  GRANT_VIEW,
-  WITHDRAW_EXPOSURE_BODY,
-} from './admin-api-schemas';
-import { parseId } from './admin-input';
+  CreateEndpointBody,
+  CreateExposureBody,
+  ExposureIdParams,
+  GrantBody,
+  WithdrawExposureBody,
+} from './admin-catalog.dto';
 import { EndpointsAdminService } from './endpoints-admin.service';
 import { ExposuresAdminService } from './exposures-admin.service';
 import { GrantsAdminService } from './grants-admin.service';
@@ -35,12 +32,11 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Register an endpoint (a catalog that pulls from us) with its own key',
     caller: 'global key only',
-    body: CREATE_ENDPOINT_BODY,
-    responses: [{ status: 201, description: 'The endpoint and its key', schema: ENDPOINT_CREATED }],
+    responses: [{ status: 201, description: 'The endpoint and its key', body: EndpointCreated }],
     errors: [409],
   })
   @Post('endpoints')
-  createEndpoint(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  createEndpoint(@Body() body: CreateEndpointBody, @CurrentPrincipal() principal?: Principal) {
     return this.endpoints.create(body, actorFromPrincipal(principal));
   }
 
@@ -50,12 +46,11 @@ export class AdminCatalogController {
     description:
       'One active exposure per dataset and endpoint (a second is a 409). Also publishes the ' +
       "partners and cohorts of the dataset's declarations.",
-    body: CREATE_EXPOSURE_BODY,
-    responses: [{ status: 201, description: 'The exposure', schema: EXPOSURE_VIEW }],
+    responses: [{ status: 201, description: 'The exposure', body: ExposureView }],
     errors: [409],
   })
   @Post('exposures')
-  expose(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  expose(@Body() body: CreateExposureBody, @CurrentPrincipal() principal?: Principal) {
     return this.exposures.create(body, actorFromPrincipal(principal));
   }
 
@@ -63,34 +58,31 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Withdraw an exposure: deprecated with its reason, and kept',
     caller: 'global key only',
-    body: WITHDRAW_EXPOSURE_BODY,
-    responses: [{ status: 200, description: 'The withdrawn exposure', schema: EXPOSURE_VIEW }],
+    responses: [{ status: 200, description: 'The withdrawn exposure', body: ExposureView }],
     errors: [404, 409],
   })
-  @ApiIdParam('The exposure id')
   @Delete('exposures/:id')
   @HttpCode(200)
   withdraw(
-    @Param('id') id: string,
-    @Body() body: unknown,
+    @Param() { id }: ExposureIdParams,
+    @Body() body: WithdrawExposureBody,
     @CurrentPrincipal() principal?: Principal,
   ) {
-    return this.exposures.withdraw(parseId(id), body, actorFromPrincipal(principal));
+    return this.exposures.withdraw(id, body, actorFromPrincipal(principal));
   }
 
   /** 201 when the grant is new, 200 when it already existed. */
   @ApiCall({
     summary: 'Grant `protected` on a dataset, project or contract to a user or group',
     caller: 'global key only',
-    body: GRANT_BODY,
     responses: [
-      { status: 201, description: 'Granted', schema: GRANT_VIEW },
-      { status: 200, description: 'The grant already existed', schema: GRANT_VIEW },
+      { status: 201, description: 'Granted', body: GrantView },
+      { status: 200, description: 'The grant already existed', body: GrantView },
     ],
   })
   @Post('grants')
   async grant(
-    @Body() body: unknown,
+    @Body() body: GrantBody,
     @Res({ passthrough: true }) res: Response,
     @CurrentPrincipal() principal?: Principal,
   ) {
@@ -102,13 +94,12 @@ export class AdminCatalogController {
   @ApiCall({
     summary: 'Revoke a grant',
     caller: 'global key only',
-    body: GRANT_BODY,
-    responses: [{ status: 200, description: 'Revoked', schema: GRANT_REVOKED }],
+    responses: [{ status: 200, description: 'Revoked', body: GrantRevoked }],
     errors: [404],
   })
   @Delete('grants')
   @HttpCode(200)
-  revoke(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  revoke(@Body() body: GrantBody, @CurrentPrincipal() principal?: Principal) {
     return this.grants.revoke(body, actorFromPrincipal(principal));
   }
 }

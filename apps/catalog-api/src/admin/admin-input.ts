@@ -1,23 +1,4 @@
-import { ConflictError, ValidationFailedError } from '@app/errors';
-import type { Shape, ShapeProblem } from '../imports/shape';
-
-/** Checks a request body (or CLI arguments) against a shape; 400 listing every problem. */
-export function parseBody<T>(shape: Shape<T>, body: unknown): T {
-  const problems: ShapeProblem[] = [];
-  const parsed = shape.parse(body ?? {}, '', problems);
-  if (problems.length > 0 || parsed === undefined) {
-    throw new ValidationFailedError(
-      problems.map((p) => ({ field: p.path || undefined, message: p.message })),
-    );
-  }
-  return parsed;
-}
-
-/** A path id: a positive integer, else 400 naming the parameter. */
-export function parseId(value: string, parameter = 'id'): number {
-  if (/^[1-9]\d{0,9}$/.test(value) && Number(value) <= 2_147_483_647) return Number(value);
-  throw new ValidationFailedError([{ parameter, message: 'must be a positive integer' }]);
-}
+import { ConflictError } from '@app/errors';
 
 /** Turns a unique-constraint violation (e.g. two concurrent creates) into a 409. */
 export async function conflictOnDuplicate<T>(

@@ -1,16 +1,15 @@
-import { applyDecorators, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { applyDecorators, Controller, HttpCode, Param, Post, type Type } from '@nestjs/common';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
-import type { SchemaObject } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
-import { PUBLISHED_COHORT, PUBLISHED_PARTNER } from './admin-api-schemas';
+import { PublishedCohort, PublishedPartner } from './admin-responses.dto';
 import { PublishableType, PublishingService } from './publishing.service';
 
-const RECORD: Record<PublishableType, SchemaObject> = {
-  partner: PUBLISHED_PARTNER,
-  cohort: PUBLISHED_COHORT,
+const RECORD: Record<PublishableType, Type<unknown>> = {
+  partner: PublishedPartner,
+  cohort: PublishedCohort,
 };
 
 /** Publish and unpublish share everything but the verb. */
@@ -21,7 +20,7 @@ const ApiPublish = (type: PublishableType, publish: boolean) =>
         ? `Publish a ${type} (it gets an accession if it has none)`
         : `Unpublish a ${type}`,
       caller: 'global key only',
-      responses: [{ status: 200, description: `The ${type}`, schema: RECORD[type] }],
+      responses: [{ status: 200, description: `The ${type}`, body: RECORD[type] }],
       errors: [404],
     }),
     ApiParam({

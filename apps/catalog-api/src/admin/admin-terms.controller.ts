@@ -1,14 +1,12 @@
 import { Body, Controller, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiConsumes, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiConsumes, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
-import { readString } from '../common/query-params';
-import type { RawQuery } from '../common/query-params';
 import { ApiCall, ApiError } from '../common/api-docs';
 import { TERM_CATEGORIES } from '../terms/term-category';
-import { VOCABULARY_FORMATS } from '../terms/parsers/parse-vocabulary';
-import { VOCABULARY_BODY, VOCABULARY_LOADED } from './admin-api-schemas';
+import { VocabularyLoaded } from './admin-responses.dto';
+import { VocabularyLoadQuery } from './admin-terms.dto';
 import { VocabularyAdminService } from './vocabulary-admin.service';
 
 /** Loads or refreshes a vocabulary from a text/plain OBO or `term_id<TAB>label` body. */
@@ -22,8 +20,13 @@ export class AdminTermsController {
   @ApiCall({
     summary: 'Load or refresh a term vocabulary',
     caller: 'global key only',
-    body: VOCABULARY_BODY,
-    responses: [{ status: 200, description: 'Counts of the load', schema: VOCABULARY_LOADED }],
+    // A text body: no DTO class describes it.
+    body: {
+      type: 'string',
+      description: 'An OBO file, or `term_id<TAB>label` lines',
+      example: 'DOID:14330\tParkinson disease\n',
+    },
+    responses: [{ status: 200, description: 'Counts of the load', body: VocabularyLoaded }],
     errors: [404],
   })
   @ApiConsumes('text/plain')
@@ -34,21 +37,14 @@ export class AdminTermsController {
     description: 'The vocabulary; any other is a 404',
     enum: [...TERM_CATEGORIES],
   })
-  @ApiQuery({
-    name: 'format',
-    required: false,
-    description: 'Overrides the detection (OBO when the file has an OBO header or stanza)',
-    enum: [...VOCABULARY_FORMATS],
-  })
   @Post(':category')
   @HttpCode(200)
   load(
     @Param('category') category: string,
     @Body() body: unknown,
-    @Query() query: RawQuery,
+    @Query() { format }: VocabularyLoadQuery,
     @CurrentPrincipal() principal?: Principal,
   ) {
-    const format = readString(query, 'format');
     return this.vocabularies.load(category, body, format, actorFromPrincipal(principal));
   }
 }

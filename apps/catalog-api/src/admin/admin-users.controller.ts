@@ -3,16 +3,10 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
-import { ApiCall, ApiIdParam } from '../common/api-docs';
-import { parseId } from './admin-input';
-import {
-  CREATE_USER_BODY,
-  UPDATE_USER_BODY,
-  USER_API_KEY,
-  USER_CREATED,
-  USER_VIEW,
-} from './admin-api-schemas';
-import type { UserView } from '../users/users.repository';
+import { ApiCall } from '../common/api-docs';
+import { CreateUserBody, UpdateUserBody, UserIdParams } from './admin-users.dto';
+import { UserApiKey, UserCreated, UserView } from './admin-responses.dto';
+import type { UserView as UserRow } from '../users/users.repository';
 import { UsersAdminService } from './users-admin.service';
 
 @ApiTags('admin')
@@ -25,18 +19,17 @@ export class AdminUsersController {
   @ApiCall({
     summary: 'Create a user with a personal API key',
     caller: 'global key only',
-    body: CREATE_USER_BODY,
     responses: [
       {
         status: 201,
         description: 'The user and its key',
-        schema: USER_CREATED,
+        body: UserCreated,
       },
     ],
     errors: [409],
   })
   @Post()
-  create(@Body() body: unknown, @CurrentPrincipal() principal?: Principal) {
+  create(@Body() body: CreateUserBody, @CurrentPrincipal() principal?: Principal) {
     return this.users.create(body, actorFromPrincipal(principal));
   }
 
@@ -47,32 +40,29 @@ export class AdminUsersController {
       {
         status: 200,
         description: 'The new key',
-        schema: USER_API_KEY,
+        body: UserApiKey,
       },
     ],
     errors: [404],
   })
-  @ApiIdParam('The user id')
   @Post(':id/api-key')
   @HttpCode(200)
-  rotateKey(@Param('id') id: string, @CurrentPrincipal() principal?: Principal) {
-    return this.users.rotateKey(parseId(id), actorFromPrincipal(principal));
+  rotateKey(@Param() { id }: UserIdParams, @CurrentPrincipal() principal?: Principal) {
+    return this.users.rotateKey(id, actorFromPrincipal(principal));
   }
 
   @ApiCall({
     summary: 'Activate or deactivate a user, or change its groups, subject or affiliation',
     caller: 'global key only',
-    body: UPDATE_USER_BODY,
-    responses: [{ status: 200, description: 'The user', schema: USER_VIEW }],
+    responses: [{ status: 200, description: 'The user', body: UserView }],
     errors: [404, 409],
   })
-  @ApiIdParam('The user id')
   @Patch(':id')
   update(
-    @Param('id') id: string,
-    @Body() body: unknown,
+    @Param() { id }: UserIdParams,
+    @Body() body: UpdateUserBody,
     @CurrentPrincipal() principal?: Principal,
-  ): Promise<UserView> {
-    return this.users.update(parseId(id), body, actorFromPrincipal(principal));
+  ): Promise<UserRow> {
+    return this.users.update(id, body, actorFromPrincipal(principal));
   }
 }

@@ -5,21 +5,8 @@ import { ConflictError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { ENDPOINT_KEY_LENGTH } from '../auth/catalog-key.resolver';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
-import { field, record, text } from '../imports/shape';
-import { conflictOnDuplicate, parseBody } from './admin-input';
-
-const createEndpointShape = record({
-  name: field(text({ nonEmpty: true, max: 150 }), { required: true }),
-  url_pattern: field(
-    text({
-      nonEmpty: true,
-      max: 2000,
-      pattern: /^https?:\/\/\S*\$\{entity_id\}\S*$/,
-      patternMessage: 'must be an http(s) URL containing ${entity_id}',
-    }),
-    { required: true },
-  ),
-});
+import { conflictOnDuplicate } from './admin-input';
+import type { CreateEndpointBody } from './admin-catalog.dto';
 
 export interface EndpointCreated {
   id: number;
@@ -37,8 +24,7 @@ export class EndpointsAdminService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(body: unknown, actor: AuditActor): Promise<EndpointCreated> {
-    const input = parseBody(createEndpointShape, body);
+  async create(input: CreateEndpointBody, actor: AuditActor): Promise<EndpointCreated> {
     const apiKey = generateApiKey(ENDPOINT_KEY_LENGTH);
     const conflict = `An endpoint named "${input.name}" already exists`;
     return conflictOnDuplicate(

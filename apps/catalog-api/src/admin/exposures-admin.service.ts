@@ -6,20 +6,8 @@ import { formatTimestamp } from '../common/formatting';
 import { TrackedRecordsRepository } from '../common/tracked-records.repository';
 import { DatasetsRepository } from '../datasets/datasets.repository';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
-import { bool, field, integer, record, text } from '../imports/shape';
-import { conflictOnDuplicate, parseBody } from './admin-input';
-
-const createExposureShape = record({
-  dataset: field(text({ nonEmpty: true, max: 255 }), { required: true }),
-  endpoint: field(text({ nonEmpty: true, max: 150 }), { required: true }),
-  form_id: field(integer(), { required: true }),
-  form_name: field(text({ nullable: true, max: 255 })),
-  request_pdf_enabled: field(bool()),
-});
-
-const withdrawShape = record({
-  reason: field(text({ nonEmpty: true, max: 2000 }), { required: true }),
-});
+import { conflictOnDuplicate } from './admin-input';
+import type { CreateExposureBody, WithdrawExposureBody } from './admin-catalog.dto';
 
 export interface ExposureView {
   id: number;
@@ -50,8 +38,7 @@ export class ExposuresAdminService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(body: unknown, actor: AuditActor): Promise<ExposureView> {
-    const input = parseBody(createExposureShape, body);
+  async create(input: CreateExposureBody, actor: AuditActor): Promise<ExposureView> {
     return conflictOnDuplicate(
       () =>
         this.dataSource.transaction(async (m) => {
@@ -91,8 +78,11 @@ export class ExposuresAdminService {
     );
   }
 
-  async withdraw(id: number, body: unknown, actor: AuditActor): Promise<ExposureView> {
-    const input = parseBody(withdrawShape, body);
+  async withdraw(
+    id: number,
+    input: WithdrawExposureBody,
+    actor: AuditActor,
+  ): Promise<ExposureView> {
     return this.dataSource.transaction(async (m) => {
       const withdrawnAt = await this.endpoints.lockExposure(m, id);
       if (withdrawnAt === undefined) throw new NotFoundError(`No exposure with id ${id}`);

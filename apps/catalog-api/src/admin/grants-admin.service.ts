@@ -2,24 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { NotFoundError, ValidationFailedError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
-import {
-  GRANT_OBJECT_TYPES,
-  GRANTABLE_PERMISSIONS,
-  GrantObjectType,
-} from '../permissions/permission-grant.entity';
+import type { GrantObjectType } from '../permissions/permission-grant.entity';
 import { GrantKey, PermissionGrantsRepository } from '../permissions/permission-grants.repository';
-import { field, idOrName, oneOf, record, text } from '../imports/shape';
 import { UsersRepository } from '../users/users.repository';
-import { parseBody } from './admin-input';
-
-const grantShape = record({
-  user: field(text({ nonEmpty: true, max: 150 })),
-  group: field(text({ nonEmpty: true, max: 150 })),
-  permission: field(oneOf(GRANTABLE_PERMISSIONS), { required: true }),
-  object_type: field(oneOf(GRANT_OBJECT_TYPES), { required: true }),
-  object: field(idOrName(), { required: true }),
-});
-type GrantInput = NonNullable<ReturnType<typeof grantShape.parse>>;
+import type { GrantBody } from './admin-catalog.dto';
 
 export interface GrantView {
   id: number;
@@ -41,8 +27,10 @@ export class GrantsAdminService {
   ) {}
 
   /** Idempotent: `created` is false when the grant already existed. */
-  async grant(body: unknown, actor: AuditActor): Promise<{ grant: GrantView; created: boolean }> {
-    const input = parseBody(grantShape, body);
+  async grant(
+    input: GrantBody,
+    actor: AuditActor,
+  ): Promise<{ grant: GrantView; created: boolean }> {
     return this.dataSource.transaction(async (m) => {
       const r = await this.resolve(m, input);
       const created = await this.grants.insert(m, r);
@@ -59,8 +47,10 @@ export class GrantsAdminService {
     });
   }
 
-  async revoke(body: unknown, actor: AuditActor): Promise<{ status: 'Success'; revoked: number }> {
-    const input = parseBody(grantShape, body);
+  async revoke(
+    input: GrantBody,
+    actor: AuditActor,
+  ): Promise<{ status: 'Success'; revoked: number }> {
     return this.dataSource.transaction(async (m) => {
       const r = await this.resolve(m, input);
       const revoked = await this.grants.delete(m, r);
@@ -77,7 +67,7 @@ export class GrantsAdminService {
   }
 
   /** The grant the input names, its holder and object looked up. */
-  private async resolve(m: EntityManager, input: GrantInput): Promise<GrantKey> {
+  private async resolve(m: EntityManager, input: GrantBody): Promise<GrantKey> {
     const problems: { field: string; message: string }[] = [];
     if ((input.user === undefined) === (input.group === undefined)) {
       problems.push({ field: 'user', message: 'exactly one of user or group is required' });
@@ -111,7 +101,7 @@ export class GrantsAdminService {
     };
   }
 
-  private async view(m: EntityManager, r: GrantKey, input: GrantInput): Promise<GrantView> {
+  private async view(m: EntityManager, r: GrantKey, input: GrantBody): Promise<GrantView> {
     return {
       id: await this.grants.idOf(m, r),
       user: input.user ?? null,

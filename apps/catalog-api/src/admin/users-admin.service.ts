@@ -5,50 +5,11 @@ import { ConflictError, NotFoundError, ValidationFailedError } from '@app/errors
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { TrackedRecordsRepository } from '../common/tracked-records.repository';
 import { References } from '../imports/references';
-import { bool, field, list, record, text } from '../imports/shape';
 import { UsersRepository, UserView } from '../users/users.repository';
-import { parseBody } from './admin-input';
+import type { CreateUserBody, UpdateUserBody } from './admin-users.dto';
 
 /** Personal keys: 48 characters of [A-Za-z0-9] (about 285 bits). */
 export const USER_KEY_LENGTH = 48;
-
-const groupName = text({
-  nonEmpty: true,
-  max: 150,
-  pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
-  patternMessage: 'must be letters, digits, dots, dashes or underscores',
-});
-const oidcId = field(text({ nullable: true, nonEmpty: true, max: 64 }));
-const affiliation = field(text({ nullable: true, nonEmpty: true, max: 255 }));
-
-const createUserShape = record({
-  username: field(
-    text({
-      nonEmpty: true,
-      max: 150,
-      pattern: /^[A-Za-z0-9._@+-]+$/,
-      patternMessage: 'must be letters, digits and . _ @ + -',
-    }),
-    { required: true },
-  ),
-  first_name: field(text({ max: 150 }), { required: true }),
-  last_name: field(text({ max: 150 }), { required: true }),
-  email: field(
-    text({ max: 254, pattern: /^[^\s@]+@[^\s@]+$/, patternMessage: 'must be an email address' }),
-    { required: true },
-  ),
-  oidc_id: oidcId,
-  groups: field(list(groupName, { max: 50 })),
-  /** Extension: the partner (name, acronym or accession) exported as the user's affiliation. */
-  affiliation,
-});
-
-const updateUserShape = record({
-  is_active: field(bool()),
-  groups: field(list(groupName, { max: 50 })),
-  oidc_id: oidcId,
-  affiliation,
-});
 
 /** Users and their personal keys: a key is shown once, only its SHA-256 is stored. */
 @Injectable()
@@ -60,8 +21,7 @@ export class UsersAdminService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(body: unknown, actor: AuditActor): Promise<UserView & { api_key: string }> {
-    const input = parseBody(createUserShape, body);
+  async create(input: CreateUserBody, actor: AuditActor): Promise<UserView & { api_key: string }> {
     const apiKey = generateApiKey(USER_KEY_LENGTH);
     return this.dataSource.transaction(async (m) => {
       const affiliationId = await this.affiliationId(m, input.affiliation);
@@ -99,8 +59,7 @@ export class UsersAdminService {
     });
   }
 
-  async update(id: number, body: unknown, actor: AuditActor): Promise<UserView> {
-    const input = parseBody(updateUserShape, body);
+  async update(id: number, input: UpdateUserBody, actor: AuditActor): Promise<UserView> {
     return this.dataSource.transaction(async (m) => {
       if (!(await this.users.lock(m, id))) throw new NotFoundError(`No user with id ${id}`);
       const affiliationId = await this.affiliationId(m, input.affiliation);

@@ -1,12 +1,9 @@
 import { Module } from '@nestjs/common';
-import { CachedJsonResponder } from '../common/cached-json.responder';
-import { FastReads } from '../common/fast-reads';
-import { ResponseCacheMetrics } from '../common/response-cache.metrics';
 import { CatalogVersionTracker } from './catalog-version.tracker';
 
-/** The data version and the response caches that depend on it; one instance per process. */
+/** The data version this replica can vouch for; one instance per process. */
 @Module({
-  providers: [CatalogVersionTracker, CachedJsonResponder, FastReads, ResponseCacheMetrics],
-  exports: [CatalogVersionTracker, CachedJsonResponder, FastReads],
+  providers: [CatalogVersionTracker],
+  exports: [CatalogVersionTracker],
 })
 export class CatalogVersionModule {}

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { CatalogVersionModule } from '../catalog-version/catalog-version.module';
+import { ReadCacheModule } from '../read-cache/read-cache.module';
 import { CohortsController } from './cohorts.controller';
 import { CohortsService } from './cohorts.service';
 
 @Module({
-  imports: [CatalogVersionModule],
+  imports: [ReadCacheModule],
   controllers: [CohortsController],
   providers: [CohortsService],
   exports: [CohortsService],

@@ -5,8 +5,8 @@ import {
   exactFilterConditions,
   idFilter,
   textFilter,
+  type ExactFilter,
 } from '../common/exact-filters.sql';
-import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { FULL_CONTACT_COLUMNS, FullContactRow } from '../contacts/contact.exporter';
 import type { CohortSummaryRow } from './cohort.exporter';

@@ -1,9 +1,7 @@
-import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { ApiErrorResponses, ERROR_ENVELOPE } from '@app/platform';
-import { POSITIVE_INT } from './api-schemas';
-import { UUID_PATTERN, type ExactFilter, type ExactFilterValue } from './query-params';
 
 /**
  * OpenAPI decorators shared by the catalog's controllers. Security and the errors every route
@@ -32,17 +30,22 @@ export interface OperationDoc {
 const operation = (doc: OperationDoc) =>
   ApiOperation({ summary: `${doc.summary} (${doc.caller})`, description: doc.description });
 
+/** A documented body: a DTO class, or a schema where no class can say it (a bare array). */
+export type Body = Type<unknown> | SchemaObject;
+
+const content = (body: Body) => (typeof body === 'function' ? { type: body } : { schema: body });
+
 /**
- * A read served by CachedJsonResponder: 200 with an ETag, 304 when `If-None-Match` matches,
+ * A read served by the read cache (@CachedRead): 200 with an ETag, 304 when `If-None-Match` matches,
  * 503 while Postgres is unavailable.
  */
-export function ApiCachedRead(doc: OperationDoc, body: SchemaObject, ...errors: number[]) {
+export function ApiCachedRead(doc: OperationDoc, body: Body, ...errors: number[]) {
   return applyDecorators(
     operation(doc),
     ApiResponse({
       status: 200,
       description: 'OK',
-      schema: body,
+      ...content(body),
       headers: {
         ETag: { description: 'Changes whenever this answer would', schema: { type: 'string' } },
         'Cache-Control': { schema: { type: 'string', enum: ['private, no-cache'] } },
@@ -55,9 +58,9 @@ export function ApiCachedRead(doc: OperationDoc, body: SchemaObject, ...errors: 
 
 export interface CallDoc extends OperationDoc {
   /** The success status and body; a route with two (created or not) gives both. */
-  responses: { status: number; description: string; schema: SchemaObject }[];
-  /** The JSON request body, when the route takes one. */
-  body?: SchemaObject;
+  responses: { status: number; description: string; body: Body }[];
+  /** A request body the route's @Body() type does not document (text, import documents). */
+  body?: Body;
   /** Error statuses beyond the common ones; 503 (Postgres down) is always added. */
   errors?: number[];
 }
@@ -66,8 +69,8 @@ export interface CallDoc extends OperationDoc {
 export function ApiCall(doc: CallDoc) {
   return applyDecorators(
     operation(doc),
-    ...(doc.body === undefined ? [] : [ApiBody({ required: true, schema: doc.body })]),
-    ...doc.responses.map((r) => ApiResponse(r)),
+    ...(doc.body === undefined ? [] : [ApiBody({ required: true, ...content(doc.body) })]),
+    ...doc.responses.map(({ body, ...r }) => ApiResponse({ ...r, ...content(body) })),
     ApiErrorResponses(...(doc.errors ?? []), 503),
   );
 }
@@ -79,51 +82,3 @@ export const ApiError = (status: number, description: string) =>
     description,
     schema: { $ref: `#/components/schemas/${ERROR_ENVELOPE}` },
   });
-
-/** A path id: a positive integer (else 400 naming it). */
-export const ApiIdParam = (description: string, name = 'id') =>
-  ApiParam({ name, description, schema: POSITIVE_INT });
-
-/** `?project_id=`: a positive integer (else 400). */
-export const ApiProjectIdQuery = () =>
-  ApiQuery({
-    name: 'project_id',
-    required: false,
-    description: "Only the project's records (its database id); else 400",
-    schema: POSITIVE_INT,
-  });
-
-/** `?fields=a,b`: a comma-separated, non-empty subset of `allowed` (others 400). */
-export const ApiFieldsQuery = (allowed: readonly string[], note = '') =>
-  ApiQuery({
-    name: 'fields',
-    required: false,
-    description: `Comma-separated keys to keep; any other name is a 400.${note ? ` ${note}` : ''}`,
-    style: 'form',
-    explode: false,
-    schema: { type: 'array', minItems: 1, items: { type: 'string', enum: [...allowed] } },
-  });
-
-function exactFilterSchema(value: ExactFilterValue): SchemaObject {
-  if (value.type === 'id') return POSITIVE_INT;
-  if (value.type === 'uuid')
-    return { type: 'string', format: 'uuid', pattern: UUID_PATTERN.source };
-  return { type: 'string', minLength: 1, maxLength: value.maxLength };
-}
-
-/** The exact filters of a list route (`readExactFilters`): every name of each, else 400. */
-export const ApiExactFilterQueries = (filters: readonly ExactFilter[]) =>
-  applyDecorators(
-    ...filters.flatMap((filter) =>
-      filter.names.map((name) =>
-        ApiQuery({
-          name,
-          required: false,
-          description:
-            `Only the records whose ${filter.description} is exactly this ` +
-            `(${filter.names.map((n) => `\`${n}\``).join(' or ')}); an invalid value is a 400`,
-          schema: exactFilterSchema(filter.value),
-        }),
-      ),
-    ),
-  );

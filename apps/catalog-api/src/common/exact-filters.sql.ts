@@ -1,8 +1,25 @@
-import type { ExactFilter } from './query-params';
 import { SqlParams } from './sql-params';
 
+/** What an exact filter's value must be: a record id, a UUID, or text no longer than its column. */
+export type ExactFilterValue =
+  { type: 'id' } | { type: 'uuid' } | { type: 'text'; maxLength: number };
+
 /**
- * The SQL conditions of the exact filters read by `readExactFilters`: one `column = $n` per
+ * An exact-match filter of a list endpoint (DAISY's `get_filtered_entities`). `names` are the
+ * query parameters that select it: DAISY's model attribute, then the record's key where the
+ * two differ (`elu_accession` and `external_id`).
+ */
+export interface ExactFilter {
+  names: readonly string[];
+  /** The SQL expression compared with `=`. */
+  column: string;
+  value: ExactFilterValue;
+  /** What it matches, for the API docs. */
+  description: string;
+}
+
+/**
+ * The SQL conditions of the exact filters of a list route's query (`ExactFiltersQuery`): one `column = $n` per
  * parameter given, to be ANDed with the route's other conditions (visibility first). Exact
  * means exact, as in DAISY: case and whitespace count. A fragment builder shared by the list
  * repositories (each declares its filters' columns), so it runs no query itself.

@@ -15,6 +15,7 @@ import {
   IntegerSetting,
   IsIpAllowList,
   loadSettings,
+  LOG_LEVELS,
   RealSecret,
   urlPassword,
 } from '@app/platform';
@@ -46,6 +47,13 @@ export class CatalogSettings extends FrontDoorSettings {
    */
   @BooleanSetting()
   CATALOG_VERSION_LISTEN = true;
+
+  /**
+   * Answer a repeated read before Express and Nest see it (read-cache/fast-reads.ts). Off, every
+   * read takes the full pipeline and its cache: the benchmark measures both ways.
+   */
+  @BooleanSetting()
+  FAST_READS = true;
 
   /** Run pending migrations at start (under an advisory lock). Off in Kubernetes: a Job runs them. */
   @BooleanSetting()
@@ -98,7 +106,7 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1024 * 1024)
   RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
 
   /** The access-request webhook (POST /api/accessreq) answers 403 unless this is true. */

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { CatalogVersionModule } from '../catalog-version/catalog-version.module';
+import { ReadCacheModule } from '../read-cache/read-cache.module';
 import { ContractsController } from './contracts.controller';
 import { ContractsService } from './contracts.service';
 
 @Module({
-  imports: [CatalogVersionModule],
+  imports: [ReadCacheModule],
   controllers: [ContractsController],
   providers: [ContractsService],
   exports: [ContractsService],

@@ -17,7 +17,10 @@ class MigrateOnStart implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     if (!this.settings.MIGRATIONS_RUN) return;
     const applied = await runMigrationsWithLock(this.dataSource);
-    this.logger.log({ count: applied.length, names: applied.map((m) => m.name) }, 'migrations applied');
+    this.logger.log(
+      { count: applied.length, names: applied.map((m) => m.name) },
+      'migrations applied',
+    );
   }
 }
 

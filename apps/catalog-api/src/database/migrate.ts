@@ -25,7 +25,11 @@ async function main(): Promise<number> {
   try {
     const applied = await runMigrationsWithLock(dataSource);
     console.log(
-      JSON.stringify({ msg: 'migrations applied', count: applied.length, names: applied.map((m) => m.name) }),
+      JSON.stringify({
+        msg: 'migrations applied',
+        count: applied.length,
+        names: applied.map((m) => m.name),
+      }),
     );
     return 0;
   } catch (error) {

@@ -1,29 +1,19 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiCachedRead, ApiExactFilterQueries, ApiProjectIdQuery } from '../common/api-docs';
-import { DATASETS_BODY } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
-import {
-  RawQuery,
-  readExactFilters,
-  readNonEmptyString,
-  readPositiveInt,
-} from '../common/query-params';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
+import { ApiCachedRead } from '../common/api-docs';
+import { exactValues } from '../common/query-input';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { DATASET_FILTERS, DatasetFilter } from './datasets.repository';
+import { DatasetsExport, DatasetsQuery } from './datasets.dto';
 import { DatasetsService } from './datasets.service';
-
-const PROJECT_TITLE_MAX = 500;
 
 @ApiTags('catalog')
 @Controller('api/datasets')
 export class DatasetsController {
-  constructor(
-    private readonly datasets: DatasetsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly datasets: DatasetsService) {}
 
   @ApiCachedRead(
     {
@@ -32,34 +22,21 @@ export class DatasetsController {
       description:
         'Visibility as for projects; endpoint keys also get the fields of their exposure.',
     },
-    DATASETS_BODY,
+    DatasetsExport,
   )
-  @ApiProjectIdQuery()
-  @ApiQuery({
-    name: 'project_title',
-    required: false,
-    description: 'Only the datasets of the project with this exact title (case-insensitive)',
-    schema: { type: 'string', minLength: 1, maxLength: PROJECT_TITLE_MAX },
-  })
-  @ApiExactFilterQueries(DATASET_FILTERS)
   @Get()
-  async list(
-    @Req() req: Request,
-    @Res() res: Response,
+  @CachedRead()
+  list(
+    @Query() given: DatasetsQuery,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
-    const raw = req.query as RawQuery;
     const filter: DatasetFilter = {
-      projectId: readPositiveInt(raw, 'project_id'),
-      projectTitle: readNonEmptyString(raw, 'project_title', PROJECT_TITLE_MAX),
-      exact: readExactFilters(raw, DATASET_FILTERS),
+      projectId: given.project_id,
+      projectTitle: given.project_title,
+      exact: exactValues(given, DATASET_FILTERS),
     };
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'datasets', identity: viewerIdentity(principal), params: { ...filter } },
-      (manager) => this.datasets.list(manager, viewer, filter),
-    );
+    return this.datasets.list(manager, viewer, filter);
   }
 }

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { CatalogVersionModule } from '../catalog-version/catalog-version.module';
+import { ReadCacheModule } from '../read-cache/read-cache.module';
 import { DatasetsController } from './datasets.controller';
 import { DatasetsService } from './datasets.service';
 
 @Module({
-  imports: [CatalogVersionModule],
+  imports: [ReadCacheModule],
   controllers: [DatasetsController],
   providers: [DatasetsService],
   exports: [DatasetsService],

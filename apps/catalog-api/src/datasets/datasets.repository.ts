@@ -6,8 +6,8 @@ import {
   exactFilterConditions,
   idFilter,
   textFilter,
+  type ExactFilter,
 } from '../common/exact-filters.sql';
-import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import { PersonRow, toPersonExport, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
 import { datasetVisible } from '../permissions/visibility.sql';
@@ -66,33 +66,38 @@ export interface LegalBasisDeclarationLink {
 export class DatasetsRepository {
   /**
    * The datasets the viewer may see, narrowed by `filter`, with everything their export needs,
-   * in a fixed number of queries (one per relation, by `= ANY(ids)`), never one per dataset.
+   * page by page in id order (`pageSize` datasets a page, the last page possibly shorter), in a
+   * fixed number of queries per page (one per relation, by `= ANY(ids)`), never one per
+   * dataset. Read the pages in one transaction (`manager`) for one consistent snapshot.
    */
-  async findGraphs(
+  async *findGraphPages(
     manager: EntityManager,
     viewer: Viewer,
     filter: DatasetFilter,
-  ): Promise<DatasetGraph[]> {
-    const params = new SqlParams();
-    const conditions = [datasetVisible(viewer, params)];
-    if (filter.projectId !== undefined)
-      conditions.push(`d.project_id = ${params.add(filter.projectId)}`);
-    if (filter.projectTitle !== undefined) {
-      conditions.push(`lower(p.title) = lower(${params.add(filter.projectTitle)})`);
+    pageSize: number,
+  ): AsyncGenerator<DatasetGraph[]> {
+    const endpointId = viewer.kind === 'endpoint' ? viewer.endpointId : undefined;
+    let after = 0;
+    for (;;) {
+      const params = new SqlParams();
+      const conditions = [datasetVisible(viewer, params), `d.id > ${params.add(after)}`];
+      if (filter.projectId !== undefined)
+        conditions.push(`d.project_id = ${params.add(filter.projectId)}`);
+      if (filter.projectTitle !== undefined) {
+        conditions.push(`lower(p.title) = lower(${params.add(filter.projectTitle)})`);
+      }
+      conditions.push(...exactFilterConditions(DATASET_FILTERS, filter.exact ?? {}, params));
+      const datasets = await manager.query<DatasetRow[]>(
+        `SELECT d.id, d.elu_accession, d.title, d.description, d.elu_uuid, d.other_external_id,
+           p.acronym AS project_acronym, p.elu_accession AS project_accession, d.metadata
+         FROM datasets d LEFT JOIN projects p ON p.id = d.project_id
+         WHERE ${conditions.join(' AND ')} ORDER BY d.id LIMIT ${params.add(pageSize)}`,
+        params.values,
+      );
+      if (datasets.length > 0) yield await this.loadRelations(manager, datasets, endpointId);
+      if (datasets.length < pageSize) return;
+      after = datasets[datasets.length - 1].id;
     }
-    conditions.push(...exactFilterConditions(DATASET_FILTERS, filter.exact ?? {}, params));
-    const datasets = await manager.query<DatasetRow[]>(
-      `SELECT d.id, d.elu_accession, d.title, d.description, d.elu_uuid, d.other_external_id,
-         p.acronym AS project_acronym, p.elu_accession AS project_accession, d.metadata
-       FROM datasets d LEFT JOIN projects p ON p.id = d.project_id
-       WHERE ${conditions.join(' AND ')} ORDER BY d.id`,
-      params.values,
-    );
-    return this.loadRelations(
-      manager,
-      datasets,
-      viewer.kind === 'endpoint' ? viewer.endpointId : undefined,
-    );
   }
 
   /** Completes dataset rows into graphs; with an endpoint id, also its exposures. */

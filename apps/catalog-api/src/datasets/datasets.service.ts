@@ -2,8 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import type { Viewer } from '../permissions/viewer';
+import { JsonPages } from '../read-cache/json-body';
 import { DatasetFilter, DatasetsRepository } from './datasets.repository';
-import { DATASET_SCHEMA_URL, toDatasetExport } from './dataset.exporter';
+import { DATASET_SCHEMA_URL, DatasetExport, toDatasetExport } from './dataset.exporter';
+
+/**
+ * Datasets read and exported per page: at 50,000 datasets the whole list as objects, then as
+ * one JSON string, would not fit the catalog's heap. A page of 2,000 is about 4.5 MB of JSON.
+ */
+const PAGE_SIZE = 2000;
 
 @Injectable()
 export class DatasetsService {
@@ -12,11 +19,23 @@ export class DatasetsService {
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
   ) {}
 
-  async list(manager: EntityManager, viewer: Viewer, filter: DatasetFilter) {
-    const graphs = await this.datasets.findGraphs(manager, viewer, filter);
+  /**
+   * The datasets the viewer may see. `items` is read page by page while the read cache writes
+   * the answer, inside the read's transaction (`manager`), so it is consumed there only.
+   */
+  list(manager: EntityManager, viewer: Viewer, filter: DatasetFilter) {
     return {
       $schema: DATASET_SCHEMA_URL,
-      items: graphs.map((graph) => toDatasetExport(graph, this.settings.source)),
+      items: new JsonPages(this.exports(manager, viewer, filter)),
     };
+  }
+
+  private async *exports(
+    manager: EntityManager,
+    viewer: Viewer,
+    filter: DatasetFilter,
+  ): AsyncGenerator<DatasetExport[]> {
+    for await (const graphs of this.datasets.findGraphPages(manager, viewer, filter, PAGE_SIZE))
+      yield graphs.map((graph) => toDatasetExport(graph, this.settings.source));
   }
 }

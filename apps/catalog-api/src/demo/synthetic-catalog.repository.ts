@@ -45,9 +45,9 @@ export class SyntheticCatalogRepository {
       `WITH p AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS i FROM projects WHERE acronym LIKE $1 || '-P%'),
      pc AS (SELECT count(*) AS c FROM p)
      INSERT INTO datasets (title, description, project_id)
-     SELECT $1 || ' dataset ' || g, 'Synthetic dataset ' || g,
-       (SELECT id FROM p WHERE i = g % (SELECT c FROM pc))
-     FROM generate_series(1, $2) g`,
+     SELECT $1 || ' dataset ' || g, 'Synthetic dataset ' || g, p.id
+     FROM generate_series(1, $2) g CROSS JOIN pc JOIN p ON p.i = g % pc.c
+     ORDER BY g`,
       [tag, n],
     );
     const scope = `(SELECT id FROM datasets WHERE title LIKE $1 || ' dataset %')`;

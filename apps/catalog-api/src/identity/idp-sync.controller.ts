@@ -4,7 +4,7 @@ import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
-import { successCounts } from '../common/api-schemas';
+import { SyncAnswer } from '../common/response-properties';
 import { IdpSyncService, SyncCounts } from './idp-sync.service';
 
 @ApiTags('integrations')
@@ -25,7 +25,7 @@ export class IdpSyncController {
       {
         status: 200,
         description: 'Done',
-        schema: successCounts('created', 'updated', 'unchanged', 'skipped'),
+        body: SyncAnswer,
       },
     ],
     errors: [409],

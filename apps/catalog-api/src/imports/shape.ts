@@ -1,12 +1,11 @@
 import { isCalendarDate } from '@app/platform';
 
 /**
- * A small structural validator for write bodies. Unlike DTO classes it reports every problem of
- * a whole document with its exact path (`data_declarations[0].use_conditions[1].use_class`),
- * knows field aliases and fields to ignore (the ELU variants), and runs the same way for HTTP
- * and the command-line tool.
+ * The import documents' validator, kept instead of DTO classes (which every other route's input
+ * uses): class-validator took about 7 times as long on 50,000 partner records (5 to 7 s against
+ * 0.7 to 1.1 s), and a document's problems are reported per item (`index`) with exact paths
+ * (`data_declarations[0].use_conditions[1].use_class`), field aliases and ignored ELU fields.
  */
-
 export interface ShapeProblem {
   path: string;
   message: string;

@@ -1,23 +1,18 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, OptionalAuth, Principal } from '@app/auth';
-import { ApiCachedRead, ApiExactFilterQueries, ApiFieldsQuery } from '../common/api-docs';
-import { PARTNER_SCHEMA, resultsBody } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readBoolean, readExactFilters, readFieldList } from '../common/query-params';
-import { viewerIdentity } from '../permissions/viewer';
-import { PARTNER_FIELDS } from './partner.exporter';
+import { ApiCachedRead } from '../common/api-docs';
+import { exactValues } from '../common/query-input';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
+import { KeyHolderQuery, PartnersKeyQuery, PartnersPage, PartnersQuery } from './partners.dto';
 import { PARTNER_FILTERS } from './partners.repository';
 import { PartnerQuery, PartnersService } from './partners.service';
 
 @ApiTags('catalog')
 @Controller('api/partners')
 export class PartnersController {
-  constructor(
-    private readonly partners: PartnersService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly partners: PartnersService) {}
 
   /**
    * Without a key: published partners, `published` and `fields` ignored. With any valid key:
@@ -32,34 +27,25 @@ export class PartnersController {
         'key: all partners, then `published`. The exact filters apply to every caller. A key ' +
         'that is sent but invalid is a 401.',
     },
-    resultsBody(PARTNER_SCHEMA),
+    PartnersPage,
   )
-  @ApiQuery({
-    name: 'published',
-    required: false,
-    description: 'With a key: only published (`true`) or unpublished (`false`); else 400',
-    schema: { type: 'boolean' },
-  })
-  @ApiFieldsQuery(PARTNER_FIELDS, 'With a key only.')
-  @ApiExactFilterQueries(PARTNER_FILTERS)
+  // The key-only parameters do not come from @Query(), so their DTO is named here.
+  @ApiQuery({ type: PartnersKeyQuery })
   @Get()
   @OptionalAuth()
-  async list(
-    @Req() req: Request,
-    @Res() res: Response,
+  // One SELECT (PartnersRepository.find): no transaction needed.
+  @CachedRead({ singleStatement: true })
+  list(
+    @Query() given: PartnersQuery,
+    @KeyHolderQuery() keyed: PartnersKeyQuery,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
-    const raw = req.query as RawQuery;
-    const query: PartnerQuery = { published: true, exact: readExactFilters(raw, PARTNER_FILTERS) };
+    @ReadSnapshot() manager: EntityManager,
+  ) {
+    const query: PartnerQuery = { published: true, exact: exactValues(given, PARTNER_FILTERS) };
     if (principal !== undefined) {
-      query.published = readBoolean(raw, 'published');
-      query.fields = readFieldList(raw, 'fields', PARTNER_FIELDS);
+      query.published = keyed.published;
+      query.fields = keyed.fields;
     }
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'partners', identity: viewerIdentity(principal), params: { ...query } },
-      (manager) => this.partners.list(manager, query),
-    );
+    return this.partners.list(manager, query);
   }
 }

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { CatalogVersionModule } from '../catalog-version/catalog-version.module';
+import { ReadCacheModule } from '../read-cache/read-cache.module';
 import { PartnersController } from './partners.controller';
 import { PartnersService } from './partners.service';
 
 @Module({
-  imports: [CatalogVersionModule],
+  imports: [ReadCacheModule],
   controllers: [PartnersController],
   providers: [PartnersService],
   exports: [PartnersService],

@@ -1,27 +1,20 @@
-import { Controller, Get, Param, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { ApiParam, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ForbiddenError, ValidationFailedError } from '@app/errors';
+import { ForbiddenError } from '@app/errors';
 import { ApiCachedRead } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { UsersRepository } from '../users/users.repository';
-import { viewerIdentity, viewerOf } from './viewer';
+import { viewerOf } from './viewer';
+import { PermissionParams } from './permissions.dto';
 import { PermissionsService } from './permissions.service';
-
-const OIDC_ID_MAX = 64;
-
-/** Start of the next UTC day, in epoch ms. */
-function nextUtcMidnight(now = new Date()): number {
-  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-}
 
 @ApiTags('permissions')
 @Controller('api/permissions')
 export class PermissionsController {
   constructor(
     private readonly permissions: PermissionsService,
-    private readonly responder: CachedJsonResponder,
     private readonly users: UsersRepository,
   ) {}
 
@@ -42,42 +35,23 @@ export class PermissionsController {
     },
     404,
   )
-  @ApiParam({
-    name: 'user_oidc_id',
-    description: "The person's identity-provider subject",
-    schema: { type: 'string', minLength: 1, maxLength: OIDC_ID_MAX },
-  })
   @Get(':user_oidc_id')
+  // Expiry depends on the date, which no write bumps.
+  @CachedRead({ untilEndOfUtcDay: true })
   async list(
-    @Param('user_oidc_id') oidcId: string,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Param() { user_oidc_id: oidcId }: PermissionParams,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
-    if (oidcId.length > OIDC_ID_MAX) {
-      throw new ValidationFailedError([
-        { parameter: 'user_oidc_id', message: 'must be at most 64 characters' },
-      ]);
-    }
-    if (viewer.kind === 'user') await this.requireSelf(viewer.userId, oidcId);
-    await this.responder.respond(
-      req,
-      res,
-      {
-        route: 'permissions',
-        identity: viewerIdentity(principal),
-        // Expiry depends on the date, which no write bumps: today is part of the key.
-        params: { oidcId, today: new Date().toISOString().slice(0, 10) },
-        expiresAt: nextUtcMidnight(),
-      },
-      (manager) => this.permissions.datasetAccessions(manager, oidcId),
-    );
+    // In the read's snapshot: a second connection per request could exhaust the pool under load.
+    if (viewer.kind === 'user') await this.requireSelf(manager, viewer.userId, oidcId);
+    return this.permissions.datasetAccessions(manager, oidcId);
   }
 
   /** A user key may only read its own holder's permissions. */
-  private async requireSelf(userId: number, oidcId: string): Promise<void> {
-    if ((await this.users.oidcIdOf(userId)) !== oidcId) {
+  private async requireSelf(manager: EntityManager, userId: number, oidcId: string): Promise<void> {
+    if ((await this.users.oidcIdOf(userId, manager)) !== oidcId) {
       throw new ForbiddenError('A user key may only read its own permissions');
     }
   }

@@ -1,28 +1,19 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import {
-  ApiCachedRead,
-  ApiExactFilterQueries,
-  ApiFieldsQuery,
-  ApiProjectIdQuery,
-} from '../common/api-docs';
-import { PROJECTS_BODY } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
-import { RawQuery, readExactFilters, readFieldList, readPositiveInt } from '../common/query-params';
-import { viewerIdentity, viewerOf } from '../permissions/viewer';
-import { PROJECT_FIELDS } from './project.exporter';
+import { ApiCachedRead } from '../common/api-docs';
+import { exactValues } from '../common/query-input';
+import { viewerOf } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
+import { ProjectsExport, ProjectsQuery } from './projects.dto';
 import { PROJECT_FILTERS } from './projects.repository';
 import { ProjectQuery, ProjectsService } from './projects.service';
 
 @ApiTags('catalog')
 @Controller('api/projects')
 export class ProjectsController {
-  constructor(
-    private readonly projects: ProjectsService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly projects: ProjectsService) {}
 
   @ApiCachedRead(
     {
@@ -32,29 +23,21 @@ export class ProjectsController {
         'Global key: all projects; user key: those it holds `protected` on; endpoint key: ' +
         'projects with a dataset exposed to it (active or deprecated), each once.',
     },
-    PROJECTS_BODY,
+    ProjectsExport,
   )
-  @ApiProjectIdQuery()
-  @ApiFieldsQuery(PROJECT_FIELDS, '`source` is always kept.')
-  @ApiExactFilterQueries(PROJECT_FILTERS)
   @Get()
-  async list(
-    @Req() req: Request,
-    @Res() res: Response,
+  @CachedRead()
+  list(
+    @Query() given: ProjectsQuery,
     @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
+    @ReadSnapshot() manager: EntityManager,
+  ) {
     const viewer = viewerOf(principal);
-    const raw = req.query as RawQuery;
     const query: ProjectQuery = {
-      projectId: readPositiveInt(raw, 'project_id'),
-      fields: readFieldList(raw, 'fields', PROJECT_FIELDS),
-      exact: readExactFilters(raw, PROJECT_FILTERS),
+      projectId: given.project_id,
+      fields: given.fields,
+      exact: exactValues(given, PROJECT_FILTERS),
     };
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'projects', identity: viewerIdentity(principal), params: { ...query } },
-      (manager) => this.projects.list(manager, viewer, query),
-    );
+    return this.projects.list(manager, viewer, query);
   }
 }

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { CatalogVersionModule } from '../catalog-version/catalog-version.module';
+import { ReadCacheModule } from '../read-cache/read-cache.module';
 import { ProjectsController } from './projects.controller';
 import { ProjectsService } from './projects.service';
 
 @Module({
-  imports: [CatalogVersionModule],
+  imports: [ReadCacheModule],
   controllers: [ProjectsController],
   providers: [ProjectsService],
   exports: [ProjectsService],

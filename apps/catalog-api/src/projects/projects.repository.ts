@@ -5,8 +5,8 @@ import {
   exactFilterConditions,
   idFilter,
   textFilter,
+  type ExactFilter,
 } from '../common/exact-filters.sql';
-import type { ExactFilter } from '../common/query-params';
 import { SqlParams } from '../common/sql-params';
 import type { ContactType } from '../contacts/contact.entity';
 import { CONTACT_AFFILIATIONS, PersonRow, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';

@@ -1,31 +1,19 @@
-import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ApiParam, ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
-import { NotFoundError, ValidationFailedError } from '@app/errors';
-import { readNonEmptyString, readPositiveInt, type RawQuery } from '../common/query-params';
 import { ApiCall } from '../common/api-docs';
-import { CachedJsonResponder } from '../common/cached-json.responder';
-import { PAGINATION, POSITIVE_INT } from '../common/api-schemas';
-import { isTermCategory, TERM_CATEGORIES } from './term-category';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
+import { TERM_CATEGORIES, type TermCategory } from './term-category';
+import { TermCategoryPipe, TermSearchPage, TermSearchQuery } from './terms.dto';
 import { TermSearchService } from './term-search.service';
 import { TERM_PAGE_SIZE } from './terms.repository';
-
-const MAX_SEARCH_LENGTH = 200;
-
-function required<T>(value: T | undefined, parameter: string): T {
-  if (value === undefined) throw new ValidationFailedError([{ parameter, message: 'is required' }]);
-  return value;
-}
 
 /** The autocomplete behind the project form's term pickers (Select2 paging format). */
 @ApiTags('terms')
 @Controller('api/termsearch')
 export class TermsController {
-  constructor(
-    private readonly termSearch: TermSearchService,
-    private readonly responder: CachedJsonResponder,
-  ) {}
+  constructor(private readonly termSearch: TermSearchService) {}
 
   @ApiCall({
     summary: 'Search a vocabulary by label',
@@ -38,29 +26,7 @@ export class TermsController {
       {
         status: 200,
         description: 'One page of terms (Select2 paging format)',
-        schema: {
-          type: 'object',
-          required: ['results', 'pagination'],
-          properties: {
-            results: {
-              type: 'array',
-              items: {
-                type: 'object',
-                required: ['id', 'text', 'term_id'],
-                properties: {
-                  id: { type: 'integer' },
-                  text: { type: 'string', description: 'The label' },
-                  term_id: { type: 'string' },
-                },
-              },
-            },
-            pagination: PAGINATION,
-          },
-          example: {
-            results: [{ id: 1, text: 'COVID-19', term_id: 'DOID:0080600' }],
-            pagination: { more: false },
-          },
-        },
+        body: TermSearchPage,
       },
     ],
     errors: [404],
@@ -70,35 +36,15 @@ export class TermsController {
     description: 'The vocabulary; any other is a 404',
     enum: [...TERM_CATEGORIES],
   })
-  @ApiQuery({
-    name: 'search',
-    required: true,
-    description: 'Text to find in the labels',
-    schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
-  })
-  @ApiQuery({ name: 'page', required: true, description: 'From 1', schema: POSITIVE_INT })
   @Public()
   @Get(':category')
-  async search(
-    @Param('category') category: string,
-    @Query() query: RawQuery,
-    @Req() req: Request,
-    @Res() res: Response,
-  ): Promise<void> {
-    if (!isTermCategory(category)) throw new NotFoundError(`Unknown term category "${category}"`);
-    const search = required(readNonEmptyString(query, 'search', MAX_SEARCH_LENGTH), 'search');
-    const page = required(readPositiveInt(query, 'page'), 'page');
-    // Terms are versioned data: a repeated search is answered from the caches until a load.
-    await this.responder.respond(
-      req,
-      res,
-      {
-        route: 'termsearch',
-        identity: 'public',
-        params: { category, search, page },
-        singleStatement: true,
-      },
-      (manager) => this.termSearch.search(manager, category, search, page),
-    );
+  // Terms are versioned data: a repeated search is answered from the caches until a load.
+  @CachedRead({ singleStatement: true })
+  search(
+    @Param('category', TermCategoryPipe) category: TermCategory,
+    @Query() { search, page }: TermSearchQuery,
+    @ReadSnapshot() manager: EntityManager,
+  ) {
+    return this.termSearch.search(manager, category, search, page);
   }
 }

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
-import { CatalogVersionModule } from '../catalog-version/catalog-version.module';
+import { ReadCacheModule } from '../read-cache/read-cache.module';
 import { TermSearchService } from './term-search.service';
 import { TermsController } from './terms.controller';
 import { TermsService } from './terms.service';
 
 /** Term vocabularies: search (public) and loading (TermsService, used by admin routes and tools). */
 @Module({
-  imports: [CatalogVersionModule],
+  imports: [ReadCacheModule],
   controllers: [TermsController],
   providers: [TermsService, TermSearchService],
   exports: [TermsService],

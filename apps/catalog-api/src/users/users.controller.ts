@@ -1,20 +1,16 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { Controller, Get } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
-import { AllowBearer, CurrentPrincipal, Principal, RequireKinds } from '@app/auth';
+import { AllowBearer, RequireKinds } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { resultsBody } from '../common/api-schemas';
-import { CachedJsonResponder } from '../common/cached-json.responder';
-import { viewerIdentity } from '../permissions/viewer';
+import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
+import { UsersPage } from './users.dto';
 import { UsersRepository } from './users.repository';
 
 @ApiTags('users')
 @Controller('api/users')
 export class UsersController {
-  constructor(
-    private readonly responder: CachedJsonResponder,
-    private readonly users: UsersRepository,
-  ) {}
+  constructor(private readonly users: UsersRepository) {}
 
   /** Active users for pickers; `text` falls back to the username when there is no name. */
   @ApiCachedRead(
@@ -23,37 +19,19 @@ export class UsersController {
       caller: 'global or user key, or an identity-provider bearer token',
       description: 'An endpoint key is a 403; the identity provider unreachable is a 503.',
     },
-    resultsBody({
-      type: 'object',
-      required: ['id', 'text'],
-      properties: {
-        id: { type: 'integer' },
-        text: { type: 'string', description: 'First and last name, else the username' },
-      },
-      example: { id: 5, text: 'First Last' },
-    }),
+    UsersPage,
   )
   @Get()
   @RequireKinds('global', 'user', 'bearer')
   @AllowBearer()
-  async list(
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentPrincipal() principal: Principal | undefined,
-  ): Promise<void> {
-    await this.responder.respond(
-      req,
-      res,
-      { route: 'users', identity: viewerIdentity(principal), params: {} },
-      async (manager) => {
-        const rows = await this.users.listActive(manager);
-        return {
-          results: rows.map((row) => ({
-            id: row.id,
-            text: `${row.first_name} ${row.last_name}`.trim() || row.username,
-          })),
-        };
-      },
-    );
+  @CachedRead()
+  async list(@ReadSnapshot() manager: EntityManager) {
+    const rows = await this.users.listActive(manager);
+    return {
+      results: rows.map((row) => ({
+        id: row.id,
+        text: `${row.first_name} ${row.last_name}`.trim() || row.username,
+      })),
+    };
   }
 }

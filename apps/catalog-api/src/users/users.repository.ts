@@ -69,8 +69,11 @@ export class UsersRepository {
   }
 
   /** The user's identity-provider subject; undefined when there is no such user. */
-  async oidcIdOf(userId: number): Promise<string | null | undefined> {
-    const rows = await this.dataSource.query<{ oidc_id: string | null }[]>(
+  async oidcIdOf(
+    userId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<string | null | undefined> {
+    const rows = await manager.query<{ oidc_id: string | null }[]>(
       'SELECT oidc_id FROM users WHERE id = $1',
       [userId],
     );

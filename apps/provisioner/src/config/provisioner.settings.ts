@@ -4,6 +4,7 @@ import {
   FrontDoorSettings,
   IntegerSetting,
   loadSettings,
+  LOG_LEVELS,
   RealSecret,
   urlPassword,
 } from '@app/platform';
@@ -165,7 +166,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(1024)
   MAX_BODY_BYTES = 1024 * 1024;
 
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
 
   get sources(): SourceConfig[] {

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiErrorResponses } from '@app/platform';
 import { ImportEndpoint, sendImportReply } from '../imports/import-endpoint.decorator';
@@ -8,14 +8,6 @@ import { ListBody } from '../submissions/submissions.service';
 import { DatasetsQuery, ImportDatasetBody } from './datasets.dto';
 import { DatasetDiffView, DatasetsService, DatasetView } from './datasets.service';
 
-/** Both reads take the optional submission filter of DatasetsQuery. */
-const ApiSubmissionFilter = () =>
-  ApiQuery({
-    name: 'submission',
-    required: false,
-    description: 'Only datasets of this submission ref',
-  });
-
 @ApiTags('datasets')
 @ApiParam({ name: 'srcsys', description: 'A configured source (SOURCES), e.g. dropzone' })
 @Controller('datasets/:srcsys')
@@ -23,7 +15,6 @@ export class DatasetsController {
   constructor(private readonly datasets: DatasetsService) {}
 
   @ApiOperation({ summary: 'Datasets of the source' })
-  @ApiSubmissionFilter()
   @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
   @ApiErrorResponses(404)
   @Get()
@@ -37,7 +28,6 @@ export class DatasetsController {
   @ApiOperation({
     summary: 'Datasets of eligible submissions not in storage, each with `ready` and `reason`',
   })
-  @ApiSubmissionFilter()
   @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
   @ApiErrorResponses(404)
   @Get('diff')
@@ -48,7 +38,7 @@ export class DatasetsController {
     return this.datasets.diff(srcsys, query.submission);
   }
 
-  @ImportEndpoint('Queue the copy of a dataset into data/raw/<dataset_id>/', 'dataset_id')
+  @ImportEndpoint('Queue the copy of a dataset into data/raw/<dataset_id>/')
   async import(
     @Param('srcsys') srcsys: string,
     @Body() body: ImportDatasetBody,

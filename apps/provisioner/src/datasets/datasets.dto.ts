@@ -3,12 +3,12 @@ import { IsSafeSegment } from '../sources/is-safe-segment.decorator';
 
 export class ImportDatasetBody {
   @IsDefined()
-  @IsSafeSegment()
+  @IsSafeSegment({ required: true })
   dataset_id!: string;
 }
 
 export class DatasetsQuery {
   @IsOptional()
-  @IsSafeSegment()
+  @IsSafeSegment({ required: false, description: 'Only datasets of this submission ref' })
   submission?: string;
 }

@@ -1,26 +1,17 @@
 import { applyDecorators, Post } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiErrorResponses } from '@app/platform';
-import { SAFE_SEGMENT } from '../sources/safe-segment';
 import { ImportRecord, ImportReply } from './import-record';
 
 /**
  * `POST <source-scoped route>/import`: submissions and datasets are requested the same way
- * (one safe-segment id in the body, 202 queued / 200 already imported / 409 refused), so the
- * route and its OpenAPI description are declared once and cannot drift apart.
+ * (one safe-segment id in the body, declared by the route's body DTO; 202 queued / 200 already
+ * imported / 409 refused), so the route and its OpenAPI description are declared once.
  */
-export function ImportEndpoint(summary: string, idField: string): MethodDecorator {
+export function ImportEndpoint(summary: string): MethodDecorator {
   return applyDecorators(
     ApiOperation({ summary }),
-    ApiBody({
-      schema: {
-        type: 'object',
-        required: [idField],
-        additionalProperties: false,
-        properties: { [idField]: { type: 'string', pattern: SAFE_SEGMENT.source } },
-      },
-    }),
     ApiResponse({ status: 202, description: 'Queued: the import record' }),
     ApiResponse({ status: 200, description: 'Already imported: the import record' }),
     ApiErrorResponses(404, 409),

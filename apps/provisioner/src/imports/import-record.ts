@@ -3,7 +3,9 @@ import type { CatalogRegistrationState } from '../catalog-registration/catalog-r
 import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
 import { ImportJobData, ImportJobResult, ImportKind } from '../import-queue/import.queue';
 
-export type ImportState = 'queued' | 'running' | 'imported' | 'failed' | 'rejected';
+/** The states of an import record: the DTO's filter, its OpenAPI enum and the repositories use this list. */
+export const IMPORT_STATES = ['queued', 'running', 'imported', 'failed', 'rejected'] as const;
+export type ImportState = (typeof IMPORT_STATES)[number];
 
 /**
  * What a record is made of: the fields of an import job, from a BullMQ Job or straight from a
@@ -23,13 +25,6 @@ export type ImportJobFields = Pick<
   | 'attemptsStarted'
   | 'failedReason'
 >;
-export const IMPORT_STATES: readonly ImportState[] = [
-  'queued',
-  'running',
-  'imported',
-  'failed',
-  'rejected',
-];
 
 /** The import record of the contract. */
 export interface ImportRecord {

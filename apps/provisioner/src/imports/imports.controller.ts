@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrorResponses } from '@app/platform';
 import { ImportRecord } from './import-record';
-import { DEFAULT_PER_PAGE, ListImportsQuery, MAX_PER_PAGE } from './imports.dto';
+import { ListImportsQuery } from './imports.dto';
 import { ImportPage, ImportsService } from './imports.service';
 
 @ApiTags('imports')
@@ -16,24 +16,6 @@ export class ImportsController {
       'Newest first by `created_at`, then by id (both descending). Pages are read from the ' +
       'queue store a page at a time: any page costs about the same at 100,000 records. ' +
       '`count` is the number of records matching the filters, on every page.',
-  })
-  @ApiQuery({
-    name: 'state',
-    required: false,
-    enum: ['queued', 'running', 'imported', 'failed', 'rejected'],
-  })
-  @ApiQuery({ name: 'source', required: false, description: 'Only imports from this source' })
-  @ApiQuery({
-    name: 'page',
-    required: false,
-    schema: { type: 'integer', minimum: 1, default: 1 },
-    description: 'Page number, from 1; a page past the last is empty',
-  })
-  @ApiQuery({
-    name: 'per_page',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: MAX_PER_PAGE, default: DEFAULT_PER_PAGE },
-    description: `Records per page (at most ${MAX_PER_PAGE})`,
   })
   @ApiResponse({
     status: 200,

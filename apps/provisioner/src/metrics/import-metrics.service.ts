@@ -3,7 +3,9 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '@app/platform';
 
 /** How an import ended: published, failed for good after its retries, or refused as bad input. */
-export type ImportOutcome = 'imported' | 'failed' | 'rejected';
+/** How an import ended: the metrics' `outcome` label values. */
+export const IMPORT_OUTCOMES = ['imported', 'failed', 'rejected'] as const;
+export type ImportOutcome = (typeof IMPORT_OUTCOMES)[number];
 
 /**
  * The imports' own metrics. The import pipeline calls these; the numbers appear on the
@@ -42,8 +44,7 @@ export class ImportMetrics {
       registers: [registry],
     });
     // Present at zero from the start, so rate() and alerts work before the first import.
-    for (const outcome of ['imported', 'failed', 'rejected'] as const)
-      this.imports.inc({ outcome }, 0);
+    for (const outcome of IMPORT_OUTCOMES) this.imports.inc({ outcome }, 0);
   }
 
   /** Once per import that ended (not per attempt that will be retried). */

@@ -1,9 +1,14 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
 import { registerDecorator } from 'class-validator';
 import { isSafeSegment, SAFE_SEGMENT } from './safe-segment';
 
-/** Validates an id that becomes a storage path segment (the contract's pattern). */
-export function IsSafeSegment(): PropertyDecorator {
-  return (target: object, propertyName: string | symbol) => {
+/**
+ * Validates and documents an id that becomes a storage path segment (the contract's pattern).
+ * `required` is the OpenAPI flag; a required property also needs `@IsDefined()`.
+ */
+export function IsSafeSegment(doc: { required: boolean; description?: string }): PropertyDecorator {
+  const check: PropertyDecorator = (target: object, propertyName: string | symbol) => {
     registerDecorator({
       name: 'isSafeSegment',
       target: target.constructor,
@@ -14,4 +19,8 @@ export function IsSafeSegment(): PropertyDecorator {
       },
     });
   };
+  return applyDecorators(
+    ApiProperty({ type: String, pattern: SAFE_SEGMENT.source, ...doc }),
+    check,
+  );
 }

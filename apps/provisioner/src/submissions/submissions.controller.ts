@@ -29,7 +29,7 @@ export class SubmissionsController {
     return this.submissions.diff(srcsys);
   }
 
-  @ImportEndpoint("Create a submission's project collection", 'submission')
+  @ImportEndpoint("Create a submission's project collection")
   async import(
     @Param('srcsys') srcsys: string,
     @Body() body: ImportSubmissionBody,

@@ -3,6 +3,6 @@ import { IsSafeSegment } from '../sources/is-safe-segment.decorator';
 
 export class ImportSubmissionBody {
   @IsDefined()
-  @IsSafeSegment()
+  @IsSafeSegment({ required: true })
   submission!: string;
 }

@@ -1,8 +1,15 @@
+import { validateInput } from '@app/errors';
+import {
+  CreateEndpointBody,
+  CreateExposureBody,
+  ExposureIdParams,
+  GrantBody,
+  WithdrawExposureBody,
+} from '../../admin/admin-catalog.dto';
 import { EndpointsAdminService } from '../../admin/endpoints-admin.service';
 import { ExposuresAdminService } from '../../admin/exposures-admin.service';
 import { GrantsAdminService } from '../../admin/grants-admin.service';
 import { PublishingService, PublishableType } from '../../admin/publishing.service';
-import { parseId } from '../../admin/admin-input';
 import {
   allowOptions,
   booleanOption,
@@ -18,11 +25,14 @@ export const createEndpointCommand: CliCommand = {
   name: 'create-endpoint',
   usage: '--name N --url-pattern "https://catalog.example/e/${entity_id}"',
   summary: 'Register a catalog that pulls from us; prints its 64-character key (shown once)',
-  run(ctx, args) {
+  async run(ctx, args) {
     allowOptions(args, ['name', 'url-pattern']);
-    return ctx.app
-      .get(EndpointsAdminService)
-      .create({ name: option(args, 'name'), url_pattern: option(args, 'url-pattern') }, ctx.actor);
+    const body = await validateInput(
+      CreateEndpointBody,
+      { name: option(args, 'name'), url_pattern: option(args, 'url-pattern') },
+      'body',
+    );
+    return ctx.app.get(EndpointsAdminService).create(body, ctx.actor);
   },
 };
 
@@ -31,17 +41,19 @@ export const exposeCommand: CliCommand = {
   usage: '--dataset ACCESSION --endpoint NAME --form-id N [--request-pdf]',
   summary:
     "Publish a dataset to an endpoint (also publishes its declarations' partners and cohorts)",
-  run(ctx, args) {
+  async run(ctx, args) {
     allowOptions(args, ['dataset', 'endpoint', 'form-id', 'request-pdf']);
-    return ctx.app.get(ExposuresAdminService).create(
+    const body = await validateInput(
+      CreateExposureBody,
       {
         dataset: option(args, 'dataset'),
         endpoint: option(args, 'endpoint'),
         form_id: integerOption(args, 'form-id'),
         request_pdf_enabled: booleanOption(args, 'request-pdf'),
       },
-      ctx.actor,
+      'body',
     );
+    return ctx.app.get(ExposuresAdminService).create(body, ctx.actor);
   },
 };
 
@@ -49,24 +61,35 @@ export const withdrawCommand: CliCommand = {
   name: 'withdraw',
   usage: '<exposure id> --reason TEXT',
   summary: 'Withdraw an exposure (deprecated with the reason, kept)',
-  run(ctx, args) {
+  async run(ctx, args) {
     allowOptions(args, ['reason']);
-    const id = parseId(positional(args, 0, 'exposure id'));
-    return ctx.app
-      .get(ExposuresAdminService)
-      .withdraw(id, { reason: option(args, 'reason') }, ctx.actor);
+    const { id } = await validateInput(
+      ExposureIdParams,
+      { id: positional(args, 0, 'exposure id') },
+      'param',
+    );
+    const body = await validateInput(
+      WithdrawExposureBody,
+      { reason: option(args, 'reason') },
+      'body',
+    );
+    return ctx.app.get(ExposuresAdminService).withdraw(id, body, ctx.actor);
   },
 };
 
-function grantBody(args: CliArgs) {
+function grantBody(args: CliArgs): Promise<GrantBody> {
   allowOptions(args, ['user', 'group', 'object-type', 'object', 'permission']);
-  return {
-    user: option(args, 'user', true),
-    group: option(args, 'group', true),
-    permission: option(args, 'permission', true) ?? 'protected',
-    object_type: option(args, 'object-type'),
-    object: integerOption(args, 'object') ?? option(args, 'object'),
-  };
+  return validateInput(
+    GrantBody,
+    {
+      user: option(args, 'user', true),
+      group: option(args, 'group', true),
+      permission: option(args, 'permission', true) ?? 'protected',
+      object_type: option(args, 'object-type'),
+      object: integerOption(args, 'object') ?? option(args, 'object'),
+    },
+    'body',
+  );
 }
 
 export const grantCommand: CliCommand = {
@@ -74,7 +97,7 @@ export const grantCommand: CliCommand = {
   usage: '--user U | --group G --object-type dataset|project|contract --object ACCESSION|ID',
   summary: 'Grant `protected` on an object to a user or a group',
   async run(ctx, args) {
-    return (await ctx.app.get(GrantsAdminService).grant(grantBody(args), ctx.actor)).grant;
+    return (await ctx.app.get(GrantsAdminService).grant(await grantBody(args), ctx.actor)).grant;
   },
 };
 
@@ -82,8 +105,8 @@ export const revokeCommand: CliCommand = {
   name: 'revoke',
   usage: '--user U | --group G --object-type dataset|project|contract --object ACCESSION|ID',
   summary: 'Revoke a `protected` grant',
-  run(ctx, args) {
-    return ctx.app.get(GrantsAdminService).revoke(grantBody(args), ctx.actor);
+  async run(ctx, args) {
+    return ctx.app.get(GrantsAdminService).revoke(await grantBody(args), ctx.actor);
   },
 };
 

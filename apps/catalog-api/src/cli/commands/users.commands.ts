@@ -1,4 +1,6 @@
+import { validateInput } from '@app/errors';
 import { DataSource } from 'typeorm';
+import { CreateUserBody, UpdateUserBody } from '../../admin/admin-users.dto';
 import { UsersAdminService } from '../../admin/users-admin.service';
 import { UsersRepository } from '../../users/users.repository';
 import {
@@ -25,7 +27,7 @@ export const createUserCommand: CliCommand = {
   usage:
     '--username U --first-name F --last-name L --email E [--oidc-id S] [--groups a,b] [--affiliation P]',
   summary: 'Create a user; prints its API key (shown this once)',
-  run(ctx, args) {
+  async run(ctx, args) {
     allowOptions(args, [
       'username',
       'first-name',
@@ -35,7 +37,8 @@ export const createUserCommand: CliCommand = {
       'groups',
       'affiliation',
     ]);
-    return ctx.app.get(UsersAdminService).create(
+    const body = await validateInput(
+      CreateUserBody,
       {
         username: option(args, 'username'),
         first_name: option(args, 'first-name'),
@@ -45,8 +48,9 @@ export const createUserCommand: CliCommand = {
         groups: listOption(args, 'groups'),
         affiliation: option(args, 'affiliation', true),
       },
-      ctx.actor,
+      'body',
     );
+    return ctx.app.get(UsersAdminService).create(body, ctx.actor);
   },
 };
 
@@ -69,15 +73,16 @@ export const updateUserCommand: CliCommand = {
   async run(ctx, args) {
     allowOptions(args, ['active', 'groups', 'oidc-id', 'affiliation']);
     const id = await userId(ctx, positional(args, 0, 'user'));
-    return ctx.app.get(UsersAdminService).update(
-      id,
+    const body = await validateInput(
+      UpdateUserBody,
       {
         is_active: booleanOption(args, 'active'),
         groups: listOption(args, 'groups'),
         oidc_id: option(args, 'oidc-id', true),
         affiliation: option(args, 'affiliation', true),
       },
-      ctx.actor,
+      'body',
     );
+    return ctx.app.get(UsersAdminService).update(id, body, ctx.actor);
   },
 };

@@ -1,4 +1,5 @@
-import { readAuditQuery } from '../../admin/admin-audit.controller';
+import { validateInput } from '@app/errors';
+import { AuditQueryParams, toAuditQuery } from '../../admin/admin-audit.dto';
 import { VocabularyAdminService } from '../../admin/vocabulary-admin.service';
 import { AuditService } from '../../audit/audit.service';
 import { allowOptions, CliCommand, option, positional } from '../cli-command';
@@ -23,12 +24,12 @@ export const auditCommand: CliCommand = {
   summary: 'Show the audit trail, newest first, 100 a page',
   async run(ctx, args) {
     allowOptions(args, ['since', 'object', 'page']);
-    const query = readAuditQuery({
+    const given = await validateInput(AuditQueryParams, {
       since: option(args, 'since', true),
       object: option(args, 'object', true),
       page: option(args, 'page', true),
     });
-    const { results, more } = await ctx.app.get(AuditService).list(query);
+    const { results, more } = await ctx.app.get(AuditService).list(toAuditQuery(given));
     return { results, pagination: { more } };
   },
 };

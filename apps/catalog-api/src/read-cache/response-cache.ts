@@ -1,9 +1,13 @@
 /**
  * A serialised response and its entity tag. The body is kept as UTF-8 bytes, not a string:
  * a hit then goes to the socket as is, instead of re-encoding megabytes of JSON per request.
+ * A large body stays in the chunks it was built in (see json-body.ts): joining them would hold
+ * it twice while it is built.
  */
 export interface CachedResponse {
-  body: Buffer;
+  body: readonly Buffer[];
+  /** The body's length in bytes. */
+  bytes: number;
   etag: string;
 }
 
@@ -25,12 +29,12 @@ export interface ResponseCacheLimits {
   maxBytes: number;
 }
 
-/** The UTF-8 bytes of `text` in an allocation of their own, for a body a cache keeps. */
-export function ownedBody(text: string): Buffer {
-  // Buffer.from(text) of a short text is a slice of a shared 8 KiB pool: one cached slice would
+/** A copy of `bytes` in an allocation of its own, for a body a cache keeps. */
+export function ownedCopy(bytes: Uint8Array): Buffer {
+  // Buffer.from(bytes) of a short body is a slice of a shared 8 KiB pool: one cached slice would
   // keep the whole pool slab alive, 8 KiB held for a 40-byte answer.
-  const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  body.write(text);
+  const body = Buffer.allocUnsafeSlow(bytes.length);
+  body.set(bytes);
   return body;
 }
 
@@ -62,7 +66,7 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
     const bytes =
       ENTRY_OVERHEAD_BYTES +
       stringBytes(key) +
-      entry.body.length +
+      entry.bytes +
       stringBytes(entry.etag) +
       this.extraBytes(entry);
     if (bytes > this.limits.maxBytes) return;

@@ -1,8 +1,18 @@
-import { ENTRY_OVERHEAD_BYTES, ownedBody, ResponseCache, stringBytes } from './response-cache';
+import {
+  CachedResponse,
+  ENTRY_OVERHEAD_BYTES,
+  ownedCopy,
+  ResponseCache,
+  stringBytes,
+} from './response-cache';
 
 describe('ResponseCache', () => {
-  const entry = (body: string) => ({ body: Buffer.from(body), etag: `"${body}"` });
-  const bodyOf = (cache: ResponseCache, key: string) => cache.get(key)?.body.toString();
+  const entry = (body: string) => ({
+    body: [Buffer.from(body)],
+    bytes: Buffer.byteLength(body),
+    etag: `"${body}"`,
+  });
+  const bodyOf = (cache: ResponseCache, key: string) => cache.get(key)?.body.join('');
   /** What an entry of a 4-byte body under a 1-character key costs. */
   const SMALL = ENTRY_OVERHEAD_BYTES + stringBytes('a') + 4 + stringBytes('"aaaa"');
   const roomFor = (entries: number) =>
@@ -37,7 +47,7 @@ describe('ResponseCache', () => {
     expect(cache.size).toBeLessThan(10);
     expect(cache.heldBytes).toBeLessThanOrEqual(10 * ENTRY_OVERHEAD_BYTES);
 
-    const withExtras = new ResponseCache<{ body: Buffer; etag: string; extra: string }>(
+    const withExtras = new ResponseCache<CachedResponse & { extra: string }>(
       { maxEntries: 1000, maxBytes: 3 * SMALL + 2000 },
       (e) => stringBytes(e.extra),
     );
@@ -73,12 +83,12 @@ describe('ResponseCache', () => {
   });
 });
 
-describe('ownedBody', () => {
-  it('holds the UTF-8 bytes in an allocation of their own, never a slice of the shared pool', () => {
-    const body = ownedBody('{"a":"é"}');
+describe('ownedCopy', () => {
+  it('holds the bytes in an allocation of their own, never a slice of the shared pool', () => {
+    const body = ownedCopy(Buffer.from('{"a":"é"}'));
     expect(body.toString()).toBe('{"a":"é"}');
     expect(body.buffer.byteLength).toBe(body.length);
     // What it replaces: a short Buffer.from is a view of an 8 KiB pool slab.
-    expect(Buffer.from('{"a":"é"}').buffer.byteLength).toBeGreaterThan(body.length);
+    expect(Buffer.from(body).buffer.byteLength).toBeGreaterThan(body.length);
   });
 });

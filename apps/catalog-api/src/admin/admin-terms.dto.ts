@@ -1,0 +1,10 @@
+import { OneOfParam } from '../common/query-input';
+import { VOCABULARY_FORMATS, type VocabularyFormat } from '../terms/parsers/parse-vocabulary';
+
+export class VocabularyLoadQuery {
+  @OneOfParam(
+    'Overrides the detection (OBO when the file has an OBO header or stanza)',
+    VOCABULARY_FORMATS,
+  )
+  format?: VocabularyFormat;
+}

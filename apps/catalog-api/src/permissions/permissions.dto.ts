@@ -1,0 +1,6 @@
+import { PathTextParam } from '../common/query-input';
+
+export class PermissionParams {
+  @PathTextParam("The person's identity-provider subject", 64)
+  user_oidc_id!: string;
+}

@@ -1,0 +1,58 @@
+import { jsonBody, JsonPages } from './json-body';
+
+async function* pagesOf<T>(...pages: T[][]): AsyncGenerator<T[]> {
+  for (const page of pages) yield page;
+}
+
+const text = async (value: unknown) => {
+  const { body, bytes } = await jsonBody(value);
+  const joined = Buffer.concat(body);
+  expect(joined.length).toBe(bytes);
+  return joined.toString('utf8');
+};
+
+describe('jsonBody', () => {
+  it('writes what JSON.stringify writes', async () => {
+    const value = { a: 1, b: [1, 'é', null], c: undefined, d: { e: true }, f: () => 1 };
+    expect(await text(value)).toBe(JSON.stringify(value));
+    expect(await text(['x', undefined])).toBe(JSON.stringify(['x', undefined]));
+  });
+
+  it('writes pages as the array they make, where JSON.stringify would write that array', async () => {
+    const items = [{ id: 1 }, { id: 2, t: 'ü' }, { id: 3 }];
+    const value = (pages: JsonPages) => ({ $schema: 's', items: pages, n: undefined, m: 2 });
+    expect(await text(value(new JsonPages(pagesOf(items.slice(0, 2), [], items.slice(2)))))).toBe(
+      JSON.stringify({ $schema: 's', items, m: 2 }),
+    );
+    expect(await text(new JsonPages(pagesOf()))).toBe('[]');
+    expect(await text(new JsonPages(pagesOf([undefined, 1])))).toBe('[null,1]');
+  });
+
+  it('cuts a large body into chunks and tags the bytes, not the chunking', async () => {
+    const items = Array.from({ length: 30_000 }, (_, id) => ({ id, text: 'x'.repeat(60) }));
+    const paged = await jsonBody({
+      items: new JsonPages(pagesOf(items.slice(0, 7), items.slice(7))),
+    });
+    const whole = await jsonBody({ items });
+    expect(paged.body.length).toBeGreaterThan(1);
+    expect(Buffer.concat(paged.body).toString()).toBe(JSON.stringify({ items }));
+    expect(paged.etag).toBe(whole.etag);
+    expect(paged.etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+  });
+});
+
+describe('jsonBody chunks', () => {
+  it('keeps a small body in an allocation of its own size', async () => {
+    const { body } = await jsonBody({ a: 'é' });
+    expect(body).toHaveLength(1);
+    expect(body[0].buffer.byteLength).toBe(body[0].length);
+  });
+
+  it('encodes text longer than a chunk, and multi-byte text at a chunk border, whole', async () => {
+    const long = 'é'.repeat(700_000);
+    const items = [long, 'x'.repeat(1_048_570), '€€€', long];
+    expect(Buffer.concat((await jsonBody(new JsonPages(pagesOf(items)))).body).toString()).toBe(
+      JSON.stringify(items),
+    );
+  });
+});
