@@ -7,13 +7,10 @@ import { rmSync } from 'node:fs';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
-import {
-  CatalogTestApp,
-  startCatalogApp,
-  TEST_GLOBAL_KEY,
-} from '../support/catalog-app';
+import { CatalogTestApp, startCatalogApp, TEST_GLOBAL_KEY } from '../support/catalog-app';
 import {
   provisionerTestSettings,
+  queueEnv,
   startProvisionerApps,
   TEST_WRITE_KEY,
   type ProvisionerTestApps,
@@ -324,4 +321,48 @@ describe('a worker killed after the catalog registered, before it recorded the a
     expect(dataset!.storages).toHaveLength(1);
     expect(dataset!.transfers).toHaveLength(1);
   }, 180_000); // two worker processes start (ts-node) and a stalled job waits out its lock
+});
+
+describe("on the PostgreSQL queue backend (npm start's default)", () => {
+  let demo: DemoCatalog;
+  let apps: ProvisionerTestApps;
+  const dropzone = new DropzoneFixture(join(tempDir('e2e-registration-pg'), 'dropzone'));
+
+  beforeAll(async () => {
+    demo = await startDemoCatalog(CATALOG_ENV);
+    const port = await listen(demo.app);
+    dropzone
+      .submission('SUB-PG', { project: 'PD-OMICS', datasets: ['DS-PG'] })
+      .dataset('DS-PG', {
+        submission: 'SUB-PG',
+        title: 'Queued in PostgreSQL',
+        files: { 'p.txt': 'p' },
+      });
+    const env = await dropzoneEnv(dropzone, join(dropzone.root, '../storage'), {
+      ...(await queueEnv('postgres')),
+      CATALOG_URL: `http://127.0.0.1:${port}`,
+      CATALOG_API_KEY: REGISTRATION_KEY,
+      CATALOG_STORAGE_PLATFORM: 'lcsb-atlas',
+    });
+    // Without REDIS_URL the queue, its records and the registration outbox are in PostgreSQL.
+    apps = await startProvisionerApps(
+      Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'REDIS_URL')),
+    );
+    expect(apps.settings.REDIS_URL).toBeUndefined();
+  });
+
+  afterAll(async () => {
+    await apps?.close();
+    await demo?.close();
+  });
+
+  it('registers a published import as the Redis set-up does', async () => {
+    const id = await startImport(apps.api, 'DS-PG');
+    expect(await waitForImport(apps.api, id)).toMatchObject({ state: 'imported' });
+    const record = await waitForCatalog(apps.api, id, 'registered');
+    expect(await catalogDataset(demo, 'Queued in PostgreSQL')).toMatchObject({
+      external_id: record.catalog!.accession,
+      storages: [{ platform: 'lcsb-atlas', location: record.path }],
+    });
+  });
 });
