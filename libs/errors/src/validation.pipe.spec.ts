@@ -1,5 +1,6 @@
 import type { ValidationError } from '@nestjs/common';
-import { toFieldProblems } from './validation.pipe';
+import { IsInt } from 'class-validator';
+import { RequestValidationPipe, toFieldProblems } from './validation.pipe';
 
 function error(
   property: string,
@@ -71,5 +72,26 @@ describe('toFieldProblems', () => {
 
   it('is empty for no errors', () => {
     expect(toFieldProblems([])).toEqual([]);
+  });
+});
+
+describe('RequestValidationPipe on custom parameter decorators', () => {
+  class PageQuery {
+    @IsInt() page!: number;
+  }
+  const pipe = new RequestValidationPipe();
+
+  it('passes through what is no DTO, however its type was emitted (a cyclic object included)', async () => {
+    const snapshot: Record<string, unknown> = { name: 'manager' };
+    snapshot.self = snapshot;
+    for (const metatype of [Function, Object, class Snapshot {}]) {
+      await expect(pipe.transform(snapshot, { type: 'custom', metatype })).resolves.toBe(snapshot);
+    }
+  });
+
+  it('validates a DTO handed over by a custom decorator like a query', async () => {
+    await expect(
+      pipe.transform({ page: 'x' }, { type: 'custom', metatype: PageQuery }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -7,6 +7,7 @@ import {
   ValidationPipe,
   ValidationPipeOptions,
 } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { FieldProblem } from './app-error';
 import { ValidationFailedError } from './http-errors';
 
@@ -71,6 +72,8 @@ export class RequestValidationPipe implements PipeTransform {
   });
 
   transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'custom' && !declaresRules(metadata.metatype))
+      return Promise.resolve(value);
     if (metadata.type !== 'body')
       return this.lenient.transform(value, metadata) as Promise<unknown>;
     // The framework would validate an array body item by item against the DTO's fields.
@@ -90,6 +93,19 @@ export class RequestValidationPipe implements PipeTransform {
     await new Promise((resolve) => setImmediate(resolve));
     return this.strict.transform(value, metadata) as Promise<unknown>;
   }
+}
+
+/**
+ * A custom parameter decorator hands over request input only when its type declares
+ * class-validator rules (a DTO). Anything else it hands over (a principal, the read's database
+ * snapshot) passes untouched: a compiled build types an interface-only import as `Function`, and
+ * the framework would walk such an object (an EntityManager is full of cycles) as input.
+ */
+function declaresRules(metatype: ArgumentMetadata['metatype']): boolean {
+  return (
+    typeof metatype === 'function' &&
+    getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false).length > 0
+  );
 }
 
 /** A class of our own, not `Object`, `String`… (which the framework does not validate). */
