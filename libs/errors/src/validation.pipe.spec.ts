@@ -1,5 +1,5 @@
 import type { ValidationError } from '@nestjs/common';
-import { toFieldProblems } from './validation.pipe';
+import { RequestValidationPipe, toFieldProblems } from './validation.pipe';
 
 function error(
   property: string,
@@ -71,5 +71,15 @@ describe('toFieldProblems', () => {
 
   it('is empty for no errors', () => {
     expect(toFieldProblems([])).toEqual([]);
+  });
+});
+
+describe('RequestValidationPipe', () => {
+  it('hands a custom parameter that is no DTO over as it is, even a circular one', async () => {
+    const manager: Record<string, unknown> = {};
+    manager.self = { manager, list: [manager] };
+    const pipe = new RequestValidationPipe();
+    for (const metatype of [Function, Object, undefined])
+      await expect(pipe.transform(manager, { type: 'custom', metatype })).resolves.toBe(manager);
   });
 });

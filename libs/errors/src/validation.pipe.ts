@@ -71,6 +71,9 @@ export class RequestValidationPipe implements PipeTransform {
   });
 
   transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // A custom parameter that is no DTO (the principal, a transaction's EntityManager) is no
+    // input: walked by the pipe, a circular value such as an EntityManager overflows the stack.
+    if (metadata.type === 'custom' && !isDto(metadata)) return Promise.resolve(value);
     if (metadata.type !== 'body')
       return this.lenient.transform(value, metadata) as Promise<unknown>;
     // The framework would validate an array body item by item against the DTO's fields.
@@ -92,10 +95,15 @@ export class RequestValidationPipe implements PipeTransform {
   }
 }
 
-/** A class of our own, not `Object`, `String`… (which the framework does not validate). */
+/**
+ * A class of our own, not `Object`, `String`… (which the framework does not validate), nor
+ * `Function`: what the compiler records for a type imported with `import type` under
+ * isolatedModules (e.g. TypeORM's EntityManager).
+ */
 function isDto({ metatype }: ArgumentMetadata): boolean {
   return (
-    metatype !== undefined && ![Object, String, Number, Boolean, Array].includes(metatype as never)
+    metatype !== undefined &&
+    ![Object, String, Number, Boolean, Array, Function].includes(metatype as never)
   );
 }
 
