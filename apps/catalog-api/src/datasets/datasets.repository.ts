@@ -99,21 +99,25 @@ function datasetExportsSql(page: string, params: SqlParams, source: string, view
       p.elu_accession AS project_external_id, ${declarations} AS data_declarations,
       ${legalBases} AS legal_bases, ${storages} AS storages, ${transfers} AS transfers,
       ${contacts} AS contacts, d.metadata`;
-  const from = `FROM (${page}) page JOIN datasets d ON d.id = page.id
+  const from = `FROM page JOIN datasets d ON d.id = page.id
     LEFT JOIN projects p ON p.id = d.project_id
     CROSS JOIN LATERAL (${exported}) x`;
   if (viewer.kind !== 'endpoint')
-    return `SELECT d.id, row_to_json(x)::text AS json ${from} ORDER BY d.id`;
-  // The exposure's fields follow the dataset's, in the same object.
-  return `SELECT d.id, CASE WHEN e.form_id IS NULL THEN row_to_json(x)::text
-      ELSE left(row_to_json(x)::text, -1) || ',' || substr(row_to_json(e)::text, 2) END AS json
+    return `WITH page AS (${page}) SELECT d.id, row_to_json(x)::text AS json ${from} ORDER BY d.id`;
+  // The exposures of the whole page in one pass (the active one, else the latest deprecated):
+  // looked up per dataset, each lookup would read every exposure of the endpoint. Their fields
+  // follow the dataset's, in the same object.
+  return `WITH page AS (${page})
+    SELECT d.id, CASE WHEN e.dataset_id IS NULL THEN row_to_json(x)::text
+      ELSE left(row_to_json(x)::text, -1) || ',' || substr(row_to_json(ev)::text, 2) END AS json
     ${from}
-    LEFT JOIN LATERAL (SELECT e.form_id, e.deprecated_at IS NOT NULL AS deprecated,
+    LEFT JOIN (SELECT DISTINCT ON (e.dataset_id) e.* FROM exposures e
+      WHERE e.endpoint_id = ${params.add(viewer.endpointId)} AND e.dataset_id IN (SELECT id FROM page)
+      ORDER BY e.dataset_id, e.deprecated_at DESC NULLS FIRST, e.id DESC) e ON e.dataset_id = d.id
+    CROSS JOIN LATERAL (SELECT e.form_id, e.deprecated_at IS NOT NULL AS deprecated,
       ${timestamp('e.deprecated_at')} AS deprecation_date,
       ${timestamp('e.created_at')} AS released_date,
-      NULLIF(e.deprecation_reason, '') AS deprecation_notes, e.request_pdf_enabled
-      FROM exposures e WHERE e.endpoint_id = ${params.add(viewer.endpointId)} AND e.dataset_id = d.id
-      ORDER BY e.deprecated_at DESC NULLS FIRST, e.id DESC LIMIT 1) e ON TRUE
+      NULLIF(e.deprecation_reason, '') AS deprecation_notes, e.request_pdf_enabled) ev
     ORDER BY d.id`;
 }
 
