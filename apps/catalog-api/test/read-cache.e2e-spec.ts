@@ -32,9 +32,9 @@ describe('read cache: concurrent cold readers of one answer', () => {
 
   /** The datasets' pages are read once `gate` resolves (and not at all if it rejects). */
   function holdPages(gate: Promise<void>) {
-    const pages = DatasetsRepository.prototype.findGraphPages;
+    const pages = DatasetsRepository.prototype.findExportPages;
     return jest
-      .spyOn(DatasetsRepository.prototype, 'findGraphPages')
+      .spyOn(DatasetsRepository.prototype, 'findExportPages')
       .mockImplementation(async function* (this: DatasetsRepository, ...args) {
         await gate;
         yield* pages.apply(this, args);

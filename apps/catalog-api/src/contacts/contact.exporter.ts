@@ -84,3 +84,13 @@ export function toPersonExport(row: PersonRow, role: ContactType): PersonExport 
 /** Columns of a `users` row aliased `u` in person form (affiliation joined as `ua`). */
 export const USER_PERSON_COLUMNS = `u.first_name, u.last_name, u.email,
   CASE WHEN ua.name IS NULL THEN ARRAY[]::text[] ELSE ARRAY[ua.name::text] END AS affiliations`;
+
+/**
+ * A `users` row aliased `u` (affiliation joined as `ua`) as the JSON text of its PersonExport
+ * (`toPersonExport` of its USER_PERSON_COLUMNS), written by PostgreSQL; `role` is an SQL
+ * expression. row_to_json writes compact JSON with the fields in PersonExport's order.
+ */
+export const userPersonJson = (role: string) => `(SELECT row_to_json(pe) FROM (SELECT
+    u.first_name, u.last_name, NULLIF(u.email, '') AS email, ${role}::text AS role,
+    CASE WHEN ua.name IS NULL THEN ARRAY[]::text[] ELSE ARRAY[ua.name::text] END AS affiliations
+  ) pe)`;

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { groupBy } from '../common/formatting';
 import {
   accessionFilter,
   exactFilterConditions,
@@ -9,20 +8,10 @@ import {
   type ExactFilter,
 } from '../common/exact-filters.sql';
 import { SqlParams } from '../common/sql-params';
-import { PersonRow, toPersonExport, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
+import { userPersonJson } from '../contacts/contact.exporter';
 import { datasetVisible } from '../permissions/visibility.sql';
 import type { Viewer } from '../permissions/viewer';
-import type {
-  DatasetGraph,
-  DatasetRow,
-  DeclarationCohortRow,
-  DeclarationRow,
-  ExposureRow,
-  LegalBasisRow,
-  StorageRow,
-  TransferRow,
-  UseConditionRow,
-} from './dataset.exporter';
+import { USE_CLASS_LABELS } from './use-condition-codes';
 
 export interface DatasetFilter {
   projectId?: number;
@@ -43,6 +32,100 @@ export const DATASET_FILTERS: readonly ExactFilter[] = [
     description: 'UUID',
   },
 ];
+
+/** A timestamptz as `formatTimestamp` writes it (UTC, whole seconds, `+00:00`). */
+const timestamp = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"')`;
+
+/**
+ * The datasets of `page` (a query of their ids), in id order, with the JSON text of each one's
+ * export (contract §3). row_to_json and array_to_json write JSON as JSON.stringify does: no
+ * spaces, the same escapes, fields in select-list order (the contract's), so the answer is the
+ * same bytes. Each list is an ARRAY(...) ordered by its own ORDER BY; the fields are named in a
+ * LATERAL row so that the sort keys stay out of the JSON. Free text is null when empty;
+ * `data_types` are sorted by code point, as JavaScript's sort does for them. An endpoint
+ * viewer also gets the fields of its exposure (the active one, else the latest deprecated).
+ */
+function datasetExportsSql(page: string, params: SqlParams, source: string, viewer: Viewer) {
+  const labels = params.add(JSON.stringify(USE_CLASS_LABELS));
+  const declarations = `ARRAY(SELECT row_to_json(v) FROM data_declarations dd
+    CROSS JOIN LATERAL (SELECT dd.title,
+      ARRAY(SELECT row_to_json(cv) FROM data_declaration_cohorts ddc
+        JOIN cohorts c ON c.id = ddc.cohort_id
+        CROSS JOIN LATERAL (SELECT c.name AS cohort, c.elu_accession AS cohort_external_id) cv
+        WHERE ddc.data_declaration_id = dd.id ORDER BY c.name, c.id) AS cohorts,
+      ARRAY(SELECT t FROM unnest(dd.data_types) t ORDER BY t COLLATE "C") AS data_types,
+      NULLIF(dd.data_types_notes, '') AS data_types_notes, dd.access_category,
+      NULLIF(dd.access_procedure, '') AS access_procedure, dd.subjects_category,
+      dd.de_identification, dd.consent_status, dd.has_special_subjects,
+      dd.special_subjects_description, dd.embargo_date::text AS embargo_date,
+      dd.storage_end_date::text AS storage_end_date,
+      NULLIF(dd.storage_duration_criteria, '') AS storage_duration_criteria,
+      ARRAY(SELECT row_to_json(uv) FROM use_conditions uc
+        CROSS JOIN LATERAL (SELECT uc.use_class,
+          ${labels}::json ->> uc.use_class::text AS use_class_label,
+          NULLIF(uc.use_class_note, '') AS use_class_note,
+          NULLIF(uc.use_condition_note, '') AS use_condition_note, uc.use_condition_rule) uv
+        WHERE uc.data_declaration_id = dd.id ORDER BY uc.id) AS use_conditions) v
+    WHERE dd.dataset_id = d.id ORDER BY dd.id)`;
+  const legalBases = `ARRAY(SELECT row_to_json(v) FROM legal_bases lb
+    CROSS JOIN LATERAL (SELECT lb.legal_basis_codes::text[] AS legal_basis_codes,
+      lb.personal_data_codes::text[] AS personal_data_codes,
+      NULLIF(lb.legal_basis_notes, '') AS legal_basis_notes,
+      ARRAY(SELECT dd.title::text FROM legal_basis_data_declarations x
+        JOIN data_declarations dd ON dd.id = x.data_declaration_id
+        WHERE x.legal_basis_id = lb.id ORDER BY dd.id) AS data_declarations) v
+    WHERE lb.dataset_id = d.id ORDER BY lb.id)`;
+  const storages = `ARRAY(SELECT row_to_json(v) FROM storage_locations sl
+    CROSS JOIN LATERAL (SELECT sl.platform, NULLIF(sl.location, '') AS location,
+      ARRAY(SELECT a.access_notes FROM access_storage_locations x
+        JOIN accesses a ON a.id = x.access_id
+        WHERE x.storage_location_id = sl.id ORDER BY a.id) AS accesses) v
+    WHERE sl.dataset_id = d.id ORDER BY sl.id)`;
+  const transfers = `ARRAY(SELECT row_to_json(v) FROM transfers t
+    LEFT JOIN partners pa ON pa.id = t.partner_id
+    CROSS JOIN LATERAL (SELECT pa.name AS partner,
+      NULLIF(t.transfer_details, '') AS transfer_details,
+      t.transfer_date::text AS transfer_date) v
+    WHERE t.dataset_id = d.id ORDER BY t.transfer_date NULLS LAST, t.id)`;
+  const contacts = `ARRAY(SELECT ${userPersonJson("'Principal_Investigator'")}
+    FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
+    LEFT JOIN partners ua ON ua.id = u.affiliation_id
+    WHERE x.dataset_id = d.id ORDER BY u.last_name, u.first_name, u.id)`;
+  const exported = `SELECT ${params.add(source)}::text AS source, d.id::text AS id_at_source,
+      d.elu_accession AS external_id, d.title AS name,
+      NULLIF(d.description, '') AS description, d.elu_uuid,
+      NULLIF(d.other_external_id, '') AS other_external_id, p.acronym AS project,
+      p.elu_accession AS project_external_id, ${declarations} AS data_declarations,
+      ${legalBases} AS legal_bases, ${storages} AS storages, ${transfers} AS transfers,
+      ${contacts} AS contacts, d.metadata`;
+  const from = `FROM page JOIN datasets d ON d.id = page.id
+    LEFT JOIN projects p ON p.id = d.project_id
+    CROSS JOIN LATERAL (${exported}) x`;
+  if (viewer.kind !== 'endpoint')
+    return `WITH page AS (${page}) SELECT d.id, row_to_json(x)::text AS json ${from} ORDER BY d.id`;
+  // The exposures of the whole page in one pass (the active one, else the latest deprecated):
+  // looked up per dataset, each lookup would read every exposure of the endpoint. Their fields
+  // follow the dataset's, in the same object.
+  return `WITH page AS (${page})
+    SELECT d.id, CASE WHEN e.dataset_id IS NULL THEN row_to_json(x)::text
+      ELSE left(row_to_json(x)::text, -1) || ',' || substr(row_to_json(ev)::text, 2) END AS json
+    ${from}
+    LEFT JOIN (SELECT DISTINCT ON (e.dataset_id) e.* FROM exposures e
+      WHERE e.endpoint_id = ${params.add(viewer.endpointId)} AND e.dataset_id IN (SELECT id FROM page)
+      ORDER BY e.dataset_id, e.deprecated_at DESC NULLS FIRST, e.id DESC) e ON e.dataset_id = d.id
+    CROSS JOIN LATERAL (SELECT e.form_id, e.deprecated_at IS NOT NULL AS deprecated,
+      ${timestamp('e.deprecated_at')} AS deprecation_date,
+      ${timestamp('e.created_at')} AS released_date,
+      NULLIF(e.deprecation_reason, '') AS deprecation_notes, e.request_pdf_enabled) ev
+    ORDER BY d.id`;
+}
+
+/** A dataset and the JSON text of its export. */
+interface ExportRow {
+  id: number;
+  json: string;
+}
 
 /** A dataset declaration as an import matches it: by dataset and title. */
 export interface DeclarationKeyRow {
@@ -65,20 +148,23 @@ export interface LegalBasisDeclarationLink {
 @Injectable()
 export class DatasetsRepository {
   /**
-   * The datasets the viewer may see, narrowed by `filter`, with everything their export needs,
-   * page by page in id order (`pageSize` datasets a page, the last page possibly shorter), in a
-   * fixed number of queries per page (one per relation, by `= ANY(ids)`), never one per
-   * dataset. Read the pages in one transaction (`manager`) for one consistent snapshot.
+   * The datasets the viewer may see, narrowed by `filter`, page by page in id order (`pageSize`
+   * datasets a page, the last page possibly shorter), each as the JSON text of its export
+   * (contract §3) with `source`, in one statement per page. PostgreSQL writes the JSON: Node
+   * copies the text into the answer instead of building a graph of objects per dataset.
+   * Read the pages in one transaction (`manager`) for one consistent snapshot.
    */
-  async *findGraphPages(
+  async *findExportPages(
     manager: EntityManager,
     viewer: Viewer,
     filter: DatasetFilter,
+    source: string,
     pageSize: number,
-  ): AsyncGenerator<DatasetGraph[]> {
-    const endpointId = viewer.kind === 'endpoint' ? viewer.endpointId : undefined;
-    let after = 0;
-    for (;;) {
+  ): AsyncGenerator<string[]> {
+    // Compiling this statement's plan (JIT) costs more than it saves: ~50 ms a page, the time
+    // of 800 datasets. SET LOCAL ends with the read's transaction.
+    await manager.query('SET LOCAL jit = off');
+    const pageAfter = (after: number) => {
       const params = new SqlParams();
       const conditions = [datasetVisible(viewer, params), `d.id > ${params.add(after)}`];
       if (filter.projectId !== undefined)
@@ -87,117 +173,26 @@ export class DatasetsRepository {
         conditions.push(`lower(p.title) = lower(${params.add(filter.projectTitle)})`);
       }
       conditions.push(...exactFilterConditions(DATASET_FILTERS, filter.exact ?? {}, params));
-      const datasets = await manager.query<DatasetRow[]>(
-        `SELECT d.id, d.elu_accession, d.title, d.description, d.elu_uuid, d.other_external_id,
-           p.acronym AS project_acronym, p.elu_accession AS project_accession, d.metadata
-         FROM datasets d LEFT JOIN projects p ON p.id = d.project_id
-         WHERE ${conditions.join(' AND ')} ORDER BY d.id LIMIT ${params.add(pageSize)}`,
+      const page = `SELECT d.id FROM datasets d LEFT JOIN projects p ON p.id = d.project_id
+        WHERE ${conditions.join(' AND ')} ORDER BY d.id LIMIT ${params.add(pageSize)}`;
+      return manager.query<ExportRow[]>(
+        datasetExportsSql(page, params, source, viewer),
         params.values,
       );
-      if (datasets.length > 0) yield await this.loadRelations(manager, datasets, endpointId);
-      if (datasets.length < pageSize) return;
-      after = datasets[datasets.length - 1].id;
+    };
+    // The next page is asked for before this one is handed over: PostgreSQL writes it while
+    // the caller copies this one (two cores at work instead of one after the other).
+    let next: Promise<ExportRow[]> | undefined = pageAfter(0);
+    try {
+      while (next !== undefined) {
+        const rows: ExportRow[] = await next;
+        next = rows.length < pageSize ? undefined : pageAfter(rows[rows.length - 1].id);
+        if (rows.length > 0) yield rows.map((row) => row.json);
+      }
+    } finally {
+      // A caller that stops early: the query asked for ahead ends before the transaction does.
+      await next?.catch(() => undefined);
     }
-  }
-
-  /** Completes dataset rows into graphs; with an endpoint id, also its exposures. */
-  private async loadRelations(
-    manager: EntityManager,
-    datasets: DatasetRow[],
-    endpointId?: number,
-  ): Promise<DatasetGraph[]> {
-    const ids = [datasets.map((d) => d.id)];
-    const declarations = await manager.query<DeclarationRow[]>(
-      `SELECT id, dataset_id, title, data_types, data_types_notes, access_category::text,
-         access_procedure, subjects_category::text, de_identification::text,
-         consent_status::text, has_special_subjects, special_subjects_description,
-         embargo_date::text AS embargo_date, storage_end_date::text AS storage_end_date,
-         storage_duration_criteria
-       FROM data_declarations WHERE dataset_id = ANY($1::int[]) ORDER BY id`,
-      ids,
-    );
-    const cohorts = await manager.query<DeclarationCohortRow[]>(
-      `SELECT ddc.data_declaration_id, c.name, c.elu_accession
-       FROM data_declaration_cohorts ddc
-       JOIN data_declarations dd ON dd.id = ddc.data_declaration_id
-       JOIN cohorts c ON c.id = ddc.cohort_id
-       WHERE dd.dataset_id = ANY($1::int[]) ORDER BY c.name, c.id`,
-      ids,
-    );
-    const useConditions = await manager.query<UseConditionRow[]>(
-      `SELECT uc.data_declaration_id, uc.use_class::text, uc.use_class_note,
-         uc.use_condition_note, uc.use_condition_rule::text
-       FROM use_conditions uc JOIN data_declarations dd ON dd.id = uc.data_declaration_id
-       WHERE dd.dataset_id = ANY($1::int[]) ORDER BY uc.id`,
-      ids,
-    );
-    const legalBases = await manager.query<LegalBasisRow[]>(
-      `SELECT lb.dataset_id, lb.legal_basis_codes::text[] AS legal_basis_codes,
-         lb.personal_data_codes::text[] AS personal_data_codes, lb.legal_basis_notes,
-         ARRAY(SELECT dd.title::text FROM legal_basis_data_declarations x
-           JOIN data_declarations dd ON dd.id = x.data_declaration_id
-           WHERE x.legal_basis_id = lb.id ORDER BY dd.id) AS declaration_titles
-       FROM legal_bases lb WHERE lb.dataset_id = ANY($1::int[]) ORDER BY lb.id`,
-      ids,
-    );
-    const storages = await manager.query<StorageRow[]>(
-      `SELECT sl.dataset_id, sl.platform, sl.location,
-         ARRAY(SELECT a.access_notes FROM access_storage_locations x
-           JOIN accesses a ON a.id = x.access_id
-           WHERE x.storage_location_id = sl.id ORDER BY a.id) AS accesses
-       FROM storage_locations sl WHERE sl.dataset_id = ANY($1::int[]) ORDER BY sl.id`,
-      ids,
-    );
-    const transfers = await manager.query<TransferRow[]>(
-      `SELECT t.dataset_id, pa.name AS partner, t.transfer_details,
-         t.transfer_date::text AS transfer_date
-       FROM transfers t LEFT JOIN partners pa ON pa.id = t.partner_id
-       WHERE t.dataset_id = ANY($1::int[]) ORDER BY t.transfer_date NULLS LAST, t.id`,
-      ids,
-    );
-    const custodians = await manager.query<(PersonRow & { dataset_id: number })[]>(
-      `SELECT x.dataset_id, ${USER_PERSON_COLUMNS}
-       FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
-       LEFT JOIN partners ua ON ua.id = u.affiliation_id
-       WHERE x.dataset_id = ANY($1::int[]) ORDER BY u.last_name, u.first_name, u.id`,
-      ids,
-    );
-    const exposures =
-      endpointId === undefined
-        ? []
-        : await manager.query<ExposureRow[]>(
-            // The active exposure if any, else the most recently deprecated one.
-            `SELECT DISTINCT ON (e.dataset_id) e.dataset_id, e.form_id, e.deprecated_at,
-               e.created_at, e.deprecation_reason, e.request_pdf_enabled
-             FROM exposures e WHERE e.endpoint_id = $2 AND e.dataset_id = ANY($1::int[])
-             ORDER BY e.dataset_id, e.deprecated_at DESC NULLS FIRST, e.id DESC`,
-            [...ids, endpointId],
-          );
-
-    const declarationsOf = groupBy(declarations, (r) => r.dataset_id);
-    const cohortsOf = groupBy(cohorts, (r) => r.data_declaration_id);
-    const conditionsOf = groupBy(useConditions, (r) => r.data_declaration_id);
-    const legalBasesOf = groupBy(legalBases, (r) => r.dataset_id);
-    const storagesOf = groupBy(storages, (r) => r.dataset_id);
-    const transfersOf = groupBy(transfers, (r) => r.dataset_id);
-    const custodiansOf = groupBy(custodians, (r) => r.dataset_id);
-    const exposureOf = new Map(exposures.map((e) => [e.dataset_id, e]));
-
-    return datasets.map((dataset) => ({
-      dataset,
-      declarations: (declarationsOf.get(dataset.id) ?? []).map((declaration) => ({
-        declaration,
-        cohorts: cohortsOf.get(declaration.id) ?? [],
-        useConditions: conditionsOf.get(declaration.id) ?? [],
-      })),
-      legalBases: legalBasesOf.get(dataset.id) ?? [],
-      storages: storagesOf.get(dataset.id) ?? [],
-      transfers: transfersOf.get(dataset.id) ?? [],
-      contacts: (custodiansOf.get(dataset.id) ?? []).map((row) =>
-        toPersonExport(row, 'Principal_Investigator'),
-      ),
-      exposure: exposureOf.get(dataset.id),
-    }));
   }
 
   /**

@@ -2,13 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import type { Viewer } from '../permissions/viewer';
-import { JsonPages } from '../read-cache/json-body';
+import { JsonTextPages } from '../read-cache/json-body';
 import { DatasetFilter, DatasetsRepository } from './datasets.repository';
-import { DATASET_SCHEMA_URL, DatasetExport, toDatasetExport } from './dataset.exporter';
+import { DATASET_SCHEMA_URL } from './dataset.exporter';
 
 /**
- * Datasets read and exported per page: at 50,000 datasets the whole list as objects, then as
- * one JSON string, would not fit the catalog's heap. A page of 2,000 is about 4.5 MB of JSON.
+ * Datasets read as JSON text per page: at 50,000 datasets the whole list at once would not fit
+ * the catalog's heap. A page of 2,000 is about 4.5 MB of JSON.
  */
 const PAGE_SIZE = 2000;
 
@@ -26,16 +26,9 @@ export class DatasetsService {
   list(manager: EntityManager, viewer: Viewer, filter: DatasetFilter) {
     return {
       $schema: DATASET_SCHEMA_URL,
-      items: new JsonPages(this.exports(manager, viewer, filter)),
+      items: new JsonTextPages(
+        this.datasets.findExportPages(manager, viewer, filter, this.settings.source, PAGE_SIZE),
+      ),
     };
-  }
-
-  private async *exports(
-    manager: EntityManager,
-    viewer: Viewer,
-    filter: DatasetFilter,
-  ): AsyncGenerator<DatasetExport[]> {
-    for await (const graphs of this.datasets.findGraphPages(manager, viewer, filter, PAGE_SIZE))
-      yield graphs.map((graph) => toDatasetExport(graph, this.settings.source));
   }
 }

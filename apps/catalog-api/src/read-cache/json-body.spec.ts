@@ -1,4 +1,4 @@
-import { jsonBody, JsonPages } from './json-body';
+import { jsonBody, JsonPages, JsonTextPages } from './json-body';
 
 async function* pagesOf<T>(...pages: T[][]): AsyncGenerator<T[]> {
   for (const page of pages) yield page;
@@ -26,6 +26,17 @@ describe('jsonBody', () => {
     );
     expect(await text(new JsonPages(pagesOf()))).toBe('[]');
     expect(await text(new JsonPages(pagesOf([undefined, 1])))).toBe('[null,1]');
+  });
+
+  it('copies the items of JsonTextPages as the JSON text they are', async () => {
+    const items = [{ id: 1, t: 'é\n' }, { id: 2 }, { id: 3 }];
+    const encoded = items.map((item) => JSON.stringify(item));
+    const value = {
+      $schema: 's',
+      items: new JsonTextPages(pagesOf(encoded.slice(0, 2), [], encoded.slice(2))),
+    };
+    expect(await text(value)).toBe(JSON.stringify({ $schema: 's', items }));
+    expect(await text(new JsonTextPages(pagesOf()))).toBe('[]');
   });
 
   it('cuts a large body into chunks and tags the bytes, not the chunking', async () => {

@@ -11,6 +11,9 @@ export class JsonPages<T = unknown> {
   constructor(readonly pages: AsyncIterable<readonly T[]>) {}
 }
 
+/** JsonPages whose items are JSON text already (written by the database): copied as they are. */
+export class JsonTextPages extends JsonPages<string> {}
+
 /**
  * Size of the buffers the body is written into. Each piece of JSON text is encoded straight into
  * one: joining texts into large strings first would put every megabyte on the V8 heap again
@@ -64,9 +67,11 @@ async function write(value: unknown, out: ChunkWriter): Promise<void> {
     let first = true;
     for await (const page of (value as JsonPages).pages) {
       for (const item of page) {
+        if (!first) out.push(',');
         // As JSON.stringify writes an array: what has no JSON form is null.
-        const text = JSON.stringify(item) ?? 'null';
-        out.push(first ? text : `,${text}`);
+        out.push(
+          value instanceof JsonTextPages ? (item as string) : (JSON.stringify(item) ?? 'null'),
+        );
         first = false;
       }
     }
