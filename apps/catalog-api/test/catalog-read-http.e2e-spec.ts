@@ -135,6 +135,8 @@ describe('catalog reads: HTTP behaviour', () => {
          SELECT d.id, e.id, 11 FROM datasets d, endpoints e
          WHERE d.title = 'PD-OMICS imaging' AND e.name = 'Unused catalog'`,
       );
+      // A write from outside the app reaches it by NOTIFY, a moment later: wait for it.
+      await c.versionSettled();
       const after = await c.get('/api/datasets', 'unexposedEndpoint').expect(200);
       expect(after.body.items.map((i: { name: string }) => i.name)).toEqual(['PD-OMICS imaging']);
       expect(after.headers.etag).not.toBe(before.headers.etag);
