@@ -5,7 +5,7 @@ import { startPrivateRedis } from '../../lib/private-redis';
 import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
 import { timeGet, timePost } from '../lib/http-load';
-import { sleep } from '../lib/processes';
+import { poll } from '../../../test/support/wait';
 import {
   BENCH_WRITE_KEY,
   provisionerEnv,
@@ -51,19 +51,8 @@ function writeDropzone(root: string, count: number): string[] {
   return ids;
 }
 
-async function poll<T>(
-  what: string,
-  read: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** Every 5 ms (the delay is measured in milliseconds), for at most a minute. */
+const POLL = [60_000, 5] as const;
 
 /**
  * Publish → visible in the catalog: datasets imported one at a time through the built API and
@@ -116,25 +105,33 @@ export async function registrationBench(ctx: BenchContext): Promise<SuiteReport>
         if (queued.status !== 202)
           throw new Error(`import ${id}: ${queued.status} ${queued.body.toString()}`);
         const importId = (JSON.parse(queued.body.toString()) as { id: string }).id;
-        const finishedAt = await poll(`import ${id}`, async () => {
-          const r = await timeGet(`${api.url}/imports/${importId}`, write);
-          const record = JSON.parse(r.body.toString()) as {
-            state: string;
-            finished_at: string | null;
-          };
-          return record.state === 'imported' && record.finished_at
-            ? Date.parse(record.finished_at)
-            : undefined;
-        });
-        const visibleAt = await poll(`${id} in the catalog`, async () => {
-          const r = await timeGet(
-            `${catalog.url}/api/datasets?title=${encodeURIComponent(`Registered ${id}`)}`,
-            global,
-          );
-          const items = (JSON.parse(r.body.toString()) as { items: { storages: unknown[] }[] })
-            .items;
-          return items[0]?.storages.length ? Date.now() : undefined;
-        });
+        const finishedAt = await poll(
+          async () => {
+            const r = await timeGet(`${api.url}/imports/${importId}`, write);
+            const record = JSON.parse(r.body.toString()) as {
+              state: string;
+              finished_at: string | null;
+            };
+            return record.state === 'imported' && record.finished_at
+              ? Date.parse(record.finished_at)
+              : undefined;
+          },
+          `import ${id}`,
+          ...POLL,
+        );
+        const visibleAt = await poll(
+          async () => {
+            const r = await timeGet(
+              `${catalog.url}/api/datasets?title=${encodeURIComponent(`Registered ${id}`)}`,
+              global,
+            );
+            const items = (JSON.parse(r.body.toString()) as { items: { storages: unknown[] }[] })
+              .items;
+            return items[0]?.storages.length ? Date.now() : undefined;
+          },
+          `${id} in the catalog`,
+          ...POLL,
+        );
         delays.push(visibleAt - finishedAt);
       }
     } finally {
