@@ -5,17 +5,15 @@ import { AuditActor, AuditService } from '../audit/audit.service';
 import { formatTimestamp } from '../common/formatting';
 import { TrackedRecordsRepository } from '../common/tracked-records.repository';
 import { DatasetsRepository } from '../datasets/datasets.repository';
-import { EndpointsRepository } from '../endpoints/endpoints.repository';
+import { EndpointsRepository, type ExposureRecord } from '../endpoints/endpoints.repository';
 import { conflictOnDuplicate } from './admin-input';
 import type { CreateExposureBody, WithdrawExposureBody } from './admin-catalog.dto';
 
-export interface ExposureView {
-  id: number;
-  dataset: string | null;
-  endpoint: string;
-  form_id: number;
-  form_name: string | null;
-  request_pdf_enabled: boolean;
+/** The stored exposure as the admin API shows it: dates as text, deprecation spelled out. */
+export interface ExposureView extends Omit<
+  ExposureRecord,
+  'created_at' | 'deprecated_at' | 'deprecation_reason'
+> {
   released_date: string | null;
   deprecated: boolean;
   deprecation_date: string | null;
