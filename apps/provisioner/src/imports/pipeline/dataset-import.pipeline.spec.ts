@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -225,6 +226,19 @@ describe('runDatasetImport', () => {
       'extra_file:nested/deep/b.bin',
       'missing_file:ghost.txt',
     ]);
+  });
+
+  it('asks access(2) about a file whose permission bits refuse reading: root reads it, others are refused', async () => {
+    withDataset('LOCKED');
+    chmodSync(join(dropzone.root, 'datasets/LOCKED/payload/a.txt'), 0o000);
+    if (process.getuid?.() === 0) {
+      // Root's override, which the bits alone would not show.
+      const result = await runDatasetImport(context('LOCKED'));
+      expect(result).toMatchObject({ files: 3, copied: true });
+    } else {
+      const error = await rejection('LOCKED');
+      expect(error.details.map((d) => `${d.code}:${d.path}`)).toEqual(['unreadable:a.txt']);
+    }
   });
 
   it('rejects symlinks, FIFOs, bad names and the reserved name found in the payload', async () => {

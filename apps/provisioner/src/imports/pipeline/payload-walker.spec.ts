@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/dropzone-fixture';
 import { walkPayload } from './payload-walker';
@@ -50,5 +50,21 @@ describe('walkPayload', () => {
     const { files } = await walkPayload(root);
     const stats = statSync(join(root, 'a.txt'));
     expect(files.get('a.txt')).toMatchObject({ dev: stats.dev, ino: stats.ino });
+  });
+
+  it('reads permission bits as access(2) would: the owner bits for the owner, never a wider class', async () => {
+    for (const [name, mode] of [
+      ['owner-only', 0o400],
+      ['others-only', 0o044],
+      ['none', 0o000],
+    ] as const) {
+      writeFileSync(join(root, name), 'x');
+      chmodSync(join(root, name), mode);
+    }
+    const { files } = await walkPayload(root);
+    // The test's process owns the files: only the owner bits apply to it.
+    expect(files.get('owner-only')?.readable).toBe(true);
+    expect(files.get('others-only')?.readable).toBe(false);
+    expect(files.get('none')?.readable).toBe(false);
   });
 });

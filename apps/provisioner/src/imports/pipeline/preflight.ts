@@ -236,7 +236,8 @@ async function check(
       };
     });
   const root = payload?.view ?? '';
-  const unreadable = await mapTimeSliced(files, (file) => {
+  const doubtful = files.filter((file) => !walk.files.get(file.path)!.readable);
+  const unreadable = await mapTimeSliced(doubtful, (file) => {
     try {
       accessSync(`${root}/${file.path}`, constants.R_OK);
       return null;
