@@ -102,9 +102,12 @@ function timeTool(command: string, args: string[], target: string): number {
 }
 
 /**
- * fetch, tried again on a transport error (an idle keep-alive connection closed by the server
- * just as it is reused shows up as "fetch failed"); every request here is safe to repeat (an
- * import POST is idempotent by its job id). The cause is logged, so a crash is not hidden.
+ * fetch, tried again on a transport error; every request here is safe to repeat (an import POST
+ * is idempotent by its job id). The peer tools run in spawnSync, with the event loop blocked:
+ * a kept-alive connection the API closed meanwhile is still pooled until the loop has read its
+ * end, and a request sent on it fails with "other side closed" before reaching the server. That
+ * one is retried at once (on a new connection, as undici itself does for a GET), so no pause is
+ * charged to the import's clock; anything else is logged and retried after 200 ms.
  */
 async function fetchRetrying(url: string, init?: RequestInit): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
@@ -112,10 +115,11 @@ async function fetchRetrying(url: string, init?: RequestInit): Promise<Response>
       return await fetch(url, init);
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
+      if (attempt >= 3) throw error;
+      if (attempt === 1 && /other side closed/.test(String(cause))) continue;
       console.error(
         `[bench] ${init?.method ?? 'GET'} ${url} attempt ${attempt}: ${(error as Error).message} (${String(cause)})`,
       );
-      if (attempt >= 3) throw error;
       await sleep(200);
     }
   }
@@ -166,10 +170,6 @@ async function awaitImported(
 
 /** POST → the record says `imported`, as a client sees it. */
 async function timeImport(apiUrl: string, datasetId: string): Promise<ImportTiming> {
-  // The peer tools ran in spawnSync, with the event loop blocked: a kept-alive connection the
-  // API closed meanwhile is still pooled until the loop reads its end, and a POST sent on it
-  // fails (then waits for its retry, on the import's clock). One turn of the loop first.
-  await new Promise((resolve) => setImmediate(resolve));
   const started = performance.now();
   const id = await postImport(apiUrl, datasetId);
   const record = await awaitImported(apiUrl, id);
