@@ -35,7 +35,7 @@ export class DatabaseRepository {
    */
   async snapshotReader(manager: EntityManager): Promise<SnapshotReader | undefined> {
     const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    const free = pool.idleCount > 0 || pool.totalCount < (pool.options.max ?? 10);
+    const free = pool.idleCount > 0 || pool.totalCount < (pool.options.max ?? 10); // pg-pool's default
     if (pool.waitingCount > 0 || !free) return undefined;
     const runner = this.dataSource.createQueryRunner();
     // Asked for in the same turn as the check, so no other request takes that connection.
@@ -90,13 +90,14 @@ export class DatabaseRepository {
   }
 }
 
-/** Ends the runner's transaction, if any, and gives its connection back. */
+/**
+ * Ends the runner's transaction, if any (it only read), and gives its connection back. A
+ * rollback that fails means a broken connection, which the pool drops; the read's own error, if
+ * any, is the one worth reporting.
+ */
 async function endReader(runner: QueryRunner): Promise<void> {
-  try {
-    if (runner.isTransactionActive) await runner.rollbackTransaction();
-  } finally {
-    await runner.release();
-  }
+  if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+  await runner.release();
 }
 
 /**
