@@ -22,9 +22,14 @@ export class JsonTextPages extends JsonPages<string> {}
  */
 const CHUNK_BYTES = 1024 * 1024;
 
-/** Encodes JSON text into owned UTF-8 chunks. */
+/**
+ * Encodes JSON text into owned UTF-8 chunks. Each chunk is hashed for the entity tag as soon as
+ * it is full, while later pages are still being read: hashing 100 MB takes about 0.1 s, which
+ * would otherwise come after the last page.
+ */
 class ChunkWriter {
   readonly chunks: Buffer[] = [];
+  readonly hash = createHash('sha256');
   bytes = 0;
   private chunk: Buffer | null = null;
   private used = 0;
@@ -47,6 +52,7 @@ class ChunkWriter {
     // allocation of the right size, so a cached answer of 40 bytes does not keep a megabyte.
     const used = this.chunk.subarray(0, this.used);
     this.chunks.push(this.used * 2 < this.chunk.length ? ownedCopy(used) : used);
+    this.hash.update(used);
     this.bytes += this.used;
     this.chunk = null;
     this.used = 0;
@@ -95,12 +101,6 @@ async function write(value: unknown, out: ChunkWriter): Promise<void> {
   out.push('}');
 }
 
-function etagOf(chunks: readonly Buffer[]): string {
-  const hash = createHash('sha256');
-  for (const chunk of chunks) hash.update(chunk);
-  return `"${hash.digest('base64url').slice(0, 32)}"`;
-}
-
 /**
  * The JSON of what a handler returned, as JSON.stringify would write it, with its entity tag.
  * A JsonPages, at the top or as a property of the top-level object, is written page by page.
@@ -109,7 +109,11 @@ export async function jsonBody(value: unknown): Promise<CachedResponse> {
   const out = new ChunkWriter();
   await write(value, out);
   out.flush();
-  return { body: out.chunks, bytes: out.bytes, etag: etagOf(out.chunks) };
+  return {
+    body: out.chunks,
+    bytes: out.bytes,
+    etag: `"${out.hash.digest('base64url').slice(0, 32)}"`,
+  };
 }
 
 /** Weak comparison (RFC 9110 §13.1.2): `If-None-Match` matches with or without W/. */
