@@ -1,5 +1,5 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '../../..');
@@ -15,6 +15,43 @@ export const PROVISIONER_DIST = join(BUILD_DIR, 'provisioner/apps/provisioner/sr
 import { freePort, processMemory, sleep, stopChild } from '../../lib/child-process';
 
 export { freePort, processMemory, sleep, stopChild };
+
+/** utime + stime (fields 14, 15) or cutime + cstime (16, 17) of /proc/<pid>/stat, in ms. */
+function statCpuMs(stat: string, children: boolean): number {
+  // Fields after the command name, from state (field 3), in clock ticks (100 a second on Linux).
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  return (children ? fields[13] + fields[14] : fields[11] + fields[12]) * 10;
+}
+
+/**
+ * CPU time in ms of a process, all its threads (`self`: the waited-for children of the bench,
+ * i.e. the tools it ran in spawnSync).
+ */
+export function cpuMs(pid: number | 'self'): number {
+  return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), pid === 'self');
+}
+
+/**
+ * CPU time in ms of every PostgreSQL server process on the machine (the bench's databases live
+ * on the shared server): compared before and after a request, what the database spent on it.
+ */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres')
+        total += statCpuMs(stat, false);
+    } catch {
+      // Ended between the listing and the read.
+    }
+  }
+  return total;
+}
 
 /** Builds one app with the Nest CLI, as `npm run build` does, into .bench/dist/<app>. */
 export function buildApp(app: 'catalog-api' | 'provisioner'): void {
@@ -85,7 +122,10 @@ export async function startNodeProcess(
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? 60_000;
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the measured process.
-  const nodeArgs = [...(options.nodeArgs ?? []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const nodeArgs = [
+    ...(options.nodeArgs ?? []),
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ];
   const child = spawn(process.execPath, [...nodeArgs, requireBuilt(script)], {
     cwd: ROOT,
     env,

@@ -12,7 +12,7 @@ import {
 } from '../data/import-data';
 import { createBenchDatabase } from '../lib/bench-database';
 import type { BenchContext } from '../lib/context';
-import { processMemory, RunningProcess, sleep } from '../lib/processes';
+import { cpuMs, processMemory, RunningProcess, sleep } from '../lib/processes';
 import {
   BENCH_WRITE_KEY,
   provisionerEnv,
@@ -76,18 +76,6 @@ function ensurePeers(log: (message: string) => void): void {
 function toolVersion(command: string, args: string[]): string {
   const out = spawnSync(command, args, { encoding: 'utf8' });
   return (out.stdout ?? '').split('\n')[0].trim();
-}
-
-/** CPU time in ms of a process (`self`: the bench's waited-for children, i.e. the peer tools). */
-function cpuMs(pid: number | 'self'): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, from state (field 3): utime 14, stime 15, cutime 16, cstime 17, in clock ticks (100 per second on Linux).
-  const fields = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .map(Number);
-  const ticks = pid === 'self' ? fields[13] + fields[14] : fields[11] + fields[12];
-  return ticks * 10;
 }
 
 /** One peer tool's copy of `source` into a new `target`, then `sync -f` (syncfs) on the target. */
