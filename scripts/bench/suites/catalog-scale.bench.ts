@@ -1,8 +1,8 @@
+import { availableParallelism } from 'node:os';
 import { deployedNodeArgs } from '../../lib/deployed-node-args';
 import { BENCH_GLOBAL_KEY, startCatalog, withGeneratedCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
 import { benchWrite, timeGet } from '../lib/http-load';
-import { availableParallelism } from 'node:os';
 import { cpuMs, postgresCpuMs, processMemory } from '../lib/processes';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
 
