@@ -217,10 +217,13 @@ async function check(
         message: 'in the payload but not in the manifest',
       });
   }
+  /** Planned files whose permission bits refuse reading: access(2) has the last word. */
+  const doubtful: string[] = [];
   const files: PlannedFile[] = [...primary.entries.keys()]
     .filter((path) => walk.files.has(path))
     .map((path) => {
       const walked = walk.files.get(path)!;
+      if (!walked.readable) doubtful.push(path);
       const expected: Partial<Record<ChecksumAlgorithm, string>> = {};
       for (const manifest of manifests) {
         const hex = manifest.entries.get(path);
@@ -236,13 +239,12 @@ async function check(
       };
     });
   const root = payload?.view ?? '';
-  const doubtful = files.filter((file) => !walk.files.get(file.path)!.readable);
-  const unreadable = await mapTimeSliced(doubtful, (file) => {
+  const unreadable = await mapTimeSliced(doubtful, (path) => {
     try {
-      accessSync(`${root}/${file.path}`, constants.R_OK);
+      accessSync(`${root}/${path}`, constants.R_OK);
       return null;
     } catch {
-      return file.path;
+      return path;
     }
   });
   for (const path of unreadable)
