@@ -5,12 +5,28 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { digest, makeSpecialFile, tempDir } from '../../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
 import { copySmallFileWithHashes, copyWithHashes } from './hashing-copy';
+
+/**
+ * Returns once the file system's clock has moved past `path`'s change time (it ticks coarsely,
+ * every few ms): a change made after this gives the file another ctime.
+ */
+async function waitForNextTick(path: string): Promise<void> {
+  const probe = `${path}.probe`;
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    writeFileSync(probe, '');
+    if (statSync(probe).ctimeMs > statSync(path).ctimeMs) return rmSync(probe);
+    if (Date.now() > deadline) throw new Error('the file system clock did not move in 5 s');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 const buffers = (size: number): [Buffer, Buffer, Buffer] => [
   Buffer.alloc(size),
@@ -221,6 +237,44 @@ describe('copySmallFileWithHashes (blocking calls)', () => {
       }),
     ).toThrow(expect.objectContaining({ name: 'ImportTransientError', code: 'source_changed' }));
     expect(aborted).toBe(true);
+  });
+
+  // Same size and mtime after each change: only the descriptor's link count or change time
+  // tells (the check no longer looks the path up again).
+  it.each([
+    ['moved away', (path: string) => renameSync(path, `${path}.moved`)],
+    ['removed', (path: string) => rmSync(path)],
+    [
+      'replaced by a rename over it',
+      (path: string) => {
+        writeFileSync(`${path}.new`, Buffer.alloc(2048, 5));
+        utimesSync(`${path}.new`, statSync(path).atime, statSync(path).mtime);
+        renameSync(`${path}.new`, path);
+      },
+    ],
+  ])('fails as source_changed when the file is %s while it is read', async (_, change) => {
+    const path = join(dir, 'victim');
+    writeFileSync(path, Buffer.alloc(2048, 4));
+    // An old change time, as a deposited file has: a change now cannot fall in the same tick.
+    utimesSync(path, new Date(2020, 0, 1), new Date(2020, 0, 1));
+    await waitForNextTick(path);
+    const staging = await storage.openStaging(`s-${Math.random().toString(36).slice(2)}`);
+    let changed = false;
+    expect(() =>
+      copySmallFileWithHashes(path, 'victim', staging.createObjectSync!('victim'), {
+        md5: false,
+        buffer: Buffer.alloc(1024),
+        afterChunk: () => {
+          if (!changed) change(path);
+          changed = true;
+        },
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'source_changed',
+        message: expect.stringContaining('replaced or removed while being read'),
+      }),
+    );
   });
 
   it('refuses to follow a symlink that replaced a file after preflight', async () => {
