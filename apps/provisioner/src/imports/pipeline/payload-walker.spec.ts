@@ -1,21 +1,35 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/dropzone-fixture';
-import { walkPayload } from './payload-walker';
+import { DirectoryWalker, walkOnEventLoop, walkPayload } from './payload-walker';
+import { SmallFileCopyPool, walkOnThreads } from './small-file-pool';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
 
-describe('walkPayload', () => {
+// Real threads: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
+
+const pool = new SmallFileCopyPool(2);
+// Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
+beforeAll(() => pool.start(), 30_000);
+afterAll(() => pool.close());
+
+describe.each([
+  ['on the event loop', (): DirectoryWalker => walkOnEventLoop],
+  ['on the copy threads', (): DirectoryWalker => walkOnThreads(pool)],
+])('walkPayload %s', (_, walker) => {
   let root: string;
   beforeEach(() => {
     root = tempDir('walk');
   });
+  const walkPayloadOf = (dir: string) => walkPayload(dir, walker());
 
   it('lists regular files with sizes, depth first, as POSIX relative paths', async () => {
     mkdirSync(join(root, 'a/b/c'), { recursive: true });
     writeFileSync(join(root, 'top.txt'), '12345');
     writeFileSync(join(root, 'a/b/c/deep.bin'), '');
     mkdirSync(join(root, 'empty'));
-    const { files, problems } = await walkPayload(root);
+    const { files, problems } = await walkPayloadOf(root);
     expect(problems).toEqual([]);
     expect([...files.keys()].sort()).toEqual(['a/b/c/deep.bin', 'top.txt']);
     expect(files.get('top.txt')?.size).toBe(5);
@@ -30,7 +44,7 @@ describe('walkPayload', () => {
     writeFileSync(join(root, 'line\nbreak'), 'x');
     mkdirSync(join(root, '.provisioner'));
     writeFileSync(Buffer.concat([Buffer.from(`${root}/bad`), Buffer.from([0xff, 0xfe])]), 'x');
-    const { files, problems } = await walkPayload(root);
+    const { files, problems } = await walkPayloadOf(root);
     expect([...files.keys()]).toEqual(['ok.txt']);
     const found = problems.map((p) => `${p.code}:${p.path}`).sort();
     expect(found).toEqual(
@@ -47,7 +61,7 @@ describe('walkPayload', () => {
 
   it('records the device and inode of each file (what the copy must open)', async () => {
     writeFileSync(join(root, 'a.txt'), 'a');
-    const { files } = await walkPayload(root);
+    const { files } = await walkPayloadOf(root);
     const stats = statSync(join(root, 'a.txt'));
     expect(files.get('a.txt')).toMatchObject({ dev: stats.dev, ino: stats.ino });
   });
@@ -61,10 +75,45 @@ describe('walkPayload', () => {
       writeFileSync(join(root, name), 'x');
       chmodSync(join(root, name), mode);
     }
-    const { files } = await walkPayload(root);
+    const { files } = await walkPayloadOf(root);
     // The test's process owns the files: only the owner bits apply to it.
     expect(files.get('owner-only')?.readable).toBe(true);
     expect(files.get('others-only')?.readable).toBe(false);
     expect(files.get('none')?.readable).toBe(false);
+  });
+
+  it('walks many directories at every depth, each file once', async () => {
+    const expected: string[] = [];
+    for (let d = 0; d < 40; d++)
+      for (const sub of ['', '/x', '/x/y']) {
+        mkdirSync(join(root, `d${d}${sub}`), { recursive: true });
+        writeFileSync(join(root, `d${d}${sub}/f.txt`), `${d}${sub}`);
+        expected.push(`d${d}${sub}/f.txt`);
+      }
+    symlinkSync('/etc/passwd', join(root, 'd39/x/y/link'));
+    const { files, problems } = await walkPayloadOf(root);
+    expect([...files.keys()].sort()).toEqual(expected.sort());
+    expect(files.get('d7/x/f.txt')?.size).toBe('7/x'.length);
+    expect(problems).toEqual([expect.objectContaining({ code: 'symlink', path: 'd39/x/y/link' })]);
+  });
+
+  it('fails as source_changed when a directory is swapped for a link before it is read', async () => {
+    mkdirSync(join(root, 'sub'));
+    writeFileSync(join(root, 'sub/inside.txt'), 'x');
+    mkdirSync(join(root, 'elsewhere'));
+    const inner = walker();
+    // Between the listing of the root (which saw a directory) and the walk of sub itself.
+    const swapping: DirectoryWalker = (dir, directories) => {
+      if (directories.some((d) => d.relative === 'sub')) {
+        renameSync(join(root, 'sub'), join(root, 'sub.old'));
+        symlinkSync(join(root, 'elsewhere'), join(root, 'sub'));
+      }
+      return inner(dir, directories);
+    };
+    await expect(walkPayload(root, swapping)).rejects.toMatchObject({
+      name: 'ImportTransientError',
+      code: 'source_changed',
+      details: [expect.objectContaining({ path: 'sub' })],
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { lstatSync, Stats } from 'node:fs';
+import { Dirent, lstatSync, readdirSync, Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { mapTimeSliced } from '../../common/time-sliced';
 import {
@@ -6,7 +6,11 @@ import {
   decodeName,
   printableName,
 } from '../../sources/dataset-directory/payload-path';
-import { identityOf, pinDirectory } from '../../sources/dataset-directory/pinned-directory';
+import {
+  identityOf,
+  pinDirectory,
+  pinDirectorySync,
+} from '../../sources/dataset-directory/pinned-directory';
 import { isProblem, kindOf } from '../../sources/dataset-directory/source-file';
 import { ImportProblem, ImportTransientError } from './import-errors';
 
@@ -52,12 +56,29 @@ export interface WalkResult {
   problems: ImportProblem[];
 }
 
-interface PendingDirectory {
+/** A directory still to be walked. */
+export interface PendingDirectory {
   /** Relative path without a trailing slash ('' for the root). */
   relative: string;
   /** Device and inode lstat found inside its parent; null for the (pinned) root. */
   identity: string | null;
 }
+
+/** What one directory holds: its files, the subdirectories to walk next, its problems. */
+export interface DirectoryPart {
+  files: WalkedFile[];
+  directories: PendingDirectory[];
+  problems: ImportProblem[];
+}
+
+/**
+ * Walks the directories handed to it and returns what each holds (the caller walks the
+ * subdirectories next): here on the event loop, or on the copy threads (see walkOnThreads).
+ */
+export type DirectoryWalker = (
+  root: string,
+  directories: PendingDirectory[],
+) => Promise<DirectoryPart[]>;
 
 function treeChanged(path: string): ImportTransientError {
   return new ImportTransientError(
@@ -73,15 +94,33 @@ function treeChanged(path: string): ImportTransientError {
  * subdirectory is opened without following a link and must be the inode lstat found in its
  * parent, so a directory swapped for a link mid-walk is never read. Collects every problem
  * instead of stopping at the first, because the submitter needs the full list. Iterative so
- * depth cannot overflow the stack; one directory open at a time.
+ * depth cannot overflow the stack. `walker` reads the directories (by default one at a time
+ * on this thread); whatever it is, the result is the same.
  */
-export async function walkPayload(root: string): Promise<WalkResult> {
+export async function walkPayload(
+  root: string,
+  walker: DirectoryWalker = walkOnEventLoop,
+): Promise<WalkResult> {
   const files = new Map<string, WalkedFile>();
   const problems: ImportProblem[] = [];
-  const pending: PendingDirectory[] = [{ relative: '', identity: null }];
-  const ids = processIds();
+  let pending: PendingDirectory[] = [{ relative: '', identity: null }];
   while (pending.length > 0) {
-    const dir = pending.pop()!;
+    const parts = await walker(root, pending);
+    pending = [];
+    for (const part of parts) {
+      for (const file of part.files) files.set(file.path, file);
+      problems.push(...part.problems);
+      pending.push(...part.directories);
+    }
+  }
+  return { files, problems };
+}
+
+/** The default DirectoryWalker: one directory at a time on this thread, lstat in time slices. */
+export const walkOnEventLoop: DirectoryWalker = async (root, directories) => {
+  const ids = processIds();
+  const parts: DirectoryPart[] = [];
+  for (const dir of directories) {
     let view = root;
     let close: (() => Promise<void>) | null = null;
     if (dir.identity !== null) {
@@ -94,66 +133,121 @@ export async function walkPayload(root: string): Promise<WalkResult> {
       close = pinned.close;
     }
     try {
-      await walkOne(view, dir.relative, files, problems, pending, ids);
+      const entries = await readdir(view, { withFileTypes: true, encoding: 'buffer' });
+      const part = emptyPart();
+      const named = namedEntries(entries, dir.relative, part);
+      // Blocking lstat in time slices: ~10x cheaper per file than a thread-pool round trip.
+      await mapTimeSliced(named, (entry) => addEntry(view, entry, ids, part));
+      parts.push(part);
     } finally {
       await close?.();
     }
   }
-  return { files, problems };
+  return parts;
+};
+
+/**
+ * The same walk of the given directories in blocking calls, for a copy thread (whose event
+ * loop serves nothing else): see walkOnThreads.
+ */
+export function walkDirectoriesSync(
+  root: string,
+  directories: PendingDirectory[],
+): DirectoryPart[] {
+  const ids = processIds();
+  return directories.map((dir) => {
+    let view = root;
+    let close: (() => void) | null = null;
+    if (dir.identity !== null) {
+      const pinned = pinDirectorySync(`${root}/${dir.relative}`, dir.relative);
+      if (pinned === null || isProblem(pinned) || pinned.identity !== dir.identity) {
+        if (pinned && !isProblem(pinned)) pinned.close();
+        throw treeChanged(dir.relative);
+      }
+      view = pinned.view;
+      close = pinned.close;
+    }
+    try {
+      const part = emptyPart();
+      const entries = readdirSync(view, { withFileTypes: true, encoding: 'buffer' });
+      for (const entry of namedEntries(entries, dir.relative, part))
+        addEntry(view, entry, ids, part);
+      return part;
+    } finally {
+      close?.();
+    }
+  });
 }
 
-async function walkOne(
-  view: string,
+function emptyPart(): DirectoryPart {
+  return { files: [], directories: [], problems: [] };
+}
+
+interface NamedEntry {
+  name: string;
+  relative: string;
+}
+
+/** The entries whose names are allowed; the others become problems of the part. */
+function namedEntries(
+  entries: Dirent<Buffer>[],
   relativeDir: string,
-  files: Map<string, WalkedFile>,
-  problems: ImportProblem[],
-  pending: PendingDirectory[],
-  ids: ProcessIds | null,
-): Promise<void> {
+  part: DirectoryPart,
+): NamedEntry[] {
   const prefix = relativeDir === '' ? '' : `${relativeDir}/`;
-  const entries = await readdir(view, { withFileTypes: true, encoding: 'buffer' });
-  const found: { name: string; relative: string }[] = [];
+  const named: NamedEntry[] = [];
   for (const entry of entries) {
     const rawName = entry.name;
     const name = decodeName(rawName);
     const shownPath = prefix + printableName(name ?? rawName);
     if (name === null) {
-      problems.push({ code: 'invalid_utf8', path: shownPath, message: 'name is not valid UTF-8' });
+      part.problems.push({
+        code: 'invalid_utf8',
+        path: shownPath,
+        message: 'name is not valid UTF-8',
+      });
       continue;
     }
     const nameProblem = checkSegment(name);
     if (nameProblem) {
-      problems.push({
+      part.problems.push({
         code: nameProblem,
         path: shownPath,
         message: `forbidden name (${nameProblem})`,
       });
       continue;
     }
-    found.push({ name, relative: prefix + name });
+    named.push({ name, relative: prefix + name });
   }
-  // Blocking lstat in time slices: ~10x cheaper per file than a thread-pool round trip.
-  await mapTimeSliced(found, ({ name, relative }) => {
-    let stats: Stats;
-    try {
-      stats = lstatSync(`${view}/${name}`);
-    } catch {
-      throw treeChanged(relative);
-    }
-    const kind = kindOf(stats);
-    if (kind === 'directory') {
-      pending.push({ relative, identity: identityOf(stats) });
-    } else if (kind === 'file') {
-      files.set(relative, {
-        path: relative,
-        size: stats.size,
-        mtimeMs: stats.mtimeMs,
-        dev: stats.dev,
-        ino: stats.ino,
-        readable: permitsRead(stats, ids),
-      });
-    } else {
-      problems.push({ code: kind, path: relative, message: `${kind} not allowed in a payload` });
-    }
-  });
+  return named;
+}
+
+/** One entry, by lstat inside the directory's view: a file, a directory to walk, or a problem. */
+function addEntry(
+  view: string,
+  { name, relative }: NamedEntry,
+  ids: ProcessIds | null,
+  part: DirectoryPart,
+): void {
+  let stats: Stats;
+  try {
+    stats = lstatSync(`${view}/${name}`);
+  } catch {
+    throw treeChanged(relative);
+  }
+  const kind = kindOf(stats);
+  if (kind === 'directory') {
+    part.directories.push({ relative, identity: identityOf(stats) });
+  } else if (kind === 'file') {
+    part.files.push({
+      path: relative,
+      size: stats.size,
+      mtimeMs: stats.mtimeMs,
+      dev: stats.dev,
+      ino: stats.ino,
+      readable: permitsRead(stats, ids),
+    });
+  } else {
+    part.problems.push({ code: kind, path: relative, message: `${kind} not allowed in a payload` });
+  }
 }

@@ -24,7 +24,7 @@ import {
 } from '../../sources/dataset-directory/source-file';
 import { SourceDatasetLocation } from '../../sources/source-system';
 import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
-import { walkPayload } from './payload-walker';
+import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 
 export interface PlannedFile {
   path: string;
@@ -52,6 +52,8 @@ export interface PreflightOptions {
   limits: SourceLimits;
   /** Device and inode of the directory when the dataset was found: it must be the same. */
   identity: string | null;
+  /** Reads the payload's directories (the copy threads'; by default the event loop's). */
+  walker?: DirectoryWalker;
 }
 
 /** Free space kept in reserve beyond the payload itself: metadata, other imports, the OS. */
@@ -122,7 +124,7 @@ export async function preflightDataset(
   try {
     const pinnedPayload = await pinDirectory(`${dir.view}/${PAYLOAD_DIR}`, PAYLOAD_DIR);
     if (pinnedPayload && !isProblem(pinnedPayload)) payload = pinnedPayload;
-    const plan = await check(dir, pinnedPayload, payload, options.limits, freeBytes);
+    const plan = await check(dir, pinnedPayload, payload, options, freeBytes);
     return { ...plan, payloadRoot: payload!.view, release };
   } catch (error) {
     await release();
@@ -134,9 +136,22 @@ async function check(
   dir: PinnedDirectory,
   pinnedPayload: PinnedDirectory | SourceProblem | null,
   payload: PinnedDirectory | null,
-  limits: SourceLimits,
+  { limits, walker }: PreflightOptions,
   freeBytes: () => Promise<number>,
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
+  // The walk (on the copy threads when there are some) runs while the manifests are read here.
+  const walking: Promise<WalkResult> = payload
+    ? walkPayload(payload.view, walker)
+    : Promise.resolve({
+        files: new Map(),
+        problems: [
+          pinnedPayload === null
+            ? { code: 'payload_missing', path: '', message: 'the payload directory is missing' }
+            : (pinnedPayload as SourceProblem),
+        ],
+      });
+  // Awaited below; until then a walk failing (the payload changed) must not go unhandled.
+  walking.catch(() => undefined);
   const problems: ImportProblem[] = [];
   const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
   if (!markerStats) problems.push({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
@@ -153,16 +168,7 @@ async function check(
       refusedManifest = true;
     } else if (loaded) manifests.push(loaded);
   }
-  const walk = payload
-    ? await walkPayload(payload.view)
-    : {
-        files: new Map(),
-        problems: [
-          pinnedPayload === null
-            ? { code: 'payload_missing', path: '', message: 'the payload directory is missing' }
-            : (pinnedPayload as SourceProblem),
-        ],
-      };
+  const walk = await walking;
   if (manifests.length === 0 || refusedManifest) {
     if (manifests.length === 0 && !refusedManifest)
       problems.push({

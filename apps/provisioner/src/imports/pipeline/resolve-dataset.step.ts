@@ -10,6 +10,7 @@ import type {
 import { ImportRejectedError } from './import-errors';
 import { ImportPlan, preflightDataset } from './preflight';
 import { parseProvenance } from './provenance';
+import { walkOnThreads } from './small-file-pool';
 import { submissionImportProblem } from './submission-collection';
 
 /** Not-ready reasons no preflight can add to: the import is refused on them at once. */
@@ -78,9 +79,11 @@ export function planDataset(
   ctx: DatasetImportContext,
   { dataset }: ResolvedDataset,
 ): Promise<ImportPlan> {
+  const pool = ctx.copyPool;
   return preflightDataset(ctx.source.locateDataset(ctx.datasetId), () => ctx.storage.freeBytes(), {
     limits: ctx.sourceLimits ?? DEFAULT_SOURCE_LIMITS,
     identity: dataset.directoryIdentity,
+    walker: pool && pool.size > 0 ? walkOnThreads(pool) : undefined,
   });
 }
 

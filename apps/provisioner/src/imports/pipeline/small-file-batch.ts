@@ -3,6 +3,7 @@ import { openLocalObject } from '../../storage/filesystem/local-object';
 import { StagingLostError } from '../../storage/storage-system';
 import { copySmallFileWithHashes, CopyResult, FileIdentity } from './hashing-copy';
 import { ImportProblem, ImportTransientError } from './import-errors';
+import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';
 
 /** One small file for a copy thread: its path in the payload, and where to create it. */
 export interface SmallFileJob {
@@ -49,6 +50,27 @@ export interface SmallFileBatchReply {
   outcomes: SmallFileOutcome[];
   /** Bytes copied that no SmallFileBatchProgress has reported yet. */
   bytes: number;
+}
+
+/** Directories of a payload for a copy thread to walk (see walkOnThreads). */
+export interface WalkBatch {
+  id: number;
+  walk: { root: string; directories: PendingDirectory[] };
+}
+
+/** What each directory of a WalkBatch holds, in order, or the error that stopped the walk. */
+export interface WalkBatchReply {
+  id: number;
+  parts: DirectoryPart[] | { error: SerializedError };
+}
+
+/** Walks a WalkBatch in blocking calls; a payload changed underneath answers with the error. */
+export function runWalkBatch(batch: WalkBatch): WalkBatchReply {
+  try {
+    return { id: batch.id, parts: walkDirectoriesSync(batch.walk.root, batch.walk.directories) };
+  } catch (error) {
+    return { id: batch.id, parts: { error: serializeError(error) } };
+  }
 }
 
 /** Sent while a batch runs (a large file takes seconds): bytes copied since the last report. */

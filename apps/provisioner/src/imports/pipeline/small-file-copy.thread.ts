@@ -1,9 +1,11 @@
 import { parentPort } from 'node:worker_threads';
 import {
   runSmallFileBatch,
+  runWalkBatch,
   SmallFileBatch,
   SmallFileBatchProgress,
   SmallFileBatchReply,
+  WalkBatch,
 } from './small-file-batch';
 
 /** A large file's progress is posted every this many bytes; the rest comes with the reply. */
@@ -11,14 +13,19 @@ const PROGRESS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Entry of a small-file copy thread (started by small-file-pool.ts): copies the batches it is
- * sent, one at a time, in blocking calls, and answers each with its outcomes.
+ * sent, or walks the payload directories it is sent, one batch at a time, in blocking calls,
+ * and answers each with its outcomes.
  */
 if (!parentPort) throw new Error('small-file-copy.thread runs only as a worker thread');
 const port = parentPort;
 // One read buffer per thread, grown to the largest batch's need.
 let buffer = Buffer.allocUnsafe(0);
 
-port.on('message', (batch: SmallFileBatch) => {
+port.on('message', (batch: SmallFileBatch | WalkBatch) => {
+  if ('walk' in batch) {
+    port.postMessage(runWalkBatch(batch));
+    return;
+  }
   if (buffer.length < batch.bufferBytes) buffer = Buffer.allocUnsafe(batch.bufferBytes);
   let unreported = 0;
   const outcomes = runSmallFileBatch(batch, buffer, (bytes) => {
