@@ -63,7 +63,8 @@ export class DatasetsService {
 
   async import(sourceName: string, datasetId: string): Promise<ImportReply> {
     const source = this.sources.get(sourceName);
-    const found = await this.sources.ask(source.findDataset(datasetId));
+    // Ready means every manifest path exists; the sizes are the listing's business.
+    const found = await this.sources.ask(source.findDataset(datasetId, { payload: 'presence' }));
     if (!found)
       throw new NotFoundError(`Unknown dataset: ${datasetId}`, {
         source: sourceName,

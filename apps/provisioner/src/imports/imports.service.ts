@@ -49,7 +49,9 @@ export class ImportsService {
         if (path && (await this.requestsExists(path)))
           return this.requests.importedRecord(id, path);
       } else {
-        const found = await this.sources.ask(unlessRefused(source.findDataset(parsed.key)));
+        const found = await this.sources.ask(
+          unlessRefused(source.findDataset(parsed.key, { payload: 'none' })),
+        );
         const path =
           found &&
           isSafeSegment(found.submission.project) &&

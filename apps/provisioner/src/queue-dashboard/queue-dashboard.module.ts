@@ -33,7 +33,10 @@ export class QueueDashboardModule implements NestModule {
     });
     // The middleware runs for the route and everything below it: pages, assets and JSON API.
     consumer
-      .apply(QueueDashboardAuthMiddleware, serverAdapter.getRouter() as (...args: unknown[]) => void)
+      .apply(
+        QueueDashboardAuthMiddleware,
+        serverAdapter.getRouter() as (...args: unknown[]) => void,
+      )
       .forRoutes(QUEUE_DASHBOARD_ROUTE);
   }
 }

@@ -1,4 +1,5 @@
 import type { SourceProblem } from './dataset-directory/source-file';
+import type { PayloadCheck } from './dataset-directory/dataset-directory';
 
 /**
  * The one interface every source adapter implements. Metadata comes from the adapter;
@@ -56,11 +57,8 @@ export interface SourceDatasetLocation {
 export type DatasetFilter = (submission: SourceSubmission, datasetId: string) => boolean;
 
 export interface FindDatasetOptions {
-  /**
-   * false: the manifests and payload are not inspected (`ready` means delivered, the counts are
-   * null). For the import, whose preflight checks every file itself. Default true.
-   */
-  payload?: boolean;
+  /** How far the manifests and payload are inspected (see PayloadCheck); default 'sizes'. */
+  payload?: PayloadCheck;
 }
 
 export interface SourceSystem {

@@ -31,7 +31,7 @@ export async function resolveDataset(
   ctx: DatasetImportContext,
 ): Promise<ResolvedDataset | { alreadyPublished: DatasetImportResult }> {
   // The payload is checked file by file in preflight: not read here a first time.
-  const found = await ctx.source.findDataset(ctx.datasetId, { payload: false });
+  const found = await ctx.source.findDataset(ctx.datasetId, { payload: 'none' });
   if (!found)
     throw new ImportRejectedError(
       'unknown_dataset',

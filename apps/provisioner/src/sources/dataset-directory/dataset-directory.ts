@@ -3,6 +3,7 @@ import { DatasetNotReadyReason } from '../source-system';
 import { JsonDocument, readJsonDocumentSync, summarizeDatasetDocument } from './json-document';
 import { ChecksumAlgorithm, MANIFEST_FILES, ManifestParser } from './manifest';
 import { PathHashSet } from './path-hash-set';
+import { PayloadListing } from './payload-listing';
 import { checkDirectory, identityOf, pinDirectorySync } from './pinned-directory';
 import {
   checkRegularFile,
@@ -83,18 +84,23 @@ export interface DatasetReading {
   document: JsonDocument | null;
 }
 
+/**
+ * 'sizes' (listings): every manifest path is looked up and the sizes summed. 'presence' (an
+ * import request's 409): every manifest path must exist, found by reading each directory once;
+ * the byte size is null. 'none' (the import, whose preflight checks every file itself): only
+ * whether the dataset was delivered (directory, marker, metadata files); `ready` then means
+ * delivered and both counts are null.
+ */
+export type PayloadCheck = 'none' | 'presence' | 'sizes';
+
 export interface ReadDatasetOptions {
   /**
    * dataset.json (drop zones): not read, read whole (imports) or summarised to what listings
    * show (see summarizeDatasetDocument).
    */
   document: 'none' | 'summary' | 'full';
-  /**
-   * false: only whether the dataset was delivered (directory, marker, metadata files), without
-   * reading the manifests or the payload; `ready` then means delivered and the counts are null.
-   * For the import, whose preflight checks every file itself.
-   */
-  payload: boolean;
+  /** How far to look into the manifests and payload: see PayloadCheck. */
+  payload: PayloadCheck;
   limits: SourceLimits;
 }
 
@@ -196,7 +202,7 @@ function readPinned(view: string, identity: string, options: ReadDatasetOptions)
   const done = (inspection: DirectoryInspection): DatasetReading => ({ inspection, document });
   if (problems.length > 0) return done(refusedInspection(problems, identity));
   if (!marker) return done(notReady('marker_missing', null, identity));
-  if (!options.payload)
+  if (options.payload === 'none')
     return done({
       ready: true,
       reason: null,
@@ -207,7 +213,9 @@ function readPinned(view: string, identity: string, options: ReadDatasetOptions)
       identity,
     });
   if (present.length === 0) return done(notReady('manifest_missing', null, identity));
-  return done(checkManifests(view, payload, present, options.limits, identity));
+  return done(
+    checkManifests(view, payload, present, options.limits, identity, options.payload === 'sizes'),
+  );
 }
 
 /** Directories whose verdict underDirectories remembers; then it starts afresh (memory). */
@@ -233,9 +241,10 @@ function underDirectories(root: string, path: string, seen: Map<string, boolean>
 }
 
 /**
- * Streams the manifests (never holding one whole) and looks every safe path up under payload/
- * with lstat. Memory: 64 bits of hash per path of the first manifest (PathHashSet), which the
- * second must match.
+ * Streams the manifests (never holding one whole) and looks every safe path up under payload/:
+ * with lstat for its size, or in its directory's listing when only presence counts (see
+ * PayloadListing). Memory: 64 bits of hash per path of the first manifest (PathHashSet), which
+ * the second must match, and a bounded number of listed names.
  */
 function checkManifests(
   view: string,
@@ -243,12 +252,14 @@ function checkManifests(
   present: ChecksumAlgorithm[],
   limits: SourceLimits,
   identity: string,
+  sizes: boolean,
 ): DirectoryInspection {
   const payload = hasPayload ? pinDirectorySync(`${view}/${PAYLOAD_DIR}`, PAYLOAD_DIR) : null;
   if (payload && isProblem(payload)) return refusedInspection([payload], identity);
   try {
     const paths = new PathHashSet();
     const directories = new Map<string, boolean>();
+    const listing = payload && !sizes ? new PayloadListing(payload.view) : null;
     const problems: string[] = [];
     let byteSize = 0;
     let missingCount = 0;
@@ -265,12 +276,17 @@ function checkManifests(
           return true;
         }
         if (!paths.add(path)) return false;
-        const stats =
-          payload && underDirectories(payload.view, path, directories)
-            ? lstatIfPresent(`${payload.view}/${path}`)
-            : null;
-        if (stats) byteSize += stats.size;
-        else if (missingCount++ < 3) missing.push(path);
+        let found: boolean;
+        if (listing) found = listing.has(path);
+        else {
+          const stats =
+            payload && underDirectories(payload.view, path, directories)
+              ? lstatIfPresent(`${payload.view}/${path}`)
+              : null;
+          if (stats) byteSize += stats.size;
+          found = stats !== null;
+        }
+        if (!found && missingCount++ < 3) missing.push(path);
         return true;
       });
       const outcome = readSourceChunksSync(
@@ -300,14 +316,14 @@ function checkManifests(
           identity,
         ),
         fileCount,
-        byteSize,
+        byteSize: sizes ? byteSize : null,
       };
     return {
       ready: true,
       reason: null,
       reasonDetail: null,
       fileCount,
-      byteSize,
+      byteSize: sizes ? byteSize : null,
       problems: [],
       identity,
     };

@@ -14,7 +14,12 @@ import {
   tempDir,
   writeDatasetDirectory,
 } from '../../../test/support/dropzone-fixture';
-import { DatasetReading, DEFAULT_SOURCE_LIMITS, DirectoryInspection } from './dataset-directory';
+import {
+  DatasetReading,
+  DEFAULT_SOURCE_LIMITS,
+  DirectoryInspection,
+  PayloadCheck,
+} from './dataset-directory';
 import { ScanCache } from './scan-cache';
 import { SourceScanner } from './source-scanner';
 import { REAL_IO_MS } from '../../../../../test/support/timeouts';
@@ -41,17 +46,17 @@ function deliveredDataset(settled = true): string {
 
 describe('ScanCache over the source-scan thread', () => {
   const scanner = new SourceScanner();
-  const scan = (payload: boolean) => (items: { dir: string; known: string | null }[]) =>
+  const scan = (payload: PayloadCheck) => (items: { dir: string; known: string | null }[]) =>
     scanner.datasets(items, { document: 'none', payload, limits: DEFAULT_SOURCE_LIMITS });
   const newCache = (limits = { maxEntries: 1000, maxBytes: 1 << 20 }) =>
-    new ScanCache<DatasetReading>(scan(true), limits);
+    new ScanCache<DatasetReading>(scan('sizes'), limits);
   const inspect = async (
     cache: ScanCache<DatasetReading>,
     dir: string,
   ): Promise<DirectoryInspection> => (await cache.readMany([dir]))[0].inspection;
   /** A fresh read, remembered for listings (what findDataset does). */
   const refresh = async (cache: ScanCache<DatasetReading>, dir: string) => {
-    const [answer] = await scan(true)([{ dir, known: null }]);
+    const [answer] = await scan('sizes')([{ dir, known: null }]);
     cache.remember(dir, answer!);
     return answer!.value.inspection;
   };
@@ -228,7 +233,7 @@ describe('ScanCache over the source-scan thread', () => {
   it('reads delivery only when asked: directory, marker and metadata, not the payload', async () => {
     const dir = deliveredDataset(false);
     rmSync(join(dir, 'payload/sub/deep.txt'));
-    const [delivery] = await scan(false)([{ dir, known: null }]);
+    const [delivery] = await scan('none')([{ dir, known: null }]);
     expect(delivery!.value.inspection).toMatchObject({
       ready: true,
       reason: null,
@@ -237,7 +242,7 @@ describe('ScanCache over the source-scan thread', () => {
     });
     expect(await refresh(newCache(), dir)).toMatchObject({ reason: 'files_missing' });
     rmSync(join(dir, '.ready'));
-    const [unmarked] = await scan(false)([{ dir, known: null }]);
+    const [unmarked] = await scan('none')([{ dir, known: null }]);
     expect(unmarked!.value.inspection).toMatchObject({ ready: false, reason: 'marker_missing' });
   });
 });

@@ -70,7 +70,7 @@ export class DropzoneSource implements SourceSystem {
   ) {
     this.name = config.name;
     this.datasets = new ScanCache(
-      (items) => this.scanner.datasets(items, { document: 'summary', payload: true, limits }),
+      (items) => this.scanner.datasets(items, { document: 'summary', payload: 'sizes', limits }),
       DATASET_CACHE,
     );
     this.submissions = new ScanCache(
@@ -136,14 +136,15 @@ export class DropzoneSource implements SourceSystem {
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null> {
     if (!isSafeSegment(datasetId)) return null;
     const dir = this.locateDataset(datasetId).directory;
-    const payload = options.payload !== false;
+    const payload = options.payload ?? 'sizes';
     const [answer] = await this.scanner.datasets([{ dir, known: null }], {
       document: 'full',
       payload,
       limits: this.limits,
     });
     const reading = answer!.value;
-    if (payload) {
+    // Only a full reading may answer a listing later (it shows the sizes).
+    if (payload === 'sizes') {
       const document = reading.document && summarizeDatasetDocument(reading.document);
       this.datasets.remember(dir, { ...answer!, value: { ...reading, document } });
     }

@@ -52,7 +52,7 @@ export class DssSource implements SourceSystem {
     this.name = config.name;
     this.client = new DssClient(config.name, config.url, config.api_key, config.timeout_ms);
     this.datasets = new ScanCache(
-      (items) => this.scanner.datasets(items, { document: 'none', payload: true, limits }),
+      (items) => this.scanner.datasets(items, { document: 'none', payload: 'sizes', limits }),
       DATASET_CACHE,
     );
   }
@@ -103,13 +103,14 @@ export class DssSource implements SourceSystem {
       const record = (submission.raw as DssRaw).datasets.find((d) => d.dataset_id === datasetId);
       if (record) {
         const dir = this.directoryOf(record);
-        const payload = options.payload !== false;
+        const payload = options.payload ?? 'sizes';
         const [answer] = await this.scanner.datasets([{ dir, known: null }], {
           document: 'none',
           payload,
           limits: this.limits,
         });
-        if (payload) this.datasets.remember(dir, answer!);
+        // Only a full reading may answer a listing later (it shows the sizes).
+        if (payload === 'sizes') this.datasets.remember(dir, answer!);
         return {
           dataset: this.toDataset(record, submission, answer!.value.inspection),
           submission,
