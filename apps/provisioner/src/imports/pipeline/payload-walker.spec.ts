@@ -44,8 +44,10 @@ describe.each([
     writeFileSync(join(root, 'line\nbreak'), 'x');
     mkdirSync(join(root, '.provisioner'));
     writeFileSync(Buffer.concat([Buffer.from(`${root}/bad`), Buffer.from([0xff, 0xfe])]), 'x');
+    // A name that really holds U+FFFD is valid UTF-8: listed, not taken for a bad one.
+    writeFileSync(join(root, 'dir/odd-\uFFFD.txt'), 'x');
     const { files, problems } = await walkPayloadOf(root);
-    expect([...files.keys()]).toEqual(['ok.txt']);
+    expect([...files.keys()].sort()).toEqual(['dir/odd-\uFFFD.txt', 'ok.txt']);
     const found = problems.map((p) => `${p.code}:${p.path}`).sort();
     expect(found).toEqual(
       [

@@ -1,4 +1,4 @@
-import { Dirent, lstatSync, readdirSync, Stats } from 'node:fs';
+import { lstatSync, readdirSync, Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { mapTimeSliced } from '../../common/time-sliced';
 import {
@@ -133,9 +133,8 @@ export const walkOnEventLoop: DirectoryWalker = async (root, directories) => {
       close = pinned.close;
     }
     try {
-      const entries = await readdir(view, { withFileTypes: true, encoding: 'buffer' });
       const part = emptyPart();
-      const named = namedEntries(entries, dir.relative, part);
+      const named = namedEntries(await listNames(view), dir.relative, part);
       // Blocking lstat in time slices: ~10x cheaper per file than a thread-pool round trip.
       await mapTimeSliced(named, (entry) => addEntry(view, entry, ids, part));
       parts.push(part);
@@ -169,8 +168,7 @@ export function walkDirectoriesSync(
     }
     try {
       const part = emptyPart();
-      const entries = readdirSync(view, { withFileTypes: true, encoding: 'buffer' });
-      for (const entry of namedEntries(entries, dir.relative, part))
+      for (const entry of namedEntries(listNamesSync(view), dir.relative, part))
         addEntry(view, entry, ids, part);
       return part;
     } finally {
@@ -188,22 +186,37 @@ interface NamedEntry {
   relative: string;
 }
 
+/** A name read as text holds U+FFFD where its bytes were not valid UTF-8 (or if it held one). */
+const hasReplacement = (name: string) => name.includes('\uFFFD');
+
+/**
+ * A directory's names: as text, which is cheap, unless one may be invalid UTF-8; then as bytes,
+ * so that name is reported rather than mangled (see namedEntries). The kinds come from lstat.
+ */
+async function listNames(view: string): Promise<(string | Buffer)[]> {
+  const names = await readdir(view);
+  return names.some(hasReplacement) ? readdir(view, { encoding: 'buffer' }) : names;
+}
+
+function listNamesSync(view: string): (string | Buffer)[] {
+  const names = readdirSync(view);
+  return names.some(hasReplacement) ? readdirSync(view, { encoding: 'buffer' }) : names;
+}
+
 /** The entries whose names are allowed; the others become problems of the part. */
 function namedEntries(
-  entries: Dirent<Buffer>[],
+  names: (string | Buffer)[],
   relativeDir: string,
   part: DirectoryPart,
 ): NamedEntry[] {
   const prefix = relativeDir === '' ? '' : `${relativeDir}/`;
   const named: NamedEntry[] = [];
-  for (const entry of entries) {
-    const rawName = entry.name;
-    const name = decodeName(rawName);
-    const shownPath = prefix + printableName(name ?? rawName);
+  for (const rawName of names) {
+    const name = typeof rawName === 'string' ? rawName : decodeName(rawName);
     if (name === null) {
       part.problems.push({
         code: 'invalid_utf8',
-        path: shownPath,
+        path: prefix + printableName(rawName),
         message: 'name is not valid UTF-8',
       });
       continue;
@@ -212,7 +225,7 @@ function namedEntries(
     if (nameProblem) {
       part.problems.push({
         code: nameProblem,
-        path: shownPath,
+        path: prefix + printableName(name),
         message: `forbidden name (${nameProblem})`,
       });
       continue;

@@ -69,6 +69,27 @@ describe('parseManifest', () => {
     expect(parser.problems).toEqual([{ line: 3, message: 'not "<sha256 hex>  <path>"' }]);
   });
 
+  // Chunks valid as a whole are sliced as text, the others decoded line by line: both ways must
+  // agree, whether a chunk ends inside a character, on an invalid byte or after a byte order mark.
+  it('gives the same result for every chunk size with non-ASCII paths, a BOM and a bad byte', () => {
+    const text = Buffer.concat([
+      Buffer.from(`\uFEFF${SHA}  données/été.txt\n${SHA}  日本/ファイル.bin\n${SHA}  caf`),
+      Buffer.from([0xe9]),
+      Buffer.from(`.txt\n${SHA}  ok-é.txt\n`),
+    ]);
+    const run = (size: number) => {
+      const seen: string[] = [];
+      const parser = new ManifestParser('sha256', (path) => seen.push(path) > 0);
+      for (let at = 0; at < text.length; at += size) parser.push(text.subarray(at, at + size));
+      parser.end();
+      return { seen, problems: parser.problems };
+    };
+    const whole = run(text.length);
+    expect(whole.seen).toEqual(['données/été.txt', '日本/ファイル.bin', 'ok-é.txt']);
+    expect(whole.problems).toEqual([{ line: 3, message: 'not valid UTF-8' }]);
+    for (let size = 1; size < text.length; size++) expect(run(size)).toEqual(whole);
+  });
+
   it('skips an endless line without holding it, and keeps counting lines after it', () => {
     const parser = new ManifestParser('sha256', () => true);
     const junk = Buffer.alloc(64 * 1024, 0x61);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { checkRelativePath, PathProblem } from './payload-path';
 
 export type ChecksumAlgorithm = 'sha256' | 'md5';
@@ -42,6 +43,7 @@ export interface ParsedManifest {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const NEWLINE = 0x0a;
+const BOM = 0xfeff;
 
 /**
  * Parses `<hex>  <relative path>` lines (sha256sum/md5sum output, BagIt manifests) fed in
@@ -68,11 +70,20 @@ export class ManifestParser {
   }
 
   push(chunk: Buffer): void {
+    // In a chunk that is valid UTF-8 as a whole (most are: one check per chunk), each line is
+    // too (a newline byte is never inside a character): it is sliced as text directly, without
+    // a decoder call and a Buffer view per line.
+    const valid = isUtf8(chunk);
     let start = 0;
     for (;;) {
       const end = chunk.indexOf(NEWLINE, start);
       if (end < 0) break;
-      this.completeLine(chunk.subarray(start, end));
+      if (valid && this.carry === null && !this.skipping && end - start <= MAX_LINE_BYTES) {
+        this.lineNumber += 1;
+        const line = chunk.toString('utf8', start, end);
+        // As the decoder does for each line it decodes: a leading byte order mark is dropped.
+        this.completeText(line.charCodeAt(0) === BOM ? line.slice(1) : line);
+      } else this.completeLine(chunk.subarray(start, end));
       start = end + 1;
     }
     this.keepPartial(chunk.subarray(start));
@@ -118,7 +129,12 @@ export class ManifestParser {
       this.problem('not valid UTF-8');
       return;
     }
-    if (line.endsWith('\r')) line = line.slice(0, -1);
+    this.completeText(line);
+  }
+
+  /** A line as text, without its newline; counted already. */
+  private completeText(text: string): void {
+    const line = text.endsWith('\r') ? text.slice(0, -1) : text;
     if (line.trim() === '') return;
     const match = this.lineRe.exec(line);
     if (!match) {

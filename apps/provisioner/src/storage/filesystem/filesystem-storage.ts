@@ -14,6 +14,8 @@ import {
 import { openLocalObject, READ_ONLY_FILE, stagingLostOnMissing } from './local-object';
 
 const STAGING_DIR = '.staging';
+/** Segments of anything but `/`, none empty, `.` or `..`: joined to a root it stays below it. */
+const PLAIN_RELATIVE_PATH = /^(?!\.\.?(?:\/|$))[^/]+(?:\/(?!\.\.?(?:\/|$))[^/]+)*$/;
 const READ_ONLY_DIR = 0o555;
 
 async function fsyncPath(path: string): Promise<void> {
@@ -115,7 +117,7 @@ class FilesystemStagingArea implements StagingArea {
    */
   prepareLocalObject(relativePath: string): string {
     const path = this.resolve(relativePath);
-    this.mkdirsSync(dirname(path));
+    this.mkdirsSync(path.slice(0, path.lastIndexOf(sep)));
     this.files.push(path);
     return path;
   }
@@ -177,6 +179,9 @@ class FilesystemStagingArea implements StagingArea {
   }
 
   private resolve(relativePath: string): string {
+    // A plain relative path (every import's: preflight refuses the others) is already the
+    // normalised one; path.resolve cost ~3 µs of the main thread's time per file.
+    if (PLAIN_RELATIVE_PATH.test(relativePath)) return `${this.root}${sep}${relativePath}`;
     const path = resolve(this.root, relativePath);
     if (!path.startsWith(this.root + sep))
       throw new Error(`staging path escapes its area: ${relativePath}`);
