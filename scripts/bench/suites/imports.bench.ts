@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPrivateRedis } from '../../lib/private-redis';
@@ -27,6 +27,10 @@ const CONCURRENT_MEMORY_TARGET_BYTES = 300e6;
 const CONCURRENT_IMPORTS = 4;
 /** How long the disk is left alone after a mass deletion before anything is timed again. */
 const SETTLE_AFTER_DELETE_MS = 60_000;
+/** Files one disk probe creates (see settleDisk), and how long to probe at most. */
+const PROBE_FILES = 1000;
+const PROBE_INTERVAL_MS = 5_000;
+const PROBE_DEADLINE_MS = 300_000;
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -39,6 +43,59 @@ const MiB = 1024 ** 2;
  */
 function warm(dir: string): void {
   spawnSync('sh', ['-c', `find "${dir}" -type f -exec cat {} + > /dev/null`]);
+}
+
+/**
+ * One disk probe: PROBE_FILES files of 4 KiB created in a new directory of `dir`, then `sync -f`.
+ * Its files are kept (deleting them would be the very thing that slows the disk down) and go
+ * with the bench's directory at the end.
+ */
+function probeDisk(dir: string, n: number): number {
+  const target = join(dir, `probe-${n}`);
+  const block = Buffer.alloc(4096, n % 251);
+  const started = performance.now();
+  mkdirSync(target, { recursive: true });
+  for (let i = 0; i < PROBE_FILES; i++) writeFileSync(join(target, `f-${i}`), block);
+  spawnSync('sync', ['-f', target]);
+  return performance.now() - started;
+}
+
+/** What settleDisk saw: every probe's time, and how long it waited. */
+interface DiskSettling {
+  probesMs: number[];
+  waitedMs: number;
+  settled: boolean;
+}
+
+/**
+ * Waits until creating files costs what it costs on a quiet disk: this ext4 discards online, and
+ * for minutes after a mass deletion creating a file is up to ten times slower, for every side
+ * (10,000 files: `cp -r` 3.1 s instead of 0.4 s). Probes every 5 s until three probes in a row
+ * agree within 25 % and the last is within 25 % of the fastest this bench has seen, at most
+ * 5 min (then the rounds run anyway, and the report says so).
+ */
+async function settleDisk(
+  dir: string,
+  best: { ms: number },
+  log: (line: string) => void,
+): Promise<DiskSettling> {
+  const started = Date.now();
+  const probesMs: number[] = [];
+  for (;;) {
+    const ms = probeDisk(dir, probesMs.length);
+    probesMs.push(ms);
+    best.ms = Math.min(best.ms, ms);
+    const last = probesMs.slice(-3);
+    const settled =
+      last.length === 3 && Math.max(...last) <= 1.25 * Math.min(...last) && ms <= 1.25 * best.ms;
+    if (settled || Date.now() - started > PROBE_DEADLINE_MS) {
+      log(
+        `disk probes (ms per ${PROBE_FILES} files + sync): ${probesMs.map((x) => fmt(x, 0)).join(', ')}${settled ? '' : ' (not settled after 5 min)'}`,
+      );
+      return { probesMs, waitedMs: Date.now() - started, settled };
+    }
+    await sleep(PROBE_INTERVAL_MS);
+  }
 }
 
 /** Dirty plus writeback pages of the whole machine, in bytes (/proc/meminfo). */
@@ -252,6 +309,8 @@ interface CaseResult {
   phases: Map<string, string[]>;
   queueMs: Map<string, number[]>;
   loadBefore: number;
+  /** The disk probes before the first round (see settleDisk). */
+  disk: DiskSettling;
 }
 
 const PEERS = ['cp -r', 'rsync -a', 'rclone copy'] as const;
@@ -303,6 +362,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
   const setups: Setup[] = [];
   const results: CaseResult[] = [];
   let lastDeletion = 0;
+  const fastestProbe = { ms: Infinity };
   let memory: { idle: number; before: number; after: number } | undefined;
   let concurrent: { peak: number; ms: number } | undefined;
   try {
@@ -319,6 +379,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
         phases: new Map(setups.map((s) => [s.label, []])),
         queueMs: new Map(setups.map((s) => [s.label, []])),
         loadBefore: 0,
+        disk: { probesMs: [], waitedMs: 0, settled: false },
       };
       const sides: Side[] = [
         ...setups.map((setup) => ({
@@ -374,6 +435,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
         ctx.log(`waiting ${Math.round(quiet / 1000)} s after the last deletion`);
         await sleep(quiet);
       }
+      result.disk = await settleDisk(join(base, 'probes'), fastestProbe, ctx.log);
       for (const side of sides) {
         result.ms.set(side.label, []);
         result.cpuMs.set(side.label, []);
@@ -468,8 +530,9 @@ function report(
     `${rounds} interleaved rounds per dataset: in each, every side copies the same source tree (written once;`,
     'the imports read hard-linked copies of it) into a new target, in an order rotated each round (reversed every other round), after a',
     "`sync` and until the dirty pages have drained. Nothing is deleted during a dataset's rounds; its targets",
-    `are deleted after them and the next dataset starts ${SETTLE_AFTER_DELETE_MS / 1000} s later (this disk discards online; creating`,
-    "files right after a mass deletion is several times slower, for every side). Ratio: the other side's time",
+    `are deleted after them and the next dataset starts ${SETTLE_AFTER_DELETE_MS / 1000} s later at the earliest, once disk probes say the disk has`,
+    'settled (this disk discards online; creating files right after a mass deletion is several times slower,',
+    "for every side, for minutes). Ratio: the other side's time",
     "divided by the import's, per round; its median is the figure (above 1: the import is faster).",
     'CPU: user + system time of the worker process (all its threads) or of the peer tool and its `sync`; CPU / wall',
     'says what limits a side: near 2 both cores were its own, well below 1 it waited (for the disk, or for the',
@@ -479,6 +542,9 @@ function report(
   for (const r of results) {
     lines.push(
       `### ${r.c.name} (${fmt(r.bytes / MiB)} MiB; load average ${fmt(r.loadBefore, 2)} when it started)`,
+      '',
+      `Disk before the first round: ${r.disk.probesMs.length} probe(s) of ${PROBE_FILES} files + \`sync -f\` over ${fmt(r.disk.waitedMs / 1000, 0)} s, ` +
+        `${r.disk.probesMs.map((x) => fmt(x, 0)).join(', ')} ms: ${r.disk.settled ? 'settled (the last three within 25 % of each other and of the fastest probe)' : '**not settled after 5 min**'}.`,
       '',
     );
     const sideRows = [...r.ms.entries()].map(([label, ms]) => {
