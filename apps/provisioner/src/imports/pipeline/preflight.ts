@@ -151,22 +151,32 @@ async function check(
         ],
       });
   // Awaited below; until then a walk failing (the payload changed) must not go unhandled.
-  walking.catch(() => undefined);
+  const walked = walking.then(
+    () => undefined,
+    () => undefined,
+  );
   const problems: ImportProblem[] = [];
-  const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
-  if (!markerStats) problems.push({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
-  else {
-    const problem = checkRegularFile(markerStats, READY_MARKER, MARKER_RULES);
-    if (problem) problems.push(problem);
-  }
   const manifests: ParsedManifest[] = [];
   let refusedManifest = false;
-  for (const algorithm of ALGORITHMS) {
-    const loaded = await loadManifest(dir.view, algorithm, limits);
-    if (loaded && isProblem(loaded)) {
-      problems.push(loaded);
-      refusedManifest = true;
-    } else if (loaded) manifests.push(loaded);
+  try {
+    const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
+    if (!markerStats)
+      problems.push({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
+    else {
+      const problem = checkRegularFile(markerStats, READY_MARKER, MARKER_RULES);
+      if (problem) problems.push(problem);
+    }
+    for (const algorithm of ALGORITHMS) {
+      const loaded = await loadManifest(dir.view, algorithm, limits);
+      if (loaded && isProblem(loaded)) {
+        problems.push(loaded);
+        refusedManifest = true;
+      } else if (loaded) manifests.push(loaded);
+    }
+  } catch (error) {
+    // The walk reads through the payload's descriptor, which the caller closes once this throws.
+    await walked;
+    throw error;
   }
   const walk = await walking;
   if (manifests.length === 0 || refusedManifest) {
