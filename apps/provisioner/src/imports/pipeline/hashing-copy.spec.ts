@@ -98,16 +98,18 @@ describe('copyWithHashes', () => {
     });
   });
 
-  it('refuses to follow a symlink that replaced a file after preflight', async () => {
+  it('refuses to follow a symlink that replaced a file after preflight, and aborts the object', async () => {
     writeFileSync(join(dir, 'real'), 'x');
     symlinkSync(join(dir, 'real'), join(dir, 'link'));
     const staging = await storage.openStaging('imp4');
+    const writer = await staging.createObject('link');
+    const abort = writer.abort.bind(writer);
+    let aborted = false;
+    writer.abort = () => ((aborted = true), abort());
     await expect(
-      copyWithHashes(join(dir, 'link'), 'link', await staging.createObject('link'), {
-        md5: false,
-        buffers: buffers(16),
-      }),
+      copyWithHashes(join(dir, 'link'), 'link', writer, { md5: false, buffers: buffers(16) }),
     ).rejects.toMatchObject({ code: 'source_changed' });
+    expect(aborted).toBe(true);
   });
 
   it('fails at once, without blocking on the open, when a FIFO replaced the file after preflight', async () => {

@@ -92,6 +92,9 @@ export async function copyWithHashes(
   try {
     handle = await open(sourcePath, OPEN_SOURCE_FLAGS);
   } catch (error) {
+    // The object's descriptor is closed too, as on the blocking path: left to the garbage
+    // collector, it stayed open until then.
+    await writer.abort().catch(() => undefined);
     throw openFailure(error, displayPath);
   }
   const sha256 = createHash('sha256');
