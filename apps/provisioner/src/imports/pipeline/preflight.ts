@@ -151,7 +151,7 @@ async function check(
         ],
       });
   // Awaited below; until then a walk failing (the payload changed) must not go unhandled.
-  const walked = walking.then(
+  const walkSettled = walking.then(
     () => undefined,
     () => undefined,
   );
@@ -175,7 +175,7 @@ async function check(
     }
   } catch (error) {
     // The walk reads through the payload's descriptor, which the caller closes once this throws.
-    await walked;
+    await walkSettled;
     throw error;
   }
   const walk = await walking;
