@@ -22,7 +22,7 @@ describe('datasets read page by page on two connections', () => {
       await before?.(manager);
       const pages: string[][] = [];
       const all = datasets.findExportPages(manager, { kind: 'global' }, {}, 'https://x', pageSize);
-      for await (const page of all) pages.push(page);
+      for await (const page of all) pages.push(page.items);
       return pages;
     });
 

@@ -5,10 +5,13 @@ import type { BenchContext } from '../lib/context';
 import { benchWrite, timeGet } from '../lib/http-load';
 import { cpuMs, postgresCpuMs, processMemory } from '../lib/processes';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
+import { metricSample } from '../../../test/support/prometheus-text';
 
 const COLD_TARGET_MS = 2500;
 const RESIDENT_TARGET_MIB = 400;
 const MiB = 1024 * 1024;
+/** The refresh that stores 50,000 exports takes seconds; a minute means something is wrong. */
+const REFRESH_DEADLINE_MS = 120_000;
 
 interface Round {
   ms: number;
@@ -20,14 +23,36 @@ interface Round {
   postgresCpuMs: number;
 }
 
+/** The first read, when no export is stored yet, and the background refresh it starts. */
+interface FirstRead {
+  ms: number;
+  refreshMs: number;
+  stored: number;
+}
+
+/** Polls the catalog's metrics until its export refresh has stored something and stopped. */
+async function refreshed(url: string): Promise<{ ms: number; stored: number }> {
+  const started = performance.now();
+  for (;;) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const running = metricSample(text, 'catalog_dataset_exports_refreshing', {}) ?? 0;
+    const stored = metricSample(text, 'catalog_dataset_exports_stored_total', {}) ?? 0;
+    if (running === 0 && stored > 0) return { ms: performance.now() - started, stored };
+    if (performance.now() - started > REFRESH_DEADLINE_MS)
+      throw new Error(`the dataset exports refresh did not finish in ${REFRESH_DEADLINE_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /**
  * `GET /api/datasets` (global key) over a large catalog: the cold answer's time and the
- * catalog's peak resident set while it builds and sends it. Each round follows a write through
- * the API, so each is cold.
+ * catalog's peak resident set while it builds and sends it. The first read renders every
+ * export (none is stored yet) and starts the refresh that stores them; each round after it
+ * follows a write through the API, so each is cold.
  */
 export async function catalogScaleBench(ctx: BenchContext): Promise<SuiteReport> {
   const datasets = ctx.quick ? 5000 : 50_000;
-  const rounds = 3;
+  const rounds = 5;
   return withGeneratedCatalog(ctx, datasets, async (catalog, generated, generateMs) => {
     // As deployed: the catalog's heap cap applies.
     const nodeArgs = deployedNodeArgs('catalog-api/deployment.yaml');
@@ -38,6 +63,13 @@ export async function catalogScaleBench(ctx: BenchContext): Promise<SuiteReport>
       // Lazy start-up work (first query plans, the first route) is not part of the figure.
       await timeGet(`${app.url}/api/projects?project_id=1`, headers);
       const startedMiB = processMemory(pid, 'VmRSS') / MiB;
+      const initial = await timeGet(`${app.url}/api/datasets`, headers);
+      if (initial.status !== 200) throw new Error(`/api/datasets answered ${initial.status}`);
+      const refresh = await refreshed(app.url);
+      const first: FirstRead = { ms: initial.ms, refreshMs: refresh.ms, stored: refresh.stored };
+      ctx.log(
+        `first read ${fmt(first.ms, 0)} ms; then ${first.stored} exports stored in ${fmt(first.refreshMs, 0)} ms`,
+      );
       const results: Round[] = [];
       for (let round = 0; round < rounds; round++) {
         await timeGet(`${app.url}/api/projects`, headers);
@@ -63,7 +95,7 @@ export async function catalogScaleBench(ctx: BenchContext): Promise<SuiteReport>
           `round ${round + 1}: cold ${fmt(result.ms, 0)} ms, ${fmt(result.bytes / MiB)} MiB, peak resident ${fmt(result.peakMiB, 0)} MiB`,
         );
       }
-      return report(datasets, generateMs, nodeArgs, startedMiB, results, ctx.quick);
+      return report(datasets, generateMs, nodeArgs, startedMiB, first, results, ctx.quick);
     } finally {
       await app.stop();
     }
@@ -75,6 +107,7 @@ function report(
   generateMs: number,
   nodeArgs: string[],
   startedMiB: number,
+  first: FirstRead,
   results: Round[],
   quick: boolean,
 ): SuiteReport {
@@ -85,9 +118,11 @@ function report(
     '## Catalog at scale',
     '',
     `${datasets} datasets from the synthetic generator (generated in ${fmt(generateMs / 1000)} s), the built catalog run as deployed`,
-    `(\`node ${nodeArgs.join(' ')}\`). \`GET /api/datasets\` with the global key, each round right after a write (so cold;`,
-    'an answer larger than RESPONSE_CACHE_MAX_BYTES is never kept anyway). Peak resident = VmHWM of the process since it started',
-    `(${fmt(startedMiB, 0)} MiB resident before the first round).`,
+    `(\`node ${nodeArgs.join(' ')}\`). \`GET /api/datasets\` with the global key. The first read after start-up renders every`,
+    `export, none being stored yet: ${fmt(first.ms, 0)} ms; the refresh it started stored ${first.stored} exports in ${fmt(first.refreshMs, 0)} ms after it.`,
+    'Then each round right after a write (so cold; an answer larger than RESPONSE_CACHE_MAX_BYTES is never kept anyway), the',
+    "exports the write touched rendered by the read. Peak resident = VmHWM of the process since it started",
+    `(${fmt(startedMiB, 0)} MiB resident before the first read).`,
     `Targets: cold < ${COLD_TARGET_MS} ms (median of ${results.length}), peak resident < ${RESIDENT_TARGET_MIB} MiB.${quick ? ' **Quick mode: not a real figure.**' : ''}`,
     '',
     table(

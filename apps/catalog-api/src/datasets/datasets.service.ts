@@ -3,7 +3,8 @@ import type { EntityManager } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import type { Viewer } from '../permissions/viewer';
 import { JsonTextPages } from '../read-cache/json-body';
-import { DatasetFilter, DatasetsRepository } from './datasets.repository';
+import { DatasetExportsRefresher } from './dataset-exports.refresher';
+import { DatasetFilter, DatasetsRepository, ExportPage } from './datasets.repository';
 import { DATASET_SCHEMA_URL } from './dataset.exporter';
 
 /**
@@ -16,6 +17,7 @@ const PAGE_SIZE = 2000;
 export class DatasetsService {
   constructor(
     private readonly datasets: DatasetsRepository,
+    private readonly refresher: DatasetExportsRefresher,
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
   ) {}
 
@@ -27,8 +29,20 @@ export class DatasetsService {
     return {
       $schema: DATASET_SCHEMA_URL,
       items: new JsonTextPages(
-        this.datasets.findExportPages(manager, viewer, filter, this.settings.source, PAGE_SIZE),
+        this.refreshingAfter(
+          this.datasets.findExportPages(manager, viewer, filter, this.settings.source, PAGE_SIZE),
+        ),
       ),
     };
+  }
+
+  /** The pages' items; once they are read, a refresh if the read had to render any export. */
+  private async *refreshingAfter(pages: AsyncIterable<ExportPage>): AsyncGenerator<string[]> {
+    let rendered = 0;
+    for await (const page of pages) {
+      rendered += page.rendered;
+      yield page.items;
+    }
+    if (rendered > 0) this.refresher.schedule();
   }
 }

@@ -6,6 +6,7 @@ import { Dataset } from './dataset.entity';
 /** A logged hand-over of (part of) a dataset to a partner. */
 @Entity({ name: 'transfers' })
 @Index('IDX_transfers_dataset', ['dataset'])
+@Index('IDX_transfers_partner', ['partner'])
 export class Transfer extends TimestampedRecord {
   @ManyToOne(() => Dataset, { nullable: false, onDelete: 'CASCADE' })
   @JoinColumn({ name: 'dataset_id' })

@@ -1,9 +1,10 @@
-import { Column, Entity, JoinColumn, JoinTable, ManyToMany, ManyToOne } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, JoinTable, ManyToMany, ManyToOne } from 'typeorm';
 import { TimestampedRecord } from '../common/tracked-record';
 import { Partner } from '../partners/partner.entity';
 import { Group } from './group.entity';
 
 @Entity({ name: 'users' })
+@Index('IDX_users_affiliation', ['affiliation'])
 export class User extends TimestampedRecord {
   @Column({ type: 'varchar', length: 150, unique: true })
   username!: string;

@@ -10,6 +10,7 @@ import { AccessRequestRevocations1795400000002 } from './1795400000002-AccessReq
 import { AuthFailures1795500000000 } from './1795500000000-AuthFailures';
 import { BumpVersionOncePerTransaction1795500000001 } from './1795500000001-BumpVersionOncePerTransaction';
 import { StorageRegistrations1795600000000 } from './1795600000000-StorageRegistrations';
+import { StoredDatasetExports1795700000000 } from './1795700000000-StoredDatasetExports';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -27,4 +28,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   AuthFailures1795500000000,
   BumpVersionOncePerTransaction1795500000001,
   StorageRegistrations1795600000000,
+  StoredDatasetExports1795700000000,
 ];
