@@ -6,6 +6,7 @@ import {
   startCatalogApp,
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
+import { DatasetExportsRefresher } from '../src/datasets/dataset-exports.refresher';
 import { DemoKeys, generateDemoKeys } from '../src/demo/demo-keys';
 import { loadDemoData } from '../src/demo/demo-data.loader';
 
@@ -77,12 +78,18 @@ export async function startDemoCatalog(env: Record<string, string> = {}): Promis
       return rows[0].elu_accession;
     },
     async countQueries(path: string, key: KeyName) {
+      // The request's own queries: the background refresh of dataset exports it may start
+      // would run beside it, so it is held off while counting.
+      const refresher = t.app.get(DatasetExportsRefresher);
+      await refresher.settled();
+      const held = jest.spyOn(refresher, 'schedule').mockImplementation(() => undefined);
       const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
       try {
         await request(t.server).get(path).set('X-API-Key', KEYS[key]).expect(200);
         return spy.mock.calls.length;
       } finally {
         spy.mockRestore();
+        held.mockRestore();
       }
     },
   };

@@ -121,7 +121,7 @@ function report(
     `(\`node ${nodeArgs.join(' ')}\`). \`GET /api/datasets\` with the global key. The first read after start-up renders every`,
     `export, none being stored yet: ${fmt(first.ms, 0)} ms; the refresh it started stored ${first.stored} exports in ${fmt(first.refreshMs, 0)} ms after it.`,
     'Then each round right after a write (so cold; an answer larger than RESPONSE_CACHE_MAX_BYTES is never kept anyway), the',
-    "exports the write touched rendered by the read. Peak resident = VmHWM of the process since it started",
+    'exports the write touched rendered by the read. Peak resident = VmHWM of the process since it started',
     `(${fmt(startedMiB, 0)} MiB resident before the first read).`,
     `Targets: cold < ${COLD_TARGET_MS} ms (median of ${results.length}), peak resident < ${RESIDENT_TARGET_MIB} MiB.${quick ? ' **Quick mode: not a real figure.**' : ''}`,
     '',

@@ -35,14 +35,11 @@ export class DatasetExportsRefresher implements BeforeApplicationShutdown {
       help: 'Dataset exports rendered and stored by the background refresh',
       registers: [registry],
     });
-    const refresher = this;
-    new Gauge({
+    const refreshing: Gauge = new Gauge({
       name: 'catalog_dataset_exports_refreshing',
       help: '1 while this replica renders and stores dataset exports, else 0',
       registers: [registry],
-      collect() {
-        this.set(refresher.running === null ? 0 : 1);
-      },
+      collect: () => refreshing.set(this.running === null ? 0 : 1),
     });
   }
 

@@ -122,7 +122,10 @@ export function exportFormat(source: string): string {
   if (format === undefined) {
     const params = new SqlParams();
     const sql = renderExportsSql('SELECT NULL::int AS id', params, source);
-    format = createHash('sha256').update(sql).update(JSON.stringify(params.values)).digest('base64url');
+    format = createHash('sha256')
+      .update(sql)
+      .update(JSON.stringify(params.values))
+      .digest('base64url');
     formats.set(source, format);
   }
   return format;

@@ -44,7 +44,8 @@ const AFFECTED: Record<string, string> = {
     UNION SELECT x.dataset_id FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
     WHERE u.affiliation_id IN (SELECT t.id FROM t)`,
   dataset_local_custodians: 'SELECT t.dataset_id FROM t',
-  users: 'SELECT x.dataset_id FROM dataset_local_custodians x WHERE x.user_id IN (SELECT t.id FROM t)',
+  users:
+    'SELECT x.dataset_id FROM dataset_local_custodians x WHERE x.user_id IN (SELECT t.id FROM t)',
 };
 
 /** The bump of the version, once per writing transaction (as BumpVersionOncePerTransaction). */
@@ -166,7 +167,9 @@ export class StoredDatasetExports1795700000000 implements MigrationInterface {
     for (const table of Object.keys(AFFECTED)) {
       await queryRunner.query(`DROP TRIGGER "${table}_forget_dataset_exports" ON "${table}"`);
       for (const [name] of EVENTS) {
-        await queryRunner.query(`DROP TRIGGER "${table}_stamp_dataset_exports_${name}" ON "${table}"`);
+        await queryRunner.query(
+          `DROP TRIGGER "${table}_stamp_dataset_exports_${name}" ON "${table}"`,
+        );
       }
       await queryRunner.query(`DROP FUNCTION ${stampFunction(table)}()`);
     }
