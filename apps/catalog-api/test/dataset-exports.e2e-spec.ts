@@ -1,9 +1,9 @@
 import type { QueryRunner } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../src/config/catalog.settings';
 import { DatasetExportsRefresher } from '../src/datasets/dataset-exports.refresher';
-import { exportFormat } from '../src/datasets/dataset-exports.sql';
 import { DatasetsRepository, ExportPage } from '../src/datasets/datasets.repository';
 import type { Viewer } from '../src/permissions/viewer';
+import { metricSample } from '../../../test/support/prometheus-text';
 import { DemoCatalog, startDemoCatalog } from './demo-catalog.fixture';
 
 /**
@@ -19,22 +19,22 @@ describe('stored dataset exports', () => {
   const global: Viewer = { kind: 'global' };
 
   /** Every page of a read in one REPEATABLE READ transaction on `runner`, which stays open. */
-  async function readOn(runner: QueryRunner, viewer: Viewer): Promise<ExportPage> {
+  async function readOn(runner: QueryRunner, viewer: Viewer, from = source): Promise<ExportPage> {
     const items: string[] = [];
     let rendered = 0;
-    for await (const page of datasets.findExportPages(runner.manager, viewer, {}, source, 1000)) {
+    for await (const page of datasets.findExportPages(runner.manager, viewer, {}, from, 1000)) {
       items.push(...page.items);
       rendered += page.rendered;
     }
     return { items, rendered };
   }
 
-  /** A read as the catalog does it, stored exports used where right. */
-  async function read(viewer: Viewer = global): Promise<ExportPage> {
+  /** A read as the catalog does it (of a replica whose source is `from`), stored exports used where right. */
+  async function read(viewer: Viewer = global, from = source): Promise<ExportPage> {
     const runner = c.dataSource.createQueryRunner();
     await runner.startTransaction('REPEATABLE READ');
     try {
-      return await readOn(runner, viewer);
+      return await readOn(runner, viewer, from);
     } finally {
       await runner.rollbackTransaction();
       await runner.release();
@@ -89,6 +89,10 @@ describe('stored dataset exports', () => {
     expect((answer.body as { items: unknown[] }).items).toEqual(
       after.items.map((item) => JSON.parse(item) as unknown),
     );
+    // What an operator (and the bench) sees of it.
+    const metrics = (await c.get('/metrics').expect(200)).text;
+    expect(metricSample(metrics, 'catalog_dataset_exports_stored_total', {})).toBe(total);
+    expect(metricSample(metrics, 'catalog_dataset_exports_refreshing', {})).toBe(0);
   });
 
   it('an endpoint viewer gets its exposure fields after a stored export, as after a rendered one', async () => {
@@ -203,7 +207,7 @@ describe('stored dataset exports', () => {
         `UPDATE datasets SET title = 'Renamed under a refresh' WHERE id = $1`,
         [id],
       );
-      expect(await datasets.storeStaleExports(late.manager, source, 10_000)).toBeGreaterThan(0);
+      expect(await datasets.storeStaleExports(late.manager, 10_000)).toBeGreaterThan(0);
       await late.commitTransaction();
     } finally {
       await late.release();
@@ -223,7 +227,19 @@ describe('stored dataset exports', () => {
     expect(stale.rendered).toBe(stale.items.length);
     expect(stale.items).toEqual(await rendered());
     await refreshAll();
-    expect(exportFormat('https://a.example')).not.toBe(exportFormat('https://b.example'));
+  });
+
+  it('replicas with different sources share the stored exports, each with its own source', async () => {
+    await refreshAll();
+    const ours = await read();
+    const other = 'https://other "replica".example';
+    const theirs = await read(global, other);
+    expect(theirs.rendered).toBe(0);
+    const prefix = (of: string) => `{"source":${JSON.stringify(of)},"id_at_source":`;
+    expect(ours.items.every((item) => item.startsWith(prefix(source)))).toBe(true);
+    expect(theirs.items).toEqual(
+      ours.items.map((item) => prefix(other) + item.slice(prefix(source).length)),
+    );
   });
 
   it('a transaction stamps each dataset once, with the version it commits', async () => {

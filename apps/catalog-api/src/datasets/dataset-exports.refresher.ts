@@ -2,7 +2,6 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/c
 import { Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { METRICS_REGISTRY } from '@app/platform';
-import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { DatasetsRepository } from './datasets.repository';
 
 /** Datasets rendered and stored per statement: about 4.5 MB of JSON, ~0.2 s of one core. */
@@ -27,7 +26,6 @@ export class DatasetExportsRefresher implements BeforeApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
     private readonly datasets: DatasetsRepository,
-    @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
     @Inject(METRICS_REGISTRY) registry: Registry,
   ) {
     this.storedTotal = new Counter({
@@ -75,7 +73,7 @@ export class DatasetExportsRefresher implements BeforeApplicationShutdown {
     try {
       for (;;) {
         const batch = await this.dataSource.transaction((manager) =>
-          this.datasets.storeStaleExports(manager, this.settings.source, BATCH),
+          this.datasets.storeStaleExports(manager, BATCH),
         );
         stored += batch;
         this.storedTotal.inc(batch);

@@ -10,7 +10,8 @@ const timestamp = (column: string) =>
 
 /**
  * The datasets of `ids` (a query of their ids), each with the JSON text of its export
- * (contract §3), as a statement of (id, json). row_to_json and array_to_json write JSON as JSON.stringify does: no
+ * (contract §3) but its `source`, as a statement of (id, json): the source is a setting of each
+ * replica, so it is put in front when the export is read (`withSource`). row_to_json and array_to_json write JSON as JSON.stringify does: no
  * spaces, the same escapes, fields in select-list order (the contract's), so the answer is the
  * same bytes. Each list is built for the whole page at once, one `GROUP BY` per table joined
  * back by id, rather than by a subquery per dataset and list (about 17 a dataset, each started
@@ -24,7 +25,7 @@ const timestamp = (column: string) =>
  * Free text is null when empty; `data_types` are sorted by code point, as JavaScript's sort does
  * for them. The same for every viewer (an endpoint's exposure is added by `exportPageSql`).
  */
-function renderExportsSql(ids: string, params: SqlParams, source: string): string {
+function renderExportsSql(ids: string, params: SqlParams): string {
   const labels = params.add(JSON.stringify(USE_CLASS_LABELS));
   const lists = `page AS MATERIALIZED (${ids}),
     declarations AS MATERIALIZED (SELECT dd.* FROM data_declarations dd
@@ -91,7 +92,7 @@ function renderExportsSql(ids: string, params: SqlParams, source: string): strin
       FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
       LEFT JOIN partners ua ON ua.id = u.affiliation_id
       WHERE x.dataset_id IN (SELECT id FROM page) GROUP BY x.dataset_id)`;
-  const exported = `SELECT ${params.add(source)}::text AS source, d.id::text AS id_at_source,
+  const exported = `SELECT d.id::text AS id_at_source,
       d.elu_accession AS external_id, d.title AS name,
       NULLIF(d.description, '') AS description, d.elu_uuid,
       NULLIF(d.other_external_id, '') AS other_external_id, p.acronym AS project,
@@ -114,23 +115,18 @@ function renderExportsSql(ids: string, params: SqlParams, source: string): strin
 
 /**
  * What a stored export was rendered by: a hash of the rendering statement and of its values
- * (the source, the use-class labels). A stored export of another format (code that renders
- * differently, another `source`) is never used, and the refresher renders it again.
+ * (the use-class labels). A stored export of another format (code that renders differently) is
+ * never used, and the refresher renders it again.
  */
-export function exportFormat(source: string): string {
-  let format = formats.get(source);
-  if (format === undefined) {
-    const params = new SqlParams();
-    const sql = renderExportsSql('SELECT NULL::int AS id', params, source);
-    format = createHash('sha256')
-      .update(sql)
-      .update(JSON.stringify(params.values))
-      .digest('base64url');
-    formats.set(source, format);
-  }
-  return format;
-}
-const formats = new Map<string, string>();
+export const EXPORT_FORMAT = (() => {
+  const params = new SqlParams();
+  const sql = renderExportsSql('SELECT NULL::int AS id', params);
+  return createHash('sha256').update(sql).update(JSON.stringify(params.values)).digest('base64url');
+})();
+
+/** An export's JSON (`json`, an SQL expression) with `source` as its first field, as the contract orders it. */
+const withSource = (json: string, params: SqlParams, source: string) =>
+  `'{"source":' || ${params.add(JSON.stringify(source))}::text || ',' || substr(${json}, 2)`;
 
 /** The stored exports that are still right, in the statement's snapshot (see the migration StoredDatasetExports). */
 const currentExport = (format: string) => `e.format = ${format}
@@ -152,21 +148,20 @@ export function exportPageSql(
   source: string,
   viewer: Viewer,
 ): string {
-  const format = params.add(exportFormat(source));
-  const exports = `asked AS MATERIALIZED (${page}),
+  const format = params.add(EXPORT_FORMAT);
+  const pageExports = `asked AS MATERIALIZED (${page}),
     kept AS MATERIALIZED (SELECT e.dataset_id AS id FROM dataset_exports e
       WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM asked)) AND ${currentExport(format)}),
-    exports AS (SELECT e.dataset_id AS id, e.json, true AS stored FROM dataset_exports e
-        WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM kept))
-      UNION ALL SELECT r.id, r.json, false FROM (${renderExportsSql(
+    exports AS (SELECT e.dataset_id AS id, ${withSource('e.json', params, source)} AS json,
+        true AS stored FROM dataset_exports e WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM kept))
+      UNION ALL SELECT r.id, ${withSource('r.json', params, source)}, false FROM (${renderExportsSql(
         'SELECT id FROM asked WHERE id NOT IN (SELECT id FROM kept)',
         params,
-        source,
       )}) r)`;
-  if (viewer.kind !== 'endpoint') return `WITH ${exports} SELECT id, json, stored FROM exports`;
+  if (viewer.kind !== 'endpoint') return `WITH ${pageExports} SELECT id, json, stored FROM exports`;
   // The exposures of the whole page in one pass: looked up per dataset, each lookup would read
   // every exposure of the endpoint.
-  return `WITH ${exports}
+  return `WITH ${pageExports}
     SELECT x.id, CASE WHEN e.dataset_id IS NULL THEN x.json
       ELSE left(x.json, -1) || ',' || substr(row_to_json(ev)::text, 2) END AS json, x.stored
     FROM exports x
@@ -185,14 +180,14 @@ export function exportPageSql(
  * and counts them. Another replica storing the same exports meanwhile is harmless: the later
  * version wins.
  */
-export function storeStaleExportsSql(params: SqlParams, source: string, limit: number): string {
-  const format = params.add(exportFormat(source));
+export function storeStaleExportsSql(params: SqlParams, limit: number): string {
+  const format = params.add(EXPORT_FORMAT);
   const stale = `SELECT d.id FROM datasets d
     WHERE NOT EXISTS (SELECT 1 FROM dataset_exports e WHERE e.dataset_id = d.id AND ${currentExport(format)})
     ORDER BY d.id LIMIT ${params.add(limit)}`;
   return `WITH stored AS (INSERT INTO dataset_exports (dataset_id, format, rendered, json)
       SELECT r.id, ${format}, (SELECT version FROM catalog_version WHERE id = 1), r.json
-      FROM (${renderExportsSql(stale, params, source)}) r
+      FROM (${renderExportsSql(stale, params)}) r
       ON CONFLICT (dataset_id) DO UPDATE
         SET format = excluded.format, rendered = excluded.rendered, json = excluded.json
         WHERE dataset_exports.format <> excluded.format OR dataset_exports.rendered < excluded.rendered

@@ -146,11 +146,11 @@ export class DatasetsRepository {
    * Renders and stores the exports of up to `limit` datasets whose stored export is missing or
    * no longer right, in one statement of its own snapshot; returns how many it stored.
    */
-  async storeStaleExports(manager: EntityManager, source: string, limit: number): Promise<number> {
+  async storeStaleExports(manager: EntityManager, limit: number): Promise<number> {
     await manager.query('SET LOCAL jit = off');
     const params = new SqlParams();
     const [{ stored }] = await manager.query<{ stored: number }[]>(
-      storeStaleExportsSql(params, source, limit),
+      storeStaleExportsSql(params, limit),
       params.values,
     );
     return stored;
