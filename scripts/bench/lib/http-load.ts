@@ -76,6 +76,20 @@ export async function benchWrite(appUrl: string, viewerId: number, n: number): P
   if (res.status !== 200) throw new Error(`the bench write answered ${res.status}`);
 }
 
+/** POSTs one import document (`/api/<kind>`, global key) and times it until the answer is read. */
+export async function importDocument(url: string, kind: string, body: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${url}/api/${kind}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': BENCH_GLOBAL_KEY },
+    body,
+  });
+  const text = await res.text();
+  if (res.status !== 200)
+    throw new Error(`POST /api/${kind} answered ${res.status}: ${text.slice(0, 300)}`);
+  return performance.now() - started;
+}
+
 /** One GET timed from the client side; the body is read to the end. */
 export async function timeGet(url: string, headers: Record<string, string> = {}) {
   const started = performance.now();

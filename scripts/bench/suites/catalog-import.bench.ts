@@ -3,8 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployedNodeArgs } from '../../lib/deployed-node-args';
 import { datasetItems, partnerRows, partnersCsv } from '../data/catalog-import-data';
-import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
+import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
+import { importDocument } from '../lib/http-load';
 import { processMemory } from '../lib/processes';
 import { fmt, SuiteReport, table, verdict } from '../lib/report';
 
@@ -21,20 +22,6 @@ interface Row {
   peakBytes: number;
   /** COPY of the same rows into a table of the same shape, when there is such an equivalent. */
   copyMs?: number;
-}
-
-/** POSTs one import document and times it until the answer is read. */
-async function importDocument(url: string, kind: string, body: string): Promise<number> {
-  const started = performance.now();
-  const res = await fetch(`${url}/api/${kind}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-API-Key': BENCH_GLOBAL_KEY },
-    body,
-  });
-  const text = await res.text();
-  if (res.status !== 200)
-    throw new Error(`POST /api/${kind} answered ${res.status}: ${text.slice(0, 300)}`);
-  return performance.now() - started;
 }
 
 /**

@@ -15,42 +15,69 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * stamp, whenever it is stored. Writers and the background refresher write different tables, so
  * neither waits for the other.
  *
- * `affected` gives, for each table an export reads, the datasets a set of its rows (`t`, the
- * statement's transition table) belongs to. The SQL is written out here, not imported, so this
- * migration stays what it was when later code changes.
+ * `AFFECTED` gives, for each table an export reads, the datasets a set of its rows (`t`, taken
+ * from the statement's transition tables) belongs to, and for a table whose rows also hold what
+ * no export shows, the columns an export shows (`shown`): an update that changes none of them
+ * (a person's login, a timestamp) stamps nothing. The SQL is written out here, not imported, so
+ * this migration stays what it was when later code changes.
  */
-const AFFECTED: Record<string, string> = {
-  datasets: 'SELECT t.id FROM t',
-  projects: 'SELECT d.id FROM datasets d WHERE d.project_id IN (SELECT t.id FROM t)',
-  data_declarations: 'SELECT t.dataset_id FROM t',
-  data_declaration_cohorts: `SELECT dd.dataset_id FROM data_declarations dd
-    WHERE dd.id IN (SELECT t.data_declaration_id FROM t)`,
-  cohorts: `SELECT dd.dataset_id FROM data_declarations dd
-    JOIN data_declaration_cohorts x ON x.data_declaration_id = dd.id
-    WHERE x.cohort_id IN (SELECT t.id FROM t)`,
-  use_conditions: `SELECT dd.dataset_id FROM data_declarations dd
-    WHERE dd.id IN (SELECT t.data_declaration_id FROM t)`,
-  legal_bases: 'SELECT t.dataset_id FROM t',
-  legal_basis_data_declarations: `SELECT lb.dataset_id FROM legal_bases lb
-    WHERE lb.id IN (SELECT t.legal_basis_id FROM t)`,
-  storage_locations: 'SELECT t.dataset_id FROM t',
-  access_storage_locations: `SELECT s.dataset_id FROM storage_locations s
-    WHERE s.id IN (SELECT t.storage_location_id FROM t)`,
-  accesses: `SELECT s.dataset_id FROM storage_locations s
-    JOIN access_storage_locations x ON x.storage_location_id = s.id
-    WHERE x.access_id IN (SELECT t.id FROM t)`,
-  transfers: 'SELECT t.dataset_id FROM t',
-  partners: `SELECT tr.dataset_id FROM transfers tr WHERE tr.partner_id IN (SELECT t.id FROM t)
-    UNION SELECT x.dataset_id FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
-    WHERE u.affiliation_id IN (SELECT t.id FROM t)`,
-  dataset_local_custodians: 'SELECT t.dataset_id FROM t',
-  users:
-    'SELECT x.dataset_id FROM dataset_local_custodians x WHERE x.user_id IN (SELECT t.id FROM t)',
+const AFFECTED: Record<string, { datasets: string; shown?: string[] }> = {
+  datasets: { datasets: 'SELECT t.id FROM t' },
+  projects: {
+    datasets: 'SELECT d.id FROM datasets d WHERE d.project_id IN (SELECT t.id FROM t)',
+    shown: ['acronym', 'elu_accession'],
+  },
+  data_declarations: { datasets: 'SELECT t.dataset_id FROM t' },
+  data_declaration_cohorts: {
+    datasets: `SELECT dd.dataset_id FROM data_declarations dd
+      WHERE dd.id IN (SELECT t.data_declaration_id FROM t)`,
+  },
+  cohorts: {
+    datasets: `SELECT dd.dataset_id FROM data_declarations dd
+      JOIN data_declaration_cohorts x ON x.data_declaration_id = dd.id
+      WHERE x.cohort_id IN (SELECT t.id FROM t)`,
+    shown: ['name', 'elu_accession'],
+  },
+  use_conditions: {
+    datasets: `SELECT dd.dataset_id FROM data_declarations dd
+      WHERE dd.id IN (SELECT t.data_declaration_id FROM t)`,
+  },
+  legal_bases: { datasets: 'SELECT t.dataset_id FROM t' },
+  legal_basis_data_declarations: {
+    datasets: `SELECT lb.dataset_id FROM legal_bases lb
+      WHERE lb.id IN (SELECT t.legal_basis_id FROM t)`,
+  },
+  storage_locations: { datasets: 'SELECT t.dataset_id FROM t' },
+  access_storage_locations: {
+    datasets: `SELECT s.dataset_id FROM storage_locations s
+      WHERE s.id IN (SELECT t.storage_location_id FROM t)`,
+  },
+  accesses: {
+    datasets: `SELECT s.dataset_id FROM storage_locations s
+      JOIN access_storage_locations x ON x.storage_location_id = s.id
+      WHERE x.access_id IN (SELECT t.id FROM t)`,
+    shown: ['access_notes'],
+  },
+  transfers: { datasets: 'SELECT t.dataset_id FROM t' },
+  partners: {
+    datasets: `SELECT tr.dataset_id FROM transfers tr WHERE tr.partner_id IN (SELECT t.id FROM t)
+      UNION SELECT x.dataset_id FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
+      WHERE u.affiliation_id IN (SELECT t.id FROM t)`,
+    shown: ['name'],
+  },
+  dataset_local_custodians: { datasets: 'SELECT t.dataset_id FROM t' },
+  users: {
+    datasets:
+      'SELECT x.dataset_id FROM dataset_local_custodians x WHERE x.user_id IN (SELECT t.id FROM t)',
+    shown: ['first_name', 'last_name', 'email', 'affiliation_id'],
+  },
 };
 
-/** The bump of the version, once per writing transaction (as BumpVersionOncePerTransaction). */
-const TRANSACTION_VERSION = `CREATE FUNCTION "catalog_transaction_version"() RETURNS bigint LANGUAGE plpgsql AS $$
-    DECLARE
+/**
+ * The body of a function that bumps the version once per writing transaction (as
+ * BumpVersionOncePerTransaction): `bumped` then holds the new version; `returning` ends it.
+ */
+const bumpOnce = (returning: string) => `DECLARE
         bumped bigint;
     BEGIN
         IF current_setting('catalog.version_bumped_in', true) IS DISTINCT FROM txid_current()::text THEN
@@ -58,12 +85,15 @@ const TRANSACTION_VERSION = `CREATE FUNCTION "catalog_transaction_version"() RET
                 RETURNING "version" INTO bumped;
             PERFORM pg_notify('catalog_version', bumped::text);
             PERFORM set_config('catalog.version_bumped_in', txid_current()::text, true);
-            RETURN bumped;
         END IF;
-        -- Bumped earlier in this transaction, which holds the row's lock: this is its own value.
+        ${returning}
+    END`;
+
+/** This transaction's version, bumped if it was not yet. */
+const TRANSACTION_VERSION = `CREATE FUNCTION "catalog_transaction_version"() RETURNS bigint LANGUAGE plpgsql AS $$
+    ${bumpOnce(`-- This transaction holds the row's lock since its bump: the value is its own.
         SELECT "version" INTO bumped FROM "catalog_version" WHERE "id" = 1;
-        RETURN bumped;
-    END $$`;
+        RETURN bumped;`)} $$`;
 
 const BUMP_VIA_TRANSACTION_VERSION = `CREATE OR REPLACE FUNCTION "bump_catalog_version"() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -71,18 +101,9 @@ const BUMP_VIA_TRANSACTION_VERSION = `CREATE OR REPLACE FUNCTION "bump_catalog_v
         RETURN NULL;
     END $$`;
 
+/** The trigger function as BumpVersionOncePerTransaction left it (for down). */
 const BUMP_ONCE_PER_TRANSACTION = `CREATE OR REPLACE FUNCTION "bump_catalog_version"() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-        bumped bigint;
-    BEGIN
-        IF current_setting('catalog.version_bumped_in', true) IS DISTINCT FROM txid_current()::text THEN
-            UPDATE "catalog_version" SET "version" = "version" + 1 WHERE "id" = 1
-                RETURNING "version" INTO bumped;
-            PERFORM pg_notify('catalog_version', bumped::text);
-            PERFORM set_config('catalog.version_bumped_in', txid_current()::text, true);
-        END IF;
-        RETURN NULL;
-    END $$`;
+    ${bumpOnce('RETURN NULL;')} $$`;
 
 /**
  * Stamps datasets with this transaction's version. A dataset stamped already by this
@@ -103,16 +124,34 @@ const STAMP = `CREATE FUNCTION "stamp_dataset_exports"(ids integer[]) RETURNS vo
 
 const stampFunction = (table: string) => `"stamp_dataset_exports_${table}"`;
 
-/** plpgsql plans a statement when it first runs it: a branch naming a transition table the event lacks never runs. */
-const stampTrigger = (table: string, affected: string) => {
-  const of = (rows: string) => `ARRAY(WITH t AS (SELECT * FROM ${rows}) ${affected})`;
+/**
+ * The rows of `side` (an update's new_rows or old_rows) whose `shown` columns differ from those
+ * of the same row (by id) on the `other` side.
+ */
+const changedRows = (side: string, other: string, shown: string[]) => {
+  const of = (alias: string) => shown.map((column) => `${alias}.${column}`).join(', ');
+  return `SELECT s.* FROM ${side} s JOIN ${other} o ON o.id = s.id
+    WHERE ROW(${of('s')}) IS DISTINCT FROM ROW(${of('o')})`;
+};
+
+/**
+ * A table's stamp trigger function. plpgsql plans a statement when it first runs it, so a
+ * branch naming a transition table its event lacks never runs.
+ */
+const stampTrigger = (table: string, { datasets, shown }: (typeof AFFECTED)[string]) => {
+  const stamp = (rows: string) =>
+    `PERFORM "stamp_dataset_exports"(ARRAY(WITH t AS (${rows}) ${datasets}));`;
+  const updated = (side: string, other: string) =>
+    stamp(shown ? changedRows(side, other, shown) : `SELECT * FROM ${side}`);
   return `CREATE FUNCTION ${stampFunction(table)}() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-        IF TG_OP IN ('INSERT', 'UPDATE') THEN
-            PERFORM "stamp_dataset_exports"(${of('new_rows')});
-        END IF;
-        IF TG_OP IN ('UPDATE', 'DELETE') THEN
-            PERFORM "stamp_dataset_exports"(${of('old_rows')});
+        IF TG_OP = 'INSERT' THEN
+            ${stamp('SELECT * FROM new_rows')}
+        ELSIF TG_OP = 'DELETE' THEN
+            ${stamp('SELECT * FROM old_rows')}
+        ELSE
+            ${updated('new_rows', 'old_rows')}
+            ${updated('old_rows', 'new_rows')}
         END IF;
         RETURN NULL;
     END $$`;
