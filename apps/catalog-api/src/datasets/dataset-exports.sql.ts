@@ -10,10 +10,11 @@ const timestamp = (column: string) =>
 
 /**
  * The datasets of `ids` (a query of their ids), each with the JSON text of its export
- * (contract §3) but its `source`, as a statement of (id, json): the source is a setting of each
- * replica, so it is put in front when the export is read (`withSource`). row_to_json and array_to_json write JSON as JSON.stringify does: no
- * spaces, the same escapes, fields in select-list order (the contract's), so the answer is the
- * same bytes. Each list is built for the whole page at once, one `GROUP BY` per table joined
+ * (contract §3), as a statement of (id, json). Without `source` (a setting of each replica) when
+ * it is to be stored: a stored export gets it in front when it is read (`withSource`); a read
+ * renders it in place, which is cheaper than copying every text again. row_to_json and
+ * array_to_json write JSON as JSON.stringify does: no spaces, the same escapes, fields in
+ * select-list order (the contract's), so the answer is the same bytes. Each list is built for the whole page at once, one `GROUP BY` per table joined
  * back by id, rather than by a subquery per dataset and list (about 17 a dataset, each started
  * anew): about 14% less work for PostgreSQL, most of which is writing the JSON itself. The
  * page's declarations and their use conditions are found by `= ANY (ARRAY(…))`, one index scan
@@ -25,7 +26,7 @@ const timestamp = (column: string) =>
  * Free text is null when empty; `data_types` are sorted by code point, as JavaScript's sort does
  * for them. The same for every viewer (an endpoint's exposure is added by `exportPageSql`).
  */
-function renderExportsSql(ids: string, params: SqlParams): string {
+function renderExportsSql(ids: string, params: SqlParams, source?: string): string {
   const labels = params.add(JSON.stringify(USE_CLASS_LABELS));
   const lists = `page AS MATERIALIZED (${ids}),
     declarations AS MATERIALIZED (SELECT dd.* FROM data_declarations dd
@@ -92,7 +93,7 @@ function renderExportsSql(ids: string, params: SqlParams): string {
       FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
       LEFT JOIN partners ua ON ua.id = u.affiliation_id
       WHERE x.dataset_id IN (SELECT id FROM page) GROUP BY x.dataset_id)`;
-  const exported = `SELECT d.id::text AS id_at_source,
+  const exported = `SELECT ${source === undefined ? '' : `${params.add(source)}::text AS source, `}d.id::text AS id_at_source,
       d.elu_accession AS external_id, d.title AS name,
       NULLIF(d.description, '') AS description, d.elu_uuid,
       NULLIF(d.other_external_id, '') AS other_external_id, p.acronym AS project,
@@ -154,9 +155,10 @@ export function exportPageSql(
       WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM asked)) AND ${currentExport(format)}),
     exports AS (SELECT e.dataset_id AS id, ${withSource('e.json', params, source)} AS json,
         true AS stored FROM dataset_exports e WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM kept))
-      UNION ALL SELECT r.id, ${withSource('r.json', params, source)}, false FROM (${renderExportsSql(
+      UNION ALL SELECT r.id, r.json, false FROM (${renderExportsSql(
         'SELECT id FROM asked WHERE id NOT IN (SELECT id FROM kept)',
         params,
+        source,
       )}) r)`;
   if (viewer.kind !== 'endpoint') return `WITH ${pageExports} SELECT id, json, stored FROM exports`;
   // The exposures of the whole page in one pass: looked up per dataset, each lookup would read
