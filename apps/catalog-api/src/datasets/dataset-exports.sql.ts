@@ -125,9 +125,9 @@ export const EXPORT_FORMAT = (() => {
   return createHash('sha256').update(sql).update(JSON.stringify(params.values)).digest('base64url');
 })();
 
-/** An export's JSON (`json`, an SQL expression) with `source` as its first field, as the contract orders it. */
-const withSource = (json: string, params: SqlParams, source: string) =>
-  `'{"source":' || ${params.add(JSON.stringify(source))}::text || ',' || substr(${json}, 2)`;
+/** A stored export's JSON: `source` first, as the contract orders it, then its `fields`. */
+const withSource = (fields: string, params: SqlParams, source: string) =>
+  `'{"source":' || ${params.add(JSON.stringify(source))}::text || ',' || ${fields}`;
 
 /** The stored exports that are still right, in the statement's snapshot (see the migration StoredDatasetExports). */
 const currentExport = (format: string) => `e.format = ${format}
@@ -153,7 +153,7 @@ export function exportPageSql(
   const pageExports = `asked AS MATERIALIZED (${page}),
     kept AS MATERIALIZED (SELECT e.dataset_id AS id FROM dataset_exports e
       WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM asked)) AND ${currentExport(format)}),
-    exports AS (SELECT e.dataset_id AS id, ${withSource('e.json', params, source)} AS json,
+    exports AS (SELECT e.dataset_id AS id, ${withSource('e.fields', params, source)} AS json,
         true AS stored FROM dataset_exports e WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM kept))
       UNION ALL SELECT r.id, r.json, false FROM (${renderExportsSql(
         'SELECT id FROM asked WHERE id NOT IN (SELECT id FROM kept)',
@@ -187,11 +187,11 @@ export function storeStaleExportsSql(params: SqlParams, limit: number): string {
   const stale = `SELECT d.id FROM datasets d
     WHERE NOT EXISTS (SELECT 1 FROM dataset_exports e WHERE e.dataset_id = d.id AND ${currentExport(format)})
     ORDER BY d.id LIMIT ${params.add(limit)}`;
-  return `WITH stored AS (INSERT INTO dataset_exports (dataset_id, format, rendered, json)
-      SELECT r.id, ${format}, (SELECT version FROM catalog_version WHERE id = 1), r.json
+  return `WITH stored AS (INSERT INTO dataset_exports (dataset_id, format, rendered, fields)
+      SELECT r.id, ${format}, (SELECT version FROM catalog_version WHERE id = 1), substr(r.json, 2)
       FROM (${renderExportsSql(stale, params)}) r
       ON CONFLICT (dataset_id) DO UPDATE
-        SET format = excluded.format, rendered = excluded.rendered, json = excluded.json
+        SET format = excluded.format, rendered = excluded.rendered, fields = excluded.fields
         WHERE dataset_exports.format <> excluded.format OR dataset_exports.rendered < excluded.rendered
       RETURNING 1)
     SELECT count(*)::int AS stored FROM stored`;

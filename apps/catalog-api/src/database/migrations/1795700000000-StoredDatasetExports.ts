@@ -168,13 +168,15 @@ export class StoredDatasetExports1795700000000 implements MigrationInterface {
   name = 'StoredDatasetExports1795700000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    // Exports are about 2 KB: kept in the row, uncompressed (toast_tuple_target), a read copies
-    // them without a TOAST lookup or decompression each.
+    // `fields`: the export's JSON after its opening brace, without `source` (a setting of each
+    // replica), which a read puts in front by plain concatenation (a substring would make
+    // PostgreSQL count characters in every text). About 2 KB: kept in the row, uncompressed
+    // (toast_tuple_target), a read copies them without a TOAST lookup or decompression each.
     await queryRunner.query(`CREATE TABLE "dataset_exports" (
         "dataset_id" integer NOT NULL PRIMARY KEY,
         "format" text NOT NULL,
         "rendered" bigint NOT NULL,
-        "json" text NOT NULL) WITH (toast_tuple_target = 8160)`);
+        "fields" text NOT NULL) WITH (toast_tuple_target = 8160)`);
     await queryRunner.query(`CREATE TABLE "dataset_export_changes" (
         "dataset_id" integer NOT NULL PRIMARY KEY,
         "version" bigint NOT NULL)`);
