@@ -240,7 +240,7 @@ describe('stored dataset exports', () => {
 
   it('an export of another format is not used, and the refresh renders it again', async () => {
     await refreshAll();
-    await c.dataSource.query(`UPDATE dataset_exports SET format = 'older code', fields = '}'`);
+    await c.dataSource.query(`UPDATE dataset_exports SET format = 'older code', fields = '"older":true'`);
     const stale = await read();
     expect(stale.rendered).toBe(stale.items.length);
     expect(stale.items).toEqual(await rendered());

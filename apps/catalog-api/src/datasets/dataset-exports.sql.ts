@@ -11,7 +11,7 @@ const timestamp = (column: string) =>
 /**
  * The datasets of `ids` (a query of their ids), each with the JSON text of its export
  * (contract §3), as a statement of (id, json). Without `source` (a setting of each replica) when
- * it is to be stored: a stored export gets it in front when it is read (`withSource`); a read
+ * it is to be stored: a stored export gets it in front when it is read (`storedJson`); a read
  * renders it in place, which is cheaper than copying every text again. row_to_json and
  * array_to_json write JSON as JSON.stringify does: no spaces, the same escapes, fields in
  * select-list order (the contract's), so the answer is the same bytes. Each list is built for the whole page at once, one `GROUP BY` per table joined
@@ -125,9 +125,13 @@ export const EXPORT_FORMAT = (() => {
   return createHash('sha256').update(sql).update(JSON.stringify(params.values)).digest('base64url');
 })();
 
-/** A stored export's JSON: `source` first, as the contract orders it, then its `fields`. */
-const withSource = (fields: string, params: SqlParams, source: string) =>
-  `'{"source":' || ${params.add(JSON.stringify(source))}::text || ',' || ${fields}`;
+/**
+ * A stored export's JSON: `source` first, as the contract orders it, then its `fields`, then
+ * `end` (an SQL expression: the closing brace, or more fields and the brace). Concatenation
+ * only: cutting a text (substr, left) would make PostgreSQL count its characters.
+ */
+const storedJson = (fields: string, source: string, end: string) =>
+  `'{"source":' || ${source}::text || ',' || ${fields} || ${end}`;
 
 /** The stored exports that are still right, in the statement's snapshot (see the migration StoredDatasetExports). */
 const currentExport = (format: string) => `e.format = ${format}
@@ -150,22 +154,27 @@ export function exportPageSql(
   viewer: Viewer,
 ): string {
   const format = params.add(EXPORT_FORMAT);
+  const quotedSource = params.add(JSON.stringify(source));
   const pageExports = `asked AS MATERIALIZED (${page}),
     kept AS MATERIALIZED (SELECT e.dataset_id AS id FROM dataset_exports e
       WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM asked)) AND ${currentExport(format)}),
-    exports AS (SELECT e.dataset_id AS id, ${withSource('e.fields', params, source)} AS json,
-        true AS stored FROM dataset_exports e WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM kept))
-      UNION ALL SELECT r.id, r.json, false FROM (${renderExportsSql(
+    exports AS (SELECT e.dataset_id AS id, NULL AS json, e.fields, true AS stored
+        FROM dataset_exports e WHERE e.dataset_id = ANY (ARRAY(SELECT id FROM kept))
+      UNION ALL SELECT r.id, r.json, NULL, false FROM (${renderExportsSql(
         'SELECT id FROM asked WHERE id NOT IN (SELECT id FROM kept)',
         params,
         source,
       )}) r)`;
-  if (viewer.kind !== 'endpoint') return `WITH ${pageExports} SELECT id, json, stored FROM exports`;
+  const whole = `COALESCE(x.json, ${storedJson('x.fields', quotedSource, `'}'`)})`;
+  if (viewer.kind !== 'endpoint')
+    return `WITH ${pageExports} SELECT x.id, ${whole} AS json, x.stored FROM exports x`;
   // The exposures of the whole page in one pass: looked up per dataset, each lookup would read
   // every exposure of the endpoint.
+  const exposure = 'substr(row_to_json(ev)::text, 2)';
   return `WITH ${pageExports}
-    SELECT x.id, CASE WHEN e.dataset_id IS NULL THEN x.json
-      ELSE left(x.json, -1) || ',' || substr(row_to_json(ev)::text, 2) END AS json, x.stored
+    SELECT x.id, CASE WHEN e.dataset_id IS NULL THEN ${whole}
+      WHEN x.json IS NULL THEN ${storedJson('x.fields', quotedSource, `',' || ${exposure}`)}
+      ELSE left(x.json, -1) || ',' || ${exposure} END AS json, x.stored
     FROM exports x
     LEFT JOIN (SELECT DISTINCT ON (e.dataset_id) e.* FROM exposures e
       WHERE e.endpoint_id = ${params.add(viewer.endpointId)} AND e.dataset_id IN (SELECT id FROM asked)
@@ -188,7 +197,8 @@ export function storeStaleExportsSql(params: SqlParams, limit: number): string {
     WHERE NOT EXISTS (SELECT 1 FROM dataset_exports e WHERE e.dataset_id = d.id AND ${currentExport(format)})
     ORDER BY d.id LIMIT ${params.add(limit)}`;
   return `WITH stored AS (INSERT INTO dataset_exports (dataset_id, format, rendered, fields)
-      SELECT r.id, ${format}, (SELECT version FROM catalog_version WHERE id = 1), substr(r.json, 2)
+      SELECT r.id, ${format}, (SELECT version FROM catalog_version WHERE id = 1),
+        substr(r.json, 2, length(r.json) - 2)
       FROM (${renderExportsSql(stale, params)}) r
       ON CONFLICT (dataset_id) DO UPDATE
         SET format = excluded.format, rendered = excluded.rendered, fields = excluded.fields

@@ -168,7 +168,7 @@ export class StoredDatasetExports1795700000000 implements MigrationInterface {
   name = 'StoredDatasetExports1795700000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    // `fields`: the export's JSON after its opening brace, without `source` (a setting of each
+    // `fields`: the export's JSON without its braces and without `source` (a setting of each
     // replica), which a read puts in front by plain concatenation (a substring would make
     // PostgreSQL count characters in every text). About 2 KB: kept in the row, uncompressed
     // (toast_tuple_target), a read copies them without a TOAST lookup or decompression each.
