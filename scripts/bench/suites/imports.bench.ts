@@ -10,7 +10,7 @@ import {
   smallFiles,
   writeImportDataset,
 } from '../data/import-data';
-import { createBenchDatabase } from '../lib/bench-database';
+import { benchServerUrl, createBenchDatabase, withClient } from '../lib/bench-database';
 import type { BenchContext } from '../lib/context';
 import { cpuMs, processMemory, RunningProcess, sleep } from '../lib/processes';
 import {
@@ -67,6 +67,8 @@ function probeDisk(dir: string, n: number): number {
 
 /** What settleDisk saw: every probe's time, and how long it waited. */
 interface DiskSettling {
+  /** PostgreSQL's CHECKPOINT before the probes; undefined when the bench's role may not run one. */
+  checkpointMs?: number;
   probesMs: number[];
   waitedMs: number;
   settled: boolean;
@@ -85,6 +87,7 @@ async function settleDisk(
   log: (line: string) => void,
 ): Promise<DiskSettling> {
   const started = Date.now();
+  const checkpointMs = await checkpoint(log);
   const probesMs: number[] = [];
   for (;;) {
     const ms = probeDisk(dir, probesMs.length);
@@ -96,10 +99,28 @@ async function settleDisk(
       log(
         `disk probes (ms per ${PROBE_FILES} files + sync): ${probesMs.map((x) => fmt(x, 0)).join(', ')}${settled ? '' : ' (not settled after 5 min)'}`,
       );
-      return { probesMs, waitedMs: Date.now() - started, settled };
+      return { checkpointMs, probesMs, waitedMs: Date.now() - started, settled };
     }
     await sleep(PROBE_INTERVAL_MS);
   }
+}
+
+/**
+ * Has PostgreSQL write out now what earlier sections left in its buffers: its next checkpoint
+ * would otherwise flush them during the rounds and hold up the commits of the queue on
+ * PostgreSQL only. Returns how long it took.
+ */
+async function checkpoint(log: (line: string) => void): Promise<number | undefined> {
+  const started = performance.now();
+  try {
+    await withClient(`${benchServerUrl()}/postgres`, (c) => c.query('CHECKPOINT'));
+  } catch (error) {
+    log(
+      `no CHECKPOINT (${(error as Error).message}): PostgreSQL may flush earlier work during the rounds`,
+    );
+    return undefined;
+  }
+  return performance.now() - started;
 }
 
 /** Dirty plus writeback pages of the whole machine, in bytes (/proc/meminfo). */
@@ -547,7 +568,7 @@ function report(
     lines.push(
       `### ${r.c.name} (${fmt(r.bytes / MiB)} MiB; load average ${fmt(r.loadBefore, 2)} when it started)`,
       '',
-      `Disk before the first round: ${r.disk.probesMs.length} probe(s) of ${PROBE_FILES} files + \`sync -f\` over ${fmt(r.disk.waitedMs / 1000, 0)} s, ` +
+      `Disk before the first round: PostgreSQL's CHECKPOINT ${r.disk.checkpointMs === undefined ? 'not allowed' : `in ${fmt(r.disk.checkpointMs, 0)} ms`}, then ${r.disk.probesMs.length} probe(s) of ${PROBE_FILES} files + \`sync -f\` over ${fmt(r.disk.waitedMs / 1000, 0)} s, ` +
         `${r.disk.probesMs.map((x) => fmt(x, 0)).join(', ')} ms: ${r.disk.settled ? `settled (the last three within ${SETTLED_PROBE_RATIO}× the fastest probe of the run)` : '**not settled after 5 min**'}.`,
       '',
     );
