@@ -552,7 +552,8 @@ function report(
     `before each side, as rclone drops the cached pages of what it reads.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
     '',
     `Configuration measured: worker settings as shipped (IMPORT_CONCURRENCY unset = 2; IMPORT_COPY_THREADS unset =`,
-    `min(cores, 4) = ${Math.min(availableParallelism(), 4)} copy threads, which copy and hash every file), one import at a time;`,
+    `min(cores, 4) = ${Math.min(availableParallelism(), 4)} copy threads, which copy and hash every file; IMPORT_DIRECT_WRITES unset = true, files`,
+    `of 1 MiB or more written past the page cache with O_DIRECT, smaller ones through it), one import at a time;`,
     `${availableParallelism()} cores. rsync: ${toolVersion('rsync', ['--version'])}; rclone: ${toolVersion('rclone', ['version'])}; ${toolVersion('cp', ['--version'])}.`,
     '',
     `${rounds} interleaved rounds per dataset: in each, every side copies the same source tree (written once;`,
@@ -565,6 +566,9 @@ function report(
     'CPU: user + system time of the worker process (all its threads) or of the peer tool and its `sync`; CPU / wall',
     'says what limits a side: near 2 both cores were its own, well below 1 it waited (for the disk, or for the',
     'CPU other work on the machine held; compare the load average).',
+    'On a virtual machine whose host takes back the memory the guest frees, writing through the page cache',
+    "costs the guest's kernel 0.5–3 s of CPU per GiB, depending on the host's memory at that moment (the",
+    "peers' CPU per round shows it): the import's large files skip that copy, its small files do not.",
     '',
   ];
   for (const r of results) {

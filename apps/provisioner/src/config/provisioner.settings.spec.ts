@@ -138,6 +138,15 @@ describe('provisioner settings', () => {
     }
   });
 
+  it('writes large files past the page cache unless IMPORT_DIRECT_WRITES is false', () => {
+    expect(loadProvisionerSettings({ REDIS_URL }).IMPORT_DIRECT_WRITES).toBe(true);
+    expect(
+      loadProvisionerSettings({ REDIS_URL, IMPORT_DIRECT_WRITES: 'false' }).IMPORT_DIRECT_WRITES,
+    ).toBe(false);
+    const problems = problemsOf({ REDIS_URL, IMPORT_DIRECT_WRITES: 'sometimes' });
+    expect(problems).toEqual([expect.stringMatching(/^IMPORT_DIRECT_WRITES /)]);
+  });
+
   it('has the documented defaults', () => {
     expect(loadProvisionerSettings({ REDIS_URL })).toMatchObject({
       PORT: 3001,

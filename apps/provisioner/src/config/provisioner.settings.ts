@@ -1,6 +1,7 @@
 import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength, ValidateIf } from 'class-validator';
 import { resolve } from 'node:path';
 import {
+  BooleanSetting,
   FrontDoorSettings,
   IntegerSetting,
   loadSettings,
@@ -127,6 +128,13 @@ export class ProvisionerSettings extends FrontDoorSettings {
    */
   @IntegerSetting(0, 64)
   IMPORT_COPY_THREADS = DEFAULT_COPY_THREADS;
+
+  /**
+   * Files of 1 MiB or more are written to storage past the page cache (O_DIRECT) by the copy
+   * threads, where the filesystem supports it; false writes every file through the cache.
+   */
+  @BooleanSetting()
+  IMPORT_DIRECT_WRITES = true;
 
   /**
    * The catalog that published imports are registered in (POST /api/registrations). Unset, or

@@ -33,6 +33,11 @@ export interface StagingArea {
    * on any thread, with openLocalObject (filesystem/local-object.ts): exclusive, read-only.
    */
   prepareLocalObject?(relativePath: string): string;
+  /**
+   * With prepareLocalObject: objects of at least this many bytes are best created with
+   * openLocalObject's `direct` (past the page cache); absent, none are.
+   */
+  readonly directWriteMinBytes?: number;
   writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
   /**

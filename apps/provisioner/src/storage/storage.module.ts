@@ -1,8 +1,15 @@
 import { Global, Module } from '@nestjs/common';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import { DIRECT_WRITE_MIN_BYTES } from './filesystem/direct-object-writer';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
 
 export const STORAGE_SYSTEM = Symbol('STORAGE_SYSTEM');
+
+export function storageFromSettings(settings: ProvisionerSettings): FilesystemStorage {
+  return new FilesystemStorage(settings.STORAGE_ROOT, {
+    directWriteMinBytes: settings.IMPORT_DIRECT_WRITES ? DIRECT_WRITE_MIN_BYTES : null,
+  });
+}
 
 /** The storage system (a filesystem under STORAGE_ROOT), shared by the API and the worker. */
 @Global()
@@ -11,7 +18,7 @@ export const STORAGE_SYSTEM = Symbol('STORAGE_SYSTEM');
     {
       provide: STORAGE_SYSTEM,
       inject: [PROVISIONER_SETTINGS],
-      useFactory: (settings: ProvisionerSettings) => new FilesystemStorage(settings.STORAGE_ROOT),
+      useFactory: storageFromSettings,
     },
   ],
   exports: [STORAGE_SYSTEM],

@@ -10,6 +10,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { digest, DropzoneFixture, tempDir } from '../../../test/support/dropzone-fixture';
 import { closeSourceScanner, sourceScanner } from '../../sources/dataset-directory/source-scanner';
@@ -21,6 +22,7 @@ import * as hashingCopy from './hashing-copy';
 import { ImportProgress } from './import-progress';
 import { SmallFileCopyPool } from './small-file-pool';
 import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+import { cachedBytes } from '../../../test/support/page-cache';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
@@ -384,6 +386,27 @@ describe('runDatasetImport', () => {
         expect(statSync(join(target, path)).mode & 0o222).toBe(0);
       }
       expect(progress[progress.length - 1]).toMatchObject({ files_done: 301, files_total: 301 });
+    });
+
+    it('writes files of 1 MiB and more past the page cache when storage asks it to, byte for byte', async () => {
+      storage = new FilesystemStorage(join(base, 'storage'), { directWriteMinBytes: 1024 * 1024 });
+      const files = {
+        'big/odd.bin': randomBytes(3 * 1024 * 1024 + 123),
+        'big/exact.bin': randomBytes(1024 * 1024),
+        'small.txt': 'small file, through the cache',
+      };
+      withDataset('DIRECT', { files, manifests: ['sha256', 'md5'] });
+      const result = await runDatasetImport(context('DIRECT'));
+      const target = storage.absolute(result.path);
+      // fincore(1) before anything reads them back (a read would bring them into the cache).
+      expect(cachedBytes(join(target, 'big/odd.bin'))).toBe(0);
+      expect(cachedBytes(join(target, 'big/exact.bin'))).toBe(0);
+      expect(cachedBytes(join(target, 'small.txt'))).toBeGreaterThan(0);
+      for (const [path, content] of Object.entries(files)) {
+        expect(readFileSync(join(target, path)).equals(Buffer.from(content))).toBe(true);
+        expect(statSync(join(target, path)).mode & 0o222).toBe(0);
+      }
+      expect(result).toMatchObject({ files: 3, bytes: 4 * 1024 * 1024 + 123 + 29 });
     });
 
     it('fails (retryably) when a small file changes while a thread copies it, publishing nothing', async () => {

@@ -12,6 +12,8 @@ export interface SmallFileJob {
   target: string;
   /** The file preflight planned (see copySmallFileWithHashes). */
   identity?: FileIdentity;
+  /** Created with openLocalObject's `direct` (past the page cache). */
+  direct?: boolean;
 }
 
 /** What the main thread posts to a copy thread: plain data only (structured clone). */
@@ -21,7 +23,10 @@ export interface SmallFileBatch {
   /** The payload root the jobs' paths are relative to (joined in the thread). */
   sourceRoot: string;
   md5: boolean;
-  /** Read buffer size: the largest file of the batch plus one byte reads each file in one call. */
+  /**
+   * Read buffer size: the largest file of the batch plus one byte reads each file in one call.
+   * The buffer is page-aligned (allocAligned), so a direct object's chunks go out uncopied.
+   */
   bufferBytes: number;
   jobs: SmallFileJob[];
 }
@@ -129,7 +134,7 @@ export function runSmallFileBatch(
   for (const job of batch.jobs) {
     try {
       const source = join(batch.sourceRoot, job.path);
-      const writer = openLocalObject(job.target, batch.stagingId);
+      const writer = openLocalObject(job.target, batch.stagingId, job.direct);
       outcomes.push(
         copySmallFileWithHashes(source, job.path, writer, {
           md5: batch.md5,

@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+import { allocAligned, roundUpToBlock } from '../../storage/filesystem/direct-object-writer';
 import {
   runSmallFileBatch,
   runWalkBatch,
@@ -18,15 +19,15 @@ const PROGRESS_BYTES = 16 * 1024 * 1024;
  */
 if (!parentPort) throw new Error('small-file-copy.thread runs only as a worker thread');
 const port = parentPort;
-// One read buffer per thread, grown to the largest batch's need.
-let buffer = Buffer.allocUnsafe(0);
+// One read buffer per thread, grown to the largest batch's need; aligned for direct writes.
+let buffer = allocAligned(0);
 
 port.on('message', (batch: SmallFileBatch | WalkBatch) => {
   if ('walk' in batch) {
     port.postMessage(runWalkBatch(batch));
     return;
   }
-  if (buffer.length < batch.bufferBytes) buffer = Buffer.allocUnsafe(batch.bufferBytes);
+  if (buffer.length < batch.bufferBytes) buffer = allocAligned(roundUpToBlock(batch.bufferBytes));
   let unreported = 0;
   const outcomes = runSmallFileBatch(batch, buffer, (bytes) => {
     unreported += bytes;

@@ -269,6 +269,8 @@ export interface ThreadedCopyRequest {
   bytes(count: number): void;
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
   stopped(): boolean;
+  /** Files of at least this size are created direct (StagingArea.directWriteMinBytes). */
+  directMinBytes?: number;
   filesPerBatch?: number;
 }
 
@@ -339,6 +341,7 @@ export async function copySmallFilesOnThreads(
         path: file.path,
         target: request.prepare(file.path),
         ...(file.ino !== undefined ? { identity: { dev: file.dev!, ino: file.ino } } : {}),
+        ...(file.size >= (request.directMinBytes ?? Infinity) ? { direct: true } : {}),
       };
     });
     const batch: Omit<SmallFileBatch, 'id'> = {

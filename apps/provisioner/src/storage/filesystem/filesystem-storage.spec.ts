@@ -9,7 +9,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/dropzone-fixture';
+import { loadProvisionerSettings } from '../../config/provisioner.settings';
 import { TargetExistsError } from '../storage-system';
+import { storageFromSettings } from '../storage.module';
 import { FilesystemStorage } from './filesystem-storage';
 import { openLocalObject } from './local-object';
 
@@ -27,6 +29,17 @@ describe('FilesystemStorage', () => {
     await area.writeSmallObject('top.txt', 'top');
     await area.sync();
   }
+
+  it('has staging areas write objects of 1 MiB or more direct unless IMPORT_DIRECT_WRITES is false', async () => {
+    const settings = (env: Record<string, string>) =>
+      loadProvisionerSettings({ REDIS_URL: 'redis://redis:6379', STORAGE_ROOT: root, ...env });
+    const area = await storageFromSettings(settings({})).openStaging('direct-on');
+    expect(area.directWriteMinBytes).toBe(1024 * 1024);
+    const off = await storageFromSettings(settings({ IMPORT_DIRECT_WRITES: 'false' })).openStaging(
+      'direct-off',
+    );
+    expect(off.directWriteMinBytes).toBeUndefined();
+  });
 
   it('publishes a staging area with one rename and locks the tree read-only', async () => {
     await stage('imp');

@@ -90,6 +90,7 @@ class FilesystemStagingArea implements StagingArea {
     private readonly root: string,
     /** The area's inode and birth time when created: a re-created area is not ours any more. */
     private readonly identity: string,
+    readonly directWriteMinBytes: number | undefined,
   ) {
     this.directories.add(root);
   }
@@ -189,6 +190,14 @@ class FilesystemStagingArea implements StagingArea {
   }
 }
 
+export interface FilesystemStorageOptions {
+  /**
+   * Objects of at least this many bytes are written past the page cache (O_DIRECT) where the
+   * filesystem allows it; null or absent: every object goes through the page cache.
+   */
+  directWriteMinBytes?: number | null;
+}
+
 /**
  * Storage on a local or shared filesystem under STORAGE_ROOT. Staging lives in
  * <root>/.staging/<id>/ on the same filesystem, so publishing is one rename(2).
@@ -198,7 +207,10 @@ export class FilesystemStorage implements StorageSystem {
   readonly description: string;
   private readonly stagingRoot: string;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    private readonly options: FilesystemStorageOptions = {},
+  ) {
     this.root = resolve(root);
     this.stagingRoot = join(this.root, STAGING_DIR);
     this.description = `filesystem:${this.root}`;
@@ -248,7 +260,12 @@ export class FilesystemStorage implements StorageSystem {
     await this.removeStaging(id);
     const dir = this.stagingPath(id);
     await mkdir(dir, { recursive: true });
-    return new FilesystemStagingArea(id, dir, identityOf(await lstat(dir)));
+    return new FilesystemStagingArea(
+      id,
+      dir,
+      identityOf(await lstat(dir)),
+      this.options.directWriteMinBytes ?? undefined,
+    );
   }
 
   async removeStaging(id: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { StagingLostError, SyncObjectWriter } from '../storage-system';
+import { DirectSyncObjectWriter, openDirect } from './direct-object-writer';
 
 /** Staged objects are created read-only: the descriptor stays writable, publishing needs no chmod. */
 export const READ_ONLY_FILE = 0o444;
@@ -38,9 +39,12 @@ class LocalSyncObjectWriter implements SyncObjectWriter {
  * parent directories exist), on whichever thread calls it. 'wx': a staging object is written
  * once, so finding one means the area is not fresh; a missing parent means the area was removed
  * underneath the attempt (StagingLostError with `stagingId`), never re-created here.
+ * `direct`: written past the page cache (DirectSyncObjectWriter) where the filesystem allows it.
  */
-export function openLocalObject(path: string, stagingId: string): SyncObjectWriter {
+export function openLocalObject(path: string, stagingId: string, direct = false): SyncObjectWriter {
   try {
+    const fd = direct ? openDirect(path, READ_ONLY_FILE) : null;
+    if (fd !== null) return new DirectSyncObjectWriter(fd);
     return new LocalSyncObjectWriter(openSync(path, 'wx', READ_ONLY_FILE));
   } catch (error) {
     throw stagingLostOnMissing(stagingId, error);
