@@ -83,10 +83,10 @@ export function openDirect(path: string, mode: number): number | null {
 /**
  * A SyncObjectWriter over a descriptor opened with O_DIRECT: the bytes go from the caller's
  * buffer to the device without being copied into the page cache. On a virtual machine whose
- * host reclaims free guest memory, that copy into fresh page-cache pages is what made a large
- * copy cost 1 to 3 s of CPU per GiB from one run to the next (cp as much as the import); here it
- * costs nothing, and a bulk import no longer evicts the server's cache. The data still counts as
- * durable only after the staging area's sync() (the journal and the device cache).
+ * host takes back the memory the guest frees, that copy into fresh page-cache pages costs 0.5
+ * to 3 s of CPU per GiB, varying with the host; here it costs nothing, and a bulk import does
+ * not evict what the server keeps in its cache. The data still counts as durable only after
+ * the staging area's sync() (the journal and the device cache).
  *
  * Chunks from allocAligned buffers, of whole blocks, are written as they are; anything else is
  * gathered into an aligned scratch buffer first. The last partial block is written padded with
