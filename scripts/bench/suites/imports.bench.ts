@@ -566,9 +566,9 @@ function report(
     'CPU: user + system time of the worker process (all its threads) or of the peer tool and its `sync`; CPU / wall',
     'says what limits a side: near 2 both cores were its own, well below 1 it waited (for the disk, or for the',
     'CPU other work on the machine held; compare the load average).',
-    'On a virtual machine whose host takes back the memory the guest frees, writing through the page cache',
-    "costs the guest's kernel 0.5–3 s of CPU per GiB, depending on the host's memory at that moment (the",
-    "peers' CPU per round shows it): the import's large files skip that copy, its small files do not.",
+    "On a virtual machine, writing through the page cache can cost the guest's kernel 0.5–3 s of CPU per GiB,",
+    "varying with the host from one moment to the next (the peers' CPU per round shows it): the import's",
+    'large files skip that copy (O_DIRECT), its small files do not.',
     '',
   ];
   for (const r of results) {

@@ -82,10 +82,10 @@ export function openDirect(path: string, mode: number): number | null {
 
 /**
  * A SyncObjectWriter over a descriptor opened with O_DIRECT: the bytes go from the caller's
- * buffer to the device without being copied into the page cache. On a virtual machine whose
- * host takes back the memory the guest frees, that copy into fresh page-cache pages costs 0.5
- * to 3 s of CPU per GiB, varying with the host; here it costs nothing, and a bulk import does
- * not evict what the server keeps in its cache. The data still counts as durable only after
+ * buffer to the device without being copied into the page cache. On the virtual machines
+ * measured (docs/benchmarks.md), that copy cost 0.5 to 3 s of CPU per GiB, varying with the
+ * host; here it costs nothing, and a bulk import does not evict what the server keeps in its
+ * cache. The data still counts as durable only after
  * the staging area's sync() (the journal and the device cache).
  *
  * Chunks from allocAligned buffers, of whole blocks, are written as they are; anything else is
