@@ -7,7 +7,7 @@ export const STORAGE_SYSTEM = Symbol('STORAGE_SYSTEM');
 
 export function storageFromSettings(settings: ProvisionerSettings): FilesystemStorage {
   return new FilesystemStorage(settings.STORAGE_ROOT, {
-    directWriteMinBytes: settings.IMPORT_DIRECT_WRITES ? DIRECT_WRITE_MIN_BYTES : null,
+    directWriteMinBytes: settings.IMPORT_DIRECT_WRITES ? DIRECT_WRITE_MIN_BYTES : undefined,
   });
 }
 

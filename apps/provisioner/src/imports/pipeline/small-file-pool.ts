@@ -270,7 +270,7 @@ export interface ThreadedCopyRequest {
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
   stopped(): boolean;
   /** Files of at least this size are created direct (StagingArea.directWriteMinBytes). */
-  directMinBytes?: number;
+  directWriteMinBytes?: number;
   filesPerBatch?: number;
 }
 
@@ -341,7 +341,7 @@ export async function copySmallFilesOnThreads(
         path: file.path,
         target: request.prepare(file.path),
         ...(file.ino !== undefined ? { identity: { dev: file.dev!, ino: file.ino } } : {}),
-        ...(file.size >= (request.directMinBytes ?? Infinity) ? { direct: true } : {}),
+        ...(file.size >= (request.directWriteMinBytes ?? Infinity) ? { direct: true } : {}),
       };
     });
     const batch: Omit<SmallFileBatch, 'id'> = {

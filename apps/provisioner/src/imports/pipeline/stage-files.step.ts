@@ -144,7 +144,7 @@ class FileStager {
       copied: (position, result) => this.done(small[position], result),
       bytes: this.onBytes,
       stopped: () => this.failed,
-      directMinBytes: this.staging.directWriteMinBytes,
+      directWriteMinBytes: this.staging.directWriteMinBytes,
     });
   }
 

@@ -193,9 +193,9 @@ class FilesystemStagingArea implements StagingArea {
 export interface FilesystemStorageOptions {
   /**
    * Objects of at least this many bytes are written past the page cache (O_DIRECT) where the
-   * filesystem allows it; null or absent: every object goes through the page cache.
+   * filesystem allows it; absent: every object goes through the page cache.
    */
-  directWriteMinBytes?: number | null;
+  directWriteMinBytes?: number;
 }
 
 /**
@@ -264,7 +264,7 @@ export class FilesystemStorage implements StorageSystem {
       id,
       dir,
       identityOf(await lstat(dir)),
-      this.options.directWriteMinBytes ?? undefined,
+      this.options.directWriteMinBytes,
     );
   }
 
