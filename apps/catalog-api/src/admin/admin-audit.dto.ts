@@ -1,6 +1,11 @@
-import { CALENDAR_DATE_PATTERN, parseDateOrTimestamp, TIMESTAMP_PATTERN } from '@app/platform';
+import {
+  CALENDAR_DATE_PATTERN,
+  PatternParam,
+  PositiveIntParam,
+  TIMESTAMP_PATTERN,
+  parseDateOrTimestamp,
+} from '@app/platform';
 import type { AuditQuery } from '../audit/audit.service';
-import { PatternParam, PositiveIntParam } from '../common/query-input';
 
 export const AUDIT_PAGE_SIZE = 100;
 

@@ -4,9 +4,9 @@ import {
   IdOrNameField,
   IntegerField,
   OneOfField,
+  PositiveIntParam,
   TextField,
-} from '../common/body-input';
-import { PositiveIntParam } from '../common/query-input';
+} from '@app/platform';
 import {
   GRANT_OBJECT_TYPES,
   GRANTABLE_PERMISSIONS,

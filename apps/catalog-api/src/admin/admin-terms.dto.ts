@@ -1,4 +1,4 @@
-import { OneOfParam } from '../common/query-input';
+import { OneOfParam } from '@app/platform';
 import { VOCABULARY_FORMATS, type VocabularyFormat } from '../terms/parsers/parse-vocabulary';
 
 export class VocabularyLoadQuery {

@@ -1,5 +1,4 @@
-import { BooleanField, TextField, TextListField } from '../common/body-input';
-import { PositiveIntParam } from '../common/query-input';
+import { BooleanField, PositiveIntParam, TextField, TextListField } from '@app/platform';
 
 const GROUP = {
   nonEmpty: true,

@@ -1,6 +1,6 @@
 import { ValidationFailedError, validateInput } from '@app/errors';
-import { TextListField } from './body-input';
-import { ExactFiltersQuery, exactValues, FieldsParam, PositiveIntParam } from './query-input';
+import { FieldsParam, PositiveIntParam, TextListField } from '@app/platform';
+import { ExactFiltersQuery, exactValues } from './query-input';
 import { idFilter, textFilter } from './exact-filters.sql';
 
 const FILTERS = [idFilter('x.id'), textFilter(['title', 'name'], 'x.title', 5)];

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ExactFiltersQuery, ProjectIdParam, TextParam } from '../common/query-input';
+import { TextParam } from '@app/platform';
+import { ExactFiltersQuery, ProjectIdParam } from '../common/query-input';
 import {
   Accession,
   Bool,

@@ -1,7 +1,8 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiSchema } from '@nestjs/swagger';
-import { BooleanParam, ExactFiltersQuery, FieldsParam } from '../common/query-input';
+import { BooleanParam, FieldsParam } from '@app/platform';
+import { ExactFiltersQuery } from '../common/query-input';
 import {
   Accession,
   Bool,

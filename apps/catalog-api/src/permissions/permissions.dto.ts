@@ -1,4 +1,4 @@
-import { PathTextParam } from '../common/query-input';
+import { PathTextParam } from '@app/platform';
 
 export class PermissionParams {
   @PathTextParam("The person's identity-provider subject", 64)

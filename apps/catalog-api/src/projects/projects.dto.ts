@@ -1,5 +1,6 @@
 import { ApiSchema } from '@nestjs/swagger';
-import { ExactFiltersQuery, FieldsParam, ProjectIdParam } from '../common/query-input';
+import { FieldsParam } from '@app/platform';
+import { ExactFiltersQuery, ProjectIdParam } from '../common/query-input';
 import {
   Accession,
   Bool,

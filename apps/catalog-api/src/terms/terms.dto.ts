@@ -1,6 +1,6 @@
 import { PipeTransform } from '@nestjs/common';
 import { NotFoundError } from '@app/errors';
-import { PositiveIntParam, TextParam } from '../common/query-input';
+import { PositiveIntParam, TextParam } from '@app/platform';
 import { Int, ListOf, One, Pagination, Text } from '../common/response-properties';
 import { isTermCategory, type TermCategory } from './term-category';
 

@@ -1,14 +1,11 @@
-import { IsDefined, IsOptional } from 'class-validator';
 import { IsSafeSegment } from '../sources/is-safe-segment.decorator';
 
 export class ImportDatasetBody {
-  @IsDefined()
   @IsSafeSegment({ required: true })
   dataset_id!: string;
 }
 
 export class DatasetsQuery {
-  @IsOptional()
   @IsSafeSegment({ required: false, description: 'Only datasets of this submission ref' })
   submission?: string;
 }

@@ -11,7 +11,7 @@ export class Refused {
 export const refuse = (message: string) => new Refused(message);
 
 /**
- * One DTO property of the catalog's input, declared once: its OpenAPI schema (`doc`), its
+ * One DTO property of a route's input, declared once: its OpenAPI schema (`doc`), its
  * conversion and check (`read`: the value, or `refuse(message)`) and whether it is required.
  * One message per property, in the contract's wording; the global pipe lists every property
  * that fails.
@@ -23,7 +23,7 @@ export function InputProperty(
 ): PropertyDecorator {
   const check: PropertyDecorator = (target, property) =>
     registerDecorator({
-      name: 'catalogInput',
+      name: 'input',
       target: target.constructor,
       propertyName: String(property),
       validator: {

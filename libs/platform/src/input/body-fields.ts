@@ -1,7 +1,7 @@
 import type { ApiPropertyOptions } from '@nestjs/swagger';
 import { InputProperty, refuse, Refused } from './input-property';
 
-/** Property decorators of the catalog's JSON body DTOs (see InputProperty). */
+/** Property decorators of JSON body DTOs (see InputProperty). */
 
 type Read = (value: unknown) => unknown;
 
