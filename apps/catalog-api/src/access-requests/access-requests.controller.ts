@@ -1,55 +1,14 @@
 import { applyDecorators, Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { SchemaObject } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall, ApiError } from '../common/api-docs';
 import { EntitlementAnswer } from '../common/response-properties';
 import { AccessRequestRefusalsService } from './access-request-refusals.service';
 import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsService, BatchCounts } from './access-requests.service';
-import { MAX_ENTITLEMENTS, parseEntitlements } from './entitlement';
+import { ENTITLEMENTS, parseEntitlements } from './entitlement';
 
 type BatchResult = { status: 'Success' } & BatchCounts;
-
-/**
- * A REMS entitlement batch, as `parseEntitlements` checks it; extra fields are ignored. Not a
- * DTO: a refused batch is recorded (AccessRequestRefusalsService) before its 400, which the
- * global pipe, running before the handler, would skip.
- */
-const ENTITLEMENTS: SchemaObject = {
-  type: 'array',
-  maxItems: MAX_ENTITLEMENTS,
-  items: {
-    type: 'object',
-    required: ['application', 'resource', 'user'],
-    properties: {
-      application: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
-      resource: { type: 'string', minLength: 1, maxLength: 20, description: 'Dataset accession' },
-      user: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 64,
-        description: 'Identity-provider subject',
-      },
-      mail: { type: 'string', format: 'email', nullable: true },
-      end: {
-        type: 'string',
-        format: 'date-time',
-        nullable: true,
-        description: 'Last moment of access; null gives ACCESS_DEFAULT_EXPIRATION_DAYS',
-      },
-    },
-  },
-  example: [
-    {
-      application: 42,
-      resource: 'ELU_I_131',
-      user: 'f3b1c2d4',
-      mail: 'someone@example.org',
-      end: '2026-08-03T23:59:59.000Z',
-    },
-  ],
-};
 
 /** Both webhook routes share their body, answer and gate; only the effect differs. */
 const ApiEntitlements = (summary: string, description: string) =>

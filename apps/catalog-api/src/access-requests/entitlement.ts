@@ -1,6 +1,7 @@
 import type { FieldProblem } from '@app/errors';
 import { ValidationFailedError } from '@app/errors';
-import { parseTimestamp } from '@app/platform';
+import type { SchemaObject } from '@nestjs/swagger';
+import { MAX_INT, parseTimestamp } from '@app/platform';
 
 /** One REMS entitlement as the webhook receives it, after validation. */
 export interface Entitlement {
@@ -19,10 +20,55 @@ export interface Entitlement {
 /** Keeps one request well inside REMS's 2.5-second time-out. */
 export const MAX_ENTITLEMENTS = 1000;
 
-const INT4_MAX = 2_147_483_647;
 const SUBJECT_MAX = 64;
 const ACCESSION_MAX = 20;
 const EMAIL_MAX = 254;
+
+/**
+ * The OpenAPI schema of a REMS entitlement batch, drawn from the limits `parseEntitlements`
+ * checks; extra fields are ignored. Not a DTO: a refused batch is recorded
+ * (AccessRequestRefusalsService) before its 400, which the global pipe, running before the
+ * handler, would skip.
+ */
+export const ENTITLEMENTS: SchemaObject = {
+  type: 'array',
+  maxItems: MAX_ENTITLEMENTS,
+  items: {
+    type: 'object',
+    required: ['application', 'resource', 'user'],
+    properties: {
+      application: { type: 'integer', minimum: 1, maximum: MAX_INT },
+      resource: {
+        type: 'string',
+        minLength: 1,
+        maxLength: ACCESSION_MAX,
+        description: 'Dataset accession',
+      },
+      user: {
+        type: 'string',
+        minLength: 1,
+        maxLength: SUBJECT_MAX,
+        description: 'Identity-provider subject',
+      },
+      mail: { type: 'string', format: 'email', maxLength: EMAIL_MAX, nullable: true },
+      end: {
+        type: 'string',
+        format: 'date-time',
+        nullable: true,
+        description: 'Last moment of access; null gives ACCESS_DEFAULT_EXPIRATION_DAYS',
+      },
+    },
+  },
+  example: [
+    {
+      application: 42,
+      resource: 'ELU_I_131',
+      user: 'f3b1c2d4',
+      mail: 'someone@example.org',
+      end: '2026-08-03T23:59:59.000Z',
+    },
+  ],
+};
 
 type Item = Record<string, unknown>;
 
@@ -39,7 +85,7 @@ function checkItem(item: Item, index: number, problems: FieldProblem[]): Entitle
     typeof application !== 'number' ||
     !Number.isInteger(application) ||
     application < 1 ||
-    application > INT4_MAX
+    application > MAX_INT
   ) {
     problem('application', 'must be a positive integer');
   }
