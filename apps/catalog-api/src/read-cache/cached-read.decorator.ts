@@ -2,7 +2,6 @@ import {
   applyDecorators,
   createParamDecorator,
   ExecutionContext,
-  Res,
   SetMetadata,
   UseInterceptors,
 } from '@nestjs/common';
@@ -11,22 +10,11 @@ import { ReadCacheInterceptor } from './read-cache.interceptor';
 
 /**
  * A GET whose JSON answer the read cache serves and stores (read-cache/README.md). The handler
- * returns its value; the interceptor sends it with its ETag and cache headers, or 304.
- *
- * The read cache writes the response itself (the cached bytes as they are, or a 304), so Nest
- * must not send the returned value again: Nest only leaves the response to a handler that
- * takes the response object, hence one extra, unused parameter bound to it here.
+ * returns its value; the interceptor returns the cached bytes in its place, with its ETag and
+ * cache headers, or an empty 304.
  */
 export function CachedRead(options: CachedReadOptions = {}): MethodDecorator {
-  return applyDecorators(
-    SetMetadata(CACHED_READ, options),
-    UseInterceptors(ReadCacheInterceptor),
-    (target: object, key: string | symbol, descriptor: PropertyDescriptor) => {
-      const declared = (descriptor.value as (...args: unknown[]) => unknown).length;
-      const types = Reflect.getMetadata('design:paramtypes', target, key) as unknown[] | undefined;
-      Res()(target, key, Math.max(declared, types?.length ?? 0));
-    },
-  );
+  return applyDecorators(SetMetadata(CACHED_READ, options), UseInterceptors(ReadCacheInterceptor));
 }
 
 /**
