@@ -1,7 +1,8 @@
 // Lint: typescript-eslint's recommended rules plus the promise-aware ones that catch
 // forgotten awaits and promises passed where a callback's result is ignored, strict equality,
 // switches that handle every member of a union, and the layering: libraries never import the
-// apps, and neither app imports the other (test/eslint-layering.spec.ts proves each rule fires).
+// apps, neither app imports the other, and controllers never import a repository (they call
+// services) (test/eslint-layering.spec.ts proves each rule fires).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -9,12 +10,33 @@ import tseslint from 'typescript-eslint';
  * no-restricted-imports matches the import string, not the resolved file: each pattern names
  * both spellings of a way in, a relative path through the app's folder and a path alias.
  */
-const importsOf = (message, ...regexes) => [
+const importsOf = (...groups) => [
   'error',
-  { patterns: regexes.map((regex) => ({ regex, message })) },
+  {
+    patterns: groups.flatMap(({ message, regexes, importNamePattern }) =>
+      regexes.map((regex) => ({ regex, message, ...(importNamePattern && { importNamePattern }) })),
+    ),
+  },
 ];
 /** `apps/x`, `../apps/x`, `../../provisioner/src/x`: a path that enters the app's folder. */
 const intoApp = (app) => `(^|/)(apps/${app}|\\.\\./${app}/(src|test))(/|$)`;
+const notIntoProvisioner = {
+  message: 'catalog-api never imports the provisioner: share code through a library.',
+  regexes: [intoApp('provisioner'), '^@app/provisioner(/|$)'],
+};
+const notIntoCatalog = {
+  message: 'The provisioner never imports catalog-api: share code through a library.',
+  regexes: [intoApp('catalog-api'), '^@app/catalog-api(/|$)'],
+};
+/**
+ * A controller maps routes to service calls: it never injects a repository. What a repository
+ * file declares for its callers (a list's filters, a page size, a row type) stays importable.
+ */
+const noRepositories = {
+  message: 'Controllers never import a repository: they call services (docs/architecture.md).',
+  regexes: ['\\.repository(\\.(js|ts))?$'],
+  importNamePattern: 'Repository$',
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', '.bench/**', 'node_modules/**', 'coverage/**', '.data/**', 'data/**', '**/*.d.mts'] },
@@ -43,33 +65,26 @@ export default tseslint.config(
   {
     files: ['libs/**'],
     rules: {
-      'no-restricted-imports': importsOf(
-        'Libraries never import the apps: move what both need into a library.',
-        '(^|/)apps(/|$)',
-        // Only the libraries have aliases (tsconfig.base.json); any other @app/ name is an app.
-        '^@app/(?!(errors|auth|platform)$)',
-      ),
+      'no-restricted-imports': importsOf({
+        message: 'Libraries never import the apps: move what both need into a library.',
+        regexes: [
+          '(^|/)apps(/|$)',
+          // Only the libraries have aliases (tsconfig.base.json); any other @app/ name is an app.
+          '^@app/(?!(errors|auth|platform)$)',
+        ],
+      }),
     },
   },
+  // A later block's no-restricted-imports replaces an earlier one: each block lists all of its files' groups.
+  { files: ['apps/catalog-api/**'], rules: { 'no-restricted-imports': importsOf(notIntoProvisioner) } },
+  { files: ['apps/provisioner/**'], rules: { 'no-restricted-imports': importsOf(notIntoCatalog) } },
   {
-    files: ['apps/catalog-api/**'],
-    rules: {
-      'no-restricted-imports': importsOf(
-        'catalog-api never imports the provisioner: share code through a library.',
-        intoApp('provisioner'),
-        '^@app/provisioner(/|$)',
-      ),
-    },
+    files: ['apps/catalog-api/**/*.controller.ts'],
+    rules: { 'no-restricted-imports': importsOf(notIntoProvisioner, noRepositories) },
   },
   {
-    files: ['apps/provisioner/**'],
-    rules: {
-      'no-restricted-imports': importsOf(
-        'The provisioner never imports catalog-api: share code through a library.',
-        intoApp('catalog-api'),
-        '^@app/catalog-api(/|$)',
-      ),
-    },
+    files: ['apps/provisioner/**/*.controller.ts'],
+    rules: { 'no-restricted-imports': importsOf(notIntoCatalog, noRepositories) },
   },
   {
     files: ['**/*.mjs', '**/*.js'],

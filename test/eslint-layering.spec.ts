@@ -59,6 +59,25 @@ const CASES: Record<string, { refused: string[]; allowed: string[] }> = {
     refused: ["import { x } from '../../provisioner/test/support/provisioner-e2e';"],
     allowed: ["import { x } from '../../../test/support/catalog-app';"],
   },
+  'apps/catalog-api/src/users/layering-fixture.controller.ts': {
+    refused: [
+      "import { UsersRepository } from './users.repository';",
+      "import { PeopleRepository as People } from '../identity/people.repository';",
+      "import { x } from '../../../provisioner/src/imports/import-record';",
+    ],
+    allowed: [
+      "import { UsersService } from './users.service';",
+      // A repository file's declarations for its callers: the filters the SQL and DTO share.
+      "import { USER_FILTERS } from './users.repository';",
+    ],
+  },
+  'apps/provisioner/src/imports/layering-fixture.controller.ts': {
+    refused: [
+      "import { ImportRecordsRepository } from '../import-queue/import-records.repository';",
+      "import { x } from '../../../catalog-api/src/http-app';",
+    ],
+    allowed: ["import { x } from './imports.service';"],
+  },
   'apps/provisioner/src/imports/layering-fixture.ts': {
     refused: [
       "import { x } from '../../../catalog-api/src/http-app';",

@@ -1,15 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { NotFoundError } from '@app/errors';
+import { ForbiddenError, NotFoundError } from '@app/errors';
 import { AccessesRepository } from '../accesses/accesses.repository';
 import { PeopleRepository } from '../identity/people.repository';
+import { UsersRepository } from '../users/users.repository';
+import type { Viewer } from './viewer';
 
 @Injectable()
 export class PermissionsService {
   constructor(
     private readonly people: PeopleRepository,
     private readonly accesses: AccessesRepository,
+    private readonly users: UsersRepository,
   ) {}
+
+  /** As datasetAccessions, for a viewer: a user key may only ask about its own holder. */
+  async datasetAccessionsFor(
+    manager: EntityManager,
+    viewer: Viewer,
+    oidcId: string,
+  ): Promise<string[]> {
+    if (viewer.kind === 'user' && (await this.users.oidcIdOf(viewer.userId, manager)) !== oidcId) {
+      throw new ForbiddenError('A user key may only read its own permissions');
+    }
+    return this.datasetAccessions(manager, oidcId);
+  }
 
   /**
    * Accessions of the datasets the person (a user, else a contact, with that identity-provider

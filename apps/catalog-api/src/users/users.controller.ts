@@ -5,14 +5,13 @@ import { AllowBearer, RequireKinds } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
 import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { UsersPage } from './users.dto';
-import { UsersRepository } from './users.repository';
+import { UsersService } from './users.service';
 
 @ApiTags('users')
 @Controller('api/users')
 export class UsersController {
-  constructor(private readonly users: UsersRepository) {}
+  constructor(private readonly users: UsersService) {}
 
-  /** Active users for pickers; `text` falls back to the username when there is no name. */
   @ApiCachedRead(
     {
       summary: 'Active users for pickers, by first then last name',
@@ -26,12 +25,6 @@ export class UsersController {
   @AllowBearer()
   @CachedRead()
   async list(@ReadSnapshot() manager: EntityManager) {
-    const rows = await this.users.listActive(manager);
-    return {
-      results: rows.map((row) => ({
-        id: row.id,
-        text: `${row.first_name} ${row.last_name}`.trim() || row.username,
-      })),
-    };
+    return { results: await this.users.choices(manager) };
   }
 }
