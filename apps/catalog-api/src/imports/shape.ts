@@ -152,8 +152,14 @@ export function jsonObjectText(): Shape<string> {
   };
 }
 
-export function list<T>(item: Shape<T>, options: { max?: number } = {}): Shape<T[]> {
+/** A list's shape keeps its item's, for the tests that hold the documents' OpenAPI to it. */
+export interface ListShape<T> extends Shape<T[]> {
+  item: Shape<T>;
+}
+
+export function list<T>(item: Shape<T>, options: { max?: number } = {}): ListShape<T> {
   return {
+    item,
     parse(value, path, problems) {
       if (!Array.isArray(value)) {
         problems.push({ path, message: `must be an array, not ${describe(value)}` });
@@ -199,10 +205,18 @@ export function field<T>(shape: Shape<T>, extra: Omit<FieldSpec<T>, 'shape'> = {
  * An object with known fields: unknown fields are problems, `ignored` ones (derived keys such
  * as `source`) are dropped silently, absent optional fields come out as undefined.
  */
+/** A record's shape keeps its fields, for the tests that hold the OpenAPI to it. */
+export interface RecordShape<F extends Record<string, FieldSpec<unknown>>> extends Shape<
+  Parsed<F>
+> {
+  fields: F;
+  ignored: readonly string[];
+}
+
 export function record<F extends Record<string, FieldSpec<unknown>>>(
   fields: F,
   options: { ignored?: readonly string[] } = {},
-): Shape<Parsed<F>> {
+): RecordShape<F> {
   const ignored = new Set(options.ignored ?? []);
   const known = new Set<string>();
   for (const [name, spec] of Object.entries(fields)) {
@@ -210,6 +224,8 @@ export function record<F extends Record<string, FieldSpec<unknown>>>(
     for (const alias of spec.aliases ?? []) known.add(alias);
   }
   return {
+    fields,
+    ignored: [...ignored],
     parse(value, path, problems) {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         problems.push({ path, message: `must be an object, not ${describe(value)}` });
