@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { embeddedPostgresBlocker } from './lib/embedded-postgres.mjs';
-import { startOptions } from './lib/start-options.mjs';
+import { startOptions, USAGE } from './lib/start-options.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = join(root, '.data');
@@ -163,6 +163,10 @@ function startProcess(name, script, env, nodeArgs = []) {
 
 async function main() {
   const options = startOptions(process.env, process.argv.slice(2));
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
   installIfNeeded();
   // Before the build: a clone the embedded database cannot use stops here, in one line.
   const blocker = options.embedded ? await embeddedPostgresBlocker(join(dataDir, 'postgres')) : null;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { postgresVersion } from './lib/bench-database';
 import type { BenchContext } from './lib/context';
 import { buildApp, ROOT } from './lib/processes';
+import { answersHelp } from '@app/platform';
 import { machineDescription, SuiteReport, writeReport } from './lib/report';
 import { accessRequestsBench } from './suites/access-requests.bench';
 import { catalogBench } from './suites/catalog.bench';
@@ -68,6 +69,14 @@ Every figure is measured side by side with its physical limit in the same run (a
 says when and on what machine it was measured; sections are replaced one at a time.`;
 
 async function main(): Promise<void> {
+  if (
+    answersHelp(
+      `Usage: npm run bench [-- --only ${SUITES.map((s) => s.name).join('|')} (comma-separated)] ` +
+        '[--quick] [--no-build]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
+        'of the services and rewrites docs/benchmarks.md section by section.',
+    )
+  )
+    return;
   const options = parseArgs(process.argv.slice(2));
   const suites = SUITES.filter((s) => !options.only || options.only.includes(s.name));
   if (options.build) {
@@ -91,17 +100,26 @@ async function main(): Promise<void> {
         const report = await suite.run(ctx);
         report.markdown = `${report.markdown.trim()}\n\nMachine:\n${machine}\nDuration of this section: ${Math.round((Date.now() - started) / 1000)} s.`;
         reports.push(report);
-        ctx.log(`${suite.name}: ${report.targetsMet ? 'targets met' : 'TARGET MISSED'} (${Math.round((Date.now() - started) / 1000)} s)`);
+        ctx.log(
+          `${suite.name}: ${report.targetsMet ? 'targets met' : 'TARGET MISSED'} (${Math.round((Date.now() - started) / 1000)} s)`,
+        );
       } catch (error) {
         failures.push(suite.name);
-        ctx.log(`${suite.name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        ctx.log(
+          `${suite.name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
       }
     }
   } finally {
     rmSync(tempDir, { recursive: true, force: true });
   }
   if (!options.quick) {
-    writeReport(join(ROOT, 'docs/benchmarks.md'), HEADER, reports, SUITES.map((s) => s.name));
+    writeReport(
+      join(ROOT, 'docs/benchmarks.md'),
+      HEADER,
+      reports,
+      SUITES.map((s) => s.name),
+    );
     ctx.log('written to docs/benchmarks.md');
   } else {
     for (const report of reports) process.stdout.write(`\n${report.markdown}\n`);

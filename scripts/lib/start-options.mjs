@@ -1,7 +1,13 @@
 // What `npm start` makes of its environment and arguments, apart from the doing, so that a test
 // can check the defaults (test/npm-start.spec.ts).
 
-const FLAGS = new Set(['--demo-data']);
+const FLAGS = new Set(['--demo-data', '--help', '-h']);
+
+export const USAGE = `Usage: npm start [-- --demo-data]
+
+Builds when needed and runs the catalog API, the provisioner API and its worker on this machine.
+Without DATABASE_URL an embedded PostgreSQL under .data/ is started and the demo data loaded into
+it; --demo-data loads the demo data into the configured database too. See README.md.`;
 
 /**
  * `embedded`: no DATABASE_URL, so an embedded PostgreSQL is started under .data/.
@@ -14,6 +20,7 @@ export function startOptions(env, argv) {
   if (unknown.length > 0) {
     throw new Error(`unknown argument ${unknown.join(' ')} (usage: npm start [-- --demo-data])`);
   }
+  if (argv.includes('--help') || argv.includes('-h')) return { help: true };
   const embedded = !env.DATABASE_URL;
   return {
     embedded,

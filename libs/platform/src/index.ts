@@ -26,3 +26,4 @@ export {
 } from './dates';
 export { decodeUtf8 } from './utf8-body';
 export * from './input';
+export { answersHelp } from './cli-help';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { SettingsError } from '@app/platform';
+import { answersHelp, SettingsError } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from './migration-runner';
 import { buildTypeOrmOptions } from './typeorm-options';
@@ -8,7 +8,15 @@ import { buildTypeOrmOptions } from './typeorm-options';
  * `npm run migrate`, and the Kubernetes migration Job. Exit codes: 0 done, 1 bad settings or a
  * failed migration, 2 the database cannot be reached.
  */
+const USAGE = `
+Usage: npm run migrate
+
+Applies the catalog's pending migrations to the database of DATABASE_URL, under an advisory
+lock, and exits: 0 done, 1 bad settings or a failed migration, 2 the database cannot be reached.
+`;
+
 async function main(): Promise<number> {
+  if (answersHelp(USAGE)) return 0;
   let dataSource: DataSource;
   try {
     dataSource = new DataSource(buildTypeOrmOptions(loadCatalogSettings()));

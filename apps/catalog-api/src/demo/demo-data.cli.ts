@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
+import { answersHelp } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildTypeOrmOptions } from '../database/typeorm-options';
@@ -18,6 +19,14 @@ function keysFileArgument(argv: string[]): string {
   return resolve(file);
 }
 
+const USAGE = `
+Usage: npm run demo-data [-- --keys-file FILE] [--json]
+
+Migrates the database of DATABASE_URL, loads the shipped term vocabularies and, when absent, the
+demo catalog, then prints the demo keys (random, made on the first run and kept in FILE, by
+default ${DEFAULT_KEYS_FILE}). --json: the last line is a JSON summary.
+`;
+
 /**
  * `npm run demo-data [-- --keys-file FILE]`: migrates, loads the shipped term vocabularies and
  * the demo catalog if absent, prints the demo keys. The keys are random, made on the first run
@@ -25,6 +34,7 @@ function keysFileArgument(argv: string[]): string {
  * With `--json` the last line is a JSON summary (for npm start).
  */
 async function main(): Promise<void> {
+  if (answersHelp(USAGE)) return;
   const json = process.argv.includes('--json');
   const keysFile = keysFileArgument(process.argv);
   const { keys, created } = demoKeysFromFile(keysFile);

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { answersHelp } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildTypeOrmOptions } from '../database/typeorm-options';
@@ -14,7 +15,15 @@ function datasetsArgument(argv: string[]): number {
   return Number(value);
 }
 
+const USAGE = `
+Usage: npm run gen-data [-- --datasets N]
+
+Migrates the database of DATABASE_URL and appends a synthetic catalog of N datasets (default
+1000) for benchmarks, with an endpoint key made for the run.
+`;
+
 async function main(): Promise<void> {
+  if (answersHelp(USAGE)) return;
   const datasets = datasetsArgument(process.argv.slice(2));
   const dataSource = new DataSource(buildTypeOrmOptions(loadCatalogSettings()));
   await dataSource.initialize();

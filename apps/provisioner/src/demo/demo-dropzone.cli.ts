@@ -1,3 +1,4 @@
+import { answersHelp } from '@app/platform';
 import { sourcesFromSetting } from '../sources/sources-setting.validator';
 import { createDemoDropzone, DemoDropzoneResult } from './demo-dropzone';
 
@@ -13,7 +14,15 @@ export function demoSummaryLine(results: DemoDropzoneResult[]): string {
  * Creates the demo drop zone in every configured dropzone source that is still empty
  * (SOURCES unset: the default one under data/dropzone). Only SOURCES is read: no queue, no keys.
  */
+const USAGE = `
+Usage: demo-dropzone [--json]
+
+Creates the demo drop zone in every dropzone source of SOURCES that is still empty (SOURCES
+unset: data/dropzone). --json: the last line is a JSON summary.
+`;
+
 function main(): void {
+  if (answersHelp(USAGE)) return;
   const { sources, errors } = sourcesFromSetting(process.env.SOURCES);
   if (errors.length > 0) throw new Error(`SOURCES: ${errors.join('; ')}`);
   const results: DemoDropzoneResult[] = [];
