@@ -50,7 +50,7 @@ function callerOf(req: IncomingMessage): Caller | null {
  *
  * Measured gain (`npm run bench -- --only catalog`, FAST_READS on and off in one run): small
  * answers 1.5–4.5× the requests per second of the framework path (`/api/projects`, 0.05–0.21
- * MiB), multi-megabyte answers within noise (docs/decisions/read-path.md).
+ * MiB), multi-megabyte answers within noise (docs/decisions/read-cache.md).
  */
 @Injectable()
 export class FastReads {
