@@ -44,7 +44,7 @@ const end = (name: string) => `<!-- /bench:${name} -->`;
 /**
  * Writes the report. A suite run replaces only its own section, so `--only terms` keeps the
  * catalog figures of an earlier run (each section carries its own date). Whatever follows the
- * last section (hand-written text such as the earlier measurements) is kept as it is.
+ * last section (hand-written text) is kept as it is.
  */
 export function writeReport(path: string, header: string, reports: SuiteReport[], order: string[]): void {
   const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
