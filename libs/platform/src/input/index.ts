@@ -1,4 +1,4 @@
-export { InputProperty, Refused, refuse } from './input-property';
+export { InputProperty, Refused, refuse } from './input-property.decorator';
 export {
   BooleanParam,
   FieldsParam,
@@ -10,7 +10,7 @@ export {
   TextParam,
   UUID_PATTERN,
   UuidParam,
-} from './query-params';
+} from './query-params.decorator';
 export {
   BooleanField,
   IdOrNameField,
@@ -18,5 +18,5 @@ export {
   OneOfField,
   TextField,
   TextListField,
-} from './body-fields';
-export type { TextOptions } from './body-fields';
+} from './body-fields.decorator';
+export type { TextOptions } from './body-fields.decorator';

@@ -1,5 +1,5 @@
 import type { ApiPropertyOptions } from '@nestjs/swagger';
-import { InputProperty, refuse } from './input-property';
+import { InputProperty, refuse } from './input-property.decorator';
 
 /** Property decorators of query and path DTOs (see InputProperty). */
 

@@ -1,5 +1,5 @@
 import type { ApiPropertyOptions } from '@nestjs/swagger';
-import { InputProperty, refuse, Refused } from './input-property';
+import { InputProperty, refuse, Refused } from './input-property.decorator';
 
 /** Property decorators of JSON body DTOs (see InputProperty). */
 
