@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { entryCommand } from './support/app-process';
+import { PROCESS_START_MS } from './support/timeouts';
 
 const ROOT = join(__dirname, '..');
 const TS = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
@@ -11,7 +13,7 @@ const TS = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/regis
  * Every command-line entry answers --help with its usage and exit code 0, and does nothing
  * else: the database it is given cannot be reached (a command that connected would fail), and
  * the keys file and drop zone it is pointed at are never created. (`npm run catalog -- --help`
- * is apps/catalog-api/test/catalog-cli.e2e-spec.ts's.) Concurrent: each is a process of its own.
+ * is apps/catalog-api/test/catalog-cli.e2e-spec.ts's.)
  */
 describe('command-line entries answer --help without side effects', () => {
   let dir: string;
@@ -20,21 +22,25 @@ describe('command-line entries answer --help without side effects', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  // The apps' entries run built when the build is fresh (CI), else through ts-node.
   const ENTRIES: Record<string, string[]> = {
     'npm start': ['scripts/start.mjs'],
-    'npm run migrate': [...TS, 'apps/catalog-api/src/database/migrate.ts'],
+    'npm run migrate': entryCommand('catalog-api', 'src/database/migrate').args,
     'npm run demo-data': [
-      ...TS,
-      'apps/catalog-api/src/demo/demo-data.cli.ts',
+      ...entryCommand('catalog-api', 'src/demo/demo-data.cli').args,
       '--keys-file',
       'KEYS',
     ],
-    'npm run gen-data': [...TS, 'apps/catalog-api/src/demo/gen-data.cli.ts', '--datasets', '5'],
+    'npm run gen-data': [
+      ...entryCommand('catalog-api', 'src/demo/gen-data.cli').args,
+      '--datasets',
+      '5',
+    ],
     'npm run bench': [...TS, 'scripts/bench/bench.ts'],
-    'demo drop zone (npm start)': [...TS, 'apps/provisioner/src/demo/demo-dropzone.cli.ts'],
+    'demo drop zone (npm start)': entryCommand('provisioner', 'src/demo/demo-dropzone.cli').args,
   };
 
-  it.concurrent.each(Object.keys(ENTRIES))(
+  it.each(Object.keys(ENTRIES))(
     '%s',
     async (entry) => {
       const keys = join(dir, `${entry.replace(/\W+/g, '-')}-keys.json`);
@@ -52,6 +58,6 @@ describe('command-line entries answer --help without side effects', () => {
       expect(existsSync(keys)).toBe(false);
       expect(existsSync(dropzone) && readdirSync(dropzone).length > 0).toBe(false);
     },
-    60_000,
+    PROCESS_START_MS,
   );
 });
