@@ -69,7 +69,8 @@ export class PassportBroker {
     } catch {
       return 'unparsable';
     }
-    if (header.jku === undefined || header.typ === undefined || !hasText(header.kid)) return 'header';
+    if (typeof header.jku !== 'string' || typeof header.typ !== 'string' || !hasText(header.kid))
+      return 'header';
     const visa = claims.ga4gh_visa_v1;
     if (visa === null || typeof visa !== 'object' || Object.keys(visa).length === 0)
       return 'visa value';
