@@ -411,6 +411,8 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
       );
       try {
         expect(await kids(announcing)).toEqual([kid(firstKey), kid(nextKey)]);
+        // Another replica serves the visas kept signed in the database, token for token.
+        expect(await passport('sub-bob', '', announcing)).toEqual(await passport('sub-bob'));
         expect(await signer(announcing)).toEqual([kid(firstKey), kid(firstKey)]);
 
         // The old key signed visas that have not expired: it stays listed.

@@ -34,6 +34,11 @@ const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
 const CURRENT = `a.status = 'active' AND (a.grant_expires_on IS NULL OR a.grant_expires_on >= ${TODAY})`;
 const ENDED = `a.status = 'terminated' OR (a.status = 'active' AND a.grant_expires_on < ${TODAY})`;
 const epoch = (sql: string) => `floor(extract(epoch FROM ${sql}))::float8`;
+/** The accesses a passport speaks for: $1 the holder, $2 whether ended ones count. */
+const PASSPORT_ACCESSES = (column: 'user_id' | 'contact_id') =>
+  `a.${column} = $1 AND d.elu_accession IS NOT NULL
+   AND EXISTS (SELECT 1 FROM exposures e WHERE e.dataset_id = d.id)
+   AND ((${CURRENT}) OR ($2 AND (${ENDED})))`;
 
 /** The accesses GA4GH visas are made from, the visas kept signed, and the keys that signed. */
 @Injectable()
@@ -57,12 +62,27 @@ export class VisasRepository {
          v.version, v.jws, ${epoch('v.expires_at')} AS visa_expires
        FROM accesses a JOIN datasets d ON d.id = a.dataset_id
        LEFT JOIN ga4gh_visas v ON v.access_id = a.id
-       WHERE a.${column} = $1 AND d.elu_accession IS NOT NULL
-         AND EXISTS (SELECT 1 FROM exposures e WHERE e.dataset_id = d.id)
-         AND ((${CURRENT}) OR ($2 AND (${ENDED})))
+       WHERE ${PASSPORT_ACCESSES(column)}
        ORDER BY d.elu_accession, a.id`,
       [holder.id, ended],
     );
+  }
+
+  /**
+   * A digest of what `accessesOf` would return, bar the stored visas: the same rows, with
+   * every column a visa is made from. One aggregate row, so an unchanged passport is known
+   * without reading its visas.
+   */
+  async digestOf(manager: EntityManager, holder: AccessHolder, ended: boolean): Promise<string> {
+    const column = holder.kind === 'user' ? 'user_id' : 'contact_id';
+    const [row] = await manager.query<{ digest: string | null }[]>(
+      `SELECT md5(string_agg(concat_ws(':', a.id, d.elu_accession, a.status, (${CURRENT}),
+           a.granted_on, a.grant_expires_on, a.created_at, a.updated_at), ',' ORDER BY a.id)) AS digest
+       FROM accesses a JOIN datasets d ON d.id = a.dataset_id
+       WHERE ${PASSPORT_ACCESSES(column)}`,
+      [holder.id, ended],
+    );
+    return row?.digest ?? 'none';
   }
 
   /**
