@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { AllowBearer, CurrentPrincipal, Public, RequireKinds, ScopedRoute } from '@app/auth';
 import type { Principal } from '@app/auth';
@@ -34,15 +34,21 @@ export class Ga4ghController {
   @AllowBearer()
   // Signed tokens: neither shared caches nor the browser keep them.
   @Header('Cache-Control', 'no-store')
-  passport(
+  async passport(
     @Param() { user_oidc_id: subject }: VisaPermissionParams,
     @Query() { expired }: VisaPermissionQuery,
     @CurrentPrincipal() principal: Principal,
-  ): Promise<PassportBody> {
+  ): Promise<StreamableFile> {
     if (principal.kind === 'bearer' && principal.id !== subject) {
       throw new ForbiddenError('A login may only read its own visas');
     }
-    return this.visas.passport(subject, expired ?? false);
+    // The passport (PassportBody) as JSON already: a 1,000-visa passport is about a megabyte,
+    // sent as it was remembered rather than serialised again on every read.
+    const body = await this.visas.passport(subject, expired ?? false);
+    return new StreamableFile(body, {
+      type: 'application/json; charset=utf-8',
+      length: body.length,
+    });
   }
 
   @ApiCall({

@@ -56,18 +56,19 @@ export class VisasService {
   /**
    * The person's passport: a visa per current access, and with `expired` also per ended one
    * (its `exp` in the past, as REMS does). An unknown person has an empty passport (REMS's
-   * answer too), so a broker asking about every user who logs in gets no errors.
+   * answer too), so a broker asking about every user who logs in gets no errors. The answer is
+   * the passport's JSON (`Passport`), as it is remembered.
    */
-  async passport(subject: string, expired: boolean): Promise<Passport> {
+  async passport(subject: string, expired: boolean): Promise<Buffer> {
     const issuer = this.keys.issuer();
     const manager = this.dataSource.manager;
     const person = await this.people.findBySubject(manager, subject);
-    if (person === undefined) return { ga4gh_passport_v1: [] };
+    if (person === undefined) return json({ ga4gh_passport_v1: [] });
     const now = Math.floor(Date.now() / 1000);
     const key = JSON.stringify([subject, expired]);
     const digest = await this.visas.digestOf(manager, person, expired);
     const remembered = this.memo.get(key, digest, now);
-    if (remembered !== undefined) return { ga4gh_passport_v1: remembered };
+    if (remembered !== undefined) return remembered;
 
     const rows = await this.visas.accessesOf(manager, person, expired);
     const lifetime = issuer.defaultLifetimeDays * DAY_SECONDS;
@@ -90,8 +91,9 @@ export class VisasService {
       return signed;
     });
     if (fresh.length > 0) await this.remember(issuer.key.publicJwk, fresh);
-    this.memo.set(key, digest, jws, renewAt);
-    return { ga4gh_passport_v1: jws };
+    const body = json({ ga4gh_passport_v1: jws });
+    this.memo.set(key, digest, body, renewAt);
+    return body;
   }
 
   /**
@@ -113,6 +115,10 @@ export class VisasService {
       this.visas.keep(manager, key, lastExpires, fresh),
     );
   }
+}
+
+function json(passport: Passport): Buffer {
+  return Buffer.from(JSON.stringify(passport));
 }
 
 function contentOf(issuer: VisaIssuer, subject: string, row: VisaAccessRow): VisaContent {
