@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessHolder } from '../accesses/accesses.repository';
+import { PERSON_BY_SUBJECT } from '../identity/people.repository';
 import type { PublicJwk } from './visa-signing-key';
 
 /** One access a visa speaks for, with the visa stored for it (if any). Times: epoch seconds. */
@@ -34,9 +35,8 @@ const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
 const CURRENT = `a.status = 'active' AND (a.grant_expires_on IS NULL OR a.grant_expires_on >= ${TODAY})`;
 const ENDED = `a.status = 'terminated' OR (a.status = 'active' AND a.grant_expires_on < ${TODAY})`;
 const epoch = (sql: string) => `floor(extract(epoch FROM ${sql}))::float8`;
-/** The accesses a passport speaks for: $1 the holder, $2 whether ended ones count. */
-const PASSPORT_ACCESSES = (column: 'user_id' | 'contact_id') =>
-  `a.${column} = $1 AND d.elu_accession IS NOT NULL
+/** Which of a holder's accesses a passport speaks for ($2: whether ended ones count). */
+const PASSPORT_ACCESSES = `d.elu_accession IS NOT NULL
    AND EXISTS (SELECT 1 FROM exposures e WHERE e.dataset_id = d.id)
    AND ((${CURRENT}) OR ($2 AND (${ENDED})))`;
 
@@ -62,27 +62,36 @@ export class VisasRepository {
          v.version, v.jws, ${epoch('v.expires_at')} AS visa_expires
        FROM accesses a JOIN datasets d ON d.id = a.dataset_id
        LEFT JOIN ga4gh_visas v ON v.access_id = a.id
-       WHERE ${PASSPORT_ACCESSES(column)}
+       WHERE a.${column} = $1 AND ${PASSPORT_ACCESSES}
        ORDER BY d.elu_accession, a.id`,
       [holder.id, ended],
     );
   }
 
   /**
-   * A digest of what `accessesOf` would return, bar the stored visas: the same rows, with
-   * every column a visa is made from. One aggregate row, so an unchanged passport is known
-   * without reading its visas.
+   * The person with this subject and a digest of what `accessesOf` would return for them, bar
+   * the stored visas (the same rows, with every column a visa is made from): one statement, so
+   * an unchanged passport is known in one round trip without reading its visas. Undefined when
+   * nobody has the subject.
    */
-  async digestOf(manager: EntityManager, holder: AccessHolder, ended: boolean): Promise<string> {
-    const column = holder.kind === 'user' ? 'user_id' : 'contact_id';
-    const [row] = await manager.query<{ digest: string | null }[]>(
-      `SELECT md5(string_agg(concat_ws(':', a.id, d.elu_accession, a.status, (${CURRENT}),
-           a.granted_on, a.grant_expires_on, a.created_at, a.updated_at), ',' ORDER BY a.id)) AS digest
-       FROM accesses a JOIN datasets d ON d.id = a.dataset_id
-       WHERE ${PASSPORT_ACCESSES(column)}`,
-      [holder.id, ended],
+  async stateOf(
+    manager: EntityManager,
+    subject: string,
+    ended: boolean,
+  ): Promise<{ holder: AccessHolder; digest: string } | undefined> {
+    const [row] = await manager.query<(AccessHolder & { digest: string | null })[]>(
+      `WITH p AS (${PERSON_BY_SUBJECT})
+       SELECT p.kind, p.id, (
+         SELECT md5(string_agg(concat_ws(':', a.id, d.elu_accession, a.status, (${CURRENT}),
+             a.granted_on, a.grant_expires_on, a.created_at, a.updated_at), ',' ORDER BY a.id))
+         FROM accesses a JOIN datasets d ON d.id = a.dataset_id
+         WHERE ((p.kind = 'user' AND a.user_id = p.id) OR (p.kind = 'contact' AND a.contact_id = p.id))
+           AND ${PASSPORT_ACCESSES}) AS digest
+       FROM p`,
+      [subject, ended],
     );
-    return row?.digest ?? 'none';
+    if (row === undefined) return undefined;
+    return { holder: { kind: row.kind, id: row.id }, digest: row.digest ?? 'none' };
   }
 
   /**

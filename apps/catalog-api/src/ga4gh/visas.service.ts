@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { PeopleRepository } from '../identity/people.repository';
 import { PassportMemo } from './passport-memo';
 import { signCompact, type PublicJwk } from './visa-signing-key';
 import { VisaIssuer, VisaKeys } from './visa-keys';
@@ -47,7 +46,6 @@ export class VisasService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly keys: VisaKeys,
-    private readonly people: PeopleRepository,
     private readonly visas: VisasRepository,
   ) {}
 
@@ -62,11 +60,11 @@ export class VisasService {
   async passport(subject: string, expired: boolean): Promise<Buffer> {
     const issuer = this.keys.issuer();
     const manager = this.dataSource.manager;
-    const person = await this.people.findBySubject(manager, subject);
-    if (person === undefined) return json({ ga4gh_passport_v1: [] });
+    const state = await this.visas.stateOf(manager, subject, expired);
+    if (state === undefined) return json({ ga4gh_passport_v1: [] });
+    const { holder: person, digest } = state;
     const now = Math.floor(Date.now() / 1000);
     const key = JSON.stringify([subject, expired]);
-    const digest = await this.visas.digestOf(manager, person, expired);
     const remembered = this.memo.get(key, digest, now);
     if (remembered !== undefined) return remembered;
 
