@@ -75,15 +75,14 @@ export class VisasService {
     const jws = rows.map((row) => {
       const content = contentOf(issuer, subject, row);
       const version = versionOf(content, row);
-      let exp = content.exp ?? row.visa_expires ?? 0;
-      const kept = row.version === version && row.jws !== null;
       // A visa of an access without end is signed again once half its lifetime has passed.
-      if (kept && (content.exp !== null || exp - lifetime / 2 > now)) {
-        if (content.exp === null) renewAt = Math.min(renewAt, exp - lifetime / 2);
-        return row.jws as string;
-      }
-      exp = content.exp ?? now + lifetime;
+      const reusable =
+        row.version === version &&
+        row.jws !== null &&
+        (content.exp !== null || (row.visa_expires ?? 0) > now + lifetime / 2);
+      const exp = reusable ? (row.visa_expires as number) : (content.exp ?? now + lifetime);
       if (content.exp === null) renewAt = Math.min(renewAt, exp - lifetime / 2);
+      if (reusable) return row.jws as string;
       const signed = sign(issuer, content, now, exp);
       fresh.push({ accessId: row.id, version, jws: signed, expires: exp });
       return signed;
