@@ -181,6 +181,36 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
       expect(await passport('sub-dan')).toEqual({ ga4gh_passport_v1: [] });
     });
 
+    it('gives an access without end a visa of the default lifetime, signed again once half of it has passed', async () => {
+      await addUser(t.dataSource, 'eve', { oidcId: 'sub-eve' });
+      await t.dataSource.query(
+        `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+         SELECT d.id, u.id, 'active', $2 FROM datasets d, users u
+         WHERE d.elu_accession = $1 AND u.oidc_id = 'sub-eve'`,
+        [dataset, utcDay(-3)],
+      );
+      const [first] = await broker.accept(await passport('sub-eve'));
+      expect(first.claims.exp).toBe((first.claims.iat as number) + 30 * 86_400);
+      expect(first.claims.ga4gh_visa_v1.asserted).toBe(midnight(utcDay(-3)));
+      // Half its life gone (as if signed 16 days ago): another replica, which has not served
+      // it, signs it again rather than hand out the kept one.
+      await t.dataSource.query(
+        `UPDATE ga4gh_visas SET expires_at = now() + interval '14 days'
+         WHERE access_id = (SELECT a.id FROM accesses a JOIN users u ON u.id = a.user_id WHERE u.oidc_id = 'sub-eve')`,
+      );
+      const replica = await startIntegrationApp(
+        { CATALOG_SOURCE: base, GA4GH_VISA_KEY_FILE: firstKey },
+        t.databaseUrl,
+      );
+      try {
+        const [renewed] = await broker.accept(await passport('sub-eve', '', replica));
+        expect(renewed.claims.jti).not.toBe(first.claims.jti);
+        expect(renewed.claims.exp).toBe((renewed.claims.iat as number) + 30 * 86_400);
+      } finally {
+        await replica.close();
+      }
+    });
+
     it('refuses a bad expired parameter with a 400 naming it', async () => {
       const res = await request(t.server)
         .get('/api/ga4gh/permissions/sub-ada?expired=maybe')
