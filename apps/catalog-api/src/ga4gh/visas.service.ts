@@ -13,6 +13,7 @@ export interface Passport {
 const DAY_SECONDS = 86_400;
 /** Bytes of visas the passport memo holds per replica (about 18 passports of 1,000 visas). */
 const MEMO_BYTES = 16 * 1024 * 1024;
+const RETIRED_KEYS_TTL_MS = 60_000;
 
 /** What a visa asserts, bar `iat` and `jti` (which only say when it was signed). */
 interface VisaContent {
@@ -95,16 +96,24 @@ export class VisasService {
 
   /**
    * The public keys: the signing key, the next one, and every retired key while a visa it
-   * signed has not expired.
+   * signed has not expired. The retired keys are read at most once a minute: the route is
+   * public, and a key listed a minute longer than needed does no harm (a key a replica signs
+   * with is always among its configured ones).
    */
   async jwks(): Promise<{ keys: PublicJwk[] }> {
     const configured = this.keys.configuredJwks();
-    const retired = await this.visas.keysStillVouching(
-      this.dataSource.manager,
-      configured.map((key) => key.kid),
-    );
-    return { keys: [...configured, ...retired] };
+    const now = Date.now();
+    if (this.retired === undefined || now - this.retired.at > RETIRED_KEYS_TTL_MS) {
+      const keys = await this.visas.keysStillVouching(
+        this.dataSource.manager,
+        configured.map((key) => key.kid),
+      );
+      this.retired = { at: now, keys };
+    }
+    return { keys: [...configured, ...this.retired.keys] };
   }
+
+  private retired?: { at: number; keys: PublicJwk[] };
 
   private remember(key: PublicJwk, fresh: SignedVisa[]): Promise<void> {
     const lastExpires = Math.max(...fresh.map((visa) => visa.expires));
