@@ -7,7 +7,7 @@
 // until Ctrl-C, which stops all of them cleanly. The worker registers each import in the
 // catalog with a registration key of its own (the catalog gets only the key's SHA-256).
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +56,19 @@ function localKeys() {
   const keys = { ...kept, ...Object.fromEntries(missing.map((name) => [name, randomBytes(24).toString('hex')])) };
   writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;
+}
+
+/**
+ * The GA4GH visa signing key of this installation (RSA 2048, PKCS#8 PEM), made once in .data/
+ * and never committed; GA4GH_VISA_KEY_FILE given in the environment wins.
+ */
+function localVisaKey() {
+  const file = join(dataDir, 'ga4gh-visa-key.pem');
+  if (!existsSync(file)) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  }
+  return file;
 }
 
 async function ensureDatabases(serverUrl, names) {
@@ -201,6 +214,9 @@ async function main() {
     REGISTRATION_API_KEY_SHA256: createHash('sha256').update(keys.CATALOG_API_KEY).digest('hex'),
     PORT: process.env.CATALOG_PORT ?? '3000',
   };
+  // Visas name the public URL (iss, jku): locally, the address the catalog listens on.
+  catalogEnv.CATALOG_SOURCE ??= `http://${probeHost(options.host)}:${catalogEnv.PORT}`;
+  catalogEnv.GA4GH_VISA_KEY_FILE ??= localVisaKey();
   const provisionerEnv = {
     ...base,
     DATABASE_URL: provisionerDb,

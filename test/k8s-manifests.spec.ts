@@ -466,8 +466,9 @@ describe.each(overlays)('overlay %s', (overlay) => {
       .filter((o) => o.kind === 'ConfigMap')
       .flatMap((o) => Object.keys(o.data ?? {}));
     const secretLike = [...catalogSettings, ...provisionerSettings].filter(
-      // The identity provider's and the catalog's URLs carry no credential.
-      (name) => /KEY|SECRET|_URL$|^SOURCES$/.test(name) && !/^(IDP|CATALOG)_URL$/.test(name),
+      // The identity provider's and the catalog's URLs carry no credential, nor does the path
+      // of a key file (the key itself is a mounted Secret).
+      (name) => /KEY|SECRET|_URL$|^SOURCES$/.test(name) && !/^(IDP|CATALOG)_URL$|_FILE$/.test(name),
     );
     for (const name of secretLike) {
       expect({

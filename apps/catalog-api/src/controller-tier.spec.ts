@@ -22,6 +22,8 @@ const GLOBAL = 'tier-global-key';
 const USER = 'tier-user-key';
 const ENDPOINT = 'tier-endpoint-key';
 const TOKEN = 'tier-bearer-token';
+const BROKER = 'tier-broker-key';
+const VISAS = 'GET /api/ga4gh/permissions/:user_oidc_id';
 
 /** Anyone may call these (public, or a key is optional); every other route needs a key. */
 const PUBLIC = [
@@ -29,6 +31,7 @@ const PUBLIC = [
   'GET /api/termsearch/:category',
   'POST /api/accessreq',
   'POST /api/accessreq/revoke',
+  'GET /api/jwk',
 ];
 const OPTIONAL_KEY = ['GET /api/partners'];
 /** Routes for the global key alone: other kinds are refused even where they could read. */
@@ -68,6 +71,7 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
         [GLOBAL]: { kind: 'global', name: 'global', canWrite: true },
         [USER]: { kind: 'user', id: 7, name: 'ada', canWrite: false },
         [ENDPOINT]: { kind: 'endpoint', id: 3, name: 'catalog', canWrite: false },
+        [BROKER]: { kind: 'broker', name: 'broker', canWrite: false, scope: 'GA4GH visas' },
       },
       bearerTokens: { [TOKEN]: { kind: 'bearer', id: 'sub-1', canWrite: false } },
     });
@@ -109,15 +113,29 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
         // A login is a person: the global key, a user key or a bearer token.
         if (route === 'GET /api/users' && kind === 'endpoint')
           return '403 This operation requires a global or user or bearer key';
+        // Visas: the global key, a broker key, or the person's own login.
+        if (route === VISAS) return '403 This operation requires a global or broker or bearer key';
         return 'passes';
       }),
     );
   });
 
-  it('takes a bearer token on GET /api/users alone; elsewhere it is no credential', async () => {
+  it('takes a bearer token on GET /api/users and the visas alone; elsewhere it is no credential', async () => {
     expect(await tier.verdicts({ Authorization: `Bearer ${TOKEN}` })).toEqual(
       tier.expected((route) =>
-        open(route) || route === 'GET /api/users' ? 'passes' : '401 API key required',
+        open(route) || route === 'GET /api/users' || route === VISAS
+          ? 'passes'
+          : '401 API key required',
+      ),
+    );
+  });
+
+  it('confines a broker key to the visas', async () => {
+    expect(await tier.verdicts({ 'X-API-Key': BROKER })).toEqual(
+      tier.expected((route) =>
+        PUBLIC.includes(route) || route === VISAS
+          ? 'passes'
+          : '403 This key may only be used for GA4GH visas',
       ),
     );
   });

@@ -147,6 +147,9 @@ const CONTRACT_QUERIES: Record<string, object[]> = {
   'POST /api/admin/terms/{category}': [
     { name: 'format', required: false, schema: { enum: ['obo', 'tsv'] } },
   ],
+  'GET /api/ga4gh/permissions/{user_oidc_id}': [
+    { name: 'expired', required: false, schema: { type: 'boolean' } },
+  ],
 };
 
 /** Errors each route answers beyond the shared ones (401/403/400/413/415/500/503). */
@@ -207,6 +210,8 @@ describe('Catalog OpenAPI document', () => {
         'POST /api/admin/terms/{category}',
         'GET /api/admin/audit',
         'POST /api/registrations',
+        'GET /api/ga4gh/permissions/{user_oidc_id}',
+        'GET /api/jwk',
       ].sort(),
     );
   });
@@ -370,10 +375,12 @@ describe('Catalog OpenAPI document', () => {
       type: 'http',
       scheme: 'bearer',
     });
-    expect(operation('GET /api/users').security).toContainEqual({ IdpBearer: [] });
+    const bearerRoutes = ['GET /api/users', 'GET /api/ga4gh/permissions/{user_oidc_id}'];
+    for (const route of bearerRoutes)
+      expect(operation(route).security).toContainEqual({ IdpBearer: [] });
     const bearerElsewhere = apiOperations().filter(
       ({ route, op }) =>
-        route !== 'GET /api/users' && op.security?.some((s) => 'IdpBearer' in s) === true,
+        !bearerRoutes.includes(route) && op.security?.some((s) => 'IdpBearer' in s) === true,
     );
     expect(bearerElsewhere.map((o) => o.route)).toEqual([]);
   });

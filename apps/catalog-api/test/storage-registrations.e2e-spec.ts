@@ -199,12 +199,14 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
   });
 
   it('the registration key is refused on every other route, reads of protected data included', async () => {
-    // Open to anyone (no key is read): public data, the API docs, REMS's IP-gated webhook.
+    // Open to anyone (no key is read): public data, the API docs, REMS's IP-gated webhook, the
+    // GA4GH visa keys.
     const publicRoutes = [
       '/api/cohorts',
       '/api/termsearch/:category',
       '/api/accessreq',
       '/api/docs',
+      '/api/jwk',
     ];
     const routes = listRoutes(c.app).filter(
       (r) =>

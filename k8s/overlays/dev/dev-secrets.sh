@@ -31,6 +31,7 @@ secret catalog-api-secrets \
   --from-literal=DATABASE_URL="postgres://catalog:${password}@postgres:5432/catalog" \
   --from-literal=GLOBAL_API_KEY="$(random_hex 24)" \
   --from-literal=REGISTRATION_API_KEY_SHA256="$registration_digest" \
+  --from-literal=GA4GH_BROKER_API_KEY_SHA256= \
   --from-literal=IDP_CLIENT_SECRET=
 echo ---
 secret provisioner-secrets \

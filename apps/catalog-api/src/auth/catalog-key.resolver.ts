@@ -10,6 +10,9 @@ export const ENDPOINT_KEY_LENGTH = 64;
 /** The kind and scope of a registration key (the provisioner's): POST /api/registrations only. */
 export const REGISTRAR_KIND = 'registrar';
 export const REGISTRATION_SCOPE = 'registration';
+/** The kind and scope of a passport-broker key: GET /api/ga4gh/permissions/... only. */
+export const BROKER_KIND = 'broker';
+export const VISAS_SCOPE = 'GA4GH visas';
 
 /** Resolved keys remembered per data version; past this many, the memory starts over. */
 const KEY_CACHE_ENTRIES = 10_000;
@@ -19,7 +22,8 @@ const KEY_CACHE_ENTRIES = 10_000;
  * indexed lookup by SHA-256 hash among active users' keys and, for 64-character keys, endpoint
  * keys. A wrong key therefore costs one hash and one index probe. A registration key is known
  * by its SHA-256 among REGISTRATION_API_KEY_SHA256 (every digest compared in constant time) and
- * gets a principal scoped to the registration route. Keys that resolved are remembered until the data version changes (users and endpoints are versioned data, so a
+ * gets a principal scoped to the registration route; a passport-broker key likewise, among
+ * GA4GH_BROKER_API_KEY_SHA256, scoped to the visa route. Keys that resolved are remembered until the data version changes (users and endpoints are versioned data, so a
  * revoked or replaced key changes it), and only while the version tracker vouches for it.
  */
 @Injectable()
@@ -39,13 +43,16 @@ export class CatalogKeyResolver implements ApiKeyResolver {
       return { kind: 'global', name: 'global', canWrite: true };
     }
     const hash = hashApiKey(apiKey);
-    if (this.isRegistrationKey(hash)) {
+    if (matchesAny(hash, this.registrationDigests)) {
       return {
         kind: REGISTRAR_KIND,
         name: REGISTRAR_KIND,
         canWrite: true,
         scope: REGISTRATION_SCOPE,
       };
+    }
+    if (matchesAny(hash, this.brokerDigests)) {
+      return { kind: BROKER_KIND, name: BROKER_KIND, canWrite: false, scope: VISAS_SCOPE };
     }
     const version = this.tracker.known();
     if (version !== null && version === this.cachedVersion) {
@@ -65,22 +72,18 @@ export class CatalogKeyResolver implements ApiKeyResolver {
     return principal;
   }
 
-  private isRegistrationKey(hash: string): boolean {
-    const presented = Buffer.from(hash, 'hex');
-    let found = false;
-    // Every digest is compared (no early exit), so timing does not say which one matched.
-    for (const digest of this.registrationDigests) {
-      if (timingSafeEqual(presented, digest)) found = true;
-    }
-    return found;
-  }
-
   private get registrationDigests(): Buffer[] {
     this.digests ??= this.settings.registrationKeyHashes.map((hex) => Buffer.from(hex, 'hex'));
     return this.digests;
   }
 
+  private get brokerDigests(): Buffer[] {
+    this.brokers ??= this.settings.brokerKeyHashes.map((hex) => Buffer.from(hex, 'hex'));
+    return this.brokers;
+  }
+
   private digests?: Buffer[];
+  private brokers?: Buffer[];
 
   private remember(version: string, hash: string, principal: Principal): void {
     if (version !== this.cachedVersion || this.cached.size >= KEY_CACHE_ENTRIES) {
@@ -89,4 +92,14 @@ export class CatalogKeyResolver implements ApiKeyResolver {
     }
     this.cached.set(hash, principal);
   }
+}
+
+function matchesAny(hash: string, digests: Buffer[]): boolean {
+  const presented = Buffer.from(hash, 'hex');
+  let found = false;
+  // Every digest is compared (no early exit), so timing does not say which one matched.
+  for (const digest of digests) {
+    if (timingSafeEqual(presented, digest)) found = true;
+  }
+  return found;
 }

@@ -17,6 +17,7 @@ export const CALLERS = [
   'global or user key, or an identity-provider bearer token',
   'global key only',
   'registration or global key',
+  "global or broker key, or the person's own bearer token",
   'REMS, from an allowed address; no key',
 ] as const;
 export type Caller = (typeof CALLERS)[number];

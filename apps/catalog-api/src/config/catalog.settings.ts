@@ -170,6 +170,49 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(0, 3600000)
   IDP_JWKS_COOLDOWN_MS = 30000;
 
+  /**
+   * SHA-256 (hex) of each passport-broker key, comma-separated (two during a rotation): a
+   * broker key may read GA4GH visas (GET /api/ga4gh/permissions/...) and nothing else.
+   * Unset = no broker key works.
+   */
+  @IsOptional()
+  @Matches(/^[0-9a-f]{64}(,[0-9a-f]{64})*$/, {
+    message: 'GA4GH_BROKER_API_KEY_SHA256 must be a comma list of hex SHA-256 digests',
+  })
+  GA4GH_BROKER_API_KEY_SHA256?: string;
+
+  /**
+   * File holding the private key that signs GA4GH visas: PEM (PKCS#8, PKCS#1 or SEC1) or a
+   * JWK (its `kid` is used; else the RFC 7638 thumbprint). Unset = the visa routes answer 503.
+   * Needs CATALOG_SOURCE (the visas' `iss`, and `jku` = <CATALOG_SOURCE>/api/jwk).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  GA4GH_VISA_KEY_FILE?: string;
+
+  /**
+   * The next signing key (PEM or JWK, private or public), published in /api/jwk but not yet
+   * signing: step one of a rotation (docs/integrations.md, GA4GH visas).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  GA4GH_VISA_NEXT_KEY_FILE?: string;
+
+  /** RS256 (what the LS AAI broker verifies) or ES256; the key must be of that kind. */
+  @IsIn(['RS256', 'ES256'])
+  GA4GH_VISA_ALGORITHM: 'RS256' | 'ES256' = 'RS256';
+
+  /** `exp` of a visa whose access has no end date: this many days after it was signed. */
+  @IntegerSetting(1, 365)
+  GA4GH_VISA_DEFAULT_LIFETIME_DAYS = 30;
+
+  /** `source` of every visa: the granting institute's URL (default: CATALOG_SOURCE). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  GA4GH_VISA_SOURCE?: string;
+
   get source(): string {
     return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');
   }
@@ -177,6 +220,11 @@ export class CatalogSettings extends FrontDoorSettings {
   /** The registration keys' SHA-256 digests (none when unset). */
   get registrationKeyHashes(): string[] {
     return this.REGISTRATION_API_KEY_SHA256?.split(',') ?? [];
+  }
+
+  /** The passport-broker keys' SHA-256 digests (none when unset). */
+  get brokerKeyHashes(): string[] {
+    return this.GA4GH_BROKER_API_KEY_SHA256?.split(',') ?? [];
   }
 
   /** The realm's base URL, when an identity provider is configured. */

@@ -29,6 +29,15 @@ interface PersonRow {
 const TABLE: Record<PersonKind, string> = { user: 'users', contact: 'contacts' };
 
 /**
+ * The person with the identity-provider subject $1 (`kind`, `id`): the user, else the contact;
+ * no row when neither exists. A fragment, so a statement can resolve the person in the same
+ * round trip (GA4GH visas).
+ */
+export const PERSON_BY_SUBJECT = `SELECT 'user' AS kind, id FROM users WHERE oidc_id = $1
+  UNION ALL SELECT 'contact' AS kind, id FROM contacts WHERE oidc_id = $1
+  ORDER BY kind DESC LIMIT 1`;
+
+/**
  * Reads and writes the people (users and contacts) that person matching works on. Meant to run
  * inside the caller's transaction: `lockSubjects` first, then `load`, so that two deliveries
  * about the same person are handled one after the other and each sees the other's result.
@@ -104,12 +113,9 @@ export class PeopleRepository {
     manager: EntityManager,
     subject: string,
   ): Promise<{ kind: PersonKind; id: number } | undefined> {
-    const rows = await manager.query<{ kind: PersonKind; id: number }[]>(
-      `SELECT 'user' AS kind, id FROM users WHERE oidc_id = $1
-       UNION ALL SELECT 'contact' AS kind, id FROM contacts WHERE oidc_id = $1
-       ORDER BY kind DESC LIMIT 1`,
-      [subject],
-    );
+    const rows = await manager.query<{ kind: PersonKind; id: number }[]>(PERSON_BY_SUBJECT, [
+      subject,
+    ]);
     return rows[0];
   }
 

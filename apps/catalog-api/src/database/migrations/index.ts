@@ -11,6 +11,7 @@ import { AuthFailures1795500000000 } from './1795500000000-AuthFailures';
 import { BumpVersionOncePerTransaction1795500000001 } from './1795500000001-BumpVersionOncePerTransaction';
 import { StorageRegistrations1795600000000 } from './1795600000000-StorageRegistrations';
 import { StoredDatasetExports1795700000000 } from './1795700000000-StoredDatasetExports';
+import { Ga4ghVisas1795800000000 } from './1795800000000-Ga4ghVisas';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -29,4 +30,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   BumpVersionOncePerTransaction1795500000001,
   StorageRegistrations1795600000000,
   StoredDatasetExports1795700000000,
+  Ga4ghVisas1795800000000,
 ];

@@ -1,0 +1,68 @@
+import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { AllowBearer, CurrentPrincipal, Public, RequireKinds, ScopedRoute } from '@app/auth';
+import type { Principal } from '@app/auth';
+import { ForbiddenError } from '@app/errors';
+import { BROKER_KIND, VISAS_SCOPE } from '../auth/catalog-key.resolver';
+import { ApiCall } from '../common/api-docs';
+import { JwkSetBody, PassportBody, VisaPermissionParams, VisaPermissionQuery } from './ga4gh.dto';
+import { VisasService } from './visas.service';
+
+/**
+ * The catalog as a GA4GH Passport visa issuer, in REMS's shape (CSCfi/rems
+ * src/clj/rems/api/permissions.clj): a passport broker reads a person's
+ * `ControlledAccessGrants` visas, and verifies them with the keys at /api/jwk.
+ */
+@ApiTags('ga4gh')
+@Controller('api')
+export class Ga4ghController {
+  constructor(private readonly visas: VisasService) {}
+
+  @ApiCall({
+    summary: "A person's access grants as signed GA4GH Passport visas",
+    caller: "global or broker key, or the person's own bearer token",
+    description:
+      'One `ControlledAccessGrants` visa per active, unexpired access to a dataset with an ' +
+      'exposure (the datasets /api/permissions lists); `value` is the dataset accession. An ' +
+      'unknown person has an empty list. A bearer token may read only its own subject (else ' +
+      '403); user and endpoint keys are refused. 503 while no signing key is configured.',
+    responses: [{ status: 200, description: 'The passport', body: PassportBody }],
+  })
+  @Get('ga4gh/permissions/:user_oidc_id')
+  @ScopedRoute(VISAS_SCOPE)
+  @RequireKinds('global', BROKER_KIND, 'bearer')
+  @AllowBearer()
+  // Signed tokens: neither shared caches nor the browser keep them.
+  @Header('Cache-Control', 'no-store')
+  async passport(
+    @Param() { user_oidc_id: subject }: VisaPermissionParams,
+    @Query() { expired }: VisaPermissionQuery,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<StreamableFile> {
+    if (principal.kind === 'bearer' && principal.id !== subject) {
+      throw new ForbiddenError('A login may only read its own visas');
+    }
+    // The passport (PassportBody) as JSON already: a 1,000-visa passport is about a megabyte,
+    // sent as it was remembered rather than serialised again on every read.
+    const body = await this.visas.passport(subject, expired ?? false);
+    return new StreamableFile(body, {
+      type: 'application/json; charset=utf-8',
+      length: body.length,
+    });
+  }
+
+  @ApiCall({
+    summary: 'The public keys that verify the visas (JWKS)',
+    caller: 'public',
+    description:
+      "The visas' `jku`. Lists a new key before it signs and a retired key until every visa " +
+      'it signed has expired. 503 while no signing key is configured.',
+    responses: [{ status: 200, description: 'The JWK Set', body: JwkSetBody }],
+  })
+  @Get('jwk')
+  @Public()
+  @Header('Cache-Control', 'public, max-age=300')
+  jwks(): Promise<JwkSetBody> {
+    return this.visas.jwks();
+  }
+}
