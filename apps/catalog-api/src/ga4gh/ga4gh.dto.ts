@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { BooleanParam, PathTextParam } from '../common/query-input';
+import { BooleanParam, PathTextParam } from '@app/platform';
 
 export class VisaPermissionParams {
   @PathTextParam("The person's identity-provider subject (the visas' `sub`)", 64)
