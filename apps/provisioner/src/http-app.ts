@@ -17,7 +17,10 @@ async function create(
     bodyParser: false,
   });
   useHttpMetrics(app);
-  configureHttpApp(app, { maxBodyBytes: settings.MAX_BODY_BYTES });
+  configureHttpApp(app, {
+    maxBodyBytes: settings.MAX_BODY_BYTES,
+    maxJsonDepth: settings.MAX_JSON_DEPTH,
+  });
   return app;
 }
 

@@ -1,6 +1,7 @@
 import { Validate } from 'class-validator';
 import { IpAllowList } from '@app/auth';
 import type { AuthThrottleOptions } from '@app/auth';
+import { DEFAULT_MAX_JSON_DEPTH } from './json-depth';
 import { IntegerSetting, IsIpAllowList } from './settings';
 
 const DAY_MS = 86_400_000;
@@ -27,6 +28,13 @@ export class FrontDoorSettings {
   /** How long a blocked address gets 429 (with Retry-After) for every credentialed request. */
   @IntegerSetting(1000, DAY_MS)
   AUTH_FAILURE_BLOCK_MS = 300_000;
+
+  /**
+   * Deepest nesting of arrays and objects in a JSON body (import documents included); deeper
+   * bodies are refused with 400 before they are parsed.
+   */
+  @IntegerSetting(8, 1000)
+  MAX_JSON_DEPTH = DEFAULT_MAX_JSON_DEPTH;
 
   get trustedProxies(): IpAllowList {
     return IpAllowList.parse(this.TRUSTED_PROXIES);

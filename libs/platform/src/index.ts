@@ -25,3 +25,4 @@ export {
   TIMESTAMP_PATTERN,
 } from './dates';
 export { decodeUtf8 } from './utf8-body';
+export { assertJsonDepth, DEFAULT_MAX_JSON_DEPTH, jsonDepthExceeds } from './json-depth';

@@ -1,3 +1,5 @@
+import { assertJsonDepth } from '@app/platform';
+import { CATALOG_SETTINGS, CatalogSettings } from '../../config/catalog.settings';
 import { CatalogImportService } from '../../imports/catalog-import.service';
 import { detectKind, isImportKind } from '../../imports/import-document';
 import { IMPORT_KINDS } from '../../imports/import-shapes';
@@ -11,6 +13,9 @@ export const importCommand: CliCommand = {
     allowOptions(args, ['kind']);
     const file = positional(args, 0, 'file.json');
     const text = ctx.readFile(file);
+    // The same depth rule as the import routes: the checks walk the parsed document.
+    const { MAX_JSON_DEPTH } = ctx.app.get<CatalogSettings>(CATALOG_SETTINGS);
+    assertJsonDepth(text, MAX_JSON_DEPTH, file);
     let document: unknown;
     try {
       document = JSON.parse(text);
