@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { logSafeMessage } from '@app/errors';
 import { SettingsError } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from './migration-runner';
@@ -33,7 +34,7 @@ async function main(): Promise<number> {
     );
     return 0;
   } catch (error) {
-    console.error(`migration failed: ${(error as Error).message}`);
+    console.error(`migration failed: ${logSafeMessage(error)}`);
     return 1;
   } finally {
     await dataSource.destroy();
