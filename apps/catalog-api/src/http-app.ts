@@ -31,6 +31,7 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     maxJsonDepth: settings.MAX_JSON_DEPTH,
+    maxJsonObjects: settings.MAX_JSON_OBJECTS,
     textBodyRoutes: [/^\/api\/admin\/terms\/[^/]+$/],
     beforeBodyParsing: [
       new AccessRequestGate(settings, app.get(AccessRequestRefusalsService)).middleware(),

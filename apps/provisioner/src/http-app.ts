@@ -20,6 +20,7 @@ async function create(
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     maxJsonDepth: settings.MAX_JSON_DEPTH,
+    maxJsonObjects: settings.MAX_JSON_OBJECTS,
   });
   return app;
 }

@@ -6,3 +6,4 @@ export { isDependencyUnavailable } from './dependency-errors';
 export { fromBodyParserError } from './body-parser-errors';
 export { fromDatabaseConflict, fromDatabaseInputError } from './database-input-errors';
 export { isDatabaseError, logSafeError, logSafeMessage } from './log-safe-error';
+export { CappedProblems, MAX_REPORTED_PROBLEMS } from './capped-problems';

@@ -25,4 +25,11 @@ export {
   TIMESTAMP_PATTERN,
 } from './dates';
 export { decodeUtf8 } from './utf8-body';
-export { assertJsonDepth, DEFAULT_MAX_JSON_DEPTH, jsonDepthExceeds } from './json-depth';
+export {
+  assertJsonLimits,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_MAX_JSON_OBJECTS,
+  jsonLimitPassed,
+} from './json-depth';
+export type { JsonLimits } from './json-depth';
+export { forEachTimeSliced } from './time-sliced';

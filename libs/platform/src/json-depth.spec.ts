@@ -6,7 +6,10 @@ import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createTinyHttpApp } from '../../../test/support/tiny-http-app';
 import { APP_START_MS } from '../../../test/support/timeouts';
-import { DEFAULT_MAX_JSON_DEPTH, jsonDepthExceeds } from './json-depth';
+import { DEFAULT_MAX_JSON_DEPTH, jsonLimitPassed } from './json-depth';
+
+const deeperThan = (text: Uint8Array | string, maxDepth: number) =>
+  jsonLimitPassed(text, { maxDepth, maxObjects: Infinity }) === 'depth';
 
 class Inner {
   @IsOptional()
@@ -48,25 +51,32 @@ const nestedObjects = (levels: number) =>
 const nestedArrays = (levels: number) =>
   `{"name":"x","inner":{"note":${'['.repeat(levels)}${']'.repeat(levels)}}}`;
 
-describe('jsonDepthExceeds', () => {
+describe('jsonLimitPassed', () => {
   it('counts arrays and objects, whatever their mix', () => {
-    expect(jsonDepthExceeds(Buffer.from('{"a":[{"b":[1]}]}'), 4)).toBe(false);
-    expect(jsonDepthExceeds(Buffer.from('{"a":[{"b":[1]}]}'), 3)).toBe(true);
-    expect(jsonDepthExceeds(Buffer.from('[[],[],[],[]]'), 2)).toBe(false);
-    expect(jsonDepthExceeds('1', 0)).toBe(false);
+    expect(deeperThan(Buffer.from('{"a":[{"b":[1]}]}'), 4)).toBe(false);
+    expect(deeperThan(Buffer.from('{"a":[{"b":[1]}]}'), 3)).toBe(true);
+    expect(deeperThan(Buffer.from('[[],[],[],[]]'), 2)).toBe(false);
+    expect(deeperThan('1', 0)).toBe(false);
   });
 
   it('ignores brackets inside strings, escaped quotes included, in any script', () => {
     const text = `{"a":"${'[{'.repeat(500)}\\"${'['.repeat(500)}","é🙂":"\\\\"}`;
-    expect(jsonDepthExceeds(Buffer.from(text), 1)).toBe(false);
-    expect(jsonDepthExceeds(text, 1)).toBe(false);
-    expect(jsonDepthExceeds(Buffer.from('{"a":"\\\\"}'.replace('}', ',"b":[[]]}')), 2)).toBe(true);
+    expect(deeperThan(Buffer.from(text), 1)).toBe(false);
+    expect(deeperThan(text, 1)).toBe(false);
+    expect(deeperThan(Buffer.from('{"a":"\\\\"}'.replace('}', ',"b":[[]]}')), 2)).toBe(true);
+  });
+
+  it('counts every array and object, nested or not, and none inside strings', () => {
+    const limits = { maxDepth: 64, maxObjects: 4 };
+    expect(jsonLimitPassed('{"items":[{},{}]}', limits)).toBeUndefined();
+    expect(jsonLimitPassed('{"items":[{},{},[]]}', limits)).toBe('objects');
+    expect(jsonLimitPassed('{"items":["{}{}{}{}"]}', limits)).toBeUndefined();
   });
 
   it('answers 100 MB of nesting in one pass, without a stack', () => {
     const deep = Buffer.alloc(100 * 1024 * 1024, '[');
-    expect(jsonDepthExceeds(deep, 1_000_000_000)).toBe(false);
-    expect(jsonDepthExceeds(deep, 64)).toBe(true);
+    expect(deeperThan(deep, 1_000_000_000)).toBe(false);
+    expect(deeperThan(deep, 64)).toBe(true);
   });
 });
 
@@ -115,5 +125,36 @@ describe('deeply nested JSON bodies (configureHttpApp)', () => {
     await post('/dto', nestedObjects(DEFAULT_MAX_JSON_DEPTH - 1)).expect(201, { name: 'x' });
     const brackets = JSON.stringify({ name: 'x', inner: { note: '[{'.repeat(50_000) } });
     await post('/dto', brackets).expect(201, { name: 'x' });
+  });
+});
+
+describe('JSON bodies with too many arrays and objects (configureHttpApp)', () => {
+  let app: NestExpressApplication;
+
+  beforeAll(async () => {
+    app = await createTinyHttpApp(
+      { controllers: [DeepController] },
+      { maxBodyBytes: 1 << 20, maxJsonObjects: 1000 },
+    );
+  }, APP_START_MS);
+  afterAll(() => app.close());
+
+  it('refuses them with a 400 before parsing, and takes the limit itself', async () => {
+    const records = (n: number) => `{"name":"x","inner":{"note":[${Array(n).fill('{}').join()}]}}`;
+    const refused = await request(app.getHttpServer())
+      .post('/raw')
+      .set('Content-Type', 'application/json')
+      .send(records(999));
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      status: 'Error',
+      description: 'JSON body holds more than 1000 arrays and objects',
+      more: { max_objects: 1000 },
+    });
+    await request(app.getHttpServer())
+      .post('/raw')
+      .set('Content-Type', 'application/json')
+      .send(records(997))
+      .expect(201);
   });
 });

@@ -1,4 +1,4 @@
-import { assertJsonDepth } from '@app/platform';
+import { assertJsonLimits } from '@app/platform';
 import { CATALOG_SETTINGS, CatalogSettings } from '../../config/catalog.settings';
 import { CatalogImportService } from '../../imports/catalog-import.service';
 import { detectKind, isImportKind } from '../../imports/import-document';
@@ -13,9 +13,13 @@ export const importCommand: CliCommand = {
     allowOptions(args, ['kind']);
     const file = positional(args, 0, 'file.json');
     const text = ctx.readFile(file);
-    // The same depth rule as the import routes: the checks walk the parsed document.
-    const { MAX_JSON_DEPTH } = ctx.app.get<CatalogSettings>(CATALOG_SETTINGS);
-    assertJsonDepth(text, MAX_JSON_DEPTH, file);
+    // The same limits as the import routes: parsing and checking cost per object and level.
+    const settings = ctx.app.get<CatalogSettings>(CATALOG_SETTINGS);
+    assertJsonLimits(
+      text,
+      { maxDepth: settings.MAX_JSON_DEPTH, maxObjects: settings.MAX_JSON_OBJECTS },
+      file,
+    );
     let document: unknown;
     try {
       document = JSON.parse(text);
