@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { gzipSync } from 'node:zlib';
 import { hashApiKey } from '@app/auth';
 import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
@@ -251,6 +252,71 @@ describe('the HTTP surface of both services under hostile clients', () => {
       headers: { 'X-API-Key': TEST_READ_KEY },
     });
     expect(imports.body).toMatchObject({ items: [], count: 0 });
+  });
+
+  it('refuses JSON nested past MAX_JSON_DEPTH on every route that takes a body, in every shape, before parsing', async () => {
+    const levels = 10_000;
+    const deepObject = `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const deepArray = `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    const mixed = `${'{"a":['.repeat(levels / 2)}1${']}'.repeat(levels / 2)}`;
+    // Each shape where a DTO would walk it: at the top, under a declared field, in a list.
+    const shapes: Record<string, (field: string) => string> = {
+      'objects at the top': () => deepObject,
+      'arrays at the top': () => deepArray,
+      'objects under a field': (field) => `{"${field}":${deepObject}}`,
+      'mixed under a field': (field) => `{"${field}":${mixed}}`,
+      'arrays in a list': (field) => `{"${field}":[1,${deepArray}]}`,
+      unclosed: (field) => `{"${field}":${'['.repeat(levels)}`,
+      'past a string of brackets': (field) =>
+        `{"x":"${'['.repeat(levels)}","${field}":${deepArray}}`,
+    };
+    for (const service of services()) {
+      const document = (await (
+        await fetch(`${service.base}${service.name === 'catalog-api' ? '/api/docs' : '/docs'}-json`)
+      ).json()) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
+      const routes = Object.entries(document.paths).flatMap(([path, item]) =>
+        ['post', 'put', 'patch', 'delete']
+          .filter((method) => item[method] !== undefined)
+          .map((method) => ({
+            method: method.toUpperCase(),
+            path: path.replace(/\{[^}]+\}/g, 'x1'),
+          })),
+      );
+      expect(routes.length).toBeGreaterThanOrEqual(service.name === 'catalog-api' ? 15 : 2);
+      for (const { method, path } of routes) {
+        for (const [shape, body] of Object.entries(shapes)) {
+          for (const gzip of [false, true]) {
+            const text = body(path.includes('import') ? 'dataset_id' : 'items');
+            const res = await fetch(`${service.base}${path}`, {
+              method,
+              headers: {
+                'Content-Type': 'application/json',
+                'X-API-Key': service.key,
+                ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+              },
+              body: gzip ? gzipSync(text) : text,
+            });
+            const answer = (await res.json()) as { status?: string; more?: { max_depth?: number } };
+            expect({ route: `${method} ${path}`, shape, gzip, status: res.status }).toEqual({
+              route: `${method} ${path}`,
+              shape,
+              gzip,
+              status: 400,
+            });
+            expect(answer.more?.max_depth).toBe(64);
+          }
+        }
+      }
+    }
+    // Still serving.
+    for (const service of services()) {
+      const res = await fetch(`${service.base}${service.protectedPath}`, {
+        headers: { 'X-API-Key': service.key },
+      });
+      expect(res.status).toBe(200);
+    }
   });
 
   it('answers concurrent creations of one thing with one success and 409s, never 500, and logs no SQL parameter', async () => {
