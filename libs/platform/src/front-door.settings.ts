@@ -25,7 +25,7 @@ export class FrontDoorSettings {
   @IntegerSetting(1000, DAY_MS)
   AUTH_FAILURE_WINDOW_MS = 60_000;
 
-  /** How long a blocked address gets 429 (with Retry-After) for every credentialed request. */
+  /** How long a blocked address gets 429 (with Retry-After) for every further failure. */
   @IntegerSetting(1000, DAY_MS)
   AUTH_FAILURE_BLOCK_MS = 300_000;
 
