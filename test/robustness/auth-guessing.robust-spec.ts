@@ -3,11 +3,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuthFailureLimiter } from '@app/auth';
+import { AuthFailureLimiter, hashApiKey } from '@app/auth';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
 import { portOf } from '../support/incomplete-body';
 import { CatalogTestApp, startCatalogApp, TEST_GLOBAL_KEY } from '../support/catalog-app';
-import { provisionerTestSettings, queueEnv, TEST_READ_KEY } from '../support/provisioner-app';
+import {
+  provisionerTestSettings,
+  queueEnv,
+  TEST_READ_KEY,
+  TEST_WRITE_KEY,
+} from '../support/provisioner-app';
 import { Random } from './support/random';
 
 /**
@@ -60,17 +65,28 @@ function addressOf(random: Random, i: number): string {
 
 type Variant = (key: string) => { path: string; headers: Record<string, string> };
 
+/** A request with a valid key and the status it must get (403: a scoped key off its route). */
+interface ValidRequest {
+  path: string;
+  headers: Record<string, string>;
+  status: number;
+}
+
 interface Service {
   name: string;
   ports: [number, number];
   variants: Variant[];
   validRequest: { path: string; headers: Record<string, string> };
+  /** Every kind of valid key, sent from the guessers' own addresses while they guess. */
+  sharedAddressRequests: ValidRequest[];
   limiters: AuthFailureLimiter[];
 }
 
 /**
  * Each address guesses GUESSES_PER_ADDRESS times in a row (addresses in parallel), alternating
- * replicas and variants, while one legitimate caller keeps working. Returns what was wrong.
+ * replicas and variants, while one legitimate caller keeps working from an address of its own
+ * and others, holding every kind of valid key, work from the guessers' addresses (a NAT, a
+ * proxy, the worker's host): none of them may ever be refused. Returns what was wrong.
  */
 async function guessingFamily(service: Service, seed: number): Promise<string[]> {
   const random = new Random(seed);
@@ -87,6 +103,23 @@ async function guessingFamily(service: Service, seed: number): Promise<string[]>
       if (answer.status !== 200)
         problems.push(`${service.name}: legitimate caller got ${answer.status}`);
       legitimateAnswers++;
+    }
+  })();
+  let sharedAnswers = 0;
+  const sharers = (async () => {
+    while (guessing) {
+      const request =
+        service.sharedAddressRequests[sharedAnswers % service.sharedAddressRequests.length];
+      const address = addresses[sharedAnswers % addresses.length];
+      const answer = await get(service.ports[sharedAnswers % 2], request.path, {
+        ...request.headers,
+        'X-Forwarded-For': address,
+      });
+      if (answer.status !== request.status)
+        problems.push(
+          `${service.name}: valid key from guessing address ${address} on ${request.path} got ${answer.status}`,
+        );
+      sharedAnswers++;
     }
   })();
   await eachLimited(addresses, 8, async (address) => {
@@ -121,14 +154,18 @@ async function guessingFamily(service: Service, seed: number): Promise<string[]>
   });
   guessing = false;
   await legitimate;
+  await sharers;
   if (legitimateAnswers === 0)
     problems.push(`${service.name}: the legitimate caller never got an answer`);
+  if (sharedAnswers < service.sharedAddressRequests.length)
+    problems.push(`${service.name}: only ${sharedAnswers} valid requests from guessing addresses`);
   const blocked = service.limiters.reduce((n, limiter) => n + limiter.blockedClients, 0);
   if (blocked > 2 * ADDRESSES)
     problems.push(`${service.name}: ${blocked} blocked clients remembered`);
   process.stdout.write(
     `${service.name}: ${ADDRESSES} addresses × ${GUESSES_PER_ADDRESS} guesses over 2 replicas, ` +
-      `${legitimateAnswers} legitimate requests meanwhile, ${blocked} blocked clients remembered\n`,
+      `${legitimateAnswers} legitimate requests meanwhile and ${sharedAnswers} with valid keys ` +
+      `from the guessing addresses, ${blocked} blocked clients remembered\n`,
   );
   return problems;
 }
@@ -146,10 +183,12 @@ describe('guessing keys and tokens', () => {
   describe('catalog-api', () => {
     let a: CatalogTestApp;
     let b: CatalogTestApp;
+    const registrationKey = randomBytes(24).toString('base64url');
 
     beforeAll(async () => {
-      a = await startCatalogApp(common);
-      b = await startCatalogApp(common, a.databaseUrl);
+      const env = { ...common, REGISTRATION_API_KEY_SHA256: hashApiKey(registrationKey) };
+      a = await startCatalogApp(env);
+      b = await startCatalogApp(env, a.databaseUrl);
     });
     afterAll(async () => {
       await b.close();
@@ -166,6 +205,12 @@ describe('guessing keys and tokens', () => {
             (token) => ({ path: '/api/users', headers: { Authorization: `Bearer ${token}` } }),
           ],
           validRequest: { path: '/api/projects', headers: { 'X-API-Key': TEST_GLOBAL_KEY } },
+          sharedAddressRequests: [
+            { path: '/api/projects', headers: { 'X-API-Key': TEST_GLOBAL_KEY }, status: 200 },
+            { path: `/api/cohorts?API_KEY=${TEST_GLOBAL_KEY}`, headers: {}, status: 200 },
+            // The registration key is known (it passed) when refused off its route with 403.
+            { path: '/api/projects', headers: { 'X-API-Key': registrationKey }, status: 403 },
+          ],
           limiters: [a.app.get(AuthFailureLimiter), b.app.get(AuthFailureLimiter)],
         },
         Number(process.env.ROBUSTNESS_SEED ?? 20261122),
@@ -203,6 +248,11 @@ describe('guessing keys and tokens', () => {
           ports: [await portOf(a.getHttpServer()), await portOf(b.getHttpServer())],
           variants: [...apiKeyVariants('/imports'), ...apiKeyVariants('/admin/queues')],
           validRequest: { path: '/imports', headers: { 'X-API-Key': TEST_READ_KEY } },
+          sharedAddressRequests: [
+            { path: '/imports', headers: { 'X-API-Key': TEST_READ_KEY }, status: 200 },
+            { path: '/imports', headers: { 'X-API-Key': TEST_WRITE_KEY }, status: 200 },
+            { path: `/admin/queues?API_KEY=${TEST_WRITE_KEY}`, headers: {}, status: 200 },
+          ],
           limiters: [a.get(AuthFailureLimiter), b.get(AuthFailureLimiter)],
         },
         Number(process.env.ROBUSTNESS_SEED ?? 20261122) + 1,

@@ -1,4 +1,6 @@
 import { DataSource } from 'typeorm';
+import { gzipSync } from 'node:zlib';
+import { hashApiKey } from '@app/auth';
 import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
 import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
@@ -250,6 +252,139 @@ describe('the HTTP surface of both services under hostile clients', () => {
       headers: { 'X-API-Key': TEST_READ_KEY },
     });
     expect(imports.body).toMatchObject({ items: [], count: 0 });
+  });
+
+  it('refuses JSON nested past MAX_JSON_DEPTH on every route that takes a body, in every shape, before parsing', async () => {
+    const levels = 10_000;
+    const deepObject = `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const deepArray = `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    const mixed = `${'{"a":['.repeat(levels / 2)}1${']}'.repeat(levels / 2)}`;
+    // Each shape where a DTO would walk it: at the top, under a declared field, in a list.
+    const shapes: Record<string, (field: string) => string> = {
+      'objects at the top': () => deepObject,
+      'arrays at the top': () => deepArray,
+      'objects under a field': (field) => `{"${field}":${deepObject}}`,
+      'mixed under a field': (field) => `{"${field}":${mixed}}`,
+      'arrays in a list': (field) => `{"${field}":[1,${deepArray}]}`,
+      unclosed: (field) => `{"${field}":${'['.repeat(levels)}`,
+      'past a string of brackets': (field) =>
+        `{"x":"${'['.repeat(levels)}","${field}":${deepArray}}`,
+    };
+    for (const service of services()) {
+      const document = (await (
+        await fetch(`${service.base}${service.name === 'catalog-api' ? '/api/docs' : '/docs'}-json`)
+      ).json()) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
+      const routes = Object.entries(document.paths).flatMap(([path, item]) =>
+        ['post', 'put', 'patch', 'delete']
+          .filter((method) => item[method] !== undefined)
+          .map((method) => ({
+            method: method.toUpperCase(),
+            path: path.replace(/\{[^}]+\}/g, 'x1'),
+          })),
+      );
+      expect(routes.length).toBeGreaterThanOrEqual(service.name === 'catalog-api' ? 15 : 2);
+      for (const { method, path } of routes) {
+        for (const [shape, body] of Object.entries(shapes)) {
+          for (const gzip of [false, true]) {
+            const text = body(path.includes('import') ? 'dataset_id' : 'items');
+            const res = await fetch(`${service.base}${path}`, {
+              method,
+              headers: {
+                'Content-Type': 'application/json',
+                'X-API-Key': service.key,
+                ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+              },
+              body: gzip ? gzipSync(text) : text,
+            });
+            const answer = (await res.json()) as { status?: string; more?: { max_depth?: number } };
+            expect({ route: `${method} ${path}`, shape, gzip, status: res.status }).toEqual({
+              route: `${method} ${path}`,
+              shape,
+              gzip,
+              status: 400,
+            });
+            expect(answer.more?.max_depth).toBe(64);
+          }
+        }
+      }
+    }
+    // Still serving.
+    for (const service of services()) {
+      const res = await fetch(`${service.base}${service.protectedPath}`, {
+        headers: { 'X-API-Key': service.key },
+      });
+      expect(res.status).toBe(200);
+    }
+  });
+
+  it('answers concurrent creations of one thing with one success and 409s, never 500, and logs no SQL parameter', async () => {
+    const [{ elu_accession: dataset }] = await catalogData.query<{ elu_accession: string }[]>(
+      'SELECT elu_accession FROM datasets ORDER BY id DESC LIMIT 1',
+    );
+    const emails = Array.from({ length: 30 }, (_, i) => `racer-${i}@race.example`);
+    // Each family: 30 requests at once that all want the same unique thing.
+    const families: { name: string; path: string; body: (i: number) => unknown }[] = [
+      {
+        name: 'one username',
+        path: '/api/admin/users',
+        body: (i) => ({ username: 'race.one', first_name: 'R', last_name: 'R', email: emails[i] }),
+      },
+      {
+        name: 'one oidc_id',
+        path: '/api/admin/users',
+        body: (i) => ({
+          username: `race.oidc.${i}`,
+          first_name: 'R',
+          last_name: 'R',
+          email: emails[i],
+          oidc_id: 'race-subject',
+        }),
+      },
+      {
+        name: 'one endpoint name, in any case',
+        path: '/api/admin/endpoints',
+        body: (i) => ({
+          name: i % 2 === 0 ? 'Race Catalog' : 'race catalog',
+          url_pattern: 'https://race.example/${entity_id}',
+        }),
+      },
+      {
+        name: 'one exposure',
+        path: '/api/admin/exposures',
+        body: () => ({ dataset, endpoint: 'Race Catalog', form_id: 1 }),
+      },
+    ];
+    const ids: string[] = [];
+    const created: string[] = [];
+    for (const family of families) {
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          const res = await fetch(`${catalog.base}${family.path}`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', 'X-API-Key': KEYS.global },
+            body: JSON.stringify(family.body(i)),
+          });
+          ids.push(res.headers.get('x-request-id')!);
+          const body = (await res.json()) as { api_key?: string; status?: string };
+          if (body.api_key !== undefined) created.push(body.api_key);
+          return { status: res.status, body };
+        }),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      expect({ family: family.name, statuses }).toEqual({
+        family: family.name,
+        statuses: [201, ...Array<number>(29).fill(409)],
+      });
+      for (const refused of answers.filter((a) => a.status === 409))
+        expect(refused.body.status).toBe('Error');
+    }
+    await logLines(catalog, ids);
+    const output = catalog.process.output();
+    for (const secret of [...emails, ...created, ...created.map(hashApiKey)])
+      expect(output).not.toContain(secret);
+    expect(output).not.toMatch(/"parameters"|already exists/);
   });
 
   it('refuses days and times that do not exist, naming the field, and writes nothing', async () => {

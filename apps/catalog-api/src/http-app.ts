@@ -30,6 +30,8 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   useHttpMetrics(app);
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,
+    maxJsonDepth: settings.MAX_JSON_DEPTH,
+    maxJsonObjects: settings.MAX_JSON_OBJECTS,
     textBodyRoutes: [/^\/api\/admin\/terms\/[^/]+$/],
     beforeBodyParsing: [
       new AccessRequestGate(settings, app.get(AccessRequestRefusalsService)).middleware(),

@@ -534,4 +534,39 @@ describe('catalog administration routes', () => {
       expect(res.body.more.errors[0].parameter).toBe(parameter);
     });
   });
+
+  // Last: the users it creates would show first in the audit trail the tests above read.
+  describe('concurrent writes', () => {
+    it('30 concurrent creations of one user: one 201, every other one 409, one row', async () => {
+      for (const [field, value] of [
+        ['username', 'race.user'],
+        ['oidc_id', 'race-subject'],
+      ] as const) {
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            w.post('/api/admin/users', {
+              username: field === 'username' ? value : `race.${i}`,
+              first_name: 'R',
+              last_name: 'R',
+              email: `race${i}@x.org`,
+              ...(field === 'oidc_id' ? { oidc_id: value } : {}),
+            }),
+          ),
+        );
+        const statuses = results.map((r) => r.status).sort();
+        expect({ field, statuses }).toEqual({
+          field,
+          statuses: [201, ...Array<number>(29).fill(409)],
+        });
+        for (const conflict of results.filter((r) => r.status === 409)) {
+          expect(conflict.body).toMatchObject({ status: 'Error', more: { field } });
+        }
+        const rows = await t.dataSource.query<unknown[]>(
+          `SELECT id FROM users WHERE ${field} = $1`,
+          [value],
+        );
+        expect(rows).toHaveLength(1);
+      }
+    });
+  });
 });

@@ -125,6 +125,14 @@ describe('npm run catalog: the command-line tool', () => {
     expect(unknown).toMatchObject({ code: 1 });
     expect(unknown.err).toContain('pass --kind');
     expect((await cli('import', 'partners.json', '--kind', 'planets')).code).toBe(1);
+    // The routes' JSON limits: a nest past MAX_JSON_DEPTH is refused before it is parsed.
+    const deep = await cli(
+      'import',
+      file('deep.json', `{"items":[{"name":${'['.repeat(10_000)}${']'.repeat(10_000)}}]}`),
+      '--kind',
+      'partners',
+    );
+    expect(deep).toMatchObject({ code: 1, err: 'deep.json is nested deeper than 64 levels\n' });
   });
 
   it('import and load-vocabulary: a file that is not UTF-8 exits 1 naming it and its line, nothing written', async () => {

@@ -63,3 +63,57 @@ describe('catalog imports: documents larger than one statement can carry', () =>
     await w.patch('/api/partners', document).expect(405);
   }, 120_000);
 });
+
+/**
+ * Documents whose every record is wrong: the answer lists the first MAX_REPORTED_PROBLEMS
+ * problems and counts the rest, so its size does not grow with the document.
+ */
+describe('catalog imports: documents with a problem in every record', () => {
+  const LISTED = 1000;
+  let t: CatalogTestApp;
+  let w: ReturnType<typeof writer>;
+  beforeAll(async () => {
+    t = await startCatalogApp();
+    w = writer(t.server);
+  });
+  afterAll(() => t.close());
+
+  const post = (path: string, text: string) =>
+    w.post(path, undefined).set('Content-Type', 'application/json').send(text);
+
+  it.each([
+    ['200,000 partners of one name', '/api/partners', 200_000, '{"name":"Twin"}', 199_999],
+    [
+      '200,000 datasets of one external id',
+      '/api/datasets',
+      200_000,
+      '{"name":"D","external_id":"X"}',
+      0,
+    ],
+    ['500,000 empty partners', '/api/partners', 500_000, '{}', 500_000],
+  ])(
+    '%s: a 400 listing 1,000 problems and counting all',
+    async (_what, path, n, item, atLeast) => {
+      const res = await post(path, `{"items":[${Array<string>(n).fill(item).join()}]}`);
+      expect(res.status).toBe(400);
+      expect(res.body.more.errors).toHaveLength(LISTED);
+      expect(res.body.more.error_count).toBeGreaterThanOrEqual(Math.max(atLeast, LISTED + 1));
+      expect(res.body.description).toBe(`Invalid input: ${res.body.more.error_count} problems`);
+      expect(res.text.length).toBeLessThan(200_000);
+      const [{ n: written }] = await t.dataSource.query<{ n: string }[]>(
+        'SELECT (SELECT count(*) FROM partners) + (SELECT count(*) FROM datasets) AS n',
+      );
+      expect(Number(written)).toBe(0);
+    },
+    120_000,
+  );
+
+  it('refuses a document of more arrays and objects than MAX_JSON_OBJECTS before parsing it', async () => {
+    const res = await post(
+      '/api/partners',
+      `{"items":[${Array<string>(1_000_000).fill('{}').join()}]}`,
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.more).toEqual({ max_objects: 1_000_000 });
+  });
+});

@@ -17,7 +17,11 @@ async function create(
     bodyParser: false,
   });
   useHttpMetrics(app);
-  configureHttpApp(app, { maxBodyBytes: settings.MAX_BODY_BYTES });
+  configureHttpApp(app, {
+    maxBodyBytes: settings.MAX_BODY_BYTES,
+    maxJsonDepth: settings.MAX_JSON_DEPTH,
+    maxJsonObjects: settings.MAX_JSON_OBJECTS,
+  });
   return app;
 }
 

@@ -97,10 +97,13 @@ describe.each(['redis', 'postgres'] as const)(
         description: 'Too many failed authentications from this address; retry later',
         more: {},
       });
-      await from(b, client).set('X-API-Key', TEST_WRITE_KEY).expect(429);
-      await from(b, client, `/admin/queues?API_KEY=${TEST_WRITE_KEY}`).expect(429);
       await from(a, client).set('X-API-Key', 'guess-5').expect(429);
-      await from(a, client).set('X-API-Key', TEST_READ_KEY).expect(429);
+      await from(a, client, '/admin/queues?API_KEY=guess-6').expect(429);
+      // Valid keys behind the same address are never refused for the guesser's failures.
+      await from(b, client).set('X-API-Key', TEST_WRITE_KEY).expect(200);
+      await from(b, client, `/admin/queues?API_KEY=${TEST_WRITE_KEY}`).expect(200);
+      await from(a, client).set('X-API-Key', TEST_READ_KEY).expect(200);
+      await from(a, client).set('X-API-Key', 'guess-7').expect(429);
       await from(a, '203.0.113.2').set('X-API-Key', TEST_READ_KEY).expect(200);
     });
 

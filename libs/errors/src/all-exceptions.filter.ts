@@ -5,7 +5,7 @@ import { AppError } from './app-error';
 import { allowedMethodsFor } from './allowed-methods';
 import { isDependencyUnavailable } from './dependency-errors';
 import { fromBodyParserError } from './body-parser-errors';
-import { fromDatabaseInputError } from './database-input-errors';
+import { fromDatabaseConflict, fromDatabaseInputError } from './database-input-errors';
 import {
   MethodNotAllowedError,
   NotFoundError,
@@ -42,6 +42,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) return this.fromHttpException(exception, req);
     const fromParser = fromBodyParserError(exception);
     if (fromParser) return fromParser;
+    const conflict = fromDatabaseConflict(exception);
+    if (conflict) return conflict;
     const fromDatabase = fromDatabaseInputError(exception);
     if (fromDatabase) {
       // A 400 for the client, but also a validation gap worth closing: keep a trace of it.

@@ -1,5 +1,6 @@
 import { AppError } from './app-error';
 import { fromBodyParserError } from './body-parser-errors';
+import { CappedProblems, MAX_REPORTED_PROBLEMS } from './capped-problems';
 import {
   BadRequestError,
   ForbiddenError,
@@ -86,6 +87,20 @@ describe('error classes', () => {
       const error = new ValidationFailedError(errors);
       expect(error.description).toBe('Invalid input: 2 problems');
       expect(error.toEnvelope().more).toEqual({ errors });
+    });
+
+    it('lists at most 1,000 problems and counts them all, from a list or a CappedProblems', () => {
+      const many = Array.from({ length: 250_000 }, (_, index) => ({ index, message: 'bad' }));
+      const capped = new CappedProblems();
+      for (const problem of many) capped.add(problem);
+      for (const error of [new ValidationFailedError(many), new ValidationFailedError(capped)]) {
+        expect(error.description).toBe('Invalid input: 250000 problems');
+        const more = error.toEnvelope().more as { errors: unknown[]; error_count: number };
+        expect(more.errors).toEqual(many.slice(0, MAX_REPORTED_PROBLEMS));
+        expect(more.error_count).toBe(250_000);
+      }
+      expect(capped.listed).toHaveLength(MAX_REPORTED_PROBLEMS);
+      expect(MAX_REPORTED_PROBLEMS).toBe(1000);
     });
 
     it('takes an explicit description', () => {

@@ -1,4 +1,5 @@
 import { AppError, FieldProblem } from './app-error';
+import { CappedProblems, MAX_REPORTED_PROBLEMS } from './capped-problems';
 
 export class BadRequestError extends AppError {
   constructor(description: string, more: Record<string, unknown> = {}) {
@@ -6,17 +7,28 @@ export class BadRequestError extends AppError {
   }
 }
 
-/** 400 with the full list of problems in `more.errors`, so a client can fix everything at once. */
+/**
+ * 400 with the list of problems in `more.errors`, so a client can fix everything at once: at
+ * most `MAX_REPORTED_PROBLEMS` of them, and then `more.error_count` says how many there were.
+ */
 export class ValidationFailedError extends AppError {
-  constructor(
-    readonly errors: FieldProblem[],
-    description = ValidationFailedError.summarise(errors),
-  ) {
-    super(400, 'validation_failed', description, { errors });
+  readonly errors: FieldProblem[];
+
+  constructor(errors: readonly FieldProblem[] | CappedProblems, description?: string) {
+    const listed = errors instanceof CappedProblems ? errors.listed : errors;
+    const count = errors instanceof CappedProblems ? errors.count : errors.length;
+    const shown = listed.slice(0, MAX_REPORTED_PROBLEMS);
+    super(
+      400,
+      'validation_failed',
+      description ?? ValidationFailedError.summarise(shown, count),
+      count > shown.length ? { errors: shown, error_count: count } : { errors: shown },
+    );
+    this.errors = shown;
   }
 
-  private static summarise(errors: FieldProblem[]): string {
-    if (errors.length !== 1) return `Invalid input: ${errors.length} problems`;
+  private static summarise(errors: FieldProblem[], count: number): string {
+    if (count !== 1) return `Invalid input: ${count} problems`;
     const [only] = errors;
     const where = only.parameter ?? only.field;
     const at = only.index === undefined ? '' : `item ${only.index}: `;

@@ -2,6 +2,7 @@ import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express
 import express, { json, NextFunction, Request, RequestHandler, Response, text } from 'express';
 import { Logger } from 'nestjs-pino';
 import { BodyParsingInterceptor } from './body-parsing.interceptor';
+import { assertJsonLimits, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_JSON_OBJECTS } from './json-depth';
 import { lingeringClose } from './lingering-close';
 import { answerClientErrors } from './client-errors';
 import { requestId } from './logging.module';
@@ -16,6 +17,10 @@ import {
 
 export interface HttpAppOptions {
   maxBodyBytes: number;
+  /** Deepest nesting of arrays and objects in a JSON body (400 beyond; MAX_JSON_DEPTH). */
+  maxJsonDepth?: number;
+  /** Most arrays and objects in one JSON body (400 beyond; MAX_JSON_OBJECTS). */
+  maxJsonObjects?: number;
   /** Routes that take a plain-text body (e.g. vocabulary uploads); all others take JSON only. */
   textBodyRoutes?: RegExp[];
   /**
@@ -99,12 +104,22 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.use(lingeringClose);
   for (const handler of options.beforeBodyParsing ?? []) app.use(handler);
   const textBodyRoutes = options.textBodyRoutes ?? [];
+  const jsonLimits = {
+    maxDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    maxObjects: options.maxJsonObjects ?? DEFAULT_MAX_JSON_OBJECTS,
+  };
+  const checkUtf8 = rejectInvalidUtf8('json');
   const jsonParser = (limit: number) =>
     withOurErrors(
       json({
         limit,
         type: ['application/json', 'application/*+json'],
-        verify: rejectInvalidUtf8('json'),
+        // The raw bytes, before JSON.parse: depth and count first (one linear scan), so
+        // nothing that walks the parsed value (the UTF-8 report included) meets a deep one.
+        verify: (req, res, body, encoding) => {
+          assertJsonLimits(body, jsonLimits);
+          checkUtf8(req, res, body, encoding);
+        },
       }),
     );
   const bodySteps = [requireJsonBodies(textBodyRoutes)];

@@ -27,3 +27,11 @@ export {
 export { decodeUtf8 } from './utf8-body';
 export * from './input';
 export { answersHelp } from './cli-help';
+export {
+  assertJsonLimits,
+  DEFAULT_MAX_JSON_DEPTH,
+  DEFAULT_MAX_JSON_OBJECTS,
+  jsonLimitPassed,
+} from './json-depth';
+export type { JsonLimits } from './json-depth';
+export { forEachTimeSliced } from './time-sliced';

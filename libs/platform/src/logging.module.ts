@@ -3,6 +3,7 @@ import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { redactApiKeys } from '@app/auth';
+import { logSafeError } from '@app/errors';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -113,6 +114,8 @@ export class LoggingModule {
             },
             serializers: {
               req: serializeRequest,
+              // Every `{ err }` of every logger: database errors without their SQL parameters.
+              err: logSafeError,
             },
             // Health probes every few seconds would drown the useful lines.
             autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') },

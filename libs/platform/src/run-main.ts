@@ -1,3 +1,4 @@
+import { logSafeError } from '@app/errors';
 import { SettingsError } from './settings';
 
 /**
@@ -9,7 +10,7 @@ export function runMain(main: () => Promise<void>): void {
     if (error instanceof SettingsError) {
       console.error(error.message);
     } else {
-      console.error('start-up failed:', error);
+      console.error('start-up failed:', logSafeError(error));
     }
     process.exit(1);
   });

@@ -107,8 +107,16 @@ function body(random: Random, maxBodyBytes: number): BodyChoice {
       return { contentType: 'application/json', body: Buffer.from(random.pick(['{', '{"a":', '[1,2', 'nul', '{"a":1,}', "{'a':1}", '\u0000', '{"a":"\\x"}'])), note: 'malformed JSON' };
     case 1:
       return { contentType: 'application/json', body: Buffer.alloc(maxBodyBytes + 1024, 0x20), note: 'oversized body' };
-    case 2:
-      return { contentType: 'application/json', body: Buffer.from(deepNesting(100_000)), note: 'deeply nested JSON' };
+    case 2: {
+      // Deep under a field a DTO declares, where the validation pipe would walk it.
+      const field = random.pick(['items', 'name', 'username', 'groups', 'dataset_id', 'submission', 'user', 'x']);
+      const deep = random.pick([
+        deepNesting(random.int(100_000) + 65),
+        `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`,
+        `${'[{"a":'.repeat(5_000)}1${'}]'.repeat(5_000)}`,
+      ]);
+      return { contentType: 'application/json', body: Buffer.from(random.chance(0.3) ? deep : `{"${field}":${deep}}`), note: 'deeply nested JSON' };
+    }
     case 3:
       return { contentType: 'application/json', body: Buffer.from('{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}'), note: 'prototype pollution' };
     case 4:

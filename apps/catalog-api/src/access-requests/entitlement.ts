@@ -203,7 +203,11 @@ export function byEntitlementKey(rows: Entitlement[]): KeyedEntitlement[] {
     else entry.rowEnds.push(row.endTime);
   });
   return [...keyed.values()].map(({ open, ...entry }) => {
-    const endTime = open || entry.rowEnds.length === 0 ? null : Math.max(...entry.rowEnds);
+    // reduce, not Math.max(...rowEnds): one argument per row of the batch overflows the stack.
+    const endTime =
+      open || entry.rowEnds.length === 0
+        ? null
+        : entry.rowEnds.reduce((a, b) => Math.max(a, b), -Infinity);
     return { ...entry, endTime, endDate: endTime === null ? null : utcDateOf(endTime) };
   });
 }

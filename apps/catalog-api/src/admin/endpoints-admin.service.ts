@@ -4,6 +4,8 @@ import { generateApiKey, hashApiKey } from '@app/auth';
 import { ConflictError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { ENDPOINT_KEY_LENGTH } from '../auth/catalog-key.resolver';
+import { ADVISORY_LOCKS } from '../common/advisory-locks';
+import { DatabaseRepository } from '../database/database.repository';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
 import { conflictOnDuplicate } from './admin-input';
 import type { CreateEndpointBody } from './admin-catalog.dto';
@@ -22,6 +24,7 @@ export class EndpointsAdminService {
     private readonly dataSource: DataSource,
     private readonly endpoints: EndpointsRepository,
     private readonly audit: AuditService,
+    private readonly database: DatabaseRepository,
   ) {}
 
   async create(input: CreateEndpointBody, actor: AuditActor): Promise<EndpointCreated> {
@@ -30,6 +33,7 @@ export class EndpointsAdminService {
     return conflictOnDuplicate(
       () =>
         this.dataSource.transaction(async (m) => {
+          await this.database.lockForTransaction(m, ADVISORY_LOCKS.endpointNames);
           if (await this.endpoints.nameTaken(m, input.name ?? ''))
             throw new ConflictError(conflict);
           const id = await this.endpoints.insert(

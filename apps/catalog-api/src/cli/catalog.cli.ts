@@ -1,3 +1,4 @@
+import { logSafeError } from '@app/errors';
 import { runCli } from './run-cli';
 
 /** `npm run catalog -- <command>`; in the image: `node dist/apps/catalog-api/apps/catalog-api/src/cli/catalog.cli.js`. */
@@ -9,6 +10,6 @@ runCli(process.argv.slice(2), process.env, {
   // Exit explicitly: a scheduler or pool left open must not keep a finished command running.
   .then((code) => process.exit(code))
   .catch((error: unknown) => {
-    console.error('unexpected failure:', error);
+    console.error('unexpected failure:', logSafeError(error));
     process.exit(1);
   });

@@ -2,7 +2,12 @@ import { NestFactory } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { AppError, isDependencyUnavailable, ServiceUnavailableError } from '@app/errors';
+import {
+  AppError,
+  fromDatabaseConflict,
+  isDependencyUnavailable,
+  ServiceUnavailableError,
+} from '@app/errors';
 import { decodeUtf8, SettingsError } from '@app/platform';
 import { CatalogAppModule } from '../app.module';
 import { CatalogSettings, loadCatalogSettings } from '../config/catalog.settings';
@@ -114,7 +119,9 @@ export async function runCli(
     );
     io.out(JSON.stringify(result, null, 2));
     return EXIT_OK;
-  } catch (error) {
+  } catch (thrown) {
+    // A command racing another writer gets the API's 409, not a stack trace.
+    const error = fromDatabaseConflict(thrown) ?? thrown;
     if (error instanceof CliUsageError) {
       io.err(
         `${command.name}: ${error.message}\nUsage: npm run catalog -- ${command.name} ${command.usage}`,

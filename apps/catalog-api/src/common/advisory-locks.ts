@@ -9,4 +9,9 @@ export const ADVISORY_LOCKS = {
   idpSync: 731_104_102,
   /** Held while expired accesses are terminated. */
   accessExpiry: 731_104_103,
+  /**
+   * Held while an endpoint is created: names are unique whatever their case, which the table's
+   * constraint (case-sensitive) cannot say, so the check and the insert must not interleave.
+   */
+  endpointNames: 731_104_104,
 } as const;

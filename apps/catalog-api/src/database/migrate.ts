@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { answersHelp, SettingsError } from '@app/platform';
+import { logSafeMessage } from '@app/errors';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from './migration-runner';
 import { buildTypeOrmOptions } from './typeorm-options';
@@ -41,7 +42,7 @@ async function main(): Promise<number> {
     );
     return 0;
   } catch (error) {
-    console.error(`migration failed: ${(error as Error).message}`);
+    console.error(`migration failed: ${logSafeMessage(error)}`);
     return 1;
   } finally {
     await dataSource.destroy();

@@ -33,7 +33,7 @@ export class CatalogImportService {
   ) {}
 
   async import(kind: ImportKind, body: unknown, actor: AuditActor): Promise<ImportResult> {
-    const items = parseDocument(kind, body);
+    const items = await parseDocument(kind, body);
     try {
       return await this.dataSource.transaction(async (manager) => {
         await this.database.lockForTransaction(manager, IMPORT_LOCK_ID);

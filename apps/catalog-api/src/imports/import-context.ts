@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { FieldProblem, ValidationFailedError } from '@app/errors';
+import { CappedProblems, ValidationFailedError } from '@app/errors';
 import type { AuditActor, AuditRecord } from '../audit/audit.service';
 import type { ImportRepositories } from './import-repositories';
 
@@ -9,7 +9,8 @@ import type { ImportRepositories } from './import-repositories';
  * the importers write through (always with `manager`).
  */
 export class ImportContext {
-  readonly problems: FieldProblem[] = [];
+  /** The first MAX_REPORTED_PROBLEMS kept, all counted: a document of any size stays bounded. */
+  readonly problems = new CappedProblems();
   readonly audit: AuditRecord[] = [];
   created = 0;
   updated = 0;
@@ -21,12 +22,12 @@ export class ImportContext {
   ) {}
 
   problem(index: number, field: string, message: string): void {
-    this.problems.push({ index, field, message });
+    this.problems.add({ index, field, message });
   }
 
   /** Ends the import (and rolls its transaction back) when anything was wrong. */
   throwIfProblems(): void {
-    if (this.problems.length > 0) throw new ValidationFailedError(this.problems);
+    if (this.problems.count > 0) throw new ValidationFailedError(this.problems);
   }
 
   recordWrite(

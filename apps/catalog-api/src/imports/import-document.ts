@@ -1,4 +1,5 @@
-import { FieldProblem, ValidationFailedError } from '@app/errors';
+import { CappedProblems, ValidationFailedError } from '@app/errors';
+import { forEachTimeSliced } from '@app/platform';
 import { datasetItemProblems } from './dataset-rules';
 import { DatasetInput, IMPORT_KINDS, ITEM_SHAPES, ImportKind } from './import-shapes';
 import type { ShapeProblem } from './shape';
@@ -8,9 +9,11 @@ const IGNORED_TOP_LEVEL = new Set(['$schema']);
 
 /**
  * Checks the whole document's structure before anything touches the database: every problem
- * of every item, with its index and field path.
+ * of every item, with its index and field path (the first MAX_REPORTED_PROBLEMS listed, all
+ * counted). The records are checked in slices of the event loop, so health probes and other
+ * requests are answered while a large document is checked.
  */
-export function parseDocument(kind: ImportKind, body: unknown): unknown[] {
+export async function parseDocument(kind: ImportKind, body: unknown): Promise<unknown[]> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ValidationFailedError([
       { field: 'items', message: 'the body must be an object {"items": [...]}' },
@@ -19,25 +22,30 @@ export function parseDocument(kind: ImportKind, body: unknown): unknown[] {
   const document = body as Record<string, unknown>;
   // Partner and cohort exports wrap their records in `results`: accepted so they import as is.
   const wrapper = 'items' in document || !('results' in document) ? 'items' : 'results';
-  const problems: FieldProblem[] = Object.keys(document)
-    .filter((key) => key !== wrapper && !IGNORED_TOP_LEVEL.has(key))
-    .map((key) => ({ field: key, message: 'unknown field' }));
+  const problems = new CappedProblems();
+  for (const key of Object.keys(document)) {
+    if (key !== wrapper && !IGNORED_TOP_LEVEL.has(key))
+      problems.add({ field: key, message: 'unknown field' });
+  }
   const records = document[wrapper];
   if (!Array.isArray(records)) {
-    problems.push({ field: 'items', message: 'is required and must be an array' });
+    problems.add({ field: 'items', message: 'is required and must be an array' });
     throw new ValidationFailedError(problems);
   }
   const shape = ITEM_SHAPES[kind];
-  const items = records.map((item: unknown, index) => {
+  const items = new Array<unknown>(records.length);
+  const duplicates = duplicateFinder(kind, problems);
+  await forEachTimeSliced(records, (item: unknown, index) => {
     const found: ShapeProblem[] = [];
     const parsed = shape.parse(item, '', found);
     if (kind === 'datasets' && parsed !== undefined)
-      found.push(...datasetItemProblems(parsed as DatasetInput));
-    for (const p of found) problems.push({ index, field: p.path || undefined, message: p.message });
-    return parsed;
+      for (const p of datasetItemProblems(parsed as DatasetInput)) found.push(p);
+    for (const p of found) problems.add({ index, field: p.path || undefined, message: p.message });
+    items[index] = parsed;
   });
-  problems.push(...duplicateProblems(kind, records));
-  if (problems.length > 0) throw new ValidationFailedError(problems);
+  // After every item's own problems, as before: duplicates are listed together with them.
+  await forEachTimeSliced(records, duplicates);
+  if (problems.count > 0) throw new ValidationFailedError(problems);
   return items;
 }
 
@@ -50,11 +58,13 @@ const UNIQUE_FIELDS: Record<ImportKind, string[]> = {
   contracts: [],
 };
 
-/** Runs on the raw items, so duplicates are listed together with every other problem. */
-function duplicateProblems(kind: ImportKind, records: unknown[]): FieldProblem[] {
-  const problems: FieldProblem[] = [];
+/** Runs on the raw items, one at a time, so duplicates are listed with every other problem. */
+function duplicateFinder(
+  kind: ImportKind,
+  problems: CappedProblems,
+): (record: unknown, index: number) => void {
   const seen = new Map<string, number>();
-  records.forEach((record, index) => {
+  return (record, index) => {
     if (record === null || typeof record !== 'object') return;
     for (const field of UNIQUE_FIELDS[kind]) {
       const value = (record as Record<string, unknown>)[field];
@@ -62,10 +72,9 @@ function duplicateProblems(kind: ImportKind, records: unknown[]): FieldProblem[]
       const key = `${field}\u0000${value.trim().toLowerCase()}`;
       const first = seen.get(key);
       if (first === undefined) seen.set(key, index);
-      else problems.push({ index, field, message: `duplicates item ${first} of this document` });
+      else problems.add({ index, field, message: `duplicates item ${first} of this document` });
     }
-  });
-  return problems;
+  };
 }
 
 /**

@@ -53,7 +53,7 @@ export class ContactWriter {
       ...(person.address !== undefined ? { address: person.address } : {}),
       ...(person.phone !== undefined ? { phone: person.phone } : {}),
     };
-    if (this.ctx.problems.length > 0) return id ?? 0;
+    if (this.ctx.problems.count > 0) return id ?? 0;
     if (id === undefined) id = await contacts.insert(m, values);
     else await contacts.update(m, id, values);
     if (person.partnerIds !== undefined) await contacts.setPartners(m, id, person.partnerIds);

@@ -81,12 +81,14 @@ async function accessionsUsedElsewhere(
  * sequence never hands the same accession out again.
  */
 export async function reserveAccessions(ctx: ImportContext, accessions: string[]): Promise<void> {
-  const numbers = accessions.flatMap((a) => {
-    const match = /^ELU_I_(\d{1,15})$/.exec(a);
-    return match ? [Number(match[1])] : [];
-  });
-  if (numbers.length === 0) return;
-  await ctx.repos.tracked.reserveAccessionsUpTo(ctx.manager, Math.max(...numbers));
+  // A loop, not Math.max(...numbers): a document's worth of arguments overflows the stack.
+  let highest = -1;
+  for (const accession of accessions) {
+    const match = /^ELU_I_(\d{1,15})$/.exec(accession);
+    if (match) highest = Math.max(highest, Number(match[1]));
+  }
+  if (highest < 0) return;
+  await ctx.repos.tracked.reserveAccessionsUpTo(ctx.manager, highest);
 }
 
 /** Reports items of one document that share a natural key or an external id. */

@@ -6,6 +6,7 @@ import { Inject } from '@nestjs/common';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { ImportProducer } from './import.producer';
+import { logSafeMessage } from '@app/errors';
 
 /**
  * The scheduled run: for every source, every eligible submission without a collection, then
@@ -28,7 +29,7 @@ export class ImportSyncService {
       try {
         queued += await this.syncSource(source);
       } catch (error) {
-        this.logger.warn(`sync of source ${source.name} failed: ${(error as Error).message}`);
+        this.logger.warn(`sync of source ${source.name} failed: ${logSafeMessage(error)}`);
       }
     }
     return { queued };

@@ -27,6 +27,7 @@ import {
   IMPORTS_QUEUE,
 } from './import.queue';
 import { reconcileStorage } from './startup-reconciliation';
+import { logSafeMessage } from '@app/errors';
 
 /** Worker options from settings; applied to the processor class before the worker is created. */
 export function importWorkerOptions(settings: ProvisionerSettings): Partial<WorkerOptions> {
@@ -97,7 +98,7 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
     this.worker
       .run()
       .catch((error: unknown) =>
-        this.logger.error(`import worker stopped: ${(error as Error).message}`),
+        this.logger.error(`import worker stopped: ${logSafeMessage(error)}`),
       );
   }
 

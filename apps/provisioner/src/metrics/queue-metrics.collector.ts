@@ -4,6 +4,7 @@ import type { JobType, Queue } from 'bullmq';
 import { Gauge, Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '@app/platform';
 import { IMPORTS_QUEUE } from '../import-queue/import.queue';
+import { logSafeMessage } from '@app/errors';
 
 const STATES: JobType[] = [
   'waiting',
@@ -74,7 +75,7 @@ export class QueueMetricsCollector {
   private counts(): Promise<JobCounts | null> {
     this.inFlight ??= withTimeout(this.queue.getJobCounts(...STATES), COUNT_TIMEOUT_MS)
       .catch((error: unknown) => {
-        this.logger.warn(`queue depth unavailable: ${(error as Error).message}`);
+        this.logger.warn(`queue depth unavailable: ${logSafeMessage(error)}`);
         return null;
       })
       .finally(() => {

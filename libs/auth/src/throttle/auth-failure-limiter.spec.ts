@@ -82,16 +82,27 @@ describe('AuthFailureLimiter', () => {
     expect(store.calls).toHaveLength(4);
   });
 
-  it('refuses a blocked client whatever it sends, without resolving or asking the store', async () => {
+  it("lets a blocked client's valid credentials in, and refuses its failures from memory", async () => {
     const client = requestFrom('192.0.2.1');
     for (let i = 0; i < 4; i++) await limiter.attempt(client, wrong).catch(() => undefined);
-    const resolve = jest.fn(right);
     now += 10_000;
-    const error = await refusedWith(limiter.attempt(client, resolve));
-    expect(error.headers['Retry-After']).toBe('20');
-    expect(resolve).not.toHaveBeenCalled();
+    // Behind one NAT, proxy or worker host: the right key is never refused for others' guesses.
+    for (let i = 0; i < 50; i++) {
+      await expect(limiter.attempt(client, right)).resolves.toBe('principal');
+      const error = await refusedWith(limiter.attempt(client, wrong));
+      expect(error.headers['Retry-After']).toBe('20');
+    }
+    // The 50 failures during the block were answered without the store.
     expect(store.calls).toHaveLength(4);
     expect(limiter.refusal(client)).toBeInstanceOf(RateLimitedError);
+  });
+
+  it("answers a blocked client's refused token with 429, without the store", async () => {
+    const client = requestFrom('192.0.2.1');
+    for (let i = 0; i < 4; i++) await limiter.attempt(client, wrong).catch(() => undefined);
+    const refuseToken = () => Promise.reject(new UnauthorizedError('Invalid access token'));
+    await refusedWith(limiter.attempt(client, refuseToken));
+    expect(store.calls).toHaveLength(4);
   });
 
   it('lets the client in again once the block is over', async () => {
@@ -121,12 +132,12 @@ describe('AuthFailureLimiter', () => {
   it('keeps clients apart, by the address the trusted proxy saw', async () => {
     const guesser = requestFrom('10.0.0.1', '198.51.100.7');
     for (let i = 0; i < 4; i++) await limiter.attempt(guesser, wrong).catch(() => undefined);
-    await refusedWith(limiter.attempt(guesser, right));
-    await expect(limiter.attempt(requestFrom('10.0.0.1', '198.51.100.8'), right)).resolves.toBe(
-      'principal',
+    await refusedWith(limiter.attempt(guesser, wrong));
+    await expect(limiter.attempt(requestFrom('10.0.0.1', '198.51.100.8'), wrong)).resolves.toBe(
+      null,
     );
     // An untrusted peer's X-Forwarded-For is its own writing: it is counted by its socket.
-    expect(store.calls).toEqual(Array(4).fill('198.51.100.7'));
+    expect(store.calls).toEqual([...Array<string>(4).fill('198.51.100.7'), '198.51.100.8']);
     await limiter.attempt(requestFrom('192.0.2.9', '198.51.100.7'), wrong);
     expect(store.calls.at(-1)).toBe('192.0.2.9');
   });
@@ -137,8 +148,8 @@ describe('AuthFailureLimiter', () => {
         .attempt(requestFrom(`2001:db8:1:2::${i.toString(16)}`), wrong)
         .catch(() => undefined);
     }
-    await refusedWith(limiter.attempt(requestFrom('2001:db8:1:2:ffff::1'), right));
-    await expect(limiter.attempt(requestFrom('2001:db8:1:3::1'), right)).resolves.toBe('principal');
+    await refusedWith(limiter.attempt(requestFrom('2001:db8:1:2:ffff::1'), wrong));
+    await expect(limiter.attempt(requestFrom('2001:db8:1:3::1'), wrong)).resolves.toBeNull();
   });
 
   it('remembers at most maxBlockedClients, whatever a flood of addresses does', async () => {

@@ -18,15 +18,18 @@ const DEFAULT_MAX_BLOCKED_CLIENTS = 10_000;
 const REFUSED = 'Too many failed authentications from this address; retry later';
 
 /**
- * Throttles guessing of keys and tokens per client address. Failures are counted in a store
- * every replica shares; a client past `maxFailures` in `windowMs` is refused with 429 for
- * `blockMs`, whatever it sends, so a right guess during the block tells it nothing.
+ * Throttles guessing of keys and tokens per client address, without ever refusing a valid
+ * credential. The presented credential is always resolved first (in constant time against the
+ * configured keys, by its hash against stored ones); a valid one passes whatever others sent
+ * from the same address, so a NAT, a proxy or the worker's own registrations cannot be locked
+ * out by a guesser beside them. Only failures are throttled: they are counted in a store every
+ * replica shares, and a client past `maxFailures` in `windowMs` has every further failure
+ * answered with 429 for `blockMs`, from this process's memory, without asking the store.
  *
- * A caller with valid credentials pays nothing: the only check before resolving its key is a
- * lookup in this process's map of blocked clients (skipped while the map is empty), and
- * successes are never recorded. A replica learns that a client is blocked from the store's
- * answer to that client's next failure there, so a blocked guesser gets at most one more guess
- * per replica per block.
+ * Guessing stays infeasible through the keys' entropy (docs/security.md): the throttle keeps
+ * a guesser's cost to the store bounded and makes it visible (a warning per blocked client).
+ * Successes are never recorded and cost nothing here. A replica learns that a client is
+ * blocked from the store's answer to that client's next failure there.
  */
 export class AuthFailureLimiter {
   private readonly logger = new Logger('AuthFailureLimiter');
@@ -60,7 +63,10 @@ export class AuthFailureLimiter {
     return this.blocked.size;
   }
 
-  /** The 429 for a client this process knows to be blocked, else undefined. Memory only. */
+  /**
+   * The 429 for a client this process knows to be blocked, else undefined. Memory only. Given
+   * only for a failure: a blocked client's valid credentials still pass.
+   */
   refusal(req: IncomingMessage): RateLimitedError | undefined {
     if (this.blocked.size === 0) return undefined;
     const client = this.clientOf(req);
@@ -73,14 +79,12 @@ export class AuthFailureLimiter {
   }
 
   /**
-   * Authenticates through `resolve` under the throttle: a blocked client gets 429 without
-   * `resolve` being called; a failure (null, or a 401 thrown by `resolve`) is counted, and the
-   * one that crosses the limit is answered with 429 instead of its 401.
+   * Authenticates through `resolve` under the throttle: a success passes untouched; a failure
+   * (null, or a 401 thrown by `resolve`) of a client known to be blocked is answered with 429
+   * at once, any other is counted, and the one that crosses the limit gets 429 instead of 401.
    */
   async attempt<T>(req: IncomingMessage, resolve: () => Promise<T | null>): Promise<T | null> {
     if (!this.enabled) return resolve();
-    const early = this.refusal(req);
-    if (early) throw early;
     let result: T | null;
     try {
       result = await resolve();
@@ -93,6 +97,9 @@ export class AuthFailureLimiter {
   }
 
   private async failed(req: IncomingMessage): Promise<void> {
+    // A blocked client's failures cost one map lookup: the store is not asked again.
+    const known = this.refusal(req);
+    if (known) throw known;
     const client = this.clientOf(req);
     let blockedForMs: number;
     let failures: number;

@@ -1,3 +1,5 @@
+import { assertJsonLimits } from '@app/platform';
+import { CATALOG_SETTINGS, CatalogSettings } from '../../config/catalog.settings';
 import { CatalogImportService } from '../../imports/catalog-import.service';
 import { detectKind, isImportKind } from '../../imports/import-document';
 import { IMPORT_KINDS } from '../../imports/import-shapes';
@@ -11,6 +13,13 @@ export const importCommand: CliCommand = {
     allowOptions(args, ['kind']);
     const file = positional(args, 0, 'file.json');
     const text = ctx.readFile(file);
+    // The same limits as the import routes: parsing and checking cost per object and level.
+    const settings = ctx.app.get<CatalogSettings>(CATALOG_SETTINGS);
+    assertJsonLimits(
+      text,
+      { maxDepth: settings.MAX_JSON_DEPTH, maxObjects: settings.MAX_JSON_OBJECTS },
+      file,
+    );
     let document: unknown;
     try {
       document = JSON.parse(text);

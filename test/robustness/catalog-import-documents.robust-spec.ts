@@ -1,0 +1,200 @@
+import { DataSource } from 'typeorm';
+import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
+import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { processMemory } from '../../scripts/lib/child-process';
+import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
+import { AppProcess, entryCommand, freePort, startAppProcess } from '../support/app-process';
+import { createCatalogDatabase } from '../support/databases';
+import { until } from '../support/wait';
+import { catalogFingerprint } from './support/catalog-snapshot';
+
+const MiB = 1024 * 1024;
+/** The catalog's memory limit in its Kubernetes manifest (k8s/base/catalog-api/deployment.yaml). */
+const POD_LIMIT_MIB = 512;
+/** Most problems an answer lists (MAX_REPORTED_PROBLEMS). */
+const LISTED = 1000;
+/** /health/live must answer within this while documents are checked. */
+const HEALTH_BOUND_MS = 1000;
+
+const list = (n: number, item: string) => Array<string>(n).fill(item).join();
+const document = (n: number, item: string) => `{"items":[${list(n, item)}]}`;
+
+/**
+ * Import documents whose size the client chooses, by family: duplicates (the spread that
+ * answered 500), records that are all wrong (the 56 MB answer), records of every wrong type,
+ * more arrays and objects than MAX_JSON_OBJECTS, and nesting past MAX_JSON_DEPTH. Each is sent
+ * to the import route it attacks, one after the other, to a catalog run as deployed.
+ */
+const ATTACKS: { name: string; path: string; body: () => string; refusal: RegExp }[] = [
+  {
+    name: '200,000 partners of one name',
+    path: '/api/partners',
+    body: () => document(200_000, '{"name":"Twin"}'),
+    refusal: /^Invalid input: \d+ problems$/,
+  },
+  {
+    name: '200,000 datasets of one external id, in any case and spacing',
+    path: '/api/datasets',
+    body: () =>
+      `{"items":[${Array.from({ length: 200_000 }, (_, i) => `{"name":"D${i}","project":"P","external_id":"${i % 2 ? ' dup' : 'DUP '}"}`).join()}]}`,
+    refusal: /^Invalid input: \d+ problems$/,
+  },
+  {
+    name: '100,000 projects of one acronym and title',
+    path: '/api/projects',
+    body: () => document(100_000, '{"acronym":"SAME","name":"Same"}'),
+    refusal: /^Invalid input: \d+ problems$/,
+  },
+  {
+    name: '500,000 empty partners',
+    path: '/api/partners',
+    body: () => document(500_000, '{}'),
+    refusal: /^Invalid input: \d+ problems$/,
+  },
+  {
+    name: '600,000 records that are no objects',
+    path: '/api/cohorts',
+    body: () =>
+      `{"items":[${list(200_000, 'null')},${list(200_000, '7')},${list(200_000, '"x"')}]}`,
+    refusal: /^Invalid input: \d+ problems$/,
+  },
+  {
+    name: '100,000 contracts with every field wrong',
+    path: '/api/contracts',
+    body: () =>
+      document(
+        100_000,
+        '{"name":1,"project":[],"partners":{},"local_custodians":"x","unknown":true,"comments":5}',
+      ),
+    refusal: /^Invalid input: \d+ problems$/,
+  },
+  {
+    name: '1,000,001 empty partners (past MAX_JSON_OBJECTS)',
+    path: '/api/partners',
+    body: () => document(1_000_001, '{}'),
+    refusal: /arrays and objects$/,
+  },
+  {
+    name: '10,700,000 empty arrays in one record (32 MiB)',
+    path: '/api/datasets',
+    body: () => `{"items":[{"name":"x","storages":[${list(10_700_000, '[]')}]}]}`,
+    refusal: /arrays and objects$/,
+  },
+  {
+    name: 'a record nested 10,000 levels deep',
+    path: '/api/partners',
+    body: () => `{"items":[{"name":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}]}`,
+    refusal: /nested deeper than 64 levels$/,
+  },
+];
+
+describe('catalog-api under import documents of hostile size', () => {
+  let app: AppProcess;
+  let url: string;
+  let data: DataSource;
+  const nodeArgs = deployedNodeArgs('catalog-api/deployment.yaml');
+
+  beforeAll(async () => {
+    const databaseUrl = await createCatalogDatabase();
+    data = new DataSource(
+      buildTypeOrmOptions({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 1 }),
+    );
+    await data.initialize();
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    app = startAppProcess(
+      'catalog-api',
+      'src/main',
+      {
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        MIGRATIONS_RUN: 'false',
+        GLOBAL_API_KEY: KEYS.global,
+        LOG_LEVEL: 'warn',
+      },
+      nodeArgs,
+    );
+    await until(
+      () =>
+        fetch(`${url}/health/ready`).then(
+          (res) => res.ok,
+          () => false,
+        ),
+      'the catalog to be ready',
+      60_000,
+      100,
+    );
+  }, 90_000);
+  afterAll(async () => {
+    app?.child.kill('SIGTERM');
+    await app?.exited;
+    await data?.destroy();
+  });
+
+  it('answers every family with a bounded 400, keeps /health/live answering and stays inside its pod limit', async () => {
+    const before = await catalogFingerprint(data);
+    // Built before the health probe starts: this process must not stall it while building them.
+    const bodies = ATTACKS.map((attack) => Buffer.from(attack.body()));
+    let checking = true;
+    let slowestHealthMs = 0;
+    let healthAnswers = 0;
+    /** The slowest health answer while the current attack ran. */
+    let slowestNowMs = 0;
+    const health = (async () => {
+      while (checking) {
+        const started = performance.now();
+        const res = await fetch(`${url}/health/live`);
+        await res.arrayBuffer();
+        const tookMs = performance.now() - started;
+        slowestHealthMs = Math.max(slowestHealthMs, tookMs);
+        slowestNowMs = Math.max(slowestNowMs, tookMs);
+        if (res.status === 200) healthAnswers++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const seen: string[] = [];
+    try {
+      for (const [n, attack] of ATTACKS.entries()) {
+        const started = performance.now();
+        slowestNowMs = 0;
+        const res = await fetch(`${url}${attack.path}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-API-Key': KEYS.global },
+          body: bodies[n],
+        });
+        const text = await res.text();
+        const body = JSON.parse(text) as {
+          description: string;
+          more: { errors?: unknown[]; error_count?: number };
+        };
+        seen.push(
+          `${attack.name}: ${res.status} in ${(performance.now() - started).toFixed(0)} ms, ` +
+            `${text.length} bytes, ${body.more.error_count ?? body.more.errors?.length ?? 0} problems, ` +
+            `health at worst ${slowestNowMs.toFixed(0)} ms`,
+        );
+        expect({ attack: attack.name, status: res.status }).toEqual({
+          attack: attack.name,
+          status: 400,
+        });
+        expect(body.description).toMatch(attack.refusal);
+        expect(body.more.errors?.length ?? 0).toBeLessThanOrEqual(LISTED);
+        expect(text.length).toBeLessThan(300_000);
+      }
+    } finally {
+      checking = false;
+      await health;
+    }
+    const peakMiB = processMemory(app.child.pid!, 'VmHWM') / MiB;
+    process.stdout.write(
+      `catalog import documents (${entryCommand('catalog-api', 'src/main').built ? 'built app' : 'TypeScript sources'}, ` +
+        `node ${nodeArgs.join(' ')}):\n  ${seen.join('\n  ')}\n` +
+        `  /health/live: ${healthAnswers} answers, slowest ${slowestHealthMs.toFixed(0)} ms; ` +
+        `peak resident set ${peakMiB.toFixed(0)} MiB\n`,
+    );
+    expect(slowestHealthMs).toBeLessThan(HEALTH_BOUND_MS);
+    expect(peakMiB).toBeLessThan(POD_LIMIT_MIB);
+    expect(app.child.exitCode).toBeNull();
+    expect(await catalogFingerprint(data)).toEqual(before);
+  });
+});
