@@ -31,7 +31,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=secret,id=npm_ca,target=/run/secrets/npm_ca \
-    NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca npm install --omit=dev --no-audit --no-fund \
+    NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca npm install --omit=dev --omit=peer --no-audit --no-fund \
     && npm cache clean --force \
     && mkdir -p /data/storage /data/dropzone \
     && chown -R 1000:1000 /data

@@ -109,7 +109,7 @@ export function loadDemo(stack, envDir) {
   );
   const dropzone = stack.run(['node', 'dist/apps/provisioner/apps/provisioner/src/demo/demo-dropzone.cli.js', '--json'], {
     envFiles: [join(envDir, 'provisioner.env')],
-    volumes: ['dropzone:/data/dropzone'],
+    volumes: [`${stack.volume('dropzone')}:/data/dropzone`],
   });
   const last = (text) => JSON.parse(text.trim().split('\n').pop());
   return { catalog: last(catalog.stdout), dropzone: last(dropzone.stdout) };

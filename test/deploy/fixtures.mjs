@@ -1,0 +1,29 @@
+// Data the deployment tests put into a drop zone volume, written by a one-off container of the
+// app image as its user (uid 1000), as a depositor's upload would be.
+
+/**
+ * A ready dataset of `megabytes` (one random file, its SHA-256 manifest, the ready marker
+ * last) added to the demo submission ELX_LU_SUB-1. `run(args, {volumes})` runs the app image.
+ */
+export function addDataset(run, dropzoneVolume, id, megabytes) {
+  const script = `
+    const fs = require('fs'), path = require('path'), crypto = require('crypto');
+    const root = '/data/dropzone', id = ${JSON.stringify(id)};
+    const demo = path.join(root, 'datasets', 'ELX-DS-0002');
+    const dir = path.join(root, 'datasets', id);
+    const meta = JSON.parse(fs.readFileSync(path.join(demo, 'dataset.json'), 'utf8'));
+    fs.mkdirSync(path.join(dir, 'payload'), { recursive: true });
+    const hash = crypto.createHash('sha256');
+    const fd = fs.openSync(path.join(dir, 'payload', 'big.bin'), 'w');
+    for (let i = 0; i < ${megabytes}; i++) { const b = crypto.randomBytes(1 << 20); hash.update(b); fs.writeSync(fd, b); }
+    fs.closeSync(fd);
+    fs.writeFileSync(path.join(dir, 'manifest-sha256.txt'), hash.digest('hex') + '  big.bin\\n');
+    fs.writeFileSync(path.join(dir, 'dataset.json'), JSON.stringify({ ...meta, dataset_id: id, title: 'Deploy test ' + id }));
+    const subFile = path.join(root, 'submissions', meta.submission, 'submission.json');
+    const sub = JSON.parse(fs.readFileSync(subFile, 'utf8'));
+    sub.datasets = [...sub.datasets, id];
+    fs.writeFileSync(subFile, JSON.stringify(sub));
+    fs.writeFileSync(path.join(dir, '.ready'), '');
+  `;
+  run(['node', '-e', script], { volumes: [`${dropzoneVolume}:/data/dropzone`] });
+}
