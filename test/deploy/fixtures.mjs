@@ -2,8 +2,8 @@
 // app image as its user (uid 1000), as a depositor's upload would be.
 
 /**
- * A ready dataset of `megabytes` (one random file, its SHA-256 manifest, the ready marker
- * last) added to the demo submission ELX_LU_SUB-1. `run(args, {volumes})` runs the app image.
+ * A ready dataset of `megabytes` (random files of up to 8 MiB, so an import's progress moves
+ * file by file; their SHA-256 manifest; the ready marker last) added to the demo submission ELX_LU_SUB-1. `run(args, {volumes})` runs the app image.
  */
 export function addDataset(run, dropzoneVolume, id, megabytes) {
   const script = `
@@ -13,11 +13,13 @@ export function addDataset(run, dropzoneVolume, id, megabytes) {
     const dir = path.join(root, 'datasets', id);
     const meta = JSON.parse(fs.readFileSync(path.join(demo, 'dataset.json'), 'utf8'));
     fs.mkdirSync(path.join(dir, 'payload'), { recursive: true });
-    const hash = crypto.createHash('sha256');
-    const fd = fs.openSync(path.join(dir, 'payload', 'big.bin'), 'w');
-    for (let i = 0; i < ${megabytes}; i++) { const b = crypto.randomBytes(1 << 20); hash.update(b); fs.writeSync(fd, b); }
-    fs.closeSync(fd);
-    fs.writeFileSync(path.join(dir, 'manifest-sha256.txt'), hash.digest('hex') + '  big.bin\\n');
+    const manifest = [];
+    for (let left = ${megabytes}, n = 0; left > 0; left -= 8, n++) {
+      const b = crypto.randomBytes(Math.min(left, 8) << 20), name = 'part-' + String(n).padStart(3, '0') + '.bin';
+      fs.writeFileSync(path.join(dir, 'payload', name), b);
+      manifest.push(crypto.createHash('sha256').update(b).digest('hex') + '  ' + name);
+    }
+    fs.writeFileSync(path.join(dir, 'manifest-sha256.txt'), manifest.join('\\n') + '\\n');
     fs.writeFileSync(path.join(dir, 'dataset.json'), JSON.stringify({ ...meta, dataset_id: id, title: 'Deploy test ' + id }));
     const subFile = path.join(root, 'submissions', meta.submission, 'submission.json');
     const sub = JSON.parse(fs.readFileSync(subFile, 'utf8'));
