@@ -4,7 +4,15 @@
 // to the build as a secret (never in a layer).
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { podman, podmanEnv, podmanLive, ROOT } from './podman-stack.mjs';
@@ -46,9 +54,15 @@ export async function buildImage(image, nodeBase, { dir = ROOT, quiet = true } =
 export async function buildImageOfRef(image, nodeBase, ref) {
   const dir = mkdtempSync(join(tmpdir(), 'rds-ref-'));
   try {
-    const archive = spawnSync('sh', ['-c', `git -C "${ROOT}" archive "${ref}" | tar -x -C "${dir}"`], { encoding: 'utf8' });
+    const archive = spawnSync(
+      'sh',
+      ['-c', `git -C "${ROOT}" archive "${ref}" | tar -x -C "${dir}"`],
+      { encoding: 'utf8' },
+    );
     if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr}`);
-    const dockerfile = spawnSync('git', ['-C', ROOT, 'show', `${ref}:Dockerfile`], { encoding: 'utf8' }).stdout;
+    const dockerfile = spawnSync('git', ['-C', ROOT, 'show', `${ref}:Dockerfile`], {
+      encoding: 'utf8',
+    }).stdout;
     if (!dockerfile.includes('NODE_BASE')) {
       cpSync(join(ROOT, 'Dockerfile'), join(dir, 'Dockerfile'));
       cpSync(join(ROOT, '.dockerignore'), join(dir, '.dockerignore'));
@@ -77,8 +91,13 @@ export function ensureEnvFiles(dir) {
     CATALOG_API_KEY: hex(24),
   };
   const digest = createHash('sha256').update(keys.CATALOG_API_KEY).digest('hex');
-  const write = (name, lines) => writeFileSync(join(dir, name), `${lines.join('\n')}\n`, { mode: 0o600 });
-  write('postgres.env', ['POSTGRES_USER=catalog', `POSTGRES_PASSWORD=${keys.POSTGRES_PASSWORD}`, 'POSTGRES_DB=catalog']);
+  const write = (name, lines) =>
+    writeFileSync(join(dir, name), `${lines.join('\n')}\n`, { mode: 0o600 });
+  write('postgres.env', [
+    'POSTGRES_USER=catalog',
+    `POSTGRES_PASSWORD=${keys.POSTGRES_PASSWORD}`,
+    'POSTGRES_DB=catalog',
+  ]);
   write('catalog.env', [
     `DATABASE_URL=postgres://catalog:${keys.POSTGRES_PASSWORD}@postgres:5432/catalog`,
     `GLOBAL_API_KEY=${keys.GLOBAL_API_KEY}`,
@@ -104,13 +123,22 @@ export function ensureEnvFiles(dir) {
 /** The demo catalog and the demo drop zone, loaded into a running stack (idempotent). */
 export function loadDemo(stack, envDir) {
   const catalog = stack.run(
-    ['node', 'dist/apps/catalog-api/apps/catalog-api/src/demo/demo-data.cli.js', '--json', '--keys-file', '/tmp/demo-keys.json'],
+    [
+      'node',
+      'dist/apps/catalog-api/apps/catalog-api/src/demo/demo-data.cli.js',
+      '--json',
+      '--keys-file',
+      '/tmp/demo-keys.json',
+    ],
     { envFiles: [join(envDir, 'catalog.env')] },
   );
-  const dropzone = stack.run(['node', 'dist/apps/provisioner/apps/provisioner/src/demo/demo-dropzone.cli.js', '--json'], {
-    envFiles: [join(envDir, 'provisioner.env')],
-    volumes: [`${stack.volume('dropzone')}:/data/dropzone`],
-  });
+  const dropzone = stack.run(
+    ['node', 'dist/apps/provisioner/apps/provisioner/src/demo/demo-dropzone.cli.js', '--json'],
+    {
+      envFiles: [join(envDir, 'provisioner.env')],
+      volumes: [`${stack.volume('dropzone')}:/data/dropzone`],
+    },
+  );
   const last = (text) => JSON.parse(text.trim().split('\n').pop());
   return { catalog: last(catalog.stdout), dropzone: last(dropzone.stdout) };
 }

@@ -20,9 +20,15 @@ async function main() {
   if (blocker) throw new Error(blocker);
   if (argv.includes('--down') || argv.includes('--purge')) {
     const purge = argv.includes('--purge');
-    new Stack({ project: PROJECT, env: { ...process.env, COMPOSE_ENV_DIR: envDir } }).down({ purge });
+    new Stack({ project: PROJECT, env: { ...process.env, COMPOSE_ENV_DIR: envDir } }).down({
+      purge,
+    });
     if (purge) rmSync(envDir, { recursive: true, force: true });
-    say(purge ? 'stopped; volumes and keys removed' : 'stopped (volumes kept; `-- --purge` removes them)');
+    say(
+      purge
+        ? 'stopped; volumes and keys removed'
+        : 'stopped (volumes kept; `-- --purge` removes them)',
+    );
     return;
   }
   say('base images…');
@@ -32,7 +38,10 @@ async function main() {
     await buildImage(IMAGE, bases.NODE_BASE, { quiet: false });
   }
   const keys = ensureEnvFiles(envDir);
-  const stack = new Stack({ project: PROJECT, env: { ...process.env, ...bases, RDS_IMAGE: IMAGE, COMPOSE_ENV_DIR: envDir } });
+  const stack = new Stack({
+    project: PROJECT,
+    env: { ...process.env, ...bases, RDS_IMAGE: IMAGE, COMPOSE_ENV_DIR: envDir },
+  });
   say('starting the stack (each service waits for its dependencies to be healthy)…');
   await stack.up({ log: say });
   const demo = argv.includes('--demo') ? loadDemo(stack, envDir) : null;
@@ -47,7 +56,12 @@ async function main() {
     `  provisioner write key     ${keys.PROVISIONER_API_KEY}`,
     `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS}`,
   ];
-  if (demo) lines.push('', `Demo: ${JSON.stringify(demo.dropzone.demo)} in the drop zone; demo catalog keys:`, ...Object.entries(demo.catalog.keys).map(([k, v]) => `  ${k}: ${v}`));
+  if (demo)
+    lines.push(
+      '',
+      `Demo: ${JSON.stringify(demo.dropzone.demo)} in the drop zone; demo catalog keys:`,
+      ...Object.entries(demo.catalog.keys).map(([k, v]) => `  ${k}: ${v}`),
+    );
   lines.push('', `Stop: npm run deploy:local -- --down   (volumes kept; --purge removes them)`, '');
   process.stdout.write(lines.join('\n'));
 }

@@ -14,15 +14,26 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CONTAINERS_CONF = join(ROOT, 'deploy/podman/containers.conf');
 
 export function podmanEnv(extra = {}) {
-  return { ...process.env, CONTAINERS_CONF: process.env.CONTAINERS_CONF ?? CONTAINERS_CONF, ...extra };
+  return {
+    ...process.env,
+    CONTAINERS_CONF: process.env.CONTAINERS_CONF ?? CONTAINERS_CONF,
+    ...extra,
+  };
 }
 
 /** podman, synchronously; throws with podman's own message unless `allowFail`. */
 export function podman(args, { allowFail = false, input } = {}) {
-  const out = spawnSync('podman', args, { env: podmanEnv(), encoding: 'utf8', input, maxBuffer: 64 << 20 });
+  const out = spawnSync('podman', args, {
+    env: podmanEnv(),
+    encoding: 'utf8',
+    input,
+    maxBuffer: 64 << 20,
+  });
   if (out.error) throw out.error;
   if (out.status !== 0 && !allowFail) {
-    throw new Error(`podman ${args.slice(0, 3).join(' ')} … failed (${out.status}): ${out.stderr.trim().slice(-800)}`);
+    throw new Error(
+      `podman ${args.slice(0, 3).join(' ')} … failed (${out.status}): ${out.stderr.trim().slice(-800)}`,
+    );
   }
   return { status: out.status, stdout: out.stdout.trim(), stderr: out.stderr.trim() };
 }
@@ -30,9 +41,14 @@ export function podman(args, { allowFail = false, input } = {}) {
 /** podman, asynchronously, streaming its output to ours (long builds). */
 export function podmanLive(args, { quiet = false, env = {} } = {}) {
   return new Promise((done, fail) => {
-    const child = spawn('podman', args, { env: podmanEnv(env), stdio: ['ignore', quiet ? 'ignore' : 'inherit', 'inherit'] });
+    const child = spawn('podman', args, {
+      env: podmanEnv(env),
+      stdio: ['ignore', quiet ? 'ignore' : 'inherit', 'inherit'],
+    });
     child.once('error', fail);
-    child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`podman ${args[0]} failed (${code})`))));
+    child.once('exit', (code) =>
+      code === 0 ? done() : fail(new Error(`podman ${args[0]} failed (${code})`)),
+    );
   });
 }
 
@@ -40,18 +56,24 @@ export function podmanLive(args, { quiet = false, env = {} } = {}) {
 export function podmanBlocker() {
   const which = spawnSync('sh', ['-c', 'command -v podman'], { encoding: 'utf8' });
   if (which.status !== 0) return 'podman is not installed (apt-get install podman runc)';
-  const info = spawnSync('podman', ['info', '--format', '{{.Host.OCIRuntime.Name}}'], { env: podmanEnv(), encoding: 'utf8' });
+  const info = spawnSync('podman', ['info', '--format', '{{.Host.OCIRuntime.Name}}'], {
+    env: podmanEnv(),
+    encoding: 'utf8',
+  });
   if (info.status !== 0) return `podman cannot run here: ${info.stderr.trim().split('\n').pop()}`;
   return null;
 }
 
 /** ${NAME:-default} and ${NAME} as compose interpolates them; $$ is a literal $. */
 export function interpolate(text, env) {
-  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (match, name, fallback) => {
-    if (match === '$$') return '$$';
-    const value = env[name];
-    return value === undefined || value === '' ? (fallback ?? '') : value;
-  });
+  return text.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g,
+    (match, name, fallback) => {
+      if (match === '$$') return '$$';
+      const value = env[name];
+      return value === undefined || value === '' ? (fallback ?? '') : value;
+    },
+  );
 }
 
 /** The compose file, interpolated with `env` (image names, COMPOSE_ENV_DIR, published addresses). */
@@ -76,33 +98,50 @@ const unescape = (value) => String(value).replaceAll('$$', '$');
 
 /** The `podman create` arguments of one compose service inside the pod. */
 export function createArgs(project, name, service) {
-  const args = ['create', '--pod', project, '--name', `${project}-${name}`, '--label', `rds.service=${name}`];
+  const args = [
+    'create',
+    '--pod',
+    project,
+    '--name',
+    `${project}-${name}`,
+    '--label',
+    `rds.service=${name}`,
+  ];
   if (service.restart && service.restart !== 'no') args.push('--restart', service.restart);
   if (service.read_only) args.push('--read-only');
   for (const mount of service.tmpfs ?? []) args.push('--tmpfs', mount);
   for (const opt of service.security_opt ?? []) args.push('--security-opt', opt);
   for (const cap of service.cap_drop ?? []) args.push('--cap-drop', cap);
   if (service.user) args.push('--user', String(service.user));
-  if (service.mem_limit) args.push('--memory', String(service.mem_limit), '--memory-swap', String(service.mem_limit));
+  if (service.mem_limit)
+    args.push('--memory', String(service.mem_limit), '--memory-swap', String(service.mem_limit));
   if (service.cpus) args.push('--cpus', String(service.cpus));
   for (const file of service.env_file ?? []) args.push('--env-file', resolve(ROOT, file));
-  for (const [key, value] of Object.entries(service.environment ?? {})) args.push('--env', `${key}=${value}`);
+  for (const [key, value] of Object.entries(service.environment ?? {}))
+    args.push('--env', `${key}=${value}`);
   for (const volume of service.volumes ?? []) {
     const [source, ...rest] = volume.split(':');
     const named = !source.startsWith('.') && !source.startsWith('/');
-    args.push('--volume', [named ? `${project}_${source}` : resolve(ROOT, source), ...rest].join(':'));
+    args.push(
+      '--volume',
+      [named ? `${project}_${source}` : resolve(ROOT, source), ...rest].join(':'),
+    );
   }
   const check = service.healthcheck;
   if (check?.test) {
     const [kind, ...rest] = check.test;
     // podman 4.3 takes a JSON array as CMD (without the word) and a plain string as CMD-SHELL.
-    args.push('--health-cmd', kind === 'CMD-SHELL' ? unescape(rest.join(' ')) : JSON.stringify(rest.map(unescape)));
+    args.push(
+      '--health-cmd',
+      kind === 'CMD-SHELL' ? unescape(rest.join(' ')) : JSON.stringify(rest.map(unescape)),
+    );
     if (check.interval) args.push('--health-interval', check.interval);
     if (check.timeout) args.push('--health-timeout', check.timeout);
     if (check.retries) args.push('--health-retries', String(check.retries));
     if (check.start_period) args.push('--health-start-period', check.start_period);
   }
-  if (service.stop_grace_period) args.push('--stop-timeout', String(parseInt(service.stop_grace_period, 10)));
+  if (service.stop_grace_period)
+    args.push('--stop-timeout', String(parseInt(service.stop_grace_period, 10)));
   args.push(service.image);
   for (const part of service.command ?? []) args.push(unescape(part));
   return args;
@@ -137,9 +176,15 @@ export async function waitHealthy(container, check, timeoutMs = 180_000) {
   while (Date.now() < deadline) {
     const state = inspect(container);
     if (state.status === 'exited' && state.restarts === 0) {
-      throw new Error(`${container} exited (${state.exitCode}) before it became healthy:\n${logsTail(container)}`);
+      throw new Error(
+        `${container} exited (${state.exitCode}) before it became healthy:\n${logsTail(container)}`,
+      );
     }
-    if (state.status === 'running' && podman(['healthcheck', 'run', container], { allowFail: true }).status === 0) return;
+    if (
+      state.status === 'running' &&
+      podman(['healthcheck', 'run', container], { allowFail: true }).status === 0
+    )
+      return;
     await sleep(interval);
   }
   throw new Error(`${container} not healthy within ${timeoutMs / 1000} s:\n${logsTail(container)}`);
@@ -150,7 +195,8 @@ export async function waitExited(container, timeoutMs = 180_000) {
   while (Date.now() < deadline) {
     const state = inspect(container);
     if (state.status === 'exited') {
-      if (state.exitCode !== 0) throw new Error(`${container} failed (${state.exitCode}):\n${logsTail(container)}`);
+      if (state.exitCode !== 0)
+        throw new Error(`${container} failed (${state.exitCode}):\n${logsTail(container)}`);
       return;
     }
     await sleep(500);
@@ -159,7 +205,11 @@ export async function waitExited(container, timeoutMs = 180_000) {
 }
 
 export function logsTail(container, lines = 30) {
-  return podman(['logs', '--tail', String(lines), container], { allowFail: true }).stdout + '\n' + podman(['logs', '--tail', String(lines), container], { allowFail: true }).stderr;
+  return (
+    podman(['logs', '--tail', String(lines), container], { allowFail: true }).stdout +
+    '\n' +
+    podman(['logs', '--tail', String(lines), container], { allowFail: true }).stderr
+  );
 }
 
 function parseDuration(text) {
@@ -170,7 +220,9 @@ function parseDuration(text) {
 
 /** Published ports of every service, on the pod (services share its network). */
 function publishArgs(services) {
-  return Object.values(services).flatMap((service) => (service.ports ?? []).flatMap((port) => ['--publish', String(port)]));
+  return Object.values(services).flatMap((service) =>
+    (service.ports ?? []).flatMap((port) => ['--publish', String(port)]),
+  );
 }
 
 export class Stack {
@@ -192,27 +244,44 @@ export class Stack {
   /** Creates what is missing (pod, volumes, containers) and starts the services in dependency order, health-gated. */
   async up({ log = () => {} } = {}) {
     if (!this.podExists()) {
-      const hosts = Object.keys(this.services).flatMap((name) => ['--add-host', `${name}:127.0.0.1`]);
-      podman(['pod', 'create', '--name', this.project, '--infra-name', `${this.project}-infra`, ...hosts, ...publishArgs(this.services)]);
+      const hosts = Object.keys(this.services).flatMap((name) => [
+        '--add-host',
+        `${name}:127.0.0.1`,
+      ]);
+      podman([
+        'pod',
+        'create',
+        '--name',
+        this.project,
+        '--infra-name',
+        `${this.project}-infra`,
+        ...hosts,
+        ...publishArgs(this.services),
+      ]);
     }
     for (const volume of Object.keys(this.compose.volumes ?? {})) {
       const name = `${this.project}_${volume}`;
-      if (podman(['volume', 'exists', name], { allowFail: true }).status !== 0) podman(['volume', 'create', name]);
+      if (podman(['volume', 'exists', name], { allowFail: true }).status !== 0)
+        podman(['volume', 'create', name]);
     }
     for (const name of startOrder(this.services)) {
       const service = this.services[name];
       for (const [dep, { condition } = {}] of Object.entries(service.depends_on ?? {})) {
-        if (condition === 'service_healthy') await waitHealthy(this.container(dep), this.services[dep].healthcheck);
+        if (condition === 'service_healthy')
+          await waitHealthy(this.container(dep), this.services[dep].healthcheck);
         if (condition === 'service_completed_successfully') await waitExited(this.container(dep));
       }
-      const exists = podman(['container', 'exists', this.container(name)], { allowFail: true }).status === 0;
+      const exists =
+        podman(['container', 'exists', this.container(name)], { allowFail: true }).status === 0;
       if (!exists) podman(createArgs(this.project, name, service));
       // A finished one-shot (the migration) runs again on every `up`: it applies what is pending.
-      if (inspect(this.container(name)).status !== 'running') podman(['start', this.container(name)]);
+      if (inspect(this.container(name)).status !== 'running')
+        podman(['start', this.container(name)]);
       log(`${name} started`);
     }
     for (const name of Object.keys(this.services)) {
-      if (this.services[name].healthcheck) await waitHealthy(this.container(name), this.services[name].healthcheck);
+      if (this.services[name].healthcheck)
+        await waitHealthy(this.container(name), this.services[name].healthcheck);
     }
   }
 
@@ -238,8 +307,23 @@ export class Stack {
   }
 
   /** A one-off command in the pod from the app image (the demo loaders), as the image's user. */
-  run(args, { volumes = [], envFiles = [], env = {}, image = this.services['catalog-api'].image } = {}) {
-    const argv = ['run', '--rm', '--pod', this.project, '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges'];
+  run(
+    args,
+    { volumes = [], envFiles = [], env = {}, image = this.services['catalog-api'].image } = {},
+  ) {
+    const argv = [
+      'run',
+      '--rm',
+      '--pod',
+      this.project,
+      '--read-only',
+      '--tmpfs',
+      '/tmp',
+      '--cap-drop',
+      'ALL',
+      '--security-opt',
+      'no-new-privileges',
+    ];
     for (const v of volumes) argv.push('--volume', v);
     for (const f of envFiles) argv.push('--env-file', f);
     for (const [k, v] of Object.entries(env)) argv.push('--env', `${k}=${v}`);

@@ -18,22 +18,35 @@ export const KUBERNETES_VERSION = require('kubernetes-types/package.json').versi
 
 /** kind -> [apiVersion, module, type] */
 const TYPES = {
-  HorizontalPodAutoscaler: ['autoscaling/v2', 'kubernetes-types/autoscaling/v2', 'HorizontalPodAutoscaler'],
+  HorizontalPodAutoscaler: [
+    'autoscaling/v2',
+    'kubernetes-types/autoscaling/v2',
+    'HorizontalPodAutoscaler',
+  ],
   PodDisruptionBudget: ['policy/v1', 'kubernetes-types/policy/v1', 'PodDisruptionBudget'],
   NetworkPolicy: ['networking.k8s.io/v1', 'kubernetes-types/networking/v1', 'NetworkPolicy'],
   Ingress: ['networking.k8s.io/v1', 'kubernetes-types/networking/v1', 'Ingress'],
 };
 
 export function renderOverlay(overlay) {
-  const text = execFileSync('kubectl', ['kustomize', join(ROOT, 'k8s/overlays', overlay)], { encoding: 'utf8' });
+  const text = execFileSync('kubectl', ['kustomize', join(ROOT, 'k8s/overlays', overlay)], {
+    encoding: 'utf8',
+  });
   return parseAllDocuments(text).map((doc) => doc.toJS());
 }
 
 /** Type errors of the given objects (only the kinds above), as `kind/name: message` lines. */
 export function typeErrors(objects) {
   const checked = objects.filter((o) => TYPES[o.kind]);
-  const imports = [...new Set(checked.map((o) => `import type { ${TYPES[o.kind][2]} } from '${TYPES[o.kind][1]}';`))];
-  const lines = checked.map((o, i) => `// ${o.kind}/${o.metadata?.name}\nexport const o${i}: ${TYPES[o.kind][2]} = ${JSON.stringify(o, null, 1)};`);
+  const imports = [
+    ...new Set(
+      checked.map((o) => `import type { ${TYPES[o.kind][2]} } from '${TYPES[o.kind][1]}';`),
+    ),
+  ];
+  const lines = checked.map(
+    (o, i) =>
+      `// ${o.kind}/${o.metadata?.name}\nexport const o${i}: ${TYPES[o.kind][2]} = ${JSON.stringify(o, null, 1)};`,
+  );
   // Inside the repository's node_modules, so `kubernetes-types` resolves as from any source file.
   const cache = join(ROOT, 'node_modules/.cache');
   mkdirSync(cache, { recursive: true });
@@ -52,7 +65,11 @@ export function typeErrors(objects) {
     const errors = ts.getPreEmitDiagnostics(program, source).map((d) => {
       const text = ts.flattenDiagnosticMessageText(d.messageText, ' ');
       const at = d.start === undefined ? 0 : source.getLineAndCharacterOfPosition(d.start).line;
-      const owner = source.text.split('\n').slice(0, at + 1).reverse().find((l) => l.startsWith('// '));
+      const owner = source.text
+        .split('\n')
+        .slice(0, at + 1)
+        .reverse()
+        .find((l) => l.startsWith('// '));
       return `${owner?.slice(3) ?? '?'}: ${text}`;
     });
     return { checked: checked.length, errors };

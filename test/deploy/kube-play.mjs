@@ -23,8 +23,20 @@ import { renderOverlay } from './k8s-schemas.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Start order: the databases, the migration, then the apps. */
-const ORDER = ['postgres', 'redis', 'catalog-migrate', 'catalog-api', 'provisioner-api', 'provisioner-worker'];
-const SERVICE_OF = { postgres: 'postgres', redis: 'redis', 'catalog-api': 'catalog-api', 'provisioner-api': 'provisioner-api' };
+const ORDER = [
+  'postgres',
+  'redis',
+  'catalog-migrate',
+  'catalog-api',
+  'provisioner-api',
+  'provisioner-worker',
+];
+const SERVICE_OF = {
+  postgres: 'postgres',
+  redis: 'redis',
+  'catalog-api': 'catalog-api',
+  'provisioner-api': 'provisioner-api',
+};
 
 export class KubePlay {
   constructor({ prefix, images }) {
@@ -54,23 +66,50 @@ export class KubePlay {
         if (c.image.includes('research-data-services')) c.image = this.images.app;
         else if (c.image.startsWith('postgres:')) c.image = this.images.postgres;
         else if (c.image.startsWith('redis:')) c.image = this.images.redis;
-        for (const from of c.envFrom ?? []) if (from.secretRef) from.secretRef.name = this.name(from.secretRef.name);
+        for (const from of c.envFrom ?? [])
+          if (from.secretRef) from.secretRef.name = this.name(from.secretRef.name);
       }
-      for (const v of spec.volumes ?? []) if (v.persistentVolumeClaim) v.persistentVolumeClaim.claimName = this.name(v.persistentVolumeClaim.claimName);
+      for (const v of spec.volumes ?? [])
+        if (v.persistentVolumeClaim)
+          v.persistentVolumeClaim.claimName = this.name(v.persistentVolumeClaim.claimName);
       // kube play 4.3 keeps an emptyDir as a named volume of the same name: one per pod here.
       for (const v of spec.volumes ?? []) {
         if (!v.emptyDir) continue;
         const renamed = this.name(`${o.metadata.name}-${v.name}`);
-        for (const c of spec.containers) for (const m of c.volumeMounts ?? []) if (m.name === v.name) m.name = renamed;
+        for (const c of spec.containers)
+          for (const m of c.volumeMounts ?? []) if (m.name === v.name) m.name = renamed;
         v.name = renamed;
       }
       for (const t of o.spec.volumeClaimTemplates ?? []) {
-        spec.volumes = [...(spec.volumes ?? []), { name: t.metadata.name, persistentVolumeClaim: { claimName: this.name(`${t.metadata.name}-${o.metadata.name}`) } }];
+        spec.volumes = [
+          ...(spec.volumes ?? []),
+          {
+            name: t.metadata.name,
+            persistentVolumeClaim: {
+              claimName: this.name(`${t.metadata.name}-${o.metadata.name}`),
+            },
+          },
+        ];
       }
       const labels = o.spec.template.metadata?.labels ?? {};
-      const pod = o.kind === 'Job'
-        ? { apiVersion: 'v1', kind: 'Pod', metadata: { name: this.name(o.metadata.name), labels }, spec: { ...spec, restartPolicy: 'Never' } }
-        : { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: this.name(o.metadata.name), labels }, spec: { replicas: 1, selector: o.spec.selector, template: { metadata: { labels }, spec } } };
+      const pod =
+        o.kind === 'Job'
+          ? {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: this.name(o.metadata.name), labels },
+              spec: { ...spec, restartPolicy: 'Never' },
+            }
+          : {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name: this.name(o.metadata.name), labels },
+              spec: {
+                replicas: 1,
+                selector: o.spec.selector,
+                template: { metadata: { labels }, spec },
+              },
+            };
       out.push({ workload: o.metadata.name, kind: o.kind, pod, configMaps });
     }
     return out.sort((a, b) => ORDER.indexOf(a.workload) - ORDER.indexOf(b.workload));
@@ -78,8 +117,12 @@ export class KubePlay {
 
   /** dev-secrets.sh's Secrets as podman secrets (kube play 4.3 reads a JSON map of base64 values). */
   createSecrets() {
-    const text = execFileSync('bash', [join(ROOT, 'k8s/overlays/dev/dev-secrets.sh')], { encoding: 'utf8' });
-    for (const secret of parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean)) {
+    const text = execFileSync('bash', [join(ROOT, 'k8s/overlays/dev/dev-secrets.sh')], {
+      encoding: 'utf8',
+    });
+    for (const secret of parseAllDocuments(text)
+      .map((d) => d.toJS())
+      .filter(Boolean)) {
       const name = this.name(secret.metadata.name);
       // From a file: podman wants a FIFO on stdin, and Node's stdio pipes are sockets.
       const file = join(this.dir, `${secret.metadata.name}.json`);
@@ -96,21 +139,40 @@ export class KubePlay {
   /** Plays every workload in order; each waits for the previous ones' probes (or exit 0). */
   async up({ log = () => {} } = {}) {
     podman(['network', 'create', this.name('net')]);
-    const subnet = podman(['network', 'inspect', '--format', '{{range .Subnets}}{{.Subnet}}{{end}}', this.name('net')]).stdout;
+    const subnet = podman([
+      'network',
+      'inspect',
+      '--format',
+      '{{range .Subnets}}{{.Subnet}}{{end}}',
+      this.name('net'),
+    ]).stdout;
     const base = subnet.split('/')[0].split('.').slice(0, 3).join('.');
     const workloads = this.workloads();
     workloads.forEach((w, i) => (this.pods[w.workload] = { ip: `${base}.${10 + i}`, spec: w.pod }));
-    const aliases = Object.entries(SERVICE_OF).map(([workload, service]) => ({ ip: this.pods[workload].ip, hostnames: [service] }));
+    const aliases = Object.entries(SERVICE_OF).map(([workload, service]) => ({
+      ip: this.pods[workload].ip,
+      hostnames: [service],
+    }));
     this.createSecrets();
     for (const w of workloads) {
       const podSpec = w.pod.kind === 'Pod' ? w.pod.spec : w.pod.spec.template.spec;
       podSpec.hostAliases = aliases;
       const file = join(this.dir, `${w.workload}.yaml`);
       const played = JSON.parse(JSON.stringify(w.pod));
-      for (const c of (played.kind === 'Pod' ? played.spec : played.spec.template.spec).containers) delete c.manifestPorts;
+      for (const c of (played.kind === 'Pod' ? played.spec : played.spec.template.spec).containers)
+        delete c.manifestPorts;
       writeFileSync(file, [...w.configMaps, played].map((d) => stringify(d)).join('---\n'));
-      podman(['kube', 'play', '--network', this.name('net'), '--ip', this.pods[w.workload].ip, file]);
-      this.pods[w.workload].pod = w.pod.kind === 'Pod' ? w.pod.metadata.name : `${w.pod.metadata.name}-pod-0`;
+      podman([
+        'kube',
+        'play',
+        '--network',
+        this.name('net'),
+        '--ip',
+        this.pods[w.workload].ip,
+        file,
+      ]);
+      this.pods[w.workload].pod =
+        w.pod.kind === 'Pod' ? w.pod.metadata.name : `${w.pod.metadata.name}-pod-0`;
       if (w.kind === 'Job') await this.waitCompleted(w.workload);
       else await this.waitReady(w.workload);
       log(`${w.workload} ${w.kind === 'Job' ? 'completed' : 'ready'}`);
@@ -127,9 +189,17 @@ export class KubePlay {
     const { name } = this.container(workload);
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const [status, code] = podman(['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', name]).stdout.split(' ');
+      const [status, code] = podman([
+        'inspect',
+        '--format',
+        '{{.State.Status}} {{.State.ExitCode}}',
+        name,
+      ]).stdout.split(' ');
       if (status === 'exited') {
-        if (code !== '0') throw new Error(`${workload} exited ${code}: ${podman(['logs', '--tail', '20', name], { allowFail: true }).stderr}`);
+        if (code !== '0')
+          throw new Error(
+            `${workload} exited ${code}: ${podman(['logs', '--tail', '20', name], { allowFail: true }).stderr}`,
+          );
         return;
       }
       await sleep(500);
@@ -142,8 +212,13 @@ export class KubePlay {
     const { name, spec } = this.container(workload);
     const probe = spec.readinessProbe;
     if (probe.httpGet) {
-      const port = typeof probe.httpGet.port === 'number' ? probe.httpGet.port : spec.manifestPorts.find((p) => p.name === probe.httpGet.port).containerPort;
-      const res = await fetch(`http://${this.pods[workload].ip}:${port}${probe.httpGet.path}`, { signal: AbortSignal.timeout((probe.timeoutSeconds ?? 1) * 1000) });
+      const port =
+        typeof probe.httpGet.port === 'number'
+          ? probe.httpGet.port
+          : spec.manifestPorts.find((p) => p.name === probe.httpGet.port).containerPort;
+      const res = await fetch(`http://${this.pods[workload].ip}:${port}${probe.httpGet.path}`, {
+        signal: AbortSignal.timeout((probe.timeoutSeconds ?? 1) * 1000),
+      });
       return res.ok;
     }
     return podman(['exec', name, ...probe.exec.command], { allowFail: true }).status === 0;
@@ -155,7 +230,10 @@ export class KubePlay {
     while (Date.now() < deadline) {
       if (await this.probe(workload).catch(() => false)) return;
       const status = podman(['inspect', '--format', '{{.State.Status}}', name]).stdout;
-      if (status === 'exited') throw new Error(`${workload} exited: ${podman(['logs', '--tail', '20', name], { allowFail: true }).stderr.slice(-600)}`);
+      if (status === 'exited')
+        throw new Error(
+          `${workload} exited: ${podman(['logs', '--tail', '20', name], { allowFail: true }).stderr.slice(-600)}`,
+        );
       await sleep(1000);
     }
     throw new Error(`${workload} not ready on its probe within ${timeoutMs / 1000} s`);
@@ -167,16 +245,37 @@ export class KubePlay {
 
   /** A one-off container from the app image on the pods' network, as uid 1000, read-only. */
   run(args, { volumes = [], env = {} } = {}) {
-    const hosts = Object.entries(SERVICE_OF).flatMap(([w, s]) => ['--add-host', `${s}:${this.pods[w].ip}`]);
-    const argv = ['run', '--rm', '--network', this.name('net'), ...hosts, '--read-only', '--tmpfs', '/tmp', '--user', '1000:1000', '--cap-drop', 'ALL'];
+    const hosts = Object.entries(SERVICE_OF).flatMap(([w, s]) => [
+      '--add-host',
+      `${s}:${this.pods[w].ip}`,
+    ]);
+    const argv = [
+      'run',
+      '--rm',
+      '--network',
+      this.name('net'),
+      ...hosts,
+      '--read-only',
+      '--tmpfs',
+      '/tmp',
+      '--user',
+      '1000:1000',
+      '--cap-drop',
+      'ALL',
+    ];
     for (const v of volumes) argv.push('--volume', v);
     for (const [k, v] of Object.entries(env)) argv.push('--env', `${k}=${v}`);
     return podman([...argv, this.images.app, ...args]);
   }
 
   down() {
-    for (const { pod } of Object.values(this.pods)) if (pod) podman(['pod', 'rm', '--force', '--time', '10', pod], { allowFail: true });
-    const volumes = podman(['volume', 'ls', '--quiet', '--filter', `name=^${this.prefix}-`], { allowFail: true }).stdout.split('\n').filter(Boolean);
+    for (const { pod } of Object.values(this.pods))
+      if (pod) podman(['pod', 'rm', '--force', '--time', '10', pod], { allowFail: true });
+    const volumes = podman(['volume', 'ls', '--quiet', '--filter', `name=^${this.prefix}-`], {
+      allowFail: true,
+    })
+      .stdout.split('\n')
+      .filter(Boolean);
     for (const v of volumes) podman(['volume', 'rm', '--force', v], { allowFail: true });
     for (const s of this.secrets) podman(['secret', 'rm', s], { allowFail: true });
     podman(['network', 'rm', '--force', this.name('net')], { allowFail: true });
