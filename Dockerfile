@@ -30,8 +30,11 @@ ENV NODE_ENV=production \
     STORAGE_ROOT=/data/storage
 WORKDIR /app
 COPY package.json package-lock.json ./
+# typeorm and valibot name ts-node and typescript as optional peers, so npm keeps those dev tools
+# (and @types/node) in a production install; nothing loads them at run time: removed.
 RUN --mount=type=secret,id=npm_ca,target=/run/secrets/npm_ca \
-    NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca npm install --omit=dev --omit=peer --no-audit --no-fund \
+    NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca npm install --omit=dev --no-audit --no-fund \
+    && node -e "for (const d of Object.keys(require('./package.json').devDependencies)) require('fs').rmSync('node_modules/' + d, { recursive: true, force: true })" \
     && npm cache clean --force \
     && mkdir -p /data/storage /data/dropzone \
     && chown -R 1000:1000 /data
