@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { addDataset } from './fixtures.mjs';
+import { addDataset, request } from './fixtures.mjs';
 import { KUBERNETES_VERSION, renderOverlay, typeErrors } from './k8s-schemas.mjs';
 import { KubePlay } from './kube-play.mjs';
 import { createServer } from 'node:net';
@@ -131,14 +131,9 @@ class Client {
     this.keys = keys;
   }
   async json(url, { key, method = 'GET', body } = {}) {
-    const res = await fetch(url, {
-      method,
-      headers: { 'X-API-Key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
+    const { status, text } = await request(url, { method, headers: { 'X-API-Key': key }, body });
+    if (status < 200 || status > 299)
+      throw new Error(`${method} ${url}: ${status} ${text.slice(0, 300)}`);
     return JSON.parse(text);
   }
   datasets(query = '') {
@@ -160,8 +155,7 @@ class Client {
     });
   }
   async ready(base) {
-    const res = await fetch(`${base}/health/ready`, { signal: AbortSignal.timeout(3000) });
-    return res.ok;
+    return (await request(`${base}/health/ready`, { timeoutMs: 3000 })).status === 200;
   }
   /** Imports a dataset of the drop zone and finds it in the catalog: the whole way. */
   async importEndToEnd(datasetId, storageDir) {

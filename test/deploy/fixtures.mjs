@@ -1,3 +1,5 @@
+import http from 'node:http';
+
 // Data the deployment tests put into a drop zone volume, written by a one-off container of the
 // app image as its user (uid 1000), as a depositor's upload would be.
 
@@ -28,4 +30,41 @@ export function addDataset(run, dropzoneVolume, id, megabytes) {
     fs.writeFileSync(path.join(dir, '.ready'), '');
   `;
   run(['node', '-e', script], { volumes: [`${dropzoneVolume}:/data/dropzone`] });
+}
+
+/**
+ * One HTTP request on a connection of its own (no keep-alive): the services close idle
+ * connections after 5 s, and a pooled connection closing under a POST fails it.
+ * Resolves {status, text}.
+ */
+export function request(url, { method = 'GET', headers = {}, body, timeoutMs = 10_000 } = {}) {
+  return new Promise((done, fail) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(
+      url,
+      {
+        method,
+        agent: false,
+        timeout: timeoutMs,
+        headers: {
+          ...headers,
+          ...(payload
+            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+            : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => done({ status: res.statusCode, text }));
+        res.on('error', fail);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`${method} ${url}: no answer within ${timeoutMs} ms`)),
+    );
+    req.on('error', fail);
+    req.end(payload);
+  });
 }

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { podman, ROOT } from '../../scripts/deploy/podman-stack.mjs';
+import { request } from './fixtures.mjs';
 import { renderOverlay } from './k8s-schemas.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -216,10 +217,9 @@ export class KubePlay {
         typeof probe.httpGet.port === 'number'
           ? probe.httpGet.port
           : spec.manifestPorts.find((p) => p.name === probe.httpGet.port).containerPort;
-      const res = await fetch(`http://${this.pods[workload].ip}:${port}${probe.httpGet.path}`, {
-        signal: AbortSignal.timeout((probe.timeoutSeconds ?? 1) * 1000),
-      });
-      return res.ok;
+      const url = `http://${this.pods[workload].ip}:${port}${probe.httpGet.path}`;
+      const { status } = await request(url, { timeoutMs: (probe.timeoutSeconds ?? 1) * 1000 });
+      return status >= 200 && status < 400;
     }
     return podman(['exec', name, ...probe.exec.command], { allowFail: true }).status === 0;
   }
