@@ -17,7 +17,7 @@ ARG NODE_BASE=node:20.20.2-bookworm-slim
 FROM ${NODE_BASE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN --mount=type=secret,id=npm_ca,target=/run/secrets/npm_ca \
+RUN --mount=type=secret,id=npm_ca,target=/run/secrets/npm_ca --mount=type=cache,target=/root/.npm \
     NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca npm install --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json nest-cli.json ./
 COPY libs ./libs
@@ -31,11 +31,11 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 # typeorm and valibot name ts-node and typescript as optional peers, so npm keeps those dev tools
-# (and @types/node) in a production install; nothing loads them at run time: removed.
-RUN --mount=type=secret,id=npm_ca,target=/run/secrets/npm_ca \
+# (and @types/node) in a production install; nothing loads them at run time: removed. npm's
+# download cache is a build cache mount (kept between builds, never in a layer).
+RUN --mount=type=secret,id=npm_ca,target=/run/secrets/npm_ca --mount=type=cache,target=/root/.npm \
     NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca npm install --omit=dev --no-audit --no-fund \
     && node -e "for (const d of Object.keys(require('./package.json').devDependencies)) require('fs').rmSync('node_modules/' + d, { recursive: true, force: true })" \
-    && npm cache clean --force \
     && mkdir -p /data/storage /data/dropzone \
     && chown -R 1000:1000 /data
 COPY --from=build /app/dist ./dist

@@ -285,15 +285,23 @@ export class Stack {
     }
   }
 
-  /** Stops every container (volumes and containers kept). */
+  /**
+   * Stops every container (volumes and containers kept), dependents first, as compose does:
+   * stopped together, the worker's graceful shutdown waits for a Redis that is already gone.
+   */
   stop() {
     if (!this.podExists()) return;
-    podman(['pod', 'stop', '--time', '30', this.project], { allowFail: true });
+    for (const name of startOrder(this.services).reverse()) {
+      const grace = parseInt(this.services[name].stop_grace_period ?? '30', 10);
+      podman(['stop', '--time', String(grace), this.container(name)], { allowFail: true });
+    }
+    podman(['pod', 'stop', '--time', '10', this.project], { allowFail: true });
   }
 
   /** Removes the pod and its containers; `purge` removes the volumes too. */
   down({ purge = false } = {}) {
-    if (this.podExists()) podman(['pod', 'rm', '--force', '--time', '30', this.project]);
+    this.stop();
+    if (this.podExists()) podman(['pod', 'rm', '--force', '--time', '10', this.project]);
     if (purge) {
       for (const volume of Object.keys(this.compose.volumes ?? {})) {
         podman(['volume', 'rm', '--force', `${this.project}_${volume}`], { allowFail: true });
