@@ -205,6 +205,11 @@ async function main() {
     process.stdout.write('test:deploy skipped: DEPLOY_TESTS=off\n');
     return 0;
   }
+  const blocker = podmanBlocker();
+  if (blocker) {
+    process.stdout.write(`test:deploy cannot run: ${blocker} (DEPLOY_TESTS=off skips it)\n`);
+    return 1;
+  }
   await check(`kubernetes ${KUBERNETES_VERSION} types: HPA, PDB, NetworkPolicy, Ingress`, () => {
     const [dev, prod] = [renderOverlay('dev'), renderOverlay('prod')];
     // One compiler run; a copy of the HPA with a misspelt field proves the check can fail.
@@ -220,11 +225,6 @@ async function main() {
     assert.deepEqual(real, [], real.join('; '));
     return `${checked - 1} objects of the dev and prod overlays valid; a misspelt field is caught`;
   });
-  const blocker = podmanBlocker();
-  if (blocker) {
-    process.stdout.write(`test:deploy cannot run: ${blocker} (DEPLOY_TESTS=off skips it)\n`);
-    return 1;
-  }
   const ref =
     process.env.UPGRADE_FROM_REF ??
     readFileSync(join(ROOT, 'deploy/upgrade-from-ref'), 'utf8')
