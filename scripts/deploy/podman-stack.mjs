@@ -204,12 +204,12 @@ export async function waitExited(container, timeoutMs = 180_000) {
   throw new Error(`${container} did not finish within ${timeoutMs / 1000} s`);
 }
 
+/** The container's last log lines (podman returns its stdout and stderr apart). */
 export function logsTail(container, lines = 30) {
-  return (
-    podman(['logs', '--tail', String(lines), container], { allowFail: true }).stdout +
-    '\n' +
-    podman(['logs', '--tail', String(lines), container], { allowFail: true }).stderr
-  );
+  const { stdout, stderr } = podman(['logs', '--tail', String(lines), container], {
+    allowFail: true,
+  });
+  return `${stdout}\n${stderr}`;
 }
 
 function parseDuration(text) {
