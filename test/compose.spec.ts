@@ -57,19 +57,20 @@ describe('docker-compose.yml', () => {
 
   it('pins every image tag (no missing tag, no latest, a full version for third-party images)', () => {
     for (const [name, service] of Object.entries(services)) {
-      const image = service.image ?? '';
+      // The default an unset RDS_IMAGE / POSTGRES_IMAGE / REDIS_IMAGE leaves.
+      const image = withDefaults(service.image ?? '');
       const match = /^([a-z0-9./_-]+):([A-Za-z0-9._-]+)$/.exec(image);
       expect({ name, pinned: match !== null }).toEqual({ name, pinned: true });
       expect(match![2]).not.toBe('latest');
       expect(match![2]).toMatch(/^\d+\.\d+/);
     }
-    expect(services.postgres.image).toMatch(/^postgres:16\.\d+-bookworm$/);
-    expect(services.redis.image).toMatch(/^redis:7\.\d+\.\d+-bookworm$/);
+    expect(withDefaults(services.postgres.image!)).toMatch(/^postgres:16\.\d+-bookworm$/);
+    expect(withDefaults(services.redis.image!)).toMatch(/^redis:7\.\d+\.\d+-bookworm$/);
   });
 
   it('builds the one project image, tagged with the package version, for every app service', () => {
     for (const name of APP_SERVICES) {
-      expect(services[name].image).toBe(`research-data-services:${packageVersion}`);
+      expect(services[name].image).toBe(`\${RDS_IMAGE:-research-data-services:${packageVersion}}`);
       expect(services[name].build).toEqual({ context: '.' });
     }
   });
@@ -217,17 +218,36 @@ describe('Dockerfile', () => {
   const froms = lines.filter((line) => /^FROM\s/i.test(line));
   const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 
-  it('is multi-stage from node:20 bookworm-slim, pinned to a full version', () => {
+  it('is multi-stage from node:20 bookworm-slim (the default base), pinned to a full version', () => {
+    expect(lines).toContain('ARG NODE_BASE=node:20.20.2-bookworm-slim');
+    expect(lines.find((l) => l.startsWith('ARG NODE_BASE='))).toMatch(
+      /=node:20\.\d+\.\d+-bookworm-slim$/,
+    );
     expect(froms).toHaveLength(2);
     for (const from of froms) {
-      expect(from).toMatch(/^FROM node:20\.\d+\.\d+-bookworm-slim AS \w+$/);
+      expect(from).toMatch(/^FROM \$\{NODE_BASE\} AS \w+$/);
     }
   });
 
   it('builds with the lock in the first stage', () => {
     expect(dockerfile).toMatch(/COPY package\.json package-lock\.json/);
-    expect(dockerfile).toMatch(/RUN npm install\b/);
+    expect(dockerfile).toMatch(/npm install --no-audit/);
     expect(dockerfile).toMatch(/RUN npm run build/);
+  });
+
+  it('hands npm a CA bundle only as a build secret, never in a layer', () => {
+    const installs = lines.filter((l) => /NODE_EXTRA_CA_CERTS/.test(l));
+    expect(installs.length).toBe(2);
+    for (const line of installs)
+      expect(line).toMatch(/^\s+NODE_EXTRA_CA_CERTS=\/run\/secrets\/npm_ca npm install/);
+    expect(
+      lines.filter((l) =>
+        /^RUN --mount=type=secret,id=npm_ca,target=\/run\/secrets\/npm_ca/.test(l),
+      ),
+    ).toHaveLength(2);
+    expect(lines.filter((l) => /^(ENV|COPY|ADD)\s/.test(l)).join('\n')).not.toMatch(
+      /ca-certificates|npm_ca|NODE_EXTRA_CA_CERTS/,
+    );
   });
 
   it('ships production dependencies and the compiled output only', () => {

@@ -1,0 +1,144 @@
+// The images a deployment on podman needs: the bases (official where they can be pulled, local
+// equivalents otherwise: deploy/podman/build-bases.sh) and the project's image, built from the
+// working tree or from a git ref. npm reaches its registry with the machine's CA bundle, handed
+// to the build as a secret (never in a layer).
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { podman, podmanEnv, podmanLive, ROOT } from './podman-stack.mjs';
+
+const CA_BUNDLE = process.env.NODE_EXTRA_CA_CERTS || '/etc/ssl/certs/ca-certificates.crt';
+
+/** NODE_BASE, POSTGRES_IMAGE, REDIS_IMAGE: made or found by build-bases.sh. */
+export function ensureBases() {
+  const out = spawnSync('bash', [join(ROOT, 'deploy/podman/build-bases.sh')], {
+    env: podmanEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (out.status !== 0) throw new Error(`building the base images failed (${out.status})`);
+  return Object.fromEntries(
+    out.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=')),
+  );
+}
+
+export function imageExists(image) {
+  return podman(['image', 'exists', image], { allowFail: true }).status === 0;
+}
+
+/** Builds the project's image from `dir` (the working tree by default). */
+export async function buildImage(image, nodeBase, { dir = ROOT, quiet = true } = {}) {
+  const args = ['build', '--network=host', '--build-arg', `NODE_BASE=${nodeBase}`, '--tag', image];
+  if (existsSync(CA_BUNDLE)) args.push('--secret', `id=npm_ca,src=${CA_BUNDLE}`);
+  await podmanLive([...args, dir], { quiet });
+}
+
+/**
+ * Builds the image of an earlier commit. Its sources and lock are the ref's; the Dockerfile and
+ * .dockerignore are the working tree's when the ref's cannot take a local base (a Dockerfile
+ * without the NODE_BASE argument names only the official image, which may not be pullable).
+ */
+export async function buildImageOfRef(image, nodeBase, ref) {
+  const dir = mkdtempSync(join(tmpdir(), 'rds-ref-'));
+  try {
+    const archive = spawnSync(
+      'sh',
+      ['-c', `git -C "${ROOT}" archive "${ref}" | tar -x -C "${dir}"`],
+      { encoding: 'utf8' },
+    );
+    if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr}`);
+    const dockerfile = spawnSync('git', ['-C', ROOT, 'show', `${ref}:Dockerfile`], {
+      encoding: 'utf8',
+    }).stdout;
+    if (!dockerfile.includes('NODE_BASE')) {
+      cpSync(join(ROOT, 'Dockerfile'), join(dir, 'Dockerfile'));
+      cpSync(join(ROOT, '.dockerignore'), join(dir, '.dockerignore'));
+    }
+    await buildImage(image, nodeBase, { dir });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const hex = (bytes) => randomBytes(bytes).toString('hex');
+
+/**
+ * The compose stack's env files (deploy/compose/example's shape) with fresh random secrets, in
+ * `dir` (kept between runs: the database is initialised with this password). Returns the keys.
+ */
+export function ensureEnvFiles(dir) {
+  const keysFile = join(dir, 'keys.json');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (existsSync(keysFile)) return JSON.parse(readFileSync(keysFile, 'utf8'));
+  const keys = {
+    POSTGRES_PASSWORD: hex(24),
+    GLOBAL_API_KEY: hex(24),
+    PROVISIONER_API_KEY: hex(24),
+    PROVISIONER_READ_API_KEYS: hex(24),
+    CATALOG_API_KEY: hex(24),
+  };
+  const digest = createHash('sha256').update(keys.CATALOG_API_KEY).digest('hex');
+  const write = (name, lines) =>
+    writeFileSync(join(dir, name), `${lines.join('\n')}\n`, { mode: 0o600 });
+  write('postgres.env', [
+    'POSTGRES_USER=catalog',
+    `POSTGRES_PASSWORD=${keys.POSTGRES_PASSWORD}`,
+    'POSTGRES_DB=catalog',
+  ]);
+  write('catalog.env', [
+    `DATABASE_URL=postgres://catalog:${keys.POSTGRES_PASSWORD}@postgres:5432/catalog`,
+    `GLOBAL_API_KEY=${keys.GLOBAL_API_KEY}`,
+    'CATALOG_SOURCE=http://localhost:3000',
+    'LOG_LEVEL=info',
+    `REGISTRATION_API_KEY_SHA256=${digest}`,
+  ]);
+  write('provisioner.env', [
+    'REDIS_URL=redis://redis:6379',
+    'QUEUE_PREFIX=provisioner',
+    `PROVISIONER_API_KEY=${keys.PROVISIONER_API_KEY}`,
+    `PROVISIONER_READ_API_KEYS=${keys.PROVISIONER_READ_API_KEYS}`,
+    'STORAGE_ROOT=/data/storage',
+    'SOURCES=[{"name":"dropzone","type":"dropzone","root":"/data/dropzone"}]',
+    'LOG_LEVEL=info',
+    'CATALOG_URL=http://catalog-api:3000',
+    `CATALOG_API_KEY=${keys.CATALOG_API_KEY}`,
+  ]);
+  writeFileSync(keysFile, JSON.stringify(keys, null, 2), { mode: 0o600 });
+  return keys;
+}
+
+/** The demo catalog and the demo drop zone, loaded into a running stack (idempotent). */
+export function loadDemo(stack, envDir) {
+  const catalog = stack.run(
+    [
+      'node',
+      'dist/apps/catalog-api/apps/catalog-api/src/demo/demo-data.cli.js',
+      '--json',
+      '--keys-file',
+      '/tmp/demo-keys.json',
+    ],
+    { envFiles: [join(envDir, 'catalog.env')] },
+  );
+  const dropzone = stack.run(
+    ['node', 'dist/apps/provisioner/apps/provisioner/src/demo/demo-dropzone.cli.js', '--json'],
+    {
+      envFiles: [join(envDir, 'provisioner.env')],
+      volumes: [`${stack.volume('dropzone')}:/data/dropzone`],
+    },
+  );
+  const last = (text) => JSON.parse(text.trim().split('\n').pop());
+  return { catalog: last(catalog.stdout), dropzone: last(dropzone.stdout) };
+}
