@@ -157,14 +157,14 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
   });
 
   it('a refused credential fails the import at once (rejected, not retried) and readiness says why', async () => {
-    const settings = provisionerTestSettings({
-      ...(await dropzoneEnv(dropzone, tempDir('unused'), s3Env('not-the-secret'))),
-    });
-    const good = provisionerTestSettings({ ...settings, S3_SECRET_ACCESS_KEY: server.secretAccessKey } as never);
-    const api = await createProvisionerApiApp(good);
+    // The API (which only reads) has the right key, the worker a refused one.
+    const env = await dropzoneEnv(dropzone, tempDir('unused'), s3Env());
+    const api = await createProvisionerApiApp(provisionerTestSettings(env));
     await api.init();
     opened.push(api);
-    const worker = await createProvisionerWorkerApp(settings);
+    const worker = await createProvisionerWorkerApp(
+      provisionerTestSettings({ ...env, S3_SECRET_ACCESS_KEY: 'not-the-secret' }),
+    );
     await worker.init();
     opened.push(worker);
     const ready = await get(worker, '/health/ready');
