@@ -100,7 +100,12 @@ export async function openUploads(client: S3Client, bucket: string): Promise<str
 
 /** Removes the bucket with everything in it (objects, then open uploads, then the bucket). */
 export async function removeTestBucket(client: S3Client, bucket: string): Promise<void> {
-  const storage = new S3Storage(client, { bucket, prefix: '', partBytes: 5 << 20, uploadConcurrency: 1 });
+  const storage = new S3Storage(client, {
+    bucket,
+    prefix: '',
+    partBytes: 5 << 20,
+    uploadConcurrency: 1,
+  });
   await storage.abortUploadsUnder('');
   const keys = await listKeys(client, bucket);
   for (let i = 0; i < keys.length; i += 1000)

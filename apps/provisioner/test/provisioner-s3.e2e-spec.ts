@@ -24,8 +24,19 @@ import {
 import { describeRegistration } from '../src/catalog-registration/registration-description';
 import { createProvisionerApiApp, createProvisionerWorkerApp } from '../src/http-app';
 import { storageFromSettings } from '../src/storage/storage.module';
-import { digest, DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
-import { dropzoneEnv, TERMINAL_STATES, waitForImport, waitWhileCopying } from './support/provisioner-e2e';
+import {
+  digest,
+  DropzoneFixture,
+  tempDir,
+  writeSparseZeros,
+  zeroSha256,
+} from './support/dropzone-fixture';
+import {
+  dropzoneEnv,
+  TERMINAL_STATES,
+  waitForImport,
+  waitWhileCopying,
+} from './support/provisioner-e2e';
 import { startWorkerProcess, WORKER_START_MS } from './support/worker-process';
 
 const MiB = 1024 * 1024;
@@ -82,10 +93,21 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     bucket = await createTestBucket(client, 'imports');
     const base = tempDir('e2e-s3');
     dropzone = new DropzoneFixture(join(base, 'dropzone'));
-    dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS-GOOD', 'DS-REFUSED', 'DS-CRASH'] });
-    dropzone.dataset('DS-GOOD', { submission: 'SUB-1', files: FILES, manifests: ['sha256', 'md5'] });
+    dropzone.submission('SUB-1', {
+      project: 'PRJ1',
+      datasets: ['DS-GOOD', 'DS-REFUSED', 'DS-CRASH'],
+    });
+    dropzone.dataset('DS-GOOD', {
+      submission: 'SUB-1',
+      files: FILES,
+      manifests: ['sha256', 'md5'],
+    });
     dropzone.dataset('DS-REFUSED', { submission: 'SUB-1', files: { 'a.txt': 'a' } });
-    dropzone.dataset('DS-CRASH', { submission: 'SUB-1', files: { 'small.txt': 'small' }, manifestText: { sha256: '' } });
+    dropzone.dataset('DS-CRASH', {
+      submission: 'SUB-1',
+      files: { 'small.txt': 'small' },
+      manifestText: { sha256: '' },
+    });
     writeSparseZeros(join(dropzone.datasetDir('DS-CRASH'), 'payload/big/zeros.bin'), CRASH_SIZE);
     writeFileSync(
       join(dropzone.datasetDir('DS-CRASH'), 'manifest-sha256.txt'),
@@ -112,24 +134,39 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
         return waitForImport(apps.api, res.body.id);
       }),
     );
-    expect(intoS3).toMatchObject({ state: 'imported', attempts: 1, error: null, path: PATH('DS-GOOD') });
+    expect(intoS3).toMatchObject({
+      state: 'imported',
+      attempts: 1,
+      error: null,
+      path: PATH('DS-GOOD'),
+    });
     expect(intoS3.progress).toEqual(intoFs.progress);
 
     for (const [path, content] of Object.entries(FILES))
-      expect(digest('sha256', await object(`${PATH('DS-GOOD')}/${path}`))).toBe(digest('sha256', content));
+      expect(digest('sha256', await object(`${PATH('DS-GOOD')}/${path}`))).toBe(
+        digest('sha256', content),
+      );
     const head = await client.send(
       new HeadObjectCommand({ Bucket: bucket, Key: `research/${PATH('DS-GOOD')}/reads/big.bin` }),
     );
     expect(head).toMatchObject({ ContentLength: BIG.length, ETag: expect.stringMatching(/-3"$/) });
     // The SHA-256 of each object is kept in the commit object (and the stored manifest).
-    const provenance = JSON.parse((await object(`${PATH('DS-GOOD')}/.provisioner/provenance.json`)).toString());
+    const provenance = JSON.parse(
+      (await object(`${PATH('DS-GOOD')}/.provisioner/provenance.json`)).toString(),
+    );
     expect(provenance.files).toContainEqual(
-      expect.objectContaining({ path: 'reads/big.bin', size: BIG.length, sha256: digest('sha256', BIG) }),
+      expect.objectContaining({
+        path: 'reads/big.bin',
+        size: BIG.length,
+        sha256: digest('sha256', BIG),
+      }),
     );
-    expect((await object(`${PATH('DS-GOOD')}/.provisioner/manifest-sha256.txt`)).toString()).toContain(
-      `${digest('sha256', BIG)}  reads/big.bin`,
+    expect(
+      (await object(`${PATH('DS-GOOD')}/.provisioner/manifest-sha256.txt`)).toString(),
+    ).toContain(`${digest('sha256', BIG)}  reads/big.bin`);
+    expect(JSON.parse((await object('projects/PRJ1/SUB-1/submission.json')).toString()).ref).toBe(
+      'SUB-1',
     );
-    expect(JSON.parse((await object('projects/PRJ1/SUB-1/submission.json')).toString()).ref).toBe('SUB-1');
     expect(await listKeys(client, bucket, 'research/.staging/')).toEqual([]);
     expect(await openUploads(client, bucket)).toEqual([]);
 
@@ -140,7 +177,11 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
       '/submissions/dropzone/diff',
     ]) {
       const [a, b] = await Promise.all([get(s3.api, route), get(fs.api, route)]);
-      expect({ route, status: a.status, body: a.body }).toEqual({ route, status: b.status, body: b.body });
+      expect({ route, status: a.status, body: a.body }).toEqual({
+        route,
+        status: b.status,
+        body: b.body,
+      });
     }
 
     // The catalog registration names the copy by its s3:// URL.
@@ -175,7 +216,11 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     const res = await post(api, '/datasets/dropzone/import', { dataset_id: 'DS-REFUSED' });
     expect(res.status).toBe(202);
     const record = await waitForImport(api, res.body.id);
-    expect(record).toMatchObject({ state: 'rejected', attempts: 1, error: { code: 'storage_refused' } });
+    expect(record).toMatchObject({
+      state: 'rejected',
+      attempts: 1,
+      error: { code: 'storage_refused' },
+    });
   });
 
   it('a worker killed mid-upload: the retry publishes once and leaves no multipart upload behind', async () => {
@@ -199,7 +244,9 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     await new Promise((r) => workers[0].once('exit', r));
     expect(await storage.exists(target)).toBe(false);
     const listed = (await get(s3.api, '/datasets/dropzone')).body.items;
-    expect(listed).toContainEqual(expect.objectContaining({ dataset_id: 'DS-CRASH', imported: false }));
+    expect(listed).toContainEqual(
+      expect.objectContaining({ dataset_id: 'DS-CRASH', imported: false }),
+    );
     expect(await openUploads(client, bucket)).toEqual([`research/${target}/big/zeros.bin`]);
 
     workers.push(await startWorkerProcess(workerEnv));
@@ -209,13 +256,20 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     expect(await openUploads(client, bucket)).toEqual([]);
     expect(await listKeys(client, bucket, 'research/.staging/')).toEqual([]);
     expect((await listKeys(client, bucket, `research/${target}/`)).sort()).toEqual(
-      ['.provisioner/manifest-sha256.txt', '.provisioner/provenance.json', 'big/zeros.bin', 'small.txt'].map(
-        (k) => `research/${target}/${k}`,
-      ),
+      [
+        '.provisioner/manifest-sha256.txt',
+        '.provisioner/provenance.json',
+        'big/zeros.bin',
+        'small.txt',
+      ].map((k) => `research/${target}/${k}`),
     );
-    const provenance = JSON.parse((await object(`${target}/.provisioner/provenance.json`)).toString());
+    const provenance = JSON.parse(
+      (await object(`${target}/.provisioner/provenance.json`)).toString(),
+    );
     expect(provenance.import.attempt).toBe(done.attempts);
-    const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: `research/${target}/big/zeros.bin` }));
+    const head = await client.send(
+      new HeadObjectCommand({ Bucket: bucket, Key: `research/${target}/big/zeros.bin` }),
+    );
     expect(head.ContentLength).toBe(CRASH_SIZE);
   });
 });

@@ -9,7 +9,11 @@ import { createServer } from 'node:net';
 import { createS3Client } from '../src/storage/s3/s3-client';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import { datasetCommitObject } from '../src/storage/storage-layout';
-import { StagingLostError, StorageRefusedError, TargetExistsError } from '../src/storage/storage-system';
+import {
+  StagingLostError,
+  StorageRefusedError,
+  TargetExistsError,
+} from '../src/storage/storage-system';
 import {
   createTestBucket,
   listKeys,
@@ -37,14 +41,21 @@ describe('S3 storage on Swift (s3api)', () => {
   const md5 = (b: Buffer) => createHash('md5').update(b).digest('base64');
   const get = async (key: string) =>
     Buffer.from(
-      await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray(),
+      await (
+        await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+      ).Body!.transformToByteArray(),
     );
 
   beforeAll(async () => {
     server = await s3TestServer();
     client = testS3Client(server);
     bucket = await createTestBucket(client, 'storage');
-    storage = new S3Storage(client, { bucket, prefix: 'tenant/', partBytes: PART, uploadConcurrency: 3 });
+    storage = new S3Storage(client, {
+      bucket,
+      prefix: 'tenant/',
+      partBytes: PART,
+      uploadConcurrency: 3,
+    });
   });
   afterAll(async () => {
     if (bucket) await removeTestBucket(client, bucket);
@@ -60,7 +71,9 @@ describe('S3 storage on Swift (s3api)', () => {
         new PutObjectCommand({ Bucket: bucket, Key: 'probe-cond', Body: 'x', IfNoneMatch: '*' }),
       ),
     ).rejects.toMatchObject({ $metadata: { httpStatusCode: 501 } });
-    await expect(put({ ContentMD5: md5(Buffer.from('y')) })).rejects.toMatchObject({ name: 'BadDigest' });
+    await expect(put({ ContentMD5: md5(Buffer.from('y')) })).rejects.toMatchObject({
+      name: 'BadDigest',
+    });
     await expect(storage.exists('probe')).resolves.toBe(false);
   });
 
@@ -68,7 +81,8 @@ describe('S3 storage on Swift (s3api)', () => {
     const big = randomBytes(2 * PART + 12345);
     const area = await storage.openStaging('imp-1~data~a1', TARGET);
     const writer = await area.createObject('reads/big.bin', big.length);
-    for (let i = 0; i < big.length; i += 1_000_000) await writer.write(big.subarray(i, i + 1_000_000));
+    for (let i = 0; i < big.length; i += 1_000_000)
+      await writer.write(big.subarray(i, i + 1_000_000));
     await writer.commit();
     const small = await area.createObject('README.txt', 6);
     await small.write(Buffer.from('hello\n'));
@@ -103,7 +117,9 @@ describe('S3 storage on Swift (s3api)', () => {
     // by the check before its commit object, and its removal deletes nothing of the dataset.
     const second = await storage.openStaging('imp-2~data~a1', TARGET);
     await second.writeSmallObject('.provisioner/provenance.json', '{"import":{"id":"imp-2"}}\n');
-    await expect(storage.publish('imp-2~data~a1', TARGET)).rejects.toBeInstanceOf(TargetExistsError);
+    await expect(storage.publish('imp-2~data~a1', TARGET)).rejects.toBeInstanceOf(
+      TargetExistsError,
+    );
     await storage.removeStaging('imp-2~data~a1');
     expect((await storage.readObject(datasetCommitObject(TARGET)))!.toString()).toContain('imp-1');
     expect(await listKeys(client, bucket, `tenant/${TARGET}/`)).toHaveLength(5);
@@ -137,7 +153,12 @@ describe('S3 storage on Swift (s3api)', () => {
     });
     await expect(refused.exists(TARGET)).rejects.toBeInstanceOf(StorageRefusedError);
     await expect(refused.checkReady()).rejects.toThrow(/credential was refused/);
-    const missing = new S3Storage(client, { bucket: `${bucket}-none`, prefix: '', partBytes: PART, uploadConcurrency: 1 });
+    const missing = new S3Storage(client, {
+      bucket: `${bucket}-none`,
+      prefix: '',
+      partBytes: PART,
+      uploadConcurrency: 1,
+    });
     await expect(missing.checkReady()).rejects.toThrow(/does not exist/);
     await expect(storage.checkReady()).resolves.toBeUndefined();
   });

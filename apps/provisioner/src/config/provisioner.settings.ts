@@ -95,7 +95,8 @@ export class ProvisionerSettings extends FrontDoorSettings {
   /** The bucket, which must exist (the provisioner never creates one). Required for s3. */
   @ValidateIf((s: ProvisionerSettings) => s.STORAGE_BACKEND === 's3')
   @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
-    message: 'S3_BUCKET must be a bucket name (3-63 of a-z, 0-9, "." and "-"); required when STORAGE_BACKEND=s3',
+    message:
+      'S3_BUCKET must be a bucket name (3-63 of a-z, 0-9, "." and "-"); required when STORAGE_BACKEND=s3',
   })
   S3_BUCKET?: string;
 
@@ -252,7 +253,9 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   /** S3_PREFIX as keys begin with it: '' or ending in '/'. */
   get s3KeyPrefix(): string {
-    return this.S3_PREFIX === '' || this.S3_PREFIX.endsWith('/') ? this.S3_PREFIX : `${this.S3_PREFIX}/`;
+    return this.S3_PREFIX === '' || this.S3_PREFIX.endsWith('/')
+      ? this.S3_PREFIX
+      : `${this.S3_PREFIX}/`;
   }
 
   get readApiKeys(): string[] {

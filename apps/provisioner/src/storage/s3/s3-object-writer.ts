@@ -189,7 +189,10 @@ export class S3ObjectWriter implements ObjectWriter {
         Key: this.key,
         UploadId: this.uploadId!,
         MultipartUpload: {
-          Parts: this.partMd5s.map((md5, i) => ({ PartNumber: i + 1, ETag: `"${md5.toString('hex')}"` })),
+          Parts: this.partMd5s.map((md5, i) => ({
+            PartNumber: i + 1,
+            ETag: `"${md5.toString('hex')}"`,
+          })),
         },
       }),
     );
@@ -203,7 +206,10 @@ export class S3ObjectWriter implements ObjectWriter {
     const { client, bucket } = this.target;
     const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: this.key }));
     if (head.ContentLength !== this.total)
-      throw new S3VerificationError(this.key, `holds ${head.ContentLength} bytes, ${this.total} sent`);
+      throw new S3VerificationError(
+        this.key,
+        `holds ${head.ContentLength} bytes, ${this.total} sent`,
+      );
     if (unquote(head.ETag) !== etag)
       throw new S3VerificationError(this.key, `ETag ${unquote(head.ETag)}, expected ${etag}`);
   }

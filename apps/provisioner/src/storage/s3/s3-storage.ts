@@ -121,7 +121,9 @@ export class S3Storage implements StorageSystem {
       const status = statusOf(error);
       if (status === 404) throw new Error(`s3 bucket ${this.options.bucket} does not exist`);
       if (status === 403 || status === 401)
-        throw new Error(`s3 bucket ${this.options.bucket}: the credential was refused (HTTP ${status})`);
+        throw new Error(
+          `s3 bucket ${this.options.bucket}: the credential was refused (HTTP ${status})`,
+        );
       throw new Error(
         `s3 endpoint does not answer for bucket ${this.options.bucket}: ${(error as Error).message}`,
       );
@@ -235,7 +237,9 @@ export class S3Storage implements StorageSystem {
       const commit = deferred[deferred.length - 1];
       if (!commit) throw new Error(`staging ${stagingId} holds no commit object`);
       if (isDatasetPath(path) && `${path}/${commit.path}` !== datasetCommitObject(path))
-        throw new Error(`a dataset is committed by ${datasetCommitObject(path)}, not ${commit.path}`);
+        throw new Error(
+          `a dataset is committed by ${datasetCommitObject(path)}, not ${commit.path}`,
+        );
       await area.sync();
       if (await this.objectExists(this.key(`${path}/${commit.path}`)))
         throw new TargetExistsError(path);
@@ -304,7 +308,10 @@ export class S3Storage implements StorageSystem {
     );
   }
 
-  private async *pages(prefix: string, delimiter?: string): AsyncGenerator<ListObjectsV2CommandOutput> {
+  private async *pages(
+    prefix: string,
+    delimiter?: string,
+  ): AsyncGenerator<ListObjectsV2CommandOutput> {
     let token: string | undefined;
     do {
       const page = await this.client.send(
@@ -331,7 +338,9 @@ export class S3Storage implements StorageSystem {
           }),
         );
         if (answer.Errors?.length)
-          throw new Error(`s3 could not delete ${answer.Errors.length} staged object(s) under ${prefix}`);
+          throw new Error(
+            `s3 could not delete ${answer.Errors.length} staged object(s) under ${prefix}`,
+          );
       }
     }
   }
@@ -350,15 +359,17 @@ export class S3Storage implements StorageSystem {
         }),
       );
       for (const upload of page.Uploads ?? []) {
-        await this.client.send(
-          new AbortMultipartUploadCommand({
-            Bucket: this.bucket,
-            Key: upload.Key!,
-            UploadId: upload.UploadId!,
-          }),
-        ).catch((error: unknown) => {
-          if (!isNotFound(error)) throw error;
-        });
+        await this.client
+          .send(
+            new AbortMultipartUploadCommand({
+              Bucket: this.bucket,
+              Key: upload.Key!,
+              UploadId: upload.UploadId!,
+            }),
+          )
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          });
         aborted++;
       }
       if (!page.IsTruncated) return aborted;
