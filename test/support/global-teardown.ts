@@ -31,7 +31,6 @@ export default async function globalTeardown(): Promise<void> {
     }
   }
   stopS3ServerStartedBy(runId);
-  const embedded = (globalThis as { __embeddedPostgres?: { stop(): Promise<void> } })
-    .__embeddedPostgres;
+  const embedded = (globalThis as { __embeddedPostgres?: { stop(): Promise<void> } }).__embeddedPostgres;
   if (embedded) await embedded.stop();
 }
