@@ -159,6 +159,9 @@ launch() { # name port command...
 
 start() {
   if answers "$PORT" && alive proxy; then return 0; fi
+  # Two test processes may start it at once: one does, the other waits and finds it running.
+  mkdir -p "$DIR" && exec 9> "$DIR/start.lock" && flock 9
+  if answers "$PORT" && alive proxy; then return 0; fi
   install_missing
   configure
   local as_memcache=""; [ "$(id -u)" -eq 0 ] && as_memcache="-u memcache"

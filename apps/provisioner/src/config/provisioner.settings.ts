@@ -24,6 +24,11 @@ function dssApiKeys(value: string): string {
     .join(' ');
 }
 
+/** Either half of the S3 key pair is set: then both must be. */
+function s3KeyPairGiven(s: ProvisionerSettings): boolean {
+  return s.S3_ACCESS_KEY_ID !== undefined || s.S3_SECRET_ACCESS_KEY !== undefined;
+}
+
 /**
  * Every setting of the provisioner API and worker, validated once at boot (see .env.example);
  * the front-door settings (TRUSTED_PROXIES, AUTH_FAILURE_*) come from FrontDoorSettings.
@@ -112,14 +117,13 @@ export class ProvisionerSettings extends FrontDoorSettings {
   S3_FORCE_PATH_STYLE = false;
 
   /** Both or neither (then the SDK's chain: AWS_* variables, web identity, instance profile). */
-  @ValidateIf((s: ProvisionerSettings) => s.S3_SECRET_ACCESS_KEY !== undefined)
+  @ValidateIf(s3KeyPairGiven)
   @IsString({ message: 'S3_ACCESS_KEY_ID is required with S3_SECRET_ACCESS_KEY' })
-  @MinLength(1)
   S3_ACCESS_KEY_ID?: string;
 
-  @ValidateIf((s: ProvisionerSettings) => s.S3_ACCESS_KEY_ID !== undefined)
+  @ValidateIf(s3KeyPairGiven)
   @IsString({ message: 'S3_SECRET_ACCESS_KEY is required with S3_ACCESS_KEY_ID' })
-  @MinLength(1)
+  @MinLength(1, { message: 'S3_SECRET_ACCESS_KEY must not be empty' })
   @RealSecret()
   S3_SECRET_ACCESS_KEY?: string;
 
