@@ -1,7 +1,11 @@
 import Redis from 'ioredis';
+import { stopS3ServerStartedBy } from './s3-server';
 import { testServices, withAdminClient } from './test-services';
 
-/** Removes every database and queue key this run created, then stops an embedded Postgres. */
+/**
+ * Removes every database and queue key this run created, then stops the S3 server and an
+ * embedded Postgres when this run started them.
+ */
 export default async function globalTeardown(): Promise<void> {
   const { postgresServerUrl, redisUrl, runId } = testServices();
   await withAdminClient(postgresServerUrl, async (client) => {
@@ -26,6 +30,7 @@ export default async function globalTeardown(): Promise<void> {
       redis.disconnect();
     }
   }
+  stopS3ServerStartedBy(runId);
   const embedded = (globalThis as { __embeddedPostgres?: { stop(): Promise<void> } }).__embeddedPostgres;
   if (embedded) await embedded.stop();
 }

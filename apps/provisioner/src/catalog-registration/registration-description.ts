@@ -69,7 +69,7 @@ export async function describeRegistration(
       title: dataset.title,
       project: submission.project,
     },
-    storage: { platform, location: path },
+    storage: { platform, location: storage.location(path) },
     ...(partner === undefined
       ? {}
       : {

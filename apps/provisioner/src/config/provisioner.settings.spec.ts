@@ -17,6 +17,43 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('provisioner settings', () => {
+  it('S3 storage: every problem listed at once; the prefix ends in "/"; filesystem stays the default', () => {
+    expect(loadProvisionerSettings({ REDIS_URL }).STORAGE_BACKEND).toBe('filesystem');
+    const problems = problemsOf({
+      REDIS_URL,
+      STORAGE_BACKEND: 's3',
+      S3_ENDPOINT: 'ftp://s3',
+      S3_PREFIX: 'a/../b',
+      S3_SECRET_ACCESS_KEY: 'example-secret',
+      S3_PART_BYTES: '1024',
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^S3_ENDPOINT must be/),
+        expect.stringMatching(/^S3_BUCKET must be a bucket name/),
+        expect.stringMatching(/^S3_PREFIX must be/),
+        expect.stringMatching(/^S3_ACCESS_KEY_ID is required/),
+        expect.stringMatching(/^S3_SECRET_ACCESS_KEY holds a placeholder/),
+        expect.stringMatching(/^S3_PART_BYTES/),
+      ]),
+    );
+    expect(problemsOf({ REDIS_URL, STORAGE_BACKEND: 'nfs' })).toEqual([
+      'STORAGE_BACKEND must be filesystem or s3',
+    ]);
+    const s3 = loadProvisionerSettings({
+      REDIS_URL,
+      STORAGE_BACKEND: 's3',
+      S3_BUCKET: 'research-data',
+      S3_PREFIX: 'institute/imports',
+      S3_FORCE_PATH_STYLE: 'true',
+    });
+    expect([s3.s3KeyPrefix, s3.S3_FORCE_PATH_STYLE, s3.S3_PART_BYTES]).toEqual([
+      'institute/imports/',
+      true,
+      8 * 1024 * 1024,
+    ]);
+  });
+
   it('registers in the catalog only with both its URL and key; the key is a real secret', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).catalogRegistration).toBeNull();
     expect(

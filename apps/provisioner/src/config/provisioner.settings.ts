@@ -24,6 +24,11 @@ function dssApiKeys(value: string): string {
     .join(' ');
 }
 
+/** Either half of the S3 key pair is set: then both must be. */
+function s3KeyPairGiven(s: ProvisionerSettings): boolean {
+  return s.S3_ACCESS_KEY_ID !== undefined || s.S3_SECRET_ACCESS_KEY !== undefined;
+}
+
 /**
  * Every setting of the provisioner API and worker, validated once at boot (see .env.example);
  * the front-door settings (TRUSTED_PROXIES, AUTH_FAILURE_*) come from FrontDoorSettings.
@@ -73,9 +78,65 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @RealSecret()
   PROVISIONER_READ_API_KEYS = '';
 
-  /** Where imported data lives (a shared volume in Kubernetes). */
+  /** Where imports are stored: a filesystem under STORAGE_ROOT, or an S3 bucket (S3_*). */
+  @IsIn(['filesystem', 's3'], { message: 'STORAGE_BACKEND must be filesystem or s3' })
+  STORAGE_BACKEND: 'filesystem' | 's3' = 'filesystem';
+
+  /** Where imported data lives with STORAGE_BACKEND=filesystem (a shared volume in Kubernetes). */
   @IsString()
   STORAGE_ROOT = resolve('data/storage');
+
+  /** The S3 endpoint (https://… of Ceph RGW, MinIO, iRODS's S3 API, …); unset = AWS. */
+  @IsOptional()
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { message: 'S3_ENDPOINT must be an http(s):// URL' },
+  )
+  S3_ENDPOINT?: string;
+
+  @Matches(/^[a-z0-9-]{1,40}$/, { message: 'S3_REGION must be a region name such as us-east-1' })
+  S3_REGION = 'us-east-1';
+
+  /** The bucket, which must exist (the provisioner never creates one). Required for s3. */
+  @ValidateIf((s: ProvisionerSettings) => s.STORAGE_BACKEND === 's3')
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+    message:
+      'S3_BUCKET must be a bucket name (3-63 of a-z, 0-9, "." and "-"); required when STORAGE_BACKEND=s3',
+  })
+  S3_BUCKET?: string;
+
+  /** Keys start with this (the layout `projects/…` follows it); '' = the bucket's root. */
+  @Matches(/^(?!(?:.*\/)?\.\.?(?:\/|$))(?:[A-Za-z0-9!_.*'()-]+\/)*(?:[A-Za-z0-9!_.*'()-]+\/?)?$/, {
+    message:
+      'S3_PREFIX must be "/"-separated segments of A-Z a-z 0-9 ! _ . * \' ( ) - (none "." or ".."), without a leading "/"',
+  })
+  S3_PREFIX = '';
+
+  /** Path-style URLs (https://host/bucket/key): what MinIO, Swift and most non-AWS servers need. */
+  @BooleanSetting()
+  S3_FORCE_PATH_STYLE = false;
+
+  /** Both or neither (then the SDK's chain: AWS_* variables, web identity, instance profile). */
+  @ValidateIf(s3KeyPairGiven)
+  @IsString({ message: 'S3_ACCESS_KEY_ID is required with S3_SECRET_ACCESS_KEY' })
+  S3_ACCESS_KEY_ID?: string;
+
+  @ValidateIf(s3KeyPairGiven)
+  @IsString({ message: 'S3_SECRET_ACCESS_KEY is required with S3_ACCESS_KEY_ID' })
+  @MinLength(1, { message: 'S3_SECRET_ACCESS_KEY must not be empty' })
+  @RealSecret()
+  S3_SECRET_ACCESS_KEY?: string;
+
+  /** Size of each multipart part, 5 MiB (S3's minimum) to 512 MiB; files up to it are one PUT. */
+  @IntegerSetting(5 * 1024 * 1024, 512 * 1024 * 1024)
+  S3_PART_BYTES = 8 * 1024 * 1024;
+
+  /**
+   * Part buffers of the whole worker (filling or uploading), shared by its imports: memory for
+   * uploads is at most S3_UPLOAD_CONCURRENCY × S3_PART_BYTES (64 MiB by default).
+   */
+  @IntegerSetting(1, 256)
+  S3_UPLOAD_CONCURRENCY = 8;
 
   /**
    * JSON list of sources ({name, type: "dropzone", root} or {name, type: "dss", url, api_key,
@@ -192,6 +253,13 @@ export class ProvisionerSettings extends FrontDoorSettings {
   get catalogRegistration(): { url: string; apiKey: string } | null {
     if (this.CATALOG_URL === undefined || this.CATALOG_API_KEY === undefined) return null;
     return { url: this.CATALOG_URL.replace(/\/+$/, ''), apiKey: this.CATALOG_API_KEY };
+  }
+
+  /** S3_PREFIX as keys begin with it: '' or ending in '/'. */
+  get s3KeyPrefix(): string {
+    return this.S3_PREFIX === '' || this.S3_PREFIX.endsWith('/')
+      ? this.S3_PREFIX
+      : `${this.S3_PREFIX}/`;
   }
 
   get readApiKeys(): string[] {

@@ -15,7 +15,7 @@ import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { SourceRegistry } from '../sources/source-registry';
 import { SourceRefusedError, SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
-import type { StorageSystem } from '../storage/storage-system';
+import { StorageRefusedError, type StorageSystem } from '../storage/storage-system';
 import { ImportRecordsRepository } from './import-records.repository';
 import { ImportSyncService } from './import-sync.service';
 import {
@@ -90,16 +90,31 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const report = await reconcileStorage(this.storage, this.queue);
-    if (report.stagingRemoved.length)
-      this.logger.log(`removed staging left by dead attempts: ${report.stagingRemoved.join(', ')}`);
-    for (const path of report.withoutProvenance)
-      this.logger.warn(`published dataset without provenance (left untouched): ${path}`);
+    await this.reconcile();
     this.worker
       .run()
       .catch((error: unknown) =>
         this.logger.error(`import worker stopped: ${logSafeMessage(error)}`),
       );
+  }
+
+  /**
+   * A store that refuses the worker (credential, bucket) is no reason to stop it: readiness says
+   * why, each import is rejected visibly with `storage_refused`, and the next start reconciles.
+   */
+  private async reconcile(): Promise<void> {
+    let report;
+    try {
+      report = await reconcileStorage(this.storage, this.queue);
+    } catch (error) {
+      if (!(error instanceof StorageRefusedError)) throw error;
+      this.logger.error(`start-up reconciliation skipped: ${error.message}`);
+      return;
+    }
+    if (report.stagingRemoved.length)
+      this.logger.log(`removed staging left by dead attempts: ${report.stagingRemoved.join(', ')}`);
+    for (const path of report.withoutProvenance)
+      this.logger.warn(`published dataset without provenance (left untouched): ${path}`);
   }
 
   /**

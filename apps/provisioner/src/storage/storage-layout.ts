@@ -15,3 +15,16 @@ export function rawPath(project: string, submissionRef: string): string {
 export function datasetPath(project: string, submissionRef: string, datasetId: string): string {
   return `${rawPath(project, submissionRef)}/${datasetId}`;
 }
+
+/**
+ * The object whose presence makes a dataset complete: written last, after every file and the
+ * stored manifest. Backends without an atomic rename (S3) publish by writing it.
+ */
+export function datasetCommitObject(datasetPath: string): string {
+  return `${datasetPath}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`;
+}
+
+/** A dataset's path (…/data/raw/<dataset_id>), as opposed to a collection or a file in one. */
+export function isDatasetPath(path: string): boolean {
+  return /^projects\/[^/]+\/[^/]+\/data\/raw\/[^/]+$/.test(path);
+}

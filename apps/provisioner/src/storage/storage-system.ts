@@ -20,7 +20,8 @@ export interface SyncObjectWriter {
 
 export interface StagingArea {
   readonly id: string;
-  createObject(relativePath: string): Promise<ObjectWriter>;
+  /** `size`, when known, lets a backend that buffers (S3) size its buffer to the object. */
+  createObject(relativePath: string, size?: number): Promise<ObjectWriter>;
   /**
    * Optional fast path for small objects (a local filesystem has it; a remote store would not):
    * same contract as createObject, without a thread-pool round trip per call.
@@ -38,6 +39,9 @@ export interface StagingArea {
    * openLocalObject's `direct` (past the page cache); absent, none are.
    */
   readonly directWriteMinBytes?: number;
+  /** Files this backend copies at once per import, and the read buffer of each (defaults: the pipeline's). */
+  readonly copyLanes?: number;
+  readonly copyBufferBytes?: number;
   writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
   /**
@@ -56,6 +60,18 @@ export class StagingLostError extends Error {
   }
 }
 
+/**
+ * The store refused the request in a way no retry cures (credential, permission, no bucket):
+ * the import fails visibly instead of being retried.
+ */
+export class StorageRefusedError extends Error {
+  readonly code = 'storage_refused';
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageRefusedError';
+  }
+}
+
 export class TargetExistsError extends Error {
   constructor(readonly path: string) {
     super(`${path} already exists`);
@@ -65,14 +81,21 @@ export class TargetExistsError extends Error {
 
 export interface StorageSystem {
   readonly description: string;
+  /** Where a logical path is, as the catalog registration names it (a path, an s3:// URL). */
+  location(path: string): string;
+  /** Readiness of the store itself (an S3 bucket that exists and admits the credential). */
+  checkReady?(): Promise<void>;
   exists(path: string): Promise<boolean>;
   /** Names of the children of a collection; empty when it does not exist. */
   list(path: string): Promise<string[]>;
   /** A small object's content, or null when absent. */
   readObject(path: string): Promise<Buffer | null>;
   ensureCollection(path: string): Promise<void>;
-  /** A fresh staging area: whatever an earlier attempt left under the same id is wiped first. */
-  openStaging(id: string): Promise<StagingArea>;
+  /**
+   * A fresh staging area for what will be published at `target` (which a backend without
+   * rename, S3, requires): whatever an earlier attempt left under the same id is wiped first.
+   */
+  openStaging(id: string, target?: string): Promise<StagingArea>;
   removeStaging(id: string): Promise<void>;
   listStaging(): Promise<string[]>;
   /**

@@ -2,16 +2,41 @@ import { Global, Module } from '@nestjs/common';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { DIRECT_WRITE_MIN_BYTES } from './filesystem/direct-object-writer';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
+import { createS3Client } from './s3/s3-client';
+import { S3Storage } from './s3/s3-storage';
+import type { StorageSystem } from './storage-system';
 
 export const STORAGE_SYSTEM = Symbol('STORAGE_SYSTEM');
 
-export function storageFromSettings(settings: ProvisionerSettings): FilesystemStorage {
+export function storageFromSettings(settings: ProvisionerSettings): StorageSystem {
+  if (settings.STORAGE_BACKEND === 's3') return s3StorageFromSettings(settings);
   return new FilesystemStorage(settings.STORAGE_ROOT, {
     directWriteMinBytes: settings.IMPORT_DIRECT_WRITES ? DIRECT_WRITE_MIN_BYTES : undefined,
   });
 }
 
-/** The storage system (a filesystem under STORAGE_ROOT), shared by the API and the worker. */
+export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage {
+  const client = createS3Client({
+    endpoint: settings.S3_ENDPOINT,
+    region: settings.S3_REGION,
+    forcePathStyle: settings.S3_FORCE_PATH_STYLE,
+    credentials:
+      settings.S3_ACCESS_KEY_ID !== undefined && settings.S3_SECRET_ACCESS_KEY !== undefined
+        ? {
+            accessKeyId: settings.S3_ACCESS_KEY_ID,
+            secretAccessKey: settings.S3_SECRET_ACCESS_KEY,
+          }
+        : undefined,
+  });
+  return new S3Storage(client, {
+    bucket: settings.S3_BUCKET!,
+    prefix: settings.s3KeyPrefix,
+    partBytes: settings.S3_PART_BYTES,
+    uploadConcurrency: settings.S3_UPLOAD_CONCURRENCY,
+  });
+}
+
+/** The storage system (a filesystem under STORAGE_ROOT, or an S3 bucket), shared by the API and the worker. */
 @Global()
 @Module({
   providers: [

@@ -1,4 +1,4 @@
-import { StagingArea, TargetExistsError } from '../../storage/storage-system';
+import { StagingArea, StorageRefusedError, TargetExistsError } from '../../storage/storage-system';
 import { attemptStagingId } from '../attempt-staging';
 import type {
   DatasetImportContext,
@@ -19,6 +19,17 @@ import { verifyChecksums } from './verify-checksums.step';
  * and anything else for faults worth a retry.
  */
 export async function runDatasetImport(ctx: DatasetImportContext): Promise<DatasetImportResult> {
+  try {
+    return await importDataset(ctx);
+  } catch (error) {
+    // A store that refuses the credential or has no bucket: visible at once, not retried.
+    if (error instanceof StorageRefusedError)
+      throw new ImportRejectedError(error.code, error.message);
+    throw error;
+  }
+}
+
+async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportResult> {
   const startedAt = new Date();
   const resolved = await resolveDataset(ctx);
   if ('alreadyPublished' in resolved) return resolved.alreadyPublished;
@@ -49,7 +60,7 @@ async function inStaging(
   work: (staging: StagingArea) => Promise<DatasetImportResult>,
 ): Promise<DatasetImportResult> {
   const stagingId = attemptStagingId(ctx.importId, 'data', ctx.attempt);
-  const staging = await ctx.storage.openStaging(stagingId);
+  const staging = await ctx.storage.openStaging(stagingId, target);
   try {
     return await work(staging);
   } catch (error) {

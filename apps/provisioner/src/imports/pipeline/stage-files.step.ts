@@ -100,9 +100,10 @@ class FileStager {
   private async copyLarge(): Promise<void> {
     const lanes = Math.min(
       this.large.length,
-      Math.max(1, this.ctx.copyConcurrency ?? DEFAULT_COPY_CONCURRENCY),
+      Math.max(1, this.ctx.copyConcurrency ?? this.staging.copyLanes ?? DEFAULT_COPY_CONCURRENCY),
     );
-    const bufferBytes = this.ctx.bufferBytes ?? DEFAULT_BUFFER_BYTES;
+    const bufferBytes =
+      this.ctx.bufferBytes ?? this.staging.copyBufferBytes ?? DEFAULT_BUFFER_BYTES;
     const buffersOfLanes = Array.from({ length: lanes }, (): [Buffer, Buffer, Buffer] => [
       Buffer.allocUnsafe(bufferBytes),
       Buffer.allocUnsafe(bufferBytes),
@@ -113,7 +114,7 @@ class FileStager {
       const buffers = buffersOfLanes.pop()!;
       try {
         const file = this.plan.files[index];
-        const writer = await this.staging.createObject(file.path);
+        const writer = await this.staging.createObject(file.path, file.size);
         const result = await copyWithHashes(
           join(this.plan.payloadRoot, file.path),
           file.path,

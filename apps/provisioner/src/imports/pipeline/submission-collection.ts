@@ -50,7 +50,7 @@ export async function ensureSubmissionCollection(
   if (problem) throw new ImportRejectedError(problem.reason, problem.message);
   const path = collectionPath(submission.project, submission.ref);
   if (await storage.exists(path)) return { path, created: false };
-  const staging = await storage.openStaging(stagingId);
+  const staging = await storage.openStaging(stagingId, path);
   try {
     const document = {
       source: { name: source.name, type: source.type },

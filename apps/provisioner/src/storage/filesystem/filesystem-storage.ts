@@ -216,6 +216,11 @@ export class FilesystemStorage implements StorageSystem {
     this.description = `filesystem:${this.root}`;
   }
 
+  /** The logical path itself: the catalog's platform setting names STORAGE_ROOT. */
+  location(path: string): string {
+    return path;
+  }
+
   /** Absolute filesystem path of a logical path (for logs and tests). */
   absolute(path: string): string {
     const absolute = resolve(this.root, path);

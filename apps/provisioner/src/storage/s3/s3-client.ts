@@ -1,0 +1,45 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+
+export interface S3ClientOptions {
+  endpoint?: string;
+  region: string;
+  forcePathStyle: boolean;
+  /** Absent: the SDK's default chain (AWS_* variables, web identity, instance profile). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+  maxAttempts?: number;
+}
+
+/**
+ * An S3 client for any S3-compatible server, not only AWS: checksums only where an operation
+ * requires one (the SDK's default, aws-chunked bodies with CRC32, is refused by Swift's s3api
+ * and ignored by several others), and Content-MD5 on DeleteObjects, which S3 requires and which
+ * recent SDKs replace with a CRC32 header (see docs/decisions/s3-storage-backend.md).
+ */
+export function createS3Client(options: S3ClientOptions): S3Client {
+  const client = new S3Client({
+    endpoint: options.endpoint,
+    region: options.region,
+    forcePathStyle: options.forcePathStyle,
+    credentials: options.credentials,
+    maxAttempts: options.maxAttempts ?? 3,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const request = args.request as { headers?: Record<string, string>; body?: unknown };
+      if (context.commandName === 'DeleteObjectsCommand' && request.headers) {
+        const body = request.body;
+        if (typeof body === 'string' || body instanceof Uint8Array) {
+          request.headers['content-md5'] = createHash('md5').update(body).digest('base64');
+          for (const name of Object.keys(request.headers))
+            if (name.toLowerCase().startsWith('x-amz-checksum-')) delete request.headers[name];
+        }
+      }
+      return next(args);
+    },
+    { step: 'build', name: 'deleteObjectsContentMd5' },
+  );
+  return client;
+}

@@ -1,0 +1,186 @@
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { createS3Client } from '../src/storage/s3/s3-client';
+import { S3Storage } from '../src/storage/s3/s3-storage';
+import { datasetCommitObject } from '../src/storage/storage-layout';
+import {
+  StagingLostError,
+  StorageRefusedError,
+  TargetExistsError,
+} from '../src/storage/storage-system';
+import {
+  createTestBucket,
+  listKeys,
+  openUploads,
+  removeTestBucket,
+  s3TestServer,
+  S3TestServer,
+  testS3Client,
+} from '../../../test/support/s3-server';
+
+const MiB = 1024 * 1024;
+const PART = 5 * MiB;
+const TARGET = 'projects/PRJ1/SUB-1/data/raw/DS-1';
+const RAW = 'projects/PRJ1/SUB-1/data/raw';
+
+// Starting Swift from its installed packages takes ~5 s; installing them first ~40 s more.
+jest.setTimeout(240_000);
+
+/** The S3 backend against a real S3 server: Debian's Swift with s3api (no fake). */
+describe('S3 storage on Swift (s3api)', () => {
+  let server: S3TestServer;
+  let client: S3Client;
+  let bucket: string;
+  let storage: S3Storage;
+  const md5 = (b: Buffer) => createHash('md5').update(b).digest('base64');
+  const get = async (key: string) =>
+    Buffer.from(
+      await (
+        await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+      ).Body!.transformToByteArray(),
+    );
+
+  beforeAll(async () => {
+    server = await s3TestServer();
+    client = testS3Client(server);
+    bucket = await createTestBucket(client, 'storage');
+    storage = new S3Storage(client, {
+      bucket,
+      prefix: 'tenant/',
+      partBytes: PART,
+      uploadConcurrency: 3,
+    });
+  });
+  afterAll(async () => {
+    if (bucket) await removeTestBucket(client, bucket);
+    client?.destroy();
+  });
+  jest.setTimeout(60_000);
+
+  it('the server itself: conditional PUT answers 501, a wrong Content-MD5 is refused (BadDigest)', async () => {
+    const put = (extra: object) =>
+      client.send(new PutObjectCommand({ Bucket: bucket, Key: 'probe', Body: 'x', ...extra }));
+    await expect(
+      client.send(
+        new PutObjectCommand({ Bucket: bucket, Key: 'probe-cond', Body: 'x', IfNoneMatch: '*' }),
+      ),
+    ).rejects.toMatchObject({ $metadata: { httpStatusCode: 501 } });
+    await expect(put({ ContentMD5: md5(Buffer.from('y')) })).rejects.toMatchObject({
+      name: 'BadDigest',
+    });
+    await expect(storage.exists('probe')).resolves.toBe(false);
+  });
+
+  it('stages at the final keys, hides the dataset until its commit object, then publishes once', async () => {
+    const big = randomBytes(2 * PART + 12345);
+    const area = await storage.openStaging('imp-1~data~a1', TARGET);
+    const writer = await area.createObject('reads/big.bin', big.length);
+    for (let i = 0; i < big.length; i += 1_000_000)
+      await writer.write(big.subarray(i, i + 1_000_000));
+    await writer.commit();
+    const small = await area.createObject('README.txt', 6);
+    await small.write(Buffer.from('hello\n'));
+    await small.commit();
+    const empty = await area.createObject('empty.dat', 0);
+    await empty.commit();
+    await area.writeSmallObject('.provisioner/manifest-sha256.txt', 'manifest\n');
+    await area.writeSmallObject('.provisioner/provenance.json', '{"import":{"id":"imp-1"}}\n');
+    await area.sync();
+
+    // Objects are there, the dataset is not: the listings and exists() rely on the commit object.
+    expect(await listKeys(client, bucket, `tenant/${TARGET}/`)).toHaveLength(3);
+    expect(await storage.exists(TARGET)).toBe(false);
+    expect(await storage.list(RAW)).toEqual([]);
+    expect(await storage.listStaging()).toEqual(['imp-1~data~a1']);
+
+    await storage.publish('imp-1~data~a1', TARGET);
+    expect(await storage.exists(TARGET)).toBe(true);
+    expect(await storage.list(RAW)).toEqual(['DS-1']);
+    expect(await storage.list('projects/PRJ1/SUB-1')).toEqual(['data']);
+    expect(await storage.listStaging()).toEqual([]);
+    expect((await get(`tenant/${TARGET}/reads/big.bin`)).equals(big)).toBe(true);
+    expect((await get(`tenant/${TARGET}/empty.dat`)).length).toBe(0);
+    const head = await client.send(
+      new HeadObjectCommand({ Bucket: bucket, Key: `tenant/${TARGET}/reads/big.bin` }),
+    );
+    expect(head.ETag).toMatch(/-3"$/); // three parts, each sent with its Content-MD5
+    expect(storage.location(TARGET)).toBe(`s3://${bucket}/tenant/${TARGET}`);
+    expect((await storage.readObject(datasetCommitObject(TARGET)))!.toString()).toContain('imp-1');
+
+    // Exactly once without conditional writes: a second publisher of the same dataset is refused
+    // by the check before its commit object, and its removal deletes nothing of the dataset.
+    const second = await storage.openStaging('imp-2~data~a1', TARGET);
+    await second.writeSmallObject('.provisioner/provenance.json', '{"import":{"id":"imp-2"}}\n');
+    await expect(storage.publish('imp-2~data~a1', TARGET)).rejects.toBeInstanceOf(
+      TargetExistsError,
+    );
+    await storage.removeStaging('imp-2~data~a1');
+    expect((await storage.readObject(datasetCommitObject(TARGET)))!.toString()).toContain('imp-1');
+    expect(await listKeys(client, bucket, `tenant/${TARGET}/`)).toHaveLength(5);
+  });
+
+  it("removing a dead attempt's staging aborts its multipart uploads and deletes its objects", async () => {
+    const target = `${RAW}/DS-DEAD`;
+    const area = await storage.openStaging('imp-3~data~a1', target);
+    const done = await area.createObject('done.txt', 4);
+    await done.write(Buffer.from('done'));
+    await done.commit();
+    // A multipart upload cut off mid-way, as by a SIGKILL: two parts sent, never completed.
+    const cut = await area.createObject('cut.bin', 4 * PART);
+    await cut.write(randomBytes(2 * PART + 1));
+    expect(await openUploads(client, bucket)).toEqual([`tenant/${target}/cut.bin`]);
+
+    await storage.removeStaging('imp-3~data~a1');
+    expect(await openUploads(client, bucket)).toEqual([]);
+    expect(await listKeys(client, bucket, `tenant/${target}/`)).toEqual([]);
+    expect(await storage.listStaging()).toEqual([]);
+    // The attempt, had it survived, can no longer publish.
+    await expect(area.sync()).rejects.toBeInstanceOf(StagingLostError);
+  });
+
+  it('a refused credential is StorageRefusedError (permanent); readiness names the reason', async () => {
+    const refused = new S3Storage(testS3Client(server, 'wrong-secret'), {
+      bucket,
+      prefix: '',
+      partBytes: PART,
+      uploadConcurrency: 1,
+    });
+    await expect(refused.exists(TARGET)).rejects.toBeInstanceOf(StorageRefusedError);
+    await expect(refused.checkReady()).rejects.toThrow(/credential was refused/);
+    const missing = new S3Storage(client, {
+      bucket: `${bucket}-none`,
+      prefix: '',
+      partBytes: PART,
+      uploadConcurrency: 1,
+    });
+    await expect(missing.checkReady()).rejects.toThrow(/does not exist/);
+    await expect(storage.checkReady()).resolves.toBeUndefined();
+  });
+
+  it('a server that does not answer is a plain (transient) error, not a refusal', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const { port } = closed.address() as { port: number };
+    await new Promise<void>((r) => closed.close(() => r()));
+    const down = new S3Storage(
+      createS3Client({
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+        maxAttempts: 1,
+      }),
+      { bucket, prefix: '', partBytes: PART, uploadConcurrency: 1 },
+    );
+    const error = await down.exists(TARGET).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(StorageRefusedError);
+    await expect(down.checkReady()).rejects.toThrow(/does not answer/);
+  });
+});

@@ -1,0 +1,119 @@
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectsCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { execFileSync } from 'node:child_process';
+import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createS3Client } from '../../apps/provisioner/src/storage/s3/s3-client';
+import { S3Storage } from '../../apps/provisioner/src/storage/s3/s3-storage';
+import { testServices } from './test-services';
+
+const SCRIPT = resolve(__dirname, '../../scripts/s3/swift-s3-server.sh');
+/** Installing the Debian packages on a fresh machine (~40 s), then the start (~5 s). */
+const START_MS = 240_000;
+
+/** The run's S3 server: Swift with s3api from scripts/s3/swift-s3-server.sh, or S3_TEST_ENDPOINT. */
+export interface S3TestServer {
+  endpoint: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+const port = (): number => Number(process.env.S3_SERVER_PORT ?? 9380);
+const startedMarker = (runId: string): string => join(tmpdir(), `${runId}-s3-server-started`);
+
+async function answers(endpoint: string): Promise<boolean> {
+  return fetch(`${endpoint}/healthcheck`, { signal: AbortSignal.timeout(2000) }).then(
+    (r) => r.ok,
+    () => false,
+  );
+}
+
+/**
+ * Finds the S3 server, or starts the local Swift (installing it when missing) like the global
+ * setup starts PostgreSQL; a server this run started is stopped by the global teardown.
+ */
+export async function s3TestServer(): Promise<S3TestServer> {
+  const endpoint = process.env.S3_TEST_ENDPOINT ?? `http://127.0.0.1:${port()}`;
+  const server = {
+    endpoint,
+    region: 'us-east-1',
+    accessKeyId: process.env.S3_TEST_ACCESS_KEY_ID ?? 'test:tester',
+    secretAccessKey: process.env.S3_TEST_SECRET_ACCESS_KEY ?? 'testing',
+  };
+  if (process.env.S3_TEST_ENDPOINT || (await answers(endpoint))) return server;
+  execFileSync('bash', [SCRIPT, 'start'], { stdio: 'inherit', timeout: START_MS });
+  writeFileSync(startedMarker(testServices().runId), '');
+  return server;
+}
+
+/** Global teardown: stops the S3 server if this run started it. */
+export function stopS3ServerStartedBy(runId: string): void {
+  const marker = startedMarker(runId);
+  if (!existsSync(marker)) return;
+  unlinkSync(marker);
+  execFileSync('bash', [SCRIPT, 'stop'], { stdio: 'inherit' });
+}
+
+export function testS3Client(server: S3TestServer, secret = server.secretAccessKey): S3Client {
+  return createS3Client({
+    endpoint: server.endpoint,
+    region: server.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: server.accessKeyId, secretAccessKey: secret },
+    maxAttempts: 1,
+  });
+}
+
+/** A bucket of this run's own (named after the run id), created empty. */
+export async function createTestBucket(client: S3Client, label: string): Promise<string> {
+  const bucket = `${testServices().runId}-${label}`.toLowerCase().slice(0, 63);
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  return bucket;
+}
+
+/** Every key in the bucket (under `prefix`). */
+export async function listKeys(client: S3Client, bucket: string, prefix = ''): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    keys.push(...(page.Contents ?? []).map((o) => o.Key!));
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys;
+}
+
+export async function openUploads(client: S3Client, bucket: string): Promise<string[]> {
+  const page = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+  return (page.Uploads ?? []).map((u) => u.Key!);
+}
+
+/** Removes the bucket with everything in it (objects, then open uploads, then the bucket). */
+export async function removeTestBucket(client: S3Client, bucket: string): Promise<void> {
+  const storage = new S3Storage(client, {
+    bucket,
+    prefix: '',
+    partBytes: 5 << 20,
+    uploadConcurrency: 1,
+  });
+  await storage.abortUploadsUnder('');
+  const keys = await listKeys(client, bucket);
+  for (let i = 0; i < keys.length; i += 1000)
+    await client.send(
+      new DeleteObjectsCommand({
+        Bucket: bucket,
+        Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
+      }),
+    );
+  await client.send(new DeleteBucketCommand({ Bucket: bucket }));
+}
