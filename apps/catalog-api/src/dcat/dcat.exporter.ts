@@ -20,8 +20,9 @@ export interface DcatConfig {
 }
 
 const EU = 'http://publications.europa.eu/resource/authority/';
-const HEALTH_CATEGORIES =
-  'https://hdeu-dcat.data.health.europa.eu/resource/authority/healthcategories';
+const HDEU = 'https://hdeu-dcat.data.health.europa.eu/resource/authority';
+const HEALTH_CATEGORIES = `${HDEU}/healthcategories`;
+const PUBLISHER_TYPES = `${HDEU}/publisher-type`;
 
 export const ACCESS_RIGHTS = {
   open_access: 'PUBLIC',
@@ -63,7 +64,7 @@ export const DUO_TERMS: Record<string, string | undefined> = {
 /** HealthDCAT-AP health categories (EHDS art. 51) a data-type name falls in, by its wording. */
 const HEALTH_CATEGORY_RULES: [RegExp, string, string][] = [
   [
-    /genom|genot|exom|sequenc|rnaseq|methyl|epigen|omics|transcript|proteom|metabolom|snp|gwas/i,
+    /genom|genot|exom|sequenc|seq|chip|atac|methyl|epigen|omics|transcript|proteom|metabolom|snp|gwas/i,
     'HGPD',
     'Human genetic, epigenomic and genomic data',
   ],
@@ -85,19 +86,19 @@ const LEGAL_BASES: Record<string, string> = {
   '6.1(f)': 'A6-1-f',
 };
 const DPV_GDPR = 'https://w3id.org/dpv/legal/eu/gdpr#';
-const DPV_PD = 'https://w3id.org/dpv/pd#';
+const DPV_PD = 'https://w3id.org/dpv/dpv-pd#';
 
-/** The catalog's personal-data codes as DPV personal-data categories. */
-const PERSONAL_DATA: Record<string, string> = {
-  Standard: iri('dpv', 'PersonalData'),
-  Special: iri('dpv', 'SpecialCategoryPersonalData'),
+/**
+ * The catalog's personal-data codes as DPV-PD categories (the namespace HealthDCAT-AP requires).
+ * Standard, Special and Other name no category: they are left out.
+ */
+const PERSONAL_DATA: Record<string, string | undefined> = {
   Race: `${DPV_PD}Race`,
   Genetic: `${DPV_PD}Genetic`,
   Biometric: `${DPV_PD}Biometric`,
   Health: `${DPV_PD}Health`,
   'Sexual orientation': `${DPV_PD}SexualOrientation`,
   Convictions: `${DPV_PD}CriminalConviction`,
-  Other: iri('dpv', 'PersonalData'),
 };
 
 const DE_IDENTIFICATION: Record<string, [string, string]> = {
@@ -168,6 +169,13 @@ export class DcatExporter {
     return merge(nodes);
   }
 
+  /** The applicable legislation: ELI legal resources. */
+  legislation(): RdfNode[] {
+    return this.config.applicableLegislation.map(
+      (law) => new RdfNode(law, [iri('eli', 'LegalResource')]),
+    );
+  }
+
   /** The catalog with only the datasets of a page (the pages after the first). */
   catalogMembers(datasetIris: string[], page: PageInfo): RdfNode[] {
     const catalog = new RdfNode(this.iris.catalog());
@@ -194,6 +202,13 @@ export class DcatExporter {
     const publisher = new RdfNode(this.publisherIri(), [iri('foaf', 'Agent')])
       .lit(iri('foaf', 'name'), config.publisherName)
       .ref(iri('dct', 'type'), config.publisherType);
+    if (config.publisherType !== undefined) {
+      const type = new RdfNode(config.publisherType, [iri('skos', 'Concept')]);
+      // A HealthDCAT-AP publisher type belongs to its scheme (the validator checks skos:inScheme).
+      if (config.publisherType.startsWith(`${PUBLISHER_TYPES}/`))
+        type.ref(iri('skos', 'inScheme'), PUBLISHER_TYPES);
+      nodes.push(type);
+    }
     if (config.contactEmail !== undefined) {
       const contact = `${iris.publisher()}#contact`;
       publisher.ref(iri('cv', 'contactPoint'), contact);
@@ -321,6 +336,10 @@ export class DcatExporter {
             new RdfNode(category, [iri('skos', 'Concept')])
               .lit(iri('skos', 'prefLabel'), label)
               .ref(iri('skos', 'inScheme'), HEALTH_CATEGORIES),
+            new RdfNode(HEALTH_CATEGORIES, [iri('skos', 'ConceptScheme')]).lit(
+              iri('dct', 'title'),
+              'HealthDCAT-AP health categories',
+            ),
           );
         }
       }
@@ -331,9 +350,13 @@ export class DcatExporter {
         ds.lit(iri('healthdcatap', 'populationCoverage'), `Cohort: ${cohort.name}`);
       if (d.partner !== null) partners.add(d.partner);
     }
-    if (partners.size > 0 || facts.imports.length > 0) {
+    if (partners.size > 0 || facts.imports.length > 0 || facts.project !== null) {
       const statement = `${ds.id}#provenance`;
       const parts = [];
+      if (facts.project !== null)
+        parts.push(
+          `Generated within the project ${facts.project.title} (${facts.project.acronym}).`,
+        );
       if (partners.size > 0) parts.push(`Data from ${[...partners].sort().join(', ')}.`);
       if (facts.imports.length > 0)
         parts.push(`Imported into storage on ${[...new Set(facts.imports)].join(', ')}.`);
@@ -364,6 +387,7 @@ export class DcatExporter {
       }
       for (const code of basis.personal_data_codes) {
         const term = PERSONAL_DATA[code];
+        if (term === undefined) continue;
         ds.ref(iri('dpv', 'hasPersonalData'), term);
         nodes.push(new RdfNode(term, [iri('dpv', 'PersonalData')]));
       }

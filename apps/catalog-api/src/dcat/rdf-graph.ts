@@ -23,6 +23,7 @@ export const NS = {
   cv: 'http://data.europa.eu/m8g/',
   hydra: 'http://www.w3.org/ns/hydra/core#',
   healthdcatap: 'http://healthdataportal.eu/ns/health#',
+  eli: 'http://data.europa.eu/eli/ontology#',
 } as const;
 
 export type Prefix = keyof typeof NS;
