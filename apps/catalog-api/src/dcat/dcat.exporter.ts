@@ -165,7 +165,7 @@ export class DcatExporter {
     for (const law of config.applicableLegislation)
       catalog.ref(iri('dcatap', 'applicableLegislation'), law);
     for (const dataset of datasetIris) catalog.ref(iri('dcat', 'dataset'), dataset);
-    const nodes = [catalog, this.pageNode(page), ...this.agentNodes()];
+    const nodes = [catalog, this.pageNode(page), ...this.agentNodes(), ...this.legislation()];
     return merge(nodes);
   }
 
@@ -203,7 +203,14 @@ export class DcatExporter {
       .lit(iri('foaf', 'name'), config.publisherName)
       .ref(iri('dct', 'type'), config.publisherType);
     if (config.publisherType !== undefined) {
-      const type = new RdfNode(config.publisherType, [iri('skos', 'Concept')]);
+      // Its label is the code the IRI ends with (the scheme is not loaded here).
+      const code = decodeURIComponent(
+        config.publisherType.replace(/\/+$/, '').replace(/^.*[/#]/, ''),
+      );
+      const type = new RdfNode(config.publisherType, [iri('skos', 'Concept')]).lit(
+        iri('skos', 'prefLabel'),
+        code.replace(/[-_]/g, ' '),
+      );
       // A HealthDCAT-AP publisher type belongs to its scheme (the validator checks skos:inScheme).
       if (config.publisherType.startsWith(`${PUBLISHER_TYPES}/`))
         type.ref(iri('skos', 'inScheme'), PUBLISHER_TYPES);
@@ -293,6 +300,7 @@ export class DcatExporter {
     if (nonPublic) {
       for (const law of config.applicableLegislation)
         ds.ref(iri('dcatap', 'applicableLegislation'), law);
+      nodes.push(...this.legislation());
       if (config.hdab !== undefined)
         ds.ref(iri('healthdcatap', 'hdab'), config.hdab.uri ?? iris.hdab());
       // The catalog publishes no variable-level description (csvw), so none is claimed.
