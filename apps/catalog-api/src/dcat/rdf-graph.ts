@@ -44,8 +44,8 @@ export interface LiteralTerm {
 export type Term = IriTerm | LiteralTerm;
 
 /** Control characters and non-characters that XML 1.0 refuses, and lone surrogates. */
-// eslint-disable-next-line no-control-regex
 const NOT_XML =
+  // eslint-disable-next-line no-control-regex
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** One subject and everything said about it, predicates in insertion order. */
