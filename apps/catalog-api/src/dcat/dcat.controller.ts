@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Headers, Param, Query, StreamableFile } from '@nestjs/common';
-import { ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Readable } from 'node:stream';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
 import { ApiCall } from '../common/api-docs';
@@ -9,7 +9,17 @@ import type { DcatViewer } from './dcat.repository';
 import { DCAT_CONTEXT, DcatService, RdfAnswer } from './dcat.service';
 import { MEDIA_TYPES, type RdfFormat } from './rdf-writers';
 
-const RDF_BODY = { type: 'string', description: 'RDF: Turtle, JSON-LD or RDF/XML' } as const;
+/** A 200 in the three serialisations (the body is RDF, not the catalog's JSON). */
+const RdfResponse = (description: string) =>
+  ApiResponse({
+    status: 200,
+    description,
+    content: {
+      [MEDIA_TYPES.ttl]: { schema: { type: 'string', description: 'Turtle' } },
+      [MEDIA_TYPES.jsonld]: { schema: { type: 'object', description: 'JSON-LD 1.1' } },
+      [MEDIA_TYPES.rdf]: { schema: { type: 'string', description: 'RDF/XML' } },
+    },
+  });
 
 /** Accept's media types by preference (q, then order), mapped to a format; Turtle by default. */
 export function negotiate(accept: string | undefined, format?: RdfFormat): RdfFormat {
@@ -53,10 +63,10 @@ export class DcatController {
       'Without a key: published datasets; with a key: what the key may see. Turtle by default; ' +
       'Accept or `format` choose JSON-LD or RDF/XML. Pages of 1,000 datasets with ' +
       '`hydra:next`/`hydra:last`.',
-    responses: [{ status: 200, description: 'The catalog page', body: RDF_BODY }],
+    responses: [],
     errors: [404],
   })
-  @ApiProduces(MEDIA_TYPES.ttl, MEDIA_TYPES.jsonld, MEDIA_TYPES.rdf)
+  @RdfResponse('The catalog page')
   @Get()
   @OptionalAuth()
   @Header('Vary', 'Accept')
@@ -87,10 +97,10 @@ export class DcatController {
     summary: 'One dataset as DCAT-AP 3.0.1 / HealthDCAT-AP',
     caller: 'public; any valid key sees more',
     description: 'A dataset the caller may see (without a key: a published one); else 404.',
-    responses: [{ status: 200, description: 'The dataset', body: RDF_BODY }],
+    responses: [],
     errors: [404],
   })
-  @ApiProduces(MEDIA_TYPES.ttl, MEDIA_TYPES.jsonld, MEDIA_TYPES.rdf)
+  @RdfResponse('The dataset')
   @Get('datasets/:accession')
   @OptionalAuth()
   @Header('Vary', 'Accept')
