@@ -25,7 +25,7 @@ const ENV = {
   DCAT_HDAB_EMAIL: 'access@hdab.example.lu',
   DCAT_PAGE_SIZE: '20',
 };
-const CONTEXT_FILE = join(__dirname, '../src/dcat/dcat-ap-3.0.1.context.jsonld');
+const CONTEXT_FILE = join(__dirname, '../src/dcat/dcat-ap-3.0.1.context.json');
 const CHECKER = join(__dirname, 'support/rdf-check.mjs');
 const ACCESS_RIGHT = 'http://publications.europa.eu/resource/authority/access-right/';
 const GENERATED = 12;

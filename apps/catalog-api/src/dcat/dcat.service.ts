@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { NotFoundError } from '@app/errors';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import context from './dcat-ap-3.0.1.context.json';
 import { DcatConfig, DcatExporter } from './dcat.exporter';
 import { DcatRepository, DcatViewer } from './dcat.repository';
 import type { RdfNode } from './rdf-graph';
@@ -16,7 +15,7 @@ const BATCH = 100;
  * The DCAT-AP 3.0.1 context with its five `Xsd:*` terms removed: conforming JSON-LD 1.1
  * processors refuse them and nothing in the context uses them (decisions/dcat-export.md).
  */
-export const DCAT_CONTEXT = readFileSync(join(__dirname, 'dcat-ap-3.0.1.context.jsonld'), 'utf8');
+export const DCAT_CONTEXT = JSON.stringify(context);
 
 /** An answer whose body is written while it is sent. */
 export interface RdfAnswer {

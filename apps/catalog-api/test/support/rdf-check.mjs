@@ -15,8 +15,6 @@ import { fileURLToPath } from 'node:url';
 import { Parser, Store, DataFactory, Writer } from 'n3';
 import jsonld from 'jsonld';
 import { RdfXmlParser } from 'rdfxml-streaming-parser';
-import Validator from 'shacl-engine/Validator.js';
-import { targetResolvers, validations } from 'shacl-engine/sparql.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REF = join(here, '../../../../../shared/reference/dcat');
@@ -168,6 +166,9 @@ async function validate(profile, text, level) {
   ]) {
     dataset.addQuads(await loadRdfXmlFile(join(vocabularies, f)));
   }
+  // Loaded here only: shacl-engine with its SPARQL engine takes seconds to import.
+  const { default: Validator } = await import('shacl-engine/Validator.js');
+  const { targetResolvers, validations } = await import('shacl-engine/sparql.js');
   const validator = new Validator(shapesOf(profile), {
     factory: DataFactory,
     targetResolvers,
