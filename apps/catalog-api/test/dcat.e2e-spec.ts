@@ -29,6 +29,11 @@ const CONTEXT_FILE = join(__dirname, '../src/dcat/dcat-ap-3.0.1.context.json');
 const CHECKER = join(__dirname, 'support/rdf-check.mjs');
 const ACCESS_RIGHT = 'http://publications.europa.eu/resource/authority/access-right/';
 const GENERATED = 12;
+/**
+ * A SHACL run (a child process parsing the shapes and 1.8 MB of EU vocabularies, then
+ * shacl-engine over the catalog): 10-25 s on a loaded 2-core machine.
+ */
+const SHACL_MS = 120_000;
 
 interface Violation {
   focusNode: string;
@@ -164,7 +169,7 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
     c = await startDemoCatalog(ENV);
     await addGenerated(c);
     everything = (await allPages(TEST_GLOBAL_KEY)).join('\n');
-  });
+  }, SHACL_MS);
   afterAll(async () => {
     await c.close();
     rmSync(dir, { recursive: true, force: true });
@@ -193,17 +198,21 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
     expect(res.text).toContain(`<${BASE}/api/dcat>`);
   });
 
-  it('all three serialisations are the same graph (no blank nodes: equal triple sets)', async () => {
-    const [ttl, jsonld, rdf] = await Promise.all(
-      ['ttl', 'jsonld', 'rdf'].map(async (f) =>
-        parse((await get(`/api/dcat?format=${f}&page=2`, TEST_GLOBAL_KEY).expect(200)).text, f),
-      ),
-    );
-    expect(ttl.blankNodes + jsonld.blankNodes + rdf.blankNodes).toBe(0);
-    expect(ttl.triples.length).toBeGreaterThan(200);
-    expect(jsonld.triples).toEqual(ttl.triples);
-    expect(rdf.triples).toEqual(ttl.triples);
-  });
+  it(
+    'all three serialisations are the same graph (no blank nodes: equal triple sets)',
+    async () => {
+      const [ttl, jsonld, rdf] = await Promise.all(
+        ['ttl', 'jsonld', 'rdf'].map(async (f) =>
+          parse((await get(`/api/dcat?format=${f}&page=2`, TEST_GLOBAL_KEY).expect(200)).text, f),
+        ),
+      );
+      expect(ttl.blankNodes + jsonld.blankNodes + rdf.blankNodes).toBe(0);
+      expect(ttl.triples.length).toBeGreaterThan(200);
+      expect(jsonld.triples).toEqual(ttl.triples);
+      expect(rdf.triples).toEqual(ttl.triples);
+    },
+    SHACL_MS,
+  );
 
   it('serves a JSON-LD context that is the official DCAT-AP 3.0.1 one without its five Xsd:* terms', async () => {
     const res = await get('/api/dcat/context.jsonld').expect(200);
@@ -238,68 +247,84 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
     await get(`/api/dcat?page=${last + 1}`, TEST_GLOBAL_KEY).expect(404);
   });
 
-  it('the whole catalog has zero DCAT-AP 3.0.1 violations (demo, every field filled, every field empty)', async () => {
-    expect(everything).toContain('FULL dataset 1');
-    expect(everything).toContain('EMPTY dataset 1');
-    expect(everything).toContain(`${ACCESS_RIGHT}NON_PUBLIC`);
-    const report = await validate(everything, 'dcat-ap-3.0.1');
-    expect(summary(report.violations)).toEqual([]);
-    expect(report.triples).toBeGreaterThan(1000);
-  });
+  it(
+    'the whole catalog has zero DCAT-AP 3.0.1 violations (demo, every field filled, every field empty)',
+    async () => {
+      expect(everything).toContain('FULL dataset 1');
+      expect(everything).toContain('EMPTY dataset 1');
+      expect(everything).toContain(`${ACCESS_RIGHT}NON_PUBLIC`);
+      const report = await validate(everything, 'dcat-ap-3.0.1');
+      expect(summary(report.violations)).toEqual([]);
+      expect(report.triples).toBeGreaterThan(1000);
+    },
+    SHACL_MS,
+  );
 
-  it('its NON_PUBLIC datasets have zero HealthDCAT-AP Release 8 (NON_PUBLIC) violations', async () => {
-    const report = await validate(everything, 'healthdcat-ap-r8-non-public', {
-      level: 'NON_PUBLIC',
-    });
-    expect(summary(report.violations)).toEqual([]);
-    expect(report.triples).toBeGreaterThan(500);
-  });
+  it(
+    'its NON_PUBLIC datasets have zero HealthDCAT-AP Release 8 (NON_PUBLIC) violations',
+    async () => {
+      const report = await validate(everything, 'healthdcat-ap-r8-non-public', {
+        level: 'NON_PUBLIC',
+      });
+      expect(summary(report.violations)).toEqual([]);
+      expect(report.triples).toBeGreaterThan(500);
+    },
+    SHACL_MS,
+  );
 
-  it('the validator fails a broken export: a dataset without title, a distribution without accessURL', async () => {
-    const accession =
-      /datasets\/(ELU_I_\d+)>\n +a dcat:Dataset ;\n +dct:title "FULL dataset 1"/.exec(
-        everything,
-      )![1];
-    const dataset = `${BASE}/api/dcat/datasets/${accession}`;
-    // Its title line, and the accessURL line of its first distribution.
-    const broken = everything
-      .replace('  dct:title "FULL dataset 1" ;\n', '')
-      .replace(
-        new RegExp(
-          `(<${dataset}#storage-\\d+>\\n  a dcat:Distribution ;\\n  dct:title "[^"]*" ;\\n)  dcat:accessURL <[^>]*> ;\\n`,
-        ),
-        '$1',
-      );
-    expect(broken.length).toBeLessThan(everything.length - 60);
-    const report = await validate(broken, 'dcat-ap-3.0.1');
-    const paths = report.violations.map((v) => `${v.focusNode} ${v.path}`);
-    expect(paths).toContain(`${dataset} http://purl.org/dc/terms/title`);
-    expect(
-      paths.some((p) => p.startsWith(`${dataset}#storage-`) && p.endsWith('dcat#accessURL')),
-    ).toBe(true);
-  });
+  it(
+    'the validator fails a broken export: a dataset without title, a distribution without accessURL',
+    async () => {
+      const accession =
+        /datasets\/(ELU_I_\d+)>\n +a dcat:Dataset ;\n +dct:title "FULL dataset 1"/.exec(
+          everything,
+        )![1];
+      const dataset = `${BASE}/api/dcat/datasets/${accession}`;
+      // Its title line, and the accessURL line of its first distribution.
+      const broken = everything
+        .replace('  dct:title "FULL dataset 1" ;\n', '')
+        .replace(
+          new RegExp(
+            `(<${dataset}#storage-\\d+>\\n  a dcat:Distribution ;\\n  dct:title "[^"]*" ;\\n)  dcat:accessURL <[^>]*> ;\\n`,
+          ),
+          '$1',
+        );
+      expect(broken.length).toBeLessThan(everything.length - 60);
+      const report = await validate(broken, 'dcat-ap-3.0.1');
+      const paths = report.violations.map((v) => `${v.focusNode} ${v.path}`);
+      expect(paths).toContain(`${dataset} http://purl.org/dc/terms/title`);
+      expect(
+        paths.some((p) => p.startsWith(`${dataset}#storage-`) && p.endsWith('dcat#accessURL')),
+      ).toBe(true);
+    },
+    SHACL_MS,
+  );
 
-  it('without a key: published datasets only; one dataset by accession, 404 when not visible', async () => {
-    const published = await c.dataSource.query<{ elu_accession: string }[]>(
-      `SELECT elu_accession FROM datasets d WHERE EXISTS (SELECT 1 FROM exposures e
+  it(
+    'without a key: published datasets only; one dataset by accession, 404 when not visible',
+    async () => {
+      const published = await c.dataSource.query<{ elu_accession: string }[]>(
+        `SELECT elu_accession FROM datasets d WHERE EXISTS (SELECT 1 FROM exposures e
          WHERE e.dataset_id = d.id AND e.deprecated_at IS NULL) ORDER BY d.id`,
-    );
-    const anonymous = (await allPages(undefined)).join('\n');
-    const seen = [
-      ...anonymous.matchAll(/^<[^>]+\/datasets\/(ELU_I_\d+)> *\n +a dcat:Dataset/gm),
-    ].map((m) => m[1]);
-    expect(seen).toEqual(published.map((p) => p.elu_accession));
-    expect(seen.length).toBeGreaterThan(0);
-    await get(`/api/dcat/datasets/${seen[0]}`).expect(200);
-    const hidden = await c.accession('EMPTY dataset 1');
-    await get(`/api/dcat/datasets/${hidden}`).expect(404);
-    const one = await get(`/api/dcat/datasets/${hidden}?format=jsonld`, TEST_GLOBAL_KEY).expect(
-      200,
-    );
-    expect(one.headers['content-type']).toBe('application/ld+json; charset=utf-8');
-    expect((await parse(one.text, 'jsonld')).triples.join('\n')).toContain('EMPTY dataset 1');
-    await get('/api/dcat', 'not-a-key').expect(401);
-  });
+      );
+      const anonymous = (await allPages(undefined)).join('\n');
+      const seen = [
+        ...anonymous.matchAll(/^<[^>]+\/datasets\/(ELU_I_\d+)> *\n +a dcat:Dataset/gm),
+      ].map((m) => m[1]);
+      expect(seen).toEqual(published.map((p) => p.elu_accession));
+      expect(seen.length).toBeGreaterThan(0);
+      await get(`/api/dcat/datasets/${seen[0]}`).expect(200);
+      const hidden = await c.accession('EMPTY dataset 1');
+      await get(`/api/dcat/datasets/${hidden}`).expect(404);
+      const one = await get(`/api/dcat/datasets/${hidden}?format=jsonld`, TEST_GLOBAL_KEY).expect(
+        200,
+      );
+      expect(one.headers['content-type']).toBe('application/ld+json; charset=utf-8');
+      expect((await parse(one.text, 'jsonld')).triples.join('\n')).toContain('EMPTY dataset 1');
+      await get('/api/dcat', 'not-a-key').expect(401);
+    },
+    SHACL_MS,
+  );
 
   it('publishing, deprecating and exposing again change the answer on the next read', async () => {
     const accession = await c.accession('EMPTY dataset 2');
