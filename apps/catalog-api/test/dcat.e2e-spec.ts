@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { get as httpGet } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -325,6 +327,26 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
     },
     SHACL_MS,
   );
+
+  it('a client that hangs up mid-page gives its connection back (more aborts than the pool holds)', async () => {
+    const { port } = (c.server.listening ? c.server : c.server.listen(0)).address() as AddressInfo;
+    for (let i = 0; i < 12; i++) {
+      await new Promise<void>((resolve, reject) => {
+        const req = httpGet(
+          { port, path: '/api/dcat?page=2', headers: { 'X-API-Key': TEST_GLOBAL_KEY } },
+          (res) => {
+            res.once('data', () => {
+              req.destroy();
+              resolve();
+            });
+          },
+        );
+        req.on('error', (error) => (req.destroyed ? resolve() : reject(error)));
+      });
+    }
+    // The pool has 4 connections: a leaked transaction per abort would leave none.
+    await get('/api/dcat?page=2', TEST_GLOBAL_KEY).expect(200);
+  });
 
   it('publishing, deprecating and exposing again change the answer on the next read', async () => {
     const accession = await c.accession('EMPTY dataset 2');
