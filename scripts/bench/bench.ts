@@ -1,4 +1,4 @@
-// `npm run bench [-- --only catalog|catalog-scale|terms|access-requests|catalog-import|imports|diff|records|registration|ga4gh-visas] [--quick] [--no-build]`: measures each
+// `npm run bench [-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|diff|records|registration] [--quick] [--no-build]`: measures each
 // figure as a ratio against a physical limit in the same run and writes docs/benchmarks.md.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { accessRequestsBench } from './suites/access-requests.bench';
 import { catalogBench } from './suites/catalog.bench';
 import { catalogScaleBench } from './suites/catalog-scale.bench';
 import { catalogImportBench } from './suites/catalog-import.bench';
+import { dcatBench } from './suites/dcat.bench';
 import { diffBench } from './suites/diff.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
@@ -31,6 +32,7 @@ const SUITES: Suite[] = [
   { name: 'terms', needs: ['catalog-api'], run: termsBench },
   { name: 'access-requests', needs: ['catalog-api'], run: accessRequestsBench },
   { name: 'catalog-import', needs: ['catalog-api'], run: catalogImportBench },
+  { name: 'dcat', needs: ['catalog-api'], run: dcatBench },
   { name: 'ga4gh-visas', needs: ['catalog-api'], run: ga4ghVisasBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
   { name: 'diff', needs: ['provisioner'], run: diffBench },
@@ -65,7 +67,7 @@ function redisVersion(): string {
 
 const HEADER = `# Benchmarks
 
-Written by \`npm run bench\` (\`-- --only catalog|catalog-scale|terms|access-requests|catalog-import|ga4gh-visas|imports|diff|records|registration\`, \`--quick\` for a smoke run).
+Written by \`npm run bench\` (\`-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|diff|records|registration\`, \`--quick\` for a smoke run).
 Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
 \`cp -r\`, \`rsync -a\` and \`rclone copy\` + \`sync\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
 says when and on what machine it was measured; sections are replaced one at a time.`;

@@ -3,6 +3,7 @@ import { ReadCacheModule } from './read-cache/read-cache.module';
 import { CohortsModule } from './cohorts/cohorts.module';
 import { ContractsModule } from './contracts/contracts.module';
 import { DatasetsModule } from './datasets/datasets.module';
+import { DcatModule } from './dcat/dcat.module';
 import { PartnersModule } from './partners/partners.module';
 import { PermissionsModule } from './permissions/permissions.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -19,6 +20,7 @@ import { UsersModule } from './users/users.module';
     ContractsModule,
     UsersModule,
     PermissionsModule,
+    DcatModule,
   ],
 })
 export class CatalogReadModule {}

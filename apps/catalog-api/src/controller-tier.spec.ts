@@ -32,8 +32,9 @@ const PUBLIC = [
   'POST /api/accessreq',
   'POST /api/accessreq/revoke',
   'GET /api/jwk',
+  'GET /api/dcat/context.jsonld',
 ];
-const OPTIONAL_KEY = ['GET /api/partners'];
+const OPTIONAL_KEY = ['GET /api/partners', 'GET /api/dcat', 'GET /api/dcat/datasets/:accession'];
 /** Routes for the global key alone: other kinds are refused even where they could read. */
 const GLOBAL_ONLY =
   /^(POST \/api\/(partners|cohorts|projects|datasets|contracts)|\w+ \/api\/(admin|idp)\/.*)$/;

@@ -69,7 +69,11 @@ function operation(route: string): OperationObject {
 function successSchema(route: string): SchemaObject {
   const responses = operation(route).responses as Record<string, ResponseObject>;
   const ok = Object.keys(responses).find((status) => /^2\d\d$/.test(status)) ?? '';
-  return resolved(responses[ok]?.content?.['application/json']?.schema) as SchemaObject;
+  // The DCAT routes answer RDF: their first media type stands for the body.
+  const content = responses[ok]?.content ?? {};
+  return resolved(
+    (content['application/json'] ?? Object.values(content)[0])?.schema,
+  ) as SchemaObject;
 }
 
 /** A schema with every `$ref` replaced by the component it names (DTO classes are components). */
@@ -139,6 +143,13 @@ const CONTRACT_QUERIES: Record<string, object[]> = {
     ...exact(['unique_id', 'elu_uuid'], { type: 'string', format: 'uuid' }),
   ]),
   'GET /api/contracts': [PROJECT_ID],
+  'GET /api/dcat': [
+    { name: 'format', required: false, schema: { enum: ['ttl', 'jsonld', 'rdf'] } },
+    { name: 'page', required: false, schema: POSITIVE_INT },
+  ],
+  'GET /api/dcat/datasets/{accession}': [
+    { name: 'format', required: false, schema: { enum: ['ttl', 'jsonld', 'rdf'] } },
+  ],
   'GET /api/admin/audit': [
     { name: 'object', required: false },
     { name: 'page', required: false, schema: POSITIVE_INT },
@@ -156,6 +167,8 @@ const CONTRACT_QUERIES: Record<string, object[]> = {
 const ROUTE_ERRORS: Record<string, number[]> = {
   'GET /api/termsearch/{category}': [404],
   'GET /api/permissions/{user_oidc_id}': [404],
+  'GET /api/dcat': [404],
+  'GET /api/dcat/datasets/{accession}': [404],
   'POST /api/admin/users': [409],
   'POST /api/admin/users/{id}/api-key': [404],
   'PATCH /api/admin/users/{id}': [404, 409],
@@ -194,6 +207,9 @@ describe('Catalog OpenAPI document', () => {
         ...reads.map((r) => `GET /api/${r}`),
         'GET /api/termsearch/{category}',
         'GET /api/permissions/{user_oidc_id}',
+        'GET /api/dcat',
+        'GET /api/dcat/context.jsonld',
+        'GET /api/dcat/datasets/{accession}',
         'POST /api/accessreq',
         'POST /api/accessreq/revoke',
         'POST /api/idp/force',

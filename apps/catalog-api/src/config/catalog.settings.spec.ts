@@ -29,6 +29,37 @@ describe('catalog-api settings', () => {
     ]);
   });
 
+  it('checks the DCAT settings: legislation as a list of IRIs, an HDAB with its e-mail', () => {
+    const settings = loadCatalogSettings({ DATABASE_URL });
+    expect(settings.DCAT_PUBLISHER_NAME).toBeUndefined();
+    expect(settings.applicableLegislation).toEqual(['http://data.europa.eu/eli/reg/2025/327/oj']);
+    expect(settings.DCAT_PAGE_SIZE).toBe(1000);
+    expect(
+      loadCatalogSettings({
+        DATABASE_URL,
+        DCAT_APPLICABLE_LEGISLATION: 'http://data.europa.eu/eli/a,https://data.europa.eu/eli/b',
+      }).applicableLegislation,
+    ).toEqual(['http://data.europa.eu/eli/a', 'https://data.europa.eu/eli/b']);
+    expect(
+      problemsOf({
+        DATABASE_URL,
+        DCAT_APPLICABLE_LEGISLATION: 'EHDS',
+        DCAT_HDAB_NAME: 'HDAB',
+        DCAT_CONTACT_EMAIL: 'not-an-address',
+        DCAT_PUBLISHER_URI: 'ror',
+        DCAT_PAGE_SIZE: '0',
+      }).sort(),
+    ).toEqual(
+      [
+        'DCAT_APPLICABLE_LEGISLATION must be a comma list of http(s) IRIs',
+        'DCAT_HDAB_EMAIL must be an e-mail address when DCAT_HDAB_NAME is set',
+        'DCAT_CONTACT_EMAIL must be an email',
+        'DCAT_PUBLISHER_URI must be a URL address',
+        'DCAT_PAGE_SIZE must not be less than 1',
+      ].sort(),
+    );
+  });
+
   it('starts from the documented defaults', () => {
     const settings = loadCatalogSettings({ DATABASE_URL });
     expect(settings).toMatchObject({

@@ -1,4 +1,5 @@
 import {
+  IsEmail,
   IsIn,
   IsOptional,
   IsString,
@@ -213,8 +214,65 @@ export class CatalogSettings extends FrontDoorSettings {
   @IsUrl({ require_tld: false, require_protocol: true })
   GA4GH_VISA_SOURCE?: string;
 
+  /**
+   * The institute that publishes the DCAT catalog (`dct:publisher`). Unset: GET /api/dcat
+   * answers 404 (the export is not configured). See docs/dcat.md.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  DCAT_PUBLISHER_NAME?: string;
+
+  /** The publisher's IRI (e.g. its ROR id); unset: <CATALOG_SOURCE>/api/dcat/publisher. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  DCAT_PUBLISHER_URI?: string;
+
+  /** The publisher's type (HealthDCAT-AP publisher-type or ADMS publisher type IRI). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  DCAT_PUBLISHER_TYPE?: string;
+
+  /** Contact e-mail of the publisher and of datasets without a local custodian. */
+  @IsOptional()
+  @IsEmail()
+  DCAT_CONTACT_EMAIL?: string;
+
+  /** The health data access body named on NON_PUBLIC datasets (healthdcatap:hdab). */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  DCAT_HDAB_NAME?: string;
+
+  /** The HDAB's IRI; unset: <CATALOG_SOURCE>/api/dcat/hdab. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
+  DCAT_HDAB_URI?: string;
+
+  @ValidateIf((s: CatalogSettings) => s.DCAT_HDAB_NAME !== undefined)
+  @IsEmail({}, { message: 'DCAT_HDAB_EMAIL must be an e-mail address when DCAT_HDAB_NAME is set' })
+  DCAT_HDAB_EMAIL?: string;
+
+  /**
+   * dcatap:applicableLegislation of the catalog and its NON_PUBLIC datasets: ELI IRIs,
+   * comma-separated (default: the EHDS regulation, (EU) 2025/327).
+   */
+  @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, {
+    message: 'DCAT_APPLICABLE_LEGISLATION must be a comma list of http(s) IRIs',
+  })
+  DCAT_APPLICABLE_LEGISLATION = 'http://data.europa.eu/eli/reg/2025/327/oj';
+
+  /** Datasets a page of GET /api/dcat holds (Hydra paging); each page is streamed. */
+  @IntegerSetting(1, 10000)
+  DCAT_PAGE_SIZE = 1000;
+
   get source(): string {
     return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  /** DCAT_APPLICABLE_LEGISLATION as a list. */
+  get applicableLegislation(): string[] {
+    return this.DCAT_APPLICABLE_LEGISLATION.split(',');
   }
 
   /** The registration keys' SHA-256 digests (none when unset). */

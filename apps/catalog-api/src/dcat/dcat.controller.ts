@@ -1,0 +1,116 @@
+import { Controller, Get, Header, Headers, Param, Query, StreamableFile } from '@nestjs/common';
+import { ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Readable } from 'node:stream';
+import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
+import { ApiCall } from '../common/api-docs';
+import { viewerOf } from '../permissions/viewer';
+import { DcatDatasetParams, DcatFormatQuery, DcatQuery } from './dcat.dto';
+import type { DcatViewer } from './dcat.repository';
+import { DCAT_CONTEXT, DcatService, RdfAnswer } from './dcat.service';
+import { MEDIA_TYPES, type RdfFormat } from './rdf-writers';
+
+/** A 200 in the three serialisations (the body is RDF, not the catalog's JSON). */
+const RdfResponse = (description: string) =>
+  ApiResponse({
+    status: 200,
+    description,
+    content: {
+      [MEDIA_TYPES.ttl]: { schema: { type: 'string', description: 'Turtle' } },
+      [MEDIA_TYPES.jsonld]: { schema: { type: 'object', description: 'JSON-LD 1.1' } },
+      [MEDIA_TYPES.rdf]: { schema: { type: 'string', description: 'RDF/XML' } },
+    },
+  });
+
+/** Accept's media types by preference (q, then order), mapped to a format; Turtle by default. */
+export function negotiate(accept: string | undefined, format?: RdfFormat): RdfFormat {
+  if (format !== undefined) return format;
+  const wanted = (accept ?? '')
+    .split(',')
+    .map((part, index) => {
+      const [type, ...params] = part.trim().toLowerCase().split(';');
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      return { type: type.trim(), q: q === undefined ? 1 : Number(q.slice(2)) || 0, index };
+    })
+    .filter((w) => w.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { type } of wanted) {
+    if (type === MEDIA_TYPES.ttl || type === 'text/*' || type === '*/*') return 'ttl';
+    if (type === MEDIA_TYPES.jsonld || type === 'application/json') return 'jsonld';
+    if (type === MEDIA_TYPES.rdf || type === 'application/xml') return 'rdf';
+  }
+  return 'ttl';
+}
+
+/** Streams an answer; the read's transaction ends when the stream does, however it ends. */
+function stream(answer: RdfAnswer): StreamableFile {
+  const body = Readable.from(answer.body);
+  body.once('close', () => void answer.release());
+  return new StreamableFile(body, { type: `${answer.mediaType}; charset=utf-8` });
+}
+
+const viewer = (principal: Principal | undefined): DcatViewer =>
+  principal === undefined ? { kind: 'anonymous' } : viewerOf(principal);
+
+@ApiTags('dcat')
+@Controller('api/dcat')
+export class DcatController {
+  constructor(private readonly dcat: DcatService) {}
+
+  @ApiCall({
+    summary: 'The catalog as DCAT-AP 3.0.1 / HealthDCAT-AP, one Hydra page',
+    caller: 'public; any valid key sees more',
+    description:
+      'Without a key: published datasets; with a key: what the key may see. Turtle by default; ' +
+      'Accept or `format` choose JSON-LD or RDF/XML. Pages of 1,000 datasets with ' +
+      '`hydra:next`/`hydra:last`.',
+    responses: [],
+    errors: [404],
+  })
+  @RdfResponse('The catalog page')
+  @Get()
+  @OptionalAuth()
+  @Header('Vary', 'Accept')
+  async catalog(
+    @Query() query: DcatQuery,
+    @Headers('accept') accept: string | undefined,
+    @CurrentPrincipal() principal: Principal | undefined,
+  ) {
+    const format = negotiate(accept, query.format);
+    return stream(await this.dcat.catalogPage(viewer(principal), format, query.page ?? 1));
+  }
+
+  @ApiCall({
+    summary: 'The JSON-LD context of the DCAT export',
+    caller: 'public',
+    description:
+      "DCAT-AP 3.0.1's context without its five `Xsd:*` terms, which JSON-LD 1.1 processors refuse.",
+    responses: [{ status: 200, description: 'The context', body: { type: 'object' } }],
+  })
+  @Get('context.jsonld')
+  @Public()
+  @Header('Content-Type', 'application/ld+json; charset=utf-8')
+  context(): string {
+    return DCAT_CONTEXT;
+  }
+
+  @ApiCall({
+    summary: 'One dataset as DCAT-AP 3.0.1 / HealthDCAT-AP',
+    caller: 'public; any valid key sees more',
+    description: 'A dataset the caller may see (without a key: a published one); else 404.',
+    responses: [],
+    errors: [404],
+  })
+  @RdfResponse('The dataset')
+  @Get('datasets/:accession')
+  @OptionalAuth()
+  @Header('Vary', 'Accept')
+  async dataset(
+    @Param() { accession }: DcatDatasetParams,
+    @Query() query: DcatFormatQuery,
+    @Headers('accept') accept: string | undefined,
+    @CurrentPrincipal() principal: Principal | undefined,
+  ) {
+    const format = negotiate(accept, query.format);
+    return stream(await this.dcat.dataset(viewer(principal), format, accession));
+  }
+}

@@ -1,0 +1,469 @@
+import type { DatasetFacts } from './dcat.repository';
+import { iri, RdfNode } from './rdf-graph';
+
+/**
+ * The catalog's model onto DCAT-AP 3.0.1 and HealthDCAT-AP (docs/dcat.md is the table, one line
+ * per property and its source). Nothing is written that the catalog does not hold: a property
+ * without a source is left out, never filled with a guess.
+ */
+
+/** What the settings say about the catalog (CatalogSettings.DCAT_*, CATALOG_SOURCE). */
+export interface DcatConfig {
+  /** The public base URL: every IRI is under it. */
+  base: string;
+  publisherName: string;
+  publisherUri?: string;
+  publisherType?: string;
+  contactEmail?: string;
+  hdab?: { name: string; uri?: string; email: string };
+  applicableLegislation: string[];
+}
+
+const EU = 'http://publications.europa.eu/resource/authority/';
+const HDEU = 'https://hdeu-dcat.data.health.europa.eu/resource/authority';
+const HEALTH_CATEGORIES = `${HDEU}/healthcategories`;
+const PUBLISHER_TYPES = `${HDEU}/publisher-type`;
+
+export const ACCESS_RIGHTS = {
+  open_access: 'PUBLIC',
+  registered_access: 'RESTRICTED',
+  controlled_access: 'NON_PUBLIC',
+} as const;
+
+/** Most restrictive last: a dataset gets the most restrictive access of its declarations. */
+const ACCESS_ORDER = ['PUBLIC', 'RESTRICTED', 'NON_PUBLIC'] as const;
+export type AccessLevel = (typeof ACCESS_ORDER)[number];
+
+/**
+ * GA4GH consent codes as Data Use Ontology terms (DUO, purl.obolibrary.org/obo/duo.owl). IP and
+ * Other have no DUO term: they stay a label and note.
+ */
+export const DUO_TERMS: Record<string, string | undefined> = {
+  NRES: 'DUO_0000004',
+  GRU: 'DUO_0000042',
+  HMB: 'DUO_0000006',
+  DS: 'DUO_0000007',
+  POA: 'DUO_0000011',
+  RS: 'DUO_0000012',
+  RUO: 'DUO_0000014',
+  NMDS: 'DUO_0000015',
+  GSO: 'DUO_0000016',
+  NPU: 'DUO_0000018',
+  PUB: 'DUO_0000019',
+  COL: 'DUO_0000020',
+  IRB: 'DUO_0000021',
+  GS: 'DUO_0000022',
+  MOR: 'DUO_0000024',
+  TS: 'DUO_0000025',
+  US: 'DUO_0000026',
+  PS: 'DUO_0000027',
+  IS: 'DUO_0000028',
+  RTN: 'DUO_0000029',
+};
+
+/** HealthDCAT-AP health categories (EHDS art. 51) a data-type name falls in, by its wording. */
+const HEALTH_CATEGORY_RULES: [RegExp, string, string][] = [
+  [
+    /genom|genot|exom|sequenc|seq|chip|atac|methyl|epigen|omics|transcript|proteom|metabolom|snp|gwas/i,
+    'HGPD',
+    'Human genetic, epigenomic and genomic data',
+  ],
+  [/sample|biobank|specimen|tissue/i, 'EINS', 'Health data from biobanks'],
+  [
+    /clinical|questionnaire|survey|lifestyle|phenotyp|cohort/i,
+    'RQSH',
+    'Data from research cohorts, questionnaires and surveys',
+  ],
+];
+
+/** GDPR art. 6.1 bases as DPV's GDPR extension terms. */
+const LEGAL_BASES: Record<string, string> = {
+  '6.1(a)': 'A6-1-a',
+  '6.1(b)': 'A6-1-b',
+  '6.1(c)': 'A6-1-c',
+  '6.1(d)': 'A6-1-d',
+  '6.1(e)': 'A6-1-e',
+  '6.1(f)': 'A6-1-f',
+};
+const DPV_GDPR = 'https://w3id.org/dpv/legal/eu/gdpr#';
+const DPV_PD = 'https://w3id.org/dpv/dpv-pd#';
+
+/**
+ * The catalog's personal-data codes as DPV-PD categories (the namespace HealthDCAT-AP requires).
+ * Standard, Special and Other name no category: they are left out.
+ */
+const PERSONAL_DATA: Record<string, string | undefined> = {
+  Race: `${DPV_PD}Race`,
+  Genetic: `${DPV_PD}Genetic`,
+  Biometric: `${DPV_PD}Biometric`,
+  Health: `${DPV_PD}Health`,
+  'Sexual orientation': `${DPV_PD}SexualOrientation`,
+  Convictions: `${DPV_PD}CriminalConviction`,
+};
+
+const DE_IDENTIFICATION: Record<string, [string, string]> = {
+  pseudonymization: [iri('dpv', 'PseudonymisedData'), 'Pseudonymised data'],
+  anonymization: [iri('dpv', 'AnonymisedData'), 'Anonymised data'],
+};
+
+const RULES: Record<string, [string, string]> = {
+  PERMISSION: ['permission', 'Permission'],
+  CONSTRAINED_PERMISSION: ['permission', 'Permission'],
+  PROHIBITION: ['prohibition', 'Prohibition'],
+  OBLIGATION: ['obligation', 'Duty'],
+};
+
+const xsd = (local: string) => iri('xsd', local);
+const seg = (value: string | number) => encodeURIComponent(String(value));
+
+/** IRIs of the catalog's resources, all under the public base URL. */
+export class DcatIris {
+  constructor(private readonly base: string) {}
+  catalog = () => `${this.base}/api/dcat`;
+  page = (n: number) => `${this.base}/api/dcat?page=${n}`;
+  context = () => `${this.base}/api/dcat/context.jsonld`;
+  dataset = (accession: string) => `${this.base}/api/dcat/datasets/${seg(accession)}`;
+  project = (acronym: string) => `${this.base}/api/dcat/projects/${seg(acronym)}`;
+  person = (id: number) => `${this.base}/api/dcat/people/${id}`;
+  publisher = () => `${this.base}/api/dcat/publisher`;
+  hdab = () => `${this.base}/api/dcat/hdab`;
+}
+
+/** The access level of a dataset: the most restrictive of its declarations; null when none says. */
+export function accessLevel(facts: DatasetFacts): AccessLevel | null {
+  let level = -1;
+  for (const d of facts.declarations) {
+    if (d.access_category !== null)
+      level = Math.max(level, ACCESS_ORDER.indexOf(ACCESS_RIGHTS[d.access_category]));
+  }
+  return level < 0 ? null : ACCESS_ORDER[level];
+}
+
+export class DcatExporter {
+  readonly iris: DcatIris;
+
+  constructor(private readonly config: DcatConfig) {
+    this.iris = new DcatIris(config.base);
+  }
+
+  /** The catalog itself, its publisher and the shared nodes (written once, on the first page). */
+  catalogNodes(datasetIris: string[], page: PageInfo): RdfNode[] {
+    const { config, iris } = this;
+    const catalog = new RdfNode(iris.catalog(), [
+      iri('dcat', 'Catalog'),
+      iri('hydra', 'Collection'),
+    ])
+      .lit(iri('dct', 'title'), `${config.publisherName} research data catalog`)
+      .lit(
+        iri('dct', 'description'),
+        `Datasets held by ${config.publisherName}, with their access conditions.`,
+      )
+      .ref(iri('dct', 'publisher'), this.publisherIri())
+      .ref(iri('dcat', 'themeTaxonomy'), `${EU}data-theme`)
+      .lit(iri('hydra', 'totalItems'), page.total, xsd('nonNegativeInteger'))
+      .ref(iri('hydra', 'view'), iris.page(page.number));
+    for (const law of config.applicableLegislation)
+      catalog.ref(iri('dcatap', 'applicableLegislation'), law);
+    for (const dataset of datasetIris) catalog.ref(iri('dcat', 'dataset'), dataset);
+    const nodes = [catalog, this.pageNode(page), ...this.agentNodes(), ...this.legislation()];
+    return merge(nodes);
+  }
+
+  /** The applicable legislation: ELI legal resources. */
+  legislation(): RdfNode[] {
+    return this.config.applicableLegislation.map(
+      (law) => new RdfNode(law, [iri('eli', 'LegalResource')]),
+    );
+  }
+
+  /** The catalog with only the datasets of a page (the pages after the first). */
+  catalogMembers(datasetIris: string[], page: PageInfo): RdfNode[] {
+    const catalog = new RdfNode(this.iris.catalog());
+    for (const dataset of datasetIris) catalog.ref(iri('dcat', 'dataset'), dataset);
+    return [catalog, this.pageNode(page)];
+  }
+
+  private pageNode(page: PageInfo): RdfNode {
+    const { iris } = this;
+    const node = new RdfNode(iris.page(page.number), [iri('hydra', 'PartialCollectionView')])
+      .ref(iri('hydra', 'first'), iris.page(1))
+      .ref(iri('hydra', 'last'), iris.page(page.last));
+    if (page.number < page.last) node.ref(iri('hydra', 'next'), iris.page(page.number + 1));
+    if (page.number > 1) node.ref(iri('hydra', 'previous'), iris.page(page.number - 1));
+    return node;
+  }
+
+  private publisherIri = () => this.config.publisherUri ?? this.iris.publisher();
+
+  /** The publisher and the HDAB, each with one cv:ContactPoint (HealthDCAT-AP's Health Agent). */
+  agentNodes(): RdfNode[] {
+    const { config, iris } = this;
+    const nodes: RdfNode[] = [];
+    const publisher = new RdfNode(this.publisherIri(), [iri('foaf', 'Agent')])
+      .lit(iri('foaf', 'name'), config.publisherName)
+      .ref(iri('dct', 'type'), config.publisherType);
+    if (config.publisherType !== undefined) {
+      // Its label is the code the IRI ends with (the scheme is not loaded here).
+      const code = decodeURIComponent(
+        config.publisherType.replace(/\/+$/, '').replace(/^.*[/#]/, ''),
+      );
+      const type = new RdfNode(config.publisherType, [iri('skos', 'Concept')]).lit(
+        iri('skos', 'prefLabel'),
+        code.replace(/[-_]/g, ' '),
+      );
+      // A HealthDCAT-AP publisher type belongs to its scheme (the validator checks skos:inScheme).
+      if (config.publisherType.startsWith(`${PUBLISHER_TYPES}/`))
+        type.ref(iri('skos', 'inScheme'), PUBLISHER_TYPES);
+      nodes.push(type);
+    }
+    if (config.contactEmail !== undefined) {
+      const contact = `${iris.publisher()}#contact`;
+      publisher.ref(iri('cv', 'contactPoint'), contact);
+      nodes.push(
+        new RdfNode(contact, [iri('cv', 'ContactPoint')]).lit(
+          iri('cv', 'email'),
+          config.contactEmail,
+        ),
+      );
+      nodes.push(this.catalogContact());
+    }
+    nodes.push(publisher);
+    if (config.hdab !== undefined) {
+      const hdab = config.hdab.uri ?? iris.hdab();
+      const contact = `${iris.hdab()}#contact`;
+      nodes.push(
+        new RdfNode(hdab, [iri('foaf', 'Agent')])
+          .lit(iri('foaf', 'name'), config.hdab.name)
+          .ref(iri('cv', 'contactPoint'), contact),
+        new RdfNode(contact, [iri('cv', 'ContactPoint')]).lit(
+          iri('cv', 'email'),
+          config.hdab.email,
+        ),
+      );
+    }
+    return nodes;
+  }
+
+  /** The vcard of the publisher's contact address: the contact of datasets without a custodian. */
+  private catalogContact(): RdfNode {
+    return new RdfNode(`${this.iris.catalog()}#contact`, [iri('vcard', 'Kind')])
+      .lit(iri('vcard', 'fn'), this.config.publisherName)
+      .ref(iri('vcard', 'hasEmail'), `mailto:${this.config.contactEmail}`);
+  }
+
+  /** One dataset and the nodes only it refers to. */
+  datasetNodes(facts: DatasetFacts): RdfNode[] {
+    const { config, iris } = this;
+    const id = iris.dataset(facts.accession);
+    const level = accessLevel(facts);
+    const ds = new RdfNode(id, [iri('dcat', 'Dataset')])
+      .lit(iri('dct', 'title'), facts.title)
+      // DCAT-AP requires a description; the title is the only text a dataset without one has.
+      .lit(iri('dct', 'description'), facts.description ?? facts.title)
+      .lit(iri('dct', 'identifier'), facts.accession)
+      .lit(iri('dct', 'identifier'), `urn:uuid:${facts.elu_uuid}`)
+      .ref(iri('dct', 'publisher'), this.publisherIri())
+      .lit(iri('dct', 'issued'), facts.issued, xsd('dateTime'))
+      .lit(iri('dct', 'modified'), facts.modified, xsd('dateTime'));
+    const nodes: RdfNode[] = [ds];
+    if (facts.deprecated_at !== null) {
+      // DAISY's `deprecated` for this endpoint (core/importer/datasets_exporter.py).
+      ds.lit(iri('owl', 'deprecated'), true, xsd('boolean'));
+    }
+    if (facts.other_external_id !== null) {
+      const other = `${id}#other-identifier`;
+      ds.ref(iri('adms', 'identifier'), other);
+      nodes.push(
+        new RdfNode(other, [iri('adms', 'Identifier')]).lit(
+          iri('skos', 'notation'),
+          facts.other_external_id,
+        ),
+      );
+    }
+    if (facts.project !== null) {
+      const project = iris.project(facts.project.acronym);
+      ds.ref(iri('prov', 'wasGeneratedBy'), project);
+      nodes.push(
+        new RdfNode(project, [iri('prov', 'Activity')])
+          .lit(iri('dct', 'title'), facts.project.title)
+          .lit(iri('dct', 'identifier'), facts.project.accession)
+          .lit(iri('skos', 'altLabel'), facts.project.acronym),
+      );
+    }
+    nodes.push(...this.contacts(ds, facts));
+    if (level !== null) {
+      const right = `${EU}access-right/${level}`;
+      ds.ref(iri('dct', 'accessRights'), right);
+      nodes.push(new RdfNode(right, [iri('dct', 'RightsStatement')]));
+    }
+    const nonPublic = level === 'NON_PUBLIC';
+    if (nonPublic) {
+      for (const law of config.applicableLegislation)
+        ds.ref(iri('dcatap', 'applicableLegislation'), law);
+      nodes.push(...this.legislation());
+      if (config.hdab !== undefined)
+        ds.ref(iri('healthdcatap', 'hdab'), config.hdab.uri ?? iris.hdab());
+      // The catalog publishes no variable-level description (csvw), so none is claimed.
+      ds.lit(iri('healthdcatap', 'hasStructuredData'), false, xsd('boolean'));
+    }
+    nodes.push(...this.subjects(ds, facts));
+    nodes.push(...this.conditions(ds, id, facts));
+    nodes.push(...this.distributions(ds, id, facts, nonPublic));
+    return merge(nodes);
+  }
+
+  private contacts(ds: RdfNode, facts: DatasetFacts): RdfNode[] {
+    if (facts.custodians.length === 0) {
+      if (this.config.contactEmail === undefined) return [];
+      const contact = this.catalogContact();
+      ds.ref(iri('dcat', 'contactPoint'), contact.id);
+      return [contact];
+    }
+    return facts.custodians.map((c) => {
+      const contact = new RdfNode(this.iris.person(c.id), [iri('vcard', 'Kind')])
+        .lit(iri('vcard', 'fn'), `${c.first_name} ${c.last_name}`.trim() || c.email)
+        .ref(iri('vcard', 'hasEmail'), `mailto:${encodeURI(c.email)}`);
+      ds.ref(iri('dcat', 'contactPoint'), contact.id);
+      return contact;
+    });
+  }
+
+  /** Data types (keywords, health categories, themes), de-identification, cohorts, provenance. */
+  private subjects(ds: RdfNode, facts: DatasetFacts): RdfNode[] {
+    const nodes: RdfNode[] = [];
+    const partners = new Set<string>();
+    for (const d of facts.declarations) {
+      for (const type of d.data_types) {
+        ds.lit(iri('dcat', 'keyword'), type.replace(/_/g, ' '));
+        for (const [pattern, code, label] of HEALTH_CATEGORY_RULES) {
+          if (!pattern.test(type)) continue;
+          const category = `${HEALTH_CATEGORIES}/${code}`;
+          ds.ref(iri('healthdcatap', 'healthCategory'), category);
+          ds.ref(iri('dcat', 'theme'), `${EU}data-theme/HEAL`);
+          nodes.push(
+            new RdfNode(category, [iri('skos', 'Concept')])
+              .lit(iri('skos', 'prefLabel'), label)
+              .ref(iri('skos', 'inScheme'), HEALTH_CATEGORIES),
+            new RdfNode(HEALTH_CATEGORIES, [iri('skos', 'ConceptScheme')]).lit(
+              iri('dct', 'title'),
+              'HealthDCAT-AP health categories',
+            ),
+          );
+        }
+      }
+      const [type, label] = DE_IDENTIFICATION[d.de_identification];
+      ds.ref(iri('dct', 'type'), type);
+      nodes.push(new RdfNode(type, [iri('skos', 'Concept')]).lit(iri('skos', 'prefLabel'), label));
+      for (const cohort of d.cohorts)
+        ds.lit(iri('healthdcatap', 'populationCoverage'), `Cohort: ${cohort.name}`);
+      if (d.partner !== null) partners.add(d.partner);
+    }
+    if (partners.size > 0 || facts.imports.length > 0 || facts.project !== null) {
+      const statement = `${ds.id}#provenance`;
+      const parts = [];
+      if (facts.project !== null)
+        parts.push(
+          `Generated within the project ${facts.project.title} (${facts.project.acronym}).`,
+        );
+      if (partners.size > 0) parts.push(`Data from ${[...partners].sort().join(', ')}.`);
+      if (facts.imports.length > 0)
+        parts.push(`Imported into storage on ${[...new Set(facts.imports)].join(', ')}.`);
+      ds.ref(iri('dct', 'provenance'), statement);
+      nodes.push(
+        new RdfNode(statement, [iri('dct', 'ProvenanceStatement')]).lit(
+          iri('rdfs', 'label'),
+          parts.join(' '),
+        ),
+      );
+    }
+    return nodes;
+  }
+
+  /** Legal bases and personal data (DPV), use conditions (an ODRL policy of DUO terms). */
+  private conditions(ds: RdfNode, id: string, facts: DatasetFacts): RdfNode[] {
+    const nodes: RdfNode[] = [];
+    for (const basis of facts.legal_bases) {
+      for (const code of basis.legal_basis_codes) {
+        const term = `${DPV_GDPR}${LEGAL_BASES[code]}`;
+        ds.ref(iri('dpv', 'hasLegalBasis'), term);
+        nodes.push(
+          new RdfNode(term, [iri('dpv', 'LegalBasis')]).lit(
+            iri('skos', 'notation'),
+            `GDPR art. ${code}`,
+          ),
+        );
+      }
+      for (const code of basis.personal_data_codes) {
+        const term = PERSONAL_DATA[code];
+        if (term === undefined) continue;
+        ds.ref(iri('dpv', 'hasPersonalData'), term);
+        nodes.push(new RdfNode(term, [iri('dpv', 'PersonalData')]));
+      }
+    }
+    const rules = facts.declarations.flatMap((d) => d.use_conditions);
+    if (rules.length > 0) {
+      const policy = new RdfNode(`${id}#use-conditions`, [
+        iri('odrl', 'Policy'),
+        iri('odrl', 'Set'),
+      ]).ref(iri('odrl', 'target'), id);
+      ds.ref(iri('odrl', 'hasPolicy'), policy.id);
+      nodes.push(policy);
+      for (const rule of rules) {
+        const [property, type] = RULES[rule.use_condition_rule];
+        const node = new RdfNode(`${id}#use-condition-${rule.id}`, [iri('odrl', type)])
+          .ref(iri('odrl', 'action'), iri('odrl', 'use'))
+          .lit(iri('skos', 'notation'), rule.use_class)
+          .lit(iri('rdfs', 'comment'), rule.use_class_note)
+          .lit(iri('rdfs', 'comment'), rule.use_condition_note);
+        const duo = DUO_TERMS[rule.use_class];
+        if (duo !== undefined)
+          node.ref(iri('dct', 'type'), `http://purl.obolibrary.org/obo/${duo}`);
+        policy.ref(iri('odrl', property), node.id);
+        nodes.push(node);
+      }
+    }
+    return nodes;
+  }
+
+  /** Each storage copy is a distribution, reached through the dataset's page (access by request). */
+  private distributions(
+    ds: RdfNode,
+    id: string,
+    facts: DatasetFacts,
+    nonPublic: boolean,
+  ): RdfNode[] {
+    return facts.storages.map((storage) => {
+      const node = new RdfNode(`${id}#storage-${storage.id}`, [iri('dcat', 'Distribution')])
+        .lit(iri('dct', 'title'), storage.platform)
+        .ref(iri('dcat', 'accessURL'), id)
+        .lit(iri('dct', 'issued'), facts.imports[0], xsd('date'))
+        .lit(iri('dct', 'modified'), facts.imports[facts.imports.length - 1], xsd('date'));
+      if (nonPublic)
+        for (const law of this.config.applicableLegislation)
+          node.ref(iri('dcatap', 'applicableLegislation'), law);
+      ds.ref(iri('dcat', 'distribution'), node.id);
+      return node;
+    });
+  }
+}
+
+export interface PageInfo {
+  number: number;
+  last: number;
+  total: number;
+}
+
+/** Nodes with the same IRI as one node (statements of all, in order), so each subject is written once. */
+function merge(nodes: RdfNode[]): RdfNode[] {
+  const byId = new Map<string, RdfNode>();
+  for (const node of nodes) {
+    const seen = byId.get(node.id);
+    if (seen === undefined) byId.set(node.id, node);
+    else
+      for (const [predicate, objects] of node.statements)
+        for (const o of objects)
+          if ('iri' in o) seen.ref(predicate, o.iri);
+          else seen.lit(predicate, o.value, o.datatype);
+  }
+  return [...byId.values()];
+}

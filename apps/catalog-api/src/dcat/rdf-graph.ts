@@ -1,0 +1,104 @@
+/**
+ * A small RDF model for streaming writers: a graph is written as a sequence of subjects, each
+ * with all of its statements, so each serialisation can write one subject at a time and forget
+ * it. Every node has an IRI (no blank nodes): the three serialisations then give graphs that are
+ * equal triple for triple, and a harvester can refer to every node.
+ */
+
+export const NS = {
+  rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
+  rdfs: 'http://www.w3.org/2000/01/rdf-schema#',
+  xsd: 'http://www.w3.org/2001/XMLSchema#',
+  owl: 'http://www.w3.org/2002/07/owl#',
+  dcat: 'http://www.w3.org/ns/dcat#',
+  dct: 'http://purl.org/dc/terms/',
+  dcatap: 'http://data.europa.eu/r5r/',
+  foaf: 'http://xmlns.com/foaf/0.1/',
+  vcard: 'http://www.w3.org/2006/vcard/ns#',
+  skos: 'http://www.w3.org/2004/02/skos/core#',
+  prov: 'http://www.w3.org/ns/prov#',
+  adms: 'http://www.w3.org/ns/adms#',
+  odrl: 'http://www.w3.org/ns/odrl/2/',
+  dpv: 'https://w3id.org/dpv#',
+  cv: 'http://data.europa.eu/m8g/',
+  hydra: 'http://www.w3.org/ns/hydra/core#',
+  healthdcatap: 'http://healthdataportal.eu/ns/health#',
+  eli: 'http://data.europa.eu/eli/ontology#',
+} as const;
+
+export type Prefix = keyof typeof NS;
+
+/** An IRI written as `prefix:local` in the code. */
+export const iri = (prefix: Prefix, local: string): string => NS[prefix] + local;
+
+export interface IriTerm {
+  iri: string;
+}
+
+export interface LiteralTerm {
+  value: string;
+  /** Absent: xsd:string. */
+  datatype?: string;
+}
+
+export type Term = IriTerm | LiteralTerm;
+
+/** Control characters and non-characters that XML 1.0 refuses, and lone surrogates. */
+const NOT_XML =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** One subject and everything said about it, predicates in insertion order. */
+export class RdfNode {
+  readonly statements = new Map<string, Term[]>();
+
+  constructor(
+    readonly id: string,
+    types: string[] = [],
+  ) {
+    for (const type of types) this.ref(iri('rdf', 'type'), type);
+  }
+
+  /** Adds an IRI object (nothing when `object` is null or undefined). */
+  ref(predicate: string, object: string | null | undefined): this {
+    if (object !== null && object !== undefined) this.add(predicate, { iri: object });
+    return this;
+  }
+
+  /** Adds a literal (nothing when `value` is null, undefined or empty). */
+  lit(predicate: string, value: string | number | boolean | null | undefined, datatype?: string) {
+    if (value === null || value === undefined || value === '') return this;
+    // Characters XML 1.0 cannot hold go from every serialisation alike, so all three agree.
+    const term: LiteralTerm = { value: String(value).replace(NOT_XML, '') };
+    if (datatype !== undefined && datatype !== iri('xsd', 'string')) term.datatype = datatype;
+    this.add(predicate, term);
+    return this;
+  }
+
+  private add(predicate: string, term: Term) {
+    const objects = this.statements.get(predicate);
+    if (objects === undefined) this.statements.set(predicate, [term]);
+    else if (!objects.some((o) => sameTerm(o, term))) objects.push(term);
+  }
+}
+
+export const isIri = (term: Term): term is IriTerm => 'iri' in term;
+
+const sameTerm = (a: Term, b: Term) =>
+  isIri(a)
+    ? isIri(b) && a.iri === b.iri
+    : !isIri(b) && a.value === b.value && a.datatype === b.datatype;
+
+/** A local name that Turtle and RDF/XML both accept after a prefix (a safe subset of NCName). */
+const SAFE_LOCAL = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** `[prefix, local]` when `value` is in a known namespace with a plain local name. */
+export function splitIri(value: string): [Prefix, string] | undefined {
+  for (const prefix of Object.keys(NS) as Prefix[]) {
+    const ns = NS[prefix];
+    if (value.startsWith(ns) && SAFE_LOCAL.test(value.slice(ns.length))) {
+      return [prefix, value.slice(ns.length)];
+    }
+  }
+  return undefined;
+}

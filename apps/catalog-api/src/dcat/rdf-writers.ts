@@ -1,0 +1,155 @@
+import { iri, isIri, NS, type Prefix, RdfNode, splitIri, type Term } from './rdf-graph';
+
+/**
+ * Streaming serialisations of a graph given as subjects (RdfNode): `start` once, `nodes` for
+ * each batch (the text of those subjects only), `end` once. None keeps anything between
+ * batches, so a page of any size is written in the memory of one batch.
+ */
+export interface RdfWriter {
+  readonly mediaType: string;
+  start(): string;
+  nodes(nodes: RdfNode[]): string;
+  end(): string;
+}
+
+export const RDF_FORMATS = ['ttl', 'jsonld', 'rdf'] as const;
+export type RdfFormat = (typeof RDF_FORMATS)[number];
+
+export const MEDIA_TYPES: Record<RdfFormat, string> = {
+  ttl: 'text/turtle',
+  jsonld: 'application/ld+json',
+  rdf: 'application/rdf+xml',
+};
+
+const RDF_TYPE = iri('rdf', 'type');
+const prefixes = Object.entries(NS) as [Prefix, string][];
+
+// ---------------------------------------------------------------- Turtle
+
+/** An IRIREF: characters Turtle refuses inside `<>` as \u escapes. */
+const turtleIri = (value: string) =>
+  // eslint-disable-next-line no-control-regex
+  `<${value.replace(/[\u0000-\u0020<>"{}|^`\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}>`;
+
+const turtleName = (value: string) => {
+  const split = splitIri(value);
+  return split === undefined ? turtleIri(value) : `${split[0]}:${split[1]}`;
+};
+
+const turtleString = (value: string) =>
+  `"${value.replace(/[\\"\n\r\t]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!)}"`;
+
+const turtleTerm = (term: Term) => {
+  if (isIri(term)) return turtleName(term.iri);
+  const text = turtleString(term.value);
+  return term.datatype === undefined ? text : `${text}^^${turtleName(term.datatype)}`;
+};
+
+export const turtleWriter: RdfWriter = {
+  mediaType: MEDIA_TYPES.ttl,
+  start: () => prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n',
+  nodes: (nodes) =>
+    nodes
+      .map((node) => {
+        const lines = [...node.statements].map(
+          ([predicate, objects]) =>
+            `  ${predicate === RDF_TYPE ? 'a' : turtleName(predicate)} ${objects.map(turtleTerm).join(', ')}`,
+        );
+        return `${turtleIri(node.id)}\n${lines.join(' ;\n')} .\n\n`;
+      })
+      .join(''),
+  end: () => '',
+};
+
+// ---------------------------------------------------------------- JSON-LD
+
+/**
+ * JSON-LD 1.1 with the DCAT-AP context by reference (`contextUrl`). Properties and types are
+ * written as absolute IRIs and every value as an explicit `@id` or `@value` object, so the
+ * triples never depend on how a processor reads the context's terms (see the decision record).
+ */
+export function jsonLdWriter(contextUrl: string): RdfWriter {
+  let first = true;
+  return {
+    mediaType: MEDIA_TYPES.jsonld,
+    start: () => `{"@context":${JSON.stringify(contextUrl)},"@graph":[`,
+    nodes: (nodes) =>
+      nodes
+        .map((node) => {
+          const object: Record<string, unknown> = { '@id': node.id };
+          for (const [predicate, objects] of node.statements) {
+            if (predicate === RDF_TYPE)
+              object['@type'] = objects.map((o) => (o as { iri: string }).iri);
+            else
+              object[predicate] = objects.map((o) =>
+                isIri(o)
+                  ? { '@id': o.iri }
+                  : o.datatype === undefined
+                    ? { '@value': o.value }
+                    : { '@value': o.value, '@type': o.datatype },
+              );
+          }
+          const text = (first ? '' : ',') + JSON.stringify(object);
+          first = false;
+          return text;
+        })
+        .join(''),
+    end: () => ']}',
+  };
+}
+
+// ---------------------------------------------------------------- RDF/XML
+
+const xmlEscape = (value: string) =>
+  value.replace(
+    /[&<>"\r\n\t]/g,
+    (c) =>
+      ({
+        '&': '&amp;',
+        '<': '&lt;',
+        '>': '&gt;',
+        '"': '&quot;',
+        '\r': '&#13;',
+        '\n': '&#10;',
+        '\t': '&#9;',
+      })[c]!,
+  );
+
+/** The element name of a predicate; every predicate the export writes is in a known namespace. */
+const xmlName = (predicate: string) => {
+  const split = splitIri(predicate);
+  if (split === undefined) throw new Error(`no RDF/XML element name for ${predicate}`);
+  return `${split[0]}:${split[1]}`;
+};
+
+export const rdfXmlWriter: RdfWriter = {
+  mediaType: MEDIA_TYPES.rdf,
+  start: () =>
+    `<?xml version="1.0" encoding="utf-8"?>\n<rdf:RDF${prefixes
+      .map(([p, ns]) => `\n    xmlns:${p}="${xmlEscape(ns)}"`)
+      .join('')}>\n`,
+  nodes: (nodes) =>
+    nodes
+      .map((node) => {
+        const properties: string[] = [];
+        for (const [predicate, objects] of node.statements) {
+          const name = xmlName(predicate);
+          for (const o of objects) {
+            if (isIri(o)) properties.push(`    <${name} rdf:resource="${xmlEscape(o.iri)}"/>`);
+            else {
+              const datatype =
+                o.datatype === undefined ? '' : ` rdf:datatype="${xmlEscape(o.datatype)}"`;
+              properties.push(`    <${name}${datatype}>${xmlEscape(o.value)}</${name}>`);
+            }
+          }
+        }
+        return `  <rdf:Description rdf:about="${xmlEscape(node.id)}">\n${properties.join('\n')}\n  </rdf:Description>\n`;
+      })
+      .join(''),
+  end: () => '</rdf:RDF>\n',
+};
+
+export function rdfWriter(format: RdfFormat, contextUrl: string): RdfWriter {
+  if (format === 'jsonld') return jsonLdWriter(contextUrl);
+  return format === 'rdf' ? rdfXmlWriter : turtleWriter;
+}

@@ -1,0 +1,130 @@
+import { deployedNodeArgs } from '../../lib/deployed-node-args';
+import { BENCH_GLOBAL_KEY, startCatalog, withGeneratedCatalog } from '../lib/catalog-process';
+import type { BenchContext } from '../lib/context';
+import { timeGet } from '../lib/http-load';
+import { processMemory } from '../lib/processes';
+import { fmt, SuiteReport, table, verdict } from '../lib/report';
+
+const RESIDENT_TARGET_MIB = 400;
+const MiB = 1024 * 1024;
+
+const DCAT_ENV = {
+  DCAT_PUBLISHER_NAME: 'Bench Institute',
+  DCAT_CONTACT_EMAIL: 'catalog@bench.example',
+  DCAT_HDAB_NAME: 'Bench HDAB',
+  DCAT_HDAB_EMAIL: 'hdab@bench.example',
+};
+
+interface Walk {
+  ms: number;
+  bytes: number;
+  pages: number;
+}
+
+/** Every page of GET /api/dcat in `format`, following hydra:next (as a harvester does). */
+async function walkDcat(url: string, format: string): Promise<Walk> {
+  const headers = { 'X-API-Key': BENCH_GLOBAL_KEY };
+  let next: string | undefined = `${url}/api/dcat?format=${format}`;
+  const walk: Walk = { ms: 0, bytes: 0, pages: 0 };
+  while (next !== undefined) {
+    const res = await timeGet(next, headers);
+    if (res.status !== 200) throw new Error(`${next} answered ${res.status}`);
+    walk.ms += res.ms;
+    walk.bytes += res.body.length;
+    walk.pages++;
+    const link = /(?:hydra:next <|hydra\/core#next":\[\{"@id":")[^>"]*page=(\d+)/.exec(
+      res.body.toString(),
+    );
+    next = link === null ? undefined : `${url}/api/dcat?page=${link[1]}&format=${format}`;
+  }
+  return walk;
+}
+
+async function getJson(url: string): Promise<Walk> {
+  const res = await timeGet(`${url}/api/datasets`, { 'X-API-Key': BENCH_GLOBAL_KEY });
+  if (res.status !== 200) throw new Error(`/api/datasets answered ${res.status}`);
+  return { ms: res.ms, bytes: res.body.length, pages: 1 };
+}
+
+interface Row {
+  datasets: number;
+  what: string;
+  cold: Walk;
+  warm: Walk;
+  peakMiB: number;
+}
+
+/**
+ * GET /api/dcat (every Hydra page, Turtle and JSON-LD) beside GET /api/datasets (the JSON
+ * export) over the same synthetic catalog, each cold (the first read after the catalog
+ * started) and warm (the same read again), with the catalog's peak resident set.
+ */
+export async function dcatBench(ctx: BenchContext): Promise<SuiteReport> {
+  const sizes = ctx.quick ? [500, 5000] : [5000, 50_000];
+  const nodeArgs = deployedNodeArgs('catalog-api/deployment.yaml');
+  const rows: Row[] = [];
+  for (const datasets of sizes) {
+    await withGeneratedCatalog(ctx, datasets, async (catalog) => {
+      for (const [what, read] of [
+        ['JSON /api/datasets', getJson],
+        ['DCAT Turtle', (url: string) => walkDcat(url, 'ttl')],
+        ['DCAT JSON-LD', (url: string) => walkDcat(url, 'jsonld')],
+      ] as const) {
+        // A fresh process per reader: its cold read and its peak are its own.
+        const app = await startCatalog({ ...catalog.env, ...DCAT_ENV }, nodeArgs);
+        try {
+          const cold = await read(app.url);
+          const warm = await read(app.url);
+          const peakMiB = processMemory(app.child.pid!, 'VmHWM') / MiB;
+          rows.push({ datasets, what, cold, warm, peakMiB });
+          ctx.log(
+            `${datasets} ${what}: cold ${fmt(cold.ms, 0)} ms, warm ${fmt(warm.ms, 0)} ms, ${fmt(cold.bytes / MiB)} MiB in ${cold.pages} page(s), peak ${fmt(peakMiB, 0)} MiB`,
+          );
+        } finally {
+          await app.stop();
+        }
+      }
+    });
+  }
+  const peak = Math.max(...rows.map((r) => r.peakMiB));
+  const ok = peak < RESIDENT_TARGET_MIB;
+  const json = (datasets: number) =>
+    rows.find((r) => r.datasets === datasets && r.what.startsWith('JSON'))!;
+  const markdown = [
+    '## DCAT-AP export',
+    '',
+    `Synthetic catalogs, the built catalog run as deployed (\`node ${nodeArgs.join(' ')}\`), global key. DCAT: every page of`,
+    '`GET /api/dcat` (1,000 datasets a page) followed by `hydra:next` one after the other, as a harvester reads it; JSON:',
+    '`GET /api/datasets`, the same datasets in one answer. Cold: the first read after the process started (the JSON',
+    'renders every export, none being stored yet); warm: the same read again. Ratio: DCAT time over JSON time.',
+    `Target: peak resident (VmHWM) < ${RESIDENT_TARGET_MIB} MiB.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
+    '',
+    table(
+      [
+        'datasets',
+        'read',
+        'pages',
+        'MiB',
+        'cold ms',
+        'warm ms',
+        'cold / JSON cold',
+        'warm / JSON warm',
+        'peak resident MiB',
+      ],
+      rows.map((r) => [
+        r.datasets,
+        r.what,
+        r.cold.pages,
+        fmt(r.cold.bytes / MiB, 1),
+        fmt(r.cold.ms, 0),
+        fmt(r.warm.ms, 0),
+        fmt(r.cold.ms / json(r.datasets).cold.ms, 2),
+        fmt(r.warm.ms / json(r.datasets).warm.ms, 2),
+        fmt(r.peakMiB, 0),
+      ]),
+    ),
+    '',
+    `Peak resident ${fmt(peak, 0)} MiB: ${verdict(ok)}.`,
+  ].join('\n');
+  return { name: 'dcat', title: 'DCAT-AP export', markdown, targetsMet: ok };
+}
