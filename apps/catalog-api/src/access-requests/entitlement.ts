@@ -157,7 +157,7 @@ export function byEntitlementKey(rows: Entitlement[]): KeyedEntitlement[] {
     else entry.rowEnds.push(row.endTime);
   });
   return [...keyed.values()].map(({ open, ...entry }) => {
-    const endTime = open || entry.rowEnds.length === 0 ? null : Math.max(...entry.rowEnds);
+    const endTime = open || entry.rowEnds.length === 0 ? null : entry.rowEnds.reduce((a, b) => Math.max(a, b));
     return { ...entry, endTime, endDate: endTime === null ? null : utcDateOf(endTime) };
   });
 }

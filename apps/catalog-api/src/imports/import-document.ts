@@ -32,11 +32,11 @@ export function parseDocument(kind: ImportKind, body: unknown): unknown[] {
     const found: ShapeProblem[] = [];
     const parsed = shape.parse(item, '', found);
     if (kind === 'datasets' && parsed !== undefined)
-      found.push(...datasetItemProblems(parsed as DatasetInput));
+      for (const p of datasetItemProblems(parsed as DatasetInput)) found.push(p);
     for (const p of found) problems.push({ index, field: p.path || undefined, message: p.message });
     return parsed;
   });
-  problems.push(...duplicateProblems(kind, records));
+  for (const p of duplicateProblems(kind, records)) problems.push(p);
   if (problems.length > 0) throw new ValidationFailedError(problems);
   return items;
 }

@@ -86,7 +86,7 @@ export async function reserveAccessions(ctx: ImportContext, accessions: string[]
     return match ? [Number(match[1])] : [];
   });
   if (numbers.length === 0) return;
-  await ctx.repos.tracked.reserveAccessionsUpTo(ctx.manager, Math.max(...numbers));
+  await ctx.repos.tracked.reserveAccessionsUpTo(ctx.manager, numbers.reduce((a, b) => Math.max(a, b)));
 }
 
 /** Reports items of one document that share a natural key or an external id. */

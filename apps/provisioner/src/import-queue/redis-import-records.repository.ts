@@ -204,6 +204,7 @@ export class RedisImportRecords extends ImportRecordsRepository {
       ...(filter.source !== undefined ? ['source', filter.source] : []),
       ...(filter.state !== undefined ? ['state', filter.state] : []),
     ];
+    // eslint-disable-next-line no-restricted-syntax -- at most four parts
     return this.key(...(parts.length > 0 ? parts : ['all']));
   }
 
@@ -218,6 +219,7 @@ export class RedisImportRecords extends ImportRecordsRepository {
       k['waiting-children'],
       k.active,
       this.queue.toKey(''),
+      // eslint-disable-next-line no-restricted-syntax -- one page: at most per_page (200) ids
       ...ids,
     );
     const stride = JOB_FIELDS.length + 1;
