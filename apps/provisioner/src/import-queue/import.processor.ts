@@ -10,6 +10,7 @@ import { PhaseClock } from '../imports/pipeline/import-phases';
 import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
 import { ensureSubmissionCollection } from '../imports/pipeline/submission-collection';
 import { PROVISIONER_VERSION } from '../imports/provisioner-version';
+import { boundedError } from '../imports/record-bounds';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { SourceRegistry } from '../sources/source-registry';
@@ -222,7 +223,13 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
       const message = (error as Error).message;
       await job.updateData({
         ...job.data,
-        error: { code, message, details: known ? error.details : [], permanent: rejected },
+        // Bounded (1,000 problems, short texts): the record is read whole by every request.
+        error: boundedError({
+          code,
+          message,
+          details: known ? error.details : [],
+          permanent: rejected,
+        }),
         first_started_at: firstStartedAt,
       });
       this.logger.warn(

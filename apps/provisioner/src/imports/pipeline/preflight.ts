@@ -23,7 +23,7 @@ import {
   SourceProblem,
 } from '../../sources/dataset-directory/source-file';
 import { SourceDatasetLocation } from '../../sources/source-system';
-import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
+import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';
 
