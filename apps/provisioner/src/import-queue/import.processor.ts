@@ -11,6 +11,7 @@ import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
 import { ensureSubmissionCollection } from '../imports/pipeline/submission-collection';
 import { PROVISIONER_VERSION } from '../imports/provisioner-version';
 import { boundedError } from '../imports/record-bounds';
+import { badInputRejection } from '../imports/pipeline/fs-errors';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { SourceRegistry } from '../sources/source-registry';
@@ -212,7 +213,9 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
       );
       ended('imported');
       return result;
-    } catch (error) {
+    } catch (caught) {
+      // A system error of bad input (ENAMETOOLONG, ELOOP...) is a rejection, never retried.
+      const error = badInputRejection(caught) ?? caught;
       const rejected = error instanceof ImportRejectedError;
       const known = rejected || error instanceof ImportTransientError;
       const code = known
