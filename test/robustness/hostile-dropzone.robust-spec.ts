@@ -8,6 +8,7 @@ import type { ImportRecord } from '../../apps/provisioner/src/imports/import-rec
 import { IMPORTS_QUEUE } from '../../apps/provisioner/src/import-queue/import.queue';
 import { AppProcess, freePort, startAppProcess } from '../support/app-process';
 import { queueEnv, TEST_WRITE_KEY } from '../support/provisioner-app';
+import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
 import { sleep } from './support/load-loop';
 import {
   HOSTILE_PROJECT,
@@ -77,13 +78,18 @@ describe('the provisioner over a hostile drop zone', () => {
     rig = await startRig(env);
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    api = startAppProcess('provisioner', 'src/main', {
-      ...env,
-      PROVISIONER_API_KEY: TEST_WRITE_KEY,
-      LOG_LEVEL: 'silent',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-    });
+    api = startAppProcess(
+      'provisioner',
+      'src/main',
+      {
+        ...env,
+        PROVISIONER_API_KEY: TEST_WRITE_KEY,
+        LOG_LEVEL: 'silent',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+      },
+      deployedNodeArgs('provisioner/api-deployment.yaml'),
+    );
     const deadline = Date.now() + 90_000;
     while (
       !(await fetch(`${apiUrl}/health/ready`).then(
