@@ -13,6 +13,7 @@ import { sleep } from './support/load-loop';
 import {
   HOSTILE_PROJECT,
   HostileDropzone,
+  MANY_ENTRIES,
   SECRET,
   VICTIM_DATASET,
   writeHostileDropzone,
@@ -243,6 +244,41 @@ describe('the provisioner over a hostile drop zone', () => {
         outcome: expected,
       })),
     );
+  });
+
+  it('keeps 1,000 problems and the count in a record, and bounds what a record and a page weigh', async () => {
+    // Issue 30, items 1-2: after the payload test above, which ended every one of these.
+    const one = await getJson(`/imports/dropzone-dataset-DS-payload-links-150k-flat`);
+    expect(one.status).toBe(200);
+    const details = (one.body as unknown as ImportRecord).error!.details as {
+      code: string;
+      count?: number;
+    }[];
+    expect(details).toHaveLength(1001);
+    expect(details[1000]).toMatchObject({ code: 'more_problems', count: MANY_ENTRIES - 1000 });
+    const weights: Record<string, number> = {};
+    for (const id of ['links-150k-spread', 'wrong-digests-5k', 'bad-names-3k']) {
+      const res = await fetch(`${apiUrl}/imports/dropzone-dataset-DS-payload-${id}`, { headers });
+      weights[id] = (await res.text()).length;
+    }
+    const page = await fetch(`${apiUrl}/imports?per_page=200`, { headers });
+    weights.page = (await page.text()).length;
+    process.stdout.write(`record weights (bytes): ${JSON.stringify(weights)}\n`);
+    expect(Math.max(weights['links-150k-spread'], weights['wrong-digests-5k'])).toBeLessThan(
+      800_000,
+    );
+    expect(weights.page).toBeLessThan(2_000_000);
+  });
+
+  it('lists a dataset.json nested too deep as not ready, saying why', async () => {
+    const diff = await getJson('/datasets/dropzone/diff?submission=SUB-HOSTILE');
+    const deep = (diff.body.items as { dataset_id: string; reason_detail: string }[]).filter((d) =>
+      d.dataset_id.startsWith('DS-payload-deep-json-'),
+    );
+    expect(deep.map((d) => d.reason_detail)).toEqual(
+      deep.map(() => expect.stringContaining('nested deeper than 64 levels')),
+    );
+    expect(deep).toHaveLength(3);
   });
 
   it('rejects datasets spoiled after their import was queued, and leaks nothing anywhere', async () => {
