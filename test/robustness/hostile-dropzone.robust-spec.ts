@@ -1,6 +1,7 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { everyFileText } from '../../apps/provisioner/test/support/provisioner-e2e';
@@ -65,10 +66,14 @@ describe('the provisioner over a hostile drop zone', () => {
   };
 
   beforeAll(async () => {
+    const started = performance.now();
     zone = writeHostileDropzone(base, {
       hugeManifestLines: HUGE_MANIFEST_LINES,
       longManifestLines: LONG_MANIFEST_LINES,
     });
+    process.stdout.write(
+      `hostile drop zone written in ${(performance.now() - started).toFixed(0)} ms\n`,
+    );
     const env = {
       ...(await queueEnv('redis')),
       SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: zone.root }]),
@@ -109,7 +114,8 @@ describe('the provisioner over a hostile drop zone', () => {
     if (api && api.child.exitCode === null) api.child.kill('SIGKILL');
     await api?.exited;
     await rig?.close();
-    rmSync(base, { recursive: true, force: true });
+    // rm(1), not rmSync: it removes a tree nested past PATH_MAX (it walks with openat).
+    execFileSync('rm', ['-rf', base]);
   });
 
   it('keeps /health/live under 1 s and memory bounded while listings run over all of it', async () => {
@@ -257,7 +263,7 @@ describe('the provisioner over a hostile drop zone', () => {
     expect(details).toHaveLength(1001);
     expect(details[1000]).toMatchObject({ code: 'more_problems', count: MANY_ENTRIES - 1000 });
     const weights: Record<string, number> = {};
-    for (const id of ['links-150k-spread', 'wrong-digests-5k', 'bad-names-3k']) {
+    for (const id of ['links-150k-spread', 'wrong-digests-5k', 'latin1-names-2k']) {
       const res = await fetch(`${apiUrl}/imports/dropzone-dataset-DS-payload-${id}`, { headers });
       weights[id] = (await res.text()).length;
     }

@@ -1,4 +1,5 @@
 import { IsDefined, IsOptional } from 'class-validator';
+import { ListPageQuery } from '../common/list-page.dto';
 import { IsSafeSegment } from '../sources/is-safe-segment.decorator';
 
 export class ImportDatasetBody {
@@ -7,7 +8,7 @@ export class ImportDatasetBody {
   dataset_id!: string;
 }
 
-export class DatasetsQuery {
+export class DatasetsQuery extends ListPageQuery {
   @IsOptional()
   @IsSafeSegment({ required: false, description: 'Only datasets of this submission ref' })
   submission?: string;
