@@ -12,8 +12,10 @@ import { queueEnv, TEST_WRITE_KEY } from '../support/provisioner-app';
 import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
 import { sleep } from './support/load-loop';
 import {
+  AT_CAP_SUBMISSION,
   HOSTILE_PROJECT,
   HostileDropzone,
+  MANY_DATASETS_SUBMISSION,
   MANY_ENTRIES,
   SECRET,
   VICTIM_DATASET,
@@ -199,6 +201,25 @@ describe('the provisioner over a hostile drop zone', () => {
     expect(notRefused).toEqual([]);
   });
 
+  it('refuses a submission naming 80,000 datasets, saying why, and pages one naming 2,500', async () => {
+    const submissions = await getJson('/submissions/dropzone');
+    const refs = (submissions.body.items as { ref: string }[]).map((s) => s.ref);
+    expect(refs).toContain(AT_CAP_SUBMISSION);
+    expect(refs).not.toContain(MANY_DATASETS_SUBMISSION);
+    const res = await fetch(`${apiUrl}/submissions/dropzone/import`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ submission: MANY_DATASETS_SUBMISSION }),
+    });
+    expect(res.status).toBe(409);
+    expect(await res.text()).toContain('names 80000 datasets, over the limit of 10000');
+    const page = await getJson(`/datasets/dropzone?submission=${AT_CAP_SUBMISSION}&page=3`);
+    expect(page.body.count).toBe(2500);
+    expect((page.body.items as { dataset_id: string }[]).map((d) => d.dataset_id)).toEqual(
+      Array.from({ length: 500 }, (_, i) => `DS-2500-${String(2000 + i).padStart(5, '0')}`),
+    );
+  });
+
   it('refuses projects that are no path segment with 409 unsafe_project, never a 500', async () => {
     const refs = ((await getJson('/submissions/dropzone')).body.items as { ref: string }[]).map(
       (s) => s.ref,
@@ -263,14 +284,14 @@ describe('the provisioner over a hostile drop zone', () => {
     expect(details).toHaveLength(1001);
     expect(details[1000]).toMatchObject({ code: 'more_problems', count: MANY_ENTRIES - 1000 });
     const weights: Record<string, number> = {};
-    for (const id of ['links-150k-spread', 'wrong-digests-5k', 'latin1-names-2k']) {
+    for (const id of ['links-20k-spread', 'wrong-digests-5k', 'latin1-names-2k']) {
       const res = await fetch(`${apiUrl}/imports/dropzone-dataset-DS-payload-${id}`, { headers });
       weights[id] = (await res.text()).length;
     }
     const page = await fetch(`${apiUrl}/imports?per_page=200`, { headers });
     weights.page = (await page.text()).length;
     process.stdout.write(`record weights (bytes): ${JSON.stringify(weights)}\n`);
-    expect(Math.max(weights['links-150k-spread'], weights['wrong-digests-5k'])).toBeLessThan(
+    expect(Math.max(weights['links-20k-spread'], weights['wrong-digests-5k'])).toBeLessThan(
       800_000,
     );
     expect(weights.page).toBeLessThan(2_000_000);

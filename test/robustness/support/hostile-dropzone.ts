@@ -30,6 +30,8 @@ export const VICTIM_SUBMISSION = 'SUB-VICTIM';
 export const VICTIM_DATASET = 'DS-VICTIM';
 export const HOSTILE_SUBMISSION = 'SUB-HOSTILE';
 export const HOSTILE_PROJECT = 'HOSTILE';
+export const MANY_DATASETS_SUBMISSION = 'SUB-NAMES-80K';
+export const AT_CAP_SUBMISSION = 'SUB-NAMES-2500';
 
 export type FileSlot = 'dataset.json' | 'manifest-sha256.txt' | 'manifest-md5.txt' | '.ready';
 export type DirectorySlot = 'dataset' | 'payload';
@@ -370,6 +372,13 @@ export function writeHostileDropzone(
     JSON.stringify({ ref: 'SUB-HUGE', pad: 'x'.repeat(METADATA_MAX_BYTES) }),
   );
 
+  // Issue 30, item 5: a 0.9 MB submission.json naming 80,000 datasets (over the 10,000 of
+  // SOURCE_SUBMISSION_MAX_DATASETS), and one naming 2,500 that were never delivered (paged).
+  const named = (prefix: string, count: number) =>
+    Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
+  fixture.submission(MANY_DATASETS_SUBMISSION, { project: 'P', datasets: named('DS-80K', 80_000) });
+  fixture.submission(AT_CAP_SUBMISSION, { project: 'P', datasets: named('DS-2500', 2500) });
+
   const unsafeProjects: { ref: string; dataset: string }[] = [];
   for (const [i, project] of [
     '..',
@@ -400,6 +409,8 @@ export function writeHostileDropzone(
 
 /** How many entries a depositor's hostile tree holds (issue 30: 150,000). */
 export const MANY_ENTRIES = 150_000;
+/** The spread variants: past the 1,000 problems kept, over many directories (walk parts). */
+const SPREAD_ENTRIES = 20_000;
 /** Files with wrong digests: past the 1,000 problems kept, cheap to copy. */
 export const WRONG_DIGESTS = 5000;
 
@@ -412,7 +423,7 @@ function many(payload: string, count: number, spread: number, make: (path: strin
 
 /**
  * Work whose size a depositor chooses (issue 30, items 1-4), each in variants: 150,000 links
- * in one directory and over 1,500, 150,000 empty directories flat and in a tree, thousands of
+ * in one directory and 20,000 over 200, 150,000 empty directories flat and 20,000 in a tree, thousands of
  * bad names of two kinds, a payload nested past PATH_MAX, 5,000 wrong digests, names holding
  * line and paragraph separators, a deeply nested dataset.json. Everything is rejected with at
  * most 1,000 problems and the count, or imports; nothing fails or is retried.
@@ -436,8 +447,8 @@ function roundThree(
     rejectedMany(['symlink']),
   );
   payloadCase(
-    'links-150k-spread',
-    (p) => (withOk(p), many(p, MANY_ENTRIES, 1500, (path) => symlinkSync('/etc/passwd', path))),
+    'links-20k-spread',
+    (p) => (withOk(p), many(p, SPREAD_ENTRIES, 200, (path) => symlinkSync('/etc/passwd', path))),
     ok,
     rejectedMany(['symlink']),
   );
@@ -448,8 +459,8 @@ function roundThree(
     'imported',
   );
   payloadCase(
-    'dirs-150k-tree',
-    (p) => (withOk(p), many(p, MANY_ENTRIES - 400, 400, mkdirSync)),
+    'dirs-20k-tree',
+    (p) => (withOk(p), many(p, SPREAD_ENTRIES, 200, mkdirSync)),
     ok,
     'imported',
   );
