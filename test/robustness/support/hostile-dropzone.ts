@@ -376,7 +376,7 @@ export function writeHostileDropzone(
   // SOURCE_SUBMISSION_MAX_DATASETS), and one naming 2,500 that were never delivered (paged).
   const named = (prefix: string, count: number) =>
     Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
-  fixture.submission(MANY_DATASETS_SUBMISSION, { project: 'P', datasets: named('DS-80K', 80_000) });
+  fixture.submission(MANY_DATASETS_SUBMISSION, { project: 'P', datasets: named('DS', 80_000) });
   fixture.submission(AT_CAP_SUBMISSION, { project: 'P', datasets: named('DS-2500', 2500) });
 
   const unsafeProjects: { ref: string; dataset: string }[] = [];
