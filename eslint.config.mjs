@@ -63,6 +63,30 @@ export default tseslint.config(
     },
   },
   {
+    // A call's arguments go on the stack: spreading an array whose length input decides into
+    // one (`push(...items)`, `Math.max(...sizes)`, `fn.apply(null, items)`) overflows it at
+    // about 120,000 elements (issue 30). Loop, or reduce, instead; a spread of a list whose
+    // length the code fixes may be allowed where it stands, with the reason.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression > SpreadElement, NewExpression > SpreadElement',
+          message:
+            'No spread into call arguments: an input-sized array overflows the stack. Loop or reduce instead.',
+        },
+        {
+          selector:
+            "CallExpression[callee.property.name='apply'][arguments.length=2], CallExpression[callee.object.name='Reflect'][callee.property.name='apply']",
+          message:
+            'No Function.prototype.apply with an argument list: an input-sized array overflows the stack.',
+        },
+      ],
+    },
+  },
+  {
     files: ['libs/**'],
     rules: {
       'no-restricted-imports': importsOf({

@@ -21,8 +21,9 @@ module.exports = {
     {
       ...e2e,
       displayName: 'robustness',
-      // Not the e2e project's 30 s default: the top-level testTimeout above applies.
-      setupFilesAfterEnv: [],
+      // Not the e2e project's 30 s default: the top-level testTimeout above applies. Every
+      // file's app processes are held to their Kubernetes memory limits (issue 30, item 11).
+      setupFilesAfterEnv: ['<rootDir>/test/robustness/support/memory-limits.ts'],
       testMatch: ['<rootDir>/test/robustness/**/*.robust-spec.ts'],
     },
   ],

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { trackPeak } from './process-memory';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -44,6 +45,14 @@ export function entryCommand(app: AppName, entry: string): { args: string[]; bui
   };
 }
 
+/** What Kubernetes runs an entry point as (the names of test/robustness/support/memory-limits.ts). */
+function roleOf(app: AppName, entry: string): string {
+  if (app === 'provisioner' && entry === 'src/worker') return 'worker';
+  if (app === 'provisioner' && entry === 'src/main') return 'provisioner-api';
+  if (app === 'catalog-api' && entry === 'src/main') return 'catalog';
+  return `${app} ${entry}`;
+}
+
 export interface AppProcess {
   child: ChildProcess;
   /** Everything written to stdout and stderr so far. */
@@ -63,7 +72,7 @@ export function startAppProcess(
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): AppProcess {
-  const { args } = entryCommand(app, entry);
+  const { args, built } = entryCommand(app, entry);
   const child = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'), ...env },
@@ -85,6 +94,7 @@ export function startAppProcess(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.on('exit', (code, signal) => done({ code, signal })),
   );
+  if (child.pid !== undefined) trackPeak(roleOf(app, entry), child.pid, built, exited);
   return {
     child,
     output: () => text,

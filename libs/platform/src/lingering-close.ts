@@ -23,6 +23,7 @@ export function lingeringClose(req: Request, res: Response, next: NextFunction):
   if (!hasBody(req)) return next();
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   res.end = ((...args: unknown[]) => {
+    // eslint-disable-next-line no-restricted-syntax -- res.end's own arguments (at most three)
     if (req.complete || req.destroyed || res.writableEnded) return end(...args);
     const callback = typeof args[args.length - 1] === 'function' ? args.pop() : undefined;
     if (args.length > 0 && args[0] !== undefined && args[0] !== null) {

@@ -75,6 +75,7 @@ export function IntegerSetting(min: number, max?: number): PropertyDecorator {
   return all(
     Transform(({ value }) => parseInteger(value)),
     IsInt(),
+    // eslint-disable-next-line no-restricted-syntax -- one or two bounds
     ...bounds,
   );
 }

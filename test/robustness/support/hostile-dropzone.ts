@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   closeSync,
   linkSync,
@@ -29,6 +30,8 @@ export const VICTIM_SUBMISSION = 'SUB-VICTIM';
 export const VICTIM_DATASET = 'DS-VICTIM';
 export const HOSTILE_SUBMISSION = 'SUB-HOSTILE';
 export const HOSTILE_PROJECT = 'HOSTILE';
+export const MANY_DATASETS_SUBMISSION = 'SUB-NAMES-80K';
+export const AT_CAP_SUBMISSION = 'SUB-NAMES-2500';
 
 export type FileSlot = 'dataset.json' | 'manifest-sha256.txt' | 'manifest-md5.txt' | '.ready';
 export type DirectorySlot = 'dataset' | 'payload';
@@ -285,6 +288,8 @@ export function writeHostileDropzone(
     Buffer.concat([Buffer.from(`${ok}${digest('sha256', 'x')}  caf`), Buffer.from([0xe9, 0x0a])]),
     { notReady: 'manifest_invalid' },
   );
+  roundThree(payloadCase, fixture, withOk, ok);
+
   // Hard links are files of the payload: link(2) cannot cross file systems, and with
   // fs.protected_hardlinks a depositor can only link what they own or may read and write.
   const shared = join(outside, 'shared-reference.bin');
@@ -367,6 +372,13 @@ export function writeHostileDropzone(
     JSON.stringify({ ref: 'SUB-HUGE', pad: 'x'.repeat(METADATA_MAX_BYTES) }),
   );
 
+  // Issue 30, item 5: a 0.9 MB submission.json naming 80,000 datasets (over the 10,000 of
+  // SOURCE_SUBMISSION_MAX_DATASETS), and one naming 2,500 that were never delivered (paged).
+  const named = (prefix: string, count: number) =>
+    Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
+  fixture.submission(MANY_DATASETS_SUBMISSION, { project: 'P', datasets: named('DS', 80_000) });
+  fixture.submission(AT_CAP_SUBMISSION, { project: 'P', datasets: named('DS-2500', 2500) });
+
   const unsafeProjects: { ref: string; dataset: string }[] = [];
   for (const [i, project] of [
     '..',
@@ -393,4 +405,141 @@ export function writeHostileDropzone(
     longManifest,
     lateTargets,
   };
+}
+
+/** How many entries a depositor's hostile tree holds (issue 30: 150,000). */
+export const MANY_ENTRIES = 150_000;
+/** The spread variants: past the 1,000 problems kept, over many directories (walk parts). */
+const SPREAD_ENTRIES = 20_000;
+/** Files with wrong digests: past the 1,000 problems kept, cheap to copy. */
+export const WRONG_DIGESTS = 5000;
+
+/** `count` of something, made in one directory or spread over `spread` subdirectories. */
+function many(payload: string, count: number, spread: number, make: (path: string) => void): void {
+  for (let d = 0; d < spread; d++) mkdirSync(join(payload, `d${d}`), { recursive: true });
+  for (let i = 0; i < count; i++)
+    make(spread > 0 ? join(payload, `d${i % spread}`, `e${i}`) : join(payload, `e${i}`));
+}
+
+/**
+ * Work whose size a depositor chooses (issue 30, items 1-4), each in variants: 150,000 links
+ * in one directory and 20,000 over 200, 150,000 empty directories flat and 20,000 in a tree, thousands of
+ * bad names of two kinds, a payload nested past PATH_MAX, 5,000 wrong digests, names holding
+ * line and paragraph separators, a deeply nested dataset.json. Everything is rejected with at
+ * most 1,000 problems and the count, or imports; nothing fails or is retried.
+ */
+function roundThree(
+  payloadCase: (
+    name: string,
+    make: (payload: string) => void,
+    manifest: string | Buffer,
+    expected: PayloadCase['expected'],
+  ) => void,
+  fixture: DropzoneFixture,
+  withOk: (payload: string) => void,
+  ok: string,
+): void {
+  const rejectedMany = (codes: string[]) => [...codes, 'more_problems'].sort();
+  payloadCase(
+    'links-150k-flat',
+    (p) => (withOk(p), many(p, MANY_ENTRIES, 0, (path) => symlinkSync('ok.txt', path))),
+    ok,
+    rejectedMany(['symlink']),
+  );
+  payloadCase(
+    'links-20k-spread',
+    (p) => (withOk(p), many(p, SPREAD_ENTRIES, 200, (path) => symlinkSync('/etc/passwd', path))),
+    ok,
+    rejectedMany(['symlink']),
+  );
+  payloadCase(
+    'dirs-150k-flat',
+    (p) => (withOk(p), many(p, MANY_ENTRIES, 0, mkdirSync)),
+    ok,
+    'imported',
+  );
+  payloadCase(
+    'dirs-20k-tree',
+    (p) => (withOk(p), many(p, SPREAD_ENTRIES, 200, mkdirSync)),
+    ok,
+    'imported',
+  );
+  // One kind each: which 1,000 of two kinds are kept depends on the order of the directory.
+  payloadCase(
+    'control-names-2k',
+    (p) => {
+      withOk(p);
+      for (let i = 0; i < 2000; i++) writeFileSync(join(p, `bell-${i}\u0007`), 'x');
+    },
+    ok,
+    rejectedMany(['control_character']),
+  );
+  payloadCase(
+    'latin1-names-2k',
+    (p) => {
+      withOk(p);
+      for (let i = 0; i < 2000; i++)
+        writeFileSync(Buffer.concat([Buffer.from(`${p}/latin1-${i}-`), Buffer.from([0xe9])]), 'x');
+    },
+    ok,
+    rejectedMany(['invalid_utf8']),
+  );
+  payloadCase(
+    'deeper-than-path-max',
+    (p) => {
+      withOk(p);
+      // One relative step at a time: no absolute path that deep can be named.
+      const step = `mkdir ${'n'.repeat(250)} && cd ${'n'.repeat(250)}`;
+      execFileSync('bash', ['-c', `${Array(20).fill(step).join(' && ')} && echo x > f`], {
+        cwd: p,
+      });
+    },
+    ok,
+    ['name_too_long'],
+  );
+  let wrong = ok;
+  payloadCase(
+    'wrong-digests-5k',
+    (p) => {
+      withOk(p);
+      mkdirSync(join(p, 'w'));
+      for (let i = 0; i < WRONG_DIGESTS; i++) writeFileSync(join(p, `w/${i}`), `${i}`);
+    },
+    (() => {
+      for (let i = 0; i < WRONG_DIGESTS; i++) wrong += sha256Line(`w/${i}`, `not ${i}`);
+      return wrong;
+    })(),
+    rejectedMany(['checksum_mismatch']),
+  );
+  const separated = [
+    'line\u2028sep.txt',
+    'para\u2029sep.txt',
+    '\u2028\u2029',
+    'nb\u00a0sp',
+    'zw\u200bj',
+  ];
+  payloadCase(
+    'line-separators',
+    (p) => {
+      withOk(p);
+      for (const name of separated) writeFileSync(join(p, name), name);
+    },
+    ok + separated.map((name) => sha256Line(name, name)).join(''),
+    'imported',
+  );
+  // A C1 control (NEL) is refused in a name on disk and in a manifest alike, and named.
+  payloadCase(
+    'next-line-control',
+    (p) => (withOk(p), writeFileSync(join(p, 'nel\u0085x'), 'x')),
+    ok + sha256Line('nel\u0085x', 'x'),
+    ['control_character', 'manifest_control_character'],
+  );
+  for (const depth of [65, 5000, 200_000]) {
+    const id = `DS-payload-deep-json-${depth}`;
+    payloadCase(`deep-json-${depth}`, withOk, ok, { notReady: 'metadata_invalid' });
+    writeFileSync(
+      join(fixture.datasetDir(id), 'dataset.json'),
+      `{"dataset_id":"${id}","submission":"${HOSTILE_SUBMISSION}","metadata":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+    );
+  }
 }

@@ -9,7 +9,10 @@ import type { ImportRecord } from '../../../apps/provisioner/src/imports/import-
 import { DropzoneFixture } from '../../../apps/provisioner/test/support/dropzone-fixture';
 import { freePort, startAppProcess } from '../../support/app-process';
 import { provisionerTestSettings, TEST_WRITE_KEY } from '../../support/provisioner-app';
+import { deployedNodeArgs } from '../../../scripts/lib/deployed-node-args';
 import { sleep } from './load-loop';
+
+const WORKER_NODE_ARGS = deployedNodeArgs('provisioner/worker-deployment.yaml');
 
 export const PROJECT = 'PRJ1';
 export const SUBMISSION = 'SUB-ROBUST';
@@ -105,14 +108,20 @@ export async function startRig(env: Record<string, string>): Promise<Provisioner
   };
 const spawnWorker = async (extraEnv: Record<string, string> = {}): Promise<WorkerProcess> => {
     const port = await freePort();
-    const app = startAppProcess('provisioner', 'src/worker', {
-      ...env,
-      PROVISIONER_API_KEY: TEST_WRITE_KEY,
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      WORKER_HEALTH_PORT: String(port),
-      HOST: '127.0.0.1',
-      ...extraEnv,
-    });
+    // With the flags Kubernetes runs it with: its memory is held to the manifest's limit.
+    const app = startAppProcess(
+      'provisioner',
+      'src/worker',
+      {
+        ...env,
+        PROVISIONER_API_KEY: TEST_WRITE_KEY,
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+        WORKER_HEALTH_PORT: String(port),
+        HOST: '127.0.0.1',
+        ...extraEnv,
+      },
+      WORKER_NODE_ARGS,
+    );
     const ready = (async () => {
       const deadline = Date.now() + 90_000;
       for (;;) {

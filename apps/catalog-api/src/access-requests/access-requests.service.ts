@@ -140,9 +140,9 @@ export class AccessRequestsService {
         rowEnds: entitlement.rowEnds,
       }));
       const results = await this.accesses.grantAll(manager, inputs, context);
-      results.forEach((change, n) =>
-        trail.push(...accessAudit(actor, 'grant', entitlements[n], change)),
-      );
+      results.forEach((change, n) => {
+        for (const entry of accessAudit(actor, 'grant', entitlements[n], change)) trail.push(entry);
+      });
       await this.audit.recordMany(manager, trail);
       return results;
     });

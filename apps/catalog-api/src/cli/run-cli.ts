@@ -26,7 +26,7 @@ export interface CliIo {
 }
 
 function help(commands: CliCommand[]): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
+  const width = commands.reduce((w, c) => Math.max(w, c.name.length), 0);
   return [
     'Usage: npm run catalog -- <command> [arguments]   (compiled: node dist/.../cli/catalog.cli.js)',
     '',

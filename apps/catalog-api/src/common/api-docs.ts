@@ -53,6 +53,7 @@ export function ApiCachedRead(doc: OperationDoc, body: Body, ...errors: number[]
       },
     }),
     ApiResponse({ status: 304, description: 'Not modified: `If-None-Match` matched the ETag' }),
+    // eslint-disable-next-line no-restricted-syntax -- a route's few documented statuses
     ApiErrorResponses(...errors, 503),
   );
 }
@@ -68,12 +69,15 @@ export interface CallDoc extends OperationDoc {
 
 /** Any other route: its summary, body, success responses and errors. */
 export function ApiCall(doc: CallDoc) {
+  // The decorators and statuses of one route, a handful each.
+  /* eslint-disable no-restricted-syntax */
   return applyDecorators(
     operation(doc),
     ...(doc.body === undefined ? [] : [ApiBody({ required: true, ...content(doc.body) })]),
     ...doc.responses.map(({ body, ...r }) => ApiResponse({ ...r, ...content(body) })),
     ApiErrorResponses(...(doc.errors ?? []), 503),
   );
+  /* eslint-enable no-restricted-syntax */
 }
 
 /** An error whose meaning on this route differs from the shared description of its status. */

@@ -94,7 +94,8 @@ export class DatasetsRepository {
       if (filter.projectTitle !== undefined) {
         conditions.push(`lower(p.title) = lower(${params.add(filter.projectTitle)})`);
       }
-      conditions.push(...exactFilterConditions(DATASET_FILTERS, filter.exact ?? {}, params));
+      for (const c of exactFilterConditions(DATASET_FILTERS, filter.exact ?? {}, params))
+        conditions.push(c);
       const page = `SELECT d.id FROM datasets d LEFT JOIN projects p ON p.id = d.project_id
         WHERE ${conditions.join(' AND ')} ORDER BY d.id
         OFFSET ${params.add(skip)} LIMIT ${params.add(pageSize)}`;

@@ -290,7 +290,7 @@ export class DcatExporter {
           .lit(iri('skos', 'altLabel'), facts.project.acronym),
       );
     }
-    nodes.push(...this.contacts(ds, facts));
+    for (const node of this.contacts(ds, facts)) nodes.push(node);
     if (level !== null) {
       const right = `${EU}access-right/${level}`;
       ds.ref(iri('dct', 'accessRights'), right);
@@ -300,15 +300,15 @@ export class DcatExporter {
     if (nonPublic) {
       for (const law of config.applicableLegislation)
         ds.ref(iri('dcatap', 'applicableLegislation'), law);
-      nodes.push(...this.legislation());
+      for (const node of this.legislation()) nodes.push(node);
       if (config.hdab !== undefined)
         ds.ref(iri('healthdcatap', 'hdab'), config.hdab.uri ?? iris.hdab());
       // The catalog publishes no variable-level description (csvw), so none is claimed.
       ds.lit(iri('healthdcatap', 'hasStructuredData'), false, xsd('boolean'));
     }
-    nodes.push(...this.subjects(ds, facts));
-    nodes.push(...this.conditions(ds, id, facts));
-    nodes.push(...this.distributions(ds, id, facts, nonPublic));
+    for (const node of this.subjects(ds, facts)) nodes.push(node);
+    for (const node of this.conditions(ds, id, facts)) nodes.push(node);
+    for (const node of this.distributions(ds, id, facts, nonPublic)) nodes.push(node);
     return merge(nodes);
   }
 

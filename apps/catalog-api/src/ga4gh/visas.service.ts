@@ -116,7 +116,7 @@ export class VisasService {
   private retired?: { at: number; keys: PublicJwk[] };
 
   private remember(key: PublicJwk, fresh: SignedVisa[]): Promise<void> {
-    const lastExpires = Math.max(...fresh.map((visa) => visa.expires));
+    const lastExpires = fresh.reduce((latest, visa) => Math.max(latest, visa.expires), -Infinity);
     return this.dataSource.transaction((manager) =>
       this.visas.keep(manager, key, lastExpires, fresh),
     );

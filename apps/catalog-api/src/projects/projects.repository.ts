@@ -50,7 +50,8 @@ export class ProjectsRepository {
     const params = new SqlParams();
     const conditions = [projectVisible(viewer, params)];
     if (filter.projectId !== undefined) conditions.push(`p.id = ${params.add(filter.projectId)}`);
-    conditions.push(...exactFilterConditions(PROJECT_FILTERS, filter.exact ?? {}, params));
+    for (const c of exactFilterConditions(PROJECT_FILTERS, filter.exact ?? {}, params))
+      conditions.push(c);
     return manager.query<ProjectRow[]>(
       `SELECT p.id, p.elu_accession, p.acronym, p.title, p.description,
          p.has_institutional_ethics_approval, p.has_national_ethics_approval,

@@ -97,18 +97,23 @@ describe('provisioner settings', () => {
     ).toBeDefined();
   });
 
-  it('caps what the metadata of a source may make it read: 1 MiB and 64 MiB unless told', () => {
+  it('caps what the metadata of a source may make it read: 1 MiB, 64 MiB and 10,000 datasets unless told', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).sourceLimits).toEqual({
       metadataMaxBytes: 1024 * 1024,
       manifestMaxBytes: 64 * 1024 * 1024,
+      submissionMaxDatasets: 10_000,
     });
     expect(
       loadProvisionerSettings({
         REDIS_URL,
         SOURCE_METADATA_MAX_BYTES: '4096',
         SOURCE_MANIFEST_MAX_BYTES: '1048576',
+        SOURCE_SUBMISSION_MAX_DATASETS: '12',
       }).sourceLimits,
-    ).toEqual({ metadataMaxBytes: 4096, manifestMaxBytes: 1048576 });
+    ).toEqual({ metadataMaxBytes: 4096, manifestMaxBytes: 1048576, submissionMaxDatasets: 12 });
+    expect(problemsOf({ REDIS_URL, SOURCE_SUBMISSION_MAX_DATASETS: '0' })[0]).toMatch(
+      /^SOURCE_SUBMISSION_MAX_DATASETS /,
+    );
     expect(problemsOf({ REDIS_URL, SOURCE_MANIFEST_MAX_BYTES: '0' })[0]).toMatch(
       /^SOURCE_MANIFEST_MAX_BYTES /,
     );

@@ -162,6 +162,14 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(1024)
   SOURCE_MANIFEST_MAX_BYTES = DEFAULT_SOURCE_LIMITS.manifestMaxBytes;
 
+  /**
+   * Most datasets one drop-zone submission.json may name: a submission naming more is refused
+   * (left out of listings; its imports answer 409 `metadata_refused` saying why), so that no
+   * depositor's file decides how long a listing takes or how much it weighs.
+   */
+  @IntegerSetting(1)
+  SOURCE_SUBMISSION_MAX_DATASETS = DEFAULT_SOURCE_LIMITS.submissionMaxDatasets;
+
   /** Cron pattern of the scheduled sync (imports everything eligible and ready); unset = off. */
   @IsOptional()
   @Matches(/^\s*\S+(\s+\S+){4,5}\s*$/, {
@@ -246,6 +254,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
     return {
       metadataMaxBytes: this.SOURCE_METADATA_MAX_BYTES,
       manifestMaxBytes: this.SOURCE_MANIFEST_MAX_BYTES,
+      submissionMaxDatasets: this.SOURCE_SUBMISSION_MAX_DATASETS,
     };
   }
 

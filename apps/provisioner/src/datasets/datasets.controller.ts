@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { ApiErrorResponses } from '@app/platform';
 import { ImportEndpoint, sendImportReply } from '../imports/import-endpoint.decorator';
 import { ImportRecord } from '../imports/import-record';
+import { pageOf } from '../common/list-page.dto';
 import { ListBody } from '../submissions/submissions.service';
 import { DatasetsQuery, ImportDatasetBody } from './datasets.dto';
 import { DatasetDiffView, DatasetsService, DatasetView } from './datasets.service';
@@ -15,27 +16,33 @@ export class DatasetsController {
   constructor(private readonly datasets: DatasetsService) {}
 
   @ApiOperation({ summary: 'Datasets of the source' })
-  @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
+  @ApiResponse({
+    status: 200,
+    description: '`{items: [dataset], count}`: one page, `count` of all',
+  })
   @ApiErrorResponses(404)
   @Get()
-  list(
+  async list(
     @Param('srcsys') srcsys: string,
     @Query() query: DatasetsQuery,
   ): Promise<ListBody<DatasetView>> {
-    return this.datasets.list(srcsys, query.submission);
+    return pageOf((await this.datasets.list(srcsys, query.submission)).items, query);
   }
 
   @ApiOperation({
     summary: 'Datasets of eligible submissions not in storage, each with `ready` and `reason`',
   })
-  @ApiResponse({ status: 200, description: '`{items: [dataset], count}`' })
+  @ApiResponse({
+    status: 200,
+    description: '`{items: [dataset], count}`: one page, `count` of all',
+  })
   @ApiErrorResponses(404)
   @Get('diff')
-  diff(
+  async diff(
     @Param('srcsys') srcsys: string,
     @Query() query: DatasetsQuery,
   ): Promise<ListBody<DatasetDiffView>> {
-    return this.datasets.diff(srcsys, query.submission);
+    return pageOf((await this.datasets.diff(srcsys, query.submission)).items, query);
   }
 
   @ImportEndpoint('Queue the copy of a dataset into data/raw/<dataset_id>/')

@@ -1,3 +1,4 @@
+import { ListPageQuery } from '../common/list-page.dto';
 import { IsSafeSegment } from '../sources/is-safe-segment.decorator';
 
 export class ImportDatasetBody {
@@ -5,7 +6,7 @@ export class ImportDatasetBody {
   dataset_id!: string;
 }
 
-export class DatasetsQuery {
+export class DatasetsQuery extends ListPageQuery {
   @IsSafeSegment({ required: false, description: 'Only datasets of this submission ref' })
   submission?: string;
 }

@@ -10,6 +10,8 @@ import { PhaseClock } from '../imports/pipeline/import-phases';
 import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
 import { ensureSubmissionCollection } from '../imports/pipeline/submission-collection';
 import { PROVISIONER_VERSION } from '../imports/provisioner-version';
+import { boundedError } from '../imports/record-bounds';
+import { badInputRejection } from '../imports/pipeline/fs-errors';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { SourceRegistry } from '../sources/source-registry';
@@ -227,7 +229,9 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
       );
       ended('imported');
       return result;
-    } catch (error) {
+    } catch (caught) {
+      // A system error of bad input (ENAMETOOLONG, ELOOP...) is a rejection, never retried.
+      const error = badInputRejection(caught) ?? caught;
       const rejected = error instanceof ImportRejectedError;
       const known = rejected || error instanceof ImportTransientError;
       const code = known
@@ -238,7 +242,13 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
       const message = (error as Error).message;
       await job.updateData({
         ...job.data,
-        error: { code, message, details: known ? error.details : [], permanent: rejected },
+        // Bounded (1,000 problems, short texts): the record is read whole by every request.
+        error: boundedError({
+          code,
+          message,
+          details: known ? error.details : [],
+          permanent: rejected,
+        }),
         first_started_at: firstStartedAt,
       });
       this.logger.warn(

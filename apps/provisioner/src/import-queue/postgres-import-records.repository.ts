@@ -7,6 +7,7 @@ import {
   ImportRecordsRepository,
 } from './import-records.repository';
 import { IMPORT_KINDS, ImportJobData, ImportJobResult } from './import.queue';
+import { LISTED_DETAILS } from '../imports/record-bounds';
 
 /** A row of BullMQ's job table, as much of it as a record needs (bigints come as strings). */
 interface JobRow {
@@ -42,6 +43,26 @@ function fieldsOf(row: JobRow): ImportJobFields {
     attemptsStarted: row.attempts_started,
     failedReason: row.failed_reason ?? '',
   };
+}
+
+/**
+ * A job's data as a listing reads it: an error's details cut in SQL to the first ones a listing
+ * shows and the last (which may count those an earlier cut left out), the others counted in a
+ * `more_problems` entry; recordFromJob cuts the rest (record-bounds.ts). A page of records
+ * with 1,000 problems each never crosses the wire whole. The length comes from a window over
+ * the elements: asked of the document in the filter, it would be read once per element.
+ */
+function listedData(data: string): string {
+  const details = `${data}->'error'->'details'`;
+  const head = LISTED_DETAILS + 1;
+  return `CASE WHEN jsonb_typeof(${details}) = 'array' AND jsonb_array_length(${details}) > ${head + 1}
+      THEN jsonb_set(${data}, '{error,details}',
+        (SELECT jsonb_agg(t.d ORDER BY t.n) FROM (SELECT e.d, e.n, count(*) OVER () AS length
+           FROM jsonb_array_elements(${details}) WITH ORDINALITY AS e(d, n)) t
+         WHERE t.n <= ${head} OR t.n = t.length)
+        || jsonb_build_array(jsonb_build_object('code', 'more_problems', 'message', '',
+             'count', jsonb_array_length(${details}) - ${head + 1})))
+      ELSE ${data} END AS data`;
 }
 
 /** Connections of the API's listings (BullMQ's backend keeps its own). */
@@ -142,7 +163,8 @@ export class PostgresImportRecords extends ImportRecordsRepository {
            SELECT r.queue, r.id, r.added_at_ms FROM ${s}.provisioner_import_records r
            WHERE ${matching}
            ORDER BY r.added_at_ms DESC, r.id COLLATE "C" DESC LIMIT $4 OFFSET $5)
-         SELECT j.id, j.name, j.state::text AS state, j.data, j.progress, j.return_value,
+         SELECT j.id, j.name, j.state::text AS state, ${listedData('j.data')}, j.progress,
+                j.return_value,
                 j.failed_reason, j.added_at_ms, j.processed_at_ms, j.finished_at_ms,
                 j.attempts_made, j.attempts_started
          FROM page p JOIN ${s}.job j ON j.queue = p.queue AND j.id = p.id

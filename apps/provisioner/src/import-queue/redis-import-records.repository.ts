@@ -12,6 +12,7 @@ import {
   ImportRecordsRepository,
 } from './import-records.repository';
 import { IMPORT_KINDS, ImportJobData, ImportJobName } from './import.queue';
+import { boundedDetails, LISTED_DETAILS } from '../imports/record-bounds';
 
 /** The fields of BullMQ's job hash a record needs (not its options nor its stack traces). */
 const JOB_FIELDS = [
@@ -82,6 +83,9 @@ function fieldsOf(id: string, values: (string | null)[]): ImportJobFields {
       : undefined,
   };
 }
+
+/** Jobs of a page read per script call (each may hold an error of up to ~700 KB). */
+const READ_CHUNK = 20;
 
 /** Bump to rebuild every index from the jobs (a new layout of the keys). */
 const INDEX_VERSION = '1';
@@ -166,7 +170,7 @@ export class RedisImportRecords extends ImportRecordsRepository {
       const ids = await this.redis.zrevrange(key, cursor, cursor + limit - jobs.length - 1);
       if (ids.length === 0) break;
       let dropped = 0;
-      for (const { id, job, jobState } of await this.read(ids)) {
+      for (const { id, job, jobState } of await this.readListed(ids)) {
         const state = job && recordStateOf(job, jobState);
         if (!job || (filter.state && state !== filter.state)) {
           // Gone, or moved on: re-filed (or forgotten), which shifts the ranks after it.
@@ -204,7 +208,24 @@ export class RedisImportRecords extends ImportRecordsRepository {
       ...(filter.source !== undefined ? ['source', filter.source] : []),
       ...(filter.state !== undefined ? ['state', filter.state] : []),
     ];
+    // eslint-disable-next-line no-restricted-syntax -- at most four parts
     return this.key(...(parts.length > 0 ? parts : ['all']));
+  }
+
+  /**
+   * The jobs of a page, READ_CHUNK at a time, each cut to what a listing shows before the next
+   * are read: a page of records with 1,000 problems each never sits whole in memory.
+   */
+  private async readListed(ids: string[]): Promise<ReadJob[]> {
+    const read: ReadJob[] = [];
+    for (let start = 0; start < ids.length; start += READ_CHUNK) {
+      for (const entry of await this.read(ids.slice(start, start + READ_CHUNK))) {
+        const error = entry.job?.data.error;
+        if (error) error.details = boundedDetails(error.details, LISTED_DETAILS);
+        read.push(entry);
+      }
+    }
+    return read;
   }
 
   /** The jobs (the fields a record needs) and their BullMQ states, in one script call. */
@@ -218,6 +239,7 @@ export class RedisImportRecords extends ImportRecordsRepository {
       k['waiting-children'],
       k.active,
       this.queue.toKey(''),
+      // eslint-disable-next-line no-restricted-syntax -- a page's ids (at most per_page, 200)
       ...ids,
     );
     const stride = JOB_FIELDS.length + 1;

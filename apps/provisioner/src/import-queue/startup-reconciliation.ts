@@ -45,7 +45,7 @@ export async function reconcileStorage(
           ? null
           : `${raw}/${id}`,
       );
-      report.withoutProvenance.push(...missing.filter((p): p is string => p !== null));
+      for (const path of missing) if (path !== null) report.withoutProvenance.push(path);
     }
   }
   return report;

@@ -2,6 +2,8 @@ import type { Job } from 'bullmq';
 import type { CatalogRegistrationState } from '../catalog-registration/catalog-registration.queue';
 import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
 import { ImportJobData, ImportJobResult, ImportKind } from '../import-queue/import.queue';
+import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
+import { boundedDetails, clip, MESSAGE_CHARS } from './record-bounds';
 
 /** The states of an import record: the DTO's filter, its OpenAPI enum and the repositories use this list. */
 export const IMPORT_STATES = ['queued', 'running', 'imported', 'failed', 'rejected'] as const;
@@ -65,9 +67,15 @@ export function recordStateOf(job: Pick<ImportJobFields, 'data'>, jobState: stri
 
 /**
  * The record is read straight from the BullMQ job: data (what and where, last error),
- * progress (counters), return value (the result), timestamps and attempt counts.
+ * progress (counters), return value (the result), timestamps and attempt counts. `keptDetails`:
+ * how many of the error's problems to show (a listing shows fewer; see record-bounds.ts), the
+ * others counted in a `more_problems` entry, whatever an older record stored.
  */
-export function recordFromJob(job: ImportJobFields, jobState: string): ImportRecord {
+export function recordFromJob(
+  job: ImportJobFields,
+  jobState: string,
+  keptDetails = MAX_KEPT_PROBLEMS,
+): ImportRecord {
   const data = job.data;
   const failed = jobState === 'failed';
   const state = recordStateOf(job, jobState);
@@ -93,7 +101,11 @@ export function recordFromJob(job: ImportJobFields, jobState: string): ImportRec
     path: job.returnvalue?.path ?? data.path,
     error:
       showError && lastError
-        ? { code: lastError.code, message: lastError.message, details: lastError.details }
+        ? {
+            code: lastError.code,
+            message: clip(lastError.message, MESSAGE_CHARS),
+            details: boundedDetails(lastError.details, keptDetails),
+          }
         : null,
     catalog: data.catalog ?? null,
     created_at: iso(job.timestamp)!,

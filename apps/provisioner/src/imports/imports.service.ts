@@ -5,6 +5,7 @@ import { SourceRefusedError } from '../sources/source-system';
 import { SourcesService } from '../sources/sources.service';
 import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { ImportRecord, recordFromJob } from './import-record';
+import { LISTED_DETAILS } from './record-bounds';
 import { ImportRecordsRepository } from '../import-queue/import-records.repository';
 import { ImportProducer } from '../import-queue/import.producer';
 import { ImportJobName, parseImportId } from '../import-queue/import.queue';
@@ -71,7 +72,8 @@ export class ImportsService {
       query.per_page,
     );
     return {
-      items: jobs.map(({ job, jobState }) => recordFromJob(job, jobState)),
+      // A page shows a few problems of each record: GET /imports/<id> has the rest.
+      items: jobs.map(({ job, jobState }) => recordFromJob(job, jobState, LISTED_DETAILS)),
       count,
       page: query.page,
       per_page: query.per_page,

@@ -73,6 +73,7 @@ export class QueueMetricsCollector {
   }
 
   private counts(): Promise<JobCounts | null> {
+    // eslint-disable-next-line no-restricted-syntax -- STATES is a constant list of six
     this.inFlight ??= withTimeout(this.queue.getJobCounts(...STATES), COUNT_TIMEOUT_MS)
       .catch((error: unknown) => {
         this.logger.warn(`queue depth unavailable: ${logSafeMessage(error)}`);

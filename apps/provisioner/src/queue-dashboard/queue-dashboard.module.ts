@@ -32,6 +32,7 @@ export class QueueDashboardModule implements NestModule {
       options: { uiConfig: { boardTitle: 'Provisioner queues' } },
     });
     // The middleware runs for the route and everything below it: pages, assets and JSON API.
+    // eslint-disable-next-line no-restricted-syntax -- MiddlewareConsumer.apply, not Function's
     consumer
       .apply(
         QueueDashboardAuthMiddleware,

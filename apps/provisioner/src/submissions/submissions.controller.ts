@@ -1,9 +1,10 @@
-import { Body, Controller, Get, Param, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiErrorResponses } from '@app/platform';
 import { ImportEndpoint, sendImportReply } from '../imports/import-endpoint.decorator';
 import { ImportRecord } from '../imports/import-record';
+import { ListPageQuery, pageOf } from '../common/list-page.dto';
 import { ImportSubmissionBody } from './submissions.dto';
 import { ListBody, SubmissionsService, SubmissionView } from './submissions.service';
 
@@ -14,19 +15,31 @@ export class SubmissionsController {
   constructor(private readonly submissions: SubmissionsService) {}
 
   @ApiOperation({ summary: 'Every submission the source lists, eligible or not' })
-  @ApiResponse({ status: 200, description: '`{items: [submission], count}`' })
+  @ApiResponse({
+    status: 200,
+    description: '`{items: [submission], count}`: one page, `count` of all',
+  })
   @ApiErrorResponses(404)
   @Get()
-  list(@Param('srcsys') srcsys: string): Promise<ListBody<SubmissionView>> {
-    return this.submissions.list(srcsys);
+  async list(
+    @Param('srcsys') srcsys: string,
+    @Query() query: ListPageQuery,
+  ): Promise<ListBody<SubmissionView>> {
+    return pageOf((await this.submissions.list(srcsys)).items, query);
   }
 
   @ApiOperation({ summary: 'Eligible submissions whose project collection does not exist yet' })
-  @ApiResponse({ status: 200, description: '`{items: [submission], count}`' })
+  @ApiResponse({
+    status: 200,
+    description: '`{items: [submission], count}`: one page, `count` of all',
+  })
   @ApiErrorResponses(404)
   @Get('diff')
-  diff(@Param('srcsys') srcsys: string): Promise<ListBody<SubmissionView>> {
-    return this.submissions.diff(srcsys);
+  async diff(
+    @Param('srcsys') srcsys: string,
+    @Query() query: ListPageQuery,
+  ): Promise<ListBody<SubmissionView>> {
+    return pageOf((await this.submissions.diff(srcsys)).items, query);
   }
 
   @ImportEndpoint("Create a submission's project collection")

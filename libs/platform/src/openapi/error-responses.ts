@@ -69,6 +69,7 @@ export function errorResponseComponents(): Record<string, ResponseObject> {
 /** Documents error statuses a route answers beyond the common ones (e.g. 404, 409). */
 export function ApiErrorResponses(...statuses: number[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
+    // eslint-disable-next-line no-restricted-syntax -- a route's few documented statuses
     ...statuses.map((status) =>
       ApiResponse({
         status,

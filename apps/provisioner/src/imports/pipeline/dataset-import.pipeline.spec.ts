@@ -135,6 +135,22 @@ describe('runDatasetImport', () => {
     return error;
   }
 
+  it('copies a sparse source file byte for byte, its holes written as zeros (docs/decisions: sparse source files)', async () => {
+    const size = 16 * 1024 * 1024;
+    withDataset('DS-SPARSE', { files: { 'sparse.bin': Buffer.alloc(size) } });
+    // The same bytes as a file that is all hole: a depositor's cheap 16 MiB.
+    const sourceFile = join(dropzone.datasetDir('DS-SPARSE'), 'payload/sparse.bin');
+    rmSync(sourceFile);
+    execFileSync('truncate', ['-s', String(size), sourceFile]);
+    expect(statSync(sourceFile).blocks * 512).toBeLessThan(size / 16);
+    const result = await runDatasetImport(context('DS-SPARSE'));
+    expect(result).toMatchObject({ files: 1, bytes: size, copied: true });
+    const copy = join(storage.absolute(result.path), 'sparse.bin');
+    expect(statSync(copy).size).toBe(size);
+    expect(statSync(copy).blocks * 512).toBeGreaterThanOrEqual(size);
+    expect(digest('sha256', readFileSync(copy))).toBe(digest('sha256', Buffer.alloc(size)));
+  });
+
   it('publishes a verified, read-only copy with manifest and provenance, and reports progress', async () => {
     withDataset('DS1', { manifests: ['sha256', 'md5'] });
     const result = await runDatasetImport(context('DS1'));

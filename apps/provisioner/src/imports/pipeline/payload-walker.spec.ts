@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/dropzone-fixture';
 import { DirectoryWalker, walkOnEventLoop, walkPayload } from './payload-walker';
@@ -29,7 +38,8 @@ describe.each([
     writeFileSync(join(root, 'top.txt'), '12345');
     writeFileSync(join(root, 'a/b/c/deep.bin'), '');
     mkdirSync(join(root, 'empty'));
-    const { files, problems } = await walkPayloadOf(root);
+    const { files, problems: list } = await walkPayloadOf(root);
+    const problems = list.details();
     expect(problems).toEqual([]);
     expect([...files.keys()].sort()).toEqual(['a/b/c/deep.bin', 'top.txt']);
     expect(files.get('top.txt')?.size).toBe(5);
@@ -46,7 +56,8 @@ describe.each([
     writeFileSync(Buffer.concat([Buffer.from(`${root}/bad`), Buffer.from([0xff, 0xfe])]), 'x');
     // A name that really holds U+FFFD is valid UTF-8: listed, not taken for a bad one.
     writeFileSync(join(root, 'dir/odd-\uFFFD.txt'), 'x');
-    const { files, problems } = await walkPayloadOf(root);
+    const { files, problems: list } = await walkPayloadOf(root);
+    const problems = list.details();
     expect([...files.keys()].sort()).toEqual(['dir/odd-\uFFFD.txt', 'ok.txt']);
     const found = problems.map((p) => `${p.code}:${p.path}`).sort();
     expect(found).toEqual(
@@ -93,10 +104,47 @@ describe.each([
         expected.push(`d${d}${sub}/f.txt`);
       }
     symlinkSync('/etc/passwd', join(root, 'd39/x/y/link'));
-    const { files, problems } = await walkPayloadOf(root);
+    const { files, problems: list } = await walkPayloadOf(root);
+    const problems = list.details();
     expect([...files.keys()].sort()).toEqual(expected.sort());
     expect(files.get('d7/x/f.txt')?.size).toBe('7/x'.length);
     expect(problems).toEqual([expect.objectContaining({ code: 'symlink', path: 'd39/x/y/link' })]);
+  });
+
+  it('keeps the first 1,000 of 150,000 problems in one directory and counts them all', async () => {
+    // Issue 30: the parts' problems were spread into push(), which overflows the stack. In
+    // memory where there is some: 150,000 links take a second there, a minute on a busy disk.
+    if (existsSync('/dev/shm')) root = mkdtempSync('/dev/shm/walk-');
+    const dir = join(root, 'links');
+    mkdirSync(dir);
+    for (let i = 0; i < 150_000; i++) symlinkSync('x', join(dir, `l${i}`));
+    writeFileSync(join(root, 'ok.txt'), 'x');
+    const { files, problems } = await walkPayloadOf(root);
+    expect([...files.keys()]).toEqual(['ok.txt']);
+    expect(problems.total).toBe(150_000);
+    const details = problems.details();
+    expect(details).toHaveLength(1001);
+    expect(details[999]).toMatchObject({ code: 'symlink' });
+    expect(details[1000]).toEqual({
+      code: 'more_problems',
+      message: '149000 more problem(s) not listed',
+    });
+    execFileSync('rm', ['-rf', root]);
+  });
+
+  it('reports a path nested past MAX_PATH_BYTES by name, without opening it (no ENAMETOOLONG)', async () => {
+    // 250-byte names, 20 levels: 5,020 bytes, past the 4,000 allowed and Linux's PATH_MAX.
+    // One relative step at a time: no absolute path that deep can be named.
+    const step = `mkdir ${'n'.repeat(250)} && cd ${'n'.repeat(250)}`;
+    execFileSync('bash', ['-c', Array(20).fill(step).join(' && ')], { cwd: root });
+    const { files, problems } = await walkPayloadOf(root);
+    expect(files.size).toBe(0);
+    expect(problems.details()).toEqual([
+      expect.objectContaining({
+        code: 'name_too_long',
+        message: 'path longer than 4000 bytes (nested too deep)',
+      }),
+    ]);
   });
 
   it('fails as source_changed when a directory is swapped for a link before it is read', async () => {

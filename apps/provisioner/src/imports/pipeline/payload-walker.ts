@@ -1,9 +1,12 @@
 import { lstatSync, readdirSync, Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { mapTimeSliced } from '../../common/time-sliced';
+import { MAX_KEPT_PROBLEMS } from '../../sources/dataset-directory/manifest';
 import {
   checkSegment,
   decodeName,
+  isPathTooLong,
+  MAX_PATH_BYTES,
   printableName,
 } from '../../sources/dataset-directory/payload-path';
 import {
@@ -13,6 +16,7 @@ import {
 } from '../../sources/dataset-directory/pinned-directory';
 import { isProblem, kindOf } from '../../sources/dataset-directory/source-file';
 import { ImportProblem, ImportTransientError } from './import-errors';
+import { ProblemList } from './problem-list';
 
 export interface WalkedFile {
   /** POSIX path relative to the payload root. */
@@ -53,7 +57,8 @@ function permitsRead(stats: Stats, ids: ProcessIds | null): boolean {
 
 export interface WalkResult {
   files: Map<string, WalkedFile>;
-  problems: ImportProblem[];
+  /** At most 1,000 kept, every one counted: a depositor decides how many there are. */
+  problems: ProblemList;
 }
 
 /** A directory still to be walked. */
@@ -68,7 +73,10 @@ export interface PendingDirectory {
 export interface DirectoryPart {
   files: WalkedFile[];
   directories: PendingDirectory[];
+  /** The first MAX_KEPT_PROBLEMS problems of the directory... */
   problems: ImportProblem[];
+  /** ...and how many it has in all. */
+  problemCount: number;
 }
 
 /**
@@ -93,8 +101,11 @@ function treeChanged(path: string): ImportTransientError {
  * UTF-8 is seen rather than mangled. `root` is a pinned directory (see PinnedDirectory); every
  * subdirectory is opened without following a link and must be the inode lstat found in its
  * parent, so a directory swapped for a link mid-walk is never read. Collects every problem
- * instead of stopping at the first, because the submitter needs the full list. Iterative so
- * depth cannot overflow the stack. `walker` reads the directories (by default one at a time
+ * instead of stopping at the first, because the submitter needs the list (the first 1,000 and
+ * the count). Iterative, and no list is ever spread into a call, so neither depth nor a
+ * directory of 150,000 entries can overflow the stack. An entry whose path is longer than
+ * MAX_PATH_BYTES is a problem and is not descended into, so no path the walk opens is longer
+ * than the system's PATH_MAX (ENAMETOOLONG). `walker` reads the directories (by default one at a time
  * on this thread); whatever it is, the result is the same.
  */
 export async function walkPayload(
@@ -102,15 +113,15 @@ export async function walkPayload(
   walker: DirectoryWalker = walkOnEventLoop,
 ): Promise<WalkResult> {
   const files = new Map<string, WalkedFile>();
-  const problems: ImportProblem[] = [];
+  const problems = new ProblemList();
   let pending: PendingDirectory[] = [{ relative: '', identity: null }];
   while (pending.length > 0) {
     const parts = await walker(root, pending);
     pending = [];
     for (const part of parts) {
       for (const file of part.files) files.set(file.path, file);
-      problems.push(...part.problems);
-      pending.push(...part.directories);
+      problems.addAll(part.problems, part.problemCount);
+      for (const directory of part.directories) pending.push(directory);
     }
   }
   return { files, problems };
@@ -178,7 +189,13 @@ export function walkDirectoriesSync(
 }
 
 function emptyPart(): DirectoryPart {
-  return { files: [], directories: [], problems: [] };
+  return { files: [], directories: [], problems: [], problemCount: 0 };
+}
+
+/** A problem of the part: counted, and kept while the part holds fewer than the cap. */
+function addProblem(part: DirectoryPart, problem: ImportProblem): void {
+  part.problemCount += 1;
+  if (part.problems.length < MAX_KEPT_PROBLEMS) part.problems.push(problem);
 }
 
 interface NamedEntry {
@@ -214,7 +231,7 @@ function namedEntries(
   for (const rawName of names) {
     const name = typeof rawName === 'string' ? rawName : decodeName(rawName);
     if (name === null) {
-      part.problems.push({
+      addProblem(part, {
         code: 'invalid_utf8',
         path: prefix + printableName(rawName),
         message: 'name is not valid UTF-8',
@@ -223,14 +240,23 @@ function namedEntries(
     }
     const nameProblem = checkSegment(name);
     if (nameProblem) {
-      part.problems.push({
+      addProblem(part, {
         code: nameProblem,
         path: prefix + printableName(name),
         message: `forbidden name (${nameProblem})`,
       });
       continue;
     }
-    named.push({ name, relative: prefix + name });
+    const relative = prefix + name;
+    if (isPathTooLong(relative)) {
+      addProblem(part, {
+        code: 'name_too_long',
+        path: printableName(relative.slice(0, 200)) + '…',
+        message: `path longer than ${MAX_PATH_BYTES} bytes (nested too deep)`,
+      });
+      continue;
+    }
+    named.push({ name, relative });
   }
   return named;
 }
@@ -261,6 +287,6 @@ function addEntry(
       readable: permitsRead(stats, ids),
     });
   } else {
-    part.problems.push({ code: kind, path: relative, message: `${kind} not allowed in a payload` });
+    addProblem(part, { code: kind, path: relative, message: `${kind} not allowed in a payload` });
   }
 }

@@ -23,8 +23,9 @@ import {
   SourceProblem,
 } from '../../sources/dataset-directory/source-file';
 import { SourceDatasetLocation } from '../../sources/source-system';
-import { ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
+import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
+import { ProblemList } from './problem-list';
 
 export interface PlannedFile {
   path: string;
@@ -59,8 +60,6 @@ export interface PreflightOptions {
 /** Free space kept in reserve beyond the payload itself: metadata, other imports, the OS. */
 const SPACE_MARGIN_BYTES = 64 * 1024 * 1024;
 const SPACE_MARGIN_RATIO = 0.01;
-/** Problems kept in a rejection (they are stored with the job); the rest are counted. */
-const MAX_REPORTED_PROBLEMS = 1000;
 
 /** A manifest read whole into memory (the import needs every digest), streamed while parsed. */
 async function loadManifest(
@@ -78,19 +77,15 @@ async function loadManifest(
   return result();
 }
 
-function rejected(problems: ImportProblem[]): ImportRejectedError {
-  const kept = problems.slice(0, MAX_REPORTED_PROBLEMS);
-  if (problems.length > kept.length)
-    kept.push({
-      code: 'more_problems',
-      message: `${problems.length - kept.length} more problem(s) not listed`,
-    });
+/** Problems kept in a rejection (they are stored with the job) are the first 1,000: ProblemList. */
+function rejected(problems: ProblemList): ImportRejectedError {
   return new ImportRejectedError(
     'preflight_failed',
-    `the dataset failed preflight (${problems.length} problem(s))`,
-    kept,
+    `the dataset failed preflight (${problems.total} problem(s))`,
+    problems.details(),
   );
 }
+
 
 /**
  * Everything that can be checked before a byte is copied, reported all at once: the dataset
@@ -115,7 +110,7 @@ export async function preflightDataset(
       'the dataset directory was removed or replaced since the dataset was found',
     );
   }
-  if (isProblem(dir)) throw rejected([dir]);
+  if (isProblem(dir)) throw rejected(ProblemList.of(dir));
   let payload: PinnedDirectory | null = null;
   const release = async () => {
     await payload?.close();
@@ -144,32 +139,32 @@ async function check(
     ? walkPayload(payload.view, walker)
     : Promise.resolve({
         files: new Map(),
-        problems: [
+        problems: ProblemList.of(
           pinnedPayload === null
             ? { code: 'payload_missing', path: '', message: 'the payload directory is missing' }
             : (pinnedPayload as SourceProblem),
-        ],
+        ),
       });
   // Awaited below; until then a walk failing (the payload changed) must not go unhandled.
   const walkSettled = walking.then(
     () => undefined,
     () => undefined,
   );
-  const problems: ImportProblem[] = [];
+  const problems = new ProblemList();
   const manifests: ParsedManifest[] = [];
   let refusedManifest = false;
   try {
     const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
     if (!markerStats)
-      problems.push({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
+      problems.add({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
     else {
       const problem = checkRegularFile(markerStats, READY_MARKER, MARKER_RULES);
-      if (problem) problems.push(problem);
+      if (problem) problems.add(problem);
     }
     for (const algorithm of ALGORITHMS) {
       const loaded = await loadManifest(dir.view, algorithm, limits);
       if (loaded && isProblem(loaded)) {
-        problems.push(loaded);
+        problems.add(loaded);
         refusedManifest = true;
       } else if (loaded) manifests.push(loaded);
     }
@@ -181,25 +176,26 @@ async function check(
   const walk = await walking;
   if (manifests.length === 0 || refusedManifest) {
     if (manifests.length === 0 && !refusedManifest)
-      problems.push({
+      problems.add({
         code: 'manifest_missing',
         message: `no ${Object.values(MANIFEST_FILES).join(' or ')}`,
       });
-    throw rejected([...problems, ...walk.problems]);
+    problems.addList(walk.problems);
+    throw rejected(problems);
   }
   for (const manifest of manifests) {
     const file = MANIFEST_FILES[manifest.algorithm];
     for (const p of manifest.problems)
-      problems.push({ code: 'manifest_invalid', message: `${file} line ${p.line}: ${p.message}` });
+      problems.add({ code: 'manifest_invalid', message: `${file} line ${p.line}: ${p.message}` });
     for (const unsafe of manifest.unsafePaths) {
-      problems.push({
+      problems.add({
         code: `manifest_${unsafe.code}`,
         path: unsafe.path,
         message: `unsafe path in ${file} (${unsafe.code})`,
       });
     }
     if (manifest.unlisted > 0)
-      problems.push({
+      problems.add({
         code: 'manifest_invalid',
         message: `${file}: ${manifest.unlisted} more problem(s) not listed`,
       });
@@ -210,16 +206,16 @@ async function check(
       a.entries.size !== b.entries.size ||
       [...a.entries.keys()].some((path) => !b.entries.has(path));
     if (differ)
-      problems.push({
+      problems.add({
         code: 'manifest_invalid',
         message: 'manifest-sha256.txt and manifest-md5.txt list different paths',
       });
   }
-  problems.push(...walk.problems);
+  problems.addList(walk.problems);
   const primary = manifests[0];
   for (const path of primary.entries.keys()) {
     if (!walk.files.has(path))
-      problems.push({
+      problems.add({
         code: 'missing_file',
         path,
         message: 'listed in the manifest but not in the payload',
@@ -227,7 +223,7 @@ async function check(
   }
   for (const path of walk.files.keys()) {
     if (!primary.entries.has(path))
-      problems.push({
+      problems.add({
         code: 'extra_file',
         path,
         message: 'in the payload but not in the manifest',
@@ -265,8 +261,8 @@ async function check(
   });
   for (const path of unreadable)
     if (path !== null)
-      problems.push({ code: 'unreadable', path, message: 'cannot be read by the provisioner' });
-  if (problems.length > 0) throw rejected(problems);
+      problems.add({ code: 'unreadable', path, message: 'cannot be read by the provisioner' });
+  if (problems.total > 0) throw rejected(problems);
 
   const bytesTotal = files.reduce((sum, f) => sum + f.size, 0);
   const free = await freeBytes();

@@ -36,11 +36,14 @@ export interface SourceLimits {
   metadataMaxBytes: number;
   /** Each checksum manifest (SOURCE_MANIFEST_MAX_BYTES). */
   manifestMaxBytes: number;
+  /** Datasets one submission.json may name (SOURCE_SUBMISSION_MAX_DATASETS). */
+  submissionMaxDatasets: number;
 }
 
 export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
   metadataMaxBytes: 1024 * 1024,
   manifestMaxBytes: 64 * 1024 * 1024,
+  submissionMaxDatasets: 10_000,
 };
 
 export function metadataRules(limits: SourceLimits): FileRules {

@@ -15,7 +15,36 @@ export const ABSENT_DOCUMENT: JsonDocument = { value: null, problem: null };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Parses a document's bytes: a JSON object in UTF-8, or an `invalid_json` problem. */
+/**
+ * Deepest nesting of objects and arrays a metadata document may have. What reads a document
+ * afterwards (structured clone to and from threads, JSON.stringify into provenance, the job's
+ * data) recurses once per level: past a few thousand the stack overflows. No real metadata
+ * comes near 64; the listing and the import refuse deeper documents alike.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of a JSON text, counted without recursion (strings skipped). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i += 1; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth -= 1;
+  }
+  return deepest;
+}
+
+/**
+ * Parses a document's bytes: a JSON object in UTF-8, nested at most MAX_JSON_DEPTH deep, or an
+ * `invalid_json` problem. The one parser of submission.json and dataset.json, for listings
+ * and imports alike.
+ */
 export function parseJsonDocument(bytes: Buffer, path: string): JsonDocument {
   const invalid = (message: string): JsonDocument => ({
     value: null,
@@ -27,6 +56,8 @@ export function parseJsonDocument(bytes: Buffer, path: string): JsonDocument {
   } catch {
     return invalid('is not valid UTF-8');
   }
+  if (jsonDepth(text) > MAX_JSON_DEPTH)
+    return invalid(`is nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -14,6 +14,20 @@ describe('parseManifest', () => {
     expect(parsed.unsafePaths).toEqual([]);
   });
 
+  it('reads paths holding U+2028, U+2029 and other separators Linux allows in names (issue 30)', () => {
+    const paths = [
+      'x\u2028y.txt',
+      'p\u2029q',
+      '\u2028lead',
+      'trail\u2029',
+      'nb\u00a0sp',
+      'bom\ufeff',
+    ];
+    const parsed = parseManifest('sha256', paths.map((p) => `${SHA}  ${p}\n`).join(''));
+    expect(parsed.problems).toEqual([]);
+    expect([...parsed.entries.keys()]).toEqual(paths);
+  });
+
   it('lowercases md5 digests and unescapes md5sum backslash lines', () => {
     const parsed = parseManifest('md5', `${MD5}  x\n\\${MD5}  back\\\\slash\n`);
     expect(parsed.entries.get('x')).toBe('b'.repeat(32));

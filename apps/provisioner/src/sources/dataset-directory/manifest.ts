@@ -66,7 +66,9 @@ export class ManifestParser {
     readonly algorithm: ChecksumAlgorithm,
     private readonly add: (path: string, hex: string) => boolean,
   ) {
-    this.lineRe = new RegExp(`^(\\\\?)([0-9a-fA-F]{${HEX_LENGTH[algorithm]}}) [ *](.+)$`);
+    // `[^]`, not `.`: a path may hold U+2028 and U+2029 (legal in Linux names), which `.` does
+    // not match; lines end at \n only. Whatever the path holds, checkRelativePath judges it.
+    this.lineRe = new RegExp(`^(\\\\?)([0-9a-fA-F]{${HEX_LENGTH[algorithm]}}) [ *]([^]+)$`);
   }
 
   push(chunk: Buffer): void {

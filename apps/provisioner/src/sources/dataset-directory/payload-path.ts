@@ -4,7 +4,12 @@
  */
 export const RESERVED_NAME = '.provisioner';
 const MAX_SEGMENT_BYTES = 255;
-const MAX_PATH_BYTES = 4096;
+/**
+ * Longest relative path, in bytes: the provisioner reaches a payload file as
+ * `/proc/self/fd/<fd>/<path>`, which must stay within Linux's PATH_MAX (4,096 with its NUL),
+ * or every open would fail ENAMETOOLONG. The same bound for manifest lines and the walk.
+ */
+export const MAX_PATH_BYTES = 4000;
 // C0 controls, DEL and C1 controls: invisible, break logs and line-based manifests.
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
@@ -53,6 +58,11 @@ function checkCleanSegment(name: string): PathProblemCode | null {
 export function checkSegment(name: string): PathProblemCode | null {
   if (CONTROL_CHARS.test(name)) return 'control_character';
   return checkCleanSegment(name);
+}
+
+/** Whether a relative path found by a walk is over MAX_PATH_BYTES. */
+export function isPathTooLong(path: string): boolean {
+  return longerThan(path, MAX_PATH_BYTES);
 }
 
 /** Checks a relative POSIX path as written in a manifest. */

@@ -204,7 +204,7 @@ describe('ScanCache over the source-scan thread', () => {
         `${digest('sha256', 'top')}  top.txt`,
         `${digest('sha256', 'x')}  top.txt/under-a-file`,
         `${digest('sha256', 'x')}  etc-link/hostname`,
-        `${digest('sha256', 'x')}  ${'d/'.repeat(2040)}f`,
+        `${digest('sha256', 'x')}  ${'d/'.repeat(1995)}f`,
       ].join('\n'),
     );
     const [forFifo, forDir] = await newCache().readMany([fifo, dir]);

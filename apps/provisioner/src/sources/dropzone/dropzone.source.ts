@@ -102,7 +102,8 @@ export class DropzoneSource implements SourceSystem {
       SUBMISSION_DOCUMENT,
       this.limits,
     );
-    const { value, problem } = answer!.value;
+    const { value } = answer!.value;
+    const problem = answer!.value.problem ?? this.tooManyDatasets(value);
     if (problem && problem.code !== 'invalid_json')
       throw new SourceRefusedError(this.name, `submission ${ref} is refused: ${problem.message}`, [
         { ...problem, path: `submissions/${ref}/${problem.path}` },
@@ -169,9 +170,23 @@ export class DropzoneSource implements SourceSystem {
     return join(this.config.root, 'submissions', ref);
   }
 
+  /** Why a submission.json names too many datasets to be listed; null when it does not. */
+  private tooManyDatasets(raw: JsonObject | null): SourceProblem | null {
+    const named = Array.isArray(raw?.datasets) ? (raw.datasets as unknown[]).length : 0;
+    const max = this.limits.submissionMaxDatasets;
+    return named > max
+      ? {
+          code: 'too_many_datasets',
+          path: SUBMISSION_DOCUMENT,
+          message: `${SUBMISSION_DOCUMENT} names ${named} datasets, over the limit of ${max} (SOURCE_SUBMISSION_MAX_DATASETS)`,
+        }
+      : null;
+  }
+
   private toSubmission(ref: string, raw: JsonObject | null): SourceSubmission | null {
-    // A submission.json that does not describe the folder it sits in is ignored, not guessed at.
-    if (!raw || raw.ref !== ref) return null;
+    // A submission.json that does not describe the folder it sits in is ignored, not guessed at;
+    // one naming more datasets than allowed is refused (getSubmission says why).
+    if (!raw || raw.ref !== ref || this.tooManyDatasets(raw)) return null;
     const status = typeof raw.status === 'string' ? raw.status : 'unknown';
     const datasets = Array.isArray(raw.datasets) ? (raw.datasets as unknown[]) : [];
     const datasetIds = datasets
