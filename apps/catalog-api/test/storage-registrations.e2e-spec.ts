@@ -200,13 +200,14 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
 
   it('the registration key is refused on every other route, reads of protected data included', async () => {
     // Open to anyone (no key is read): public data, the API docs, REMS's IP-gated webhook, the
-    // GA4GH visa keys.
+    // GA4GH visa keys, the DCAT JSON-LD context.
     const publicRoutes = [
       '/api/cohorts',
       '/api/termsearch/:category',
       '/api/accessreq',
       '/api/docs',
       '/api/jwk',
+      '/api/dcat/context.jsonld',
     ];
     const routes = listRoutes(c.app).filter(
       (r) =>

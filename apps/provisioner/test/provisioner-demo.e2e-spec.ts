@@ -20,7 +20,14 @@ const REPO = resolve(__dirname, '../../..');
 async function runCli(sources: string): Promise<string[]> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['-r', 'ts-node/register', 'apps/provisioner/src/demo/demo-dropzone.cli.ts', '--json'],
+    [
+      '-r',
+      'ts-node/register',
+      '-r',
+      'tsconfig-paths/register',
+      'apps/provisioner/src/demo/demo-dropzone.cli.ts',
+      '--json',
+    ],
     {
       cwd: REPO,
       env: { PATH: process.env.PATH, SOURCES: sources, TS_NODE_TRANSPILE_ONLY: '1' },
@@ -92,8 +99,9 @@ describe('the demo drop zone of npm start', () => {
     expect(after.body.items.map((d: { dataset_id: string }) => d.dataset_id)).toEqual([
       'ELX-DS-0003',
     ]);
-    expect(
-      readdirSync(join(root, '../storage/projects/PD-OMICS/ELX_LU_SUB-1/data/raw')),
-    ).toEqual(['ELX-DS-0001', 'ELX-DS-0002']);
+    expect(readdirSync(join(root, '../storage/projects/PD-OMICS/ELX_LU_SUB-1/data/raw'))).toEqual([
+      'ELX-DS-0001',
+      'ELX-DS-0002',
+    ]);
   });
 });
