@@ -1,9 +1,9 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
+import { freePortBlock } from '../../../scripts/lib/child-process';
 import {
   startProvisionerApps,
   ProvisionerTestApps,
@@ -41,21 +41,6 @@ const IMPORT_MS = 90_000;
 
 jest.setTimeout(2 * SERVER_START_MS + 2 * IMPORT_MS);
 
-/** Five consecutive free loopback ports (the proxy, the three back ends, memcached). */
-async function freePortBlock(): Promise<number> {
-  const free = (port: number) =>
-    new Promise<boolean>((done) => {
-      const probe = createServer();
-      probe.once('error', () => done(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => done(true)));
-    });
-  for (let base = 20_000 + Math.floor(Math.random() * 20_000); ; base += 5) {
-    let all = true;
-    for (let i = 0; i < 5 && all; i++) all = await free(base + i);
-    if (all) return base;
-  }
-}
-
 /**
  * The S3 server going away mid-import, on a Swift of this test's own (scripts/s3/swift-s3-server.sh
  * with its own directory and ports), so stopping it disturbs no other test using the shared one.
@@ -77,7 +62,7 @@ describe('provisioner with STORAGE_BACKEND=s3: the S3 server stopped mid-import'
     });
 
   beforeAll(async () => {
-    const port = await freePortBlock();
+    const port = await freePortBlock(5);
     serverEnv = { ...process.env, S3_SERVER_DIR: dir, S3_SERVER_PORT: String(port) };
     script('start');
     server = {

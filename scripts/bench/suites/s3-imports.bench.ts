@@ -8,9 +8,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { freePortBlock } from '../../lib/child-process';
 import { createS3Client } from '../../../apps/provisioner/src/storage/s3/s3-client';
 import {
   cloneImportDataset,
@@ -46,21 +46,6 @@ const SECRET = 'testing';
 const PART_BYTES = 8 * MiB;
 const CEILING_CONCURRENCY = 8;
 
-/** Five consecutive free loopback ports (Swift's proxy, three back ends, memcached). */
-async function freePortBlock(): Promise<number> {
-  const free = (port: number) =>
-    new Promise<boolean>((done) => {
-      const probe = createServer();
-      probe.once('error', () => done(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => done(true)));
-    });
-  for (let base = 20_000 + Math.floor(Math.random() * 20_000); ; base += 5) {
-    let all = true;
-    for (let i = 0; i < 5 && all; i++) all = await free(base + i);
-    if (all) return base;
-  }
-}
-
 /** A private Swift (scripts/s3/swift-s3-server.sh with its own directory and ports). */
 interface Swift {
   endpoint: string;
@@ -73,7 +58,7 @@ interface Swift {
 }
 
 async function startSwift(dir: string): Promise<Swift> {
-  const port = await freePortBlock();
+  const port = await freePortBlock(5);
   const env = { ...process.env, S3_SERVER_DIR: dir, S3_SERVER_PORT: String(port) };
   execFileSync('bash', [SCRIPT, 'start'], { env, stdio: 'inherit', timeout: 300_000 });
   const endpoint = `http://127.0.0.1:${port}`;
