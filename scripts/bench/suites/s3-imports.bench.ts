@@ -379,7 +379,7 @@ function report(
     "transfers and checkers; rclone checks each upload's MD5 against the server's answer). Ceiling: a",
     `bare upload of the same files with the SDK from the bench process (files up to 8 MiB PUT whole,`,
     `larger ones as multipart uploads of 8 MiB parts, ${CEILING_CONCURRENCY} requests in flight, no hashing).`,
-    `${rounds} interleaved rounds per dataset, each side into new keys, the order rotated each round`,
+    `${rounds} interleaved round(s) per dataset (\`BENCH_S3_ROUNDS\`, 3 by default), each side into new keys, the order rotated each round`,
     '(reversed every other round), the source read again before each side (warm page cache).',
     "CPU: the side's own (worker process; rclone; the bench process for the ceiling), and Swift's",
     '(all its processes, and its proxy alone, which is one process and so at most one core).',
