@@ -1,4 +1,4 @@
-// `npm run bench [-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|diff|records|registration] [--quick] [--no-build]`: measures each
+// `npm run bench [-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|s3-imports|diff|records|registration] [--quick] [--no-build]`: measures each
 // figure as a ratio against a physical limit in the same run and writes docs/benchmarks.md.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { dcatBench } from './suites/dcat.bench';
 import { diffBench } from './suites/diff.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
+import { s3ImportsBench } from './suites/s3-imports.bench';
 import { recordsBench } from './suites/records.bench';
 import { registrationBench } from './suites/registration.bench';
 import { termsBench } from './suites/terms.bench';
@@ -35,6 +36,7 @@ const SUITES: Suite[] = [
   { name: 'dcat', needs: ['catalog-api'], run: dcatBench },
   { name: 'ga4gh-visas', needs: ['catalog-api'], run: ga4ghVisasBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
+  { name: 's3-imports', needs: ['provisioner'], run: s3ImportsBench },
   { name: 'diff', needs: ['provisioner'], run: diffBench },
   { name: 'records', needs: ['provisioner'], run: recordsBench },
   { name: 'registration', needs: ['catalog-api', 'provisioner'], run: registrationBench },
@@ -67,7 +69,7 @@ function redisVersion(): string {
 
 const HEADER = `# Benchmarks
 
-Written by \`npm run bench\` (\`-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|diff|records|registration\`, \`--quick\` for a smoke run).
+Written by \`npm run bench\` (\`-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|s3-imports|diff|records|registration\`, \`--quick\` for a smoke run).
 Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
 \`cp -r\`, \`rsync -a\` and \`rclone copy\` + \`sync\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
 says when and on what machine it was measured; sections are replaced one at a time.`;

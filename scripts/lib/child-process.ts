@@ -16,6 +16,21 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** `count` consecutive free loopback ports (for a server that takes the ports after its own). */
+export async function freePortBlock(count: number): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((done) => {
+      const probe = createServer();
+      probe.once('error', () => done(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => done(true)));
+    });
+  for (let base = 20_000 + Math.floor(Math.random() * 20_000); ; base += count) {
+    let all = true;
+    for (let i = 0; i < count && all; i++) all = await free(base + i);
+    if (all) return base;
+  }
+}
+
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
 /**

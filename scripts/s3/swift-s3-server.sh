@@ -29,7 +29,10 @@ PACKAGES="swift swift-proxy swift-account swift-container swift-object python3-s
 
 say() { echo "[swift-s3] $*" >&2; }
 answers() { curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$1/healthcheck" 2>/dev/null; }
-alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+# Running, not a zombie: a server killed after the script that launched it exited may stay a
+# zombie for as long as the process it was reparented to does not reap it.
+running() { kill -0 "$1" 2>/dev/null && ! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"; }
+alive() { [ -f "$RUN/$1.pid" ] && running "$(cat "$RUN/$1.pid")"; }
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 install_missing() {
@@ -153,7 +156,9 @@ launch() { # name port command...
   local name=$1 port=$2; shift 2
   alive "$name" && return 0
   if port_taken "$port"; then say "port $port (for $name) is in use: set S3_SERVER_PORT"; exit 1; fi
-  setsid nohup "$@" >> "$LOG/$name.log" 2>&1 < /dev/null &
+  # 9>&-: the servers must not inherit the start lock, or the next `start` (a restart of a
+  # stopped part) would wait for it forever.
+  setsid nohup "$@" >> "$LOG/$name.log" 2>&1 < /dev/null 9>&- &
   echo $! > "$RUN/$name.pid"
 }
 
@@ -186,7 +191,7 @@ stop() {
     if alive "$name"; then
       pid=$(cat "$RUN/$name.pid")
       kill "$pid" 2>/dev/null || true
-      for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      for _ in $(seq 1 40); do running "$pid" || break; sleep 0.1; done
       kill -9 "$pid" 2>/dev/null || true
     fi
     rm -f "$RUN/$name.pid"

@@ -46,7 +46,7 @@ const MiB = 1024 ** 2;
  * (POSIX_FADV_DONTNEED, rclone backend/local/fadvise_unix.go), so whoever ran after it would
  * otherwise read the source from disk (10,000 small files: 0.7–0.9 s instead of 0.2 s).
  */
-function warm(dir: string): void {
+export function warm(dir: string): void {
   spawnSync('sh', ['-c', `find "${dir}" -type f -exec cat {} + > /dev/null`]);
 }
 
@@ -135,14 +135,14 @@ function unwrittenBytes(): number {
  * Flushes what the previous side wrote (so it is not charged to the next one) and waits, bounded,
  * until the machine's dirty pages are down to a few MiB (other engineers write too).
  */
-async function settle(): Promise<void> {
+export async function settle(): Promise<void> {
   spawnSync('sync');
   const deadline = Date.now() + 10_000;
   while (unwrittenBytes() > 32 * MiB && Date.now() < deadline) await sleep(100);
 }
 
 /** rsync and rclone are Debian packages; installed here when missing and the bench runs as root. */
-function ensurePeers(log: (message: string) => void): void {
+export function ensurePeers(log: (message: string) => void): void {
   const missing = ['rsync', 'rclone'].filter(
     (tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0,
   );
@@ -155,7 +155,7 @@ function ensurePeers(log: (message: string) => void): void {
   if (result.status !== 0) throw new Error(`${install} failed: install them by hand`);
 }
 
-function toolVersion(command: string, args: string[]): string {
+export function toolVersion(command: string, args: string[]): string {
   const out = spawnSync(command, args, { encoding: 'utf8' });
   return (out.stdout ?? '').split('\n')[0].trim();
 }
@@ -204,7 +204,7 @@ interface ImportTiming {
 
 const headers = { 'X-API-Key': BENCH_WRITE_KEY, 'Content-Type': 'application/json' };
 
-async function postImport(apiUrl: string, datasetId: string): Promise<string> {
+export async function postImport(apiUrl: string, datasetId: string): Promise<string> {
   const res = await fetchRetrying(`${apiUrl}/datasets/dropzone/import`, {
     method: 'POST',
     headers,
@@ -217,7 +217,7 @@ async function postImport(apiUrl: string, datasetId: string): Promise<string> {
   return record.id;
 }
 
-async function awaitImported(
+export async function awaitImported(
   apiUrl: string,
   id: string,
 ): Promise<{ created_at: string; started_at: string | null }> {
@@ -239,7 +239,7 @@ async function awaitImported(
 }
 
 /** POST → the record says `imported`, as a client sees it. */
-async function timeImport(apiUrl: string, datasetId: string): Promise<ImportTiming> {
+export async function timeImport(apiUrl: string, datasetId: string): Promise<ImportTiming> {
   const started = performance.now();
   const id = await postImport(apiUrl, datasetId);
   const record = await awaitImported(apiUrl, id);
@@ -251,7 +251,7 @@ async function timeImport(apiUrl: string, datasetId: string): Promise<ImportTimi
 }
 
 /** One provisioner set-up (API and worker) on one queue backend, with the phase times its worker logs. */
-interface Setup {
+export interface Setup {
   label: string;
   backend: 'redis' | 'postgres';
   apiUrl: string;
@@ -267,7 +267,7 @@ function phaseCollector(phases: Map<string, string>) {
   };
 }
 
-async function startSetup(
+export async function startSetup(
   backend: 'redis' | 'postgres',
   base: string,
   dropzone: string,
