@@ -95,17 +95,17 @@ export class DcatRepository {
   /**
    * The facts of the datasets `ids`, in id order, in one statement whose work does not grow with
    * a subquery per dataset: each list is aggregated for the whole batch at once, one `GROUP BY`
-   * per table joined back by id (as the JSON export does, datasets/dataset-exports.sql.ts). The
-   * batch's declarations and their use conditions are found by `= ANY (ARRAY(…))`, one index
-   * scan for all the ids; the other tables by a semi-join on the batch.
+   * per table joined back by id (as the JSON export does, datasets/dataset-exports.sql.ts). Rows
+   * are found by `= ANY` of the batch's ids, one index scan a table for the whole batch: a
+   * semi-join was planned as a scan of the whole table for every batch. Exposures have no index
+   * by dataset alone and are read in one scan a batch, as before.
    */
   async facts(manager: EntityManager, viewer: DcatViewer, ids: number[]): Promise<DatasetFacts[]> {
     const params = new SqlParams();
     const idList = params.add(ids);
     const endpoint = viewer.kind === 'endpoint' ? params.add(viewer.endpointId) : 'NULL::int';
-    const lists = `batch AS MATERIALIZED (SELECT unnest(${idList}::int[]) AS id),
-    declarations AS MATERIALIZED (SELECT dd.* FROM data_declarations dd
-      WHERE dd.dataset_id = ANY (ARRAY(SELECT id FROM batch))),
+    const lists = `declarations AS MATERIALIZED (SELECT dd.* FROM data_declarations dd
+      WHERE dd.dataset_id = ANY (${idList}::int[])),
     cohorts_of AS (SELECT ddc.data_declaration_id AS id, json_agg(json_build_object(
         'name', c.name, 'accession', c.elu_accession) ORDER BY c.name, c.id) AS list
       FROM data_declaration_cohorts ddc JOIN cohorts c ON c.id = ddc.cohort_id
@@ -129,25 +129,25 @@ export class DcatRepository {
     legal_bases_of AS (SELECT lb.dataset_id AS id, json_agg(json_build_object('id', lb.id,
         'legal_basis_codes', lb.legal_basis_codes, 'personal_data_codes', lb.personal_data_codes,
         'legal_basis_notes', NULLIF(lb.legal_basis_notes, '')) ORDER BY lb.id) AS list
-      FROM legal_bases lb WHERE lb.dataset_id IN (SELECT id FROM batch) GROUP BY lb.dataset_id),
+      FROM legal_bases lb WHERE lb.dataset_id = ANY (${idList}::int[]) GROUP BY lb.dataset_id),
     storages_of AS (SELECT sl.dataset_id AS id,
         json_agg(json_build_object('id', sl.id, 'platform', sl.platform) ORDER BY sl.id) AS list
-      FROM storage_locations sl WHERE sl.dataset_id IN (SELECT id FROM batch)
+      FROM storage_locations sl WHERE sl.dataset_id = ANY (${idList}::int[])
       GROUP BY sl.dataset_id),
     imports_of AS (SELECT t.dataset_id AS id,
         json_agg(t.transfer_date::text ORDER BY t.transfer_date) AS list
-      FROM transfers t WHERE t.dataset_id IN (SELECT id FROM batch)
+      FROM transfers t WHERE t.dataset_id = ANY (${idList}::int[])
         AND t.import_id IS NOT NULL AND t.transfer_date IS NOT NULL
       GROUP BY t.dataset_id),
     custodians_of AS (SELECT x.dataset_id AS id, json_agg(json_build_object('id', u.id,
         'first_name', u.first_name, 'last_name', u.last_name, 'email', u.email)
         ORDER BY u.last_name, u.first_name, u.id) AS list
       FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
-      WHERE x.dataset_id IN (SELECT id FROM batch) GROUP BY x.dataset_id),
+      WHERE x.dataset_id = ANY (${idList}::int[]) GROUP BY x.dataset_id),
     exposed AS (SELECT e.dataset_id AS id, min(e.created_at) AS issued,
         bool_and(e.deprecated_at IS NOT NULL) FILTER (WHERE e.endpoint_id = ${endpoint}) AS deprecated,
         max(e.deprecated_at) FILTER (WHERE e.endpoint_id = ${endpoint}) AS deprecated_at
-      FROM exposures e WHERE e.dataset_id IN (SELECT id FROM batch) GROUP BY e.dataset_id)`;
+      FROM exposures e WHERE e.dataset_id = ANY (${idList}::int[]) GROUP BY e.dataset_id)`;
     const rows = await manager.query<{ facts: DatasetFacts }[]>(
       `WITH ${lists} SELECT json_build_object(
         'id', d.id, 'accession', d.elu_accession, 'title', d.title,
@@ -164,7 +164,7 @@ export class DcatRepository {
         'custodians', COALESCE(custodians_of.list, '[]'),
         'deprecated_at', CASE WHEN x.deprecated THEN ${utc('x.deprecated_at')} END
       ) AS facts
-      FROM batch JOIN datasets d ON d.id = batch.id
+      FROM datasets d
       LEFT JOIN projects p ON p.id = d.project_id
       LEFT JOIN exposed x ON x.id = d.id
       LEFT JOIN declarations_of ON declarations_of.id = d.id
@@ -172,7 +172,7 @@ export class DcatRepository {
       LEFT JOIN storages_of ON storages_of.id = d.id
       LEFT JOIN imports_of ON imports_of.id = d.id
       LEFT JOIN custodians_of ON custodians_of.id = d.id
-      ORDER BY d.id`,
+      WHERE d.id = ANY (${idList}::int[]) ORDER BY d.id`,
       params.values,
     );
     return rows.map((row) => row.facts);
