@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { deployedNodeArgs } from '../../lib/deployed-node-args';
 import { BENCH_GLOBAL_KEY, startCatalog, withGeneratedCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
@@ -63,6 +64,7 @@ export async function dcatBench(ctx: BenchContext): Promise<SuiteReport> {
   const sizes = ctx.quick ? [500, 5000] : [5000, 50_000];
   const nodeArgs = deployedNodeArgs('catalog-api/deployment.yaml');
   const rows: Row[] = [];
+  const loadBefore = loadavg()[0];
   for (const datasets of sizes) {
     await withGeneratedCatalog(ctx, datasets, async (catalog) => {
       for (const [what, read] of [
@@ -125,6 +127,9 @@ export async function dcatBench(ctx: BenchContext): Promise<SuiteReport> {
     ),
     '',
     `Peak resident ${fmt(peak, 0)} MiB: ${verdict(ok)}.`,
+    '',
+    `Load average (1 min) of the 2-core machine at the start and end of the run: ${fmt(loadBefore, 1)} and ${fmt(loadavg()[0], 1)}:`,
+    'the other work on the machine slows both exports, so compare the rows with each other.',
   ].join('\n');
   return { name: 'dcat', title: 'DCAT-AP export', markdown, targetsMet: ok };
 }

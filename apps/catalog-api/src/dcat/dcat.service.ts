@@ -129,14 +129,25 @@ export class DcatService {
     head: RdfNode[],
     release: () => Promise<void>,
   ): AsyncGenerator<string> {
+    const batch = (i: number) => {
+      const facts = this.dcat.facts(runner.manager, viewer, ids.slice(i, i + BATCH));
+      // Handled when awaited; until then a failure must not count as an unhandled rejection.
+      facts.catch(() => undefined);
+      return facts;
+    };
+    // The next batch is asked for before this one is mapped: PostgreSQL reads it meanwhile.
+    let next = ids.length > 0 ? batch(0) : undefined;
     try {
       yield writer.start() + writer.nodes(head);
-      for (let i = 0; i < ids.length; i += BATCH) {
-        const facts = await this.dcat.facts(runner.manager, viewer, ids.slice(i, i + BATCH));
+      for (let i = 0; next !== undefined; i += BATCH) {
+        const facts = await next;
+        next = i + BATCH < ids.length ? batch(i + BATCH) : undefined;
         yield writer.nodes(facts.flatMap((f) => exporter.datasetNodes(f)));
       }
       yield writer.end();
     } finally {
+      // A client that hung up: the batch asked for ahead ends before the transaction does.
+      await next?.catch(() => undefined);
       await release();
     }
   }

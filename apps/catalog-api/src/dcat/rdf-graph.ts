@@ -51,6 +51,8 @@ const NOT_XML =
 /** One subject and everything said about it, predicates in insertion order. */
 export class RdfNode {
   readonly statements = new Map<string, Term[]>();
+  /** Keys of the objects of long lists, by predicate (see `add`). */
+  private keys?: Map<string, Set<string>>;
 
   constructor(
     readonly id: string,
@@ -77,10 +79,32 @@ export class RdfNode {
 
   private add(predicate: string, term: Term) {
     const objects = this.statements.get(predicate);
-    if (objects === undefined) this.statements.set(predicate, [term]);
-    else if (!objects.some((o) => sameTerm(o, term))) objects.push(term);
+    if (objects === undefined) {
+      this.statements.set(predicate, [term]);
+      return;
+    }
+    if (objects.length < LONG_LIST) {
+      if (!objects.some((o) => sameTerm(o, term))) objects.push(term);
+      return;
+    }
+    // A long list (a page's 1,000 dcat:dataset): compared one by one, each addition would cost
+    // the list's length.
+    this.keys ??= new Map();
+    let keys = this.keys.get(predicate);
+    if (keys === undefined) this.keys.set(predicate, (keys = new Set(objects.map(termKey))));
+    const key = termKey(term);
+    if (!keys.has(key)) {
+      keys.add(key);
+      objects.push(term);
+    }
   }
 }
+
+/** Lists at least this long are checked for duplicates by a set of keys. */
+const LONG_LIST = 16;
+
+const termKey = (term: Term) =>
+  isIri(term) ? `<${term.iri}` : `"${term.datatype ?? ''}"${term.value}`;
 
 export const isIri = (term: Term): term is IriTerm => 'iri' in term;
 
@@ -94,11 +118,15 @@ const SAFE_LOCAL = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /** `[prefix, local]` when `value` is in a known namespace with a plain local name. */
 export function splitIri(value: string): [Prefix, string] | undefined {
-  for (const prefix of Object.keys(NS) as Prefix[]) {
-    const ns = NS[prefix];
-    if (value.startsWith(ns) && SAFE_LOCAL.test(value.slice(ns.length))) {
-      return [prefix, value.slice(ns.length)];
-    }
-  }
-  return undefined;
+  // Every namespace ends with '/' or '#' and a safe local name holds neither: the namespace is
+  // what precedes the last of them (one lookup instead of a test of every namespace).
+  const end = Math.max(value.lastIndexOf('/'), value.lastIndexOf('#')) + 1;
+  const prefix = PREFIX_OF.get(value.slice(0, end));
+  if (prefix === undefined) return undefined;
+  const local = value.slice(end);
+  return SAFE_LOCAL.test(local) ? [prefix, local] : undefined;
 }
+
+const PREFIX_OF = new Map<string, Prefix>(
+  Object.entries(NS).map(([prefix, ns]) => [ns, prefix as Prefix]),
+);

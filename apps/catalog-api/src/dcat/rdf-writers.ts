@@ -39,25 +39,42 @@ const turtleName = (value: string) => {
 const turtleString = (value: string) =>
   `"${value.replace(/[\\"\n\r\t]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!)}"`;
 
+/**
+ * Names of predicates and datatypes: the export writes a fixed set of them (from the code, never
+ * from data), so they are split once per process.
+ */
+const fixedNames = new Map<string, string>();
+const fixedName = (value: string) => {
+  let name = fixedNames.get(value);
+  if (name === undefined) fixedNames.set(value, (name = turtleName(value)));
+  return name;
+};
+
 const turtleTerm = (term: Term) => {
   if (isIri(term)) return turtleName(term.iri);
   const text = turtleString(term.value);
-  return term.datatype === undefined ? text : `${text}^^${turtleName(term.datatype)}`;
+  return term.datatype === undefined ? text : `${text}^^${fixedName(term.datatype)}`;
 };
 
 export const turtleWriter: RdfWriter = {
   mediaType: MEDIA_TYPES.ttl,
   start: () => prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n',
-  nodes: (nodes) =>
-    nodes
-      .map((node) => {
-        const lines = [...node.statements].map(
-          ([predicate, objects]) =>
-            `  ${predicate === RDF_TYPE ? 'a' : turtleName(predicate)} ${objects.map(turtleTerm).join(', ')}`,
-        );
-        return `${turtleIri(node.id)}\n${lines.join(' ;\n')} .\n\n`;
-      })
-      .join(''),
+  // One string built by appending (no array per subject and statement to join).
+  nodes: (nodes) => {
+    let out = '';
+    for (const node of nodes) {
+      out += turtleIri(node.id);
+      let separator = '\n  ';
+      for (const [predicate, objects] of node.statements) {
+        out += `${separator}${predicate === RDF_TYPE ? 'a' : fixedName(predicate)} `;
+        separator = ' ;\n  ';
+        for (let i = 0; i < objects.length; i++)
+          out += (i === 0 ? '' : ', ') + turtleTerm(objects[i]);
+      }
+      out += ' .\n\n';
+    }
+    return out;
+  },
   end: () => '',
 };
 
