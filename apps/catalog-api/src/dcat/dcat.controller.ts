@@ -88,9 +88,12 @@ export class DcatController {
   })
   @Get('context.jsonld')
   @Public()
-  @Header('Content-Type', 'application/ld+json; charset=utf-8')
-  context(): string {
-    return DCAT_CONTEXT;
+  context(): StreamableFile {
+    // The media type goes with the answer, not as a route header: a route header is set before
+    // the request is read, so a refused request's error would carry it too.
+    return new StreamableFile(Buffer.from(DCAT_CONTEXT), {
+      type: 'application/ld+json; charset=utf-8',
+    });
   }
 
   @ApiCall({
