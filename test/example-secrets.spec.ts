@@ -123,7 +123,9 @@ describe('example secrets in the repository', () => {
       expect.arrayContaining([
         '.env.example',
         'deploy/compose/example/catalog.env',
+        'deploy/compose/example/provisioner-s3.env',
         'k8s/secrets/catalog-api-secrets.env.example',
+        'k8s/secrets/provisioner-s3-secrets.env.example',
         'k8s/secrets/provisioner-secrets.env.example',
       ]),
     );
@@ -138,6 +140,7 @@ describe('example secrets in the repository', () => {
       'PROVISIONER_API_KEY',
       'PROVISIONER_READ_API_KEYS',
       'REDIS_URL',
+      'S3_SECRET_ACCESS_KEY',
       'SOURCES',
     ]);
     const names = new Set(assignments.map((a) => a.name));
@@ -147,6 +150,7 @@ describe('example secrets in the repository', () => {
       'CATALOG_API_KEY',
       'DATABASE_URL',
       'REDIS_URL',
+      'S3_SECRET_ACCESS_KEY',
       'SOURCES',
     ])
       expect(names).toContain(name);

@@ -7,6 +7,8 @@
 //   - the Job runs as a Pod (its template), first, and must exit 0 before the apps start;
 //   - StatefulSets run as Deployments of the same template, their claim templates as claims;
 //   - Secrets (dev-secrets.sh's output) become podman secrets in the form kube play reads;
+//   - a volume of an optional Secret that is not created (catalog-api's visa keys) is an empty
+//     directory, as in Kubernetes; kube play 4.3 refuses to start the pod without the secret;
 //   - containerPort: kube play 4.3 publishes each one on the host (where 5432 and 6379 are
 //     taken), so the played containers leave `ports` out; pods are reached at their addresses
 //     and named probe ports are resolved from the manifest;
@@ -73,6 +75,18 @@ export class KubePlay {
       for (const v of spec.volumes ?? [])
         if (v.persistentVolumeClaim)
           v.persistentVolumeClaim.claimName = this.name(v.persistentVolumeClaim.claimName);
+      // A missing optional Secret is an empty directory in Kubernetes; kube play 4.3 refuses to
+      // mount it ("no secret with name or id"), so it gets the empty directory here. A Secret
+      // dev-secrets.sh makes is mounted by its podman name.
+      for (const v of spec.volumes ?? []) {
+        if (!v.secret) continue;
+        if (this.devSecrets().has(v.secret.secretName))
+          v.secret.secretName = this.name(v.secret.secretName);
+        else if (v.secret.optional) {
+          delete v.secret;
+          v.emptyDir = {};
+        }
+      }
       // kube play 4.3 keeps an emptyDir as a named volume of the same name: one per pod here.
       for (const v of spec.volumes ?? []) {
         if (!v.emptyDir) continue;
@@ -116,14 +130,25 @@ export class KubePlay {
     return out.sort((a, b) => ORDER.indexOf(a.workload) - ORDER.indexOf(b.workload));
   }
 
+  /** dev-secrets.sh's Secrets by name (run once: it makes new random keys each time). */
+  devSecrets() {
+    if (!this.devSecretsByName) {
+      const text = execFileSync('bash', [join(ROOT, 'k8s/overlays/dev/dev-secrets.sh')], {
+        encoding: 'utf8',
+      });
+      this.devSecretsByName = new Map(
+        parseAllDocuments(text)
+          .map((d) => d.toJS())
+          .filter(Boolean)
+          .map((secret) => [secret.metadata.name, secret]),
+      );
+    }
+    return this.devSecretsByName;
+  }
+
   /** dev-secrets.sh's Secrets as podman secrets (kube play 4.3 reads a JSON map of base64 values). */
   createSecrets() {
-    const text = execFileSync('bash', [join(ROOT, 'k8s/overlays/dev/dev-secrets.sh')], {
-      encoding: 'utf8',
-    });
-    for (const secret of parseAllDocuments(text)
-      .map((d) => d.toJS())
-      .filter(Boolean)) {
+    for (const secret of this.devSecrets().values()) {
       const name = this.name(secret.metadata.name);
       // From a file: podman wants a FIFO on stdin, and Node's stdio pipes are sockets.
       const file = join(this.dir, `${secret.metadata.name}.json`);
