@@ -74,6 +74,23 @@ export class DcatRepository {
     return n;
   }
 
+  /**
+   * As for the JSON export: compiling the facts statement's plan (JIT) costs more than the
+   * statement itself. SET LOCAL ends with the caller's transaction.
+   */
+  async withoutJit(manager: EntityManager): Promise<void> {
+    await manager.query('SET LOCAL jit = off');
+  }
+
+  /** The accessions of the datasets `ids`, in id order. */
+  async accessions(manager: EntityManager, ids: number[]): Promise<string[]> {
+    const rows = await manager.query<{ elu_accession: string }[]>(
+      'SELECT elu_accession FROM datasets WHERE id = ANY($1::int[]) ORDER BY id',
+      [ids],
+    );
+    return rows.map((row) => row.elu_accession);
+  }
+
   /** Ids of the viewer's datasets in id order: `limit` after skipping `offset`. */
   async pageIds(
     manager: EntityManager,

@@ -95,12 +95,9 @@ export class DcatService {
   }
 
   private async datasetIris(runner: QueryRunner, ids: number[]): Promise<string[]> {
-    const rows = await runner.manager.query<{ elu_accession: string }[]>(
-      'SELECT elu_accession FROM datasets WHERE id = ANY($1::int[]) ORDER BY id',
-      [ids],
-    );
+    const accessions = await this.dcat.accessions(runner.manager, ids);
     const iris = this.exporter().iris;
-    return rows.map((row) => iris.dataset(row.elu_accession));
+    return accessions.map((accession) => iris.dataset(accession));
   }
 
   private answer(
@@ -157,9 +154,7 @@ export class DcatService {
     await runner.connect();
     try {
       await runner.startTransaction('REPEATABLE READ');
-      // As for the JSON export: compiling the facts statement's plan (JIT) costs more than the
-      // statement itself. SET LOCAL ends with the transaction.
-      await runner.query('SET LOCAL jit = off');
+      await this.dcat.withoutJit(runner.manager);
     } catch (error) {
       await runner.release();
       throw error;
