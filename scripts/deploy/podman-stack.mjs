@@ -55,7 +55,12 @@ export function podmanLive(args, { quiet = false, env = {} } = {}) {
 /** Whether podman can run a container here at all: null when it can, else the reason. */
 export function podmanBlocker() {
   const which = spawnSync('sh', ['-c', 'command -v podman'], { encoding: 'utf8' });
-  if (which.status !== 0) return 'podman is not installed (apt-get install podman runc)';
+  if (which.status !== 0) return 'podman is not installed (apt-get install podman runc catatonit)';
+  // A pod's pause container runs podman's catatonit; Debian only recommends the package.
+  const pause = spawnSync('sh', ['-c', 'command -v catatonit || test -x /usr/libexec/podman/catatonit'], {
+    encoding: 'utf8',
+  });
+  if (pause.status !== 0) return 'podman cannot start pods: catatonit is missing (apt-get install catatonit)';
   const info = spawnSync('podman', ['info', '--format', '{{.Host.OCIRuntime.Name}}'], {
     env: podmanEnv(),
     encoding: 'utf8',
