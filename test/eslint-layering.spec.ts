@@ -62,7 +62,7 @@ const CASES: Record<string, { refused: string[]; allowed: string[] }> = {
   'apps/catalog-api/src/users/layering-fixture.controller.ts': {
     refused: [
       "import { UsersRepository } from './users.repository';",
-      "import { PeopleRepository as People } from '../identity/people.repository';",
+      "import { PeopleRepository as People } from '../people/people.repository';",
       "import { x } from '../../../provisioner/src/imports/import-record';",
     ],
     allowed: [

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createCatalogDatabase } from '../../../test/support/databases';
-import { buildTypeOrmOptions } from '../src/database/typeorm-options';
+import { buildTypeOrmOptions } from '../src/typeorm-options';
 import { loadDemoData } from '../src/demo/demo-data.loader';
 import { DEMO_KEYS } from './demo-catalog.fixture';
 import { runCli } from '../src/cli/run-cli';

@@ -9,8 +9,8 @@ import {
   PeopleRepository,
   personAudit,
   PersonFacts,
-} from '../identity/people.repository';
-import type { PersonDirectory, PersonRecord } from '../identity/person-directory';
+} from '../people/people.repository';
+import type { PersonDirectory, PersonRecord } from '../people/person-directory';
 import { byEntitlementKey, Entitlement, KeyedEntitlement } from './entitlement';
 import { EntitlementsRefusedError, RefusedItem } from './entitlement-refusal';
 import { DatasetsRepository } from '../datasets/datasets.repository';

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { answersHelp } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
-import { buildTypeOrmOptions } from '../database/typeorm-options';
+import { buildTypeOrmOptions } from '../typeorm-options';
 import { loadShippedVocabularies } from '../terms/vocabulary-loader';
 import { demoKeysFromFile, formatDemoKeys } from './demo-keys';
 import { loadDemoData } from './demo-data.loader';

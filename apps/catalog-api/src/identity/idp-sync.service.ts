@@ -6,7 +6,7 @@ import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { DatabaseRepository } from '../database/database.repository';
 import { KeycloakAdminClient } from './keycloak-admin.client';
 import type { KeycloakUser } from './keycloak.types';
-import { PeopleRepository, personAudit, PersonFacts } from './people.repository';
+import { PeopleRepository, personAudit, PersonFacts } from '../people/people.repository';
 
 export interface SyncCounts {
   created: number;

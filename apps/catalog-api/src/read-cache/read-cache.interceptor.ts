@@ -12,7 +12,7 @@ import { getMetadataStorage } from 'class-validator';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { isApiKeyParameter, RequestWithPrincipal } from '@app/auth';
 import { routeTemplate } from '@app/platform';
-import { viewerIdentity } from '../permissions/viewer';
+import { viewerIdentity } from '../auth/viewer';
 import { attachSnapshot, CACHED_READ, CachedReadOptions } from './cached-read.options';
 import { FastReads } from './fast-reads';
 import { matchesEtag } from './json-body';
