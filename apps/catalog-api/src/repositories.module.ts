@@ -11,7 +11,7 @@ import { ContractsRepository } from './contracts/contracts.repository';
 import { DatasetsRepository } from './datasets/datasets.repository';
 import { EndpointsRepository } from './endpoints/endpoints.repository';
 import { PeopleRepository } from './people/people.repository';
-import { ImportRowsRepository } from './imports/import-rows.repository';
+import { ImportRowsRepository } from './catalog-imports/import-rows.repository';
 import { PartnersRepository } from './partners/partners.repository';
 import { PermissionGrantsRepository } from './visibility/permission-grants.repository';
 import { ProjectsRepository } from './projects/projects.repository';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataArgsStorage } from 'typeorm';
-import { datasetShape } from '../imports/import-shapes';
+import { datasetShape } from '../catalog-imports/import-shapes';
 import { Dataset } from './dataset.entity';
 import { DatasetRecord } from './datasets.dto';
 

@@ -1,7 +1,7 @@
 import type { ContactType } from '../contacts/contact.entity';
 import type { ImportContext } from './import-context';
 import type { ContactInput, PersonInput } from './import-shapes';
-import type { PersonFacts } from './people';
+import type { PersonFacts } from './contact-writer';
 import type { References } from './references';
 
 /** Partner references made by people's affiliations, for one batched lookup. */
