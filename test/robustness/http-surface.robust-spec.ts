@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { gzipSync } from 'node:zlib';
 import { hashApiKey } from '@app/auth';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
+import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';

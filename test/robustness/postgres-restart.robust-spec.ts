@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { runMigrationsWithLock } from '../../apps/catalog-api/src/database/migration-runner';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
+import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
 import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { startCatalogApp } from '../support/catalog-app';
 import { eventually, Sample, sleep, startReaders } from './support/load-loop';

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule, BEARER_TOKEN_RESOLVER } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
-import { catalogAuthFailureStore } from './auth/auth-failure-store.provider';
+import { catalogAuthFailureStore } from './auth/catalog-auth-failure-store';
 import { CatalogKeyResolver } from './auth/catalog-key.resolver';
 import { CatalogVersionModule } from './catalog-version/catalog-version.module';
 import { CatalogIntegrationsModule } from './catalog-integrations.module';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createCatalogDatabase } from '../../../test/support/databases';
 import { buildTypeOrmOptions } from '../src/typeorm-options';
-import { loadDemoData } from '../src/demo/demo-data.loader';
+import { loadDemoData } from '../src/demo/demo-data-loader';
 import { DEMO_KEYS } from './demo-catalog.fixture';
 import { runCli } from '../src/cli/run-cli';
 import { DAISY_JSON_DIR } from './catalog-writes.fixture';

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from '../identity/keycloak-admin.client';
-import type { KeycloakUser } from '../identity/keycloak.types';
+import type { KeycloakUser } from '../identity/keycloak-types';
 import {
   newContact,
   PeopleRepository,

@@ -6,7 +6,7 @@ import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildTypeOrmOptions } from '../typeorm-options';
 import { loadShippedVocabularies } from '../terms/vocabulary-loader';
 import { demoKeysFromFile, formatDemoKeys } from './demo-keys';
-import { loadDemoData } from './demo-data.loader';
+import { loadDemoData } from './demo-data-loader';
 
 /** Where the installation's demo keys are kept unless `--keys-file` says otherwise. */
 const DEFAULT_KEYS_FILE = '.data/demo-keys.json';

@@ -13,7 +13,7 @@ import { from, lastValueFrom, Observable } from 'rxjs';
 import { isApiKeyParameter, RequestWithPrincipal } from '@app/auth';
 import { routeTemplate } from '@app/platform';
 import { viewerIdentity } from '../auth/viewer';
-import { attachSnapshot, CACHED_READ, CachedReadOptions } from './cached-read.options';
+import { attachSnapshot, CACHED_READ, CachedReadOptions } from './cached-read-options';
 import { FastReads } from './fast-reads';
 import { matchesEtag } from './json-body';
 import { Producer, ReadCacheService, ReadKey } from './read-cache.service';
