@@ -29,12 +29,22 @@ const args = process.argv.slice(2);
 const list = args.includes('--list');
 const check = args.includes('--check');
 const valuesOf = (flag) => args.flatMap((a, i) => (args[i - 1] === flag ? [a] : []));
-const root = resolve(valuesOf('--root')[0] ?? join(dirname(new URL(import.meta.url).pathname), '../..'));
+const root = resolve(
+  valuesOf('--root')[0] ?? join(dirname(new URL(import.meta.url).pathname), '../..'),
+);
 const apps = new Set(valuesOf('--app'));
 
 /** Folders every feature may use and that must use no feature (floor 1). */
 const FOUNDATION = {
-  'catalog-api': ['common', 'config', 'database', 'catalog-version', 'read-cache', 'auth', 'health'],
+  'catalog-api': [
+    'common',
+    'config',
+    'database',
+    'catalog-version',
+    'read-cache',
+    'auth',
+    'health',
+  ],
   provisioner: ['common', 'config', 'queue', 'auth', 'health'],
 };
 /**
@@ -45,7 +55,11 @@ const ASSEMBLIES = {
   'catalog-api': ['cli'],
 };
 const ENTRY_POINT = /^(main|worker|migrate)\.ts$|\.cli\.ts$/;
-const ALIASES = { '@app/errors': 'libs/errors/src', '@app/auth': 'libs/auth/src', '@app/platform': 'libs/platform/src' };
+const ALIASES = {
+  '@app/errors': 'libs/errors/src',
+  '@app/auth': 'libs/auth/src',
+  '@app/platform': 'libs/platform/src',
+};
 
 /**
  * The role suffixes of docs/architecture.md. A role with a `word` or `decorators` is played by a
@@ -68,7 +82,12 @@ const ROLES = {
   filter: { word: 'Filter', decorators: ['Catch'], holds: 'class' },
   resolver: { word: 'Resolver', holds: 'class' },
   scheduler: { word: 'Scheduler', holds: 'class' },
-  processor: { word: 'Processor', decorators: ['Processor'], bases: ['WorkerHost'], holds: 'class' },
+  processor: {
+    word: 'Processor',
+    decorators: ['Processor'],
+    bases: ['WorkerHost'],
+    holds: 'class',
+  },
   producer: { word: 'Producer', holds: 'class' },
   client: { word: 'Client', holds: 'class' },
   source: { word: 'Source' },
@@ -84,23 +103,32 @@ const ROLES = {
   cli: {},
 };
 const PLURALS = new Set(['commands', 'decorators']);
-const ROLE_OF_WORD = Object.entries(ROLES).filter(([, r]) => r.word).map(([suffix, r]) => [r.word, suffix]);
+const ROLE_OF_WORD = Object.entries(ROLES)
+  .filter(([, r]) => r.word)
+  .map(([suffix, r]) => [r.word, suffix]);
 
 function walk(dir, out = []) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path, out);
-    else if (name.endsWith('.ts') && !name.endsWith('.spec.ts') && !name.endsWith('.d.ts')) out.push(path);
+    else if (name.endsWith('.ts') && !name.endsWith('.spec.ts') && !name.endsWith('.d.ts'))
+      out.push(path);
   }
   return out;
 }
 
 const dirsOf = (parent) => (existsSync(join(root, parent)) ? readdirSync(join(root, parent)) : []);
 const sources = [
-  ...dirsOf('apps').filter((app) => apps.size === 0 || apps.has(app)).map((app) => join(root, 'apps', app, 'src')),
-  ...(apps.size === 0 || apps.has('libs') ? dirsOf('libs').map((lib) => join(root, 'libs', lib, 'src')) : []),
+  ...dirsOf('apps')
+    .filter((app) => apps.size === 0 || apps.has(app))
+    .map((app) => join(root, 'apps', app, 'src')),
+  ...(apps.size === 0 || apps.has('libs')
+    ? dirsOf('libs').map((lib) => join(root, 'libs', lib, 'src'))
+    : []),
 ].filter(existsSync);
-const files = sources.flatMap((dir) => walk(dir)).map((f) => relative(root, f).split(sep).join('/'));
+const files = sources
+  .flatMap((dir) => walk(dir))
+  .map((f) => relative(root, f).split(sep).join('/'));
 const known = new Set(files);
 
 function resolveImport(from, spec) {
@@ -112,7 +140,8 @@ function resolveImport(from, spec) {
     base = ALIASES[alias] + spec.slice(alias.length);
   }
   base = base.split(sep).join('/').replace(/\.js$/, '');
-  for (const candidate of [`${base}.ts`, `${base}/index.ts`]) if (known.has(candidate)) return candidate;
+  for (const candidate of [`${base}.ts`, `${base}/index.ts`])
+    if (known.has(candidate)) return candidate;
   return undefined;
 }
 
@@ -124,7 +153,8 @@ function resolveImport(from, spec) {
 function folderOf(file) {
   const parts = file.split('/');
   if (parts[0] === 'libs') return `lib:${parts[1]}`;
-  if (ENTRY_POINT.test(parts[parts.length - 1])) return `${parts[1]}:entry:${parts.slice(3).join('/')}`;
+  if (ENTRY_POINT.test(parts[parts.length - 1]))
+    return `${parts[1]}:entry:${parts.slice(3).join('/')}`;
   return `${parts[1]}:${parts.length === 4 ? '(root)' : parts[3]}`;
 }
 function floorOf(folder) {
@@ -202,10 +232,15 @@ function rolesPlayed(file) {
   const visit = (node) => {
     if (ts.isClassDeclaration(node)) {
       classes += 1;
-      const decorators = (ts.canHaveDecorators(node) ? ts.getDecorators(node) ?? [] : []).map((d) =>
-        ts.isCallExpression(d.expression) ? d.expression.expression.getText(source) : d.expression.getText(source),
+      const decorators = (ts.canHaveDecorators(node) ? (ts.getDecorators(node) ?? []) : []).map(
+        (d) =>
+          ts.isCallExpression(d.expression)
+            ? d.expression.expression.getText(source)
+            : d.expression.getText(source),
       );
-      const bases = (node.heritageClauses ?? []).flatMap((h) => h.types.map((t) => t.expression.getText(source)));
+      const bases = (node.heritageClauses ?? []).flatMap((h) =>
+        h.types.map((t) => t.expression.getText(source)),
+      );
       const name = node.name?.text ?? '';
       const before = roles.size;
       for (const [suffix, role] of Object.entries(ROLES)) {
@@ -214,8 +249,15 @@ function rolesPlayed(file) {
       }
       const worded = ROLE_OF_WORD.filter(([word]) => name.endsWith(word) && name !== word);
       for (const [, suffix] of worded) roles.add(suffix);
-      const exported = (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-      if (decorators.includes('Injectable') && exported && worded.length === 0 && roles.size === before) {
+      const exported = (ts.getModifiers(node) ?? []).some(
+        (m) => m.kind === ts.SyntaxKind.ExportKeyword,
+      );
+      if (
+        decorators.includes('Injectable') &&
+        exported &&
+        worded.length === 0 &&
+        roles.size === before
+      ) {
         plainProviders.push(name);
       }
     }
@@ -228,7 +270,8 @@ function rolesPlayed(file) {
 /** Why a file's name does not say the role its content plays, or undefined when it does. */
 function misnaming(file) {
   const name = file.split('/').pop();
-  if (name === 'index.ts' || ENTRY_POINT.test(name) || file.includes('/migrations/')) return undefined;
+  if (name === 'index.ts' || ENTRY_POINT.test(name) || file.includes('/migrations/'))
+    return undefined;
   const parts = name.slice(0, -'.ts'.length).split('.');
   const written = parts.length > 1 ? parts[parts.length - 1] : undefined;
   const suffix = written && PLURALS.has(written) ? written.slice(0, -1) : written;
@@ -238,11 +281,13 @@ function misnaming(file) {
     return `plays ${[...roles].map((r) => `.${r}`).join(', ')} but is named ${suffix ? `.${suffix}` : 'without a role suffix'}`;
   }
   const role = suffix && ROLES[suffix];
-  if (role?.holds === 'class' && !roles.has(suffix)) return `named .${suffix} but declares no ${role.word ?? `@${role.decorators[0]}`} class`;
+  if (role?.holds === 'class' && !roles.has(suffix))
+    return `named .${suffix} but declares no ${role.word ?? `@${role.decorators[0]}`} class`;
   if (role?.holds === 'any class' && classes === 0) return `named .${suffix} but declares no class`;
   if (suffix === undefined) {
     const stray = plainProviders.find((provider) => `${kebab(provider)}.ts` !== name);
-    if (stray) return `the @Injectable ${stray} has no role word: its file is named for it (${kebab(stray)}.ts)`;
+    if (stray)
+      return `the @Injectable ${stray} has no role word: its file is named for it (${kebab(stray)}.ts)`;
   }
   return undefined;
 }
@@ -252,7 +297,9 @@ const misnamed = files.flatMap((file) => {
 });
 
 console.log(`production files: ${files.length}, imports between them: ${edges.length}`);
-console.log(`folder cycles: ${components.length}${components.length ? ` (${components.map((c) => c.join(' <-> ')).join('; ')})` : ''}`);
+console.log(
+  `folder cycles: ${components.length}${components.length ? ` (${components.map((c) => c.join(' <-> ')).join('; ')})` : ''}`,
+);
 console.log(`upward imports: ${upward.length}`);
 console.log(`misnamed files: ${misnamed.length}`);
 if (list) {
