@@ -20,7 +20,8 @@ const MIGRATIONS = readdirSync(join(__dirname, '../database/migrations'))
   .join('\n');
 const EXPORT_SQL = read('datasets/dataset-exports.sql.ts');
 // Accessions are written for every tracked record by the shared upsert.
-const IMPORTER = read('catalog-imports/datasets.importer.ts') + read('catalog-imports/import-rows.repository.ts');
+const IMPORTER =
+  read('catalog-imports/datasets.importer.ts') + read('catalog-imports/import-rows.repository.ts');
 
 /** Bookkeeping columns: neither exported nor imported. */
 const BOOKKEEPING = ['id', 'created_at', 'updated_at'];
