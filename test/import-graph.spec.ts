@@ -32,6 +32,12 @@ const CLEAN: Record<string, string> = {
   'apps/catalog-api/src/projects/project-rules.ts': 'export const MAX_TITLE = 300;\n',
   'apps/catalog-api/src/users/user.entity.ts':
     "import { Entity } from 'typeorm';\n@Entity()\nexport class User {}\n",
+  // A repository by its base class; a service that is a plain @Injectable.
+  'apps/catalog-api/src/users/postgres-users.repository.ts':
+    "import { UsersRepository } from './users.repository';\nexport class PostgresUsers extends UsersRepository {}\n",
+  'apps/catalog-api/src/users/users.repository.ts': 'export abstract class UsersRepository {}\n',
+  'apps/catalog-api/src/users/user-metrics.service.ts':
+    "import { Injectable } from '@nestjs/common';\n@Injectable()\nexport class UserMetrics {}\n",
   'apps/catalog-api/src/users/visa-keys.ts':
     "import { Injectable } from '@nestjs/common';\n@Injectable()\nexport class VisaKeys {}\n",
 };

@@ -247,7 +247,10 @@ function rolesPlayed(file) {
         if ((role.decorators ?? []).some((d) => decorators.includes(d))) roles.add(suffix);
         if ((role.bases ?? []).some((b) => bases.includes(b))) roles.add(suffix);
       }
-      const worded = ROLE_OF_WORD.filter(([word]) => name.endsWith(word) && name !== word);
+      // A class plays the role its name ends in, or the role of the base class it extends.
+      const worded = ROLE_OF_WORD.filter(([word]) =>
+        [name, ...bases].some((n) => n.endsWith(word) && n !== word),
+      );
       for (const [, suffix] of worded) roles.add(suffix);
       const exported = (ts.getModifiers(node) ?? []).some(
         (m) => m.kind === ts.SyntaxKind.ExportKeyword,
@@ -281,7 +284,9 @@ function misnaming(file) {
     return `plays ${[...roles].map((r) => `.${r}`).join(', ')} but is named ${suffix ? `.${suffix}` : 'without a role suffix'}`;
   }
   const role = suffix && ROLES[suffix];
-  if (role?.holds === 'class' && !roles.has(suffix))
+  // A service is Nest's plain provider: an @Injectable without a role word may be one.
+  const played = roles.has(suffix) || (suffix === 'service' && plainProviders.length > 0);
+  if (role?.holds === 'class' && !played)
     return `named .${suffix} but declares no ${role.word ?? `@${role.decorators[0]}`} class`;
   if (role?.holds === 'any class' && classes === 0) return `named .${suffix} but declares no class`;
   if (suffix === undefined) {
