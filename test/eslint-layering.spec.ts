@@ -53,7 +53,10 @@ const CASES: Record<string, { refused: string[]; allowed: string[] }> = {
       "import { x } from '../../../provisioner/src/imports/import-record';",
       "import { x } from '../../../../apps/provisioner/src/main';",
     ],
-    allowed: ["import { x } from '@app/platform';", "import { x } from '../imports/shape';"],
+    allowed: [
+      "import { x } from '@app/platform';",
+      "import { x } from '../catalog-imports/shape-validators';",
+    ],
   },
   'apps/catalog-api/test/layering-fixture.e2e-spec.ts': {
     refused: ["import { x } from '../../provisioner/test/support/provisioner-e2e';"],
@@ -62,7 +65,7 @@ const CASES: Record<string, { refused: string[]; allowed: string[] }> = {
   'apps/catalog-api/src/users/layering-fixture.controller.ts': {
     refused: [
       "import { UsersRepository } from './users.repository';",
-      "import { PeopleRepository as People } from '../identity/people.repository';",
+      "import { PeopleRepository as People } from '../people/people.repository';",
       "import { x } from '../../../provisioner/src/imports/import-record';",
     ],
     allowed: [

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashApiKey } from '@app/auth';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
+import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
 import {
   DEMO_KEYS,
   KEYS,

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
+import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { processMemory } from '../../scripts/lib/child-process';
 import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';

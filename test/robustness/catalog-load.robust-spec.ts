@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
+import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
 import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { CatalogTestApp, startCatalogApp } from '../support/catalog-app';
 import { sleep } from './support/load-loop';

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
-import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
+import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
+import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { CatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
 import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { processMemory } from '../../scripts/lib/child-process';

@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
 import { gzipSync } from 'node:zlib';
 import { hashApiKey } from '@app/auth';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data.loader';
-import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
+import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
+import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { AppProcess, freePort, startAppProcess } from '../support/app-process';

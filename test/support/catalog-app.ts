@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { loadCatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
 import { CatalogVersionRepository } from '../../apps/catalog-api/src/catalog-version/catalog-version.repository';
-import { CatalogVersionTracker } from '../../apps/catalog-api/src/catalog-version/catalog-version.tracker';
+import { CatalogVersionTracker } from '../../apps/catalog-api/src/catalog-version/catalog-version-tracker';
 import { createCatalogApp } from '../../apps/catalog-api/src/http-app';
 import { createCatalogDatabase } from './databases';
 import { until } from './wait';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { runMigrationsWithLock } from '../../apps/catalog-api/src/database/migration-runner';
-import { buildTypeOrmOptions } from '../../apps/catalog-api/src/database/typeorm-options';
+import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { databaseUrl, testServices, withAdminClient } from './test-services';
 
 /** Serialises template creation and cloning across test workers (CREATE DATABASE ... TEMPLATE

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AdminModule } from './admin/admin.module';
 import { AuditModule } from './audit/audit.module';
-import { ImportsModule } from './imports/imports.module';
-import { StorageRegistrationsModule } from './registrations/storage-registrations.module';
+import { ImportsModule } from './catalog-imports/imports.module';
+import { StorageRegistrationsModule } from './storage-registrations/storage-registrations.module';
 
 /**
  * The write side of the catalog contract (§5): imports, administration, the audit trail, and the

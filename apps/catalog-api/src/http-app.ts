@@ -8,7 +8,7 @@ import {
   useHttpMetrics,
 } from '@app/platform';
 import { AccessRequestRefusalsService } from './access-requests/access-request-refusals.service';
-import { AccessRequestGate } from './access-requests/access-request.gate';
+import { AccessRequestGate } from './access-requests/access-request-gate';
 import { CatalogAppModule } from './app.module';
 import { FastReads } from './read-cache/fast-reads';
 import type { CatalogSettings } from './config/catalog.settings';

@@ -4,7 +4,7 @@ import {
   startCatalogApp,
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
-import { loadDemoData } from '../src/demo/demo-data.loader';
+import { loadDemoData } from '../src/demo/demo-data-loader';
 import { DEMO_KEYS, KEYS } from './demo-catalog.fixture';
 import { expectRefusedUnchanged, writer } from './catalog-writes.fixture';
 

@@ -1,4 +1,4 @@
-import { loadDemoData } from '../src/demo/demo-data.loader';
+import { loadDemoData } from '../src/demo/demo-data-loader';
 import {
   DEMO_KEYS,
   DemoCatalog,

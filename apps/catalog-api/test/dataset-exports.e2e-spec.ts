@@ -1,8 +1,8 @@
 import type { QueryRunner } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../src/config/catalog.settings';
-import { DatasetExportsRefresher } from '../src/datasets/dataset-exports.refresher';
+import { DatasetExportsRefresher } from '../src/datasets/dataset-exports-refresher';
 import { DatasetsRepository, ExportPage } from '../src/datasets/datasets.repository';
-import type { Viewer } from '../src/permissions/viewer';
+import type { Viewer } from '../src/auth/viewer';
 import { metricSample } from '../../../test/support/prometheus-text';
 import { DemoCatalog, startDemoCatalog } from './demo-catalog.fixture';
 

@@ -6,9 +6,9 @@ import {
   startCatalogApp,
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
-import { DatasetExportsRefresher } from '../src/datasets/dataset-exports.refresher';
+import { DatasetExportsRefresher } from '../src/datasets/dataset-exports-refresher';
 import { DemoKeys, generateDemoKeys } from '../src/demo/demo-keys';
-import { loadDemoData } from '../src/demo/demo-data.loader';
+import { loadDemoData } from '../src/demo/demo-data-loader';
 
 /** A 64-character key of an endpoint that has no exposure at all. */
 export const UNEXPOSED_ENDPOINT_KEY = 'u'.repeat(64);

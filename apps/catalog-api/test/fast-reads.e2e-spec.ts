@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
-import { CatalogVersionTracker } from '../src/catalog-version/catalog-version.tracker';
+import { CatalogVersionTracker } from '../src/catalog-version/catalog-version-tracker';
 import { FastReads } from '../src/read-cache/fast-reads';
 import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
 import { freePort, startAppProcess, AppProcess } from '../../../test/support/app-process';

@@ -9,7 +9,7 @@ import {
 } from '../../../test/support/catalog-app';
 import { until } from '../../../test/support/wait';
 import { writeRoutes } from '../../../test/support/write-routes';
-import { ACCESS_REQUEST_PATHS } from '../src/access-requests/access-request.gate';
+import { ACCESS_REQUEST_PATHS } from '../src/access-requests/access-request-gate';
 import { APP_START_MS } from '../../../test/support/timeouts';
 
 describe('catalog-api front door', () => {

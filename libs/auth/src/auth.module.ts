@@ -3,7 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ApiKeyGuard } from './api-key.guard';
 import { API_KEY_RESOLVER, ApiKeyResolver, AUTH_OPTIONS, AuthOptions } from './principal';
 import { AuthFailureLimiter, AuthThrottleOptions } from './throttle/auth-failure-limiter';
-import { AUTH_FAILURE_STORE, AuthFailureStore } from './throttle/auth-failure.store';
+import { AUTH_FAILURE_STORE, AuthFailureStore } from './throttle/auth-failure-store';
 
 export interface AuthModuleOptions {
   /** The app's key resolver; it may inject anything its module imports. */

@@ -9,12 +9,12 @@ export { AuthModule } from './auth.module';
 export type { AuthModuleOptions } from './auth.module';
 export { AuthFailureLimiter } from './throttle/auth-failure-limiter';
 export type { AuthThrottleOptions } from './throttle/auth-failure-limiter';
-export * from './throttle/auth-failure.store';
+export * from './throttle/auth-failure-store';
 export * from './throttle/throttle-key';
 export {
   authFailuresTableSql,
   PostgresAuthFailuresRepository,
 } from './throttle/postgres-auth-failures.repository';
 export type { SqlRunner } from './throttle/postgres-auth-failures.repository';
-export { RedisAuthFailuresStore } from './throttle/redis-auth-failures.store';
+export { RedisAuthFailuresStore } from './throttle/redis-auth-failures-store';
 export * from './query-key';

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { generateApiKey, hashApiKey } from '@app/auth';
-import { buildTypeOrmOptions } from '../../../apps/catalog-api/src/database/typeorm-options';
+import { buildTypeOrmOptions } from '../../../apps/catalog-api/src/typeorm-options';
 import { generateSyntheticCatalog } from '../../../apps/catalog-api/src/demo/synthetic-catalog';
 
 export interface GeneratedCatalog {

@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import type { Request } from 'express';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { AccessRequestRefusalsService } from './access-request-refusals.service';
-import { AccessRequestGate, webhookRoute } from './access-request.gate';
+import { AccessRequestGate, webhookRoute } from './access-request-gate';
 
 /** Applies the webhook's gate at the route too, so it holds however the app is assembled. */
 @Injectable()

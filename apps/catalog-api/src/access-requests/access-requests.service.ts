@@ -3,14 +3,14 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from '../identity/keycloak-admin.client';
-import type { KeycloakUser } from '../identity/keycloak.types';
+import type { KeycloakUser } from '../identity/keycloak-types';
 import {
   newContact,
   PeopleRepository,
   personAudit,
   PersonFacts,
-} from '../identity/people.repository';
-import type { PersonDirectory, PersonRecord } from '../identity/person-directory';
+} from '../people/people.repository';
+import type { PersonDirectory, PersonRecord } from '../people/person-directory';
 import { byEntitlementKey, Entitlement, KeyedEntitlement } from './entitlement';
 import { EntitlementsRefusedError, RefusedItem } from './entitlement-refusal';
 import { DatasetsRepository } from '../datasets/datasets.repository';

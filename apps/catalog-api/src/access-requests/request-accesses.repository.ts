@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { PersonRecord } from '../identity/person-directory';
+import type { PersonRecord } from '../people/person-directory';
 import { latestHistoryEnd } from './entitlement';
 
 export type Outcome = 'created' | 'updated' | 'unchanged';

@@ -12,7 +12,7 @@ import {
   GRANTABLE_PERMISSIONS,
   type GrantablePermission,
   type GrantObjectType,
-} from '../permissions/permission-grant.entity';
+} from '../visibility/permission-grant.entity';
 
 export class ExposureIdParams {
   @PositiveIntParam('The exposure id', true)

@@ -15,7 +15,7 @@ import {
   TimestampOrNull,
 } from '../common/response-properties';
 import { PartnerRecord } from '../partners/partners.dto';
-import { GRANT_OBJECT_TYPES, GRANTABLE_PERMISSIONS } from '../permissions/permission-grant.entity';
+import { GRANT_OBJECT_TYPES, GRANTABLE_PERMISSIONS } from '../visibility/permission-grant.entity';
 import { VOCABULARY_FORMATS } from '../terms/parsers/parse-vocabulary';
 import { USER_KEY_LENGTH } from './users-admin.service';
 

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { NotFoundError, ValidationFailedError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
-import type { GrantObjectType } from '../permissions/permission-grant.entity';
-import { GrantKey, PermissionGrantsRepository } from '../permissions/permission-grants.repository';
+import type { GrantObjectType } from '../visibility/permission-grant.entity';
+import { GrantKey, PermissionGrantsRepository } from '../visibility/permission-grants.repository';
 import { UsersRepository } from '../users/users.repository';
 import type { GrantBody } from './admin-catalog.dto';
 

@@ -4,7 +4,7 @@ import { generateApiKey, hashApiKey } from '@app/auth';
 import { ConflictError, NotFoundError, ValidationFailedError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { TrackedRecordsRepository } from '../common/tracked-records.repository';
-import { References } from '../imports/references';
+import { References } from '../catalog-imports/references';
 import { UsersRepository, UserView } from '../users/users.repository';
 import type { CreateUserBody, UpdateUserBody } from './admin-users.dto';
 

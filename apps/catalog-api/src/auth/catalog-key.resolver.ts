@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import { ApiKeyResolver, constantTimeEqual, hashApiKey, Principal } from '@app/auth';
-import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
+import { CatalogVersionTracker } from '../catalog-version/catalog-version-tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { ApiKeyOwnersRepository } from './api-key-owners.repository';
 

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
-import { viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../auth/viewer';
 import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { ContractsPage, ContractsQuery } from './contracts.dto';
 import { ContractsService } from './contracts.service';

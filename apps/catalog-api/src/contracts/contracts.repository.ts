@@ -7,8 +7,8 @@ import {
   PersonRow,
   USER_PERSON_COLUMNS,
 } from '../contacts/contact.exporter';
-import { contractVisible } from '../permissions/visibility.sql';
-import type { Viewer } from '../permissions/viewer';
+import { contractVisible } from '../visibility/visibility.sql';
+import type { Viewer } from '../auth/viewer';
 
 export interface ContractRow {
   id: number;

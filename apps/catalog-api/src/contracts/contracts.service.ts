@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { groupBy, textOrNull } from '../common/formatting';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { toContactExport, toPersonExport } from '../contacts/contact.exporter';
-import type { Viewer } from '../permissions/viewer';
+import type { Viewer } from '../auth/viewer';
 import { ContractsRepository } from './contracts.repository';
 
 @Injectable()

@@ -3,7 +3,7 @@ import { answersHelp, SettingsError } from '@app/platform';
 import { logSafeMessage } from '@app/errors';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from './migration-runner';
-import { buildTypeOrmOptions } from './typeorm-options';
+import { buildTypeOrmOptions } from '../typeorm-options';
 
 /**
  * `npm run migrate`, and the Kubernetes migration Job. Exit codes: 0 done, 1 bad settings or a

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataArgsStorage } from 'typeorm';
-import { datasetShape } from '../imports/import-shapes';
+import { datasetShape } from '../catalog-imports/import-shapes';
 import { Dataset } from './dataset.entity';
 import { DatasetRecord } from './datasets.dto';
 
@@ -10,7 +10,7 @@ import { DatasetRecord } from './datasets.dto';
  * the export DTO, the import shape and the importer. Rather than one declaration they would all
  * derive from (a redesign of each), this fails when one of them forgets a column the others
  * have (docs/decisions/dataset-columns-checked-together.md). The DTO and the shape are also held
- * to each other at every depth by imports/import-documents.spec.ts.
+ * to each other at every depth by catalog-imports/import-documents.spec.ts.
  */
 
 const read = (path: string) => readFileSync(join(__dirname, '..', path), 'utf8');
@@ -20,7 +20,8 @@ const MIGRATIONS = readdirSync(join(__dirname, '../database/migrations'))
   .join('\n');
 const EXPORT_SQL = read('datasets/dataset-exports.sql.ts');
 // Accessions are written for every tracked record by the shared upsert.
-const IMPORTER = read('imports/datasets.importer.ts') + read('imports/import-rows.repository.ts');
+const IMPORTER =
+  read('catalog-imports/datasets.importer.ts') + read('catalog-imports/import-rows.repository.ts');
 
 /** Bookkeeping columns: neither exported nor imported. */
 const BOOKKEEPING = ['id', 'created_at', 'updated_at'];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SqlParams } from '../common/sql-params';
 import { userPersonJson } from '../contacts/contact.exporter';
-import type { Viewer } from '../permissions/viewer';
+import type { Viewer } from '../auth/viewer';
 import { USE_CLASS_LABELS } from './use-condition-codes';
 
 /** A timestamptz as `formatTimestamp` writes it (UTC, whole seconds, `+00:00`). */

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ReadCacheModule } from '../read-cache/read-cache.module';
-import { DatasetExportsRefresher } from './dataset-exports.refresher';
+import { DatasetExportsRefresher } from './dataset-exports-refresher';
 import { DatasetsController } from './datasets.controller';
 import { DatasetsService } from './datasets.service';
 

@@ -9,8 +9,8 @@ import {
 } from '../common/exact-filters.sql';
 import { SqlParams } from '../common/sql-params';
 import { DatabaseRepository, SnapshotReader } from '../database/database.repository';
-import { datasetVisible } from '../permissions/visibility.sql';
-import type { Viewer } from '../permissions/viewer';
+import { datasetVisible } from '../visibility/visibility.sql';
+import type { Viewer } from '../auth/viewer';
 import { exportPageSql, storeStaleExportsSql } from './dataset-exports.sql';
 
 export interface DatasetFilter {

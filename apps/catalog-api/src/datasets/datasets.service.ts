@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import type { Viewer } from '../permissions/viewer';
+import type { Viewer } from '../auth/viewer';
 import { JsonTextPages } from '../read-cache/json-body';
-import { DatasetExportsRefresher } from './dataset-exports.refresher';
+import { DatasetExportsRefresher } from './dataset-exports-refresher';
 import { DatasetFilter, DatasetsRepository, ExportPage } from './datasets.repository';
 import { DATASET_SCHEMA_URL } from './dataset.exporter';
 

@@ -3,7 +3,7 @@ import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Readable } from 'node:stream';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
 import { ApiCall } from '../common/api-docs';
-import { viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../auth/viewer';
 import { DcatDatasetParams, DcatFormatQuery, DcatQuery } from './dcat.dto';
 import type { DcatViewer } from './dcat.repository';
 import { DCAT_CONTEXT, DcatService, RdfAnswer } from './dcat.service';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { SqlParams } from '../common/sql-params';
-import { datasetVisible } from '../permissions/visibility.sql';
-import type { Viewer } from '../permissions/viewer';
+import { datasetVisible } from '../visibility/visibility.sql';
+import type { Viewer } from '../auth/viewer';
 
 /** Who reads the DCAT catalog: a key's viewer, or an anonymous caller (published datasets only). */
 export type DcatViewer = Viewer | { kind: 'anonymous' };

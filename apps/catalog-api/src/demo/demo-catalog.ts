@@ -8,7 +8,7 @@ import type { LegalBasisCode, PersonalDataCode } from '../datasets/legal-basis.e
 import type { UseClass, UseConditionRule } from '../datasets/use-condition-codes';
 import type { GeoCategory, SectorCategory } from '../partners/partner.entity';
 
-/** The demo catalog as plain data; `demo-data.loader.ts` writes it. Names are fictional. */
+/** The demo catalog as plain data; `demo-data-loader.ts` writes it. Names are fictional. */
 
 export const DEMO_PARTNERS: {
   name: string;

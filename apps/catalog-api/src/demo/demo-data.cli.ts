@@ -3,10 +3,10 @@ import { DataSource } from 'typeorm';
 import { answersHelp } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
-import { buildTypeOrmOptions } from '../database/typeorm-options';
+import { buildTypeOrmOptions } from '../typeorm-options';
 import { loadShippedVocabularies } from '../terms/vocabulary-loader';
 import { demoKeysFromFile, formatDemoKeys } from './demo-keys';
-import { loadDemoData } from './demo-data.loader';
+import { loadDemoData } from './demo-data-loader';
 
 /** Where the installation's demo keys are kept unless `--keys-file` says otherwise. */
 const DEFAULT_KEYS_FILE = '.data/demo-keys.json';

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { answersHelp } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
-import { buildTypeOrmOptions } from '../database/typeorm-options';
+import { buildTypeOrmOptions } from '../typeorm-options';
 import { generateSyntheticCatalog } from './synthetic-catalog';
 
 /** `npm run gen-data -- --datasets N`: appends a synthetic catalog for benchmarks. */

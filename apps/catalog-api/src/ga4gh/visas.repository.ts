@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessHolder } from '../accesses/accesses.repository';
-import { PERSON_BY_SUBJECT } from '../identity/people.repository';
+import { PERSON_BY_SUBJECT } from '../people/people.repository';
 import type { PublicJwk } from './visa-signing-key';
 
 /** One access a visa speaks for, with the visa stored for it (if any). Times: epoch seconds. */

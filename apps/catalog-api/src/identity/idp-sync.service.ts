@@ -5,8 +5,8 @@ import { ADVISORY_LOCKS } from '../common/advisory-locks';
 import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { DatabaseRepository } from '../database/database.repository';
 import { KeycloakAdminClient } from './keycloak-admin.client';
-import type { KeycloakUser } from './keycloak.types';
-import { PeopleRepository, personAudit, PersonFacts } from './people.repository';
+import type { KeycloakUser } from './keycloak-types';
+import { PeopleRepository, personAudit, PersonFacts } from '../people/people.repository';
 
 export interface SyncCounts {
   created: number;

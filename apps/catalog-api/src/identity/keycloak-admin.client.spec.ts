@@ -2,7 +2,7 @@ import { ServiceUnavailableError } from '@app/errors';
 import { FakeKeycloak } from '../../test/support/fake-keycloak';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { KeycloakAdminClient } from './keycloak-admin.client';
-import type { KeycloakUser } from './keycloak.types';
+import type { KeycloakUser } from './keycloak-types';
 
 describe('KeycloakAdminClient against a fake Keycloak', () => {
   let kc: FakeKeycloak;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ServiceUnavailableError } from '@app/errors';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { isKeycloakUser, isTokenResponse, KeycloakUser } from './keycloak.types';
+import { isKeycloakUser, isTokenResponse, KeycloakUser } from './keycloak-types';
 
 /** Users fetched per admin-API call while listing. */
 export const KEYCLOAK_PAGE_SIZE = 100;

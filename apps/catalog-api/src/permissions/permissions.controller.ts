@@ -4,7 +4,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
 import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
-import { viewerOf } from './viewer';
+import { viewerOf } from '../auth/viewer';
 import { PermissionParams } from './permissions.dto';
 import { PermissionsService } from './permissions.service';
 

@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ForbiddenError, NotFoundError } from '@app/errors';
 import { AccessesRepository } from '../accesses/accesses.repository';
-import { PeopleRepository } from '../identity/people.repository';
+import { PeopleRepository } from '../people/people.repository';
 import { UsersRepository } from '../users/users.repository';
-import type { Viewer } from './viewer';
+import type { Viewer } from '../auth/viewer';
 
 @Injectable()
 export class PermissionsService {

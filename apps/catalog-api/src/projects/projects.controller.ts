@@ -4,7 +4,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiCachedRead } from '../common/api-docs';
 import { exactValues } from '../common/query-input';
-import { viewerOf } from '../permissions/viewer';
+import { viewerOf } from '../auth/viewer';
 import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { ProjectsExport, ProjectsQuery } from './projects.dto';
 import { PROJECT_FILTERS } from './projects.repository';

@@ -10,8 +10,8 @@ import {
 import { SqlParams } from '../common/sql-params';
 import type { ContactType } from '../contacts/contact.entity';
 import { CONTACT_AFFILIATIONS, PersonRow, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
-import { projectVisible } from '../permissions/visibility.sql';
-import type { Viewer } from '../permissions/viewer';
+import { projectVisible } from '../visibility/visibility.sql';
+import type { Viewer } from '../auth/viewer';
 import type { ProjectRow, PublicationRow } from './project.exporter';
 
 /** The exact filters of `GET /api/projects` (DAISY's project attributes, then record keys). */

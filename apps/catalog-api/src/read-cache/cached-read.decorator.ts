@@ -5,7 +5,7 @@ import {
   SetMetadata,
   UseInterceptors,
 } from '@nestjs/common';
-import { CACHED_READ, CachedReadOptions, snapshotOf } from './cached-read.options';
+import { CACHED_READ, CachedReadOptions, snapshotOf } from './cached-read-options';
 import { ReadCacheInterceptor } from './read-cache.interceptor';
 
 /**

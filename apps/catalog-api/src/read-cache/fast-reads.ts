@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { API_KEY_HEADER, hashApiKey, queryCarriesApiKey } from '@app/auth';
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
-import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
+import { CatalogVersionTracker } from '../catalog-version/catalog-version-tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { endWithBody, matchesEtag } from './json-body';
 import { CachedResponse, ResponseCache, stringBytes } from './response-cache';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { CatalogVersionRepository } from '../catalog-version/catalog-version.repository';
-import { CatalogVersionTracker } from '../catalog-version/catalog-version.tracker';
+import { CatalogVersionTracker } from '../catalog-version/catalog-version-tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { jsonBody } from './json-body';
 import { CachedResponse, ResponseCache } from './response-cache';

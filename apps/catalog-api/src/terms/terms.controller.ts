@@ -5,7 +5,8 @@ import { Public } from '@app/auth';
 import { ApiCall } from '../common/api-docs';
 import { CachedRead, ReadSnapshot } from '../read-cache/cached-read.decorator';
 import { TERM_CATEGORIES, type TermCategory } from './term-category';
-import { TermCategoryPipe, TermSearchPage, TermSearchQuery } from './terms.dto';
+import { TermCategoryPipe } from './term-category.pipe';
+import { TermSearchPage, TermSearchQuery } from './terms.dto';
 import { TermSearchService } from './term-search.service';
 import { TERM_PAGE_SIZE } from './terms.repository';
 

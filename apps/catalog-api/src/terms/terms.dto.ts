@@ -1,8 +1,5 @@
-import { PipeTransform } from '@nestjs/common';
-import { NotFoundError } from '@app/errors';
 import { PositiveIntParam, TextParam } from '@app/platform';
 import { Int, ListOf, One, Pagination, Text } from '../common/response-properties';
-import { isTermCategory, type TermCategory } from './term-category';
 
 const MAX_SEARCH_LENGTH = 200;
 
@@ -12,14 +9,6 @@ export class TermSearchQuery {
 
   @PositiveIntParam('From 1', true)
   page!: number;
-}
-
-/** An unknown vocabulary is a missing resource (404), not a bad parameter (400). */
-export class TermCategoryPipe implements PipeTransform<string, TermCategory> {
-  transform(category: string): TermCategory {
-    if (!isTermCategory(category)) throw new NotFoundError(`Unknown term category "${category}"`);
-    return category;
-  }
 }
 
 class TermOption {

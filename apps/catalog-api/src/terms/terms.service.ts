@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { BadRequestError, NotFoundError } from '@app/errors';
 import { VOCABULARY_FORMATS, type VocabularyFormat } from './parsers/parse-vocabulary';
-import { VocabularyFormatError } from './parsers/vocabulary-format.error';
+import { VocabularyFormatError } from './parsers/vocabulary-format-error';
 import { isTermCategory, TERM_CATEGORIES, type TermCategory } from './term-category';
 import {
   loadShippedVocabularies,

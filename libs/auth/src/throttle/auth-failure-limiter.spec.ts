@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { RateLimitedError, UnauthorizedError } from '@app/errors';
 import { IpAllowList } from '../ip-allow-list';
 import { AuthFailureLimiter, AuthThrottleOptions } from './auth-failure-limiter';
-import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure.store';
+import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure-store';
 import { throttleKeyOf } from './throttle-key';
 
 /**

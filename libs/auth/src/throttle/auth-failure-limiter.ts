@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { RateLimitedError, UnauthorizedError } from '@app/errors';
 import { resolveClientIp } from '../client-ip';
 import { IpAllowList } from '../ip-allow-list';
-import type { AuthFailureStore, FailurePolicy } from './auth-failure.store';
+import type { AuthFailureStore, FailurePolicy } from './auth-failure-store';
 import { throttleKeyOf } from './throttle-key';
 
 export interface AuthThrottleOptions extends FailurePolicy {

@@ -1,4 +1,4 @@
-import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure.store';
+import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure-store';
 
 /** Runs one statement and returns its rows: a TypeORM `DataSource`, or pg wrapped to return `rows`. */
 export interface SqlRunner {

@@ -1,8 +1,8 @@
 import { assertJsonLimits } from '@app/platform';
 import { CATALOG_SETTINGS, CatalogSettings } from '../../config/catalog.settings';
-import { CatalogImportService } from '../../imports/catalog-import.service';
-import { detectKind, isImportKind } from '../../imports/import-document';
-import { IMPORT_KINDS } from '../../imports/import-shapes';
+import { CatalogImportService } from '../../catalog-imports/catalog-import.service';
+import { detectKind, isImportKind } from '../../catalog-imports/import-document';
+import { IMPORT_KINDS } from '../../catalog-imports/import-shapes';
 import { allowOptions, CliCommand, CliUsageError, option, positional } from '../cli-command';
 
 export const importCommand: CliCommand = {

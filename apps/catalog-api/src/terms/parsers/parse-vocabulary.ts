@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { readLines } from './line-reader';
-import { parseOboVocabulary } from './obo-vocabulary.parser';
+import { parseOboVocabulary } from './obo-vocabulary-parser';
 import type { ParsedTerm } from './parsed-term';
-import { parseTsvVocabulary } from './tsv-vocabulary.parser';
+import { parseTsvVocabulary } from './tsv-vocabulary-parser';
 
 export const VOCABULARY_FORMATS = ['obo', 'tsv'] as const;
 

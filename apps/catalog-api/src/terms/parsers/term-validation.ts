@@ -1,5 +1,5 @@
 import { MAX_LABEL_LENGTH, MAX_TERM_ID_LENGTH, type ParsedTerm } from './parsed-term';
-import { VocabularyFormatError } from './vocabulary-format.error';
+import { VocabularyFormatError } from './vocabulary-format-error';
 
 /**
  * Checks one entry and remembers its id, so that a second entry with the same id is reported

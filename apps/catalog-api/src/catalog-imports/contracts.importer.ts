@@ -1,8 +1,8 @@
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
 import type { ContractInput } from './import-shapes';
-import { ContactWriter, PersonFacts } from './people';
-import { affiliationRefs, contactFacts } from './person-facts';
+import { ContactWriter } from './contact-writer';
+import { affiliationRefs, contactFacts, type PersonFacts } from './person-facts';
 import { reportDuplicates } from './record-matcher';
 import { References } from './references';
 

@@ -1,7 +1,7 @@
 import type { ImportContext } from './import-context';
 import type { CohortInput } from './import-shapes';
-import { ContactWriter, PersonFacts } from './people';
-import { affiliationRefs, contactFacts } from './person-facts';
+import { ContactWriter } from './contact-writer';
+import { affiliationRefs, contactFacts, type PersonFacts } from './person-facts';
 import { matchTracked, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
 

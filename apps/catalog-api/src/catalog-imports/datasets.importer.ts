@@ -3,7 +3,7 @@ import { fold } from './import-context';
 import type { DatasetInput } from './import-shapes';
 import { matchTracked, reportTaken, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
-import { replaceStorages } from './storages.writer';
+import { replaceStorages } from './storages-writer';
 
 interface ResolvedDataset {
   projectId: number | null | undefined;

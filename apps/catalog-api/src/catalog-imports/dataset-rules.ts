@@ -1,6 +1,6 @@
 import { fold } from './import-context';
 import type { DatasetInput } from './import-shapes';
-import type { ShapeProblem } from './shape';
+import type { ShapeProblem } from './shape-validators';
 
 /**
  * Rules inside one dataset item: declaration titles are unique within it, and its legal bases

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { loadCatalogSettings } from '../config/catalog.settings';
+import { loadCatalogSettings } from './config/catalog.settings';
 import { buildTypeOrmOptions } from './typeorm-options';
 
 /** The data source the TypeORM CLI loads (`npm run migration:generate`). */

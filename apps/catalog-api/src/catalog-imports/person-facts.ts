@@ -1,8 +1,20 @@
 import type { ContactType } from '../contacts/contact.entity';
 import type { ImportContext } from './import-context';
 import type { ContactInput, PersonInput } from './import-shapes';
-import type { PersonFacts } from './people';
 import type { References } from './references';
+
+/** A person as an import describes them, references already resolved. */
+export interface PersonFacts {
+  firstName: string;
+  lastName: string;
+  email: string | null;
+  type: ContactType;
+  /** Resolved affiliation partner ids; undefined = leave as stored. */
+  partnerIds?: number[];
+  oidcId?: string | null;
+  address?: string | null;
+  phone?: string | null;
+}
 
 /** Partner references made by people's affiliations, for one batched lookup. */
 export function affiliationRefs(people: (PersonInput | ContactInput)[] | undefined): string[] {

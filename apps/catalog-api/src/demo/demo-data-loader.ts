@@ -15,7 +15,7 @@ import { UseCondition } from '../datasets/use-condition.entity';
 import { Endpoint } from '../endpoints/endpoint.entity';
 import { Exposure } from '../endpoints/exposure.entity';
 import { Partner } from '../partners/partner.entity';
-import { PermissionGrant } from '../permissions/permission-grant.entity';
+import { PermissionGrant } from '../visibility/permission-grant.entity';
 import { Project } from '../projects/project.entity';
 import { Publication } from '../projects/publication.entity';
 import { Group } from '../users/group.entity';

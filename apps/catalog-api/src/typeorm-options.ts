@@ -1,7 +1,7 @@
 import type { DataSourceOptions } from 'typeorm';
-import type { CatalogSettings } from '../config/catalog.settings';
-import { catalogEntities } from './entities';
-import { catalogMigrations } from './migrations';
+import type { CatalogSettings } from './config/catalog.settings';
+import { catalogEntities } from './catalog-entities';
+import { catalogMigrations } from './database/migrations';
 
 type DatabaseSettings = Pick<CatalogSettings, 'DATABASE_URL' | 'DATABASE_POOL_SIZE'>;
 

@@ -22,7 +22,7 @@ import {
   record,
   Shape,
   text,
-} from './shape';
+} from './shape-validators';
 
 /**
  * The import shapes: the export shapes of §3, plus the variants found in ELU documents

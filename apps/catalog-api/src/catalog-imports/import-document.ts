@@ -2,7 +2,7 @@ import { CappedProblems, ValidationFailedError } from '@app/errors';
 import { forEachTimeSliced } from '@app/platform';
 import { datasetItemProblems } from './dataset-rules';
 import { DatasetInput, IMPORT_KINDS, ITEM_SHAPES, ImportKind } from './import-shapes';
-import type { ShapeProblem } from './shape';
+import type { ShapeProblem } from './shape-validators';
 
 /** Top-level keys of a document besides `items` that exports and ELU documents carry. */
 const IGNORED_TOP_LEVEL = new Set(['$schema']);

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure.store';
+import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure-store';
 
 /**
  * KEYS: the client's failure counter, its block marker. ARGV: max failures, window ms, block ms.

@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { IMPORT_RECORDS } from './catalog-import.dto';
 import { IMPORT_KINDS, ITEM_SHAPES } from './import-shapes';
-import type { FieldSpec, ListShape, RecordShape, Shape } from './shape';
+import type { FieldSpec, ListShape, RecordShape, Shape } from './shape-validators';
 
 /**
  * The import documents keep their own validator (shape.ts: about 7 times as fast as DTO

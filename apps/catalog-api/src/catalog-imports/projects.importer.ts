@@ -1,7 +1,7 @@
 import type { ImportContext } from './import-context';
 import type { ProjectInput } from './import-shapes';
-import { ContactWriter, PersonFacts } from './people';
-import { affiliationRefs, personFacts } from './person-facts';
+import { ContactWriter } from './contact-writer';
+import { affiliationRefs, personFacts, type PersonFacts } from './person-facts';
 import { matchTracked, reportTaken, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
 

@@ -1,7 +1,7 @@
 import type { SqlParams } from '../common/sql-params';
 import { GLOBAL_PROTECTED_GROUPS } from '../users/group.entity';
 import type { GrantObjectType } from './permission-grant.entity';
-import type { Viewer } from './viewer';
+import type { Viewer } from '../auth/viewer';
 
 /**
  * SQL predicates deciding what a viewer sees. `protected` on an object: the user is in a

@@ -1,7 +1,7 @@
 import type { NumberedLine } from './line-reader';
 import type { ParsedTerm } from './parsed-term';
 import { TermChecker } from './term-validation';
-import { VocabularyFormatError } from './vocabulary-format.error';
+import { VocabularyFormatError } from './vocabulary-format-error';
 
 interface TermStanza {
   line: number;

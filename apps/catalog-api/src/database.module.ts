@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { runMigrationsWithLock } from './migration-runner';
+import { CATALOG_SETTINGS, CatalogSettings } from './config/catalog.settings';
+import { runMigrationsWithLock } from './database/migration-runner';
 import { buildTypeOrmOptions } from './typeorm-options';
 
 @Injectable()

@@ -1,19 +1,6 @@
-import type { ContactType } from '../contacts/contact.entity';
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
-
-/** A person as an import describes them, references already resolved. */
-export interface PersonFacts {
-  firstName: string;
-  lastName: string;
-  email: string | null;
-  type: ContactType;
-  /** Resolved affiliation partner ids; undefined = leave as stored. */
-  partnerIds?: number[];
-  oidcId?: string | null;
-  address?: string | null;
-  phone?: string | null;
-}
+import type { PersonFacts } from './person-facts';
 
 /**
  * Creates or matches contacts. A contact is the same person when email and both names match
