@@ -193,6 +193,35 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
     const dcat = await c.get(`/api/dcat/datasets/${first.body.accession}`, 'global').expect(200);
     expect(dcat.text).toContain('dcat:byteSize "0"^^xsd:nonNegativeInteger');
     expect(dcat.text).toContain(`spdx:checksumValue "${digest('b')}"^^xsd:hexBinary`);
+    // A catalog import document (no sizes in DAISY's shape) listing the copy again keeps them.
+    await request(c.server)
+      .post('/api/datasets')
+      .set('X-API-Key', KEYS.global)
+      .send({
+        items: [
+          {
+            name: 'Sized reads',
+            project: 'PD-OMICS',
+            storages: [
+              {
+                platform: 'lcsb-storage',
+                location: 'projects/PD-OMICS/SUB-1/data/raw/dropzone-dataset-DS-20',
+              },
+              { platform: 'tape', location: 'vault/20' },
+            ],
+          },
+        ],
+      })
+      .expect(200);
+    expect(await stored()).toEqual([{ byte_size: '0', manifest_sha256: digest('b') }]);
+    const copies = await c.dataSource.query<{ platform: string; byte_size: string | null }[]>(
+      `SELECT platform, byte_size FROM storage_locations s JOIN datasets d ON d.id = s.dataset_id
+       WHERE d.title = 'Sized reads' ORDER BY platform`,
+    );
+    expect(copies).toEqual([
+      { platform: 'lcsb-storage', byte_size: '0' },
+      { platform: 'tape', byte_size: null },
+    ]);
   });
 
   it.each([
