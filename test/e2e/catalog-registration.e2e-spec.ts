@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
@@ -26,7 +27,10 @@ import { startWorkerProcess } from '../../apps/provisioner/test/support/worker-p
 
 /** The provisioner's registration key; the catalog knows only its SHA-256. */
 const REGISTRATION_KEY = generateApiKey(48);
-const CATALOG_ENV = { REGISTRATION_API_KEY_SHA256: hashApiKey(REGISTRATION_KEY) };
+const CATALOG_ENV = {
+  REGISTRATION_API_KEY_SHA256: hashApiKey(REGISTRATION_KEY),
+  DCAT_PUBLISHER_NAME: 'Luxembourg Centre for Systems Biomedicine',
+};
 const LCSB = 'Luxembourg Centre for Systems Biomedicine';
 
 interface DatasetExport {
@@ -166,6 +170,19 @@ describe('every published import is registered in the catalog (issue 17)', () =>
       ),
     );
     expect(byId).toMatchObject({ 'DS-1': record.catalog!.accession, 'DS-DOWN': null });
+    // The DCAT distribution of the copy: its bytes (one file, "a") and the SHA-256 of the
+    // manifest the import stored beside it.
+    const manifest = readFileSync(
+      join(storageRoot, record.path, '.provisioner/manifest-sha256.txt'),
+    );
+    const sha = createHash('sha256').update(manifest).digest('hex');
+    const dcat = await request(catalog.server)
+      .get(`/api/dcat/datasets/${record.catalog!.accession}`)
+      .set('X-API-Key', TEST_GLOBAL_KEY)
+      .expect(200);
+    expect(dcat.text).toContain('dcat:byteSize "1"^^xsd:nonNegativeInteger');
+    expect(dcat.text).toContain(`spdx:checksumValue "${sha}"^^xsd:hexBinary`);
+    expect(dcat.text).toContain('spdx:algorithm spdx:checksumAlgorithm_sha256');
   });
 
   it('adds the copy to the dataset the accession in dataset.json names', async () => {
@@ -331,13 +348,11 @@ describe("on the PostgreSQL queue backend (npm start's default)", () => {
   beforeAll(async () => {
     demo = await startDemoCatalog(CATALOG_ENV);
     const port = await listen(demo.app);
-    dropzone
-      .submission('SUB-PG', { project: 'PD-OMICS', datasets: ['DS-PG'] })
-      .dataset('DS-PG', {
-        submission: 'SUB-PG',
-        title: 'Queued in PostgreSQL',
-        files: { 'p.txt': 'p' },
-      });
+    dropzone.submission('SUB-PG', { project: 'PD-OMICS', datasets: ['DS-PG'] }).dataset('DS-PG', {
+      submission: 'SUB-PG',
+      title: 'Queued in PostgreSQL',
+      files: { 'p.txt': 'p' },
+    });
     const env = await dropzoneEnv(dropzone, join(dropzone.root, '../storage'), {
       ...(await queueEnv('postgres')),
       CATALOG_URL: `http://127.0.0.1:${port}`,

@@ -333,9 +333,7 @@ describe('catalog administration routes', () => {
     };
 
     it('grants protected: 201, the user then sees the project; again: 200', async () => {
-      expect(
-        (await w.get('/api/projects', KEYS.unprotected).expect(200)).body.items,
-      ).toEqual([]);
+      expect((await w.get('/api/projects', KEYS.unprotected).expect(200)).body.items).toEqual([]);
       const res = await w.post('/api/admin/grants', grant).expect(201);
       expect(res.body).toMatchObject({
         user: 'roy.blue',
@@ -343,8 +341,7 @@ describe('catalog administration routes', () => {
         permission: 'protected',
         object_type: 'project',
       });
-      const projects = (await w.get('/api/projects', KEYS.unprotected).expect(200)).body
-        .items;
+      const projects = (await w.get('/api/projects', KEYS.unprotected).expect(200)).body.items;
       expect(projects.map((p: { acronym: string }) => p.acronym)).toEqual(['PD-OMICS']);
       await w.post('/api/admin/grants', grant).expect(200);
     });
@@ -392,9 +389,7 @@ describe('catalog administration routes', () => {
     it('revokes: 200, the project disappears from the user key; revoking again is 404', async () => {
       const res = await w.delete('/api/admin/grants', grant).expect(200);
       expect(res.body).toEqual({ status: 'Success', revoked: 1 });
-      expect(
-        (await w.get('/api/projects', KEYS.unprotected).expect(200)).body.items,
-      ).toEqual([]);
+      expect((await w.get('/api/projects', KEYS.unprotected).expect(200)).body.items).toEqual([]);
       await refused(() => w.delete('/api/admin/grants', grant), 404);
     });
   });

@@ -37,15 +37,9 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
     it.each(KINDS)(
       'POST /api/%s: a user key gets 403, an endpoint key 403, no key 401, a wrong key 401',
       async (kind) => {
-        const user = await refused(
-          () => w.post(`/api/${kind}`, doc, KEYS.steward),
-          403,
-        );
+        const user = await refused(() => w.post(`/api/${kind}`, doc, KEYS.steward), 403);
         expect(user.description).toBe('Write operations require the global API key');
-        await refused(
-          () => w.post(`/api/${kind}`, doc, KEYS.portalEndpoint),
-          403,
-        );
+        await refused(() => w.post(`/api/${kind}`, doc, KEYS.portalEndpoint), 403);
         await refused(() => w.post(`/api/${kind}`, doc, null), 401);
         await refused(() => w.post(`/api/${kind}`, doc, 'x'.repeat(40)), 401);
       },

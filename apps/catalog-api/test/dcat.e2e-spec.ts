@@ -133,8 +133,11 @@ async function addGenerated(c: DemoCatalog): Promise<void> {
   await q(`INSERT INTO legal_bases (dataset_id, legal_basis_codes, personal_data_codes, legal_basis_notes)
     SELECT d.id, enum_range(NULL::legal_basis_code), enum_range(NULL::personal_data_code), 'notes'
     FROM ${full} d`);
-  await q(`INSERT INTO storage_locations (dataset_id, platform, location)
-    SELECT d.id, 'HPC ' || k, '/srv/full/' || d.id || '/' || k FROM ${full} d, generate_series(1, 2) k`);
+  // As the provisioner registers them: the copy's bytes and its manifest's SHA-256.
+  await q(`INSERT INTO storage_locations (dataset_id, platform, location, byte_size, manifest_sha256)
+    SELECT d.id, 'HPC ' || k, '/srv/full/' || d.id || '/' || k, 1000 * d.id + k,
+      encode(sha256(convert_to('manifest ' || d.id || '/' || k, 'UTF8')), 'hex')
+    FROM ${full} d, generate_series(1, 2) k`);
   await q(`INSERT INTO transfers (dataset_id, partner_id, transfer_details, transfer_date, import_id)
     SELECT d.id, (SELECT id FROM partners WHERE name = 'FULL hospital'), 'import', ('2026-03-0' || k)::date,
       'import-' || d.id || '-' || k FROM ${full} d, generate_series(1, 2) k`);
@@ -212,6 +215,29 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
       expect(ttl.triples.length).toBeGreaterThan(200);
       expect(jsonld.triples).toEqual(ttl.triples);
       expect(rdf.triples).toEqual(ttl.triples);
+      // A dataset with every field filled, byte sizes and checksums included.
+      const full = await c.accession('FULL dataset 1');
+      const [fullTtl, fullJsonld, fullRdf] = await Promise.all(
+        ['ttl', 'jsonld', 'rdf'].map(async (f) =>
+          parse(
+            (await get(`/api/dcat/datasets/${full}?format=${f}`, TEST_GLOBAL_KEY).expect(200)).text,
+            f,
+          ),
+        ),
+      );
+      const [byteSize, checksumValue] = ['dcat#byteSize', 'terms#checksumValue'].map((p) =>
+        fullTtl.triples.filter((t) => t.includes(p)),
+      );
+      expect(byteSize).toHaveLength(2);
+      expect(byteSize[0]).toMatch(
+        /"\d+"\^\^<http:\/\/www.w3.org\/2001\/XMLSchema#nonNegativeInteger>/,
+      );
+      expect(checksumValue).toHaveLength(2);
+      expect(checksumValue[0]).toMatch(
+        /"[0-9a-f]{64}"\^\^<http:\/\/www.w3.org\/2001\/XMLSchema#hexBinary>/,
+      );
+      expect(fullJsonld.triples).toEqual(fullTtl.triples);
+      expect(fullRdf.triples).toEqual(fullTtl.triples);
     },
     SHACL_MS,
   );
@@ -255,6 +281,12 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
       expect(everything).toContain('FULL dataset 1');
       expect(everything).toContain('EMPTY dataset 1');
       expect(everything).toContain(`${ACCESS_RIGHT}NON_PUBLIC`);
+      // The FULL copies' registered sizes and checksums, and only theirs.
+      const sizes = everything.match(/dcat:byteSize "\d+"\^\^xsd:nonNegativeInteger/g) ?? [];
+      const checksums = everything.match(/spdx:checksumValue "[0-9a-f]{64}"\^\^xsd:hexBinary/g);
+      expect(sizes).toHaveLength(2 * GENERATED);
+      expect(checksums).toHaveLength(2 * GENERATED);
+      expect(everything).toContain('spdx:algorithm spdx:checksumAlgorithm_sha256');
       const report = await validate(everything, 'dcat-ap-3.0.1');
       expect(summary(report.violations)).toEqual([]);
       expect(report.triples).toBeGreaterThan(1000);
@@ -298,8 +330,25 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
       expect(
         paths.some((p) => p.startsWith(`${dataset}#storage-`) && p.endsWith('dcat#accessURL')),
       ).toBe(true);
+      // A checksum value that is a plain string, an algorithm that is no spdx:ChecksumAlgorithm.
+      const badChecksum = everything
+        .replace('"^^xsd:hexBinary', '"')
+        .replace(
+          'spdx:algorithm spdx:checksumAlgorithm_sha256',
+          'spdx:algorithm <http://spdx.org/rdf/terms#checksumAlgorithm_md5>',
+        );
+      const checksumReport = await validate(badChecksum, 'dcat-ap-3.0.1');
+      const checksumPaths = checksumReport.violations
+        .filter((v) => v.focusNode.endsWith('-checksum'))
+        .map((v) => v.path);
+      expect(checksumPaths).toEqual(
+        expect.arrayContaining([
+          'http://spdx.org/rdf/terms#checksumValue',
+          'http://spdx.org/rdf/terms#algorithm',
+        ]),
+      );
     },
-    SHACL_MS,
+    2 * SHACL_MS, // two SHACL runs
   );
 
   it(

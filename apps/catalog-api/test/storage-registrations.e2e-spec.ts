@@ -39,7 +39,10 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
     Number((await c.dataSource.query<{ n: string }[]>(sql, params))[0].n);
 
   beforeAll(async () => {
-    c = await startDemoCatalog({ REGISTRATION_API_KEY_SHA256: hashApiKey(REGISTRATION_KEY) });
+    c = await startDemoCatalog({
+      REGISTRATION_API_KEY_SHA256: hashApiKey(REGISTRATION_KEY),
+      DCAT_PUBLISHER_NAME: 'Luxembourg Centre for Systems Biomedicine',
+    });
   });
   afterAll(() => c.close());
 
@@ -155,6 +158,90 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
     expect(fields).toEqual(
       expect.arrayContaining(['import_id', 'dataset.project', 'storage.extra', 'transfer.date']),
     );
+  });
+
+  it("keeps the copy's bytes and manifest checksum; a re-registration updates them, one without them keeps them", async () => {
+    const digest = (c: string) => c.repeat(64);
+    const stored = () =>
+      c.dataSource.query<{ byte_size: string | null; manifest_sha256: string | null }[]>(
+        `SELECT byte_size, manifest_sha256 FROM storage_locations WHERE location = $1`,
+        ['projects/PD-OMICS/SUB-1/data/raw/dropzone-dataset-DS-20'],
+      );
+    const sized = (bytes: number, sha: string) => {
+      const payload = body('dropzone-dataset-DS-20', 'Sized reads');
+      return { ...payload, storage: { ...payload.storage, bytes, manifest_sha256: sha } };
+    };
+    const first = await register(sized(Number.MAX_SAFE_INTEGER, digest('a'))).expect(200);
+    expect(first.body).toMatchObject({ storage_created: true });
+    expect(await stored()).toEqual([
+      { byte_size: String(Number.MAX_SAFE_INTEGER), manifest_sha256: digest('a') },
+    ]);
+    const audited = () =>
+      count(`SELECT count(*) AS n FROM audit_log WHERE action = 'register_storage'`, []);
+    const before = await audited();
+    // The same again: nothing written, nothing audited.
+    await register(sized(Number.MAX_SAFE_INTEGER, digest('a'))).expect(200);
+    expect(await audited()).toBe(before);
+    // New values (a re-import of the copy): updated, audited, still one row.
+    const again = await register(sized(0, digest('b'))).expect(200);
+    expect(again.body).toMatchObject({ storage_created: false, transfer_created: false });
+    expect(await stored()).toEqual([{ byte_size: '0', manifest_sha256: digest('b') }]);
+    expect(await audited()).toBe(before + 1);
+    // An older provisioner sends neither: what is known stays.
+    await register(body('dropzone-dataset-DS-20', 'Sized reads')).expect(200);
+    expect(await stored()).toEqual([{ byte_size: '0', manifest_sha256: digest('b') }]);
+    const dcat = await c.get(`/api/dcat/datasets/${first.body.accession}`, 'global').expect(200);
+    expect(dcat.text).toContain('dcat:byteSize "0"^^xsd:nonNegativeInteger');
+    expect(dcat.text).toContain(`spdx:checksumValue "${digest('b')}"^^xsd:hexBinary`);
+    // A catalog import document (no sizes in DAISY's shape) listing the copy again keeps them.
+    await request(c.server)
+      .post('/api/datasets')
+      .set('X-API-Key', KEYS.global)
+      .send({
+        items: [
+          {
+            name: 'Sized reads',
+            project: 'PD-OMICS',
+            storages: [
+              {
+                platform: 'lcsb-storage',
+                location: 'projects/PD-OMICS/SUB-1/data/raw/dropzone-dataset-DS-20',
+              },
+              { platform: 'tape', location: 'vault/20' },
+            ],
+          },
+        ],
+      })
+      .expect(200);
+    expect(await stored()).toEqual([{ byte_size: '0', manifest_sha256: digest('b') }]);
+    const copies = await c.dataSource.query<{ platform: string; byte_size: string | null }[]>(
+      `SELECT platform, byte_size FROM storage_locations s JOIN datasets d ON d.id = s.dataset_id
+       WHERE d.title = 'Sized reads' ORDER BY platform`,
+    );
+    expect(copies).toEqual([
+      { platform: 'lcsb-storage', byte_size: '0' },
+      { platform: 'tape', byte_size: null },
+    ]);
+  });
+
+  it.each([
+    [{ bytes: -1 }, 'storage.bytes'],
+    [{ bytes: 1.5 }, 'storage.bytes'],
+    [{ bytes: Number.MAX_SAFE_INTEGER + 1 }, 'storage.bytes'],
+    [{ bytes: '12' }, 'storage.bytes'],
+    [{ manifest_sha256: 'A'.repeat(64) }, 'storage.manifest_sha256'],
+    [{ manifest_sha256: 'a'.repeat(63) }, 'storage.manifest_sha256'],
+    [{ manifest_sha256: 'g'.repeat(64) }, 'storage.manifest_sha256'],
+  ])('refuses a copy with %j in the error envelope (400 naming %s)', async (extra, field) => {
+    const payload = body('dropzone-dataset-DS-21', 'Badly sized');
+    const res = await register({ ...payload, storage: { ...payload.storage, ...extra } }).expect(
+      400,
+    );
+    const errors = res.body.more.errors as { field: string; message: string }[];
+    expect(errors.map((e) => e.field)).toEqual([field]);
+    expect(
+      await count('SELECT count(*) AS n FROM datasets WHERE title = $1', ['Badly sized']),
+    ).toBe(0);
   });
 
   it('an import document listing a copy twice stores it once, with the accesses of both', async () => {

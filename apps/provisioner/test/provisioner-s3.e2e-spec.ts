@@ -192,9 +192,24 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
       'object-store',
       '2026-11-23',
     );
+    // With the copy's bytes and its stored manifest's SHA-256: the same as the filesystem copy's.
+    const manifest = await object(`${PATH('DS-GOOD')}/.provisioner/manifest-sha256.txt`);
     expect(registration.storage).toEqual({
       platform: 'object-store',
       location: `s3://${bucket}/research/${PATH('DS-GOOD')}`,
+      bytes: Object.values(FILES).reduce((sum, content) => sum + Buffer.byteLength(content), 0),
+      manifest_sha256: digest('sha256', manifest),
+    });
+    const onFilesystem = await describeRegistration(
+      storageFromSettings(fs.settings),
+      intoFs.id,
+      intoFs.path,
+      'hpc',
+      '2026-11-23',
+    );
+    expect(onFilesystem.storage).toMatchObject({
+      bytes: registration.storage.bytes,
+      manifest_sha256: registration.storage.manifest_sha256,
     });
   });
 

@@ -24,6 +24,10 @@ function distinctStorages(storages: StorageInput[]): StorageInput[] {
   return [...byKey.values()];
 }
 
+/** A copy as the table's unique index sees it: (dataset, platform, location or ''). */
+const copyKey = (datasetId: number, platform: string, location: string | null) =>
+  `${datasetId}\u0000${platform}\u0000${location ?? ''}`;
+
 /**
  * Replaces the storage locations of the given datasets, in a fixed number of statements. Their
  * `accesses` are the notes of access records attached to the location: an existing access of
@@ -42,19 +46,31 @@ export async function replaceStorages(ctx: ImportContext, targets: StorageTarget
     const key = noteKey(a.dataset_id, a.access_notes);
     if (!accessOf.has(key)) accessOf.set(key, a.id);
   }
-  await repos.datasets.deleteStorageLocations(m, datasetIds);
+  // A document has no sizes or checksums: a copy it lists again keeps those the provisioner
+  // registered (docs/decisions/dcat-distribution-size-and-checksum.md).
+  const registered = new Map(
+    (await repos.datasets.deleteStorageLocations(m, datasetIds)).map((r) => [
+      copyKey(r.dataset_id, r.platform, r.location),
+      r,
+    ]),
+  );
   const locations = targets.flatMap((t) =>
     distinctStorages(t.storages).map((s) => ({ datasetId: t.datasetId, s })),
   );
   const locationIds = await repos.rows.insert(
     m,
     'storage_locations',
-    locations.map(({ datasetId, s }) => ({
-      dataset_id: datasetId,
-      platform: s.platform,
-      category: s.category ?? 'master',
-      location: s.location ?? null,
-    })),
+    locations.map(({ datasetId, s }) => {
+      const kept = registered.get(copyKey(datasetId, s.platform ?? '', s.location ?? null));
+      return {
+        dataset_id: datasetId,
+        platform: s.platform,
+        category: s.category ?? 'master',
+        location: s.location ?? null,
+        byte_size: kept?.byte_size ?? undefined,
+        manifest_sha256: kept?.manifest_sha256 ?? undefined,
+      };
+    }),
   );
 
   const uses = locations.flatMap(({ datasetId, s }, k) =>

@@ -64,6 +64,16 @@ export interface LegalBasisDeclarationLink {
  * Datasets and what belongs to them (declarations, use conditions, legal bases, storage
  * locations, transfers), in the caller's transaction (`manager`).
  */
+/** A storage copy's size and manifest checksum as the provisioner registered them. */
+export interface RegisteredCopyFacts {
+  dataset_id: number;
+  platform: string;
+  location: string | null;
+  /** bigint: as text. */
+  byte_size: string | null;
+  manifest_sha256: string | null;
+}
+
 @Injectable()
 export class DatasetsRepository {
   constructor(private readonly database: DatabaseRepository) {}
@@ -240,10 +250,20 @@ export class DatasetsRepository {
     await manager.query('DELETE FROM transfers WHERE dataset_id = ANY($1::int[])', [datasetIds]);
   }
 
-  /** Removes the datasets' storage locations (their access links go with them). */
-  async deleteStorageLocations(manager: EntityManager, datasetIds: number[]): Promise<void> {
-    await manager.query('DELETE FROM storage_locations WHERE dataset_id = ANY($1::int[])', [
-      datasetIds,
-    ]);
+  /**
+   * Removes the datasets' storage locations (their access links go with them); returns the
+   * provisioner-registered size and checksum of those that had one, for the rows that replace them.
+   */
+  async deleteStorageLocations(
+    manager: EntityManager,
+    datasetIds: number[],
+  ): Promise<RegisteredCopyFacts[]> {
+    return manager.query<RegisteredCopyFacts[]>(
+      // In a CTE: TypeORM answers a bare DELETE … RETURNING as [rows, count].
+      `WITH gone AS (DELETE FROM storage_locations WHERE dataset_id = ANY($1::int[])
+         RETURNING dataset_id, platform, location, byte_size, manifest_sha256)
+       SELECT * FROM gone WHERE byte_size IS NOT NULL OR manifest_sha256 IS NOT NULL`,
+      [datasetIds],
+    );
   }
 }

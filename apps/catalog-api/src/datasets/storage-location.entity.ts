@@ -1,4 +1,4 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { TimestampedRecord } from '../common/tracked-record';
 import { Dataset } from './dataset.entity';
 
@@ -8,6 +8,8 @@ export type StorageCategory = (typeof STORAGE_CATEGORIES)[number];
 /** One row per (dataset, platform, location): a unique index on the migration's expression. */
 @Entity({ name: 'storage_locations' })
 @Index('IDX_storage_locations_dataset', ['dataset'])
+@Check('CHK_storage_locations_byte_size', `"byte_size" >= 0`)
+@Check('CHK_storage_locations_manifest_sha256', `"manifest_sha256" ~ '^[0-9a-f]{64}$'`)
 export class StorageLocation extends TimestampedRecord {
   @ManyToOne(() => Dataset, { nullable: false, onDelete: 'CASCADE' })
   @JoinColumn({ name: 'dataset_id' })
@@ -27,4 +29,15 @@ export class StorageLocation extends TimestampedRecord {
 
   @Column({ type: 'text', nullable: true })
   location!: string | null;
+
+  /**
+   * The copy's total bytes, as the provisioner registered it; null when not registered. A bigint
+   * (TypeORM reads it as a string); values stay within Number.MAX_SAFE_INTEGER (the route's bound).
+   */
+  @Column({ name: 'byte_size', type: 'bigint', nullable: true })
+  byteSize!: string | null;
+
+  /** SHA-256 (lowercase hex) of the copy's stored manifest of per-file SHA-256s; null when not registered. */
+  @Column({ name: 'manifest_sha256', type: 'character', length: 64, nullable: true })
+  manifestSha256!: string | null;
 }

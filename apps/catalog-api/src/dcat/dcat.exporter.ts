@@ -425,27 +425,55 @@ export class DcatExporter {
     return nodes;
   }
 
-  /** Each storage copy is a distribution, reached through the dataset's page (access by request). */
+  /**
+   * Each storage copy is a distribution, reached through the dataset's page (access by request),
+   * with the size and checksum the provisioner registered for it, if any. A copy is many files:
+   * its checksum is the SHA-256 of its manifest (the SHA-256 of every file), and says so.
+   */
   private distributions(
     ds: RdfNode,
     id: string,
     facts: DatasetFacts,
     nonPublic: boolean,
   ): RdfNode[] {
-    return facts.storages.map((storage) => {
+    const nodes: RdfNode[] = [];
+    for (const storage of facts.storages) {
       const node = new RdfNode(`${id}#storage-${storage.id}`, [iri('dcat', 'Distribution')])
         .lit(iri('dct', 'title'), storage.platform)
         .ref(iri('dcat', 'accessURL'), id)
         .lit(iri('dct', 'issued'), facts.imports[0], xsd('date'))
-        .lit(iri('dct', 'modified'), facts.imports[facts.imports.length - 1], xsd('date'));
+        .lit(iri('dct', 'modified'), facts.imports[facts.imports.length - 1], xsd('date'))
+        .lit(iri('dcat', 'byteSize'), storage.byte_size, xsd('nonNegativeInteger'));
       if (nonPublic)
         for (const law of this.config.applicableLegislation)
           node.ref(iri('dcatap', 'applicableLegislation'), law);
       ds.ref(iri('dcat', 'distribution'), node.id);
-      return node;
-    });
+      nodes.push(node);
+      if (storage.manifest_sha256 !== null) {
+        const checksum = new RdfNode(`${node.id}-checksum`, [iri('spdx', 'Checksum')])
+          .ref(iri('spdx', 'algorithm'), SHA256)
+          // xsd:hexBinary as DCAT-AP's shape requires; the catalog stores it lowercase.
+          .lit(iri('spdx', 'checksumValue'), storage.manifest_sha256, xsd('hexBinary'))
+          .lit(iri('rdfs', 'comment'), MANIFEST_CHECKSUM);
+        node
+          .ref(iri('spdx', 'checksum'), checksum.id)
+          .lit(iri('dct', 'description'), MANIFEST_NOTE);
+        nodes.push(checksum, new RdfNode(SHA256, [iri('spdx', 'ChecksumAlgorithm')]));
+      }
+    }
+    return nodes;
   }
 }
+
+/** SPDX's SHA-256 (the range shape wants it typed spdx:ChecksumAlgorithm in the graph). */
+const SHA256 = iri('spdx', 'checksumAlgorithm_sha256');
+const MANIFEST_CHECKSUM =
+  "SHA-256 of the copy's manifest (.provisioner/manifest-sha256.txt), which lists the SHA-256 " +
+  'of every file of the copy: a copy of several files has no single-file checksum.';
+const MANIFEST_NOTE =
+  'A storage copy of the dataset (many files). Its spdx:checksum is the SHA-256 of the ' +
+  "copy's manifest of per-file SHA-256 checksums (.provisioner/manifest-sha256.txt), not of " +
+  'a single file; dcat:byteSize is the total of its files.';
 
 export interface PageInfo {
   number: number;

@@ -40,7 +40,13 @@ export interface DatasetFacts {
     personal_data_codes: string[];
     legal_basis_notes: string | null;
   }[];
-  storages: { id: number; platform: string }[];
+  /** Storage copies; the provisioner's size and manifest checksum where it registered them. */
+  storages: {
+    id: number;
+    platform: string;
+    byte_size: number | null;
+    manifest_sha256: string | null;
+  }[];
   /** Dates of the provisioner imports (transfers with an import id), oldest first. */
   imports: string[];
   custodians: { id: number; first_name: string; last_name: string; email: string }[];
@@ -148,7 +154,8 @@ export class DcatRepository {
         'legal_basis_notes', NULLIF(lb.legal_basis_notes, '')) ORDER BY lb.id) AS list
       FROM legal_bases lb WHERE lb.dataset_id = ANY (${idList}::int[]) GROUP BY lb.dataset_id),
     storages_of AS (SELECT sl.dataset_id AS id,
-        json_agg(json_build_object('id', sl.id, 'platform', sl.platform) ORDER BY sl.id) AS list
+        json_agg(json_build_object('id', sl.id, 'platform', sl.platform,
+          'byte_size', sl.byte_size, 'manifest_sha256', sl.manifest_sha256) ORDER BY sl.id) AS list
       FROM storage_locations sl WHERE sl.dataset_id = ANY (${idList}::int[])
       GROUP BY sl.dataset_id),
     imports_of AS (SELECT t.dataset_id AS id,

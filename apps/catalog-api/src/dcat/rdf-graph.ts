@@ -24,6 +24,7 @@ export const NS = {
   hydra: 'http://www.w3.org/ns/hydra/core#',
   healthdcatap: 'http://healthdataportal.eu/ns/health#',
   eli: 'http://data.europa.eu/eli/ontology#',
+  spdx: 'http://spdx.org/rdf/terms#',
 } as const;
 
 export type Prefix = keyof typeof NS;

@@ -10,8 +10,10 @@ import {
   Matches,
   ValidateNested,
 } from 'class-validator';
+import { IntegerField, TextField } from '@app/platform';
 
 const ACCESSION = /^ELU_I_\d{1,15}$/;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** A required, non-empty string of at most `max` characters, documented as such. */
 const Text = (description: string, max: number) =>
@@ -46,6 +48,25 @@ export class RegisteredStorageInput {
 
   @Text("The dataset's path in that storage", 4000)
   location!: string;
+
+  @IntegerField({
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+    description:
+      "The copy's total size in bytes (the import's provenance totals); the DCAT distribution's " +
+      '`dcat:byteSize`. Absent: not known (kept as registered before).',
+  })
+  bytes?: number;
+
+  @TextField({
+    pattern: SHA256_HEX,
+    patternMessage: 'must be a SHA-256 digest: 64 lowercase hexadecimal characters',
+    description:
+      "SHA-256 of the copy's stored manifest (`.provisioner/manifest-sha256.txt`, which lists " +
+      "every file's SHA-256); the DCAT distribution's `spdx:checksum`. Absent: not known (kept " +
+      'as registered before).',
+  })
+  manifest_sha256?: string;
 }
 
 /** The hand-over from the submitting partner; one transfer per import. */

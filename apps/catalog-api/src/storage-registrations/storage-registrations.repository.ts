@@ -7,6 +7,17 @@ export interface RegisteredDatasetRow {
   elu_accession: string;
 }
 
+export interface StorageWrite {
+  datasetId: number;
+  platform: string;
+  location: string;
+  bytes?: number;
+  manifestSha256?: string;
+}
+
+/** What a registration did to the copy's row. */
+export type StorageWritten = 'created' | 'updated' | 'unchanged';
+
 export interface TransferWrite {
   datasetId: number;
   partnerId: number;
@@ -16,10 +27,10 @@ export interface TransferWrite {
 }
 
 /**
- * The statements of a storage registration. Each write is an `INSERT … ON CONFLICT DO NOTHING`
- * on the constraint that makes it happen once (dataset title, storage (dataset, platform,
- * location), transfer import id), so concurrent or repeated registrations add nothing twice;
- * each returns whether it added the row.
+ * The statements of a storage registration. Each write is an `INSERT … ON CONFLICT` on the
+ * constraint that makes it happen once (dataset title, storage (dataset, platform, location),
+ * transfer import id), so concurrent or repeated registrations add nothing twice; each returns
+ * whether it added the row (the storage row: or updated its size and checksum).
  */
 @Injectable()
 export class StorageRegistrationsRepository {
@@ -70,19 +81,28 @@ export class StorageRegistrationsRepository {
     return { row: found[0], created: false };
   }
 
-  async addStorage(
-    m: EntityManager,
-    datasetId: number,
-    platform: string,
-    location: string,
-  ): Promise<boolean> {
-    const rows = await m.query<{ id: number }[]>(
-      `INSERT INTO storage_locations (dataset_id, platform, location, category)
-       VALUES ($1, $2, $3, 'master')
-       ON CONFLICT (dataset_id, platform, (COALESCE(location, ''))) DO NOTHING RETURNING id`,
-      [datasetId, platform, location],
+  /**
+   * The copy's row, added when missing. Its size and manifest checksum are set when given and
+   * differ from the stored ones (a re-import of a removed copy registers new values); absent
+   * ones leave the stored values alone, and an unchanged row is not written at all, so a repeated
+   * registration changes nothing, not even the catalog's version.
+   */
+  async upsertStorage(m: EntityManager, s: StorageWrite): Promise<StorageWritten> {
+    const rows = await m.query<{ created: boolean }[]>(
+      `INSERT INTO storage_locations AS sl (dataset_id, platform, location, category, byte_size,
+         manifest_sha256)
+       VALUES ($1, $2, $3, 'master', $4::bigint, $5)
+       ON CONFLICT (dataset_id, platform, (COALESCE(location, ''))) DO UPDATE
+         SET byte_size = COALESCE(EXCLUDED.byte_size, sl.byte_size),
+           manifest_sha256 = COALESCE(EXCLUDED.manifest_sha256, sl.manifest_sha256)
+         WHERE (sl.byte_size, sl.manifest_sha256) IS DISTINCT FROM
+           (COALESCE(EXCLUDED.byte_size, sl.byte_size),
+            COALESCE(EXCLUDED.manifest_sha256, sl.manifest_sha256))
+       RETURNING (xmax = 0) AS created`,
+      [s.datasetId, s.platform, s.location, s.bytes ?? null, s.manifestSha256 ?? null],
     );
-    return rows.length > 0;
+    if (rows.length === 0) return 'unchanged';
+    return rows[0].created ? 'created' : 'updated';
   }
 
   async addTransfer(m: EntityManager, t: TransferWrite): Promise<boolean> {

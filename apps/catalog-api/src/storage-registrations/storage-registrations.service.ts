@@ -32,12 +32,14 @@ export class StorageRegistrationsService {
     return this.dataSource.transaction(async (m) => {
       const { row, created } = await this.dataset(m, input);
       const partnerId = input.transfer && (await this.partnerId(m, input.transfer.partner));
-      const storageCreated = await this.rows.addStorage(
-        m,
-        row.id,
-        input.storage.platform,
-        input.storage.location,
-      );
+      const storage = await this.rows.upsertStorage(m, {
+        datasetId: row.id,
+        platform: input.storage.platform,
+        location: input.storage.location,
+        bytes: input.storage.bytes,
+        manifestSha256: input.storage.manifest_sha256,
+      });
+      const storageCreated = storage === 'created';
       const transferCreated =
         input.transfer !== undefined && partnerId !== undefined
           ? await this.rows.addTransfer(m, {
@@ -48,7 +50,7 @@ export class StorageRegistrationsService {
               importId: input.import_id,
             })
           : false;
-      if (created || storageCreated || transferCreated) {
+      if (created || storage !== 'unchanged' || transferCreated) {
         await this.audit.record(m, {
           actor,
           action: 'register_storage',
@@ -57,7 +59,8 @@ export class StorageRegistrationsService {
           change: {
             import_id: input.import_id,
             dataset_created: created,
-            storage: storageCreated ? input.storage : undefined,
+            storage: storage === 'unchanged' ? undefined : input.storage,
+            storage_updated: storage === 'updated' || undefined,
             transfer: transferCreated ? input.transfer : undefined,
           },
         });

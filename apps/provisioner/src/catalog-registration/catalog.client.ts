@@ -5,7 +5,14 @@ import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner
 export interface StorageRegistration {
   import_id: string;
   dataset: { accession?: string; title: string; project: string };
-  storage: { platform: string; location: string };
+  storage: {
+    platform: string;
+    location: string;
+    /** The copy's total bytes (the provenance's totals). */
+    bytes?: number;
+    /** SHA-256 (lowercase hex) of the copy's stored manifest of per-file SHA-256s. */
+    manifest_sha256?: string;
+  };
   transfer?: { partner: string; source: string; submission: string; date: string };
 }
 

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { parseProvenance } from '../imports/pipeline/provenance';
 import {
   collectionPath,
   PROVENANCE_DIR,
   PROVENANCE_FILE,
+  STORED_MANIFEST_FILE,
   SUBMISSION_FILE,
 } from '../storage/storage-layout';
 import type { StorageSystem } from '../storage/storage-system';
@@ -33,10 +35,20 @@ function partnerOf(submission: unknown): string | undefined {
   );
 }
 
+/** The copy's total bytes as the provenance states them, when they are a size the catalog takes. */
+function bytesOf(totals: unknown): number | undefined {
+  const bytes = field(totals, 'bytes');
+  return typeof bytes === 'number' && Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : undefined;
+}
+
 /**
  * What to register, read from storage (the truth, and what the import wrote): the dataset's
- * provenance (source, submission, project, title, and its metadata, whose `accession` names the
- * catalog dataset when the source knows it) and the collection's submission.json (the partner).
+ * provenance (source, submission, project, title, its total bytes, and its metadata, whose
+ * `accession` names the catalog dataset when the source knows it), the SHA-256 of the stored
+ * manifest (`.provisioner/manifest-sha256.txt`, the SHA-256 of every file: a copy of many files
+ * has no single checksum, its manifest's stands for it) and the collection's submission.json
+ * (the partner). The manifest is hashed as stored, read back through the storage interface, so
+ * both backends give the digest of the same bytes a reader of the copy finds.
  */
 export async function describeRegistration(
   storage: StorageSystem,
@@ -51,6 +63,8 @@ export async function describeRegistration(
   if (provenance === null)
     throw new RegistrationUnusableError(`${path} holds no provenance: nothing to register`);
   const { submission, dataset, source } = provenance;
+  const manifest = await storage.readObject(`${path}/${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`);
+  const bytes = bytesOf(provenance.totals);
   const collection = await storage.readObject(
     `${collectionPath(submission.project, submission.ref)}/${SUBMISSION_FILE}`,
   );
@@ -69,7 +83,14 @@ export async function describeRegistration(
       title: dataset.title,
       project: submission.project,
     },
-    storage: { platform, location: storage.location(path) },
+    storage: {
+      platform,
+      location: storage.location(path),
+      ...(bytes === undefined ? {} : { bytes }),
+      ...(manifest === null
+        ? {}
+        : { manifest_sha256: createHash('sha256').update(manifest).digest('hex') }),
+    },
     ...(partner === undefined
       ? {}
       : {

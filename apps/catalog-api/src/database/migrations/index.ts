@@ -12,6 +12,7 @@ import { BumpVersionOncePerTransaction1795500000001 } from './1795500000001-Bump
 import { StorageRegistrations1795600000000 } from './1795600000000-StorageRegistrations';
 import { StoredDatasetExports1795700000000 } from './1795700000000-StoredDatasetExports';
 import { Ga4ghVisas1795800000000 } from './1795800000000-Ga4ghVisas';
+import { StorageCopyBytesAndChecksum1795900000000 } from './1795900000000-StorageCopyBytesAndChecksum';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -31,4 +32,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   StorageRegistrations1795600000000,
   StoredDatasetExports1795700000000,
   Ga4ghVisas1795800000000,
+  StorageCopyBytesAndChecksum1795900000000,
 ];
