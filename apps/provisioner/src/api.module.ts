@@ -5,9 +5,9 @@ import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.s
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
-import { ProvisionerHealthModule } from './health/provisioner-health.module';
+import { ProvisionerHealthModule } from './provisioner-health.module';
 import { DatasetsModule } from './datasets/datasets.module';
-import { ImportQueueModule } from './import-queue/import-queue.module';
+import { ImportQueueModule } from './import-queue.module';
 import { ImportsModule } from './imports/imports.module';
 import { ProvisionerMetricsModule } from './metrics/provisioner-metrics.module';
 import { QueueDashboardModule } from './queue-dashboard/queue-dashboard.module';

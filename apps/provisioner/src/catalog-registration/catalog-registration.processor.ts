@@ -2,7 +2,7 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
-import { IMPORTS_QUEUE, ImportJobData } from '../import-queue/import.queue';
+import { IMPORTS_QUEUE, ImportJobData } from '../imports/import.queue';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { CatalogClient, CatalogRefusedError } from './catalog.client';

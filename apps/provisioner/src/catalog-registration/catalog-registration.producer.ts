@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
-import type { ImportJobData } from '../import-queue/import.queue';
+import type { ImportJobData } from '../imports/import.queue';
 import {
   CATALOG_REGISTRATION_QUEUE,
   CatalogRegistrationJobData,

@@ -1,4 +1,4 @@
-import { parseProvenance } from '../imports/pipeline/provenance';
+import { parseProvenance } from '../storage/provenance';
 import {
   collectionPath,
   PROVENANCE_DIR,

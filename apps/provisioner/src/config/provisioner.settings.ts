@@ -9,13 +9,13 @@ import {
   RealSecret,
   urlPassword,
 } from '@app/platform';
-import { DEFAULT_COPY_THREADS } from '../imports/pipeline/small-file-pool';
+import { DEFAULT_COPY_THREADS } from '../import-pipeline/small-file-pool';
 import {
   DEFAULT_SOURCE_LIMITS,
   SourceLimits,
 } from '../sources/dataset-directory/dataset-directory';
-import { IsSourcesSetting, sourcesFromSetting } from '../sources/sources-setting.validator';
-import type { SourceConfig } from '../sources/source-config';
+import { IsSourcesSetting, sourcesFromSetting } from './sources-setting';
+import type { SourceConfig } from './source-config';
 
 /** The API keys of the dss sources in SOURCES (the secrets that setting holds). */
 function dssApiKeys(value: string): string {

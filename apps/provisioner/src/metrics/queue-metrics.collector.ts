@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { JobType, Queue } from 'bullmq';
 import { Gauge, Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '@app/platform';
-import { IMPORTS_QUEUE } from '../import-queue/import.queue';
+import { IMPORTS_QUEUE } from '../imports/import.queue';
 import { logSafeMessage } from '@app/errors';
 
 const STATES: JobType[] = [

@@ -5,7 +5,7 @@ import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { CATALOG_REGISTRATION_QUEUE } from '../catalog-registration/catalog-registration.queue';
-import { IMPORTS_QUEUE } from '../import-queue/import.queue';
+import { IMPORTS_QUEUE } from '../imports/import.queue';
 import { QueueDashboardAuthMiddleware } from './queue-dashboard-auth.middleware';
 
 export const QUEUE_DASHBOARD_ROUTE = '/admin/queues';

@@ -16,7 +16,7 @@ import { ScanCache } from '../dataset-directory/scan-cache';
 import { SourceProblem } from '../dataset-directory/source-file';
 import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
-import { DropzoneSourceConfig } from '../source-config';
+import { DropzoneSourceConfig } from '../../config/source-config';
 import { datasetFromInspection } from '../source-dataset';
 import {
   DatasetFilter,

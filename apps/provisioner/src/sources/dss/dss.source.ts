@@ -11,7 +11,7 @@ import { ScanCache } from '../dataset-directory/scan-cache';
 import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
 import { datasetFromInspection } from '../source-dataset';
-import { DssSourceConfig } from '../source-config';
+import { DssSourceConfig } from '../../config/source-config';
 import {
   DatasetFilter,
   FindDatasetOptions,

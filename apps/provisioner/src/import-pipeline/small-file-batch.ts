@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { openLocalObject } from '../../storage/filesystem/local-object';
-import { StagingLostError } from '../../storage/storage-system';
+import { openLocalObject } from '../storage/filesystem/local-object';
+import { StagingLostError } from '../storage/storage-system';
 import { copySmallFileWithHashes, CopyResult, FileIdentity } from './hashing-copy';
 import { ImportProblem, ImportTransientError } from './import-errors';
 import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';

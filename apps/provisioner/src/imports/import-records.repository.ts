@@ -1,5 +1,5 @@
 import { OnModuleDestroy } from '@nestjs/common';
-import type { ImportJobFields, ImportState } from '../imports/import-record';
+import type { ImportJobFields, ImportState } from './import-record';
 
 export interface ImportRecordFilter {
   state?: ImportState;

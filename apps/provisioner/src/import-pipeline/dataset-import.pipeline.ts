@@ -1,5 +1,5 @@
-import { StagingArea, StorageRefusedError, TargetExistsError } from '../../storage/storage-system';
-import { attemptStagingId } from '../attempt-staging';
+import { StagingArea, StorageRefusedError, TargetExistsError } from '../storage/storage-system';
+import { attemptStagingId } from './attempt-staging';
 import type {
   DatasetImportContext,
   DatasetImportResult,

@@ -2,20 +2,20 @@ import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
-import { CatalogRegistrationModule } from '../catalog-registration/catalog-registration.module';
-import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
-import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
-import type { QueueBackendConfig } from '../queue/queue-backend';
-import { QueueErrorLogger } from '../queue/queue-error.logger';
-import { QUEUE_BACKEND } from '../queue/queue.module';
-import { ImportRecordsRepository } from './import-records.repository';
-import { ImportSchedulerService } from './import-scheduler.service';
-import { ImportSyncService } from './import-sync.service';
-import { configureImportProcessor, ImportProcessor } from './import.processor';
-import { ImportProducer } from './import.producer';
-import { IMPORTS_QUEUE } from './import.queue';
-import { PostgresImportRecords } from './postgres-import-records.repository';
-import { RedisImportRecords } from './redis-import-records.repository';
+import { CatalogRegistrationModule } from './catalog-registration/catalog-registration.module';
+import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
+import { SmallFileCopyPool } from './import-pipeline/small-file-pool';
+import type { QueueBackendConfig } from './queue/queue-backend';
+import { QueueErrorLogger } from './imports/queue-error.logger';
+import { QUEUE_BACKEND } from './queue/queue.module';
+import { ImportRecordsRepository } from './imports/import-records.repository';
+import { ImportSchedulerService } from './import-pipeline/import-scheduler.service';
+import { ImportSyncService } from './import-pipeline/import-sync.service';
+import { configureImportProcessor, ImportProcessor } from './import-pipeline/import.processor';
+import { ImportProducer } from './imports/import.producer';
+import { IMPORTS_QUEUE } from './imports/import.queue';
+import { PostgresImportRecords } from './imports/postgres-import-records.repository';
+import { RedisImportRecords } from './imports/redis-import-records.repository';
 
 /** The import records' store lives beside the queue's own keys or tables, on its backend. */
 const importRecords: Provider = {

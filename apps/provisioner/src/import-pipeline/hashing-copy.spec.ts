@@ -9,8 +9,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { digest, makeSpecialFile, tempDir } from '../../../test/support/dropzone-fixture';
-import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
+import { digest, makeSpecialFile, tempDir } from '../../test/support/dropzone-fixture';
+import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
 import { copySmallFileWithHashes, copyWithHashes } from './hashing-copy';
 
 /**

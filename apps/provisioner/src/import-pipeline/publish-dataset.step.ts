@@ -1,10 +1,10 @@
-import { formatManifest } from '../../sources/dataset-directory/manifest';
+import { formatManifest } from '../sources/dataset-directory/manifest';
 import {
   PROVENANCE_DIR,
   PROVENANCE_FILE,
   STORED_MANIFEST_FILE,
-} from '../../storage/storage-layout';
-import type { StagingArea } from '../../storage/storage-system';
+} from '../storage/storage-layout';
+import type { StagingArea } from '../storage/storage-system';
 import type {
   DatasetImportContext,
   DatasetImportResult,
@@ -13,7 +13,7 @@ import type {
 import type { CopyResult } from './hashing-copy';
 import { ImportRejectedError } from './import-errors';
 import type { ImportPlan } from './preflight';
-import type { Provenance, ProvenanceFile } from './provenance';
+import type { Provenance, ProvenanceFile } from '../storage/provenance';
 
 /**
  * Step 4: writes .provisioner/ (the stored manifest and the provenance) into the staging area,

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { mapLimit } from '../../common/map-limit';
-import { mapTimeSliced } from '../../common/time-sliced';
-import type { StagingArea } from '../../storage/storage-system';
+import { mapLimit } from '../common/map-limit';
+import { mapTimeSliced } from '../common/time-sliced';
+import type { StagingArea } from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import.context';
 import { copySmallFileWithHashes, copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
-import { ProgressReporter } from './import-progress';
+import { ProgressReporter } from '../imports/import-progress';
 import type { ImportPlan } from './preflight';
 import { copySmallFilesOnThreads } from './small-file-pool';
 

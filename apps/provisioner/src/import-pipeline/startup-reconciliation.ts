@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { mapLimit } from '../common/map-limit';
 import { PROVENANCE_DIR, PROVENANCE_FILE } from '../storage/storage-layout';
 import { StorageSystem } from '../storage/storage-system';
-import { importIdOfStaging } from '../imports/attempt-staging';
+import { importIdOfStaging } from './attempt-staging';
 
 export interface ReconciliationReport {
   stagingRemoved: string[];

@@ -3,22 +3,22 @@ import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/co
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { CatalogRegistrationProducer } from '../catalog-registration/catalog-registration.producer';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
-import { attemptStagingId } from '../imports/attempt-staging';
-import { runDatasetImport } from '../imports/pipeline/dataset-import.pipeline';
-import { ImportRejectedError, ImportTransientError } from '../imports/pipeline/import-errors';
-import { PhaseClock } from '../imports/pipeline/import-phases';
-import { SmallFileCopyPool } from '../imports/pipeline/small-file-pool';
-import { ensureSubmissionCollection } from '../imports/pipeline/submission-collection';
-import { PROVISIONER_VERSION } from '../imports/provisioner-version';
+import { attemptStagingId } from './attempt-staging';
+import { runDatasetImport } from './dataset-import.pipeline';
+import { ImportRejectedError, ImportTransientError } from './import-errors';
+import { PhaseClock } from './import-phases';
+import { SmallFileCopyPool } from './small-file-pool';
+import { ensureSubmissionCollection } from './submission-collection';
+import { PROVISIONER_VERSION } from './provisioner-version';
 import { boundedError } from '../imports/record-bounds';
-import { badInputRejection } from '../imports/pipeline/fs-errors';
+import { badInputRejection } from './fs-errors';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { SourceRegistry } from '../sources/source-registry';
 import { SourceRefusedError, SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import { StorageRefusedError, type StorageSystem } from '../storage/storage-system';
-import { ImportRecordsRepository } from './import-records.repository';
+import { ImportRecordsRepository } from '../imports/import-records.repository';
 import { ImportSyncService } from './import-sync.service';
 import {
   IMPORT_KINDS,
@@ -27,7 +27,7 @@ import {
   ImportJobResult,
   ImportJobResults,
   IMPORTS_QUEUE,
-} from './import.queue';
+} from '../imports/import.queue';
 import { reconcileStorage } from './startup-reconciliation';
 import { logSafeMessage } from '@app/errors';
 

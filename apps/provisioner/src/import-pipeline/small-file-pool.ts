@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { OnApplicationShutdown } from '@nestjs/common';
-import { startWorkerThread } from '../../common/worker-thread';
+import { startWorkerThread } from '../common/worker-thread';
 import { CopyResult } from './hashing-copy';
 import type { DirectoryPart, DirectoryWalker } from './payload-walker';
 import {

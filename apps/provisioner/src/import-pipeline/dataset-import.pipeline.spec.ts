@@ -12,17 +12,17 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { digest, DropzoneFixture, tempDir } from '../../../test/support/dropzone-fixture';
-import { closeSourceScanner, sourceScanner } from '../../sources/dataset-directory/source-scanner';
-import { DropzoneSource } from '../../sources/dropzone/dropzone.source';
-import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
+import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
+import { closeSourceScanner, sourceScanner } from '../sources/dataset-directory/source-scanner';
+import { DropzoneSource } from '../sources/dropzone/dropzone.source';
+import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
 import type { DatasetImportContext } from './dataset-import.context';
 import { runDatasetImport } from './dataset-import.pipeline';
 import * as hashingCopy from './hashing-copy';
-import { ImportProgress } from './import-progress';
+import { ImportProgress } from '../imports/import-progress';
 import { SmallFileCopyPool } from './small-file-pool';
-import { REAL_IO_MS } from '../../../../../test/support/timeouts';
-import { cachedBytes } from '../../../test/support/page-cache';
+import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { cachedBytes } from '../../test/support/page-cache';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
@@ -30,7 +30,7 @@ jest.setTimeout(REAL_IO_MS);
 /** The copy threads of these imports; they change grow-*, touch-* and replace-* files mid-read. */
 const pool = new SmallFileCopyPool(
   2,
-  join(__dirname, '../../../test/support/source-changing-copy.thread'),
+  join(__dirname, '../../test/support/source-changing-copy.thread'),
 );
 
 /** Batches the copy threads have run so far. */

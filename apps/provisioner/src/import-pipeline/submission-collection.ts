@@ -1,7 +1,7 @@
-import { SourceSubmission, SourceSystem } from '../../sources/source-system';
-import { isSafeSegment } from '../../sources/safe-segment';
-import { collectionPath, SUBMISSION_FILE } from '../../storage/storage-layout';
-import { StorageSystem, TargetExistsError } from '../../storage/storage-system';
+import { SourceSubmission, SourceSystem } from '../sources/source-system';
+import { isSafeSegment } from '../sources/safe-segment';
+import { collectionPath, SUBMISSION_FILE } from '../storage/storage-layout';
+import { StorageSystem, TargetExistsError } from '../storage/storage-system';
 import { ImportRejectedError } from './import-errors';
 
 export interface CollectionResult {

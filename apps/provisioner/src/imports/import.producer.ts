@@ -2,10 +2,10 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
-import { ImportRecord, recordFromJob } from '../imports/import-record';
-import { NO_PROGRESS } from '../imports/pipeline/import-progress';
-import { parseProvenance } from '../imports/pipeline/provenance';
-import { submissionImportProblem } from '../imports/pipeline/submission-collection';
+import { ImportRecord, recordFromJob } from './import-record';
+import { NO_PROGRESS } from './import-progress';
+import { parseProvenance } from '../storage/provenance';
+import { submissionImportProblem } from '../import-pipeline/submission-collection';
 import type { SourceProblem } from '../sources/dataset-directory/source-file';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import {

@@ -1,9 +1,9 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import { HEALTH_CHECKS, HealthCheck, HealthModule } from '@app/platform';
 import type { Queue } from 'bullmq';
-import { IMPORTS_QUEUE } from '../import-queue/import.queue';
-import { STORAGE_SYSTEM } from '../storage/storage.module';
-import type { StorageSystem } from '../storage/storage-system';
+import { IMPORTS_QUEUE } from './imports/import.queue';
+import { STORAGE_SYSTEM } from './storage/storage.module';
+import type { StorageSystem } from './storage/storage-system';
 
 /** Ready when the queue backend (Redis or Postgres) answers, and the S3 bucket when storage is one. */
 export const ProvisionerHealthModule = HealthModule.forRoot({

@@ -5,14 +5,14 @@ import {
   ImportJobFields,
   ImportState,
   recordStateOf,
-} from '../imports/import-record';
+} from './import-record';
 import {
   ImportJobPage,
   ImportRecordFilter,
   ImportRecordsRepository,
 } from './import-records.repository';
 import { IMPORT_KINDS, ImportJobData, ImportJobName } from './import.queue';
-import { boundedDetails, LISTED_DETAILS } from '../imports/record-bounds';
+import { boundedDetails, LISTED_DETAILS } from './record-bounds';
 
 /** The fields of BullMQ's job hash a record needs (not its options nor its stack traces). */
 const JOB_FIELDS = [

@@ -1,13 +1,13 @@
 import type { Queue } from 'bullmq';
 import { Pool, PoolClient } from 'pg';
-import type { ImportJobFields } from '../imports/import-record';
+import type { ImportJobFields } from './import-record';
 import {
   ImportJobPage,
   ImportRecordFilter,
   ImportRecordsRepository,
 } from './import-records.repository';
 import { IMPORT_KINDS, ImportJobData, ImportJobResult } from './import.queue';
-import { LISTED_DETAILS } from '../imports/record-bounds';
+import { LISTED_DETAILS } from './record-bounds';
 
 /** A row of BullMQ's job table, as much of it as a record needs (bigints come as strings). */
 interface JobRow {

@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { IMPORTS_QUEUE } from '../import-queue/import.queue';
+import { IMPORTS_QUEUE } from './import.queue';
 
 /**
  * Turns the imports queue's connection errors (Redis or Postgres restarting) into structured log

@@ -5,7 +5,7 @@ import { StorageIndex } from '../storage/storage-index';
 import { Inject } from '@nestjs/common';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
-import { ImportProducer } from './import.producer';
+import { ImportProducer } from '../imports/import.producer';
 import { logSafeMessage } from '@app/errors';
 
 /**

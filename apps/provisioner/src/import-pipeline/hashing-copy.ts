@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { OPEN_SOURCE_FLAGS } from '../../sources/dataset-directory/source-file';
-import { ObjectWriter, SyncObjectWriter } from '../../storage/storage-system';
+import { OPEN_SOURCE_FLAGS } from '../sources/dataset-directory/source-file';
+import { ObjectWriter, SyncObjectWriter } from '../storage/storage-system';
 import { ImportTransientError } from './import-errors';
 
 export interface CopyResult {

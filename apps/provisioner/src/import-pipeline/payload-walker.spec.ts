@@ -10,10 +10,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../../../test/support/dropzone-fixture';
+import { tempDir } from '../../test/support/dropzone-fixture';
 import { DirectoryWalker, walkOnEventLoop, walkPayload } from './payload-walker';
 import { SmallFileCopyPool, walkOnThreads } from './small-file-pool';
-import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+import { REAL_IO_MS } from '../../../../test/support/timeouts';
 
 // Real threads: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);

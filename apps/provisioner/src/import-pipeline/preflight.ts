@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { mapTimeSliced } from '../../common/time-sliced';
+import { mapTimeSliced } from '../common/time-sliced';
 import {
   ALGORITHMS,
   manifestRules,
@@ -8,21 +8,21 @@ import {
   PAYLOAD_DIR,
   READY_MARKER,
   SourceLimits,
-} from '../../sources/dataset-directory/dataset-directory';
+} from '../sources/dataset-directory/dataset-directory';
 import {
   ChecksumAlgorithm,
   collectingParser,
   MANIFEST_FILES,
   ParsedManifest,
-} from '../../sources/dataset-directory/manifest';
-import { pinDirectory, PinnedDirectory } from '../../sources/dataset-directory/pinned-directory';
+} from '../sources/dataset-directory/manifest';
+import { pinDirectory, PinnedDirectory } from '../sources/dataset-directory/pinned-directory';
 import {
   checkRegularFile,
   isProblem,
   readSourceChunks,
   SourceProblem,
-} from '../../sources/dataset-directory/source-file';
-import { SourceDatasetLocation } from '../../sources/source-system';
+} from '../sources/dataset-directory/source-file';
+import { SourceDatasetLocation } from '../sources/source-system';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';

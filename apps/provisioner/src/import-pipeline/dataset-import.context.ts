@@ -1,8 +1,8 @@
-import type { SourceLimits } from '../../sources/dataset-directory/dataset-directory';
-import type { SourceDataset, SourceSubmission, SourceSystem } from '../../sources/source-system';
-import type { StorageSystem } from '../../storage/storage-system';
+import type { SourceLimits } from '../sources/dataset-directory/dataset-directory';
+import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
+import type { StorageSystem } from '../storage/storage-system';
 import type { PhaseClock } from './import-phases';
-import type { ImportProgress } from './import-progress';
+import type { ImportProgress } from '../imports/import-progress';
 import type { SmallFileCopyPool } from './small-file-pool';
 
 /** What one attempt of a dataset import is given by the job that runs it. */

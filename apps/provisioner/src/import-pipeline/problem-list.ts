@@ -1,4 +1,4 @@
-import { MAX_KEPT_PROBLEMS } from '../../sources/dataset-directory/manifest';
+import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
 import type { ImportProblem } from './import-errors';
 
 /**

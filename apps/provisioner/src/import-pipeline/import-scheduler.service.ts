@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
-import { ImportJobName, IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from './import.queue';
+import { ImportJobName, IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../imports/import.queue';
 
 /**
  * Registers (or removes) the BullMQ job scheduler of IMPORT_SCHEDULE. Upserting is idempotent,

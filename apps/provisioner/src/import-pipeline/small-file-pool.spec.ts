@@ -8,20 +8,20 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { digest, tempDir } from '../../../test/support/dropzone-fixture';
-import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
-import { StagingArea } from '../../storage/storage-system';
+import { digest, tempDir } from '../../test/support/dropzone-fixture';
+import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
+import { StagingArea } from '../storage/storage-system';
 import { CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
 import { reviveError, serializeError } from './small-file-batch';
 import { copySmallFilesOnThreads, SmallFileCopyPool, ThreadedCopyRequest } from './small-file-pool';
-import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+import { REAL_IO_MS } from '../../../../test/support/timeouts';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
 
 /** Copy threads that change grow-*, touch-*, replace-* files as they read them (crash-* ends one). */
-const SOURCE_CHANGING_THREAD = join(__dirname, '../../../test/support/source-changing-copy.thread');
+const SOURCE_CHANGING_THREAD = join(__dirname, '../../test/support/source-changing-copy.thread');
 
 /** Every file below `dir`, as paths relative to it. */
 function filesBelow(dir: string, prefix = ''): string[] {

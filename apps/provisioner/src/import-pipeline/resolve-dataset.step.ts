@@ -1,7 +1,7 @@
-import { DEFAULT_SOURCE_LIMITS } from '../../sources/dataset-directory/dataset-directory';
-import { datasetPath, PROVENANCE_DIR, PROVENANCE_FILE } from '../../storage/storage-layout';
-import type { StorageSystem } from '../../storage/storage-system';
-import { removeStagingOfImport } from '../attempt-staging';
+import { DEFAULT_SOURCE_LIMITS } from '../sources/dataset-directory/dataset-directory';
+import { datasetPath, PROVENANCE_DIR, PROVENANCE_FILE } from '../storage/storage-layout';
+import type { StorageSystem } from '../storage/storage-system';
+import { removeStagingOfImport } from './attempt-staging';
 import type {
   DatasetImportContext,
   DatasetImportResult,
@@ -9,7 +9,7 @@ import type {
 } from './dataset-import.context';
 import { ImportRejectedError } from './import-errors';
 import { ImportPlan, preflightDataset } from './preflight';
-import { parseProvenance } from './provenance';
+import { parseProvenance } from '../storage/provenance';
 import { walkOnThreads } from './small-file-pool';
 import { submissionImportProblem } from './submission-collection';
 
