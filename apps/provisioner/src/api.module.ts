@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AUTH_FAILURE_STORE, AuthModule } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
-import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.store';
+import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.service';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';

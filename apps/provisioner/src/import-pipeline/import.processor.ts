@@ -1,7 +1,7 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
-import { CatalogRegistrationProducer } from '../catalog-registration/catalog-registration.producer';
+import { CatalogRegistrationProducer } from '../storage-registration/storage-registration.producer';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
 import { attemptStagingId } from './attempt-staging';
 import { runDatasetImport } from './dataset-import.pipeline';

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { CatalogRegistrationState } from '../catalog-registration/catalog-registration.queue';
+import type { CatalogRegistrationState } from '../storage-registration/storage-registration.queue';
 import { ImportProgress, NO_PROGRESS } from './import-progress';
 import { ImportJobData, ImportJobResult, ImportKind } from './import.queue';
 import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';

@@ -1,5 +1,5 @@
 import type { JobsOptions } from 'bullmq';
-import type { CatalogRegistrationState } from '../catalog-registration/catalog-registration.queue';
+import type { CatalogRegistrationState } from '../storage-registration/storage-registration.queue';
 
 /**
  * The imports queue in one place: its name, job names, payloads, job-id rule and retry preset.

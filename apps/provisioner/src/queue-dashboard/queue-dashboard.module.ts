@@ -4,7 +4,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { CATALOG_REGISTRATION_QUEUE } from '../catalog-registration/catalog-registration.queue';
+import { CATALOG_REGISTRATION_QUEUE } from '../storage-registration/storage-registration.queue';
 import { IMPORTS_QUEUE } from '../imports/import.queue';
 import { QueueDashboardAuthMiddleware } from './queue-dashboard-auth.middleware';
 

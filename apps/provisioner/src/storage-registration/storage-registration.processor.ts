@@ -6,14 +6,14 @@ import { IMPORTS_QUEUE, ImportJobData } from '../imports/import.queue';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { CatalogClient, CatalogRefusedError } from './catalog.client';
-import { CatalogRegistrationMetrics } from './catalog-registration.metrics';
+import { CatalogRegistrationMetrics } from './storage-registration-metrics.service';
 import {
   CATALOG_REGISTRATION_QUEUE,
   CatalogRegistrationJobData,
   CatalogRegistrationJobName,
   CatalogRegistrationJobResult,
   CatalogRegistrationState,
-} from './catalog-registration.queue';
+} from './storage-registration.queue';
 import { describeRegistration, RegistrationUnusableError } from './registration-description';
 
 /** Worker options from settings; applied to the processor class before the worker is created. */

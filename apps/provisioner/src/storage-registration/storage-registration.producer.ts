@@ -9,7 +9,7 @@ import {
   CatalogRegistrationJobName,
   catalogRegistrationJobId,
   catalogRegistrationRetryPreset,
-} from './catalog-registration.queue';
+} from './storage-registration.queue';
 
 /** Puts a published import in the outbox: a registration job, never a call to the catalog. */
 @Injectable()

@@ -2,13 +2,13 @@ import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
 import { CatalogClient } from './catalog.client';
-import { CatalogRegistrationMetrics } from './catalog-registration.metrics';
+import { CatalogRegistrationMetrics } from './storage-registration-metrics.service';
 import {
   CatalogRegistrationProcessor,
   configureCatalogRegistrationProcessor,
-} from './catalog-registration.processor';
-import { CatalogRegistrationProducer } from './catalog-registration.producer';
-import { CATALOG_REGISTRATION_QUEUE } from './catalog-registration.queue';
+} from './storage-registration.processor';
+import { CatalogRegistrationProducer } from './storage-registration.producer';
+import { CATALOG_REGISTRATION_QUEUE } from './storage-registration.queue';
 
 /** The outbox of registrations in the catalog: its queue, producer and (worker) processor. */
 @Module({})
