@@ -4,7 +4,7 @@ import type { Queue } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import { CatalogRegistrationModule } from './storage-registration/storage-registration.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
-import { SmallFileCopyPool } from './import-pipeline/small-file-pool';
+import { SmallFileCopyPool } from './import-pipeline/copy-thread-pool';
 import type { QueueBackendConfig } from './queue/queue-backend';
 import { QueueErrorLogger } from './imports/queue-error-logger.service';
 import { QUEUE_BACKEND } from './queue/queue.module';

@@ -9,7 +9,7 @@ import {
   RealSecret,
   urlPassword,
 } from '@app/platform';
-import { DEFAULT_COPY_THREADS } from '../import-pipeline/small-file-pool';
+import { DEFAULT_COPY_THREADS } from '../import-pipeline/copy-thread-pool';
 import {
   DEFAULT_SOURCE_LIMITS,
   SourceLimits,

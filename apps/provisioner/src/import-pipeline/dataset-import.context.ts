@@ -3,7 +3,7 @@ import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/s
 import type { StorageSystem } from '../storage/storage-system';
 import type { PhaseClock } from './import-phases';
 import type { ImportProgress } from '../imports/import-progress';
-import type { SmallFileCopyPool } from './small-file-pool';
+import type { SmallFileCopyPool } from './copy-thread-pool';
 
 /** What one attempt of a dataset import is given by the job that runs it. */
 export interface DatasetImportContext {

@@ -20,7 +20,7 @@ import type { DatasetImportContext } from './dataset-import.context';
 import { runDatasetImport } from './dataset-import.pipeline';
 import * as hashingCopy from './hashing-copy';
 import { ImportProgress } from '../imports/import-progress';
-import { SmallFileCopyPool } from './small-file-pool';
+import { SmallFileCopyPool } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 import { cachedBytes } from '../../test/support/page-cache';
 

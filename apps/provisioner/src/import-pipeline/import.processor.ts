@@ -7,7 +7,7 @@ import { attemptStagingId } from './attempt-staging';
 import { runDatasetImport } from './dataset-import.pipeline';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { PhaseClock } from './import-phases';
-import { SmallFileCopyPool } from './small-file-pool';
+import { SmallFileCopyPool } from './copy-thread-pool';
 import { ensureSubmissionCollection } from './submission-collection';
 import { PROVISIONER_VERSION } from './provisioner-version';
 import { boundedError } from '../imports/record-bounds';

@@ -12,7 +12,7 @@ import {
 import { join } from 'node:path';
 import { tempDir } from '../../test/support/dropzone-fixture';
 import { DirectoryWalker, walkOnEventLoop, walkPayload } from './payload-walker';
-import { SmallFileCopyPool, walkOnThreads } from './small-file-pool';
+import { SmallFileCopyPool, walkOnThreads } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 
 // Real threads: seconds on a loaded 2-core machine.

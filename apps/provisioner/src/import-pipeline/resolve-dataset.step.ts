@@ -10,7 +10,7 @@ import type {
 import { ImportRejectedError } from './import-errors';
 import { ImportPlan, preflightDataset } from './preflight';
 import { parseProvenance } from '../storage/provenance';
-import { walkOnThreads } from './small-file-pool';
+import { walkOnThreads } from './copy-thread-pool';
 import { submissionImportProblem } from './submission-collection';
 
 /** Not-ready reasons no preflight can add to: the import is refused on them at once. */

@@ -7,7 +7,7 @@ import { copySmallFileWithHashes, copyWithHashes, CopyResult } from './hashing-c
 import { ImportTransientError } from './import-errors';
 import { ProgressReporter } from '../imports/import-progress';
 import type { ImportPlan } from './preflight';
-import { copySmallFilesOnThreads } from './small-file-pool';
+import { copySmallFilesOnThreads } from './copy-thread-pool';
 
 const DEFAULT_COPY_CONCURRENCY = 6;
 /** Three per large-file lane: 4 lanes hold 24 MiB, whatever the file sizes. */

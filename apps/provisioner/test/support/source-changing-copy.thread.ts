@@ -1,7 +1,7 @@
 import { appendFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import * as hashingCopy from '../../src/import-pipeline/hashing-copy';
-import '../../src/import-pipeline/small-file-copy.thread';
+import '../../src/import-pipeline/file-copy.thread';
 
 /**
  * A copy thread for tests (give its path, without extension, to SmallFileCopyPool): the real

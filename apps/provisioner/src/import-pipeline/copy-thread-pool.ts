@@ -13,7 +13,7 @@ import {
   SmallFileJob,
   WalkBatch,
   WalkBatchReply,
-} from './small-file-batch';
+} from './copy-batch';
 
 /**
  * Copy threads per worker process unless IMPORT_COPY_THREADS says otherwise: one per core, as
@@ -43,7 +43,7 @@ const MAX_BUFFER_BYTES = 1024 * 1024;
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1 };
 
 /** The copy threads' code, without extension (see startWorkerThread). */
-export const COPY_THREAD_ENTRY = join(__dirname, 'small-file-copy.thread');
+export const COPY_THREAD_ENTRY = join(__dirname, 'file-copy.thread');
 
 let threadIds = 0;
 

@@ -13,8 +13,8 @@ import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
 import { StagingArea } from '../storage/storage-system';
 import { CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
-import { reviveError, serializeError } from './small-file-batch';
-import { copySmallFilesOnThreads, SmallFileCopyPool, ThreadedCopyRequest } from './small-file-pool';
+import { reviveError, serializeError } from './copy-batch';
+import { copySmallFilesOnThreads, SmallFileCopyPool, ThreadedCopyRequest } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.

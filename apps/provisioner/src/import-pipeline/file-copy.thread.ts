@@ -7,7 +7,7 @@ import {
   SmallFileBatchProgress,
   SmallFileBatchReply,
   WalkBatch,
-} from './small-file-batch';
+} from './copy-batch';
 
 /** A large file's progress is posted every this many bytes; the rest comes with the reply. */
 const PROGRESS_BYTES = 16 * 1024 * 1024;
