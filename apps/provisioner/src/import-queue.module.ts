@@ -2,7 +2,7 @@ import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
-import { CatalogRegistrationModule } from './storage-registration/storage-registration.module';
+import { StorageRegistrationModule } from './storage-registration/storage-registration.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
 import { SmallFileCopyPool } from './import-pipeline/copy-thread-pool';
 import type { QueueBackendConfig } from './queue/queue-backend';
@@ -67,7 +67,7 @@ export class ImportQueueModule {
       module: ImportQueueModule,
       ...producerSide,
       // A published import hands its registration to the catalog's outbox queue.
-      imports: [...producerSide.imports, CatalogRegistrationModule.forWorker(settings)],
+      imports: [...producerSide.imports, StorageRegistrationModule.forWorker(settings)],
       providers: [
         ...producerSide.providers,
         ImportProcessor,

@@ -1,7 +1,24 @@
 /**
- * Shape of one entry of the SOURCES setting (a JSON list). Parsing lives here, next to the
- * adapters, so config/ only has to call parseSources and report the errors.
+ * Shape of one entry of the SOURCES setting (a JSON list), its parsing, and the caps on what
+ * sources are read with (SOURCE_*_MAX_*). Settings are the lowest layer: the adapters in
+ * sources/ read these shapes, config/ imports nothing of theirs.
  */
+/** Caps on what a depositor's metadata may make the provisioner read (settings). */
+export interface SourceLimits {
+  /** submission.json and dataset.json (SOURCE_METADATA_MAX_BYTES). */
+  metadataMaxBytes: number;
+  /** Each checksum manifest (SOURCE_MANIFEST_MAX_BYTES). */
+  manifestMaxBytes: number;
+  /** Datasets one submission.json may name (SOURCE_SUBMISSION_MAX_DATASETS). */
+  submissionMaxDatasets: number;
+}
+
+export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
+  metadataMaxBytes: 1024 * 1024,
+  manifestMaxBytes: 64 * 1024 * 1024,
+  submissionMaxDatasets: 10_000,
+};
+
 export interface DropzoneSourceConfig {
   name: string;
   type: 'dropzone';

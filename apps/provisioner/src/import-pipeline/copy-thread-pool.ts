@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { OnApplicationShutdown } from '@nestjs/common';
@@ -15,13 +14,6 @@ import {
   WalkBatchReply,
 } from './copy-batch';
 
-/**
- * Copy threads per worker process unless IMPORT_COPY_THREADS says otherwise: one per core, as
- * each file's copy is blocking work (most of it kernel time in open and create). Capped at 4:
- * more than the cores only contend (3 measured no better than 2 on 2 cores), and a worker pod
- * is limited to 2 CPUs in the manifests anyway.
- */
-export const DEFAULT_COPY_THREADS = Math.min(availableParallelism(), 4);
 /** Two batches queued per thread: it starts the next while the main thread reads the last. */
 const BATCHES_PER_THREAD = 2;
 /** Files per message: ~10 ms of work for 4 KiB files (32, 128 and 512 measured the same). */

@@ -1,4 +1,4 @@
-import type { SourceLimits } from '../sources/dataset-directory/dataset-directory';
+import type { SourceLimits } from '../config/source-config';
 import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import type { StorageSystem } from '../storage/storage-system';
 import type { PhaseClock } from './import-phases';

@@ -1,7 +1,7 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
-import { CatalogRegistrationProducer } from '../storage-registration/storage-registration.producer';
+import { StorageRegistrationProducer } from '../storage-registration/storage-registration.producer';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
 import { attemptStagingId } from './attempt-staging';
 import { runDatasetImport } from './dataset-import.pipeline';
@@ -68,7 +68,7 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
     private readonly metrics: ImportMetrics,
     private readonly records: ImportRecordsRepository,
     private readonly copyPool: SmallFileCopyPool,
-    private readonly registrations: CatalogRegistrationProducer,
+    private readonly registrations: StorageRegistrationProducer,
   ) {
     super();
   }

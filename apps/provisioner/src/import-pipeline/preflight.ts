@@ -7,7 +7,6 @@ import {
   MARKER_RULES,
   PAYLOAD_DIR,
   READY_MARKER,
-  SourceLimits,
 } from '../sources/dataset-directory/dataset-directory';
 import {
   ChecksumAlgorithm,
@@ -26,6 +25,7 @@ import { SourceDatasetLocation } from '../sources/source-system';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';
+import type { SourceLimits } from '../config/source-config';
 
 export interface PlannedFile {
   path: string;

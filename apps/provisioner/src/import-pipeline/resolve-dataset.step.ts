@@ -1,4 +1,4 @@
-import { DEFAULT_SOURCE_LIMITS } from '../sources/dataset-directory/dataset-directory';
+import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { datasetPath, PROVENANCE_DIR, PROVENANCE_FILE } from '../storage/storage-layout';
 import type { StorageSystem } from '../storage/storage-system';
 import { removeStagingOfImport } from './attempt-staging';
@@ -11,7 +11,7 @@ import { ImportRejectedError } from './import-errors';
 import { ImportPlan, preflightDataset } from './preflight';
 import { parseProvenance } from '../storage/provenance';
 import { walkOnThreads } from './copy-thread-pool';
-import { submissionImportProblem } from './submission-collection';
+import { submissionImportProblem } from '../imports/submission-import-problem';
 
 /** Not-ready reasons no preflight can add to: the import is refused on them at once. */
 const REFUSED_BEFORE_PREFLIGHT = new Set([

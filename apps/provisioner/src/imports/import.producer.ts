@@ -5,7 +5,7 @@ import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner
 import { ImportRecord, recordFromJob } from './import-record';
 import { NO_PROGRESS } from './import-progress';
 import { parseProvenance } from '../storage/provenance';
-import { submissionImportProblem } from '../import-pipeline/submission-collection';
+import { submissionImportProblem } from './submission-import-problem';
 import type { SourceProblem } from '../sources/dataset-directory/source-file';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import {

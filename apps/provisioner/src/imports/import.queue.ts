@@ -1,5 +1,4 @@
 import type { JobsOptions } from 'bullmq';
-import type { CatalogRegistrationState } from '../storage-registration/storage-registration.queue';
 
 /**
  * The imports queue in one place: its name, job names, payloads, job-id rule and retry preset.
@@ -24,6 +23,15 @@ export const IMPORT_KINDS: readonly ImportKind[] = [
   ImportJobName.Dataset,
 ];
 
+/** What an import record says of its registration (`catalog` in the record). */
+export type CatalogState = 'pending' | 'registered' | 'refused' | 'off';
+
+export interface CatalogRegistrationState {
+  state: CatalogState;
+  accession: string | null;
+  error: { code: string; message: string } | null;
+}
+
 /** Stored on the job when an attempt fails, so the record can say why (and whether it is final). */
 export interface ImportJobError {
   code: string;
@@ -40,7 +48,7 @@ export interface ImportJobData {
   error?: ImportJobError;
   /** Epoch ms when the first attempt started (kept across retries, for the duration metric). */
   first_started_at?: number;
-  /** The registration in the catalog, once the dataset is published (catalog-registration/). */
+  /** The registration in the catalog, once the dataset is published (storage-registration/). */
   catalog?: CatalogRegistrationState;
 }
 

@@ -7,7 +7,7 @@ export type RegistrationOutcome = 'registered' | 'refused' | 'gave_up';
 
 /** Registrations in the catalog, on the worker's /metrics. */
 @Injectable()
-export class CatalogRegistrationMetrics {
+export class StorageRegistrationMetrics {
   private readonly registrations: Counter<'outcome' | 'reason'>;
 
   constructor(@Inject(METRICS_REGISTRY) registry: Registry) {

@@ -2,29 +2,29 @@ import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
 import { CatalogClient } from './catalog.client';
-import { CatalogRegistrationMetrics } from './storage-registration-metrics.service';
+import { StorageRegistrationMetrics } from './storage-registration-metrics.service';
 import {
-  CatalogRegistrationProcessor,
-  configureCatalogRegistrationProcessor,
+  StorageRegistrationProcessor,
+  configureStorageRegistrationProcessor,
 } from './storage-registration.processor';
-import { CatalogRegistrationProducer } from './storage-registration.producer';
-import { CATALOG_REGISTRATION_QUEUE } from './storage-registration.queue';
+import { StorageRegistrationProducer } from './storage-registration.producer';
+import { STORAGE_REGISTRATION_QUEUE } from './storage-registration.queue';
 
 /** The outbox of registrations in the catalog: its queue, producer and (worker) processor. */
 @Module({})
-export class CatalogRegistrationModule {
+export class StorageRegistrationModule {
   static forWorker(settings: ProvisionerSettings): DynamicModule {
-    configureCatalogRegistrationProcessor(settings);
+    configureStorageRegistrationProcessor(settings);
     return {
-      module: CatalogRegistrationModule,
-      imports: [BullModule.registerQueue({ name: CATALOG_REGISTRATION_QUEUE })],
+      module: StorageRegistrationModule,
+      imports: [BullModule.registerQueue({ name: STORAGE_REGISTRATION_QUEUE })],
       providers: [
         CatalogClient,
-        CatalogRegistrationMetrics,
-        CatalogRegistrationProducer,
-        CatalogRegistrationProcessor,
+        StorageRegistrationMetrics,
+        StorageRegistrationProducer,
+        StorageRegistrationProcessor,
       ],
-      exports: [CatalogRegistrationProducer],
+      exports: [StorageRegistrationProducer],
     };
   }
 }

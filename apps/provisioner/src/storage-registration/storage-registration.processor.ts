@@ -2,22 +2,21 @@ import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
-import { IMPORTS_QUEUE, ImportJobData } from '../imports/import.queue';
+import { CatalogRegistrationState, IMPORTS_QUEUE, ImportJobData } from '../imports/import.queue';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { CatalogClient, CatalogRefusedError } from './catalog.client';
-import { CatalogRegistrationMetrics } from './storage-registration-metrics.service';
+import { StorageRegistrationMetrics } from './storage-registration-metrics.service';
 import {
-  CATALOG_REGISTRATION_QUEUE,
-  CatalogRegistrationJobData,
-  CatalogRegistrationJobName,
-  CatalogRegistrationJobResult,
-  CatalogRegistrationState,
+  STORAGE_REGISTRATION_QUEUE,
+  StorageRegistrationJobData,
+  StorageRegistrationJobName,
+  StorageRegistrationJobResult,
 } from './storage-registration.queue';
 import { describeRegistration, RegistrationUnusableError } from './registration-description';
 
 /** Worker options from settings; applied to the processor class before the worker is created. */
-export function configureCatalogRegistrationProcessor(settings: ProvisionerSettings): void {
+export function configureStorageRegistrationProcessor(settings: ProvisionerSettings): void {
   const options: Partial<WorkerOptions> = {
     concurrency: 4,
     // A worker killed mid-call leaves the job stalled: it is retried, never failed for that.
@@ -25,7 +24,7 @@ export function configureCatalogRegistrationProcessor(settings: ProvisionerSetti
     stalledInterval: Math.max(1000, Math.floor(settings.IMPORT_LOCK_MS / 2)),
     maxStalledCount: settings.CATALOG_MAX_ATTEMPTS,
   };
-  Processor({ name: CATALOG_REGISTRATION_QUEUE }, options)(CatalogRegistrationProcessor);
+  Processor({ name: STORAGE_REGISTRATION_QUEUE }, options)(StorageRegistrationProcessor);
 }
 
 /**
@@ -33,22 +32,22 @@ export function configureCatalogRegistrationProcessor(settings: ProvisionerSetti
  * cannot be described is final: UnrecoverableError, counted by reason, one log line, and the
  * import record says `refused`. Anything else is thrown for BullMQ to retry with backoff.
  */
-@Processor(CATALOG_REGISTRATION_QUEUE)
-export class CatalogRegistrationProcessor extends WorkerHost {
-  private readonly logger = new Logger(CatalogRegistrationProcessor.name);
+@Processor(STORAGE_REGISTRATION_QUEUE)
+export class StorageRegistrationProcessor extends WorkerHost {
+  private readonly logger = new Logger(StorageRegistrationProcessor.name);
 
   constructor(
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     @InjectQueue(IMPORTS_QUEUE) private readonly imports: Queue<ImportJobData>,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
     private readonly catalog: CatalogClient,
-    private readonly metrics: CatalogRegistrationMetrics,
+    private readonly metrics: StorageRegistrationMetrics,
   ) {
     super();
   }
 
-  async process(job: Job<CatalogRegistrationJobData>): Promise<CatalogRegistrationJobResult> {
-    if (job.name !== (CatalogRegistrationJobName.Register as string))
+  async process(job: Job<StorageRegistrationJobData>): Promise<StorageRegistrationJobResult> {
+    if (job.name !== (StorageRegistrationJobName.Register as string))
       throw new UnrecoverableError(`no handler for job ${job.name}`);
     const { import_id: importId, path } = job.data;
     try {

@@ -4,18 +4,18 @@ import type { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import type { ImportJobData } from '../imports/import.queue';
 import {
-  CATALOG_REGISTRATION_QUEUE,
-  CatalogRegistrationJobData,
-  CatalogRegistrationJobName,
-  catalogRegistrationJobId,
-  catalogRegistrationRetryPreset,
+  STORAGE_REGISTRATION_QUEUE,
+  StorageRegistrationJobData,
+  StorageRegistrationJobName,
+  storageRegistrationJobId,
+  storageRegistrationRetryPreset,
 } from './storage-registration.queue';
 
 /** Puts a published import in the outbox: a registration job, never a call to the catalog. */
 @Injectable()
-export class CatalogRegistrationProducer {
+export class StorageRegistrationProducer {
   constructor(
-    @InjectQueue(CATALOG_REGISTRATION_QUEUE) private readonly queue: Queue,
+    @InjectQueue(STORAGE_REGISTRATION_QUEUE) private readonly queue: Queue,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
   ) {}
 
@@ -32,18 +32,18 @@ export class CatalogRegistrationProducer {
       catalog: { state: on ? 'pending' : 'off', accession: null, error: null },
     });
     if (!on) return;
-    const jobId = catalogRegistrationJobId(importJob.id!);
+    const jobId = storageRegistrationJobId(importJob.id!);
     const previous = await this.queue.getJob(jobId);
     if (previous && ((await previous.isCompleted()) || (await previous.isFailed())))
       await previous.remove();
-    const data: CatalogRegistrationJobData = {
+    const data: StorageRegistrationJobData = {
       import_id: importJob.id!,
       path,
       published_on: new Date().toISOString().slice(0, 10),
     };
-    await this.queue.add(CatalogRegistrationJobName.Register, data, {
+    await this.queue.add(StorageRegistrationJobName.Register, data, {
       jobId,
-      ...catalogRegistrationRetryPreset(
+      ...storageRegistrationRetryPreset(
         this.settings.CATALOG_MAX_ATTEMPTS,
         this.settings.CATALOG_RETRY_DELAY_MS,
       ),

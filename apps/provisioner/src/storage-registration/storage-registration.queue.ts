@@ -1,18 +1,23 @@
 import type { JobsOptions } from 'bullmq';
 
 /**
- * The catalog-registration queue in one place: its name, job name, payload, job-id rule and
+ * The storage-registration queue in one place: its name, job name, payload, job-id rule and
  * retry preset. An outbox: the import enqueues a registration when it publishes and never waits
- * on the catalog; this queue's worker delivers it.
+ * on the catalog; this queue's worker delivers it to the catalog's storage-registrations route.
+ *
+ * The code is named for what is registered (a storage copy, as the catalog's end is); the queue
+ * name, the job name, the metric `provisioner_catalog_registrations_total` and the CATALOG_*
+ * settings keep their old names, because queued jobs, dashboards, alerts and deployments hold
+ * them.
  */
-export const CATALOG_REGISTRATION_QUEUE = 'catalog-registration';
+export const STORAGE_REGISTRATION_QUEUE = 'catalog-registration';
 
-export enum CatalogRegistrationJobName {
+export enum StorageRegistrationJobName {
   /** Registers one published dataset import in the catalog (POST /api/registrations). */
   Register = 'register',
 }
 
-export interface CatalogRegistrationJobData {
+export interface StorageRegistrationJobData {
   /** The import job whose published copy is registered (and whose record shows the outcome). */
   import_id: string;
   /** The dataset's path in storage. */
@@ -21,21 +26,12 @@ export interface CatalogRegistrationJobData {
   published_on: string;
 }
 
-export interface CatalogRegistrationJobResult {
+export interface StorageRegistrationJobResult {
   accession: string;
 }
 
-/** What an import record says of its registration (`catalog` in the record). */
-export type CatalogState = 'pending' | 'registered' | 'refused' | 'off';
-
-export interface CatalogRegistrationState {
-  state: CatalogState;
-  accession: string | null;
-  error: { code: string; message: string } | null;
-}
-
 /** One registration per import: adding it again (a retried or repeated import) finds this one. */
-export function catalogRegistrationJobId(importId: string): string {
+export function storageRegistrationJobId(importId: string): string {
   return ['register', importId].join('-');
 }
 
@@ -45,7 +41,7 @@ export function catalogRegistrationJobId(importId: string): string {
  * − 1) after the first (defaults: 16 tries over about 9 hours). Failed jobs are kept for
  * inspection; completed ones too, since their id is what makes a registration happen once.
  */
-export function catalogRegistrationRetryPreset(attempts: number, delayMs: number): JobsOptions {
+export function storageRegistrationRetryPreset(attempts: number, delayMs: number): JobsOptions {
   return {
     attempts,
     backoff: { type: 'exponential', delay: delayMs },
