@@ -4,7 +4,7 @@ import type { Queue } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import { StorageRegistrationModule } from './storage-registration/storage-registration.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
-import { SmallFileCopyPool } from './import-pipeline/copy-thread-pool';
+import { CopyThreadPool } from './import-pipeline/copy-thread-pool';
 import type { QueueBackendConfig } from './queue/queue-backend';
 import { QueueErrorLogger } from './imports/queue-error-logger.service';
 import { QUEUE_BACKEND } from './queue/queue.module';
@@ -32,10 +32,10 @@ const importRecords: Provider = {
 
 /** The worker's copy threads, sized by IMPORT_COPY_THREADS; closed with the app. */
 const copyPool: Provider = {
-  provide: SmallFileCopyPool,
+  provide: CopyThreadPool,
   inject: [PROVISIONER_SETTINGS],
   useFactory: (settings: ProvisionerSettings) =>
-    new SmallFileCopyPool(settings.IMPORT_COPY_THREADS),
+    new CopyThreadPool(settings.IMPORT_COPY_THREADS),
 };
 
 const producerSide = {

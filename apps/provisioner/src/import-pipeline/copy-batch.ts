@@ -1,23 +1,23 @@
 import { join } from 'node:path';
 import { openLocalObject } from '../storage/filesystem/local-object';
 import { StagingLostError } from '../storage/storage-system';
-import { copySmallFileWithHashes, CopyResult, FileIdentity } from './hashing-copy';
+import { copyFileWithHashesSync, CopyResult, FileIdentity } from './hashing-copy';
 import { ImportProblem, ImportTransientError } from './import-errors';
 import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';
 
-/** One small file for a copy thread: its path in the payload, and where to create it. */
-export interface SmallFileJob {
+/** One file for a copy thread: its path in the payload, and where to create it. */
+export interface FileCopyJob {
   path: string;
   /** Absolute path from StagingArea.prepareLocalObject; its directories exist. */
   target: string;
-  /** The file preflight planned (see copySmallFileWithHashes). */
+  /** The file preflight planned (see copyFileWithHashesSync). */
   identity?: FileIdentity;
   /** Created with openLocalObject's `direct` (past the page cache). */
   direct?: boolean;
 }
 
 /** What the main thread posts to a copy thread: plain data only (structured clone). */
-export interface SmallFileBatch {
+export interface CopyBatch {
   id: number;
   stagingId: string;
   /** The payload root the jobs' paths are relative to (joined in the thread). */
@@ -28,7 +28,7 @@ export interface SmallFileBatch {
    * The buffer is page-aligned (allocAligned), so a direct object's chunks go out uncopied.
    */
   bufferBytes: number;
-  jobs: SmallFileJob[];
+  jobs: FileCopyJob[];
 }
 
 /**
@@ -48,12 +48,12 @@ export interface SerializedError {
 }
 
 /** Per job, in order: a result, or the error that stopped the batch (nothing after it). */
-export type SmallFileOutcome = CopyResult | { error: SerializedError };
+export type FileCopyOutcome = CopyResult | { error: SerializedError };
 
-export interface SmallFileBatchReply {
+export interface CopyBatchReply {
   id: number;
-  outcomes: SmallFileOutcome[];
-  /** Bytes copied that no SmallFileBatchProgress has reported yet. */
+  outcomes: FileCopyOutcome[];
+  /** Bytes copied that no CopyBatchProgress has reported yet. */
   bytes: number;
 }
 
@@ -79,7 +79,7 @@ export function runWalkBatch(batch: WalkBatch): WalkBatchReply {
 }
 
 /** Sent while a batch runs (a large file takes seconds): bytes copied since the last report. */
-export interface SmallFileBatchProgress {
+export interface CopyBatchProgress {
   id: number;
   progress: number;
 }
@@ -117,26 +117,26 @@ export function reviveError(serialized: SerializedError): Error {
     });
     if (serialized.name !== 'Error') error.name = serialized.name;
   }
-  if (serialized.stack) error.stack = `${serialized.stack}\n    (in a small-file copy thread)`;
+  if (serialized.stack) error.stack = `${serialized.stack}\n    (in a copy thread)`;
   return error;
 }
 
 /**
- * Copies a batch in blocking calls, each file with copySmallFileWithHashes (the same checks as
+ * Copies a batch in blocking calls, each file with copyFileWithHashesSync (the same checks as
  * on the main thread), and stops at the first failure: the attempt is over then.
  */
-export function runSmallFileBatch(
-  batch: SmallFileBatch,
+export function runCopyBatch(
+  batch: CopyBatch,
   buffer: Buffer,
   onBytes?: (bytes: number) => void,
-): SmallFileOutcome[] {
-  const outcomes: SmallFileOutcome[] = [];
+): FileCopyOutcome[] {
+  const outcomes: FileCopyOutcome[] = [];
   for (const job of batch.jobs) {
     try {
       const source = join(batch.sourceRoot, job.path);
       const writer = openLocalObject(job.target, batch.stagingId, job.direct);
       outcomes.push(
-        copySmallFileWithHashes(source, job.path, writer, {
+        copyFileWithHashesSync(source, job.path, writer, {
           md5: batch.md5,
           identity: job.identity,
           buffer,

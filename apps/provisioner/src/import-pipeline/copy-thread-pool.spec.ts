@@ -14,7 +14,7 @@ import { StagingArea } from '../storage/storage-system';
 import { CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
 import { reviveError, serializeError } from './copy-batch';
-import { copySmallFilesOnThreads, SmallFileCopyPool, ThreadedCopyRequest } from './copy-thread-pool';
+import { copyFilesOnThreads, CopyThreadPool, ThreadedCopyRequest } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
@@ -32,7 +32,7 @@ function filesBelow(dir: string, prefix = ''): string[] {
   );
 }
 
-describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () => {
+describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
   let dir: string;
   let storage: FilesystemStorage;
   let staging: StagingArea;
@@ -44,7 +44,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
     staging = await storage.openStaging(`t${++stagingCount}`);
   });
 
-  const pool = new SmallFileCopyPool(2, SOURCE_CHANGING_THREAD);
+  const pool = new CopyThreadPool(2, SOURCE_CHANGING_THREAD);
 
   // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
   beforeAll(() => pool.start(), 30_000);
@@ -69,7 +69,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
   ): Promise<{ results: Map<number, CopyResult>; bytes: number }> {
     const results = new Map<number, CopyResult>();
     let bytes = 0;
-    await copySmallFilesOnThreads(pool, {
+    await copyFilesOnThreads(pool, {
       stagingId: staging.id,
       sourceRoot: join(dir, 'src'),
       md5: true,
@@ -227,7 +227,7 @@ describe('copySmallFilesOnThreads (real worker threads, real filesystem)', () =>
   it('fails the batches of a thread that died; the pool replaces it', async () => {
     await pool.start();
     const failed = await copy(source({ 'c/crash-now.txt': 'boom' })).catch((e: unknown) => e);
-    expect((failed as Error).message).toBe('small-file copy thread exited with code 3');
+    expect((failed as Error).message).toBe('copy thread exited with code 3');
     expect(pool.threadCount).toBe(1);
     const { results } = await copy(source({ 'c/after.txt': 'fine', 'd/other.txt': 'also' }));
     expect(results.get(0)).toMatchObject({ size: 4, sha256: digest('sha256', 'fine') });

@@ -6,10 +6,10 @@ import { CopyResult } from './hashing-copy';
 import type { DirectoryPart, DirectoryWalker } from './payload-walker';
 import {
   reviveError,
-  SmallFileBatch,
-  SmallFileBatchProgress,
-  SmallFileBatchReply,
-  SmallFileJob,
+  CopyBatch,
+  CopyBatchProgress,
+  CopyBatchReply,
+  FileCopyJob,
   WalkBatch,
   WalkBatchReply,
 } from './copy-batch';
@@ -39,12 +39,12 @@ export const COPY_THREAD_ENTRY = join(__dirname, 'file-copy.thread');
 
 let threadIds = 0;
 
-type Batch = SmallFileBatch | WalkBatch;
+type Batch = CopyBatch | WalkBatch;
 /** A batch before the pool numbers it. */
 type Unnumbered<B> = B extends Batch ? Omit<B, 'id'> : never;
-type Reply = SmallFileBatchReply | WalkBatchReply;
+type Reply = CopyBatchReply | WalkBatchReply;
 /** The answer a thread gives to a batch of this kind. */
-type ReplyTo<B> = B extends WalkBatch ? WalkBatchReply : SmallFileBatchReply;
+type ReplyTo<B> = B extends WalkBatch ? WalkBatchReply : CopyBatchReply;
 
 /** One worker thread and the batches it has been sent, answered in order. */
 class CopyThread {
@@ -80,7 +80,7 @@ class CopyThread {
     this.worker = startWorkerThread(entry, {
       resourceLimits: THREAD_LIMITS,
     });
-    this.worker.on('message', (message: Reply | SmallFileBatchProgress | 'ready') => {
+    this.worker.on('message', (message: Reply | CopyBatchProgress | 'ready') => {
       if (message === 'ready') {
         this.markReady();
         this.idle();
@@ -103,7 +103,7 @@ class CopyThread {
     // Batches fail only once the thread has stopped: no write of theirs can land afterwards.
     this.worker.on('exit', (code) => {
       this.exited = true;
-      const error = this.crash ?? new Error(`small-file copy thread exited with code ${code}`);
+      const error = this.crash ?? new Error(`copy thread exited with code ${code}`);
       this.markFailed(error);
       const waiters = [...this.waiting.values()];
       this.waiting.clear();
@@ -117,7 +117,7 @@ class CopyThread {
   }
 
   run(id: number, batch: Unnumbered<Batch>, onBytes: (bytes: number) => void): Promise<Reply> {
-    if (this.exited) return Promise.reject(this.crash ?? new Error('small-file copy thread gone'));
+    if (this.exited) return Promise.reject(this.crash ?? new Error('copy thread gone'));
     // Busy threads keep the process alive (a script awaiting its import); idle ones do not.
     if (this.waiting.size === 0) this.worker.ref();
     const outcome = new Promise<Reply>((resolve, reject) =>
@@ -141,7 +141,7 @@ class CopyThread {
  * imports queue's module), started when first needed and kept for the next import. Idle threads
  * do not hold the process open; the app's shutdown ends them.
  */
-export class SmallFileCopyPool implements OnApplicationShutdown {
+export class CopyThreadPool implements OnApplicationShutdown {
   private readonly threads: CopyThread[] = [];
   private wakeups: (() => void)[] = [];
   private closing = false;
@@ -282,8 +282,8 @@ const remaining = (dir: Directory): number => dir.positions.length - dir.next;
  * failure stops new batches; this returns (or throws that failure) only once every batch sent
  * is answered, so no write lands after it.
  */
-export async function copySmallFilesOnThreads(
-  pool: SmallFileCopyPool,
+export async function copyFilesOnThreads(
+  pool: CopyThreadPool,
   request: ThreadedCopyRequest,
 ): Promise<void> {
   const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
@@ -326,7 +326,7 @@ export async function copySmallFilesOnThreads(
     }
     if (positions.length === 0) return null;
     let largest = 0;
-    const jobs: SmallFileJob[] = positions.map((position) => {
+    const jobs: FileCopyJob[] = positions.map((position) => {
       const file = request.files[position];
       largest = Math.max(largest, file.size);
       return {
@@ -336,7 +336,7 @@ export async function copySmallFilesOnThreads(
         ...(file.size >= (request.directWriteMinBytes ?? Infinity) ? { direct: true } : {}),
       };
     });
-    const batch: Omit<SmallFileBatch, 'id'> = {
+    const batch: Omit<CopyBatch, 'id'> = {
       stagingId: request.stagingId,
       sourceRoot: request.sourceRoot,
       md5: request.md5,
@@ -376,7 +376,7 @@ const MAX_DIRECTORIES_PER_WALK = 64;
  * (each file costs an lstat through the pinned directory's /proc view: ~70 ms for 10,000 files
  * on one thread). The parts come back in the order of `directories`.
  */
-export function walkOnThreads(pool: SmallFileCopyPool): DirectoryWalker {
+export function walkOnThreads(pool: CopyThreadPool): DirectoryWalker {
   return async (root, directories) => {
     const slots = Math.max(1, pool.size) * BATCHES_PER_THREAD;
     const perBatch = Math.min(

@@ -3,7 +3,7 @@ import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/s
 import type { StorageSystem } from '../storage/storage-system';
 import type { PhaseClock } from './import-phases';
 import type { ImportProgress } from '../imports/import-progress';
-import type { SmallFileCopyPool } from './copy-thread-pool';
+import type { CopyThreadPool } from './copy-thread-pool';
 
 /** What one attempt of a dataset import is given by the job that runs it. */
 export interface DatasetImportContext {
@@ -21,11 +21,11 @@ export interface DatasetImportContext {
    * The worker's copy threads, which copy the small files (IMPORT_COPY_THREADS of them);
    * without a pool, or with one of size 0, they are copied on the main thread in time slices.
    */
-  copyPool?: SmallFileCopyPool;
+  copyPool?: CopyThreadPool;
   /** Large files copied in parallel (small files go on copy threads, alongside). */
   copyConcurrency?: number;
   bufferBytes?: number;
-  /** Files up to this size are copied in blocking calls (see copySmallFileWithHashes). */
+  /** Files up to this size are copied in blocking calls (see copyFileWithHashesSync). */
   smallFileBytes?: number;
   /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
   sourceLimits?: SourceLimits;

@@ -20,7 +20,7 @@ import type { DatasetImportContext } from './dataset-import.context';
 import { runDatasetImport } from './dataset-import.pipeline';
 import * as hashingCopy from './hashing-copy';
 import { ImportProgress } from '../imports/import-progress';
-import { SmallFileCopyPool } from './copy-thread-pool';
+import { CopyThreadPool } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 import { cachedBytes } from '../../test/support/page-cache';
 
@@ -28,7 +28,7 @@ import { cachedBytes } from '../../test/support/page-cache';
 jest.setTimeout(REAL_IO_MS);
 
 /** The copy threads of these imports; they change grow-*, touch-* and replace-* files mid-read. */
-const pool = new SmallFileCopyPool(
+const pool = new CopyThreadPool(
   2,
   join(__dirname, '../../test/support/source-changing-copy.thread'),
 );

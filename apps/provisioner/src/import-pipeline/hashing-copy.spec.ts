@@ -11,7 +11,7 @@ import {
 import { join } from 'node:path';
 import { digest, makeSpecialFile, tempDir } from '../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
-import { copySmallFileWithHashes, copyWithHashes } from './hashing-copy';
+import { copyFileWithHashesSync, copyWithHashes } from './hashing-copy';
 
 /**
  * Returns once the file system's clock has moved past `path`'s change time (it ticks coarsely,
@@ -189,7 +189,7 @@ describe('copyWithHashes when the storage write fails (disk full)', () => {
   });
 });
 
-describe('copySmallFileWithHashes (blocking calls)', () => {
+describe('copyFileWithHashesSync (blocking calls)', () => {
   let dir: string;
   let storage: FilesystemStorage;
   beforeEach(() => {
@@ -202,7 +202,7 @@ describe('copySmallFileWithHashes (blocking calls)', () => {
     writeFileSync(join(dir, 'src.bin'), content);
     const staging = await storage.openStaging('s1');
     let seen = 0;
-    const result = copySmallFileWithHashes(
+    const result = copyFileWithHashesSync(
       join(dir, 'src.bin'),
       'src.bin',
       staging.createObjectSync!('a/b/c.bin'),
@@ -229,7 +229,7 @@ describe('copySmallFileWithHashes (blocking calls)', () => {
     };
     let appended = false;
     expect(() =>
-      copySmallFileWithHashes(join(dir, 'growing'), 'growing', writer, {
+      copyFileWithHashesSync(join(dir, 'growing'), 'growing', writer, {
         md5: false,
         buffer: Buffer.alloc(1024),
         afterChunk: () => {
@@ -263,7 +263,7 @@ describe('copySmallFileWithHashes (blocking calls)', () => {
     const staging = await storage.openStaging(`s-${Math.random().toString(36).slice(2)}`);
     let changed = false;
     expect(() =>
-      copySmallFileWithHashes(path, 'victim', staging.createObjectSync!('victim'), {
+      copyFileWithHashesSync(path, 'victim', staging.createObjectSync!('victim'), {
         md5: false,
         buffer: Buffer.alloc(1024),
         afterChunk: () => {
@@ -284,7 +284,7 @@ describe('copySmallFileWithHashes (blocking calls)', () => {
     symlinkSync(join(dir, 'real'), join(dir, 'link'));
     const staging = await storage.openStaging('s3');
     expect(() =>
-      copySmallFileWithHashes(join(dir, 'link'), 'link', staging.createObjectSync!('link'), {
+      copyFileWithHashesSync(join(dir, 'link'), 'link', staging.createObjectSync!('link'), {
         md5: false,
         buffer: Buffer.alloc(16),
       }),
@@ -296,13 +296,13 @@ describe('copySmallFileWithHashes (blocking calls)', () => {
     writeFileSync(join(dir, 'other'), 'x');
     const staging = await storage.openStaging('s5');
     expect(() =>
-      copySmallFileWithHashes(join(dir, 'pipe'), 'pipe', staging.createObjectSync!('pipe'), {
+      copyFileWithHashesSync(join(dir, 'pipe'), 'pipe', staging.createObjectSync!('pipe'), {
         md5: false,
         buffer: Buffer.alloc(16),
       }),
     ).toThrow(expect.objectContaining({ code: 'source_changed' }));
     expect(() =>
-      copySmallFileWithHashes(join(dir, 'other'), 'other', staging.createObjectSync!('other'), {
+      copyFileWithHashesSync(join(dir, 'other'), 'other', staging.createObjectSync!('other'), {
         md5: false,
         buffer: Buffer.alloc(16),
         identity: { dev: 0, ino: 1 },

@@ -159,7 +159,7 @@ export interface SyncCopyOptions {
  * Blocks its thread for the length of one file: on the event loop, callers keep files small
  * and yield between batches (see mapTimeSliced); copy threads take files of any size.
  */
-export function copySmallFileWithHashes(
+export function copyFileWithHashesSync(
   sourcePath: string,
   displayPath: string,
   writer: SyncObjectWriter,

@@ -7,7 +7,7 @@ import { attemptStagingId } from './attempt-staging';
 import { runDatasetImport } from './dataset-import.pipeline';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { PhaseClock } from './import-phases';
-import { SmallFileCopyPool } from './copy-thread-pool';
+import { CopyThreadPool } from './copy-thread-pool';
 import { ensureSubmissionCollection } from './submission-collection';
 import { PROVISIONER_VERSION } from './provisioner-version';
 import { boundedError } from '../imports/record-bounds';
@@ -67,7 +67,7 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     private readonly metrics: ImportMetrics,
     private readonly records: ImportRecordsRepository,
-    private readonly copyPool: SmallFileCopyPool,
+    private readonly copyPool: CopyThreadPool,
     private readonly registrations: StorageRegistrationProducer,
   ) {
     super();

@@ -12,13 +12,13 @@ import {
 import { join } from 'node:path';
 import { tempDir } from '../../test/support/dropzone-fixture';
 import { DirectoryWalker, walkOnEventLoop, walkPayload } from './payload-walker';
-import { SmallFileCopyPool, walkOnThreads } from './copy-thread-pool';
+import { CopyThreadPool, walkOnThreads } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 
 // Real threads: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
 
-const pool = new SmallFileCopyPool(2);
+const pool = new CopyThreadPool(2);
 // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
 beforeAll(() => pool.start(), 30_000);
 afterAll(() => pool.close());

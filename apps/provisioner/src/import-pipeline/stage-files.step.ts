@@ -3,11 +3,11 @@ import { mapLimit } from '../common/map-limit';
 import { mapTimeSliced } from '../common/time-sliced';
 import type { StagingArea } from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import.context';
-import { copySmallFileWithHashes, copyWithHashes, CopyResult } from './hashing-copy';
+import { copyFileWithHashesSync, copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
 import { ProgressReporter } from '../imports/import-progress';
 import type { ImportPlan } from './preflight';
-import { copySmallFilesOnThreads } from './copy-thread-pool';
+import { copyFilesOnThreads } from './copy-thread-pool';
 
 const DEFAULT_COPY_CONCURRENCY = 6;
 /** Three per large-file lane: 4 lanes hold 24 MiB, whatever the file sizes. */
@@ -136,7 +136,7 @@ class FileStager {
     // On the copy threads, batch by batch (every file, see the constructor): they overlap what
     // one thread cannot, the hashing and the ~30 µs of kernel time that creating each file costs.
     const small = this.small;
-    await copySmallFilesOnThreads(pool, {
+    await copyFilesOnThreads(pool, {
       stagingId: this.staging.id,
       md5: this.md5,
       sourceRoot: this.plan.payloadRoot,
@@ -168,7 +168,7 @@ class FileStager {
         const writer = this.staging.createObjectSync!(file.path);
         this.done(
           index,
-          copySmallFileWithHashes(join(this.plan.payloadRoot, file.path), file.path, writer, {
+          copyFileWithHashesSync(join(this.plan.payloadRoot, file.path), file.path, writer, {
             md5: this.md5,
             identity: file,
             buffer,

@@ -14,7 +14,7 @@ export function stagingLostOnMissing(stagingId: string, error: unknown): unknown
 
 /**
  * A SyncObjectWriter over a file descriptor. Kept apart from filesystem-storage.ts so a copy
- * thread (small-file-copy.thread.ts) loads only this and the hashing copy.
+ * thread (file-copy.thread.ts) loads only this and the hashing copy.
  */
 class LocalSyncObjectWriter implements SyncObjectWriter {
   constructor(private readonly fd: number) {}
