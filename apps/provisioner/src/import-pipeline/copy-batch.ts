@@ -8,7 +8,7 @@ import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-
 /** One file for a copy thread: its path in the payload, and where to create it. */
 export interface FileCopyJob {
   path: string;
-  /** Absolute path from StagingArea.prepareLocalObject; its directories exist. */
+  /** Absolute path from StagingArea.localFiles.prepare; its directories exist. */
   target: string;
   /** The file preflight planned (see copyFileWithHashesSync). */
   identity?: FileIdentity;

@@ -74,7 +74,7 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
       sourceRoot: join(dir, 'src'),
       md5: true,
       files,
-      prepare: (path) => staging.prepareLocalObject!(path),
+      prepare: (path) => staging.localFiles!.prepare(path),
       copied: (position, result) => results.set(position, result),
       bytes: (n) => (bytes += n),
       stopped: () => false,
@@ -177,7 +177,7 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
     const files = source({ 'deep/er/a.txt': 'alpha' });
     // Its directories are made (prepare) before the thread creates the file.
     const prepare = (path: string): string => {
-      const at = staging.prepareLocalObject!(path);
+      const at = staging.localFiles!.prepare(path);
       rmSync(storage.absolute(`.staging/${staging.id}`), { recursive: true });
       return at;
     };

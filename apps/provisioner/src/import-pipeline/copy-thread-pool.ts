@@ -253,7 +253,7 @@ export interface ThreadedCopyRequest {
   sourceRoot: string;
   /** The planned files themselves (no copies: this process keeps little per file). */
   files: readonly { path: string; size: number; dev?: number; ino?: number }[];
-  /** StagingArea.prepareLocalObject: directories and bookkeeping on this thread, create there. */
+  /** StagingArea.localFiles.prepare: directories and bookkeeping on this thread, create there. */
   prepare(path: string): string;
   /** Each copied file's result, by its position in `files`; may throw to fail the copy. */
   copied(position: number, result: CopyResult): void;
@@ -261,7 +261,7 @@ export interface ThreadedCopyRequest {
   bytes(count: number): void;
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
   stopped(): boolean;
-  /** Files of at least this size are created direct (StagingArea.directWriteMinBytes). */
+  /** Files of at least this size are created direct (StagingArea.localFiles.directWriteMinBytes). */
   directWriteMinBytes?: number;
   filesPerBatch?: number;
 }

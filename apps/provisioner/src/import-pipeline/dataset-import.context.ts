@@ -18,15 +18,15 @@ export interface DatasetImportContext {
   /** Counts what is copied as it is copied (the worker's import metrics). */
   copyMeter?: CopyMeter;
   /**
-   * The worker's copy threads, which copy the small files (IMPORT_COPY_THREADS of them);
-   * without a pool, or with one of size 0, they are copied on the main thread in time slices.
+   * The worker's copy threads, which copy every file where the storage's objects are local
+   * files (IMPORT_COPY_THREADS of them); without a pool, or with one of size 0, files are copied
+   * on the main thread's lanes (as S3 always is).
    */
   copyPool?: CopyThreadPool;
-  /** Large files copied in parallel (small files go on copy threads, alongside). */
+  /** Files copied at once on the main thread's lanes; default: the storage's copyLanes. */
   copyConcurrency?: number;
+  /** Each lane's buffer size; default: the storage's copyBufferBytes. */
   bufferBytes?: number;
-  /** Files up to this size are copied in blocking calls (see copyFileWithHashesSync). */
-  smallFileBytes?: number;
   /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
   sourceLimits?: SourceLimits;
   /** Charged with each phase's time as the import goes (the worker logs it). */

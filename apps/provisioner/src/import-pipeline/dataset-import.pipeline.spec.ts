@@ -56,7 +56,7 @@ function afterEachChunk(hook: (path: string) => Promise<void>): Partial<DatasetI
     .mockImplementation((source, display, writer, options) =>
       copy(source, display, writer, { ...options, afterChunk: () => hook(display) }),
     );
-  return { smallFileBytes: -1, copyPool: undefined };
+  return { copyPool: undefined };
 }
 
 const FILES = { 'a.txt': 'alpha', 'nested/deep/b.bin': Buffer.alloc(300_000, 7), 'empty.dat': '' };

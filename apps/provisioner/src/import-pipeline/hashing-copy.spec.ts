@@ -11,7 +11,14 @@ import {
 import { join } from 'node:path';
 import { digest, makeSpecialFile, tempDir } from '../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
+import { openLocalObject } from '../storage/filesystem/local-object';
+import type { StagingArea, SyncObjectWriter } from '../storage/storage-system';
 import { copyFileWithHashesSync, copyWithHashes } from './hashing-copy';
+
+/** An object of a filesystem staging area, created in blocking calls as a copy thread does. */
+function localObject(staging: StagingArea, path: string): SyncObjectWriter {
+  return openLocalObject(staging.localFiles!.prepare(path), staging.id);
+}
 
 /**
  * Returns once the file system's clock has moved past `path`'s change time (it ticks coarsely,
@@ -205,7 +212,7 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
     const result = copyFileWithHashesSync(
       join(dir, 'src.bin'),
       'src.bin',
-      staging.createObjectSync!('a/b/c.bin'),
+      localObject(staging, 'a/b/c.bin'),
       { md5: true, buffer: Buffer.alloc(1000), onBytes: (n) => (seen += n) },
     );
     expect(result).toEqual({
@@ -220,7 +227,7 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
   it('fails as source_changed when the file grows while it is read, and aborts the object', async () => {
     writeFileSync(join(dir, 'growing'), Buffer.alloc(4096, 1));
     const staging = await storage.openStaging('s2');
-    const writer = staging.createObjectSync!('growing');
+    const writer = localObject(staging, 'growing');
     let aborted = false;
     const abort = writer.abort.bind(writer);
     writer.abort = () => {
@@ -263,7 +270,7 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
     const staging = await storage.openStaging(`s-${Math.random().toString(36).slice(2)}`);
     let changed = false;
     expect(() =>
-      copyFileWithHashesSync(path, 'victim', staging.createObjectSync!('victim'), {
+      copyFileWithHashesSync(path, 'victim', localObject(staging, 'victim'), {
         md5: false,
         buffer: Buffer.alloc(1024),
         afterChunk: () => {
@@ -284,7 +291,7 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
     symlinkSync(join(dir, 'real'), join(dir, 'link'));
     const staging = await storage.openStaging('s3');
     expect(() =>
-      copyFileWithHashesSync(join(dir, 'link'), 'link', staging.createObjectSync!('link'), {
+      copyFileWithHashesSync(join(dir, 'link'), 'link', localObject(staging, 'link'), {
         md5: false,
         buffer: Buffer.alloc(16),
       }),
@@ -296,13 +303,13 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
     writeFileSync(join(dir, 'other'), 'x');
     const staging = await storage.openStaging('s5');
     expect(() =>
-      copyFileWithHashesSync(join(dir, 'pipe'), 'pipe', staging.createObjectSync!('pipe'), {
+      copyFileWithHashesSync(join(dir, 'pipe'), 'pipe', localObject(staging, 'pipe'), {
         md5: false,
         buffer: Buffer.alloc(16),
       }),
     ).toThrow(expect.objectContaining({ code: 'source_changed' }));
     expect(() =>
-      copyFileWithHashesSync(join(dir, 'other'), 'other', staging.createObjectSync!('other'), {
+      copyFileWithHashesSync(join(dir, 'other'), 'other', localObject(staging, 'other'), {
         md5: false,
         buffer: Buffer.alloc(16),
         identity: { dev: 0, ino: 1 },
@@ -313,7 +320,7 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
   it('reports a staging area removed underneath as staging_lost, never re-creating it', async () => {
     const staging = await storage.openStaging('s4');
     rmSync(join(dir, 'storage/.staging/s4'), { recursive: true });
-    expect(() => staging.createObjectSync!('deep/file')).toThrow(
+    expect(() => localObject(staging, 'deep/file')).toThrow(
       expect.objectContaining({ code: 'staging_lost' }),
     );
     expect(await storage.listStaging()).toEqual([]);
