@@ -9,7 +9,7 @@ import { dropzoneEnv, waitForImport } from './support/provisioner-e2e';
 
 jest.setTimeout(60_000);
 
-/** 400 small files in four directories and one file above the 64 KiB threshold. */
+/** 400 small files in four directories and one of 100 KB. */
 function files(seed: string): Record<string, string | Buffer> {
   const all: Record<string, string | Buffer> = {
     'large/over-threshold.bin': Buffer.alloc(100_000, 5),

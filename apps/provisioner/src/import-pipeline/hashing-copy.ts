@@ -153,11 +153,10 @@ export interface SyncCopyOptions {
 }
 
 /**
- * copyWithHashes for small files, in synchronous calls: the same checks and the same single
- * read-hash-write pass, but each file costs no thread-pool round trips (an async copy of a
- * 4 KiB file is ~20 of them, which is what made 10,000 small files 15x slower than cp).
- * Blocks its thread for the length of one file: on the event loop, callers keep files small
- * and yield between batches (see mapTimeSliced); copy threads take files of any size.
+ * copyWithHashes in synchronous calls, as the copy threads run it: the same checks and the same
+ * single read-hash-write pass, but each file costs no thread-pool round trips (an async copy of
+ * a 4 KiB file is ~20 of them, which is what made 10,000 small files 15x slower than cp).
+ * Blocks its thread for the length of one file, so it runs on copy threads only.
  */
 export function copyFileWithHashesSync(
   sourcePath: string,
