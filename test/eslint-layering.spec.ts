@@ -76,7 +76,7 @@ const CASES: Record<string, { refused: string[]; allowed: string[] }> = {
   },
   'apps/provisioner/src/imports/layering-fixture.controller.ts': {
     refused: [
-      "import { ImportRecordsRepository } from '../import-queue/import-records.repository';",
+      "import { ImportRecordsRepository } from './import-records.repository';",
       "import { x } from '../../../catalog-api/src/http-app';",
     ],
     allowed: ["import { x } from './imports.service';"],

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { everyFileText } from '../../apps/provisioner/test/support/provisioner-e2e';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
-import { IMPORTS_QUEUE } from '../../apps/provisioner/src/import-queue/import.queue';
+import { IMPORTS_QUEUE } from '../../apps/provisioner/src/imports/import.queue';
 import { AppProcess, freePort, startAppProcess } from '../support/app-process';
 import { queueEnv, TEST_WRITE_KEY } from '../support/provisioner-app';
 import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';

@@ -1,13 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AUTH_FAILURE_STORE, AuthModule } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
-import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.store';
+import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.service';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
-import { ProvisionerHealthModule } from './health/provisioner-health.module';
+import { ProvisionerHealthModule } from './provisioner-health.module';
 import { DatasetsModule } from './datasets/datasets.module';
-import { ImportQueueModule } from './import-queue/import-queue.module';
+import { ImportQueueModule } from './import-queue.module';
 import { ImportsModule } from './imports/imports.module';
 import { ProvisionerMetricsModule } from './metrics/provisioner-metrics.module';
 import { QueueDashboardModule } from './queue-dashboard/queue-dashboard.module';

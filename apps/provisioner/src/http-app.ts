@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { configureHttpApp, createHttpAdapter, setupOpenApi, useHttpMetrics } from '@app/platform';
 import type { ProvisionerSettings } from './config/provisioner.settings';
 import { ProvisionerApiModule } from './api.module';
-import { PROVISIONER_VERSION } from './imports/provisioner-version';
+import { PROVISIONER_VERSION } from './import-pipeline/provisioner-version';
 import { configureQueueBackend } from './queue/queue-backend';
 import { ProvisionerWorkerModule } from './worker.module';
 

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { startProvisionerApps, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import type { ImportRecord } from '../src/imports/import-record';
-import { SmallFileCopyPool } from '../src/imports/pipeline/small-file-pool';
+import { CopyThreadPool } from '../src/import-pipeline/copy-thread-pool';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { dropzoneEnv, waitForImport } from './support/provisioner-e2e';
 
 jest.setTimeout(60_000);
 
-/** 400 small files in four directories and one file above the 64 KiB threshold. */
+/** 400 small files in four directories and one of 100 KB. */
 function files(seed: string): Record<string, string | Buffer> {
   const all: Record<string, string | Buffer> = {
     'large/over-threshold.bin': Buffer.alloc(100_000, 5),
@@ -20,10 +20,10 @@ function files(seed: string): Record<string, string | Buffer> {
 }
 
 /**
- * The worker copies small files on IMPORT_COPY_THREADS worker threads: the app as deployed
+ * The worker copies every file on IMPORT_COPY_THREADS worker threads: the app as deployed
  * (API + worker in this process, Redis, real filesystem), with threads and with 0.
  */
-describe('small-file copy threads in the worker (IMPORT_COPY_THREADS)', () => {
+describe('copy threads in the worker (IMPORT_COPY_THREADS)', () => {
   let dropzone: DropzoneFixture;
   let storageRoot: string;
 
@@ -47,11 +47,11 @@ describe('small-file copy threads in the worker (IMPORT_COPY_THREADS)', () => {
   async function importWith(
     threads: string,
     datasetId: string,
-  ): Promise<{ record: ImportRecord; pool: SmallFileCopyPool; threadsAtClose: number }> {
+  ): Promise<{ record: ImportRecord; pool: CopyThreadPool; threadsAtClose: number }> {
     const apps = await startProvisionerApps(
       await dropzoneEnv(dropzone, storageRoot, { IMPORT_COPY_THREADS: threads }),
     );
-    const pool = apps.worker.get(SmallFileCopyPool);
+    const pool = apps.worker.get(CopyThreadPool);
     let threadsAtClose = -1;
     try {
       const res = await request(apps.api.getHttpServer())

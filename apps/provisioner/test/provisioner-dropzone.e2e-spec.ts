@@ -19,9 +19,9 @@ import {
   TEST_READ_KEY,
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
-import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/import-queue/import.queue';
+import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/imports/import.queue';
 import type { ImportRecord } from '../src/imports/import-record';
-import { ImportSyncService } from '../src/import-queue/import-sync.service';
+import { ImportSyncService } from '../src/import-pipeline/import-sync.service';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { until } from '../../../test/support/wait';
 import { dropzoneEnv, IMPORT_WAIT_MS, waitForImport } from './support/provisioner-e2e';

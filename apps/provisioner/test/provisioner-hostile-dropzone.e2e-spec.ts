@@ -18,7 +18,7 @@ import {
   TEST_READ_KEY,
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
-import { IMPORTS_QUEUE } from '../src/import-queue/import.queue';
+import { IMPORTS_QUEUE } from '../src/imports/import.queue';
 import type { ImportRecord } from '../src/imports/import-record';
 import {
   DropzoneFixture,

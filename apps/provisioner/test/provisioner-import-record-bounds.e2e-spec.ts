@@ -10,7 +10,7 @@ import {
 } from '../../../test/support/provisioner-app';
 import { testServices } from '../../../test/support/test-services';
 import type { ImportRecord } from '../src/imports/import-record';
-import { importRetryPreset, IMPORTS_QUEUE } from '../src/import-queue/import.queue';
+import { importRetryPreset, IMPORTS_QUEUE } from '../src/imports/import.queue';
 import { tempDir } from './support/dropzone-fixture';
 import { waitForImport } from './support/provisioner-e2e';
 

@@ -13,7 +13,7 @@ import {
 import { testServices } from '../../../test/support/test-services';
 import { until } from '../../../test/support/wait';
 import type { ImportRecord, ImportState } from '../src/imports/import-record';
-import { importRetryPreset, IMPORTS_QUEUE } from '../src/import-queue/import.queue';
+import { importRetryPreset, IMPORTS_QUEUE } from '../src/imports/import.queue';
 import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { waitForImport } from './support/provisioner-e2e';
 

@@ -21,7 +21,7 @@ import {
   S3TestServer,
   testS3Client,
 } from '../../../test/support/s3-server';
-import { describeRegistration } from '../src/catalog-registration/registration-description';
+import { describeRegistration } from '../src/storage-registration/registration-description';
 import { createProvisionerApiApp, createProvisionerWorkerApp } from '../src/http-app';
 import { storageFromSettings } from '../src/storage/storage.module';
 import {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Job, Queue } from 'bullmq';
 import { startProvisionerApps, ProvisionerTestApps } from '../../../test/support/provisioner-app';
-import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/import-queue/import.queue';
+import { IMPORTS_QUEUE, SYNC_SCHEDULER_ID } from '../src/imports/import.queue';
 import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { until } from '../../../test/support/wait';
 import { waitForImport, dropzoneEnv } from './support/provisioner-e2e';

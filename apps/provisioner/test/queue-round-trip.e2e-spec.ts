@@ -1,9 +1,9 @@
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { QueueEvents } from 'bullmq';
-import { IMPORTS_QUEUE } from '../src/import-queue/import.queue';
-import { ImportProducer } from '../src/import-queue/import.producer';
-import { ImportProcessor } from '../src/import-queue/import.processor';
+import { IMPORTS_QUEUE } from '../src/imports/import.queue';
+import { ImportProducer } from '../src/imports/import.producer';
+import { ImportProcessor } from '../src/import-pipeline/import.processor';
 import { QueueBackendChoice, queueEnv, startProvisionerApps } from '../../../test/support/provisioner-app';
 import { testServices } from '../../../test/support/test-services';
 

@@ -1,5 +1,5 @@
-import { ImportProcessor } from '../src/import-queue/import.processor';
-import { ImportJobName } from '../src/import-queue/import.queue';
+import { ImportProcessor } from '../src/import-pipeline/import.processor';
+import { ImportJobName } from '../src/imports/import.queue';
 import { createProvisionerWorkerApp } from '../src/http-app';
 import { provisionerTestSettings, queueEnv } from '../../../test/support/provisioner-app';
 

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConflictError, NotFoundError } from '@app/errors';
 import { ImportReply } from '../imports/import-record';
-import { ImportRecordsRepository } from '../import-queue/import-records.repository';
-import { ImportJobName, importId } from '../import-queue/import.queue';
-import { ImportProducer } from '../import-queue/import.producer';
+import { ImportRecordsRepository } from '../imports/import-records.repository';
+import { ImportJobName, importId } from '../imports/import.queue';
+import { ImportProducer } from '../imports/import.producer';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import { SourcesService } from '../sources/sources.service';

@@ -1,5 +1,5 @@
 import { answersHelp } from '@app/platform';
-import { sourcesFromSetting } from '../sources/sources-setting.validator';
+import { sourcesFromSetting } from '../config/sources-setting';
 import { createDemoDropzone, DemoDropzoneResult } from './demo-dropzone';
 
 /** The summary `npm start` reads: the last line of the output, with --json. */

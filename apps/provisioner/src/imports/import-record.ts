@@ -1,7 +1,6 @@
 import type { Job } from 'bullmq';
-import type { CatalogRegistrationState } from '../catalog-registration/catalog-registration.queue';
-import { ImportProgress, NO_PROGRESS } from './pipeline/import-progress';
-import { ImportJobData, ImportJobResult, ImportKind } from '../import-queue/import.queue';
+import { ImportProgress, NO_PROGRESS } from './import-progress';
+import { CatalogRegistrationState, ImportJobData, ImportJobResult, ImportKind } from './import.queue';
 import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
 import { boundedDetails, clip, MESSAGE_CHARS } from './record-bounds';
 

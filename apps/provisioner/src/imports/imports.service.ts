@@ -6,9 +6,9 @@ import { SourcesService } from '../sources/sources.service';
 import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { ImportRecord, recordFromJob } from './import-record';
 import { LISTED_DETAILS } from './record-bounds';
-import { ImportRecordsRepository } from '../import-queue/import-records.repository';
-import { ImportProducer } from '../import-queue/import.producer';
-import { ImportJobName, parseImportId } from '../import-queue/import.queue';
+import { ImportRecordsRepository } from './import-records.repository';
+import { ImportProducer } from './import.producer';
+import { ImportJobName, parseImportId } from './import.queue';
 import { ListImportsQuery } from './imports.dto';
 
 export interface ImportPage {

@@ -4,8 +4,8 @@ import { ExpressAdapter } from '@bull-board/express';
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { CATALOG_REGISTRATION_QUEUE } from '../catalog-registration/catalog-registration.queue';
-import { IMPORTS_QUEUE } from '../import-queue/import.queue';
+import { STORAGE_REGISTRATION_QUEUE } from '../storage-registration/storage-registration.queue';
+import { IMPORTS_QUEUE } from '../imports/import.queue';
 import { QueueDashboardAuthMiddleware } from './queue-dashboard-auth.middleware';
 
 export const QUEUE_DASHBOARD_ROUTE = '/admin/queues';
@@ -16,11 +16,11 @@ export const QUEUE_DASHBOARD_ROUTE = '/admin/queues';
  * rather than through @bull-board/nestjs: that package pulls in @nestjs/bull-shared 12, which
  * is ESM-only and cannot be loaded by jest on Node 20 (see reference/stack.md).
  */
-@Module({ imports: [BullModule.registerQueue({ name: CATALOG_REGISTRATION_QUEUE })] })
+@Module({ imports: [BullModule.registerQueue({ name: STORAGE_REGISTRATION_QUEUE })] })
 export class QueueDashboardModule implements NestModule {
   constructor(
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
-    @InjectQueue(CATALOG_REGISTRATION_QUEUE) private readonly registrations: Queue,
+    @InjectQueue(STORAGE_REGISTRATION_QUEUE) private readonly registrations: Queue,
   ) {}
 
   configure(consumer: MiddlewareConsumer): void {

@@ -7,7 +7,7 @@ export const QUEUE_BACKEND = Symbol('QUEUE_BACKEND');
 
 /**
  * The BullMQ connection (Redis or the PostgreSQL backend), shared by the API and the worker.
- * Each queue registers itself in its own module (`import-queue/`).
+ * Each queue registers itself in its own module (`import-queue.module.ts`, `storage-registration/`).
  */
 @Global()
 @Module({})

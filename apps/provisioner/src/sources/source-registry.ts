@@ -1,7 +1,6 @@
-import { SourceLimits } from './dataset-directory/dataset-directory';
 import { DropzoneSource } from './dropzone/dropzone.source';
 import { DssSource } from './dss/dss.source';
-import { SourceConfig } from './source-config';
+import type { SourceConfig, SourceLimits } from '../config/source-config';
 import { SourceSystem } from './source-system';
 
 /** The configured sources by name; built once from the SOURCES setting. */

@@ -11,37 +11,37 @@ export interface ObjectWriter {
   abort(): Promise<void>;
 }
 
-/** ObjectWriter in blocking calls, for backends where a small object is cheaper that way. */
+/** ObjectWriter in blocking calls: how a copy thread writes a local file (LocalFiles). */
 export interface SyncObjectWriter {
   write(chunk: Uint8Array): void;
   commit(): void;
   abort(): void;
 }
 
+/**
+ * Where a backend's objects are files on this host (the filesystem backend): what the copy
+ * threads need to create them themselves, with openLocalObject (filesystem/local-object.ts).
+ */
+export interface LocalFiles {
+  /**
+   * Creates the object's parent collections (StagingLostError when the area is gone), counts
+   * the object as the area's (sync() covers it) and returns the absolute path where the caller
+   * must create it, on any thread: exclusive, read-only.
+   */
+  prepare(relativePath: string): string;
+  /** Objects of at least this many bytes are best created `direct` (past the page cache); absent, none are. */
+  readonly directWriteMinBytes?: number;
+}
+
 export interface StagingArea {
   readonly id: string;
   /** `size`, when known, lets a backend that buffers (S3) size its buffer to the object. */
   createObject(relativePath: string, size?: number): Promise<ObjectWriter>;
-  /**
-   * Optional fast path for small objects (a local filesystem has it; a remote store would not):
-   * same contract as createObject, without a thread-pool round trip per call.
-   */
-  createObjectSync?(relativePath: string): SyncObjectWriter;
-  /**
-   * Optional, for backends whose objects are files on this host: creates the object's parent
-   * collections (StagingLostError when the area is gone), counts the object as the area's
-   * (sync() covers it) and returns the absolute path where the caller itself must create it,
-   * on any thread, with openLocalObject (filesystem/local-object.ts): exclusive, read-only.
-   */
-  prepareLocalObject?(relativePath: string): string;
-  /**
-   * With prepareLocalObject: objects of at least this many bytes are best created with
-   * openLocalObject's `direct` (past the page cache); absent, none are.
-   */
-  readonly directWriteMinBytes?: number;
-  /** Files this backend copies at once per import, and the read buffer of each (defaults: the pipeline's). */
-  readonly copyLanes?: number;
-  readonly copyBufferBytes?: number;
+  /** Present where objects are files on this host: then the copy threads create them. */
+  readonly localFiles?: LocalFiles;
+  /** Files copied at once per import without copy threads, and each one's read buffer. */
+  readonly copyLanes: number;
+  readonly copyBufferBytes: number;
   writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
   /**
@@ -83,8 +83,6 @@ export interface StorageSystem {
   readonly description: string;
   /** Where a logical path is, as the catalog registration names it (a path, an s3:// URL). */
   location(path: string): string;
-  /** Readiness of the store itself (an S3 bucket that exists and admits the credential). */
-  checkReady?(): Promise<void>;
   exists(path: string): Promise<boolean>;
   /** Names of the children of a collection; empty when it does not exist. */
   list(path: string): Promise<string[]>;

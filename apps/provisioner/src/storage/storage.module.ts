@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import type { HealthCheck } from '@app/platform';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { DIRECT_WRITE_MIN_BYTES } from './filesystem/direct-object-writer';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
@@ -7,6 +8,13 @@ import { S3Storage } from './s3/s3-storage';
 import type { StorageSystem } from './storage-system';
 
 export const STORAGE_SYSTEM = Symbol('STORAGE_SYSTEM');
+/** The readiness checks of the store itself, where its backend has one (HealthCheck[]). */
+export const STORAGE_HEALTH_CHECKS = Symbol('STORAGE_HEALTH_CHECKS');
+
+/** An S3 bucket must exist and admit the credential; a filesystem has nothing to ask. */
+export function storageHealthChecks(storage: StorageSystem): HealthCheck[] {
+  return storage instanceof S3Storage ? [{ name: 'storage', check: () => storage.checkReady() }] : [];
+}
 
 export function storageFromSettings(settings: ProvisionerSettings): StorageSystem {
   if (settings.STORAGE_BACKEND === 's3') return s3StorageFromSettings(settings);
@@ -45,7 +53,8 @@ export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage 
       inject: [PROVISIONER_SETTINGS],
       useFactory: storageFromSettings,
     },
+    { provide: STORAGE_HEALTH_CHECKS, inject: [STORAGE_SYSTEM], useFactory: storageHealthChecks },
   ],
-  exports: [STORAGE_SYSTEM],
+  exports: [STORAGE_SYSTEM, STORAGE_HEALTH_CHECKS],
 })
 export class StorageModule {}

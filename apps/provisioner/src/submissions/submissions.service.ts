@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, NotFoundError } from '@app/errors';
 import { ImportReply } from '../imports/import-record';
-import { ImportProducer } from '../import-queue/import.producer';
+import { ImportProducer } from '../imports/import.producer';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourceSubmission } from '../sources/source-system';
 import { SourcesService } from '../sources/sources.service';

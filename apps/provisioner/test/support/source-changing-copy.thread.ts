@@ -1,11 +1,11 @@
 import { appendFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import * as hashingCopy from '../../src/imports/pipeline/hashing-copy';
-import '../../src/imports/pipeline/small-file-copy.thread';
+import * as hashingCopy from '../../src/import-pipeline/hashing-copy';
+import '../../src/import-pipeline/file-copy.thread';
 
 /**
- * A copy thread for tests (give its path, without extension, to SmallFileCopyPool): the real
- * thread, except that every small-file copy changes its source file right after the first
+ * A copy thread for tests (give its path, without extension, to CopyThreadPool): the real
+ * thread, except that every file copy changes its source file right after the first
  * chunk was read, the way a writer still busy in the drop zone would, chosen by the file's name.
  * Once per file, so the copy goes on to notice.
  */
@@ -29,8 +29,8 @@ function afterChunk(display: string, source: string): void {
 }
 
 // Batches look the module's export up at each call: replacing it reaches them.
-const copy = hashingCopy.copySmallFileWithHashes;
+const copy = hashingCopy.copyFileWithHashesSync;
 Object.assign(hashingCopy, {
-  copySmallFileWithHashes: (...[source, display, writer, options]: Parameters<typeof copy>) =>
+  copyFileWithHashesSync: (...[source, display, writer, options]: Parameters<typeof copy>) =>
     copy(source, display, writer, { ...options, afterChunk: () => afterChunk(display, source) }),
 });

@@ -1,4 +1,5 @@
 import { Stats } from 'node:fs';
+import type { SourceLimits } from '../../config/source-config';
 import { DatasetNotReadyReason } from '../source-system';
 import { JsonDocument, readJsonDocumentSync, summarizeDatasetDocument } from './json-document';
 import { ChecksumAlgorithm, MANIFEST_FILES, ManifestParser } from './manifest';
@@ -29,22 +30,6 @@ export const PAYLOAD_DIR = 'payload';
 export const DATASET_DOCUMENT = 'dataset.json';
 
 export const ALGORITHMS = Object.keys(MANIFEST_FILES) as ChecksumAlgorithm[];
-
-/** Caps on what a depositor's metadata may make the provisioner read (settings). */
-export interface SourceLimits {
-  /** submission.json and dataset.json (SOURCE_METADATA_MAX_BYTES). */
-  metadataMaxBytes: number;
-  /** Each checksum manifest (SOURCE_MANIFEST_MAX_BYTES). */
-  manifestMaxBytes: number;
-  /** Datasets one submission.json may name (SOURCE_SUBMISSION_MAX_DATASETS). */
-  submissionMaxDatasets: number;
-}
-
-export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
-  metadataMaxBytes: 1024 * 1024,
-  manifestMaxBytes: 64 * 1024 * 1024,
-  submissionMaxDatasets: 10_000,
-};
 
 export function metadataRules(limits: SourceLimits): FileRules {
   return {

@@ -16,13 +16,13 @@ import {
 } from '../../../test/support/dropzone-fixture';
 import {
   DatasetReading,
-  DEFAULT_SOURCE_LIMITS,
   DirectoryInspection,
   PayloadCheck,
 } from './dataset-directory';
 import { ScanCache } from './scan-cache';
 import { SourceScanner } from './source-scanner';
 import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+import { DEFAULT_SOURCE_LIMITS } from '../../config/source-config';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);

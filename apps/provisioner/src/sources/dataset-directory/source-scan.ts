@@ -4,13 +4,13 @@ import {
   readDatasetDirectory,
   ReadDatasetOptions,
   refusedInspection,
-  SourceLimits,
   watchedPaths,
 } from './dataset-directory';
 import { signatureOfPaths, stillSigned } from './file-signature';
 import { ABSENT_DOCUMENT, JsonDocument, readJsonDocumentSync } from './json-document';
 import { pinDirectorySync } from './pinned-directory';
 import { isProblem, SourceProblem } from './source-file';
+import type { SourceLimits } from '../../config/source-config';
 
 /**
  * The blocking reads of a source's files, as run by the source-scan thread (SourceScanner):

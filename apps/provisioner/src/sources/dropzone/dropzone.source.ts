@@ -3,9 +3,7 @@ import { join } from 'node:path';
 import {
   DATASET_DOCUMENT,
   DatasetReading,
-  DEFAULT_SOURCE_LIMITS,
   PAYLOAD_DIR,
-  SourceLimits,
 } from '../dataset-directory/dataset-directory';
 import {
   JsonDocument,
@@ -16,7 +14,7 @@ import { ScanCache } from '../dataset-directory/scan-cache';
 import { SourceProblem } from '../dataset-directory/source-file';
 import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
-import { DropzoneSourceConfig } from '../source-config';
+import { DEFAULT_SOURCE_LIMITS, DropzoneSourceConfig, type SourceLimits } from '../../config/source-config';
 import { datasetFromInspection } from '../source-dataset';
 import {
   DatasetFilter,

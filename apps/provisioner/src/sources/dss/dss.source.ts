@@ -2,16 +2,14 @@ import { join } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
 import {
   DatasetReading,
-  DEFAULT_SOURCE_LIMITS,
   DirectoryInspection,
   PAYLOAD_DIR,
-  SourceLimits,
 } from '../dataset-directory/dataset-directory';
 import { ScanCache } from '../dataset-directory/scan-cache';
 import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
 import { datasetFromInspection } from '../source-dataset';
-import { DssSourceConfig } from '../source-config';
+import { DEFAULT_SOURCE_LIMITS, DssSourceConfig, type SourceLimits } from '../../config/source-config';
 import {
   DatasetFilter,
   FindDatasetOptions,

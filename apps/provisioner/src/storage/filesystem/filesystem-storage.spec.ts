@@ -34,11 +34,11 @@ describe('FilesystemStorage', () => {
     const settings = (env: Record<string, string>) =>
       loadProvisionerSettings({ REDIS_URL: 'redis://redis:6379', STORAGE_ROOT: root, ...env });
     const area = await storageFromSettings(settings({})).openStaging('direct-on');
-    expect(area.directWriteMinBytes).toBe(1024 * 1024);
+    expect(area.localFiles?.directWriteMinBytes).toBe(1024 * 1024);
     const off = await storageFromSettings(settings({ IMPORT_DIRECT_WRITES: 'false' })).openStaging(
       'direct-off',
     );
-    expect(off.directWriteMinBytes).toBeUndefined();
+    expect(off.localFiles?.directWriteMinBytes).toBeUndefined();
   });
 
   it('publishes a staging area with one rename and locks the tree read-only', async () => {
@@ -87,7 +87,7 @@ describe('FilesystemStorage', () => {
 
   it('prepares a local object for another thread to create: parents made, exclusive, read-only', async () => {
     const area = await storage.openStaging('local');
-    const path = area.prepareLocalObject!('a/b/c.txt');
+    const path = area.localFiles!.prepare('a/b/c.txt');
     expect(path).toBe(join(root, '.staging/local/a/b/c.txt'));
     expect(statSync(join(root, '.staging/local/a/b')).isDirectory()).toBe(true);
     expect(existsSync(path)).toBe(false);
@@ -99,18 +99,18 @@ describe('FilesystemStorage', () => {
     expect(() => openLocalObject(path, 'local')).toThrow(
       expect.objectContaining({ code: 'EEXIST' }),
     );
-    expect(() => area.prepareLocalObject!('../../escape')).toThrow('escapes');
+    expect(() => area.localFiles!.prepare('../../escape')).toThrow('escapes');
     await expect(area.sync()).resolves.toBeUndefined();
   });
 
   it('never re-creates a removed area for a local object: staging_lost, before or after prepare', async () => {
     const area = await storage.openStaging('gone');
-    const prepared = area.prepareLocalObject!('x/y.txt');
+    const prepared = area.localFiles!.prepare('x/y.txt');
     rmSync(join(root, '.staging/gone'), { recursive: true });
     expect(() => openLocalObject(prepared, 'gone')).toThrow(
       expect.objectContaining({ code: 'staging_lost', id: 'gone' }),
     );
-    expect(() => area.prepareLocalObject!('z/w.txt')).toThrow(
+    expect(() => area.localFiles!.prepare('z/w.txt')).toThrow(
       expect.objectContaining({ code: 'staging_lost' }),
     );
     expect(await storage.listStaging()).toEqual([]);

@@ -4,14 +4,14 @@ import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, statfs } from
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
 import {
+  LocalFiles,
   ObjectWriter,
   StagingArea,
   StagingLostError,
   StorageSystem,
-  SyncObjectWriter,
   TargetExistsError,
 } from '../storage-system';
-import { openLocalObject, READ_ONLY_FILE, stagingLostOnMissing } from './local-object';
+import { READ_ONLY_FILE, stagingLostOnMissing } from './local-object';
 
 const STAGING_DIR = '.staging';
 /** Segments of anything but `/`, none empty, `.` or `..`: joined to a root it stays below it. */
@@ -82,6 +82,10 @@ function syncFilesystem(path: string): Promise<boolean> {
 }
 
 class FilesystemStagingArea implements StagingArea {
+  readonly localFiles: LocalFiles;
+  /** Without copy threads: lanes of three 2 MiB buffers each (36 MiB in all). */
+  readonly copyLanes = 6;
+  readonly copyBufferBytes = 2 * 1024 * 1024;
   private readonly directories = new Set<string>();
   private readonly files: string[] = [];
 
@@ -90,9 +94,10 @@ class FilesystemStagingArea implements StagingArea {
     private readonly root: string,
     /** The area's inode and birth time when created: a re-created area is not ours any more. */
     private readonly identity: string,
-    readonly directWriteMinBytes: number | undefined,
+    directWriteMinBytes: number | undefined,
   ) {
     this.directories.add(root);
+    this.localFiles = { prepare: (path) => this.prepareLocalObject(path), directWriteMinBytes };
   }
 
   async createObject(relativePath: string): Promise<ObjectWriter> {
@@ -107,16 +112,12 @@ class FilesystemStagingArea implements StagingArea {
     return writer;
   }
 
-  createObjectSync(relativePath: string): SyncObjectWriter {
-    return openLocalObject(this.prepareLocalObject(relativePath), this.id);
-  }
-
   /**
    * The object's parent directories are created here and the object counted as the area's
    * (the fsync fallback of sync() covers it) before the caller creates it: a path that ends up
    * never created only matters to an attempt that has failed already.
    */
-  prepareLocalObject(relativePath: string): string {
+  private prepareLocalObject(relativePath: string): string {
     const path = this.resolve(relativePath);
     this.mkdirsSync(path.slice(0, path.lastIndexOf(sep)));
     this.files.push(path);

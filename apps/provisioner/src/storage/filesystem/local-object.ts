@@ -14,7 +14,7 @@ export function stagingLostOnMissing(stagingId: string, error: unknown): unknown
 
 /**
  * A SyncObjectWriter over a file descriptor. Kept apart from filesystem-storage.ts so a copy
- * thread (small-file-copy.thread.ts) loads only this and the hashing copy.
+ * thread (file-copy.thread.ts) loads only this and the hashing copy.
  */
 class LocalSyncObjectWriter implements SyncObjectWriter {
   constructor(private readonly fd: number) {}
@@ -35,7 +35,7 @@ class LocalSyncObjectWriter implements SyncObjectWriter {
 }
 
 /**
- * Creates the object at an absolute path handed out by StagingArea.prepareLocalObject (whose
+ * Creates the object at an absolute path handed out by StagingArea.localFiles.prepare (whose
  * parent directories exist), on whichever thread calls it. 'wx': a staging object is written
  * once, so finding one means the area is not fresh; a missing parent means the area was removed
  * underneath the attempt (StagingLostError with `stagingId`), never re-created here.

@@ -1,0 +1,152 @@
+import { join } from 'node:path';
+import { openLocalObject } from '../storage/filesystem/local-object';
+import { StagingLostError } from '../storage/storage-system';
+import { copyFileWithHashesSync, CopyResult, FileIdentity } from './hashing-copy';
+import { ImportProblem, ImportTransientError } from './import-errors';
+import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';
+
+/** One file for a copy thread: its path in the payload, and where to create it. */
+export interface FileCopyJob {
+  path: string;
+  /** Absolute path from StagingArea.localFiles.prepare; its directories exist. */
+  target: string;
+  /** The file preflight planned (see copyFileWithHashesSync). */
+  identity?: FileIdentity;
+  /** Created with openLocalObject's `direct` (past the page cache). */
+  direct?: boolean;
+}
+
+/** What the main thread posts to a copy thread: plain data only (structured clone). */
+export interface CopyBatch {
+  id: number;
+  stagingId: string;
+  /** The payload root the jobs' paths are relative to (joined in the thread). */
+  sourceRoot: string;
+  md5: boolean;
+  /**
+   * Read buffer size: the largest file of the batch plus one byte reads each file in one call.
+   * The buffer is page-aligned (allocAligned), so a direct object's chunks go out uncopied.
+   */
+  bufferBytes: number;
+  jobs: FileCopyJob[];
+}
+
+/**
+ * An error as it crosses the thread boundary: structured clone keeps neither the class nor
+ * properties such as `code`, so they travel as fields and are rebuilt by reviveError.
+ */
+export interface SerializedError {
+  name: string;
+  message: string;
+  stack?: string;
+  code?: string;
+  errno?: number;
+  syscall?: string;
+  path?: string;
+  details?: ImportProblem[];
+  stagingId?: string;
+}
+
+/** Per job, in order: a result, or the error that stopped the batch (nothing after it). */
+export type FileCopyOutcome = CopyResult | { error: SerializedError };
+
+export interface CopyBatchReply {
+  id: number;
+  outcomes: FileCopyOutcome[];
+  /** Bytes copied that no CopyBatchProgress has reported yet. */
+  bytes: number;
+}
+
+/** Directories of a payload for a copy thread to walk (see walkOnThreads). */
+export interface WalkBatch {
+  id: number;
+  walk: { root: string; directories: PendingDirectory[] };
+}
+
+/** What each directory of a WalkBatch holds, in order, or the error that stopped the walk. */
+export interface WalkBatchReply {
+  id: number;
+  parts: DirectoryPart[] | { error: SerializedError };
+}
+
+/** Walks a WalkBatch in blocking calls; a payload changed underneath answers with the error. */
+export function runWalkBatch(batch: WalkBatch): WalkBatchReply {
+  try {
+    return { id: batch.id, parts: walkDirectoriesSync(batch.walk.root, batch.walk.directories) };
+  } catch (error) {
+    return { id: batch.id, parts: { error: serializeError(error) } };
+  }
+}
+
+/** Sent while a batch runs (a large file takes seconds): bytes copied since the last report. */
+export interface CopyBatchProgress {
+  id: number;
+  progress: number;
+}
+
+export function serializeError(error: unknown): SerializedError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const e = error as Error & Partial<NodeJS.ErrnoException> & { details?: ImportProblem[] };
+  return {
+    name: e.name,
+    message: e.message,
+    stack: e.stack,
+    ...(typeof e.code === 'string' ? { code: e.code } : {}),
+    ...(typeof e.errno === 'number' ? { errno: e.errno } : {}),
+    ...(e.syscall ? { syscall: e.syscall } : {}),
+    ...(e.path ? { path: e.path } : {}),
+    ...(error instanceof ImportTransientError ? { details: error.details } : {}),
+    ...(error instanceof StagingLostError ? { stagingId: error.id } : {}),
+  };
+}
+
+/** The error classes the pipeline and the job processor tell apart, as the copy threw them. */
+export function reviveError(serialized: SerializedError): Error {
+  let error: Error;
+  if (serialized.name === 'ImportTransientError') {
+    error = new ImportTransientError(serialized.code!, serialized.message, serialized.details);
+  } else if (serialized.name === 'StagingLostError') {
+    error = new StagingLostError(serialized.stagingId!);
+  } else {
+    // System errors (EACCES, EIO, ENOSPC...): same message and fields as Node gives them.
+    error = Object.assign(new Error(serialized.message), {
+      ...(serialized.code !== undefined ? { code: serialized.code } : {}),
+      ...(serialized.errno !== undefined ? { errno: serialized.errno } : {}),
+      ...(serialized.syscall !== undefined ? { syscall: serialized.syscall } : {}),
+      ...(serialized.path !== undefined ? { path: serialized.path } : {}),
+    });
+    if (serialized.name !== 'Error') error.name = serialized.name;
+  }
+  if (serialized.stack) error.stack = `${serialized.stack}\n    (in a copy thread)`;
+  return error;
+}
+
+/**
+ * Copies a batch in blocking calls, each file with copyFileWithHashesSync (the same checks as
+ * on the main thread), and stops at the first failure: the attempt is over then.
+ */
+export function runCopyBatch(
+  batch: CopyBatch,
+  buffer: Buffer,
+  onBytes?: (bytes: number) => void,
+): FileCopyOutcome[] {
+  const outcomes: FileCopyOutcome[] = [];
+  for (const job of batch.jobs) {
+    try {
+      const source = join(batch.sourceRoot, job.path);
+      const writer = openLocalObject(job.target, batch.stagingId, job.direct);
+      outcomes.push(
+        copyFileWithHashesSync(source, job.path, writer, {
+          md5: batch.md5,
+          identity: job.identity,
+          buffer,
+          onBytes,
+        }),
+      );
+    } catch (error) {
+      outcomes.push({ error: serializeError(error) });
+      break;
+    }
+  }
+  return outcomes;
+}

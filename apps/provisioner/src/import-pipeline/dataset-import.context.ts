@@ -1,0 +1,54 @@
+import type { SourceLimits } from '../config/source-config';
+import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
+import type { StorageSystem } from '../storage/storage-system';
+import type { PhaseClock } from './import-phases';
+import type { ImportProgress } from '../imports/import-progress';
+import type { CopyThreadPool } from './copy-thread-pool';
+
+/** What one attempt of a dataset import is given by the job that runs it. */
+export interface DatasetImportContext {
+  importId: string;
+  attempt: number;
+  queuedAt: Date | null;
+  source: SourceSystem;
+  storage: StorageSystem;
+  datasetId: string;
+  versions: Record<string, string>;
+  reportProgress: (progress: ImportProgress) => Promise<void>;
+  /** Counts what is copied as it is copied (the worker's import metrics). */
+  copyMeter?: CopyMeter;
+  /**
+   * The worker's copy threads, which copy every file where the storage's objects are local
+   * files (IMPORT_COPY_THREADS of them); without a pool, or with one of size 0, files are copied
+   * on the main thread's lanes (as S3 always is).
+   */
+  copyPool?: CopyThreadPool;
+  /** Files copied at once on the main thread's lanes; default: the storage's copyLanes. */
+  copyConcurrency?: number;
+  /** Each lane's buffer size; default: the storage's copyBufferBytes. */
+  bufferBytes?: number;
+  /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
+  sourceLimits?: SourceLimits;
+  /** Charged with each phase's time as the import goes (the worker logs it). */
+  phases?: PhaseClock;
+}
+
+export interface CopyMeter {
+  addBytes(n: number): void;
+  addFiles(n: number): void;
+}
+
+export interface DatasetImportResult {
+  path: string;
+  files: number;
+  bytes: number;
+  /** False when the dataset was found already published by this very import (a re-run after a crash). */
+  copied: boolean;
+}
+
+/** The dataset as the source lists it, and where it lands in storage. */
+export interface ResolvedDataset {
+  dataset: SourceDataset;
+  submission: SourceSubmission;
+  target: string;
+}

@@ -1,0 +1,522 @@
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
+import { closeSourceScanner, sourceScanner } from '../sources/dataset-directory/source-scanner';
+import { DropzoneSource } from '../sources/dropzone/dropzone.source';
+import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
+import type { DatasetImportContext } from './dataset-import.context';
+import { runDatasetImport } from './dataset-import.pipeline';
+import * as hashingCopy from './hashing-copy';
+import { ImportProgress } from '../imports/import-progress';
+import { CopyThreadPool } from './copy-thread-pool';
+import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { cachedBytes } from '../../test/support/page-cache';
+
+// Real threads, files or sockets: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
+
+/** The copy threads of these imports; they change grow-*, touch-* and replace-* files mid-read. */
+const pool = new CopyThreadPool(
+  2,
+  join(__dirname, '../../test/support/source-changing-copy.thread'),
+);
+
+/** Batches the copy threads have run so far. */
+const threadBatches = (): number => pool.batchesRun;
+
+/** 300 small files in three directories and one large one. */
+function manySmallFiles(): Record<string, string | Buffer> {
+  const files: Record<string, string | Buffer> = { 'big/large.bin': Buffer.alloc(200_000, 3) };
+  for (let i = 0; i < 300; i++)
+    files[`part-${i % 3}/f-${i}.txt`] = `content of file ${i}\n`.repeat(i % 7);
+  return files;
+}
+
+/**
+ * Runs `hook` after every chunk the main thread reads, in every file (all of them then go the
+ * async path on the main thread, where the hook can wait; with copy threads every file would go
+ * to them): returns the context settings that route them there.
+ */
+function afterEachChunk(hook: (path: string) => Promise<void>): Partial<DatasetImportContext> {
+  const copy = hashingCopy.copyWithHashes;
+  jest
+    .spyOn(hashingCopy, 'copyWithHashes')
+    .mockImplementation((source, display, writer, options) =>
+      copy(source, display, writer, { ...options, afterChunk: () => hook(display) }),
+    );
+  return { copyPool: undefined };
+}
+
+const FILES = { 'a.txt': 'alpha', 'nested/deep/b.bin': Buffer.alloc(300_000, 7), 'empty.dat': '' };
+
+describe('runDatasetImport', () => {
+  let base: string;
+  let dropzone: DropzoneFixture;
+  let storage: FilesystemStorage;
+  let source: DropzoneSource;
+  let progress: ImportProgress[];
+
+  beforeEach(() => {
+    base = tempDir('pipeline');
+    dropzone = new DropzoneFixture(join(base, 'dropzone'));
+    storage = new FilesystemStorage(join(base, 'storage'));
+    source = new DropzoneSource({
+      name: 'dropzone',
+      type: 'dropzone',
+      root: dropzone.root,
+      importable_statuses: ['completed'],
+    });
+    progress = [];
+  });
+
+  // Loading the threads' TypeScript takes seconds on a busy machine: not the tests' time.
+  beforeAll(() => Promise.all([sourceScanner().start(), pool.start()]), 30_000);
+
+  afterEach(() => jest.restoreAllMocks());
+
+  afterAll(async () => {
+    await pool.close();
+    await closeSourceScanner();
+  });
+
+  function context(
+    datasetId: string,
+    overrides: Partial<DatasetImportContext> = {},
+  ): DatasetImportContext {
+    return {
+      importId: `dropzone-dataset-${datasetId}`,
+      attempt: 1,
+      queuedAt: null,
+      source,
+      storage,
+      datasetId,
+      versions: { provisioner: 'test' },
+      reportProgress: (p) => {
+        progress.push(p);
+        return Promise.resolve();
+      },
+      bufferBytes: 64 * 1024,
+      copyPool: pool,
+      ...overrides,
+    };
+  }
+
+  function withDataset(
+    id: string,
+    spec: Partial<Parameters<DropzoneFixture['dataset']>[1]> = {},
+  ): void {
+    dropzone.submission('SUB-1', { project: 'PRJ1', datasets: [id] });
+    dropzone.dataset(id, { submission: 'SUB-1', files: FILES, ...spec });
+  }
+
+  async function rejection(
+    id: string,
+  ): Promise<{ code: string; details: { code: string; path?: string }[] }> {
+    const error = (await runDatasetImport(context(id)).catch((e: unknown) => e)) as {
+      name: string;
+      code: string;
+      details: { code: string; path?: string }[];
+    };
+    expect(error.name).toBe('ImportRejectedError');
+    expect(existsSync(join(storage.absolute('projects/PRJ1/SUB-1/data/raw'), id))).toBe(false);
+    expect(await storage.listStaging()).toEqual([]);
+    return error;
+  }
+
+  it('copies a sparse source file byte for byte, its holes written as zeros (docs/decisions: sparse source files)', async () => {
+    const size = 16 * 1024 * 1024;
+    withDataset('DS-SPARSE', { files: { 'sparse.bin': Buffer.alloc(size) } });
+    // The same bytes as a file that is all hole: a depositor's cheap 16 MiB.
+    const sourceFile = join(dropzone.datasetDir('DS-SPARSE'), 'payload/sparse.bin');
+    rmSync(sourceFile);
+    execFileSync('truncate', ['-s', String(size), sourceFile]);
+    expect(statSync(sourceFile).blocks * 512).toBeLessThan(size / 16);
+    const result = await runDatasetImport(context('DS-SPARSE'));
+    expect(result).toMatchObject({ files: 1, bytes: size, copied: true });
+    const copy = join(storage.absolute(result.path), 'sparse.bin');
+    expect(statSync(copy).size).toBe(size);
+    expect(statSync(copy).blocks * 512).toBeGreaterThanOrEqual(size);
+    expect(digest('sha256', readFileSync(copy))).toBe(digest('sha256', Buffer.alloc(size)));
+  });
+
+  it('publishes a verified, read-only copy with manifest and provenance, and reports progress', async () => {
+    withDataset('DS1', { manifests: ['sha256', 'md5'] });
+    const result = await runDatasetImport(context('DS1'));
+    expect(result).toEqual({
+      path: 'projects/PRJ1/SUB-1/data/raw/DS1',
+      files: 3,
+      bytes: 300_005,
+      copied: true,
+    });
+    const target = storage.absolute(result.path);
+    expect(readFileSync(join(target, 'nested/deep/b.bin')).equals(FILES['nested/deep/b.bin'])).toBe(
+      true,
+    );
+    expect(statSync(join(target, 'a.txt')).mode & 0o222).toBe(0);
+    expect(statSync(target).mode & 0o222).toBe(0);
+    const manifest = readFileSync(join(target, '.provisioner/manifest-sha256.txt'), 'utf8');
+    expect(manifest).toBe(
+      `${digest('sha256', 'alpha')}  a.txt\n${digest('sha256', '')}  empty.dat\n${digest('sha256', FILES['nested/deep/b.bin'])}  nested/deep/b.bin\n`,
+    );
+    const provenance = JSON.parse(
+      readFileSync(join(target, '.provisioner/provenance.json'), 'utf8'),
+    );
+    expect(provenance).toMatchObject({
+      source: { name: 'dropzone', type: 'dropzone' },
+      submission: { ref: 'SUB-1', project: 'PRJ1' },
+      dataset: { dataset_id: 'DS1', title: 'Dataset DS1' },
+      import: { id: 'dropzone-dataset-DS1', attempt: 1 },
+      totals: { files: 3, bytes: 300_005 },
+      verification: { result: 'passed', manifests: ['sha256', 'md5'], computed: ['sha256', 'md5'] },
+    });
+    expect(provenance.files).toContainEqual({
+      path: 'a.txt',
+      size: 5,
+      sha256: digest('sha256', 'alpha'),
+      md5: digest('md5', 'alpha'),
+    });
+    expect(readFileSync(storage.absolute('projects/PRJ1/SUB-1/submission.json'), 'utf8')).toContain(
+      '"ref": "SUB-1"',
+    );
+    expect(progress[progress.length - 1]).toEqual({
+      files_done: 3,
+      files_total: 3,
+      bytes_done: 300_005,
+      bytes_total: 300_005,
+    });
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
+  it('accepts an MD5-only manifest and still records SHA-256', async () => {
+    withDataset('MD5', { manifests: ['md5'] });
+    const result = await runDatasetImport(context('MD5'));
+    const provenance = JSON.parse(
+      readFileSync(join(storage.absolute(result.path), '.provisioner/provenance.json'), 'utf8'),
+    );
+    expect(provenance.files[0]).toHaveProperty('sha256');
+    expect(provenance.verification.manifests).toEqual(['md5']);
+  });
+
+  it('a re-run after a publish by the same import copies nothing and succeeds', async () => {
+    withDataset('DS1');
+    await runDatasetImport(context('DS1'));
+    const again = await runDatasetImport(context('DS1', { attempt: 2 }));
+    expect(again).toMatchObject({ copied: false, files: 3 });
+  });
+
+  it('rejects when the target exists without this import having made it, and leaves it alone', async () => {
+    withDataset('DS1');
+    mkdirSync(storage.absolute('projects/PRJ1/SUB-1/data/raw/DS1'), { recursive: true });
+    writeFileSync(join(storage.absolute('projects/PRJ1/SUB-1/data/raw/DS1'), 'mine'), 'x');
+    await expect(runDatasetImport(context('DS1'))).rejects.toMatchObject({ code: 'target_exists' });
+    expect(readdirSync(storage.absolute('projects/PRJ1/SUB-1/data/raw/DS1'))).toEqual(['mine']);
+  });
+
+  it('rejects a checksum mismatch with every mismatching file listed, after copying all of them', async () => {
+    const wrong = `${'0'.repeat(64)}  a.txt\n${digest('sha256', '')}  empty.dat\n${'1'.repeat(64)}  nested/deep/b.bin\n`;
+    withDataset('BAD', { manifestText: { sha256: wrong } });
+    const error = await rejection('BAD');
+    expect(error.code).toBe('checksum_mismatch');
+    expect(error.details.map((d) => d.path).sort()).toEqual(['a.txt', 'nested/deep/b.bin']);
+  });
+
+  it('rejects missing and extra files, together', async () => {
+    withDataset('MIX', {
+      manifestText: {
+        sha256: `${digest('sha256', 'alpha')}  a.txt\n${digest('sha256', 'x')}  ghost.txt\n`,
+      },
+    });
+    const error = await rejection('MIX');
+    expect(error.details.map((d) => `${d.code}:${d.path}`).sort()).toEqual([
+      'extra_file:empty.dat',
+      'extra_file:nested/deep/b.bin',
+      'missing_file:ghost.txt',
+    ]);
+  });
+
+  it('asks access(2) about a file whose permission bits refuse reading: root reads it, others are refused', async () => {
+    withDataset('LOCKED');
+    chmodSync(join(dropzone.root, 'datasets/LOCKED/payload/a.txt'), 0o000);
+    if (process.getuid?.() === 0) {
+      // Root's override, which the bits alone would not show.
+      const result = await runDatasetImport(context('LOCKED'));
+      expect(result).toMatchObject({ files: 3, copied: true });
+    } else {
+      const error = await rejection('LOCKED');
+      expect(error.details.map((d) => `${d.code}:${d.path}`)).toEqual(['unreadable:a.txt']);
+    }
+  });
+
+  it('rejects symlinks, FIFOs, bad names and the reserved name found in the payload', async () => {
+    withDataset('ODD');
+    const payload = join(dropzone.datasetDir('ODD'), 'payload');
+    symlinkSync('/etc/hostname', join(payload, 'link'));
+    execFileSync('mkfifo', [join(payload, 'fifo')]);
+    writeFileSync(join(payload, 'bell\u0007'), '');
+    mkdirSync(join(payload, '.provisioner'));
+    writeFileSync(Buffer.concat([Buffer.from(join(payload, 'latin1-')), Buffer.from([0xe9])]), '');
+    const error = await rejection('ODD');
+    expect(error.code).toBe('preflight_failed');
+    expect(error.details.map((d) => d.code).sort()).toEqual([
+      'control_character',
+      'fifo',
+      'invalid_utf8',
+      'reserved_name',
+      'symlink',
+    ]);
+  });
+
+  it.each([
+    ['../outside.txt', 'manifest_dot_segment'],
+    ['/etc/passwd', 'manifest_absolute_path'],
+    ['.provisioner/provenance.json', 'manifest_reserved_name'],
+  ])('rejects the manifest path %j', async (path, code) => {
+    withDataset('MAN', {
+      manifestText: {
+        sha256: `${digest('sha256', 'alpha')}  a.txt\n${digest('sha256', 'alpha')}  ${path}\n`,
+      },
+      files: { 'a.txt': 'alpha' },
+    });
+    const error = await rejection('MAN');
+    expect(error.details).toContainEqual(expect.objectContaining({ code, path }));
+  });
+
+  it('fails (retryably) when a file changes during the copy, and publishes nothing', async () => {
+    withDataset('CHG');
+    const path = join(dropzone.datasetDir('CHG'), 'payload/nested/deep/b.bin');
+    let touched = false;
+    const error = await runDatasetImport(
+      context(
+        'CHG',
+        afterEachChunk(() => {
+          if (!touched) writeFileSync(path, Buffer.alloc(300_001, 9));
+          touched = true;
+          return Promise.resolve();
+        }),
+      ),
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'ImportTransientError', code: 'source_changed' });
+    expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/CHG')).toBe(false);
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
+  it('stages each attempt in its own area and clears earlier attempts of the same import only', async () => {
+    withDataset('ATT', { files: { 'a.txt': 'alpha' } });
+    const earlier = await storage.openStaging('dropzone-dataset-ATT~data~a1-dead-0000');
+    await earlier.writeSmallObject('half.bin', 'half');
+    await storage.openStaging('dropzone-dataset-OTHER~data~a1-live-0000');
+    const seen: string[] = [];
+    await runDatasetImport(
+      context('ATT', {
+        attempt: 2,
+        ...afterEachChunk(async () => void seen.push(...(await storage.listStaging()))),
+      }),
+    );
+    expect(seen).toContainEqual(expect.stringMatching(/^dropzone-dataset-ATT~data~a2-/));
+    expect(seen).not.toContain('dropzone-dataset-ATT~data~a1-dead-0000');
+    expect(await storage.listStaging()).toEqual(['dropzone-dataset-OTHER~data~a1-live-0000']);
+  });
+
+  it('never publishes an area that was removed underneath the attempt (another replica cleaning up)', async () => {
+    withDataset('LOST', { files: { 'a.txt': 'alpha' } });
+    let removed = false;
+    const error = await runDatasetImport(
+      context(
+        'LOST',
+        afterEachChunk(async () => {
+          if (removed) return;
+          removed = true;
+          for (const name of await storage.listStaging()) await storage.removeStaging(name);
+        }),
+      ),
+    ).catch((e: unknown) => e);
+    // Writing .provisioner/ re-created the area (mkdir -p); publishing it would lose a.txt.
+    expect(error).toMatchObject({ code: 'staging_lost' });
+    expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/LOST')).toBe(false);
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
+  it('rejects a dataset that is not ready, and a submission withdrawn during the copy', async () => {
+    withDataset('NR', { ready: false });
+    await expect(runDatasetImport(context('NR'))).rejects.toMatchObject({
+      code: 'preflight_failed',
+      details: [expect.objectContaining({ code: 'marker_missing' })],
+    });
+    withDataset('WD');
+    let withdrawn = false;
+    const error = await runDatasetImport(
+      context(
+        'WD',
+        afterEachChunk(() => {
+          if (!withdrawn)
+            dropzone.submission('SUB-1', { status: 'cancelled', datasets: ['NR', 'WD'] });
+          withdrawn = true;
+          return Promise.resolve();
+        }),
+      ),
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'submission_withdrawn' });
+    expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/WD')).toBe(false);
+  });
+  describe('small files on copy threads', () => {
+    it('copies them on the threads, with both checksums of every file in the provenance', async () => {
+      const files = manySmallFiles();
+      withDataset('MANY', { files, manifests: ['sha256', 'md5'] });
+      const before = threadBatches();
+      const result = await runDatasetImport(context('MANY'));
+      expect(threadBatches()).toBeGreaterThan(before);
+      const target = storage.absolute(result.path);
+      const provenance = JSON.parse(
+        readFileSync(join(target, '.provisioner/provenance.json'), 'utf8'),
+      );
+      expect(provenance.totals.files).toBe(301);
+      expect(
+        Object.fromEntries(
+          (provenance.files as { path: string; sha256: string; md5: string }[]).map((f) => [
+            f.path,
+            [f.sha256, f.md5],
+          ]),
+        ),
+      ).toEqual(
+        Object.fromEntries(
+          Object.entries(files).map(([path, content]) => [
+            path,
+            [digest('sha256', content), digest('md5', content)],
+          ]),
+        ),
+      );
+      for (const path of ['part-0/f-3.txt', 'part-2/f-299.txt']) {
+        expect(readFileSync(join(target, path)).equals(Buffer.from(files[path]))).toBe(true);
+        expect(statSync(join(target, path)).mode & 0o222).toBe(0);
+      }
+      expect(progress[progress.length - 1]).toMatchObject({ files_done: 301, files_total: 301 });
+    });
+
+    it('writes files of 1 MiB and more past the page cache when storage asks it to, byte for byte', async () => {
+      storage = new FilesystemStorage(join(base, 'storage'), { directWriteMinBytes: 1024 * 1024 });
+      const files = {
+        'big/odd.bin': randomBytes(3 * 1024 * 1024 + 123),
+        'big/exact.bin': randomBytes(1024 * 1024),
+        'small.txt': 'small file, through the cache',
+      };
+      withDataset('DIRECT', { files, manifests: ['sha256', 'md5'] });
+      const result = await runDatasetImport(context('DIRECT'));
+      const target = storage.absolute(result.path);
+      // fincore(1) before anything reads them back (a read would bring them into the cache).
+      expect(cachedBytes(join(target, 'big/odd.bin'))).toBe(0);
+      expect(cachedBytes(join(target, 'big/exact.bin'))).toBe(0);
+      expect(cachedBytes(join(target, 'small.txt'))).toBeGreaterThan(0);
+      for (const [path, content] of Object.entries(files)) {
+        expect(readFileSync(join(target, path)).equals(Buffer.from(content))).toBe(true);
+        expect(statSync(join(target, path)).mode & 0o222).toBe(0);
+      }
+      expect(result).toMatchObject({ files: 3, bytes: 4 * 1024 * 1024 + 123 + 29 });
+    });
+
+    it('fails (retryably) when a small file changes while a thread copies it, publishing nothing', async () => {
+      withDataset('TCHG', { files: { ...manySmallFiles(), 'part-1/grow-late.txt': 'alpha' } });
+      const error = await runDatasetImport(context('TCHG')).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        name: 'ImportTransientError',
+        code: 'source_changed',
+        details: [expect.objectContaining({ path: 'part-1/grow-late.txt' })],
+      });
+      expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TCHG')).toBe(false);
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('fails with source_changed when a small file was replaced by a symlink after preflight', async () => {
+      withDataset('TLNK', { files: manySmallFiles() });
+      const victim = join(dropzone.datasetDir('TLNK'), 'payload/part-2/f-5.txt');
+      // Preflight is over once the data staging area is opened.
+      const openStaging = storage.openStaging.bind(storage);
+      storage.openStaging = async (id) => {
+        if (id.includes('~data~')) {
+          rmSync(victim);
+          symlinkSync('/etc/hostname', victim);
+        }
+        return openStaging(id);
+      };
+      const error = await runDatasetImport(context('TLNK')).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        name: 'ImportTransientError',
+        code: 'source_changed',
+        details: [
+          { code: 'source_changed', path: 'part-2/f-5.txt', message: 'replaced by a symlink' },
+        ],
+      });
+      expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TLNK')).toBe(false);
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('fails with source_changed when a small file changed size between preflight and copy', async () => {
+      withDataset('TSIZ', { files: manySmallFiles() });
+      const victim = join(dropzone.datasetDir('TSIZ'), 'payload/part-0/f-9.txt');
+      const openStaging = storage.openStaging.bind(storage);
+      storage.openStaging = async (id) => {
+        if (id.includes('~data~')) writeFileSync(victim, 'shorter');
+        return openStaging(id);
+      };
+      await expect(runDatasetImport(context('TSIZ'))).rejects.toMatchObject({
+        name: 'ImportTransientError',
+        code: 'source_changed',
+        message: 'part-0/f-9.txt changed size between preflight and copy',
+      });
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('rejects a checksum mismatch of small files copied on threads', async () => {
+      const files = manySmallFiles();
+      const manifest = Object.entries(files)
+        .map(([path, content]) =>
+          path === 'part-1/f-4.txt' || path === 'part-2/f-200.txt'
+            ? `${'0'.repeat(64)}  ${path}\n`
+            : `${digest('sha256', content)}  ${path}\n`,
+        )
+        .join('');
+      withDataset('TBAD', { files, manifestText: { sha256: manifest } });
+      const error = (await runDatasetImport(context('TBAD')).catch((e: unknown) => e)) as {
+        name: string;
+        code: string;
+        details: { path: string }[];
+      };
+      expect(error).toMatchObject({ name: 'ImportRejectedError', code: 'checksum_mismatch' });
+      expect(error.details.map((d) => d.path).sort()).toEqual([
+        'part-1/f-4.txt',
+        'part-2/f-200.txt',
+      ]);
+      expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TBAD')).toBe(false);
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
+    it('without copy threads (IMPORT_COPY_THREADS=0) copies them on the main thread', async () => {
+      const files = manySmallFiles();
+      withDataset('MAIN', { files, manifests: ['md5'] });
+      const before = threadBatches();
+      const result = await runDatasetImport(context('MAIN', { copyPool: undefined }));
+      expect(threadBatches()).toBe(before);
+      expect(result).toMatchObject({ files: 301, copied: true });
+      const provenance = JSON.parse(
+        readFileSync(join(storage.absolute(result.path), '.provisioner/provenance.json'), 'utf8'),
+      );
+      expect(provenance.files).toContainEqual({
+        path: 'part-1/f-10.txt',
+        size: Buffer.byteLength(files['part-1/f-10.txt']),
+        sha256: digest('sha256', files['part-1/f-10.txt']),
+        md5: digest('md5', files['part-1/f-10.txt']),
+      });
+    });
+  });
+});

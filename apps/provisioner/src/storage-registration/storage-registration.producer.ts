@@ -1,0 +1,52 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Job, Queue } from 'bullmq';
+import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
+import type { ImportJobData } from '../imports/import.queue';
+import {
+  STORAGE_REGISTRATION_QUEUE,
+  StorageRegistrationJobData,
+  StorageRegistrationJobName,
+  storageRegistrationJobId,
+  storageRegistrationRetryPreset,
+} from './storage-registration.queue';
+
+/** Puts a published import in the outbox: a registration job, never a call to the catalog. */
+@Injectable()
+export class StorageRegistrationProducer {
+  constructor(
+    @InjectQueue(STORAGE_REGISTRATION_QUEUE) private readonly queue: Queue,
+    @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+  ) {}
+
+  /**
+   * Called by a dataset import once its copy is published. Marks the import record `pending`
+   * (`off` when no catalog is configured) and queues the registration. A registration that
+   * already ended (the dataset was removed from storage and imported again) is replaced, so
+   * the new copy is registered too; the catalog's constraints keep that from adding rows twice.
+   */
+  async enqueue(importJob: Job<ImportJobData>, path: string): Promise<void> {
+    const on = this.settings.catalogRegistration !== null;
+    await importJob.updateData({
+      ...importJob.data,
+      catalog: { state: on ? 'pending' : 'off', accession: null, error: null },
+    });
+    if (!on) return;
+    const jobId = storageRegistrationJobId(importJob.id!);
+    const previous = await this.queue.getJob(jobId);
+    if (previous && ((await previous.isCompleted()) || (await previous.isFailed())))
+      await previous.remove();
+    const data: StorageRegistrationJobData = {
+      import_id: importJob.id!,
+      path,
+      published_on: new Date().toISOString().slice(0, 10),
+    };
+    await this.queue.add(StorageRegistrationJobName.Register, data, {
+      jobId,
+      ...storageRegistrationRetryPreset(
+        this.settings.CATALOG_MAX_ATTEMPTS,
+        this.settings.CATALOG_RETRY_DELAY_MS,
+      ),
+    });
+  }
+}
