@@ -100,6 +100,7 @@ const ROLES = {
   decorator: {},
   middleware: {},
   thread: {},
+  step: {},
   cli: {},
 };
 const PLURALS = new Set(['commands', 'decorators']);

@@ -4,7 +4,7 @@ import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { StorageRegistrationProducer } from '../storage-registration/storage-registration.producer';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
 import { attemptStagingId } from './attempt-staging';
-import { runDatasetImport } from './dataset-import.pipeline';
+import { runDatasetImport } from './dataset-import-pipeline';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { PhaseClock } from './import-phases';
 import { CopyThreadPool } from './copy-thread-pool';

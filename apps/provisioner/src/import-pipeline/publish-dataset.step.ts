@@ -9,7 +9,7 @@ import type {
   DatasetImportContext,
   DatasetImportResult,
   ResolvedDataset,
-} from './dataset-import.context';
+} from './dataset-import-context';
 import type { CopyResult } from './hashing-copy';
 import { ImportRejectedError } from './import-errors';
 import type { ImportPlan } from './preflight';

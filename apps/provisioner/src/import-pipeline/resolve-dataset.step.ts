@@ -6,7 +6,7 @@ import type {
   DatasetImportContext,
   DatasetImportResult,
   ResolvedDataset,
-} from './dataset-import.context';
+} from './dataset-import-context';
 import { ImportRejectedError } from './import-errors';
 import { ImportPlan, preflightDataset } from './preflight';
 import { parseProvenance } from '../storage/provenance';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
 import type { LocalFiles, StagingArea } from '../storage/storage-system';
-import type { DatasetImportContext } from './dataset-import.context';
+import type { DatasetImportContext } from './dataset-import-context';
 import { copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
 import { ProgressReporter } from '../imports/import-progress';

@@ -4,7 +4,7 @@ import type {
   DatasetImportContext,
   DatasetImportResult,
   ResolvedDataset,
-} from './dataset-import.context';
+} from './dataset-import-context';
 import { ImportRejectedError } from './import-errors';
 import { publishDataset } from './publish-dataset.step';
 import { planDataset, resolveDataset } from './resolve-dataset.step';

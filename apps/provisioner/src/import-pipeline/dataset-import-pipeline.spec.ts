@@ -16,8 +16,8 @@ import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fi
 import { closeSourceScanner, sourceScanner } from '../sources/dataset-directory/source-scanner';
 import { DropzoneSource } from '../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
-import type { DatasetImportContext } from './dataset-import.context';
-import { runDatasetImport } from './dataset-import.pipeline';
+import type { DatasetImportContext } from './dataset-import-context';
+import { runDatasetImport } from './dataset-import-pipeline';
 import * as hashingCopy from './hashing-copy';
 import { ImportProgress } from '../imports/import-progress';
 import { CopyThreadPool } from './copy-thread-pool';
