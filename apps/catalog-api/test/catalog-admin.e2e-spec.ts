@@ -13,7 +13,7 @@ describe('catalog administration routes', () => {
   let w: ReturnType<typeof writer>;
   beforeAll(async () => {
     t = await startCatalogApp();
-    await loadDemoData(t.dataSource, DEMO_KEYS);
+    await loadDemoData(t.app, DEMO_KEYS);
     w = writer(t.server);
   });
   afterAll(() => t.close());

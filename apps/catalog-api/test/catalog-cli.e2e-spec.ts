@@ -6,8 +6,7 @@ import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createCatalogDatabase } from '../../../test/support/databases';
 import { buildTypeOrmOptions } from '../src/database/typeorm-options';
-import { loadDemoData } from '../src/demo/demo-data.loader';
-import { DEMO_KEYS } from './demo-catalog.fixture';
+import { loadDemoCatalog } from './demo-catalog.fixture';
 import { runCli } from '../src/cli/run-cli';
 import { DAISY_JSON_DIR } from './catalog-writes.fixture';
 
@@ -29,7 +28,7 @@ describe('npm run catalog: the command-line tool', () => {
     databaseUrl = await createCatalogDatabase();
     db = new DataSource(buildTypeOrmOptions({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 2 }));
     await db.initialize();
-    await loadDemoData(db, DEMO_KEYS);
+    await loadDemoCatalog(databaseUrl);
     dir = mkdtempSync(join(tmpdir(), 'catalog-cli-'));
   });
   afterAll(() => db.destroy());

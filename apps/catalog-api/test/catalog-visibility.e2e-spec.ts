@@ -318,7 +318,7 @@ describe('catalog read visibility per key kind', () => {
     const count = async () =>
       (await c.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM datasets'))[0].n;
     const before = await count();
-    const again = await loadDemoData(c.dataSource, DEMO_KEYS);
+    const again = await loadDemoData(c.app, DEMO_KEYS);
     expect(again.loaded).toBe(false);
     expect(await count()).toBe(before);
     expect(again.users.find((u) => u.username === 'alice.white')?.apiKey).toBe(KEYS.custodian);
