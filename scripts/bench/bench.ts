@@ -1,5 +1,6 @@
-// `npm run bench [-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|s3-imports|diff|records|registration] [--quick] [--no-build]`: measures each
-// figure as a ratio against a physical limit in the same run and writes docs/benchmarks.md.
+// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build]`: measures each figure as
+// a ratio against a physical limit in the same run and writes docs/benchmarks.md. The suites, in
+// the order they run and their sections appear, are SUITES below (`--help` lists them).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +43,9 @@ const SUITES: Suite[] = [
   { name: 'registration', needs: ['catalog-api', 'provisioner'], run: registrationBench },
 ];
 
+/** The suites' names in run order: the `--only` values, the help text, the report's sections. */
+const SUITE_NAMES = SUITES.map((s) => s.name);
+
 function parseArgs(argv: string[]) {
   let only: string[] | undefined;
   let quick = false;
@@ -53,9 +57,9 @@ function parseArgs(argv: string[]) {
     else if (arg === '--only' || arg.startsWith('--only=')) {
       const value = arg.includes('=') ? arg.slice('--only='.length) : argv[++i];
       only = (value ?? '').split(',').filter(Boolean);
-      const unknown = only.filter((name) => !SUITES.some((s) => s.name === name));
+      const unknown = only.filter((name) => !SUITE_NAMES.includes(name));
       if (only.length === 0 || unknown.length > 0) {
-        throw new Error(`--only takes ${SUITES.map((s) => s.name).join('|')} (comma-separated)`);
+        throw new Error(`--only takes ${SUITE_NAMES.join('|')} (comma-separated)`);
       }
     } else throw new Error(`unknown argument ${arg}`);
   }
@@ -69,7 +73,7 @@ function redisVersion(): string {
 
 const HEADER = `# Benchmarks
 
-Written by \`npm run bench\` (\`-- --only catalog|catalog-scale|terms|access-requests|catalog-import|dcat|ga4gh-visas|imports|s3-imports|diff|records|registration\`, \`--quick\` for a smoke run).
+Written by \`npm run bench\` (\`-- --only ${SUITE_NAMES.join('|')}\`, \`--quick\` for a smoke run).
 Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
 \`cp -r\`, \`rsync -a\` and \`rclone copy\` + \`sync\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
 says when and on what machine it was measured; sections are replaced one at a time.`;
@@ -77,7 +81,7 @@ says when and on what machine it was measured; sections are replaced one at a ti
 async function main(): Promise<void> {
   if (
     answersHelp(
-      `Usage: npm run bench [-- --only ${SUITES.map((s) => s.name).join('|')} (comma-separated)] ` +
+      `Usage: npm run bench [-- --only ${SUITE_NAMES.join('|')} (comma-separated)] ` +
         '[--quick] [--no-build]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
         'of the services and rewrites docs/benchmarks.md section by section.',
     )
@@ -124,7 +128,7 @@ async function main(): Promise<void> {
       join(ROOT, 'docs/benchmarks.md'),
       HEADER,
       reports,
-      SUITES.map((s) => s.name),
+      SUITE_NAMES,
     );
     ctx.log('written to docs/benchmarks.md');
   } else {

@@ -27,7 +27,7 @@ describe('catalog-api under hostile input', () => {
       MAX_BODY_BYTES: String(MAX_BODY_BYTES),
       AUTH_FAILURE_LIMIT: '1000000',
     });
-    await loadDemoData(t.dataSource, DEMO_KEYS);
+    await loadDemoData(t.app, DEMO_KEYS);
     await t.dataSource.query(
       `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,
       [hashApiKey(UNEXPOSED_ENDPOINT_KEY)],

@@ -1,16 +1,14 @@
 import { DataSource } from 'typeorm';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
-import { processMemory } from '../../scripts/lib/child-process';
 import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
 import { AppProcess, entryCommand, freePort, startAppProcess } from '../support/app-process';
 import { createCatalogDatabase } from '../support/databases';
+import { processPeaks } from '../support/process-memory';
 import { until } from '../support/wait';
 import { catalogFingerprint } from './support/catalog-snapshot';
 
 const MiB = 1024 * 1024;
-/** The catalog's memory limit in its Kubernetes manifest (k8s/base/catalog-api/deployment.yaml). */
-const POD_LIMIT_MIB = 512;
 /** Most problems an answer lists (MAX_REPORTED_PROBLEMS). */
 const LISTED = 1000;
 /** /health/live must answer within this while documents are checked. */
@@ -185,7 +183,10 @@ describe('catalog-api under import documents of hostile size', () => {
       checking = false;
       await health;
     }
-    const peakMiB = processMemory(app.child.pid!, 'VmHWM') / MiB;
+    // The harness samples the app's peak and holds it to its pod limit once the file is done
+    // (support/memory-limits.ts); printed here beside the answers that caused it.
+    const peak = processPeaks().find((p) => p.pid === app.child.pid);
+    const peakMiB = (peak?.peakBytes ?? 0) / MiB;
     process.stdout.write(
       `catalog import documents (${entryCommand('catalog-api', 'src/main').built ? 'built app' : 'TypeScript sources'}, ` +
         `node ${nodeArgs.join(' ')}):\n  ${seen.join('\n  ')}\n` +
@@ -193,7 +194,6 @@ describe('catalog-api under import documents of hostile size', () => {
         `peak resident set ${peakMiB.toFixed(0)} MiB\n`,
     );
     expect(slowestHealthMs).toBeLessThan(HEALTH_BOUND_MS);
-    expect(peakMiB).toBeLessThan(POD_LIMIT_MIB);
     expect(app.child.exitCode).toBeNull();
     expect(await catalogFingerprint(data)).toEqual(before);
   });

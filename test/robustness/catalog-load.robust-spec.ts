@@ -37,7 +37,7 @@ describe('catalog-api under concurrent readers and a writer', () => {
 
   beforeAll(async () => {
     t = await startCatalogApp();
-    await loadDemoData(t.dataSource, DEMO_KEYS);
+    await loadDemoData(t.app, DEMO_KEYS);
     const [row] = await t.dataSource.query<{ id: number }[]>(
       `INSERT INTO partners (name, acronym, is_published) VALUES ($1, 'RLP', false) RETURNING id`,
       [MARKER],

@@ -1,8 +1,5 @@
-import { DataSource } from 'typeorm';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
-import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { CatalogSettings } from '../../apps/catalog-api/src/config/catalog.settings';
-import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { KEYS, loadDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { processMemory } from '../../scripts/lib/child-process';
 import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
 import { AppProcess, entryCommand, freePort, startAppProcess } from '../support/app-process';
@@ -54,12 +51,7 @@ describe('catalog-api memory under a flood of unique URLs', () => {
 
   beforeAll(async () => {
     const databaseUrl = await createCatalogDatabase();
-    const dataSource = new DataSource(
-      buildTypeOrmOptions({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 2 }),
-    );
-    await dataSource.initialize();
-    await loadDemoData(dataSource, DEMO_KEYS);
-    await dataSource.destroy();
+    await loadDemoCatalog(databaseUrl);
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
     // Default cache limits, error-level logs (a line per request would measure the logger).

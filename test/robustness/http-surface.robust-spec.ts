@@ -1,9 +1,8 @@
 import { DataSource } from 'typeorm';
 import { gzipSync } from 'node:zlib';
 import { hashApiKey } from '@app/auth';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
-import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { KEYS, loadDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { AppProcess, freePort, startAppProcess } from '../support/app-process';
 import { createCatalogDatabase } from '../support/databases';
@@ -101,7 +100,7 @@ describe('the HTTP surface of both services under hostile clients', () => {
       buildTypeOrmOptions({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 2 }),
     );
     await catalogData.initialize();
-    await loadDemoData(catalogData, DEMO_KEYS);
+    await loadDemoCatalog(databaseUrl);
     const dropzone = tempDir('surface-dz');
     new DropzoneFixture(dropzone)
       .submission('SUB-SURFACE', { datasets: ['DS-SURFACE-1'] })

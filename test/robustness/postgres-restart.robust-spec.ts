@@ -8,8 +8,7 @@ import { DataSource } from 'typeorm';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { runMigrationsWithLock } from '../../apps/catalog-api/src/database/migration-runner';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
-import { loadDemoData } from '../../apps/catalog-api/src/demo/demo-data-loader';
-import { DEMO_KEYS, KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { KEYS, loadDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { startCatalogApp } from '../support/catalog-app';
 import { eventually, Sample, sleep, startReaders } from './support/load-loop';
 import { PostgresProcess, startPostgresProcess } from './support/postgres-process';
@@ -50,7 +49,7 @@ describe('catalog-api while its Postgres is stopped and restarted under load', (
     const setup = new DataSource(buildTypeOrmOptions({ DATABASE_URL: url, DATABASE_POOL_SIZE: 2 }));
     await setup.initialize();
     await runMigrationsWithLock(setup);
-    await loadDemoData(setup, DEMO_KEYS);
+    await loadDemoCatalog(url);
     await setup.destroy();
     app = (await startCatalogApp({}, url)).app;
     const server = app.getHttpServer() as Server;

@@ -20,7 +20,7 @@ describe('catalog imports: validation, refusals, concurrency, cache freshness', 
       MAX_BODY_BYTES: String(MAX_BODY_BYTES),
       MAX_IMPORT_BODY_BYTES: String(MAX_BODY_BYTES),
     });
-    await loadDemoData(t.dataSource, DEMO_KEYS);
+    await loadDemoData(t.app, DEMO_KEYS);
     w = writer(t.server);
   });
   afterAll(() => t.close());

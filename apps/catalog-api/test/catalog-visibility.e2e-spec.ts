@@ -314,14 +314,46 @@ describe('catalog read visibility per key kind', () => {
     });
   });
 
+  /** Rows of the tables the demo writes, audit trail included. */
+  const counts = async () =>
+    (
+      await c.dataSource.query<{ n: string }[]>(
+        `SELECT ${[
+          'datasets',
+          'contacts',
+          'users',
+          'endpoints',
+          'exposures',
+          'permission_grants',
+          'accesses',
+          'audit_log',
+        ]
+          .map((table) => `(SELECT count(*) FROM ${table})`)
+          .join(" || ',' || ")} AS n`,
+      )
+    )[0].n;
+
   it('loading the demo data again changes nothing and returns the same keys', async () => {
-    const count = async () =>
-      (await c.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM datasets'))[0].n;
-    const before = await count();
-    const again = await loadDemoData(c.dataSource, DEMO_KEYS);
+    const before = await counts();
+    const again = await loadDemoData(c.app, DEMO_KEYS);
     expect(again.loaded).toBe(false);
-    expect(await count()).toBe(before);
+    expect(await counts()).toBe(before);
     expect(again.users.find((u) => u.username === 'alice.white')?.apiKey).toBe(KEYS.custodian);
     expect(again.endpoints.every((e) => e.apiKey.length === 64)).toBe(true);
+  });
+
+  it('completes a load that was interrupted before it was marked, writing nothing twice', async () => {
+    const rows = async () => (await counts()).split(',').slice(0, 7).join(',');
+    const before = await rows();
+    // As if the last step (the accesses and the entry marking the load) had not committed.
+    await c.dataSource.query(`DELETE FROM audit_log WHERE action = 'load-demo'`);
+    await c.dataSource.query(
+      `DELETE FROM accesses WHERE access_notes = 'Automatically terminated'`,
+    );
+    const resumed = await loadDemoData(c.app, DEMO_KEYS);
+    expect(resumed.loaded).toBe(true);
+    expect(await rows()).toBe(before);
+    expect((await loadDemoData(c.app, DEMO_KEYS)).loaded).toBe(false);
+    await c.versionSettled();
   });
 });

@@ -1,3 +1,4 @@
+import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { hashApiKey } from '@app/auth';
@@ -6,9 +7,11 @@ import {
   startCatalogApp,
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
+import { loadCatalogSettings } from '../src/config/catalog.settings';
 import { DatasetExportsRefresher } from '../src/datasets/dataset-exports-refresher';
 import { DemoKeys, generateDemoKeys } from '../src/demo/demo-keys';
 import { loadDemoData } from '../src/demo/demo-data-loader';
+import { DemoDataModule } from '../src/demo/demo-data.module';
 
 /** A 64-character key of an endpoint that has no exposure at all. */
 export const UNEXPOSED_ENDPOINT_KEY = 'u'.repeat(64);
@@ -58,7 +61,7 @@ export interface DemoCatalog extends CatalogTestApp {
  */
 export async function startDemoCatalog(env: Record<string, string> = {}): Promise<DemoCatalog> {
   const t = await startCatalogApp(env);
-  await loadDemoData(t.dataSource, DEMO_KEYS);
+  await loadDemoData(t.app, DEMO_KEYS);
   await t.dataSource.query(
     `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Unused catalog', 'https://x.example/\${entity_id}', $1)`,
     [hashApiKey(UNEXPOSED_ENDPOINT_KEY)],
@@ -93,6 +96,27 @@ export async function startDemoCatalog(env: Record<string, string> = {}): Promis
       }
     },
   };
+}
+
+/**
+ * Loads the demo catalog (keys DEMO_KEYS) into the migrated database at `databaseUrl` as
+ * `npm run demo-data` does: through the catalog's services, booted without HTTP.
+ */
+export async function loadDemoCatalog(databaseUrl: string): Promise<void> {
+  const settings = loadCatalogSettings({
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_SIZE: '2',
+    MIGRATIONS_RUN: 'false',
+    LOG_LEVEL: 'silent',
+  });
+  const app = await NestFactory.createApplicationContext(DemoDataModule.forRoot(settings), {
+    logger: false,
+  });
+  try {
+    await loadDemoData(app, DEMO_KEYS);
+  } finally {
+    await app.close();
+  }
 }
 
 export function names(items: { name?: unknown }[]): unknown[] {

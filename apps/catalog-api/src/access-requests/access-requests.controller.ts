@@ -1,10 +1,9 @@
-import { applyDecorators, Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { applyDecorators, Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { ApiCall, ApiError } from '../common/api-docs';
 import { EntitlementAnswer } from '../common/response-properties';
 import { AccessRequestRefusalsService } from './access-request-refusals.service';
-import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsService, BatchCounts } from './access-requests.service';
 import { ENTITLEMENTS, parseEntitlements } from './entitlement';
 
@@ -37,12 +36,14 @@ const ApiEntitlements = (summary: string, description: string) =>
 
 /**
  * The REMS entitlement webhook (spec §4). No API key: REMS cannot send one, so the routes are
- * public to the key guard and gated by the integration switch and the caller allow-list.
+ * public to the key guard and gated by the integration switch and the caller allow-list. The
+ * gate (`AccessRequestGate`) runs once, as Express middleware installed by `createCatalogApp`,
+ * before routing and before the body is read; `access-request-gate.spec.ts` holds every route
+ * here to the gate's paths, and the e2e specs prove the assembled app refuses through it.
  */
 @ApiTags('integrations')
 @Controller('api/accessreq')
 @Public()
-@UseGuards(AccessRequestGuard)
 export class AccessRequestsController {
   constructor(
     private readonly service: AccessRequestsService,

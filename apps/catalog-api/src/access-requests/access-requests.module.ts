@@ -2,14 +2,13 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { IdentityModule } from '../identity/identity.module';
 import { AccessRequestRefusalsService } from './access-request-refusals.service';
-import { AccessRequestGuard } from './access-request.guard';
 import { AccessRequestsController } from './access-requests.controller';
 import { AccessRequestsService } from './access-requests.service';
 
 @Module({
   imports: [IdentityModule, AuditModule],
   controllers: [AccessRequestsController],
-  providers: [AccessRequestGuard, AccessRequestsService, AccessRequestRefusalsService],
+  providers: [AccessRequestsService, AccessRequestRefusalsService],
   exports: [AccessRequestRefusalsService],
 })
 export class AccessRequestsModule {}

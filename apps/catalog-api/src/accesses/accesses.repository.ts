@@ -1,10 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { AccessStatus } from './access.entity';
 
 /** Who holds an access: a user or a contact. */
 export interface AccessHolder {
   kind: 'user' | 'contact';
   id: number;
+}
+
+/** An access recorded by hand (not through the webhook), held by a user or a contact. */
+export interface NewHeldAccess {
+  datasetId: number;
+  holder: AccessHolder;
+  status: AccessStatus;
+  grantedOn: string | null;
+  grantExpiresOn: string | null;
+  accessNotes: string;
+  createdById: number | null;
+  wasGeneratedAutomatically: boolean;
+  applicationId: number | null;
 }
 
 /**
@@ -55,6 +69,38 @@ export class AccessesRepository {
     return manager.query<{ id: number; dataset_id: number; access_notes: string }[]>(
       'SELECT id, dataset_id, access_notes FROM accesses WHERE dataset_id = ANY($1::int[]) ORDER BY id',
       [datasetIds],
+    );
+  }
+
+  /** Inserts an access held by a user or a contact; its id. */
+  async insertHeld(manager: EntityManager, access: NewHeldAccess): Promise<number> {
+    const rows = await manager.query<{ id: number }[]>(
+      `INSERT INTO accesses (dataset_id, user_id, contact_id, status, granted_on, grant_expires_on,
+         access_notes, created_by_id, was_generated_automatically, application_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+      [
+        access.datasetId,
+        access.holder.kind === 'user' ? access.holder.id : null,
+        access.holder.kind === 'contact' ? access.holder.id : null,
+        access.status,
+        access.grantedOn,
+        access.grantExpiresOn,
+        access.accessNotes,
+        access.createdById,
+        access.wasGeneratedAutomatically,
+        access.applicationId,
+      ],
+    );
+    return rows[0].id;
+  }
+
+  /** Attaches the access to every storage location of its dataset. */
+  async attachToDatasetStorage(manager: EntityManager, accessId: number): Promise<void> {
+    await manager.query(
+      `INSERT INTO access_storage_locations (access_id, storage_location_id)
+       SELECT a.id, s.id FROM accesses a JOIN storage_locations s ON s.dataset_id = a.dataset_id
+       WHERE a.id = $1 ON CONFLICT DO NOTHING`,
+      [accessId],
     );
   }
 

@@ -27,8 +27,12 @@ export class EndpointsAdminService {
     private readonly database: DatabaseRepository,
   ) {}
 
-  async create(input: CreateEndpointBody, actor: AuditActor): Promise<EndpointCreated> {
-    const apiKey = generateApiKey(ENDPOINT_KEY_LENGTH);
+  /** `apiKey` is made at random here unless the caller brings one (the demo data's key file). */
+  async create(
+    input: CreateEndpointBody,
+    actor: AuditActor,
+    apiKey = generateApiKey(ENDPOINT_KEY_LENGTH),
+  ): Promise<EndpointCreated> {
     const conflict = `An endpoint named "${input.name}" already exists`;
     return conflictOnDuplicate(
       () =>

@@ -21,8 +21,15 @@ export class UsersAdminService {
     private readonly audit: AuditService,
   ) {}
 
-  async create(input: CreateUserBody, actor: AuditActor): Promise<UserView & { api_key: string }> {
-    const apiKey = generateApiKey(USER_KEY_LENGTH);
+  /**
+   * `apiKey` is made at random here unless the caller brings one of its own (the demo data keeps
+   * its users' keys in a file, so a restart prints the keys the catalog holds).
+   */
+  async create(
+    input: CreateUserBody,
+    actor: AuditActor,
+    apiKey = generateApiKey(USER_KEY_LENGTH),
+  ): Promise<UserView & { api_key: string }> {
     return this.dataSource.transaction(async (m) => {
       const affiliationId = await this.affiliationId(m, input.affiliation);
       await this.requireFree(m, 'username', input.username ?? '', null);

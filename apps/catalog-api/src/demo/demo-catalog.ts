@@ -8,7 +8,10 @@ import type { LegalBasisCode, PersonalDataCode } from '../datasets/legal-basis.e
 import type { UseClass, UseConditionRule } from '../datasets/use-condition-codes';
 import type { GeoCategory, SectorCategory } from '../partners/partner.entity';
 
-/** The demo catalog as plain data; `demo-data-loader.ts` writes it. Names are fictional. */
+/**
+ * The demo catalog as plain data; `demo-import-documents.ts` makes import documents of it and
+ * `demo-data-loader.ts` loads them. Names are fictional.
+ */
 
 export const DEMO_PARTNERS: {
   name: string;
@@ -125,7 +128,7 @@ export const DEMO_USERS: {
   groups: string[];
   active: boolean;
   oidc?: string;
-  /** Users whose deterministic demo key is printed. */
+  /** Users whose demo key is printed; the others get a key nobody is shown. */
   withKey: boolean;
 }[] = [
   {

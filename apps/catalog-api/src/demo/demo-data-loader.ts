@@ -1,331 +1,306 @@
+import type { INestApplicationContext } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { hashApiKey } from '@app/auth';
-import { Access } from '../accesses/access.entity';
-import { Cohort } from '../cohorts/cohort.entity';
-import { Contact } from '../contacts/contact.entity';
-import { ContractPartnerRole } from '../contracts/contract-partner-role.entity';
-import { Contract } from '../contracts/contract.entity';
+import { validateInput } from '@app/errors';
+import {
+  CreateEndpointBody,
+  CreateExposureBody,
+  GrantBody,
+  WithdrawExposureBody,
+} from '../admin/admin-catalog.dto';
+import { CreateUserBody, UpdateUserBody } from '../admin/admin-users.dto';
+import { EndpointsAdminService } from '../admin/endpoints-admin.service';
+import { ExposuresAdminService } from '../admin/exposures-admin.service';
+import { GrantsAdminService } from '../admin/grants-admin.service';
+import { PublishingService } from '../admin/publishing.service';
+import { UsersAdminService } from '../admin/users-admin.service';
+import { AccessesRepository, NewHeldAccess } from '../accesses/accesses.repository';
+import { AuditActor, AuditService } from '../audit/audit.service';
+import { TrackedRecordsRepository } from '../common/tracked-records.repository';
+import { ContactsRepository } from '../contacts/contacts.repository';
 import { DatabaseRepository } from '../database/database.repository';
-import { DataDeclaration } from '../datasets/data-declaration.entity';
-import { Dataset } from '../datasets/dataset.entity';
-import { LegalBasis } from '../datasets/legal-basis.entity';
-import { StorageLocation } from '../datasets/storage-location.entity';
-import { Transfer } from '../datasets/transfer.entity';
-import { UseCondition } from '../datasets/use-condition.entity';
-import { Endpoint } from '../endpoints/endpoint.entity';
-import { Exposure } from '../endpoints/exposure.entity';
-import { Partner } from '../partners/partner.entity';
-import { PermissionGrant } from '../visibility/permission-grant.entity';
-import { Project } from '../projects/project.entity';
-import { Publication } from '../projects/publication.entity';
-import { Group } from '../users/group.entity';
-import { User } from '../users/user.entity';
+import { DatasetsRepository } from '../datasets/datasets.repository';
+import { EndpointsRepository } from '../endpoints/endpoints.repository';
+import { CatalogImportService } from '../catalog-imports/catalog-import.service';
+import { UsersRepository } from '../users/users.repository';
 import {
   DEMO_COHORTS,
   DEMO_CONTACTS,
-  DEMO_DATASETS,
   DEMO_ENDPOINTS,
   DEMO_EXPOSURES,
   DEMO_PARTNERS,
-  DEMO_PROJECTS,
   DEMO_USERS,
 } from './demo-catalog';
-import { DEMO_CATALOG_MARKER, DemoKeys } from './demo-keys';
+import { demoImportDocuments, demoUserEmail } from './demo-import-documents';
+import type { DemoKeys } from './demo-keys';
 
 /** Serialises concurrent loaders (e.g. two replicas starting on an empty database). */
 const DEMO_LOCK_ID = 731_104_002;
 
+/** The author of every demo change in the audit trail. */
+const DEMO_ACTOR: AuditActor = { kind: 'cli', name: 'demo-data' };
+
+/** The audit entry that says the demo catalog is complete: written last, with the accesses. */
+const LOADED = { action: 'load-demo', objectType: 'demo', objectId: 'catalog' } as const;
+
 /**
- * Loads the demo catalog in one transaction unless it is already there (idempotent), its
- * users and endpoints holding `keys` (stored hashed, like every key). Returns the keys.
+ * Loads the demo catalog the way an operator loads data, through the services of the HTTP API
+ * and the `catalog` command-line tool, each step in its own transaction: the records as catalog
+ * import documents (partners first, then the users the other documents name, holding `keys`),
+ * publishing, endpoints (holding `keys`), exposures and grants; the accesses, which no import or
+ * command writes, through their repository, with the audit entry that marks the load complete.
+ *
+ * Idempotent: once that entry exists nothing is written. A load interrupted part-way is
+ * completed by the next one (each step skips what is there, imports update in place), and
+ * concurrent loaders wait for each other on an advisory lock.
  */
 export async function loadDemoData(
-  dataSource: DataSource,
+  app: INestApplicationContext,
   keys: DemoKeys,
 ): Promise<DemoKeys & { loaded: boolean }> {
-  const database = new DatabaseRepository(dataSource);
-  const loaded = await dataSource.transaction(async (manager) => {
-    await database.lockForTransaction(manager, DEMO_LOCK_ID);
-    const present = await manager.getRepository(Partner).existsBy({ name: DEMO_CATALOG_MARKER });
-    if (present) return false;
-    await writeDemoCatalog(manager, keys);
-    return true;
-  });
-  return { ...keys, loaded };
+  const database = app.get(DatabaseRepository);
+  // A connection of its own holds the lock while the services use the pool's others.
+  const runner = app.get(DataSource).createQueryRunner();
+  await runner.connect();
+  try {
+    await database.lockSession(runner, DEMO_LOCK_ID);
+    try {
+      if (await isLoaded(app)) return { ...keys, loaded: false };
+      await writeDemoCatalog(app, keys);
+      return { ...keys, loaded: true };
+    } finally {
+      await database.unlockSession(runner, DEMO_LOCK_ID);
+    }
+  } finally {
+    await runner.release();
+  }
 }
 
-async function writeDemoCatalog(m: EntityManager, keys: DemoKeys): Promise<void> {
+async function isLoaded(app: INestApplicationContext): Promise<boolean> {
+  const { objectType, objectId } = LOADED;
+  const { results } = await app
+    .get(AuditService)
+    .list({ objectType, objectId, page: 1, pageSize: 1 });
+  return results.length > 0;
+}
+
+async function writeDemoCatalog(app: INestApplicationContext, keys: DemoKeys): Promise<void> {
+  const manager = app.get(DataSource).manager;
+  const imports = app.get(CatalogImportService);
+  const [partners, ...others] = demoImportDocuments();
+  await imports.import(partners.kind, partners.document, DEMO_ACTOR);
+
+  // Users before the documents that name them (custodians and personnel are found by email).
+  const users = app.get(UsersAdminService);
+  const usersRepository = app.get(UsersRepository);
   const userKeys = new Map(keys.users.map((u) => [u.username, u.apiKey]));
-  const endpointKeys = new Map(keys.endpoints.map((e) => [e.name, e.apiKey]));
-  const partners = new Map<string, Partner>();
-  for (const p of DEMO_PARTNERS) {
-    const saved = await m.save(
-      m.create(Partner, {
-        name: p.name,
-        acronym: p.acronym,
-        countryCode: p.country,
-        geoCategory: p.geo,
-        sectorCategory: p.sector,
-        isClinical: p.clinical,
-        isPublished: p.published,
-        address: p.address,
-      }),
-    );
-    partners.set(p.acronym, saved);
-    partners.set(p.name, saved);
-  }
-  const partner = (key: string): Partner => required(partners.get(key), key);
-
-  const contacts = new Map<string, Contact>();
-  for (const c of DEMO_CONTACTS) {
-    contacts.set(
-      c.key,
-      await m.save(
-        m.create(Contact, {
-          firstName: c.first,
-          lastName: c.last,
-          email: c.email,
-          type: c.type,
-          oidcId: c.oidc ?? null,
-          phone: c.phone ?? null,
-          partners: c.partners.map(partner),
-        }),
-      ),
-    );
-  }
-  const contact = (key: string): Contact => required(contacts.get(key), key);
-
-  const groups = new Map<string, Group>();
-  for (const name of ['data-steward', 'auditor']) {
-    groups.set(name, await m.save(m.create(Group, { name })));
-  }
-  const users = new Map<string, User>();
   for (const u of DEMO_USERS) {
-    users.set(
-      u.username,
-      await m.save(
-        m.create(User, {
-          username: u.username,
-          firstName: u.first,
-          lastName: u.last,
-          email: `${u.username}@lcsb.example.lu`,
-          oidcId: u.oidc ?? null,
-          isActive: u.active,
-          apiKeyHash: u.withKey ? hashApiKey(required(userKeys.get(u.username), u.username)) : null,
-          affiliation: partner('LCSB'),
-          groups: u.groups.map((g) => required(groups.get(g), g)),
-        }),
-      ),
+    if ((await usersRepository.idByUsername(manager, u.username)) !== undefined) continue;
+    const body = await validateInput(
+      CreateUserBody,
+      {
+        username: u.username,
+        first_name: u.first,
+        last_name: u.last,
+        email: demoUserEmail(u.username),
+        oidc_id: u.oidc,
+        groups: u.groups,
+        affiliation: 'LCSB',
+      },
+      'body',
     );
-  }
-  const user = (key: string): User => required(users.get(key), key);
-
-  const cohorts = new Map<string, Cohort>();
-  for (const c of DEMO_COHORTS) {
-    cohorts.set(
-      c.name,
-      await m.save(
-        m.create(Cohort, {
-          name: c.name,
-          description: c.description,
-          url: c.url,
-          isPublished: c.published,
-          owners: c.owners.map(contact),
-          institutes: c.institutes.map(partner),
-        }),
-      ),
-    );
-  }
-
-  const projects = new Map<string, Project>();
-  for (const p of DEMO_PROJECTS) {
-    const project = await m.save(
-      m.create(Project, {
-        acronym: p.acronym,
-        title: p.title,
-        description: p.description,
-        hasInstitutionalEthicsApproval: p.erp,
-        institutionalEthicsApprovalNotes: p.erpNotes,
-        hasNationalEthicsApproval: p.cner,
-        nationalEthicsApprovalNotes: p.cnerNotes,
-        startDate: p.start,
-        endDate: p.end,
-        metadata: p.metadata,
-        localCustodians: p.custodians.map(user),
-        companyPersonnel: p.personnel.map(user),
-        contacts: p.contacts.map(contact),
-      }),
-    );
-    for (const publication of p.publications) {
-      await m.save(m.create(Publication, { ...publication, project }));
-    }
-    projects.set(p.acronym, project);
-  }
-
-  const datasets = new Map<string, Dataset>();
-  const storages = new Map<string, StorageLocation>();
-  for (const d of DEMO_DATASETS) {
-    const dataset = await m.save(
-      m.create(Dataset, {
-        title: d.title,
-        description: d.description,
-        project: required(projects.get(d.project), d.project),
-        localCustodians: d.custodians.map(user),
-      }),
-    );
-    datasets.set(d.title, dataset);
-    const declarations: DataDeclaration[] = [];
-    for (const dd of d.declarations) {
-      const declaration = await m.save(
-        m.create(DataDeclaration, {
-          dataset,
-          title: dd.title,
-          dataTypes: dd.dataTypes,
-          accessCategory: dd.access,
-          subjectsCategory: dd.subjects,
-          consentStatus: dd.consent,
-          hasSpecialSubjects: false,
-          storageEndDate: dd.storageEnd,
-          storageDurationCriteria: 'The custodian reviews retention at the storage end date.',
-          cohorts: dd.cohorts.map((name) => required(cohorts.get(name), name)),
-        }),
-      );
-      declarations.push(declaration);
-      for (const c of dd.conditions) {
-        await m.save(
-          m.create(UseCondition, {
-            dataDeclaration: declaration,
-            useClass: c.useClass,
-            useClassNote: c.note,
-            useConditionRule: c.rule,
-          }),
-        );
-      }
-    }
-    await m.save(
-      m.create(LegalBasis, {
-        dataset,
-        legalBasisCodes: d.legalBasis.codes,
-        personalDataCodes: d.legalBasis.personal,
-        legalBasisNotes: d.legalBasis.notes,
-        dataDeclarations: declarations,
-      }),
-    );
-    for (const s of d.storages) {
-      storages.set(d.title, await m.save(m.create(StorageLocation, { dataset, ...s })));
-    }
-    if (d.transfer !== undefined) {
-      await m.save(
-        m.create(Transfer, {
-          dataset,
-          partner: partner(d.transfer.partner),
-          transferDetails: d.transfer.details,
-          transferDate: d.transfer.date,
-        }),
-      );
+    // Users the demo prints no key for still get one, as create-user gives every user: unshown.
+    const created = await users.create(body, DEMO_ACTOR, userKeys.get(u.username));
+    if (!u.active) {
+      const update = await validateInput(UpdateUserBody, { is_active: false }, 'body');
+      await users.update(created.id, update, DEMO_ACTOR);
     }
   }
-  const dataset = (title: string): Dataset => required(datasets.get(title), title);
+  for (const { kind, document } of others) await imports.import(kind, document, DEMO_ACTOR);
 
-  const contract = await m.save(
-    m.create(Contract, {
-      name: 'Data sharing agreement with CHL',
-      comments: 'Covers the PD-OMICS samples.',
-      project: required(projects.get('PD-OMICS'), 'PD-OMICS'),
-      localCustodians: [user('alice.white')],
-    }),
-  );
-  await m.save(
-    m.create(ContractPartnerRole, {
-      contract,
-      partner: partner('CHL'),
-      gdprRoles: ['controller'],
-      contacts: [contact('dupont')],
-    }),
-  );
-  await m.save(
-    m.create(ContractPartnerRole, {
-      contract,
-      partner: partner('LCSB'),
-      gdprRoles: ['joint_controller', 'processor'],
-      contacts: [],
-    }),
-  );
+  const publishing = app.get(PublishingService);
+  for (const p of DEMO_PARTNERS.filter((p) => p.published))
+    await publishing.setPublished(
+      'partner',
+      await idByName(app, 'partners', p.name),
+      true,
+      DEMO_ACTOR,
+    );
+  for (const c of DEMO_COHORTS.filter((c) => c.published))
+    await publishing.setPublished(
+      'cohort',
+      await idByName(app, 'cohorts', c.name),
+      true,
+      DEMO_ACTOR,
+    );
 
-  const endpoints: Endpoint[] = [];
+  const endpoints = app.get(EndpointsAdminService);
+  const endpointsRepository = app.get(EndpointsRepository);
+  const endpointKeys = new Map(keys.endpoints.map((e) => [e.name, e.apiKey]));
   for (const e of DEMO_ENDPOINTS) {
-    endpoints.push(
-      await m.save(
-        m.create(Endpoint, {
-          name: e.name,
-          urlPattern: e.urlPattern,
-          apiKeyHash: hashApiKey(required(endpointKeys.get(e.name), e.name)),
-        }),
-      ),
+    if ((await endpointsRepository.idByName(manager, e.name)) !== undefined) continue;
+    const body = await validateInput(
+      CreateEndpointBody,
+      { name: e.name, url_pattern: e.urlPattern },
+      'body',
     );
+    await endpoints.create(body, DEMO_ACTOR, endpointKeys.get(e.name));
   }
-  for (const [title, endpoint, formId, deprecated] of DEMO_EXPOSURES) {
-    await m.save(
-      m.create(Exposure, {
-        dataset: dataset(title),
-        endpoint: endpoints[endpoint],
-        formId,
-        createdBy: user('sara.steward'),
-        requestPdfEnabled: endpoint === 0,
-        deprecatedAt: deprecated ? new Date() : null,
-        deprecationReason: deprecated ? 'Superseded by a newer release.' : null,
-      }),
+
+  const exposures = app.get(ExposuresAdminService);
+  for (const [title, endpointIndex, formId, deprecated] of DEMO_EXPOSURES) {
+    const endpoint = DEMO_ENDPOINTS[endpointIndex].name;
+    const datasetId = await datasetIdByTitle(app, title);
+    const endpointId = await endpointsRepository.idByName(manager, endpoint);
+    if (
+      endpointId !== undefined &&
+      (await endpointsRepository.hasExposure(manager, datasetId, endpointId))
+    )
+      continue;
+    const body = await validateInput(
+      CreateExposureBody,
+      {
+        dataset: title,
+        endpoint,
+        form_id: formId,
+        request_pdf_enabled: endpointIndex === 0,
+      },
+      'body',
     );
+    const exposure = await exposures.create(body, DEMO_ACTOR);
+    if (deprecated) {
+      const reason = await validateInput(
+        WithdrawExposureBody,
+        { reason: 'Superseded by a newer release.' },
+        'body',
+      );
+      await exposures.withdraw(exposure.id, reason, DEMO_ACTOR);
+    }
   }
 
   // Protected grants for the demo viewer: one dataset directly, one project through the grant.
-  const viewer = user('victor.viewer');
-  await m.save(
-    m.create(PermissionGrant, {
-      user: viewer,
-      objectType: 'dataset',
-      objectId: dataset('EPIC-DREM sequencing data').id,
-    }),
-  );
-  await m.save(
-    m.create(PermissionGrant, {
-      user: viewer,
-      objectType: 'project',
-      objectId: required(projects.get('IRON-DEF'), 'IRON-DEF').id,
-    }),
-  );
+  const grants = app.get(GrantsAdminService);
+  for (const [objectType, object] of [
+    ['dataset', await datasetIdByTitle(app, 'EPIC-DREM sequencing data')],
+    ['project', 'IRON-DEF'],
+  ] as const) {
+    const body = await validateInput(
+      GrantBody,
+      { user: 'victor.viewer', object_type: objectType, object, permission: 'protected' },
+      'body',
+    );
+    await grants.grant(body, DEMO_ACTOR);
+  }
 
-  const today = new Date().toISOString().slice(0, 10);
-  await m.save([
-    m.create(Access, {
-      dataset: dataset('PD-OMICS plasma metabolomics'),
-      user: viewer,
-      status: 'active',
-      grantedOn: today,
-      grantExpiresOn: null,
-      accessNotes: 'Analysis for the PD-OMICS consortium.',
-      createdBy: user('sara.steward'),
-      storageLocations: [required(storages.get('PD-OMICS plasma metabolomics'), 'storage')],
-    }),
-    m.create(Access, {
-      dataset: dataset('EPIC-DREM sequencing data'),
-      contact: contact('jensen'),
-      status: 'active',
-      grantedOn: today,
-      grantExpiresOn: '2099-12-31',
-      wasGeneratedAutomatically: true,
-      applicationId: 4056,
-      accessNotes: 'Set automatically by REMS data access request #4056',
-    }),
-    m.create(Access, {
-      dataset: dataset('PD-OMICS blood transcriptomics'),
-      user: viewer,
-      status: 'terminated',
-      grantedOn: '2022-01-01',
-      grantExpiresOn: '2022-12-31',
-      accessNotes: 'Automatically terminated',
-    }),
-  ]);
+  await writeAccessesAndMarkLoaded(app);
+}
+
+/**
+ * The accesses the demo shows (one a REMS grant), written through their repository: no import
+ * or command records an access by hand. In one transaction with the audit entry that marks the
+ * demo complete, so they are written exactly once.
+ */
+async function writeAccessesAndMarkLoaded(app: INestApplicationContext): Promise<void> {
+  const users = app.get(UsersRepository);
+  const contacts = app.get(ContactsRepository);
+  const accesses = app.get(AccessesRepository);
+  const audit = app.get(AuditService);
+  await app.get(DataSource).transaction(async (m) => {
+    const userId = async (username: string) =>
+      required(await users.idByUsername(m, username), username);
+    const jensen = required(
+      DEMO_CONTACTS.find((c) => c.key === 'jensen'),
+      'jensen',
+    );
+    const contactId = required(
+      await contacts.idByNamesAndEmail(
+        m,
+        jensen.first.toLowerCase(),
+        jensen.last.toLowerCase(),
+        jensen.email.toLowerCase(),
+      ),
+      'jensen',
+    );
+    const viewer = { kind: 'user' as const, id: await userId('victor.viewer') };
+    const steward = await userId('sara.steward');
+    const today = new Date().toISOString().slice(0, 10);
+    const held: (NewHeldAccess & { storage?: true })[] = [
+      {
+        datasetId: await datasetIdByTitle(app, 'PD-OMICS plasma metabolomics', m),
+        holder: viewer,
+        status: 'active',
+        grantedOn: today,
+        grantExpiresOn: null,
+        accessNotes: 'Analysis for the PD-OMICS consortium.',
+        createdById: steward,
+        wasGeneratedAutomatically: false,
+        applicationId: null,
+        storage: true,
+      },
+      {
+        datasetId: await datasetIdByTitle(app, 'EPIC-DREM sequencing data', m),
+        holder: { kind: 'contact', id: contactId },
+        status: 'active',
+        grantedOn: today,
+        grantExpiresOn: '2099-12-31',
+        accessNotes: 'Set automatically by REMS data access request #4056',
+        createdById: null,
+        wasGeneratedAutomatically: true,
+        applicationId: 4056,
+      },
+      {
+        datasetId: await datasetIdByTitle(app, 'PD-OMICS blood transcriptomics', m),
+        holder: viewer,
+        status: 'terminated',
+        grantedOn: '2022-01-01',
+        grantExpiresOn: '2022-12-31',
+        accessNotes: 'Automatically terminated',
+        createdById: null,
+        wasGeneratedAutomatically: false,
+        applicationId: null,
+      },
+    ];
+    // A catalog loaded before the load was marked (an older loader) has them already.
+    const present = await accesses.notesOf(
+      m,
+      held.map((a) => a.datasetId),
+    );
+    const has = (a: NewHeldAccess) =>
+      present.some((p) => p.dataset_id === a.datasetId && p.access_notes === a.accessNotes);
+    for (const { storage, ...access } of held) {
+      if (has(access)) continue;
+      const id = await accesses.insertHeld(m, access);
+      if (storage) await accesses.attachToDatasetStorage(m, id);
+      await audit.record(m, {
+        actor: DEMO_ACTOR,
+        action: 'create',
+        objectType: 'access',
+        objectId: id,
+        change: { ...access },
+      });
+    }
+    await audit.record(m, { actor: DEMO_ACTOR, ...LOADED });
+  });
+}
+
+async function datasetIdByTitle(
+  app: INestApplicationContext,
+  title: string,
+  manager: EntityManager = app.get(DataSource).manager,
+): Promise<number> {
+  return required(await app.get(DatasetsRepository).idByAccessionOrTitle(manager, title), title);
+}
+
+/** The id, as text, of the partner or cohort of this name (what `publish` takes besides an accession). */
+async function idByName(
+  app: INestApplicationContext,
+  table: 'partners' | 'cohorts',
+  name: string,
+): Promise<string> {
+  const manager = app.get(DataSource).manager;
+  const rows = await app
+    .get(TrackedRecordsRepository)
+    .withAccessionOrName(manager, table, ['name'], [], [name.toLowerCase()]);
+  return String(required(rows[0]?.id, name));
 }
 
 function required<T>(value: T | undefined, name: string): T {

@@ -1,12 +1,14 @@
+import { NestFactory } from '@nestjs/core';
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { answersHelp } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildTypeOrmOptions } from '../typeorm-options';
-import { loadShippedVocabularies } from '../terms/vocabulary-loader';
+import { TermsService } from '../terms/terms.service';
 import { demoKeysFromFile, formatDemoKeys } from './demo-keys';
 import { loadDemoData } from './demo-data-loader';
+import { DemoDataModule } from './demo-data.module';
 
 /** Where the installation's demo keys are kept unless `--keys-file` says otherwise. */
 const DEFAULT_KEYS_FILE = '.data/demo-keys.json';
@@ -31,19 +33,29 @@ default ${DEFAULT_KEYS_FILE}). --json: the last line is a JSON summary.
  * `npm run demo-data [-- --keys-file FILE]`: migrates, loads the shipped term vocabularies and
  * the demo catalog if absent, prints the demo keys. The keys are random, made on the first run
  * and kept in the keys file (default .data/demo-keys.json), so later runs print the same ones.
- * With `--json` the last line is a JSON summary (for npm start).
+ * With `--json` the last line is a JSON summary (for npm start). Like `npm run catalog`, it boots
+ * the catalog's services without HTTP (those of DemoDataModule) and loads through them.
  */
 async function main(): Promise<void> {
   if (answersHelp(USAGE)) return;
   const json = process.argv.includes('--json');
   const keysFile = keysFileArgument(process.argv);
+  // As the catalog tool: silent unless asked, so stdout holds the keys and the summary.
+  const settings = loadCatalogSettings({
+    ...process.env,
+    MIGRATIONS_RUN: 'false',
+    LOG_LEVEL: process.env.CLI_LOG_LEVEL ?? 'silent',
+  });
+  await migrate(settings);
   const { keys, created } = demoKeysFromFile(keysFile);
-  const dataSource = new DataSource(buildTypeOrmOptions(loadCatalogSettings()));
-  await dataSource.initialize();
+  // abortOnError off: a failed boot is reported below instead of ending the process silently.
+  const app = await NestFactory.createApplicationContext(DemoDataModule.forRoot(settings), {
+    logger: false,
+    abortOnError: false,
+  });
   try {
-    await runMigrationsWithLock(dataSource);
-    const vocabularies = await loadShippedVocabularies(dataSource);
-    const result = await loadDemoData(dataSource, keys);
+    const vocabularies = await app.get(TermsService).loadShippedVocabularies();
+    const result = await loadDemoData(app, keys);
     console.log(
       result.loaded ? 'Demo catalog loaded.' : 'Demo catalog already present; nothing changed.',
     );
@@ -67,11 +79,25 @@ async function main(): Promise<void> {
     for (const endpoint of result.endpoints) summary[`endpoint ${endpoint.name}`] = endpoint.apiKey;
     console.log(JSON.stringify({ keys: summary }));
   } finally {
+    await app.close();
+  }
+}
+
+/** Before the services boot: some of them read their tables as they start. */
+async function migrate(settings: ReturnType<typeof loadCatalogSettings>): Promise<void> {
+  const dataSource = new DataSource(buildTypeOrmOptions(settings));
+  await dataSource.initialize();
+  try {
+    await runMigrationsWithLock(dataSource);
+  } finally {
     await dataSource.destroy();
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+main()
+  // Exit explicitly, as the catalog tool does: a scheduler left open must not keep it running.
+  .then(() => process.exit(0))
+  .catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });

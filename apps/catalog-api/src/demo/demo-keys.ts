@@ -2,10 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { generateApiKey } from '@app/auth';
 import { ENDPOINT_KEY_LENGTH } from '../auth/catalog-key.resolver';
-import { DEMO_ENDPOINTS, DEMO_PARTNERS, DEMO_USERS } from './demo-catalog';
-
-/** The partner whose presence means the demo catalog is loaded. */
-export const DEMO_CATALOG_MARKER = DEMO_PARTNERS[0].name;
+import { DEMO_ENDPOINTS, DEMO_USERS } from './demo-catalog';
 
 export interface DemoKeys {
   users: { username: string; active: boolean; apiKey: string }[];

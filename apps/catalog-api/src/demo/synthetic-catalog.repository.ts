@@ -2,7 +2,9 @@ import type { EntityManager } from 'typeorm';
 
 /**
  * Bulk writes of the synthetic benchmark catalog, for `generateSyntheticCatalog` (the bench and
- * `npm run gen-data`, outside Nest) only.
+ * `npm run gen-data`, outside Nest) only. Set-based SQL rather than the import service, unlike the
+ * demo data: the benchmarks need catalogs of 50,000 datasets, which the importers would take
+ * minutes to write on every run, and none of it is data an operator loads.
  */
 export class SyntheticCatalogRepository {
   /**

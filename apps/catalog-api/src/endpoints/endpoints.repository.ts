@@ -58,6 +58,19 @@ export class EndpointsRepository {
     return endpoints[0]?.id;
   }
 
+  /** Whether the dataset has an exposure on the endpoint, withdrawn or not. */
+  async hasExposure(
+    manager: EntityManager,
+    datasetId: number,
+    endpointId: number,
+  ): Promise<boolean> {
+    const found = await manager.query<unknown[]>(
+      'SELECT 1 FROM exposures WHERE dataset_id = $1 AND endpoint_id = $2',
+      [datasetId, endpointId],
+    );
+    return found.length > 0;
+  }
+
   /** Whether the dataset has an exposure on the endpoint that is not withdrawn. */
   async hasActiveExposure(
     manager: EntityManager,

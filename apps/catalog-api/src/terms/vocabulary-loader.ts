@@ -44,7 +44,7 @@ export async function loadVocabulary(
   source: string | Readable,
   format: VocabularyFormat,
 ): Promise<VocabularyLoadCounts> {
-  // Built from the data source given: the demo-data tool loads vocabularies without Nest.
+  // Built from the data source given: a test hands in one whose VACUUM fails.
   const terms = new TermsRepository(dataSource);
   const counts = await dataSource.transaction(async (manager) => {
     const counts: VocabularyLoadCounts = { inserted: 0, updated: 0, unchanged: 0, total: 0 };
