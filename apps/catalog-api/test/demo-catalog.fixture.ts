@@ -11,7 +11,7 @@ import { loadCatalogSettings } from '../src/config/catalog.settings';
 import { DatasetExportsRefresher } from '../src/datasets/dataset-exports-refresher';
 import { DemoKeys, generateDemoKeys } from '../src/demo/demo-keys';
 import { loadDemoData } from '../src/demo/demo-data-loader';
-import { DemoDataModule } from '../src/demo/demo-data.module';
+import { DemoDataModule } from '../src/demo-data.module';
 
 /** A 64-character key of an endpoint that has no exposure at all. */
 export const UNEXPOSED_ENDPOINT_KEY = 'u'.repeat(64);

@@ -8,7 +8,7 @@ import { buildTypeOrmOptions } from '../typeorm-options';
 import { TermsService } from '../terms/terms.service';
 import { demoKeysFromFile, formatDemoKeys } from './demo-keys';
 import { loadDemoData } from './demo-data-loader';
-import { DemoDataModule } from './demo-data.module';
+import { DemoDataModule } from '../demo-data.module';
 
 /** Where the installation's demo keys are kept unless `--keys-file` says otherwise. */
 const DEFAULT_KEYS_FILE = '.data/demo-keys.json';

@@ -1,11 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { MetricsModule } from '@app/platform';
-import { AdminModule } from '../admin/admin.module';
-import { CatalogSettings } from '../config/catalog.settings';
-import { SettingsModule } from '../config/settings.module';
-import { DatabaseModule } from '../database.module';
-import { RepositoriesModule } from '../repositories.module';
-import { ImportsModule } from '../catalog-imports/imports.module';
+import { AdminModule } from './admin/admin.module';
+import { CatalogSettings } from './config/catalog.settings';
+import { SettingsModule } from './config/settings.module';
+import { DatabaseModule } from './database.module';
+import { RepositoriesModule } from './repositories.module';
+import { ImportsModule } from './catalog-imports/imports.module';
 
 /**
  * The catalog services the demo loader writes through (imports, administration, vocabularies),
