@@ -22,6 +22,7 @@ import {
 import type { BenchContext } from '../lib/context';
 import { cpuMs, processMemory, ROOT } from '../lib/processes';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
+import { roundOrder } from '../lib/rounds';
 import {
   awaitImported,
   ensurePeers,
@@ -331,10 +332,8 @@ export async function s3ImportsBench(ctx: BenchContext): Promise<SuiteReport> {
       for (const side of sides)
         result.sides.set(side.label, { ms: [], cpu: [], swiftCpu: [], proxyCpu: [] });
       for (let round = 0; round < rounds; round++) {
-        const rotated = sides.map((_, i) => sides[(i + round) % sides.length]);
-        const order = round % 2 === 1 ? rotated.reverse() : rotated;
         result.loadBefore.push(loadavg()[0]);
-        for (const side of order) {
+        for (const side of roundOrder(sides, round)) {
           warm(source);
           await settle();
           const m = result.sides.get(side.label)!;

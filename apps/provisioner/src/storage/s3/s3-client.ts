@@ -53,7 +53,7 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     (next, context) => async (args) => {
       const request = args.request as { headers?: Record<string, string> };
       if (
-        UNSIGNED_BODY_COMMANDS.has(context.commandName) &&
+        UNSIGNED_BODY_COMMANDS.has(context.commandName ?? '') &&
         request.headers &&
         request.headers['content-md5']
       )
