@@ -131,7 +131,8 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
       [s3, fs].map(async (apps) => {
         const res = await post(apps.api, '/datasets/dropzone/import', { dataset_id: 'DS-GOOD' });
         expect(res.status).toBe(202);
-        return waitForImport(apps.api, res.body.id);
+        // Sized like the other copies here: two apps import at once on a busy machine.
+        return waitForImport(apps.api, res.body.id, TERMINAL_STATES, COPY_WAIT_MS);
       }),
     );
     expect(intoS3).toMatchObject({

@@ -7,6 +7,7 @@ import {
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createS3Client } from '../src/storage/s3/s3-client';
+import { S3VerificationError } from '../src/storage/s3/s3-object-writer';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import { datasetCommitObject } from '../src/storage/storage-layout';
 import {
@@ -123,6 +124,58 @@ describe('S3 storage on Swift (s3api)', () => {
     await storage.removeStaging('imp-2~data~a1');
     expect((await storage.readObject(datasetCommitObject(TARGET)))!.toString()).toContain('imp-1');
     expect(await listKeys(client, bucket, `tenant/${TARGET}/`)).toHaveLength(5);
+  });
+
+  it('confirms every object from one listing, not a HEAD each; an object stored otherwise fails the publish before its commit object', async () => {
+    const target = `${RAW}/DS-LIST`;
+    const commands: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        commands.push(context.commandName!);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countCommands' },
+    );
+    try {
+      const stage = async (id: string) => {
+        const area = await storage.openStaging(id, target);
+        for (let i = 0; i < 30; i++) {
+          const writer = await area.createObject(`f/${i}.txt`, 5);
+          await writer.write(Buffer.from(`n=${String(i).padStart(2, '0')}`));
+          await writer.commit();
+        }
+        const big = await area.createObject('big.bin', PART + 1);
+        await big.write(randomBytes(PART + 1));
+        await big.commit();
+        await area.writeSmallObject('.provisioner/provenance.json', `{"import":{"id":"${id}"}}\n`);
+        return area;
+      };
+
+      await stage('imp-4~data~a1');
+      commands.length = 0;
+      // An object overwritten behind the import's back (same size, other bytes): the listing
+      // shows another ETag, the object confirms it, and nothing is committed.
+      await client.send(
+        new PutObjectCommand({ Bucket: bucket, Key: `tenant/${target}/f/7.txt`, Body: 'n=99!' }),
+      );
+      const error = await storage.publish('imp-4~data~a1', target).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(S3VerificationError);
+      expect(String(error)).toContain(`tenant/${target}/f/7.txt`);
+      expect(await storage.exists(target)).toBe(false);
+      expect(await listKeys(client, bucket, `tenant/${target}/.provisioner/`)).toEqual([]);
+      await storage.removeStaging('imp-4~data~a1');
+
+      // The same, stored as sent: 31 objects confirmed by one listing page, no HEAD per object.
+      await stage('imp-5~data~a1');
+      commands.length = 0;
+      await storage.publish('imp-5~data~a1', target);
+      expect(commands.filter((c) => c === 'ListObjectsV2Command')).toHaveLength(1);
+      // The staging record's check, the commit object's absence and its read-back.
+      expect(commands.filter((c) => c === 'HeadObjectCommand')).toHaveLength(3);
+      expect(await storage.exists(target)).toBe(true);
+    } finally {
+      client.middlewareStack.remove('countCommands');
+    }
   });
 
   it("removing a dead attempt's staging aborts its multipart uploads and deletes its objects", async () => {

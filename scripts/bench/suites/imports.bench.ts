@@ -20,6 +20,7 @@ import {
   startWorker,
 } from '../lib/provisioner-process';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
+import { roundOrder } from '../lib/rounds';
 
 /** The provisioner issue's "under 200 MB" (one 2 GiB file) and "under 300 MB" (four imports at once): decimal MB. */
 const MEMORY_TARGET_BYTES = 200e6;
@@ -470,11 +471,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
       }
       result.loadBefore = loadavg()[0];
       for (let round = 0; round < rounds; round++) {
-        // Rotated, so each side takes each place in turn, and reversed every other round, so a
-        // side does not always follow the same one (a rotation alone keeps the neighbours).
-        const rotated = sides.map((_, i) => sides[(i + round) % sides.length]);
-        const order = round % 2 === 1 ? rotated.reverse() : rotated;
-        for (const side of order) {
+        for (const side of roundOrder(sides, round)) {
           warm(source);
           await settle();
           const cpuBefore = side.cpu();

@@ -22,6 +22,7 @@ import {
 import type { BenchContext } from '../lib/context';
 import { cpuMs, processMemory, ROOT } from '../lib/processes';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
+import { roundOrder } from '../lib/rounds';
 import {
   awaitImported,
   ensurePeers,
@@ -42,7 +43,7 @@ const MiB = 1024 ** 2;
 const SCRIPT = join(ROOT, 'scripts/s3/swift-s3-server.sh');
 const ACCESS_KEY = 'test:tester';
 const SECRET = 'testing';
-/** The ceiling's multipart settings: the provisioner's defaults (S3_PART_BYTES, S3_UPLOAD_CONCURRENCY). */
+/** The ceiling's multipart settings: the provisioner's part size, and eight requests in flight. */
 const PART_BYTES = 8 * MiB;
 const CEILING_CONCURRENCY = 8;
 
@@ -331,10 +332,8 @@ export async function s3ImportsBench(ctx: BenchContext): Promise<SuiteReport> {
       for (const side of sides)
         result.sides.set(side.label, { ms: [], cpu: [], swiftCpu: [], proxyCpu: [] });
       for (let round = 0; round < rounds; round++) {
-        const rotated = sides.map((_, i) => sides[(i + round) % sides.length]);
-        const order = round % 2 === 1 ? rotated.reverse() : rotated;
         result.loadBefore.push(loadavg()[0]);
-        for (const side of order) {
+        for (const side of roundOrder(sides, round)) {
           warm(source);
           await settle();
           const m = result.sides.get(side.label)!;
@@ -371,12 +370,14 @@ function report(
     '## Imports into S3 (Swift s3api)',
     '',
     'The built provisioner API and worker (queue on Redis) with `STORAGE_BACKEND=s3` and the shipped',
-    'S3 settings (S3_PART_BYTES 8 MiB, S3_UPLOAD_CONCURRENCY 8), importing into a private Swift 2.30 with',
-    's3api (`scripts/s3/swift-s3-server.sh`: one proxy process, one object server, one replica, on the',
-    'same disk). Import time: from the POST until the record says `imported` (SHA-256 of every byte',
-    'while read, Content-MD5 per part, size and ETag checked, manifest and commit object written last).',
+    'S3 settings (S3_PART_BYTES 8 MiB, S3_UPLOAD_CONCURRENCY 4: a pool of 32 MiB of part buffers per worker),',
+    'importing into a private Swift 2.30 with s3api (`scripts/s3/swift-s3-server.sh`: one proxy process, one',
+    'object server, one replica, on the same disk). Import time: from the POST until the record says',
+    '`imported` (SHA-256 of every byte while read, Content-MD5 on every request, every size and ETag',
+    'confirmed from a listing of the dataset before the commit object, manifest and commit object last).',
     `Peer: \`rclone copy\` to an S3 remote on the same server (${toolVersion('rclone', ['version'])}, default`,
-    "transfers and checkers; rclone checks each upload's MD5 against the server's answer). Ceiling: a",
+    "transfers and checkers; rclone checks each upload's MD5 against the server's answer and HEADs each",
+    'uploaded object, its default without `--s3-no-head`). Ceiling: a',
     `bare upload of the same files with the SDK from the bench process (files up to 8 MiB PUT whole,`,
     `larger ones as multipart uploads of 8 MiB parts, ${CEILING_CONCURRENCY} requests in flight, no hashing).`,
     `${rounds} interleaved round(s) per dataset (\`BENCH_S3_ROUNDS\`, 3 by default), each side into new keys, the order rotated each round`,

@@ -11,6 +11,14 @@ export interface S3ClientOptions {
 }
 
 /**
+ * Data uploads whose bytes the server checks against their Content-MD5 (a signed header): their
+ * body is not hashed again into the signature (x-amz-content-sha256: UNSIGNED-PAYLOAD), which
+ * saves a SHA-256 pass over every byte in the worker and another in the server (Swift verifies
+ * a signed payload's SHA-256 as it reads it). See docs/decisions/s3-storage-backend.md.
+ */
+const UNSIGNED_BODY_COMMANDS = new Set(['PutObjectCommand', 'UploadPartCommand']);
+
+/**
  * An S3 client for any S3-compatible server, not only AWS: checksums only where an operation
  * requires one (the SDK's default, aws-chunked bodies with CRC32, is refused by Swift's s3api
  * and ignored by several others), and Content-MD5 on DeleteObjects, which S3 requires and which
@@ -40,6 +48,19 @@ export function createS3Client(options: S3ClientOptions): S3Client {
       return next(args);
     },
     { step: 'build', name: 'deleteObjectsContentMd5' },
+  );
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (
+        UNSIGNED_BODY_COMMANDS.has(context.commandName ?? '') &&
+        request.headers &&
+        request.headers['content-md5']
+      )
+        request.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    },
+    { step: 'build', name: 'unsignedPayloadWithContentMd5' },
   );
   return client;
 }

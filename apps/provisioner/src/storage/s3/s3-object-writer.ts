@@ -2,20 +2,26 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
-  HeadObjectCommand,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import type { ObjectWriter } from '../storage-system';
-import type { ByteBudget } from './byte-budget';
+import type { PartBufferPool, PooledBytes } from './part-buffer-pool';
 
 export interface S3Target {
   client: S3Client;
   bucket: string;
-  budget: ByteBudget;
-  partBytes: number;
+  /** The worker's part buffers; its partBytes is the multipart part size. */
+  pool: PartBufferPool;
+}
+
+/** What an upload stored, as the server must list it: size and S3 ETag (unquoted). */
+export interface StoredObject {
+  key: string;
+  size: number;
+  etag: string;
 }
 
 /** The object was stored, but not as sent (size or ETag differ): never publish it. */
@@ -26,17 +32,20 @@ export class S3VerificationError extends Error {
   }
 }
 
-const unquote = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '').toLowerCase();
+export const unquote = (etag: string | undefined): string =>
+  (etag ?? '').replace(/"/g, '').toLowerCase();
 
 /**
  * Writes one object: a single PutObject when it fits in one part, else a multipart upload whose
  * parts go up while the next is filled. Every request carries the Content-MD5 of its bytes (the
- * server refuses a body that does not match it); after the upload the object's size and ETag
- * (the MD5, or the MD5 of the parts' MD5s and their count) are read back and compared.
- * Buffers come from the process-wide ByteBudget.
+ * server refuses a body that does not match it) and every answer's ETag is compared with it.
+ * The object's stored size and ETag (the MD5, or the MD5 of the parts' MD5s and their count) are
+ * handed to `stored`, whose owner confirms them against the server's listing before the dataset
+ * is committed (S3Storage.publish). Buffers come from the worker's PartBufferPool; the bytes are
+ * copied once, from the caller's chunk into the part buffer, and hashed there.
  */
 export class S3ObjectWriter implements ObjectWriter {
-  private buffer: Buffer | null = null;
+  private lent: PooledBytes | null = null;
   private filled = 0;
   private total = 0;
   private uploadId: string | null = null;
@@ -49,20 +58,18 @@ export class S3ObjectWriter implements ObjectWriter {
     private readonly key: string,
     /** The expected size, when known: an object smaller than a part gets a buffer of its size. */
     private readonly sizeHint?: number,
+    private readonly stored?: (object: StoredObject) => void,
   ) {}
 
   async write(chunk: Uint8Array): Promise<void> {
     let offset = 0;
     while (offset < chunk.length) {
       if (this.failure) throw this.failure;
-      if (!this.buffer) await this.takeBuffer(this.firstBufferBytes());
-      const buffer = this.buffer!;
+      if (!this.lent) await this.takeBuffer(this.firstBufferBytes());
+      const buffer = this.lent!.bytes;
       if (this.filled === buffer.length) {
-        if (buffer.length < this.target.partBytes) {
-          await this.growBuffer();
-          continue;
-        }
-        await this.sendPart();
+        if (buffer.length < this.target.pool.partBytes) await this.growBuffer();
+        else await this.sendPart();
         continue;
       }
       const n = Math.min(chunk.length - offset, buffer.length - this.filled);
@@ -91,7 +98,7 @@ export class S3ObjectWriter implements ObjectWriter {
   }
 
   private firstBufferBytes(): number {
-    const { partBytes } = this.target;
+    const { partBytes } = this.target.pool;
     // One byte more than announced, so a file that grew is seen growing, not cut.
     return this.sizeHint !== undefined && this.sizeHint < partBytes
       ? Math.max(1, this.sizeHint + 1)
@@ -99,41 +106,47 @@ export class S3ObjectWriter implements ObjectWriter {
   }
 
   private async takeBuffer(bytes: number): Promise<void> {
-    await this.target.budget.take(bytes);
-    this.buffer = Buffer.allocUnsafe(bytes);
+    this.lent = await this.target.pool.take(bytes);
     this.filled = 0;
   }
 
+  /**
+   * The object outgrew the buffer sized to its announced size (the file grew): its bytes move to
+   * a whole part buffer. The small buffer goes back before the wait, so writers growing at once
+   * cannot hold every slab while each waits for a part.
+   */
   private async growBuffer(): Promise<void> {
-    const old = this.buffer!;
     const filled = this.filled;
-    await this.takeBuffer(this.target.partBytes);
-    old.copy(this.buffer!, 0, 0, filled);
+    const kept = Buffer.from(this.lent!.bytes.subarray(0, filled));
+    this.releaseBuffer();
+    await this.takeBuffer(this.target.pool.partBytes);
+    kept.copy(this.lent!.bytes, 0, 0, filled);
     this.filled = filled;
-    this.target.budget.give(old.length);
   }
 
   private releaseBuffer(): void {
-    if (this.buffer) this.target.budget.give(this.buffer.length);
-    this.buffer = null;
+    const lent = this.lent;
+    this.lent = null;
+    lent?.release();
   }
 
-  /** Hands the full buffer to an upload (which gives its bytes back when done). */
+  /** Hands the full buffer to an upload, which gives it back to the pool when it has ended. */
   private async sendPart(): Promise<void> {
-    const { client, bucket, budget } = this.target;
+    const { client, bucket } = this.target;
     if (this.uploadId === null) {
       const created = await client.send(
         new CreateMultipartUploadCommand({ Bucket: bucket, Key: this.key }),
       );
       this.uploadId = created.UploadId!;
     }
-    const body = this.buffer!.subarray(0, this.filled);
-    const owned = this.buffer!;
-    this.buffer = null;
+    const uploadId = this.uploadId;
+    const lent = this.lent!;
+    const body = lent.bytes.subarray(0, this.filled);
+    this.lent = null;
+    this.filled = 0;
     const md5 = createHash('md5').update(body).digest();
     this.partMd5s.push(md5);
     const partNumber = this.partMd5s.length;
-    const uploadId = this.uploadId;
     const upload = client
       .send(
         new UploadPartCommand({
@@ -154,7 +167,7 @@ export class S3ObjectWriter implements ObjectWriter {
         this.failure ??= error;
       })
       .finally(() => {
-        budget.give(owned.length);
+        lent.release();
         this.inFlight.delete(upload);
       });
     this.inFlight.add(upload);
@@ -162,20 +175,20 @@ export class S3ObjectWriter implements ObjectWriter {
 
   private async putWhole(): Promise<void> {
     const { client, bucket } = this.target;
-    const body = this.buffer ? this.buffer.subarray(0, this.filled) : Buffer.alloc(0);
-    const md5 = createHash('md5').update(body).digest();
+    const body = this.lent ? this.lent.bytes.subarray(0, this.filled) : Buffer.alloc(0);
+    const md5 = createHash('md5').update(body).digest('hex');
     const answer = await client.send(
       new PutObjectCommand({
         Bucket: bucket,
         Key: this.key,
         Body: body,
         ContentLength: body.length,
-        ContentMD5: md5.toString('base64'),
+        ContentMD5: Buffer.from(md5, 'hex').toString('base64'),
       }),
     );
-    if (unquote(answer.ETag) !== md5.toString('hex'))
+    if (unquote(answer.ETag) !== md5)
       throw new S3VerificationError(this.key, 'stored with another ETag than the MD5 sent');
-    await this.confirm(md5.toString('hex'));
+    this.stored?.({ key: this.key, size: this.total, etag: md5 });
   }
 
   private async completeMultipart(): Promise<void> {
@@ -198,20 +211,7 @@ export class S3ObjectWriter implements ObjectWriter {
     );
     this.uploadId = null;
     const etag = createHash('md5').update(Buffer.concat(this.partMd5s)).digest('hex');
-    await this.confirm(`${etag}-${this.partMd5s.length}`);
-  }
-
-  /** Reads the stored object's size and ETag back: what the server holds is what was sent. */
-  private async confirm(etag: string): Promise<void> {
-    const { client, bucket } = this.target;
-    const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: this.key }));
-    if (head.ContentLength !== this.total)
-      throw new S3VerificationError(
-        this.key,
-        `holds ${head.ContentLength} bytes, ${this.total} sent`,
-      );
-    if (unquote(head.ETag) !== etag)
-      throw new S3VerificationError(this.key, `ETag ${unquote(head.ETag)}, expected ${etag}`);
+    this.stored?.({ key: this.key, size: this.total, etag: `${etag}-${this.partMd5s.length}` });
   }
 
   private async abortUpload(): Promise<void> {
