@@ -14,6 +14,7 @@ const shared = {
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
     '^@app/(errors|auth|platform)$': '<rootDir>/libs/$1/src',
+    '^@app/platform/telemetry$': '<rootDir>/libs/platform/src/telemetry',
   },
 };
 

@@ -22,7 +22,7 @@ module.exports = {
       ...e2e,
       displayName: 'robustness',
       // Not the e2e project's 30 s default: the top-level testTimeout above applies. Every
-      // file's app processes are held to their Kubernetes memory limits (issue 30, item 11).
+      // file's app processes are held to 75 % of their Kubernetes memory limits.
       setupFilesAfterEnv: ['<rootDir>/test/robustness/support/memory-limits.ts'],
       testMatch: ['<rootDir>/test/robustness/**/*.robust-spec.ts'],
     },

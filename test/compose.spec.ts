@@ -84,10 +84,15 @@ describe('docker-compose.yml', () => {
         '--max-old-space-size=256',
         'dist/apps/catalog-api/apps/catalog-api/src/main.js',
       ],
-      'provisioner-api': ['node', 'dist/apps/provisioner/apps/provisioner/src/main.js'],
+      'provisioner-api': [
+        'node',
+        '--max-old-space-size=192',
+        'dist/apps/provisioner/apps/provisioner/src/main.js',
+      ],
       'provisioner-worker': [
         'node',
         '--max-semi-space-size=4',
+        '--max-old-space-size=384',
         'dist/apps/provisioner/apps/provisioner/src/worker.js',
       ],
     });
@@ -218,10 +223,9 @@ describe('Dockerfile', () => {
   const froms = lines.filter((line) => /^FROM\s/i.test(line));
   const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
 
-  it('is multi-stage from node:20 bookworm-slim (the default base), pinned to a full version', () => {
-    expect(lines).toContain('ARG NODE_BASE=node:20.20.2-bookworm-slim');
+  it('is multi-stage from node:24 bookworm-slim (the default base), pinned to a full version and a digest', () => {
     expect(lines.find((l) => l.startsWith('ARG NODE_BASE='))).toMatch(
-      /=node:20\.\d+\.\d+-bookworm-slim$/,
+      /=node:24\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/,
     );
     expect(froms).toHaveLength(2);
     for (const from of froms) {
@@ -239,7 +243,7 @@ describe('Dockerfile', () => {
     const installs = lines.filter((l) => /NODE_EXTRA_CA_CERTS/.test(l));
     expect(installs.length).toBe(2);
     for (const line of installs)
-      expect(line).toMatch(/^\s+NODE_EXTRA_CA_CERTS=\/run\/secrets\/npm_ca npm install/);
+      expect(line).toMatch(/^\s+&& NODE_EXTRA_CA_CERTS=\/run\/secrets\/npm_ca npm install/);
     expect(
       lines.filter((l) =>
         /^RUN --mount=type=secret,id=npm_ca,target=\/run\/secrets\/npm_ca/.test(l),

@@ -130,15 +130,21 @@ describe('example secrets in the repository', () => {
       ]),
     );
     expect([...CATALOG_SECRETS].sort()).toEqual([
+      'DATABASE_DIRECT_URL',
       'DATABASE_URL',
       'GLOBAL_API_KEY',
       'IDP_CLIENT_SECRET',
     ]);
     expect([...PROVISIONER_SECRETS].sort()).toEqual([
       'CATALOG_API_KEY',
+      'DATABASE_DIRECT_URL',
       'DATABASE_URL',
+      'DRS_CATALOG_BROKER_KEY',
+      'DRS_URL_SIGNING_KEY',
       'PROVISIONER_API_KEY',
       'PROVISIONER_READ_API_KEYS',
+      'REDIS_PASSWORD',
+      'REDIS_SENTINEL_PASSWORD',
       'REDIS_URL',
       'S3_SECRET_ACCESS_KEY',
       'SOURCES',

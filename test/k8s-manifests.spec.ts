@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { parseAllDocuments } from 'yaml';
@@ -15,14 +15,20 @@ import {
 } from '../apps/provisioner/src/config/provisioner.settings';
 
 /**
- * Renders every kustomize overlay with the real `kubectl kustomize` and checks the objects an
- * operator would apply. kubectl missing is a failure, not a skip: CI must render the overlays.
+ * Renders every kustomize overlay, with the namespace and claims of its environment (k8s/data),
+ * with the real `kubectl kustomize` and checks the objects an operator would apply. kubectl
+ * missing is a failure, not a skip: CI must render the overlays.
  */
 
 interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: Record<string, unknown>;
   data?: Record<string, string>;
   stringData?: Record<string, string>;
@@ -77,16 +83,22 @@ const overlays = readdirSync(overlaysDir, { withFileTypes: true })
   .map((entry) => entry.name)
   .sort();
 
-function render(overlay: string): K8sObject[] {
-  const yamlText = execFileSync('kubectl', ['kustomize', join(overlaysDir, overlay)], {
+function renderDir(dir: string): K8sObject[] {
+  const yamlText = execFileSync('kubectl', ['kustomize', dir], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return parseAllDocuments(yamlText).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${overlay}: ${doc.errors[0].message}`);
+    if (doc.errors.length > 0) throw new Error(`${dir}: ${doc.errors[0].message}`);
     return doc.toJS() as K8sObject;
   });
 }
+
+/** The app overlay alone (what `kubectl delete -k` or a prune of the app would remove). */
+const renderApp = (overlay: string): K8sObject[] => renderDir(join(overlaysDir, overlay));
+/** The environment's namespace and claims, applied on their own (k8s/data/<overlay>). */
+const renderData = (overlay: string): K8sObject[] => renderDir(join(root, 'k8s', 'data', overlay));
+const render = (overlay: string): K8sObject[] => [...renderData(overlay), ...renderApp(overlay)];
 
 function podSpecOf(object: K8sObject): PodSpec {
   const spec = object.spec as Record<string, unknown>;
@@ -211,6 +223,15 @@ function appContainer(objects: K8sObject[], kind: string, name: string): Contain
   return container;
 }
 
+/** The migration Job, whatever release its name carries. */
+function migrationJob(objects: K8sObject[]): K8sObject {
+  const jobs = objects.filter(
+    (o) => o.kind === 'Job' && o.metadata.labels?.['app.kubernetes.io/name'] === 'catalog-migrate',
+  );
+  if (jobs.length !== 1) throw new Error(`${jobs.length} migration Jobs rendered`);
+  return jobs[0];
+}
+
 /**
  * The S3 key pair is a Secret only overlays storing in S3 mount (provisioner-s3-secrets): with
  * the filesystem backend the settings mean nothing, and a ConfigMap must never hold them.
@@ -250,9 +271,12 @@ describe.each(overlays)('overlay %s', (overlay) => {
     }));
   });
 
-  it('puts everything in one namespace that it also creates', () => {
+  it('puts everything in one namespace that it also creates, enforcing the restricted profile', () => {
     const namespace = find(objects, 'Namespace', 'research-data');
-    expect(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(namespace.metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'restricted',
+      'pod-security.kubernetes.io/enforce-version': 'latest',
+    });
     const namespaced = objects.filter((o) => o.kind !== 'Namespace');
     expect(namespaced.filter((o) => o.metadata.namespace !== 'research-data')).toEqual([]);
   });
@@ -360,19 +384,22 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(commands).toEqual({
       'catalog-api':
         'node --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js',
-      'provisioner-api': 'node dist/apps/provisioner/apps/provisioner/src/main.js',
+      'provisioner-api':
+        'node --max-old-space-size=192 dist/apps/provisioner/apps/provisioner/src/main.js',
       'provisioner-worker':
-        'node --max-semi-space-size=4 dist/apps/provisioner/apps/provisioner/src/worker.js',
+        'node --max-semi-space-size=4 --max-old-space-size=384 dist/apps/provisioner/apps/provisioner/src/worker.js',
     });
   });
 
-  it('gives the worker long enough to finish or release a copy', () => {
+  it("gives the worker long enough to hand its imports over, and not a copy's length", () => {
     const pod = podSpecOf(find(objects, 'Deployment', 'provisioner-worker'));
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(300);
+    // A drain takes seconds (provisioner-drain.e2e-spec.ts); a node drain waits for the longest.
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
+    expect(pod.terminationGracePeriodSeconds).toBeLessThanOrEqual(300);
   });
 
   it('migrates the catalog schema in a Job, and the catalog pods never migrate on start', () => {
-    const job = find(objects, 'Job', 'catalog-migrate');
+    const job = migrationJob(objects);
     const pod = podSpecOf(job);
     const [migrate] = pod.containers;
     expect(migrate.command?.join(' ')).toBe(
@@ -395,7 +422,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(missing(appContainer(objects, 'Deployment', 'catalog-api'), catalogSettings)).toEqual(
       [],
     );
-    expect(missing(appContainer(objects, 'Job', 'catalog-migrate'), catalogSettings)).toEqual([]);
+    expect(missing(podSpecOf(migrationJob(objects)).containers[0], catalogSettings)).toEqual([]);
     expect(
       missing(appContainer(objects, 'Deployment', 'provisioner-api'), provisionerSettings),
     ).toEqual([]);
@@ -410,7 +437,8 @@ describe.each(overlays)('overlay %s', (overlay) => {
         Object.fromEntries(environmentOf(objects, appContainer(objects, kind, name))),
       );
     expect(() => loadCatalogSettings(envOf('Deployment', 'catalog-api'))).not.toThrow();
-    expect(() => loadCatalogSettings(envOf('Job', 'catalog-migrate'))).not.toThrow();
+    const job = migrationJob(objects);
+    expect(() => loadCatalogSettings(envOf('Job', job.metadata.name))).not.toThrow();
     expect(() => loadProvisionerSettings(envOf('Deployment', 'provisioner-api'))).not.toThrow();
     expect(() => loadProvisionerSettings(envOf('Deployment', 'provisioner-worker'))).not.toThrow();
   });
@@ -460,28 +488,142 @@ describe.each(overlays)('overlay %s', (overlay) => {
     );
   });
 
-  it('labels what the migration Job needs so it can be applied before the Deployments', () => {
-    const job = find(objects, 'Job', 'catalog-migrate');
-    // Its Secret is the operator's, created before any apply.
-    const needed = [
-      find(objects, 'Namespace', 'research-data'),
-      ...podSpecOf(job).containers.flatMap((c) =>
-        (c.envFrom ?? [])
-          .filter((source) => source.configMapRef)
-          .map((source) => find(objects, 'ConfigMap', source.configMapRef!.name)),
-      ),
-    ];
-    expect(job.metadata.labels?.['app.kubernetes.io/component']).toBe('migration');
-    for (const object of needed) {
-      expect({
+  it('names the migration Job for the release, so one apply of a new release makes a new Job', () => {
+    const job = migrationJob(objects);
+    // The tag, also where the image is pinned by tag and digest (`name:tag@sha256:...`).
+    const tag = appContainer(objects, 'Deployment', 'catalog-api')
+      .image.split('@')[0]
+      .split(':')[1];
+    expect(job.metadata.name).toBe(`catalog-migrate-${tag}`);
+    const [migrate] = podSpecOf(job).containers;
+    expect(migrate.image).toBe(appContainer(objects, 'Deployment', 'catalog-api').image);
+  });
+
+  it('retries the migration only while the database cannot be reached (exit 2)', () => {
+    const spec = migrationJob(objects).spec as {
+      backoffLimit: number;
+      podFailurePolicy: {
+        rules: {
+          action: string;
+          onExitCodes?: { containerName: string; operator: string; values: number[] };
+          onPodConditions?: { type: string }[];
+        }[];
+      };
+    };
+    expect(podSpecOf(migrationJob(objects)).restartPolicy).toBe('Never');
+    expect(spec.backoffLimit).toBeGreaterThan(0);
+    expect(spec.podFailurePolicy.rules).toEqual([
+      {
+        action: 'FailJob',
+        onExitCodes: { containerName: 'migrate', operator: 'NotIn', values: [2] },
+      },
+      { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] },
+    ]);
+  });
+
+  it('orders one Argo CD sync: configuration, then the migration (a hook that fails the sync), then catalog-api', () => {
+    const wave = (o: K8sObject) =>
+      Number(
+        (o.metadata as { annotations?: Record<string, string> }).annotations?.[
+          'argocd.argoproj.io/sync-wave'
+        ] ?? 0,
+      );
+    const job = migrationJob(objects);
+    expect((job.metadata as { annotations?: Record<string, string> }).annotations).toMatchObject({
+      'argocd.argoproj.io/hook': 'Sync',
+      'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
+    });
+    const catalog = find(objects, 'Deployment', 'catalog-api');
+    expect(wave(catalog)).toBeGreaterThan(wave(job));
+    const configMaps = podSpecOf(job).containers.flatMap((c) =>
+      (c.envFrom ?? [])
+        .filter((source) => source.configMapRef)
+        .map((source) => find(objects, 'ConfigMap', source.configMapRef!.name)),
+    );
+    expect(configMaps.length).toBe(1);
+    for (const object of [find(objects, 'Namespace', 'research-data'), ...configMaps])
+      expect({ name: object.metadata.name, wave: wave(object) <= wave(job) }).toEqual({
         name: object.metadata.name,
-        component: object.metadata.labels?.['app.kubernetes.io/component'],
-      }).toEqual({
-        name: object.metadata.name,
-        component: 'config',
+        wave: true,
       });
+  });
+
+  it('leaves the replica count of an autoscaled Deployment to its autoscaler', () => {
+    const autoscaled = objects
+      .filter((o) => o.kind === 'HorizontalPodAutoscaler')
+      .map((o) => (o.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name);
+    expect(autoscaled).toEqual(['catalog-api']);
+    for (const name of autoscaled)
+      expect({ name, replicas: find(objects, 'Deployment', name).spec?.replicas }).toEqual({
+        name,
+        replicas: undefined,
+      });
+  });
+
+  it('names each ConfigMap by a hash of its values, so a settings change rolls the pods that read it', () => {
+    const configMaps = objects.filter((o) => o.kind === 'ConfigMap');
+    expect(configMaps.map((o) => o.metadata.name.replace(/-[a-z0-9]{10}$/, '')).sort()).toEqual([
+      'catalog-api-config',
+      'provisioner-config',
+    ]);
+    // The same overlay with one setting changed names another ConfigMap in the Deployment.
+    const dir = mkdtempSync(join(overlaysDir, '..', '.changed-'));
+    try {
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        [
+          'resources:',
+          `  - ../overlays/${overlay}`,
+          'patches:',
+          '  - patch: |-',
+          '      apiVersion: v1',
+          '      kind: ConfigMap',
+          '      metadata:',
+          '        name: catalog-api-config',
+          '      data:',
+          '        LOG_LEVEL: warn',
+          '',
+        ].join('\n'),
+      );
+      const changed = parseAllDocuments(
+        execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }),
+      ).map((doc) => doc.toJS() as K8sObject);
+      const configOf = (objs: K8sObject[]) =>
+        appContainer(objs, 'Deployment', 'catalog-api').envFrom?.find((e) => e.configMapRef)
+          ?.configMapRef?.name;
+      expect(configOf(changed)).toMatch(/^catalog-api-config-[a-z0-9]{10}$/);
+      expect(configOf(changed)).not.toBe(configOf(objects));
+      expect(find(changed, 'ConfigMap', configOf(changed)!).data?.LOG_LEVEL).toBe('warn');
+      expect(
+        appContainer(changed, 'Deployment', 'provisioner-api').envFrom?.find((e) => e.configMapRef),
+      ).toEqual(
+        appContainer(objects, 'Deployment', 'provisioner-api').envFrom?.find((e) => e.configMapRef),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it.each([
+    // The longest request: a 32 MiB catalog import (under 60 s, docs/benchmarks.md); a source
+    // listing or diff of the provisioner (seconds).
+    ['catalog-api', 60],
+    ['provisioner-api', 10],
+  ])(
+    '%s pauses before SIGTERM and has a grace period longer than the pause and its longest request (%d s)',
+    (name, longestRequest) => {
+      const pod = podSpecOf(find(objects, 'Deployment', name));
+      const preStop = (
+        pod.containers[0] as Container & {
+          lifecycle?: { preStop?: { exec?: { command: string[] } } };
+        }
+      ).lifecycle?.preStop?.exec?.command;
+      expect(preStop?.[0]).toBe('sleep');
+      const pause = Number(preStop?.[1]);
+      expect(pause).toBeGreaterThanOrEqual(5);
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(pause + longestRequest);
+    },
+  );
 
   it('keeps keys and connection URLs in Secrets, and turns the import schedule on', () => {
     const secretKeys = [...secrets.values()].flatMap((data) => Object.keys(data));
@@ -489,9 +631,12 @@ describe.each(overlays)('overlay %s', (overlay) => {
       .filter((o) => o.kind === 'ConfigMap')
       .flatMap((o) => Object.keys(o.data ?? {}));
     const secretLike = [...catalogSettings, ...provisionerSettings].filter(
-      // The identity provider's and the catalog's URLs carry no credential, nor does the path
-      // of a key file (the key itself is a mounted Secret).
-      (name) => /KEY|SECRET|_URL$|^SOURCES$/.test(name) && !/^(IDP|CATALOG)_URL$|_FILE$/.test(name),
+      // The identity provider's and the catalog's URLs carry no credential, nor does the
+      // provisioner's own public URL (DRS) or the path of a key file (the key itself is a
+      // mounted Secret).
+      (name) =>
+        /KEY|SECRET|_URL$|^SOURCES$/.test(name) &&
+        !/^(IDP|CATALOG|DRS_PUBLIC)_URL$|_FILE$/.test(name),
     );
     for (const name of secretLike) {
       expect({
@@ -508,19 +653,53 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(environmentOf(objects, worker).get('IMPORT_SCHEDULE')).toMatch(/^\S+(\s+\S+){4,5}$/);
   });
 
-  it('mounts the shared storage and drop zone volumes, both ReadWriteMany', () => {
-    for (const name of ['provisioner-storage', 'provisioner-dropzone']) {
-      const claim = find(objects, 'PersistentVolumeClaim', name);
-      expect((claim.spec as { accessModes: string[] }).accessModes).toEqual(['ReadWriteMany']);
-    }
+  it('claims only the volumes it mounts: ReadWriteMany, ReadWriteOnce on the single-node dev cluster', () => {
     const worker = podSpecOf(find(objects, 'Deployment', 'provisioner-worker'));
     const env = environmentOf(objects, worker.containers[0]);
-    const storageMount = worker.containers[0].volumeMounts?.find(
-      (m) => m.mountPath === env.get('STORAGE_ROOT'),
+    const mounted = (pod: PodSpec) =>
+      Object.fromEntries(
+        (pod.volumes ?? [])
+          .filter((v) => v.persistentVolumeClaim)
+          .map((v) => [
+            v.persistentVolumeClaim!.claimName,
+            pod.containers[0].volumeMounts?.find((m) => m.name === v.name),
+          ]),
+      );
+    const claims = objects.filter((o) => o.kind === 'PersistentVolumeClaim');
+    const api = podSpecOf(find(objects, 'Deployment', 'provisioner-api'));
+    if (usesS3(env)) {
+      // Storage is the bucket: no storage volume anywhere.
+      expect(Object.keys(mounted(worker))).toEqual(['provisioner-dropzone']);
+      expect(Object.keys(mounted(api))).toEqual(['provisioner-dropzone']);
+    } else {
+      const storage = mounted(worker)['provisioner-storage'];
+      expect(storage?.mountPath).toBe(env.get('STORAGE_ROOT'));
+      expect(storage?.readOnly).not.toBe(true);
+      expect(mounted(api)['provisioner-storage']?.readOnly).toBe(true);
+    }
+    expect(mounted(worker)['provisioner-dropzone']?.readOnly).toBe(true);
+    expect(claims.map((c) => c.metadata.name).sort()).toEqual(Object.keys(mounted(worker)).sort());
+    for (const claim of claims)
+      expect((claim.spec as { accessModes: string[] }).accessModes).toEqual([
+        overlay === 'dev' ? 'ReadWriteOnce' : 'ReadWriteMany',
+      ]);
+  });
+
+  it('keeps the namespace and the claims out of the app, protected from GitOps prunes', () => {
+    const app = renderApp(overlay);
+    expect(app.filter((o) => ['Namespace', 'PersistentVolumeClaim'].includes(o.kind))).toEqual([]);
+    const data = renderData(overlay);
+    expect(new Set(data.map((o) => o.kind))).toEqual(
+      new Set(['Namespace', 'PersistentVolumeClaim']),
     );
-    const storageVolume = worker.volumes?.find((v) => v.name === storageMount?.name);
-    expect(storageVolume?.persistentVolumeClaim?.claimName).toBe('provisioner-storage');
-    expect(storageMount?.readOnly).not.toBe(true);
+    for (const object of data)
+      expect({ name: object.metadata.name, annotations: object.metadata.annotations }).toEqual({
+        name: object.metadata.name,
+        annotations: expect.objectContaining({
+          'argocd.argoproj.io/sync-options': expect.stringMatching(/(^|,)Prune=false(,|$)/),
+          'kustomize.toolkit.fluxcd.io/prune': 'disabled',
+        }),
+      });
   });
 
   it('has disruption budgets for every Deployment and an autoscaler for catalog-api', () => {
@@ -653,7 +832,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
         .sort();
     expect(clients('network.research-data/postgres-client')).toEqual([
       'catalog-api',
-      'catalog-migrate',
+      migrationJob(objects).metadata.name,
     ]);
     expect(clients('network.research-data/redis-client')).toEqual([
       'provisioner-api',

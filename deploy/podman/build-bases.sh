@@ -2,17 +2,21 @@
 # Makes sure the base images the Dockerfile, docker-compose.yml and the dev overlay need exist in
 # podman's store. For each: the official image if it can be pulled, else an equivalent local
 # image built from Debian bookworm's packages (docs/decisions/local-base-images.md):
-#   node:20.20.2-bookworm-slim  -> localhost/rds-base-node:20.20.2-bookworm
+#   the Dockerfile's NODE_BASE (node:24.x-bookworm-slim@sha256:…) -> localhost/rds-base-node:24.x-bookworm
 #   postgres (16.6 / 17.2)      -> localhost/rds-postgres:15-bookworm   (Debian's postgresql-15)
 #   redis (7.4)                 -> localhost/rds-redis:7-bookworm       (Debian's redis-server 7.0)
-# Prints NAME=image lines (NODE_BASE, POSTGRES_IMAGE, REDIS_IMAGE) for the caller to use.
+#   haproxy (2.6)               -> localhost/rds-haproxy:2.6-bookworm   (Debian's haproxy 2.6; the
+#                                  deployment test's load balancer)
+# Prints NAME=image lines (NODE_BASE, POSTGRES_IMAGE, REDIS_IMAGE, HAPROXY_IMAGE) for the caller.
 # Needs root, podman, debootstrap; CONTAINERS_CONF is set to deploy/podman/containers.conf.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$here/containers.conf}
 
-NODE_VERSION=20.20.2
-NPM_VERSION=10.8.2 # the npm that Node.js 20.20.2 bundles
+# The official base, pinned by digest, and its Node.js version: the Dockerfile's default.
+NODE_OFFICIAL=$(sed -n 's/^ARG NODE_BASE=//p' "$here/../../Dockerfile")
+NODE_VERSION=$(printf %s "$NODE_OFFICIAL" | sed -n 's/^node:\([0-9.]*\)-.*/\1/p')
+NPM_VERSION=11.19.0 # the npm that Node.js 24.21.0 bundles
 DEBIAN_IMAGE=localhost/rds-debian:bookworm
 # Set OFFICIAL_PULL=off to skip the pull attempts (they fail fast where the registry is unreachable).
 OFFICIAL_PULL=${OFFICIAL_PULL:-on}
@@ -65,7 +69,8 @@ build_local() { # image containerfile [extra context files...]
 }
 
 node_base() {
-  local official="node:$NODE_VERSION-bookworm-slim" image="localhost/rds-base-node:$NODE_VERSION-bookworm"
+  local official=$NODE_OFFICIAL image="localhost/rds-base-node:$NODE_VERSION-bookworm"
+  [ -n "$NODE_VERSION" ] || { log "no node:<version>-… NODE_BASE in the Dockerfile"; exit 1; }
   if try_pull "$official"; then echo "NODE_BASE=$official"; return; fi
   if ! exists "$image"; then
     local pkgs
@@ -93,6 +98,14 @@ redis_image() {
   echo "REDIS_IMAGE=$image"
 }
 
+haproxy_image() {
+  local official="haproxy:2.6" image="localhost/rds-haproxy:2.6-bookworm"
+  if try_pull "$official"; then echo "HAPROXY_IMAGE=$official"; return; fi
+  build_local "$image" haproxy.Containerfile
+  echo "HAPROXY_IMAGE=$image"
+}
+
 node_base
 postgres_image
 redis_image
+haproxy_image

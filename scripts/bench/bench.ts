@@ -12,12 +12,15 @@ import { machineDescription, SuiteReport, writeReport } from './lib/report';
 import { accessRequestsBench } from './suites/access-requests.bench';
 import { catalogBench } from './suites/catalog.bench';
 import { catalogScaleBench } from './suites/catalog-scale.bench';
+import { catalogReplicasBench } from './suites/catalog-replicas.bench';
 import { catalogImportBench } from './suites/catalog-import.bench';
 import { dcatBench } from './suites/dcat.bench';
 import { diffBench } from './suites/diff.bench';
+import { drsBench } from './suites/drs.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
 import { s3ImportsBench } from './suites/s3-imports.bench';
+import { s3WorkersBench } from './suites/s3-workers.bench';
 import { recordsBench } from './suites/records.bench';
 import { registrationBench } from './suites/registration.bench';
 import { termsBench } from './suites/terms.bench';
@@ -31,6 +34,7 @@ interface Suite {
 const SUITES: Suite[] = [
   { name: 'catalog', needs: ['catalog-api'], run: catalogBench },
   { name: 'catalog-scale', needs: ['catalog-api'], run: catalogScaleBench },
+  { name: 'catalog-replicas', needs: ['catalog-api'], run: catalogReplicasBench },
   { name: 'terms', needs: ['catalog-api'], run: termsBench },
   { name: 'access-requests', needs: ['catalog-api'], run: accessRequestsBench },
   { name: 'catalog-import', needs: ['catalog-api'], run: catalogImportBench },
@@ -38,9 +42,11 @@ const SUITES: Suite[] = [
   { name: 'ga4gh-visas', needs: ['catalog-api'], run: ga4ghVisasBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
   { name: 's3-imports', needs: ['provisioner'], run: s3ImportsBench },
+  { name: 's3-workers', needs: ['provisioner'], run: s3WorkersBench },
   { name: 'diff', needs: ['provisioner'], run: diffBench },
   { name: 'records', needs: ['provisioner'], run: recordsBench },
   { name: 'registration', needs: ['catalog-api', 'provisioner'], run: registrationBench },
+  { name: 'drs', needs: ['catalog-api', 'provisioner'], run: drsBench },
 ];
 
 /** The suites' names in run order: the `--only` values, the help text, the report's sections. */

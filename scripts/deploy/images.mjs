@@ -39,9 +39,42 @@ export function imageExists(image) {
   return podman(['image', 'exists', image], { allowFail: true }).status === 0;
 }
 
+const git = (...args) =>
+  spawnSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' }).stdout?.trim() ?? '';
+
+/**
+ * The OCI labels' facts of a commit: package.json's version, the commit and its time (not the
+ * build's: the same sources label the same). A working tree with changes is `<commit>-dirty`.
+ */
+export function imageFacts(ref = 'HEAD', { dirty = false } = {}) {
+  const pkg = JSON.parse(git('show', `${ref}:package.json`) || '{}');
+  const revision = git('rev-parse', `${ref}^{commit}`);
+  return {
+    VERSION: pkg.version ?? 'unknown',
+    REVISION: dirty && git('status', '--porcelain') !== '' ? `${revision}-dirty` : revision,
+    CREATED: git('log', '-1', '--format=%cI', ref),
+  };
+}
+
 /** Builds the project's image from `dir` (the working tree by default). */
-export async function buildImage(image, nodeBase, { dir = ROOT, quiet = true } = {}) {
-  const args = ['build', '--network=host', '--build-arg', `NODE_BASE=${nodeBase}`, '--tag', image];
+export async function buildImage(
+  image,
+  nodeBase,
+  { dir = ROOT, quiet = true, facts = imageFacts('HEAD', { dirty: true }) } = {},
+) {
+  // With no default ulimits (containers.conf) a build step gets 1024 open files, fewer than
+  // `npm install` opens at once for this tree (EMFILE); the build alone gets more, explicitly.
+  const args = [
+    'build',
+    '--network=host',
+    '--ulimit',
+    'nofile=8192:8192',
+    '--build-arg',
+    `NODE_BASE=${nodeBase}`,
+    '--tag',
+    image,
+  ];
+  for (const [name, value] of Object.entries(facts)) args.push('--build-arg', `${name}=${value}`);
   if (existsSync(CA_BUNDLE)) args.push('--secret', `id=npm_ca,src=${CA_BUNDLE}`);
   await podmanLive([...args, dir], { quiet });
 }
@@ -67,7 +100,7 @@ export async function buildImageOfRef(image, nodeBase, ref) {
       cpSync(join(ROOT, 'Dockerfile'), join(dir, 'Dockerfile'));
       cpSync(join(ROOT, '.dockerignore'), join(dir, '.dockerignore'));
     }
-    await buildImage(image, nodeBase, { dir });
+    await buildImage(image, nodeBase, { dir, facts: imageFacts(ref) });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -57,10 +57,15 @@ export function podmanBlocker() {
   const which = spawnSync('sh', ['-c', 'command -v podman'], { encoding: 'utf8' });
   if (which.status !== 0) return 'podman is not installed (apt-get install podman runc catatonit)';
   // A pod's pause container runs podman's catatonit; Debian only recommends the package.
-  const pause = spawnSync('sh', ['-c', 'command -v catatonit || test -x /usr/libexec/podman/catatonit'], {
-    encoding: 'utf8',
-  });
-  if (pause.status !== 0) return 'podman cannot start pods: catatonit is missing (apt-get install catatonit)';
+  const pause = spawnSync(
+    'sh',
+    ['-c', 'command -v catatonit || test -x /usr/libexec/podman/catatonit'],
+    {
+      encoding: 'utf8',
+    },
+  );
+  if (pause.status !== 0)
+    return 'podman cannot start pods: catatonit is missing (apt-get install catatonit)';
   const info = spawnSync('podman', ['info', '--format', '{{.Host.OCIRuntime.Name}}'], {
     env: podmanEnv(),
     encoding: 'utf8',
@@ -231,9 +236,14 @@ function publishArgs(services) {
 }
 
 export class Stack {
-  /** @param {{project: string, env: Record<string, string>}} options env: what the compose file is interpolated with */
-  constructor({ project, env }) {
+  /**
+   * @param {{project: string, env: Record<string, string>, publish?: string[]}} options env: what
+   * the compose file is interpolated with; publish: more `host:port:podPort` of the pod (the
+   * deployment test reaches containers it adds to the pod through them)
+   */
+  constructor({ project, env, publish = [] }) {
     this.project = project;
+    this.publish = publish;
     this.compose = loadCompose(env);
     this.services = this.compose.services;
   }
@@ -262,6 +272,7 @@ export class Stack {
         `${this.project}-infra`,
         ...hosts,
         ...publishArgs(this.services),
+        ...this.publish.flatMap((port) => ['--publish', port]),
       ]);
     }
     for (const volume of Object.keys(this.compose.volumes ?? {})) {
@@ -319,14 +330,23 @@ export class Stack {
     return `${this.project}_${name}`;
   }
 
-  /** A one-off command in the pod from the app image (the demo loaders), as the image's user. */
+  /**
+   * A one-off command in the pod from the app image (the demo loaders), as the image's user;
+   * with `detach` (a container name) it runs in the background and is kept until removed.
+   */
   run(
     args,
-    { volumes = [], envFiles = [], env = {}, image = this.services['catalog-api'].image } = {},
+    {
+      volumes = [],
+      envFiles = [],
+      env = {},
+      image = this.services['catalog-api'].image,
+      detach,
+    } = {},
   ) {
     const argv = [
       'run',
-      '--rm',
+      ...(detach ? ['--detach', '--name', detach] : ['--rm']),
       '--pod',
       this.project,
       '--read-only',

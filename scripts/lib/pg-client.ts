@@ -10,3 +10,17 @@ export async function withClient<T>(url: string, work: (client: Client) => Promi
     await client.end();
   }
 }
+
+/** Whether a query on `url` succeeds within `timeoutMs` (a server starting, a URL to check). */
+export async function postgresAnswersAt(url: string, timeoutMs = 1500): Promise<boolean> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

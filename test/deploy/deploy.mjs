@@ -4,23 +4,34 @@
 //   upgrade  the compose stack on the image of UPGRADE_FROM_REF (deploy/upgrade-from-ref), with
 //            a demo import in it, then on the image of the working tree: migrations once,
 //            records and files the same
-//   image    size, no dev dependencies, no secrets, no .data; every process runs read-only,
-//            as uid 1000, with no capabilities
+//   image    size, Node.js, OCI labels, no dev dependencies, no secrets, no .data; every process
+//            runs read-only, as uid 1000, with no capabilities, as PID 1, and exits on SIGTERM
 //   compose  health-gated start; demo import drop zone -> storage -> catalog -> GET /api/datasets
 //   faults   worker killed during an import, Postgres and Redis restarted, the whole stack
 //            stopped and started
+//   drains   2 GiB imports stopped at half by SIGTERM and by SIGKILL, on the volume and on S3
+//            (drain.mjs): what was copied again, published and registered once
 //   limits   each container's CPU and memory are its manifest's; no OOM kill, no restart
 //   kube     the dev overlay under `podman kube play`: migration first, pods ready on their own
-//            probes, the demo import; HPA/PDB/NetworkPolicy/Ingress checked against the API
-//            types of the Kubernetes release the docs name
+//            probes, term search without demo data, the demo import; every object of every overlay,
+//            environment and component checked against the API types of the Kubernetes release
+//            the docs name
+//   day two  release N-1 (UPGRADE_FROM_REF) on schema N: its routes answer as before the upgrade
+//            (previous-release.mjs); a rolling update from N-1 to N under load behind HAProxy
+//            (rolling-update.mjs)
 // Set DEPLOY_TESTS=off to skip (one line, exit 0); where podman cannot run, one line and exit 1.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { drainChecks } from './drain.mjs';
 import { addDataset, request } from './fixtures.mjs';
-import { KUBERNETES_VERSION, renderOverlay, typeErrors } from './k8s-schemas.mjs';
+import { checkAll, KUBERNETES_RELEASE } from './k8s-schemas.mjs';
 import { KubePlay } from './kube-play.mjs';
+import { termSearchAnswers } from './fresh-deployment.mjs';
+import { answersAsBefore, PreviousRelease, recordAnswers, sampleOf } from './previous-release.mjs';
+import { rollingUpdate } from './rolling-update.mjs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,9 +42,17 @@ import {
   ensureBases,
   ensureEnvFiles,
   imageExists,
+  imageFacts,
   loadDemo,
 } from '../../scripts/deploy/images.mjs';
-import { inspect, podman, podmanBlocker, ROOT, Stack } from '../../scripts/deploy/podman-stack.mjs';
+import {
+  inspect,
+  podman,
+  podmanBlocker,
+  podmanEnv,
+  ROOT,
+  Stack,
+} from '../../scripts/deploy/podman-stack.mjs';
 
 const started = Date.now();
 const results = [];
@@ -184,20 +203,22 @@ class Client {
   }
 }
 
+/** podman arguments running psql on the stack's catalog database. */
+const psqlArgs = (stack, ...args) => [
+  'exec',
+  stack.container('postgres'),
+  'psql',
+  '-h',
+  '/var/run/postgresql',
+  '-U',
+  'catalog',
+  '-d',
+  'catalog',
+  ...args,
+];
+
 function psql(stack, sql) {
-  return podman([
-    'exec',
-    stack.container('postgres'),
-    'psql',
-    '-h',
-    '/var/run/postgresql',
-    '-U',
-    'catalog',
-    '-d',
-    'catalog',
-    '-Atc',
-    sql,
-  ]).stdout;
+  return podman(psqlArgs(stack, '-Atc', sql)).stdout;
 }
 
 async function main() {
@@ -210,20 +231,10 @@ async function main() {
     process.stdout.write(`test:deploy cannot run: ${blocker} (DEPLOY_TESTS=off skips it)\n`);
     return 1;
   }
-  await check(`kubernetes ${KUBERNETES_VERSION} types: HPA, PDB, NetworkPolicy, Ingress`, () => {
-    const [dev, prod] = [renderOverlay('dev'), renderOverlay('prod')];
-    // One compiler run; a copy of the HPA with a misspelt field proves the check can fail.
-    const misspelt = JSON.parse(
-      JSON.stringify(dev.find((o) => o.kind === 'HorizontalPodAutoscaler')),
-    );
-    misspelt.metadata.name = 'misspelt';
-    misspelt.spec.minReplica = 1;
-    const { checked, errors } = typeErrors([...dev, ...prod, misspelt]);
-    const expected = errors.filter((e) => e.startsWith('HorizontalPodAutoscaler/misspelt:'));
-    assert.equal(expected.length, 1, 'a misspelt field went unnoticed');
-    const real = errors.filter((e) => !expected.includes(e));
-    assert.deepEqual(real, [], real.join('; '));
-    return `${checked - 1} objects of the dev and prod overlays valid; a misspelt field is caught`;
+  await check(`kubernetes ${KUBERNETES_RELEASE} and CRD types: every object`, async () => {
+    const { checked, renders, errors } = await checkAll();
+    assert.deepEqual(errors, [], errors.join('; '));
+    return `${checked} objects of ${renders.length} renders (overlays, data, components) valid; planted mistakes caught`;
   });
   const ref =
     process.env.UPGRADE_FROM_REF ??
@@ -232,6 +243,8 @@ async function main() {
       .find((l) => l && !l.startsWith('#'))
       .trim();
   const headImage = `localhost/research-data-services:test-head`;
+  // The labels' facts of the working tree, taken once: a commit during the run changes HEAD.
+  const headFacts = imageFacts('HEAD', { dirty: true });
   const oldImage = `localhost/research-data-services:test-${ref}`;
   let bases;
   await check('bases (official, else local equivalents)', () => {
@@ -244,13 +257,17 @@ async function main() {
     return oldImage;
   });
   await check('image built from the working tree', async () => {
-    await buildImage(headImage, bases.NODE_BASE);
+    await buildImage(headImage, bases.NODE_BASE, { facts: headFacts });
     return headImage;
   });
 
   const envDir = mkdtempSync(join(tmpdir(), 'rds-deploy-test-'));
   const keys = ensureEnvFiles(envDir);
   const [catalogPort, provisionerPort] = [await freePort(), await freePort()];
+  // A port of the pod for what the day-two checks add to it (the previous release alone, then
+  // the load balancer), reached here through this published one.
+  const [dayTwoPort, dayTwoPublished] = [3200, await freePort()];
+  const dayTwoUrl = `http://127.0.0.1:${dayTwoPublished}`;
   const project = `rds-test-${process.pid}`;
   const stackEnv = (image) => ({
     ...process.env,
@@ -265,7 +282,8 @@ async function main() {
     `http://127.0.0.1:${provisionerPort}`,
     keys,
   );
-  let stack = new Stack({ project, env: stackEnv(oldImage) });
+  const publish = [`127.0.0.1:${dayTwoPublished}:${dayTwoPort}`];
+  let stack = new Stack({ project, env: stackEnv(oldImage), publish });
   const killed = new Set();
   try {
     // ---- upgrade: the earlier release with data in it -------------------------------------
@@ -288,10 +306,25 @@ async function main() {
       };
       return `${record.catalog.accession}, ${Object.keys(before.files).length} files`;
     });
+    const previousRelease = () =>
+      new PreviousRelease({
+        stack,
+        image: oldImage,
+        envFile: join(envDir, 'catalog.env'),
+        port: dayTwoPort,
+        url: dayTwoUrl,
+        globalKey: keys.GLOBAL_API_KEY,
+        ...sampleOf((sql) => psql(stack, sql)),
+      });
+    let previousAnswers;
+    await check(`release ${ref} on its own schema: answers recorded`, async () => {
+      previousAnswers = await recordAnswers(previousRelease());
+      return `${Object.keys(previousAnswers.reads).length} reads, ${Object.keys(previousAnswers.webhooks).length} webhook steps`;
+    });
     await check("upgrade to the working tree's image", async () => {
       assert.ok(before, 'nothing to upgrade (the earlier step failed)');
       stack.down();
-      stack = new Stack({ project, env: stackEnv(headImage) });
+      stack = new Stack({ project, env: stackEnv(headImage), publish });
       await stack.up();
       const migrations = psql(stack, 'SELECT name FROM migrations ORDER BY id');
       const dupes = psql(
@@ -311,13 +344,45 @@ async function main() {
       return `${migrations.split('\n').length} migrations (${added} new, each once), record and ${Object.keys(before.files).length} files unchanged`;
     });
 
+    await check(`release N-1 (${ref}) on schema N`, () =>
+      answersAsBefore(
+        previousRelease(),
+        previousAnswers,
+        psql(stack, 'SELECT count(*) FROM migrations'),
+      ),
+    );
+
     // ---- image -----------------------------------------------------------------------------
-    await check('image: size, no dev dependencies, no secrets, no .data', () => {
+    await check('image: size, Node.js, OCI labels, no dev dependencies, no secrets', () => {
       const size = Number(podman(['image', 'inspect', '--format', '{{.Size}}', headImage]).stdout);
+      const labels = JSON.parse(
+        podman(['image', 'inspect', '--format', '{{json .Labels}}', headImage]).stdout,
+      );
+      const oci = (name) => labels[`org.opencontainers.image.${name}`];
+      assert.deepEqual(
+        {
+          version: oci('version'),
+          revision: oci('revision'),
+          created: oci('created'),
+          base: oci('base.name'),
+        },
+        {
+          version: headFacts.VERSION,
+          revision: headFacts.REVISION,
+          created: headFacts.CREATED,
+          base: bases.NODE_BASE,
+        },
+      );
+      for (const name of ['title', 'description', 'licenses'])
+        assert.ok(oci(name), `no org.opencontainers.image.${name} label`);
+      const dockerfileNode = /^ARG NODE_BASE=node:([0-9.]+)-/m.exec(
+        readFileSync(join(ROOT, 'Dockerfile'), 'utf8'),
+      )[1];
       const devDependencies = Object.keys(
         JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies,
       );
       const script = [
+        'echo "node:$(node --version)"',
         `for d in ${devDependencies.join(' ')}; do test -e node_modules/$d && echo "dev:$d"; done`,
         'ls -a /app | sed "s/^/app:/"',
         'find / -xdev \\( -name "*.env" -o -name ".env" -o -name npm_ca -o -name ".npmrc" -o -name "*.pem" -o -name "*.key" \\) 2>/dev/null | grep -v -e "^/usr/local/lib/node_modules/npm" -e "^/usr/local/include" -e "^/etc/ssl" -e "^/usr/share" | sed "s/^/secret:/"',
@@ -334,6 +399,8 @@ async function main() {
         '-c',
         script,
       ]).stdout.split('\n');
+      const node = probe.find((l) => l.startsWith('node:'))?.slice(5);
+      assert.equal(node, `v${dockerfileNode}`, "the image's Node.js is not the Dockerfile's");
       const dev = probe.filter((l) => l.startsWith('dev:')).map((l) => l.slice(4));
       assert.deepEqual(dev, [], `dev dependencies in the image: ${dev.join(', ')}`);
       const app = probe
@@ -347,9 +414,9 @@ async function main() {
       );
       const secrets = probe.filter((l) => l.startsWith('secret:'));
       assert.deepEqual(secrets, [], `secret-like files: ${secrets.join(' ')}`);
-      return `${(size / 1e6).toFixed(0)} MB; /app: ${app.join(', ')}; 0 of ${devDependencies.length} dev dependencies`;
+      return `${(size / 1e6).toFixed(0)} MB; Node.js ${node}; revision ${oci('revision').slice(0, 12)}; 0 of ${devDependencies.length} dev dependencies`;
     });
-    await check('image: every process read-only, uid 1000, no capabilities', () => {
+    await check('image: every process read-only, uid 1000, no capabilities, PID 1', () => {
       const names = ['migrate', 'catalog-api', 'provisioner-api', 'provisioner-worker'];
       for (const name of names) {
         const c = stack.container(name);
@@ -365,11 +432,13 @@ async function main() {
           c,
           'sh',
           '-c',
-          'id -u; grep CapEff /proc/1/status; touch /app/x 2>&1 || true',
+          "id -u; grep CapEff /proc/1/status; touch /app/x 2>&1 || true; tr '\\0' ' ' < /proc/1/cmdline",
         ]).stdout.split('\n');
         assert.equal(status[0], '1000', `${name}: uid ${status[0]}`);
         assert.match(status[1], /CapEff:\s+0+$/, `${name}: ${status[1]}`);
         assert.match(status[2] ?? '', /Read-only file system/, `${name}: /app writable`);
+        // No init process: the app is PID 1, so its own handlers must answer SIGTERM.
+        assert.match(status[3] ?? '', /^node /, `${name}: PID 1 is ${status[3]}`);
       }
       return `${names.length} processes`;
     });
@@ -381,6 +450,67 @@ async function main() {
         volumePath(stack, 'storage'),
       );
       return `${record.catalog.accession}: ${files.length} files, ${record.progress.bytes_done} bytes`;
+    });
+
+    await check('SIGTERM as PID 1: a migration waiting on its lock exits at once', async () => {
+      // The runner's lock (apps/catalog-api/src/database/migration-runner.ts), held here so the
+      // migration waits: a process that ignored SIGTERM would wait out the stop time-out.
+      const lockId = /MIGRATION_LOCK_ID = ([\d_]+)/
+        .exec(
+          readFileSync(join(ROOT, 'apps/catalog-api/src/database/migration-runner.ts'), 'utf8'),
+        )[1]
+        .replaceAll('_', '');
+      const holder = spawn(
+        'podman',
+        psqlArgs(
+          stack,
+          '-c',
+          `SELECT pg_advisory_lock(${lockId})`,
+          '-c',
+          'SELECT pg_sleep(600) /* held by test:deploy */',
+        ),
+        { env: podmanEnv(), stdio: 'ignore' },
+      );
+      const name = `${stack.project}-migrate-sigterm`;
+      try {
+        await until(
+          'the lock held',
+          () =>
+            psql(stack, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted`) ===
+            '1',
+        );
+        stack.run(['node', 'dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js'], {
+          envFiles: [join(envDir, 'catalog.env')],
+          image: headImage,
+          detach: name,
+        });
+        // The runner asks for the lock again and again (migration-runner.ts): it waits once it
+        // has asked.
+        await until(
+          'the migration waiting for the lock',
+          () =>
+            psql(
+              stack,
+              `SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_try_advisory_lock%' AND pid <> pg_backend_pid()`,
+            ) !== '0',
+        );
+        const t0 = Date.now();
+        podman(['stop', '--time', '30', name]);
+        const took = (Date.now() - t0) / 1000;
+        const { exitCode } = inspect(name);
+        const log = podman(['logs', name], { allowFail: true });
+        assert.equal(exitCode, 143, `exit ${exitCode}: ${log.stderr.slice(-300)}`);
+        assert.match(log.stderr, /migration stopped by SIGTERM/);
+        assert.ok(took < 10, `stopping took ${took} s`);
+        return `exit 143 after ${took.toFixed(1)} s (the stop time-out is 30 s)`;
+      } finally {
+        podman(['rm', '--force', name], { allowFail: true });
+        psql(
+          stack,
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%held by test:deploy%' AND pid <> pg_backend_pid()",
+        );
+        holder.kill();
+      }
     });
 
     // ---- faults ------------------------------------------------------------------------------
@@ -444,11 +574,16 @@ async function main() {
         return `ready again after ${((Date.now() - t0) / 1000).toFixed(1)} s, no app restarted`;
       });
     }
-    await check('fault: whole stack stopped and started', async () => {
+    await check('fault: whole stack stopped (SIGTERM) and started', async () => {
       const datasets = (await client.datasets()).items.length;
       const imports = (await client.imports()).items.map((r) => `${r.id}:${r.state}`).sort();
       const files = digests(volumePath(stack, 'storage'));
+      const t0 = Date.now();
       stack.stop();
+      const stopped = (Date.now() - t0) / 1000;
+      // Each app, PID 1 of its container, closed on SIGTERM by itself: exit 0, not a kill (137).
+      for (const app of ['catalog-api', 'provisioner-api', 'provisioner-worker'])
+        assert.equal(inspect(stack.container(app)).exitCode, 0, `${app} did not exit 0 on SIGTERM`);
       await stack.up();
       assert.equal((await client.datasets()).items.length, datasets);
       assert.deepEqual(
@@ -456,8 +591,11 @@ async function main() {
         imports,
       );
       assert.deepEqual(digests(volumePath(stack, 'storage')), files);
-      return `${datasets} datasets, ${imports.length} imports, ${Object.keys(files).length} files kept`;
+      return `stopped in ${stopped.toFixed(1)} s, each app exit 0; ${datasets} datasets, ${imports.length} imports, ${Object.keys(files).length} files kept`;
     });
+
+    // ---- drains: imports stopped by SIGTERM and SIGKILL at half, resumed ---------------------------
+    await drainChecks({ check, stack, client, killed, envDir, psql, volumePath });
 
     // ---- limits --------------------------------------------------------------------------------
     await check("limits: the manifests' CPU and memory; no OOM, no restart", () => {
@@ -493,6 +631,22 @@ async function main() {
         })
         .join(', ');
     });
+
+    // ---- day two: a rolling update under load --------------------------------------------------
+    await check('rolling update: N-1 to N, then a settings change, under load', () =>
+      rollingUpdate({
+        stack,
+        envFile: join(envDir, 'catalog.env'),
+        oldImage,
+        newImage: headImage,
+        haproxyImage: bases.HAPROXY_IMAGE,
+        port: dayTwoPort,
+        url: dayTwoUrl,
+        globalKey: keys.GLOBAL_API_KEY,
+        ...sampleOf((sql) => psql(stack, sql)),
+        psql: (sql) => psql(stack, sql),
+      }),
+    );
   } finally {
     if (process.env.DEPLOY_KEEP !== 'on') stack.down({ purge: true });
     rmSync(envDir, { recursive: true, force: true });
@@ -509,6 +663,10 @@ async function main() {
       await kube.up({ log: (m) => order.push(m.split(' ')[0]) });
       assert.equal(order.indexOf('catalog-migrate'), 2, `order: ${order.join(', ')}`);
       return order.join(' -> ');
+    });
+    await check('kube play: a fresh deployment answers term searches (no demo data)', () => {
+      assert.ok(order.length === 6, 'the pods are not up');
+      return termSearchAnswers(kube.url('catalog-api', 3000));
     });
     await check('kube play: demo import drop zone -> storage -> catalog', async () => {
       assert.ok(order.length === 6, 'the pods are not up');

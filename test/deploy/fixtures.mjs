@@ -33,18 +33,21 @@ export function addDataset(run, dropzoneVolume, id, megabytes) {
 }
 
 /**
- * One HTTP request on a connection of its own (no keep-alive): the services close idle
- * connections after 5 s, and a pooled connection closing under a POST fails it.
- * Resolves {status, text}.
+ * One HTTP request, by default on a connection of its own (no keep-alive): the services close
+ * idle connections after 5 s, and a pooled connection closing under a POST fails it. `agent`: a
+ * keep-alive agent a caller keeps busy (the rolling update's client). Resolves {status, text}.
  */
-export function request(url, { method = 'GET', headers = {}, body, timeoutMs = 10_000 } = {}) {
+export function request(
+  url,
+  { method = 'GET', headers = {}, body, timeoutMs = 10_000, agent = false } = {},
+) {
   return new Promise((done, fail) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
       url,
       {
         method,
-        agent: false,
+        agent,
         timeout: timeoutMs,
         headers: {
           ...headers,

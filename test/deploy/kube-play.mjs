@@ -125,7 +125,10 @@ export class KubePlay {
                 template: { metadata: { labels }, spec },
               },
             };
-      out.push({ workload: o.metadata.name, kind: o.kind, pod, configMaps });
+      // The migration Job's name carries the release; its workload is the name label.
+      const workload =
+        o.kind === 'Job' ? o.metadata.labels['app.kubernetes.io/name'] : o.metadata.name;
+      out.push({ workload, kind: o.kind, pod, configMaps });
     }
     return out.sort((a, b) => ORDER.indexOf(a.workload) - ORDER.indexOf(b.workload));
   }

@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
+import { getQueueToken } from '@nestjs/bullmq';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Queue } from 'bullmq';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
 import { CatalogTestApp, startCatalogApp, TEST_GLOBAL_KEY } from '../support/catalog-app';
@@ -20,6 +22,10 @@ import { until } from '../support/wait';
 import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { eluValidatorFor } from '../../apps/catalog-api/test/support/elu-schemas';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
+import {
+  STORAGE_REGISTRATION_QUEUE,
+  storageRegistrationJobId,
+} from '../../apps/provisioner/src/storage-registration/storage-registration.queue';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { dropzoneEnv, waitForImport } from '../../apps/provisioner/test/support/provisioner-e2e';
@@ -106,16 +112,22 @@ describe('every published import is registered in the catalog (issue 17)', () =>
     catalog = demo;
     port = await listen(demo.app);
     const imaging = await demo.accession('PD-OMICS imaging');
+    const otherProjects = await demo.accession('EPIC-DREM sequencing data');
     dropzone
       .submission('SUB-1', {
         project: 'PD-OMICS',
         partner: 'LCSB',
-        datasets: ['DS-1', 'DS-ACC', 'DS-C1', 'DS-DOWN'],
+        datasets: ['DS-1', 'DS-ACC', 'DS-C1', 'DS-DOWN', 'DS-STEAL'],
       })
       .submission('SUB-2', { project: 'PD-OMICS', datasets: ['DS-C2'] })
       .submission('SUB-X', { project: 'NOT-IN-CATALOG', datasets: ['DS-X'] })
       .dataset('DS-1', { submission: 'SUB-1', title: 'Provisioned reads', files: { 'a.txt': 'a' } })
       .dataset('DS-ACC', { submission: 'SUB-1', accession: imaging, files: { 'b.txt': 'b' } })
+      .dataset('DS-STEAL', {
+        submission: 'SUB-1',
+        accession: otherProjects,
+        files: { 's.txt': 's' },
+      })
       .dataset('DS-C1', { submission: 'SUB-1', title: 'Imported twice', files: { 'c.txt': 'c' } })
       .dataset('DS-C2', { submission: 'SUB-2', title: 'Imported twice', files: { 'd.txt': 'd' } })
       .dataset('DS-DOWN', { submission: 'SUB-1', title: 'While down', files: { 'e.txt': 'e' } })
@@ -197,21 +209,48 @@ describe('every published import is registered in the catalog (issue 17)', () =>
     });
   });
 
-  it('refuses a project the catalog does not know, visibly and without retrying', async () => {
-    const id = await startImport(apps.api, 'DS-X');
+  /** The import of `datasetId` is imported and its registration refused for `code`, counted once. */
+  async function expectRefused(datasetId: string, code: string, message: unknown) {
+    const id = await startImport(apps.api, datasetId);
     const record = await waitForCatalog(apps.api, id, 'refused');
     expect(record).toMatchObject({
       state: 'imported',
-      catalog: {
-        state: 'refused',
-        accession: null,
-        error: { code: 'unknown_project', message: expect.stringContaining('NOT-IN-CATALOG') },
-      },
+      catalog: { state: 'refused', accession: null, error: { code, message } },
     });
     const metrics = await request(apps.worker.getHttpServer()).get('/metrics').expect(200);
     expect(metrics.text).toMatch(
-      /provisioner_catalog_registrations_total\{outcome="refused",reason="unknown_project"[^}]*\} 1\n/,
+      new RegExp(
+        `provisioner_catalog_registrations_total\\{outcome="refused",reason="${code}"[^}]*\\} 1\n`,
+      ),
     );
+    return { id, record };
+  }
+
+  it('refuses a project the catalog does not know, visibly and without retrying', async () => {
+    await expectRefused('DS-X', 'unknown_project', expect.stringContaining('NOT-IN-CATALOG'));
+  });
+
+  it("refuses a copy of PD-OMICS's submission onto another project's dataset, once, and shows why", async () => {
+    const target = await demo.accession('EPIC-DREM sequencing data');
+    const before = await catalogDataset(catalog, 'EPIC-DREM sequencing data');
+    const { id, record } = await expectRefused(
+      'DS-STEAL',
+      'accession_in_other_project',
+      `catalog refused (409): Dataset ${target} does not belong to project PD-OMICS`,
+    );
+    // Final: its registration job failed on the first attempt, not waiting out a retry.
+    const queue = apps.worker.get<Queue>(getQueueToken(STORAGE_REGISTRATION_QUEUE));
+    const job = await queue.getJob(storageRegistrationJobId(id));
+    expect({ attempts: job?.attemptsMade, failed: await job?.isFailed() }).toEqual({
+      attempts: 1,
+      failed: true,
+    });
+    expect(await catalogDataset(catalog, 'EPIC-DREM sequencing data')).toEqual(before);
+    const dcat = await request(catalog.server)
+      .get(`/api/dcat/datasets/${target}`)
+      .set('X-API-Key', TEST_GLOBAL_KEY)
+      .expect(200);
+    expect(dcat.text).not.toContain(record.path);
   });
 
   it('concurrent imports of one dataset and a repeated request: one dataset, one row per copy', async () => {

@@ -1,7 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { freePort } from '../../scripts/lib/child-process';
 import { trackPeak } from './process-memory';
+import { PROCESS_START_MS } from './timeouts';
+import { poll } from './wait';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -114,4 +117,40 @@ export function startAppProcess(
 }
 
 // A TCP port that was free a moment ago (the apps refuse PORT=0): the scripts' helper.
-export { freePort } from '../../scripts/lib/child-process';
+export { freePort };
+
+/**
+ * Starts an entry point as a service on a free loopback port (`portSetting` names its port
+ * setting) and resolves once its `/health/ready` answers 200: a replica, an API, a worker.
+ */
+export async function startServiceProcess(
+  app: AppName,
+  entry: string,
+  env: Record<string, string>,
+  portSetting = 'PORT',
+): Promise<AppProcess & { url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const started = startAppProcess(app, entry, { ...env, [portSetting]: String(port), HOST: '127.0.0.1' });
+  await poll(
+    async () => {
+      if (started.child.exitCode !== null)
+        throw new Error(`${app} ${entry} exited (${started.child.exitCode}):\n${started.output()}`);
+      const ready = await fetch(`${url}/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      return ready ? true : undefined;
+    },
+    `${app} ${entry} to be ready`,
+    PROCESS_START_MS,
+    200,
+  );
+  return { ...started, url };
+}
+
+/** Stops a service started here (SIGTERM: a graceful shutdown) and waits for its exit. */
+export async function stopServiceProcess(service: AppProcess): Promise<void> {
+  if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
+  await service.exited;
+}

@@ -5,6 +5,7 @@ import { CatalogVersionRepository } from '../../apps/catalog-api/src/catalog-ver
 import { CatalogVersionTracker } from '../../apps/catalog-api/src/catalog-version/catalog-version-tracker';
 import { createCatalogApp } from '../../apps/catalog-api/src/http-app';
 import { createCatalogDatabase } from './databases';
+import { databaseEnv } from './test-services';
 import { until } from './wait';
 
 export const TEST_GLOBAL_KEY = 'test-global-key-0123456789abcdef0123456789';
@@ -37,7 +38,8 @@ export function waitForVersion(app: NestExpressApplication, dataSource: DataSour
 /**
  * A catalog app configured like production except for what `env` overrides, on its own freshly
  * migrated database unless `existingDatabaseUrl` names one (so a test file can run several
- * differently configured apps over the same data). Logs are silent unless TEST_LOG_LEVEL is set.
+ * differently configured apps over the same data); behind the run's PgBouncer when it has one
+ * (TEST_PGBOUNCER=on). Logs are silent unless TEST_LOG_LEVEL is set.
  */
 export async function startCatalogApp(
   env: Record<string, string> = {},
@@ -45,7 +47,7 @@ export async function startCatalogApp(
 ): Promise<CatalogTestApp> {
   const databaseUrl = existingDatabaseUrl ?? (await createCatalogDatabase());
   const settings = loadCatalogSettings({
-    DATABASE_URL: databaseUrl,
+    ...databaseEnv(databaseUrl),
     GLOBAL_API_KEY: TEST_GLOBAL_KEY,
     CATALOG_SOURCE: 'https://catalog.test',
     MIGRATIONS_RUN: 'false',

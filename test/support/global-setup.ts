@@ -1,8 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startPrivatePgBouncer, type PrivatePgBouncer } from '../../scripts/lib/private-pgbouncer';
 import {
   newRunId,
+  poolerRequested,
   postgresAnswers,
   publishTestServices,
   redisAnswers,
@@ -17,6 +19,7 @@ type EmbeddedHandle = Awaited<ReturnType<typeof import('../../scripts/lib/embedd
 /**
  * Finds the services the tests need, in order: the configured URLs, the local services on
  * 127.0.0.1, else an embedded PostgreSQL (and the Postgres queue backend instead of Redis).
+ * TEST_PGBOUNCER=on adds a PgBouncer of the run's own in front of that PostgreSQL.
  */
 export default async function globalSetup(): Promise<void> {
   const runId = newRunId();
@@ -38,9 +41,19 @@ export default async function globalSetup(): Promise<void> {
     redisUrl = '';
   }
 
-  publishTestServices({ postgresServerUrl, redisUrl, runId });
+  let poolerServerUrl = '';
+  if (poolerRequested()) {
+    const pooler = await startPrivatePgBouncer({
+      postgresServerUrl,
+    });
+    (globalThis as { __pgBouncer?: PrivatePgBouncer }).__pgBouncer = pooler;
+    poolerServerUrl = pooler.serverUrl;
+  }
+
+  publishTestServices({ postgresServerUrl, poolerServerUrl, redisUrl, runId });
   process.stdout.write(
-    `\ntest services: postgres ${postgresServerUrl.replace(/:[^:@/]+@/, ':***@')}, ` +
+    `\ntest services: postgres ${postgresServerUrl.replace(/:[^:@/]+@/, ':***@')}` +
+      `${poolerServerUrl ? ` behind pgbouncer ${poolerServerUrl}` : ''}, ` +
       `queue ${redisUrl ? 'redis ' + redisUrl : 'postgres backend'}, run ${runId}\n`,
   );
 }

@@ -3,11 +3,13 @@ import { stopS3ServerStartedBy } from './s3-server';
 import { testServices, withAdminClient } from './test-services';
 
 /**
- * Removes every database and queue key this run created, then stops the S3 server and an
- * embedded Postgres when this run started them.
+ * Stops the run's PgBouncer, removes every database and queue key this run created, then stops
+ * the S3 server and an embedded Postgres when this run started them.
  */
 export default async function globalTeardown(): Promise<void> {
   const { postgresServerUrl, redisUrl, runId } = testServices();
+  // First, so no pooled server connection holds a database about to be dropped.
+  await (globalThis as { __pgBouncer?: { stop(): Promise<void> } }).__pgBouncer?.stop();
   await withAdminClient(postgresServerUrl, async (client) => {
     const { rows } = await client.query<{ datname: string }>(
       'SELECT datname FROM pg_database WHERE datname LIKE $1',

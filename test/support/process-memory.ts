@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 
 /**
  * The peak resident set (VmHWM, kept by the kernel) of every app process a test file starts,
- * sampled while it runs, so a process killed on purpose keeps the peak it reached (issue 30,
- * item 11). The robustness suite holds each to its Kubernetes memory limit
+ * sampled while it runs, so a process killed on purpose keeps the peak it reached. The
+ * robustness suite holds each to 75 % of its Kubernetes memory limit
  * (test/robustness/support/memory-limits.ts).
  */
 export interface ProcessPeak {

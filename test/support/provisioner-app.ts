@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadProvisionerSettings, ProvisionerSettings } from '../../apps/provisioner/src/config/provisioner.settings';
 import { createProvisionerApiApp, createProvisionerWorkerApp } from '../../apps/provisioner/src/http-app';
 import { createEmptyDatabase, uniqueQueuePrefix } from './databases';
-import { testServices } from './test-services';
+import { databaseEnv, testServices } from './test-services';
 
 export const TEST_WRITE_KEY = 'test-provisioner-write-key-0123456789abcdef';
 export const TEST_READ_KEY = 'test-provisioner-read-key-0123456789abcdef0';
@@ -14,7 +14,7 @@ export async function queueEnv(backend?: QueueBackendChoice): Promise<Record<str
   const { redisUrl } = testServices();
   const prefix = uniqueQueuePrefix();
   if (backend !== 'postgres' && redisUrl) return { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix };
-  return { DATABASE_URL: await createEmptyDatabase('queue'), QUEUE_PREFIX: prefix };
+  return { ...databaseEnv(await createEmptyDatabase('queue')), QUEUE_PREFIX: prefix };
 }
 
 /** Settings like production except for what `env` overrides; logs silent unless TEST_LOG_LEVEL. */

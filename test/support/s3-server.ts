@@ -62,6 +62,25 @@ export function stopS3ServerStartedBy(runId: string): void {
   execFileSync('bash', [SCRIPT, 'stop'], { stdio: 'inherit' });
 }
 
+/** The settings of a provisioner storing into `bucket` of `server` under `prefix`. */
+export function s3StorageEnv(
+  server: S3TestServer,
+  bucket: string,
+  prefix: string,
+  secret = server.secretAccessKey,
+): Record<string, string> {
+  return {
+    STORAGE_BACKEND: 's3',
+    S3_ENDPOINT: server.endpoint,
+    S3_REGION: server.region,
+    S3_BUCKET: bucket,
+    S3_PREFIX: prefix,
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_ACCESS_KEY_ID: server.accessKeyId,
+    S3_SECRET_ACCESS_KEY: secret,
+  };
+}
+
 export function testS3Client(server: S3TestServer, secret = server.secretAccessKey): S3Client {
   return createS3Client({
     endpoint: server.endpoint,

@@ -1,12 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { withClient } from '../../scripts/lib/pg-client';
+import { postgresAnswersAt, withClient } from '../../scripts/lib/pg-client';
 import Redis from 'ioredis';
 
 /** What the global setup found; read back by every test worker through the environment. */
 export interface TestServices {
   /** URL of the Postgres server (no database name: helpers append one). */
   postgresServerUrl: string;
+  /**
+   * A PgBouncer in transaction mode in front of that server (same form), or '' unless the run
+   * asked for one with TEST_PGBOUNCER=on: then the catalog apps of the tests reach their
+   * databases through it (DATABASE_URL) and the database itself only for what needs a session
+   * (DATABASE_DIRECT_URL), as in a deployment behind PgBouncer.
+   */
+  poolerServerUrl: string;
   /** Redis URL, or '' when none is reachable (the queue then runs on Postgres). */
   redisUrl: string;
   /** Prefix of every database, queue and key this run creates; removed at the end. */
@@ -40,17 +47,27 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return `${serverUrl}/${database}`;
 }
 
-export async function postgresAnswers(serverUrl: string): Promise<boolean> {
-  const client = new Client({ connectionString: databaseUrl(serverUrl, 'postgres'), connectionTimeoutMillis: 1500 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+/** TEST_PGBOUNCER=on: the run puts PgBouncer (transaction mode) in front of its databases. */
+export function poolerRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  return /^(on|true|1)$/i.test(env.TEST_PGBOUNCER ?? '');
+}
+
+/**
+ * A service's database settings for the database at `directUrl`: the URL itself, or behind the
+ * run's PgBouncer the pooler's URL of that database plus the direct one for session work.
+ */
+export function databaseEnv(directUrl: string): Record<string, string> {
+  const { poolerServerUrl } = testServices();
+  if (!poolerServerUrl) return { DATABASE_URL: directUrl };
+  const database = new URL(directUrl).pathname.slice(1);
+  return {
+    DATABASE_URL: databaseUrl(poolerServerUrl, database),
+    DATABASE_DIRECT_URL: directUrl,
+  };
+}
+
+export function postgresAnswers(serverUrl: string): Promise<boolean> {
+  return postgresAnswersAt(databaseUrl(serverUrl, 'postgres'));
 }
 
 export async function redisAnswers(url: string): Promise<boolean> {

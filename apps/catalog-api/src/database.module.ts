@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, Module, OnModuleInit } from '@nestjs/common
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from './config/catalog.settings';
-import { runMigrationsWithLock } from './database/migration-runner';
-import { buildTypeOrmOptions } from './typeorm-options';
+import { migrateCatalog } from './catalog-migration';
+import { buildSessionTypeOrmOptions, buildTypeOrmOptions } from './typeorm-options';
 
 @Injectable()
 class MigrateOnStart implements OnModuleInit {
@@ -16,11 +16,28 @@ class MigrateOnStart implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     if (!this.settings.MIGRATIONS_RUN) return;
-    const applied = await runMigrationsWithLock(this.dataSource);
-    this.logger.log(
-      { count: applied.length, names: applied.map((m) => m.name) },
-      'migrations applied',
-    );
+    const { migrations } = await this.migrate();
+    this.logger.log({ count: migrations.length, names: migrations }, 'migrations applied');
+  }
+
+  /** On the app's pool, or behind a pooler on a data source of the database itself. */
+  private async migrate() {
+    const options = {
+      onLockTimeout: (attempt: number, error: Error, pauseMs: number) =>
+        this.logger.warn(
+          { attempt, pauseMs, error: error.message },
+          'migration waited too long for a lock; trying again',
+        ),
+    };
+    if (this.settings.DATABASE_DIRECT_URL === undefined)
+      return migrateCatalog(this.dataSource, options);
+    const direct = new DataSource(buildSessionTypeOrmOptions(this.settings));
+    await direct.initialize();
+    try {
+      return await migrateCatalog(direct, options);
+    } finally {
+      await direct.destroy();
+    }
   }
 }
 

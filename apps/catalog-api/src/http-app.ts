@@ -1,10 +1,13 @@
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   configureHttpApp,
   createHttpAdapter,
   HttpMetrics,
+  METRICS_REGISTRY,
   setupOpenApi,
+  SlowReaders,
   useHttpMetrics,
 } from '@app/platform';
 import { AccessRequestRefusalsService } from './access-requests/access-request-refusals.service';
@@ -28,12 +31,25 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   );
   // First, so requests refused before routing (the webhook's gate) are counted too.
   useHttpMetrics(app);
+  const logger = new Logger('SlowReaders');
+  const slowReaders = new SlowReaders(
+    {
+      stallTimeoutMs: settings.SLOW_READER_TIMEOUT_MS,
+      perClient: settings.SLOW_READERS_PER_CLIENT,
+      total: settings.SLOW_READERS_MAX,
+      trustedProxies: settings.trustedProxies,
+      exempt: ['/health/live', '/health/ready', '/metrics'],
+    },
+    app.get(METRICS_REGISTRY),
+    (message) => logger.warn(message),
+  );
   configureHttpApp(app, {
     maxBodyBytes: settings.MAX_BODY_BYTES,
     maxJsonDepth: settings.MAX_JSON_DEPTH,
     maxJsonObjects: settings.MAX_JSON_OBJECTS,
     textBodyRoutes: [/^\/api\/admin\/terms\/[^/]+$/],
     beforeBodyParsing: [
+      slowReaders.refuseWhenBusy(),
       new AccessRequestGate(settings, app.get(AccessRequestRefusalsService)).middleware(),
     ],
     // Express routes ignore case: /API/DATASETS is an import too, and gets its limit.
@@ -44,6 +60,10 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   });
   setupOpenApi(app, { title: 'Catalog API', version: CATALOG_API_VERSION, path: 'api/docs' });
   // In front of everything above: repeated reads are answered before Express sees them.
-  app.get(FastReads).attach(app.getHttpServer(), app.get(HttpMetrics));
+  app
+    .get(FastReads)
+    .attach(app.getHttpServer(), app.get(HttpMetrics), (req) => !!slowReaders.refusal(req));
+  // In front of that: every answer is followed while it is sent, the fast ones too.
+  slowReaders.watch(app.getHttpServer());
   return app;
 }

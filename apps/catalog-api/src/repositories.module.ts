@@ -18,6 +18,7 @@ import { ProjectsRepository } from './projects/projects.repository';
 import { TermsRepository } from './terms/terms.repository';
 import { UsersRepository } from './users/users.repository';
 import { DatabaseRepository } from './database/database.repository';
+import { SessionLocksRepository } from './database/session-locks.repository';
 
 const REPOSITORIES = [
   AccessesRepository,
@@ -36,15 +37,17 @@ const REPOSITORIES = [
   PermissionGrantsRepository,
   ProjectsRepository,
   RequestAccessesRepository,
+  SessionLocksRepository,
   TermsRepository,
   TrackedRecordsRepository,
   UsersRepository,
 ];
 
 /**
- * Every catalog repository, for every module: they hold no state but the DataSource, and the
- * services of one area read and write through those of others (imports write every aggregate),
- * so one global list replaces a web of module imports.
+ * Every catalog repository, for every module: they hold no state but the DataSource (or the
+ * settings, for connections of their own), and the services of one area read and write through
+ * those of others (imports write every aggregate), so one global list replaces a web of module
+ * imports.
  */
 @Global()
 @Module({ providers: REPOSITORIES, exports: REPOSITORIES })

@@ -271,8 +271,9 @@ describe('catalog administration routes', () => {
       });
       const cohorts = (await w.get('/api/cohorts', null).expect(200)).body.results;
       expect(cohorts.map((c: { name: string }) => c.name)).toContain('Saarland Metabolic Cohort');
+      // The endpoint named in another case is the same endpoint, so this is the same exposure.
       const again = await refused(
-        () => w.post('/api/admin/exposures', { dataset, endpoint: 'New Catalog', form_id: 13 }),
+        () => w.post('/api/admin/exposures', { dataset, endpoint: 'NEW CATALOG', form_id: 13 }),
         409,
       );
       expect(again.description).toBe(

@@ -227,7 +227,7 @@ async function addEdgeDatasets(c: DemoCatalog) {
         {
           legal_basis_codes: ['6.1(c)', '6.1(a)'],
           personal_data_codes: ['Health', 'Genetic'],
-          legal_basis_notes: null,
+          // What the catalog does not know is left out where the ELU schema has no null.
           data_declarations: ['zeta declaration', 'alpha declaration'],
         },
         {
@@ -238,18 +238,17 @@ async function addEdgeDatasets(c: DemoCatalog) {
         },
       ],
       storages: [
-        { platform: 'Edge HPC', location: null, accesses: ['First access.', 'Second access.'] },
+        { platform: 'Edge HPC', accesses: ['First access.', 'Second access.'] },
         { platform: 'Edge tape', location: '/tape/edge', accesses: [] },
       ],
       transfers: [
         { partner: 'Edge partner', transfer_details: null, transfer_date: '2020-01-01' },
         { partner: 'Edge partner', transfer_details: 'Later.', transfer_date: '2021-05-06' },
-        { partner: null, transfer_details: null, transfer_date: null },
+        { transfer_details: null, transfer_date: null },
       ],
       contacts: [
         person('Amy', 'Adams', 'amy@edge.example', ['Edge partner']),
-        person('Zed', 'Adams', null, ['Edge partner']),
-        person('Bob', 'Brown', 'bob@edge.example', []),
+        // Zed Adams (no e-mail) and Bob Brown (no affiliation): the ELU schema cannot take them.
       ],
       metadata: '{}',
     },

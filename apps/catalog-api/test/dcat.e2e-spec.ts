@@ -138,6 +138,16 @@ async function addGenerated(c: DemoCatalog): Promise<void> {
     SELECT d.id, 'HPC ' || k, '/srv/full/' || d.id || '/' || k, 1000 * d.id + k,
       encode(sha256(convert_to('manifest ' || d.id || '/' || k, 'UTF8')), 'hex')
     FROM ${full} d, generate_series(1, 2) k`);
+  // One copy the provisioner serves by DRS; and a controlled (NON_PUBLIC) dataset without a copy.
+  await q(`UPDATE storage_locations SET drs_uri = 'drs://drs.catalog.test/P~S~' || dataset_id
+    WHERE id = (SELECT min(id) FROM storage_locations WHERE dataset_id IN ${full})`);
+  await q(`INSERT INTO datasets (title, description, project_id)
+    SELECT 'NOCOPY dataset', 'Controlled, not stored yet', id FROM projects WHERE acronym = 'FULL-P'`);
+  await q(`INSERT INTO data_declarations (dataset_id, title, data_types, access_category,
+      access_procedure, partner_id)
+    SELECT id, 'controlled', ARRAY['RNASeq'], 'controlled_access', 'Apply to the DAC',
+      (SELECT id FROM partners WHERE name = 'FULL hospital')
+    FROM datasets WHERE title = 'NOCOPY dataset'`);
   await q(`INSERT INTO transfers (dataset_id, partner_id, transfer_details, transfer_date, import_id)
     SELECT d.id, (SELECT id FROM partners WHERE name = 'FULL hospital'), 'import', ('2026-03-0' || k)::date,
       'import-' || d.id || '-' || k FROM ${full} d, generate_series(1, 2) k`);
@@ -294,9 +304,19 @@ describe('GET /api/dcat (DCAT-AP 3.0.1, HealthDCAT-AP)', () => {
     SHACL_MS,
   );
 
+  it('points a copy served by DRS at its drs:// URI, and gives a NON_PUBLIC dataset without a copy a distribution saying how access is requested', async () => {
+    expect(everything).toMatch(/dcat:accessURL <drs:\/\/drs\.catalog\.test\/P~S~\d+>/);
+    const accession = await c.accession('NOCOPY dataset');
+    const one = await get(`/api/dcat/datasets/${accession}`, TEST_GLOBAL_KEY).expect(200);
+    expect(one.text).toContain(`${ACCESS_RIGHT}NON_PUBLIC`);
+    expect(one.text).toContain(`<${BASE}/api/dcat/datasets/${accession}#access-request>`);
+    expect(one.text).toContain('dct:title "Access by request"');
+  });
+
   it(
     'its NON_PUBLIC datasets have zero HealthDCAT-AP Release 8 (NON_PUBLIC) violations',
     async () => {
+      expect(everything).toContain('NOCOPY dataset');
       const report = await validate(everything, 'healthdcat-ap-r8-non-public', {
         level: 'NON_PUBLIC',
       });

@@ -1,14 +1,17 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { loadCatalogSettings } from '../src/config/catalog.settings';
 import { catalogMigrations } from '../src/database/migrations';
+import { MIGRATION_LOCK_ID } from '../src/database/migration-runner';
 import { createCatalogApp } from '../src/http-app';
 import { AppProcess, freePort, startAppProcess } from '../../../test/support/app-process';
 import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
 import { createCatalogDatabase, createEmptyDatabase } from '../../../test/support/databases';
 import { testServices, withAdminClient } from '../../../test/support/test-services';
 import { PROCESS_START_MS } from '../../../test/support/timeouts';
+import { until } from '../../../test/support/wait';
 
 // Booting processes without a build (ts-node) and dropping databases is slow on a loaded 2-core
 // machine; nothing here is timed, the limit only turns a hang into a failure.
@@ -67,10 +70,32 @@ describe('catalog-api foundation', () => {
   });
 
   describe('health', () => {
-    it('live and ready answer 200 without a key; ready names the database check', async () => {
+    it('live and ready answer 200 without a key; ready names the database and schema checks', async () => {
       await request(t.server).get('/health/live').expect(200, { status: 'ok' });
       const ready = await request(t.server).get('/health/ready').expect(200);
-      expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up' } });
+      expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', schema: 'up' } });
+    });
+
+    it('is not ready on a schema older than the release, saying why; a newer one serves', async () => {
+      const last = catalogMigrations.map((migration) => new migration().name).at(-1)!;
+      const older = await startCatalogApp();
+      try {
+        await older.dataSource.query('DELETE FROM migrations WHERE name = $1', [last]);
+        const res = await request(older.server).get('/health/ready');
+        expectEnvelope(res, 503, 'Not ready');
+        expect(res.body.more.checks).toEqual({
+          database: 'up',
+          schema: `down: schema too old: 1 of this release's ${catalogMigrations.length} migrations not applied (${last}); the release's migration Job applies them`,
+        });
+        // Back, and one more that only a newer release knows.
+        await older.dataSource.query(
+          'INSERT INTO migrations (timestamp, name) VALUES ($1, $2), ($3, $4)',
+          [Number(last.slice(-13)), last, 9999999999999, 'NextRelease9999999999999'],
+        );
+        await request(older.server).get('/health/ready').expect(200);
+      } finally {
+        await older.close();
+      }
     });
 
     it('ready is 503 in the envelope once the database is gone, while live stays 200', async () => {
@@ -149,6 +174,40 @@ describe('catalog-api foundation', () => {
       expect(ready.status).toBe(200);
       running.child.kill('SIGTERM');
       expect(await running.exited).toEqual({ code: 0, signal: null });
+    });
+
+    // As PID 1 of a container a signal without a handler is dropped; this process exits on its
+    // own handler (test/deploy/deploy.mjs runs it as PID 1).
+    it('stops a migration waiting for the migration lock at once on SIGTERM, exit 143, nothing applied', async () => {
+      const url = await createEmptyDatabase('migrate-sigterm');
+      const holder = new Client({ connectionString: url });
+      await holder.connect();
+      try {
+        await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+        const migrate = startAppProcess('catalog-api', 'src/database/migrate', {
+          DATABASE_URL: url,
+          GLOBAL_API_KEY: GOOD_KEY,
+        });
+        // The runner asks for the lock again and again (migration-runner.ts): it waits once it
+        // has asked.
+        const waiting = async () =>
+          (
+            await holder.query<{ n: string }>(
+              `SELECT count(*) AS n FROM pg_stat_activity
+                WHERE query LIKE '%pg_try_advisory_lock%' AND pid <> pg_backend_pid()`,
+            )
+          ).rows[0].n !== '0';
+        await until(waiting, 'the migration to wait for the lock', PROCESS_START_MS, 100);
+        migrate.child.kill('SIGTERM');
+        expect(await migrate.exited).toEqual({ code: 143, signal: null });
+        expect(migrate.output()).toContain('migration stopped by SIGTERM');
+        const { rows } = await holder.query<{ exists: boolean }>(
+          "SELECT to_regclass('public.migrations') IS NOT NULL AS exists",
+        );
+        expect(rows[0].exists).toBe(false);
+      } finally {
+        await holder.end();
+      }
     });
   });
 });

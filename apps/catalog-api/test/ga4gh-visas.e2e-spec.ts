@@ -10,6 +10,7 @@ import { CatalogTestApp, TEST_GLOBAL_KEY } from '../../../test/support/catalog-a
 import { APP_START_MS } from '../../../test/support/timeouts';
 import { AccessExpiryService } from '../src/accesses/access-expiry.service';
 import { readVisaKey, signCompact } from '../src/ga4gh/visa-signing-key';
+import { VisasRepository } from '../src/ga4gh/visas.repository';
 import { FakeKeycloak } from './support/fake-keycloak';
 import { FakeRems } from './support/fake-rems';
 import { addDataset, addUser, startIntegrationApp, utcDay } from './support/integration-fixture';
@@ -291,6 +292,92 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
         dataset,
       ]);
       expect(broker.refusals).toEqual(['expired']);
+    });
+  });
+
+  describe('a read that overlaps a grant never outlives its revocation', () => {
+    // Found by readers racing REMS's deliveries: a read that began before a grant committed and
+    // finished after it was remembered under the digest of the accesses without the grant, so
+    // after the revocation every read matched it again and served the revoked visa.
+    it('serves no revoked visa after the revocation is delivered, whichever key reads, over grant/read/revoke cycles', async () => {
+      await addUser(t.dataSource, 'gil', { oidcId: 'sub-gil' });
+      kc.addUser({ id: 'sub-gil', username: 'sub-gil', email: 'sub-gil@uni.example' });
+      rems.addUser('sub-gil', 'sub-gil@uni.example');
+      const application = APPLICATION + 9;
+      const stale: string[] = [];
+      let readsAfterRevocation = 0;
+      /** Reads one passport; whether it holds the dataset's visa. */
+      const read = async (key: string) => {
+        const res = await request(t.server)
+          .get('/api/ga4gh/permissions/sub-gil')
+          .set('X-API-Key', key)
+          .expect(200);
+        return (res.body.ga4gh_passport_v1 as string[]).some(
+          (jws) => (decodeJwt(jws).ga4gh_visa_v1 as { value: string }).value === dataset,
+        );
+      };
+      // A few seconds of cycles (bounded in count too). In each, readers with either key read
+      // while the grant is delivered (some begin before it commits and end after), then the
+      // grant is revoked, then each key reads: those reads began after the revocation's 200.
+      const deadline = Date.now() + 3_000;
+      let cycles = 0;
+      while (Date.now() < deadline && cycles < 200) {
+        let granting = true;
+        const reader = async (key: string) => {
+          while (granting) await read(key);
+        };
+        const readers = [TEST_GLOBAL_KEY, BROKER_KEY, TEST_GLOBAL_KEY].map((key) => reader(key));
+        const grant = rems.deliver(rems.grant(application, 'sub-gil', [dataset]));
+        try {
+          expect(await grant).toEqual([200]);
+        } finally {
+          granting = false;
+          await Promise.all(readers);
+        }
+        expect(await rems.deliver(rems.revoke(application, 'sub-gil', [dataset]))).toEqual([200]);
+        for (const key of [TEST_GLOBAL_KEY, BROKER_KEY]) {
+          readsAfterRevocation++;
+          if (await read(key))
+            stale.push(`cycle ${cycles}: ${key === BROKER_KEY ? 'broker' : 'global'} key`);
+        }
+        cycles++;
+      }
+      expect(stale).toEqual([]);
+      expect(cycles).toBeGreaterThan(2);
+      expect(readsAfterRevocation).toBe(2 * cycles);
+      const permissions = await request(t.server)
+        .get('/api/permissions/sub-gil')
+        .set('X-API-Key', TEST_GLOBAL_KEY)
+        .expect(200);
+      expect(permissions.body).toEqual([]);
+    });
+
+    it('remembers a read whose grant arrived between its two statements under the grant, not before it', async () => {
+      await addUser(t.dataSource, 'hal', { oidcId: 'sub-hal' });
+      kc.addUser({ id: 'sub-hal', username: 'sub-hal', email: 'sub-hal@uni.example' });
+      rems.addUser('sub-hal', 'sub-hal@uni.example');
+      const application = APPLICATION + 10;
+      const repository = t.app.get(VisasRepository);
+      const stateOf = repository.stateOf.bind(repository);
+      // The interleaving the cycles above find by chance, made certain: the grant is delivered
+      // (through the webhook route) after the read's first statement and before its second.
+      const spy = jest.spyOn(repository, 'stateOf').mockImplementationOnce(async (...args) => {
+        const state = await stateOf(...args);
+        expect(await rems.deliver(rems.grant(application, 'sub-hal', [dataset]))).toEqual([200]);
+        return state;
+      });
+      try {
+        expect(await granted('sub-hal')).toEqual([dataset]);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await rems.deliver(rems.revoke(application, 'sub-hal', [dataset]))).toEqual([200]);
+      expect(await passport('sub-hal')).toEqual({ ga4gh_passport_v1: [] });
+      const broker = await request(t.server)
+        .get('/api/ga4gh/permissions/sub-hal')
+        .set('X-API-Key', BROKER_KEY)
+        .expect(200);
+      expect(broker.body).toEqual({ ga4gh_passport_v1: [] });
     });
   });
 

@@ -1,6 +1,10 @@
+import { randomInt } from 'node:crypto';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { generateApiKey, hashApiKey } from '@app/auth';
+import { createCatalogDatabase } from '../../../test/support/databases';
 import { listRoutes } from '../../../test/robustness/support/routes';
+import { buildTypeOrmOptions } from '../src/typeorm-options';
 import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
 import { eluValidatorFor } from './support/elu-schemas';
 
@@ -102,7 +106,7 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
     const before = await exported('PD-OMICS imaging');
     await register({
       import_id: 'dss-dataset-METAB-1',
-      dataset: { accession, title: 'ignored when an accession is given', project: 'NOPE' },
+      dataset: { accession, title: 'ignored when an accession is given', project: 'PD-OMICS' },
       storage: { platform: 'lcsb-storage', location: 'projects/PD-OMICS/S/data/raw/METAB-1' },
     }).expect(200);
     const after = await exported('PD-OMICS imaging');
@@ -144,6 +148,46 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
       dataset: { title: 'Registered reads', project: 'IRON-DEF' },
     }).expect(409);
     expect(elsewhere.body.more.reason).toBe('title_in_other_project');
+  });
+
+  it('refuses an accession of another project or of none (409), writing nothing', async () => {
+    // A depositor of PD-OMICS names an EPIC-DREM dataset's accession in its dataset.json.
+    const elsewhere = await c.accession('EPIC-DREM sequencing data');
+    await request(c.server)
+      .post('/api/datasets')
+      .set('X-API-Key', KEYS.global)
+      .send({ items: [{ name: 'Of no project' }] })
+      .expect(200);
+    const projectless = await c.accession('Of no project');
+    const copies = () => count('SELECT count(*) AS n FROM storage_locations', []);
+    const state = async () => ({
+      copies: await copies(),
+      transfers: await count('SELECT count(*) AS n FROM transfers', []),
+      audited: await count('SELECT count(*) AS n FROM audit_log', []),
+      version: (await c.dataSource.query('SELECT version FROM catalog_version'))[0].version,
+    });
+    const before = await state();
+    for (const accession of [elsewhere, projectless]) {
+      const payload = body('dropzone-dataset-DS-STEAL', 'Ignored title');
+      const res = await register({ ...payload, dataset: { ...payload.dataset, accession } });
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({
+        status: 'Error',
+        description: `Dataset ${accession} does not belong to project PD-OMICS`,
+        more: { reason: 'accession_in_other_project', accession },
+      });
+    }
+    expect(await state()).toEqual(before);
+    const record = await exported('EPIC-DREM sequencing data');
+    expect(record!.storages.map((s) => s.location)).not.toContain(
+      'projects/PD-OMICS/SUB-1/data/raw/dropzone-dataset-DS-STEAL',
+    );
+    // The same accession with its own project registers.
+    const own = body('dropzone-dataset-DS-OWN', 'Ignored title');
+    await register({
+      ...own,
+      dataset: { accession: elsewhere, title: 'Ignored title', project: 'EPIC-DREM' },
+    }).expect(200);
   });
 
   it('validates the body like every write (400 listing the problems)', async () => {
@@ -244,6 +288,68 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
     ).toBe(0);
   });
 
+  describe('locations up to 4,000 characters, of any UTF-8 (the unique index holds their digest)', () => {
+    // Random characters: a btree entry is compressed first, so repeated ones would fit anyway.
+    const randomText = (length: number, from: number, span: number) =>
+      Array.from({ length }, () => String.fromCodePoint(from + randomInt(span))).join('');
+    const kinds: [string, number, number][] = [
+      ['1-byte', 0x21, 0x5e], // 4,000 bytes
+      ['2-byte', 0x400, 0x100], // 8,000 bytes (Cyrillic)
+      ['3-byte', 0x4e00, 0x5000], // 12,000 bytes (CJK)
+      ['4-byte', 0x1f300, 0x300], // 16,000 bytes (emoji: two UTF-16 units, one character)
+    ];
+    const copiesAt = (location: string) =>
+      count('SELECT count(*) AS n FROM storage_locations WHERE location = $1', [location]);
+
+    it.each(kinds)(
+      'registers %s characters once, and a location differing in its last one beside it',
+      async (kind, from, span) => {
+        const location = `projects/PD-OMICS/SUB-1/data/raw/${randomText(3967, from, span)}`;
+        expect([...location]).toHaveLength(4000);
+        const other = [...location].slice(0, -1).join('') + (location.endsWith('!') ? '"' : '!');
+        const payload = (at: string) => {
+          const p = body(`dropzone-dataset-long-${kind}`, `Long location ${kind}`);
+          return { ...p, storage: { ...p.storage, location: at } };
+        };
+        const first = await register(payload(location)).expect(200);
+        expect(first.body).toMatchObject({ storage_created: true });
+        const again = await register(payload(location)).expect(200);
+        expect(again.body).toMatchObject({ storage_created: false });
+        const beside = await register(payload(other)).expect(200);
+        expect(beside.body).toMatchObject({ storage_created: true });
+        expect([await copiesAt(location), await copiesAt(other)]).toEqual([1, 1]);
+        const record = await exported(`Long location ${kind}`);
+        expect(record!.storages.map((s) => s.location).sort()).toEqual([location, other].sort());
+      },
+    );
+
+    it('refuses 4,001 characters (400 naming storage.location), writing nothing', async () => {
+      const payload = body('dropzone-dataset-too-long', 'Location too long');
+      const location = randomText(4001, 0x1f300, 0x300);
+      const res = await register({ ...payload, storage: { ...payload.storage, location } }).expect(
+        400,
+      );
+      expect((res.body.more.errors as { field: string }[]).map((e) => e.field)).toEqual([
+        'storage.location',
+      ]);
+      expect(await copiesAt(location)).toBe(0);
+    });
+
+    it('an import document stores long locations too, each once', async () => {
+      const location = randomText(4000, 0x4e00, 0x5000);
+      const copy = { platform: 'tape', location };
+      await request(c.server)
+        .post('/api/datasets')
+        .set('X-API-Key', KEYS.global)
+        .send({ items: [{ name: 'Long location document', storages: [copy, copy] }] })
+        .expect(200);
+      expect(await copiesAt(location)).toBe(1);
+      expect((await exported('Long location document'))?.storages).toEqual([
+        { ...copy, accesses: [] },
+      ]);
+    });
+  });
+
   it('an import document listing a copy twice stores it once, with the accesses of both', async () => {
     const storage = { platform: 'lcsb-storage', location: 'shared/twice' };
     await request(c.server)
@@ -313,5 +419,60 @@ describe('POST /api/registrations (storage copies registered by the provisioner)
     }
     // The query-string form of the key is refused the same way.
     await request(c.server).get('/api/datasets').query({ API_KEY: REGISTRATION_KEY }).expect(403);
+  });
+});
+
+describe('migration StorageLocationDigest', () => {
+  const MIGRATION = 'StorageLocationDigest1796000000000';
+  let dataSource: DataSource;
+  const indexes = async () =>
+    (
+      await dataSource.query<{ name: string }[]>(
+        `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+         WHERE i.indrelid = 'storage_locations'::regclass AND i.indisunique AND NOT i.indisprimary`,
+      )
+    ).map((i) => i.name);
+
+  beforeAll(async () => {
+    dataSource = new DataSource(
+      buildTypeOrmOptions({ DATABASE_URL: await createCatalogDatabase(), DATABASE_POOL_SIZE: 2 }),
+    );
+    await dataSource.initialize();
+    await undoThrough(MIGRATION);
+  });
+  /** Later migrations go down first, as in a real rollback to before `name`. */
+  const undoThrough = async (name: string) => {
+    for (;;) {
+      const [last] = await dataSource.query<{ name: string }[]>(
+        'SELECT name FROM migrations ORDER BY id DESC LIMIT 1',
+      );
+      await dataSource.undoLastMigration();
+      if (last.name === name) break;
+    }
+  };
+  afterAll(() => dataSource?.destroy());
+
+  it('keeps one row per copy across the change of index, and goes down and up again', async () => {
+    expect(await indexes()).toEqual(['UQ_storage_locations_dataset_platform_location']);
+    const [{ id }] = await dataSource.query<{ id: number }[]>(
+      `INSERT INTO datasets (title) VALUES ('Copied') RETURNING id`,
+    );
+    const copy = (location: string | null) =>
+      dataSource.query(
+        `INSERT INTO storage_locations (dataset_id, platform, location) VALUES ($1, 'hpc', $2)`,
+        [id, location],
+      );
+    await copy('projects/P/S/data/raw/one');
+    await copy(null);
+    await dataSource.runMigrations({ transaction: 'each' });
+    expect(await indexes()).toEqual(['UQ_storage_locations_dataset_platform_location_digest']);
+    // The rows from before are still one each: the same copy again is a unique violation,
+    // a null location counting as '' as before.
+    for (const location of ['projects/P/S/data/raw/one', null, ''])
+      await expect(copy(location)).rejects.toMatchObject({ code: '23505' });
+    await undoThrough(MIGRATION);
+    expect(await indexes()).toEqual(['UQ_storage_locations_dataset_platform_location']);
+    await dataSource.runMigrations({ transaction: 'each' });
+    expect(await indexes()).toEqual(['UQ_storage_locations_dataset_platform_location_digest']);
   });
 });

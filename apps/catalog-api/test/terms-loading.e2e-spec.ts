@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
@@ -140,6 +141,27 @@ describe('loading vocabularies', () => {
       errors: [{ line: expect.any(Number), message: expect.stringContaining('tag: value') }],
     });
     expect(await termRows('phenotype')).toEqual(before);
+  });
+
+  it('loads labels up to what the search index holds and refuses longer ones by their bytes (400, not 500)', async () => {
+    // Random letters: an index entry is compressed first, so repeated ones would fit anyway.
+    const letters = (length: number, from: number, span: number) =>
+      Array.from({ length }, () => String.fromCodePoint(from + randomInt(span))).join('');
+    const fits = letters(1000, 0x430, 0x20); // Cyrillic: 2,000 bytes
+    const long = () =>
+      t.dataSource.query<{ term_id: string; label: string }[]>(
+        `SELECT term_id, label FROM terms WHERE term_id LIKE 'LONG:%' ORDER BY term_id`,
+      );
+    const loaded = await terms.loadVocabulary('gene', `LONG:1\t${fits}\n`, 'tsv');
+    expect(loaded).toMatchObject({ inserted: 1 });
+    expect(await long()).toEqual([{ term_id: 'LONG:1', label: fits }]);
+    const cjk = letters(1000, 0x4e00, 0x5000); // 3,000 bytes: more than a btree entry holds
+    const error = await rejection(terms.loadVocabulary('gene', `LONG:2\t${cjk}\n`, 'tsv'));
+    expect(error.status).toBe(400);
+    expect(error.more).toEqual({
+      errors: [{ line: 1, message: 'the label of LONG:2 is longer than 2000 bytes of UTF-8' }],
+    });
+    expect(await long()).toEqual([{ term_id: 'LONG:1', label: fits }]);
   });
 
   it('vacuums and analyses the terms table after a load that changed rows, not after one that did not', async () => {

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { AUTH_FAILURE_STORE, AuthModule } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
 import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.service';
@@ -7,11 +8,13 @@ import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './provisioner-health.module';
 import { DatasetsModule } from './datasets/datasets.module';
+import { DrsModule } from './drs/drs.module';
 import { ImportQueueModule } from './import-queue.module';
 import { ImportsModule } from './imports/imports.module';
 import { ProvisionerMetricsModule } from './metrics/provisioner-metrics.module';
 import { QueueDashboardModule } from './queue-dashboard/queue-dashboard.module';
 import { SourcesModule } from './sources/sources.module';
+import { StorageErrorsInterceptor } from './storage/storage-errors.interceptor';
 import { StorageModule } from './storage/storage.module';
 import { SubmissionsModule } from './submissions/submissions.module';
 import { QueueBackendConfig } from './queue/queue-backend';
@@ -32,6 +35,7 @@ export class ProvisionerApiModule {
         SubmissionsModule,
         DatasetsModule,
         ImportsModule,
+        DrsModule,
         AuthModule.forRoot({
           resolver: ProvisionerKeyResolver,
           options: { writeDeniedMessage: 'Write operations require the provisioner write key' },
@@ -48,6 +52,7 @@ export class ProvisionerApiModule {
         SourcesModule,
         StorageModule,
       ],
+      providers: [{ provide: APP_INTERCEPTOR, useClass: StorageErrorsInterceptor }],
     };
   }
 }

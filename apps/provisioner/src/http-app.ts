@@ -6,6 +6,7 @@ import type { ProvisionerSettings } from './config/provisioner.settings';
 import { ProvisionerApiModule } from './api.module';
 import { PROVISIONER_VERSION } from './import-pipeline/provisioner-version';
 import { configureQueueBackend } from './queue/queue-backend';
+import { assertQueueSession } from './queue/queue-session';
 import { ProvisionerWorkerModule } from './worker.module';
 
 async function create(
@@ -29,20 +30,18 @@ async function create(
 export async function createProvisionerApiApp(
   settings: ProvisionerSettings,
 ): Promise<NestExpressApplication> {
-  const app = await create(
-    ProvisionerApiModule.forRoot(settings, configureQueueBackend(settings)),
-    settings,
-  );
+  const backend = configureQueueBackend(settings, 'api');
+  await assertQueueSession(backend);
+  const app = await create(ProvisionerApiModule.forRoot(settings, backend), settings);
   setupOpenApi(app, { title: 'Provisioner API', version: PROVISIONER_VERSION, path: 'docs' });
   return app;
 }
 
 /** The worker app (health server plus queue worker) without listening. */
-export function createProvisionerWorkerApp(
+export async function createProvisionerWorkerApp(
   settings: ProvisionerSettings,
 ): Promise<NestExpressApplication> {
-  return create(
-    ProvisionerWorkerModule.forRoot(settings, configureQueueBackend(settings)),
-    settings,
-  );
+  const backend = configureQueueBackend(settings, 'worker');
+  await assertQueueSession(backend);
+  return create(ProvisionerWorkerModule.forRoot(settings, backend), settings);
 }

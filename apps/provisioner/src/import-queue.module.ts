@@ -1,17 +1,20 @@
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import type { RedisOptions } from 'ioredis';
 import { StorageRegistrationModule } from './storage-registration/storage-registration.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
 import { CopyThreadPool } from './import-pipeline/copy-thread-pool';
+import { FileBudget } from './import-pipeline/file-budget';
 import type { QueueBackendConfig } from './queue/queue-backend';
 import { QueueErrorLogger } from './imports/queue-error-logger.service';
 import { QUEUE_BACKEND } from './queue/queue.module';
+import { connectRedis } from './queue/redis-topology';
+import { WorkerWatchService } from './queue/worker-watch.service';
 import { ImportRecordsRepository } from './imports/import-records.repository';
 import { ImportSchedulerService } from './import-pipeline/import-scheduler.service';
 import { ImportSyncService } from './import-pipeline/import-sync.service';
 import { configureImportProcessor, ImportProcessor } from './import-pipeline/import.processor';
+import { StartupReconciliationService } from './import-pipeline/startup-reconciliation.service';
 import { ImportProducer } from './imports/import.producer';
 import { IMPORTS_QUEUE } from './imports/import.queue';
 import { PostgresImportRecords } from './imports/postgres-import-records.repository';
@@ -23,19 +26,25 @@ const importRecords: Provider = {
   inject: [getQueueToken(IMPORTS_QUEUE), QUEUE_BACKEND],
   useFactory: (queue: Queue, backend: QueueBackendConfig): ImportRecordsRepository =>
     backend.kind === 'redis'
-      ? new RedisImportRecords(queue, backend.connection as RedisOptions)
-      : new PostgresImportRecords(
+      ? new RedisImportRecords(
           queue,
-          backend.connection as { connectionString: string; schema: string },
-        ),
+          connectRedis(backend.redis, backend.role, { connectionName: 'import-records' }),
+        )
+      : new PostgresImportRecords(queue, backend.connection),
 };
 
 /** The worker's copy threads, sized by IMPORT_COPY_THREADS; closed with the app. */
 const copyPool: Provider = {
   provide: CopyThreadPool,
   inject: [PROVISIONER_SETTINGS],
-  useFactory: (settings: ProvisionerSettings) =>
-    new CopyThreadPool(settings.IMPORT_COPY_THREADS),
+  useFactory: (settings: ProvisionerSettings) => new CopyThreadPool(settings.IMPORT_COPY_THREADS),
+};
+
+/** The worker's budget of files held by its running imports (IMPORT_MAX_FILES). */
+const fileBudget: Provider = {
+  provide: FileBudget,
+  inject: [PROVISIONER_SETTINGS],
+  useFactory: (settings: ProvisionerSettings) => new FileBudget(settings.IMPORT_MAX_FILES),
 };
 
 const producerSide = {
@@ -72,9 +81,13 @@ export class ImportQueueModule {
         ...producerSide.providers,
         ImportProcessor,
         copyPool,
+        fileBudget,
         ImportSyncService,
         ImportSchedulerService,
+        WorkerWatchService,
+        StartupReconciliationService,
       ],
+      exports: [...producerSide.exports, WorkerWatchService],
     };
   }
 }

@@ -1,3 +1,4 @@
+import './worker-open-telemetry'; // first: see that file
 import { runMain } from '@app/platform';
 import { loadProvisionerSettings } from './config/provisioner.settings';
 import { createProvisionerWorkerApp } from './http-app';
@@ -6,5 +7,8 @@ import { createProvisionerWorkerApp } from './http-app';
 runMain(async () => {
   const settings = loadProvisionerSettings();
   const app = await createProvisionerWorkerApp(settings);
+  // At SIGTERM the app closes at once (the queue worker finishes or hands back its jobs); the
+  // health port serves no traffic to drain. Exit 0 once closed: Nest would re-raise the signal.
+  app.enableShutdownHooks([], { useProcessExit: true });
   await app.listen(settings.WORKER_HEALTH_PORT, settings.HOST);
 });

@@ -61,10 +61,10 @@ describe('provisioner foundation', () => {
       expect(res.body).toEqual({ status: 'ok', checks: { queue: 'up' } });
     });
 
-    it('the worker has its own live and ready endpoints', async () => {
+    it('the worker has its own live and ready endpoints; ready names its workers too', async () => {
       await request(apps.worker.getHttpServer()).get('/health/live').expect(200, { status: 'ok' });
       const res = await request(apps.worker.getHttpServer()).get('/health/ready').expect(200);
-      expect(res.body).toEqual({ status: 'ok', checks: { queue: 'up' } });
+      expect(res.body).toEqual({ status: 'ok', checks: { queue: 'up', workers: 'up' } });
     });
   });
 
@@ -75,7 +75,7 @@ describe('provisioner foundation', () => {
       const output = badApi.output();
       expect(output).toContain('Invalid settings:');
       expect(output).toContain(
-        '- DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)',
+        '- DATABASE_URL must be a postgres:// URL (it is required when neither REDIS_URL, REDIS_SENTINELS nor REDIS_CLUSTER_NODES is set)',
       );
       expect(output).toContain('- PROVISIONER_API_KEY must be at least 32 characters long');
       expect(output).toMatch(/- IMPORT_CONCURRENCY /);

@@ -34,6 +34,8 @@ jest.setTimeout(30_000);
 const SECRET = 'SECRET-the-keys-file-0123456789';
 const METADATA_MAX = 2048;
 const MANIFEST_MAX = 4096;
+/** Datasets one submission.json may name here (SUB-B names 18). */
+const MAX_DATASETS = 20;
 
 interface DiffItem {
   dataset_id: string;
@@ -160,10 +162,35 @@ describe('provisioner over a hostile drop zone', () => {
     dropzone.submission('SUB-SLASH', { project: 'a/b', datasets: ['DS-SLASH'] });
     good('DS-SLASH', 'SUB-SLASH');
 
+    // Submissions whose submission.json is refused, each with a delivered dataset naming it:
+    // nested past 64 levels, naming more datasets than allowed, describing another folder.
+    const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    dropzone.submission('SUB-DEEP', { project: 'PD', datasets: ['DS-DEEP'] });
+    writeFileSync(
+      join(dropzone.root, 'submissions/SUB-DEEP/submission.json'),
+      `{"ref":"SUB-DEEP","status":"completed","project":"PD","datasets":["DS-DEEP"],"x":${deep(70)}}`,
+    );
+    good('DS-DEEP', 'SUB-DEEP');
+    const many = Array.from({ length: MAX_DATASETS + 1 }, (_, i) => `DS-MANY-${i}`);
+    dropzone.submission('SUB-MANY', { project: 'PM', datasets: many });
+    good('DS-MANY-0', 'SUB-MANY');
+    dropzone.submission('SUB-FOREIGN', { project: 'PF', datasets: ['DS-FOREIGN'] });
+    writeFileSync(
+      join(dropzone.root, 'submissions/SUB-FOREIGN/submission.json'),
+      JSON.stringify({
+        ref: 'SUB-OTHER',
+        status: 'completed',
+        project: 'PF',
+        datasets: ['DS-FOREIGN'],
+      }),
+    );
+    good('DS-FOREIGN', 'SUB-FOREIGN');
+
     apps = await startProvisionerApps(
       await dropzoneEnv(dropzone, storageRoot, {
         SOURCE_METADATA_MAX_BYTES: String(METADATA_MAX),
         SOURCE_MANIFEST_MAX_BYTES: String(MANIFEST_MAX),
+        SOURCE_SUBMISSION_MAX_DATASETS: String(MAX_DATASETS),
       }),
     );
   });
@@ -276,6 +303,45 @@ describe('provisioner over a hostile drop zone', () => {
   });
 
   it.each([
+    ['SUB-DEEP', 'DS-DEEP', 'submission.json is nested deeper than 64 levels'],
+    [
+      'SUB-MANY',
+      'DS-MANY-0',
+      `names ${MAX_DATASETS + 1} datasets, over the limit of ${MAX_DATASETS}`,
+    ],
+    ['SUB-FOREIGN', 'DS-FOREIGN', 'names submission "SUB-OTHER", not SUB-FOREIGN (its folder)'],
+  ])(
+    'says why on every route naming %s or its dataset %s: 409 metadata_refused, nothing queued',
+    async (ref, dataset, detail) => {
+      const refs = (await get('/submissions/dropzone')).body.items.map(
+        (s: { ref: string }) => s.ref,
+      );
+      expect(refs).not.toContain(ref);
+      const answers = {
+        'POST /submissions/import': await post('/submissions/dropzone/import', { submission: ref }),
+        'GET /datasets?submission': await get(`/datasets/dropzone?submission=${ref}`),
+        'GET /datasets/diff?submission': await get(`/datasets/dropzone/diff?submission=${ref}`),
+        'POST /datasets/import': await importDataset(dataset),
+      };
+      for (const [route, res] of Object.entries(answers))
+        expect({ route, status: res.status, body: res.body }).toMatchObject({
+          route,
+          status: 409,
+          body: {
+            status: 'Error',
+            description: expect.stringContaining(detail),
+            more: {
+              reason: 'metadata_refused',
+              problems: [expect.objectContaining({ path: `submissions/${ref}/submission.json` })],
+            },
+          },
+        });
+      expect(await queue().getJob(`dropzone-dataset-${dataset}`)).toBeUndefined();
+      expect(await queue().getJob(`dropzone-submission-${ref}`)).toBeUndefined();
+    },
+  );
+
+  it.each([
     ['SUB-ESCAPE', '../../escape', 'DS-ESCAPE'],
     ['SUB-SLASH', 'a/b', 'DS-SLASH'],
   ])(
@@ -354,6 +420,25 @@ describe('provisioner over a hostile drop zone', () => {
       });
       expect(record).toMatchObject({ state: 'rejected', error: { code: 'metadata_refused' } });
       expect(existsSync(join(storageRoot, 'projects/PA/SUB-A/data/raw/DS-A5'))).toBe(false);
+    });
+
+    it('is rejected as metadata_refused, once, when its submission.json became nested too deep', async () => {
+      dropzone.submission('SUB-LATE-DEEP', { project: 'PL', datasets: ['DS-LATE-DEEP'] });
+      good('DS-LATE-DEEP', 'SUB-LATE-DEEP');
+      const record = await spoilWhileQueued('DS-LATE-DEEP', () => {
+        writeFileSync(
+          join(dropzone.root, 'submissions/SUB-LATE-DEEP/submission.json'),
+          `{"ref":"SUB-LATE-DEEP","status":"completed","project":"PL","datasets":["DS-LATE-DEEP"],"x":${'['.repeat(65)}${']'.repeat(65)}}`,
+        );
+      });
+      expect(record).toMatchObject({
+        state: 'rejected',
+        attempts: 1,
+        error: {
+          code: 'metadata_refused',
+          message: expect.stringContaining('nested deeper than 64'),
+        },
+      });
     });
 
     it('is rejected as unsafe_project, once, when its submission renamed its project to a path', async () => {

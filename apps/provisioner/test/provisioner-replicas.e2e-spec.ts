@@ -2,6 +2,8 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
+import { metricSample } from '../../../test/support/prometheus-text';
+import { until } from '../../../test/support/wait';
 import {
   startProvisionerApps,
   ProvisionerTestApps,
@@ -66,6 +68,18 @@ describe('a second worker replica starting while the first one copies', () => {
 
     second = await createProvisionerWorkerApp(apps.settings);
     await second.init();
+    // Its start-up reconciliation runs beside its jobs: done once /metrics says so.
+    const server = second.getHttpServer();
+    await until(
+      async () =>
+        metricSample(
+          (await request(server).get('/metrics')).text,
+          'provisioner_reconciliation_completed_timestamp_seconds',
+        ) !== 0,
+      'the second replica to reconcile',
+      COPY_WAIT_MS,
+      20,
+    );
     const during = await record(apps.api, res.body.id);
     if (during.state !== 'running')
       throw new Error('the copy finished before the second replica had started');

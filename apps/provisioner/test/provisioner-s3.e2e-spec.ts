@@ -1,8 +1,10 @@
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import {
@@ -17,20 +19,16 @@ import {
   listKeys,
   openUploads,
   removeTestBucket,
+  s3StorageEnv,
   s3TestServer,
   S3TestServer,
   testS3Client,
 } from '../../../test/support/s3-server';
 import { describeRegistration } from '../src/storage-registration/registration-description';
+import { IMPORTS_QUEUE } from '../src/imports/import.queue';
 import { createProvisionerApiApp, createProvisionerWorkerApp } from '../src/http-app';
 import { storageFromSettings } from '../src/storage/storage.module';
-import {
-  digest,
-  DropzoneFixture,
-  tempDir,
-  writeSparseZeros,
-  zeroSha256,
-} from './support/dropzone-fixture';
+import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import {
   dropzoneEnv,
   TERMINAL_STATES,
@@ -50,6 +48,11 @@ const PATH = (id: string) => `projects/PRJ1/SUB-1/data/raw/${id}`;
 /** A large sparse file: long enough to be caught mid-upload. */
 const CRASH_SIZE = 192 * MiB;
 const COPY_WAIT_MS = 120_000;
+/**
+ * A path within the payload rules (255 bytes a segment, 4,000 a path) whose S3 key, with the
+ * prefix and the layout, is over S3's 1,024 bytes: 5 segments of 240, then x.txt (1,210 bytes).
+ */
+const LONG_PATH = `${Array.from({ length: 5 }, (_, i) => `${i}${'k'.repeat(239)}`).join('/')}/x.txt`;
 
 jest.setTimeout(2 * WORKER_START_MS + 2 * COPY_WAIT_MS);
 
@@ -66,14 +69,7 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
   const workers: ChildProcess[] = [];
 
   const s3Env = (secret = server.secretAccessKey): Record<string, string> => ({
-    STORAGE_BACKEND: 's3',
-    S3_ENDPOINT: server.endpoint,
-    S3_REGION: server.region,
-    S3_BUCKET: bucket,
-    S3_PREFIX: 'research/',
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_ACCESS_KEY_ID: server.accessKeyId,
-    S3_SECRET_ACCESS_KEY: secret,
+    ...s3StorageEnv(server, bucket, 'research/', secret),
     S3_PART_BYTES: String(5 * MiB),
   });
   const get = (api: NestExpressApplication, path: string) =>
@@ -95,7 +91,7 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     dropzone = new DropzoneFixture(join(base, 'dropzone'));
     dropzone.submission('SUB-1', {
       project: 'PRJ1',
-      datasets: ['DS-GOOD', 'DS-REFUSED', 'DS-CRASH'],
+      datasets: ['DS-GOOD', 'DS-REFUSED', 'DS-CRASH', 'DS-LONGKEY', 'DS-LATEKEY'],
     });
     dropzone.dataset('DS-GOOD', {
       submission: 'SUB-1',
@@ -103,16 +99,12 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
       manifests: ['sha256', 'md5'],
     });
     dropzone.dataset('DS-REFUSED', { submission: 'SUB-1', files: { 'a.txt': 'a' } });
-    dropzone.dataset('DS-CRASH', {
+    dropzone.dataset('DS-LONGKEY', {
       submission: 'SUB-1',
-      files: { 'small.txt': 'small' },
-      manifestText: { sha256: '' },
+      files: { 'a.txt': 'a', [LONG_PATH]: 'deep' },
     });
-    writeSparseZeros(join(dropzone.datasetDir('DS-CRASH'), 'payload/big/zeros.bin'), CRASH_SIZE);
-    writeFileSync(
-      join(dropzone.datasetDir('DS-CRASH'), 'manifest-sha256.txt'),
-      `${zeroSha256(CRASH_SIZE)}  big/zeros.bin\n${digest('sha256', 'small')}  small.txt\n`,
-    );
+    dropzone.dataset('DS-LATEKEY', { submission: 'SUB-1', files: { 'a.txt': 'a' } });
+    dropzone.sparseDataset('DS-CRASH', 'SUB-1', CRASH_SIZE);
     s3AppEnv = await dropzoneEnv(dropzone, join(base, 'unused'), s3Env());
     s3 = await startProvisionerApps(s3AppEnv);
     fs = await startProvisionerApps(await dropzoneEnv(dropzone, join(base, 'storage')));
@@ -239,6 +231,91 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     });
   });
 
+  it('a refused credential: every route that reads storage answers 503 saying why, and queues nothing', async () => {
+    const env = await dropzoneEnv(dropzone, tempDir('unused'), s3Env('not-the-secret'));
+    const api = await createProvisionerApiApp(provisionerTestSettings(env));
+    await api.init();
+    opened.push(api);
+    const routes: [string, () => request.Test][] = [
+      ['GET /submissions', () => get(api, '/submissions/dropzone')],
+      ['GET /submissions diff', () => get(api, '/submissions/dropzone/diff')],
+      ['GET /datasets', () => get(api, '/datasets/dropzone')],
+      ['GET /datasets diff', () => get(api, '/datasets/dropzone/diff')],
+      ['GET /datasets diff of one', () => get(api, '/datasets/dropzone/diff?submission=SUB-1')],
+      ['GET /imports/<id> (no job)', () => get(api, '/imports/dropzone-dataset-DS-GOOD')],
+      [
+        'POST dataset import',
+        () => post(api, '/datasets/dropzone/import', { dataset_id: 'DS-GOOD' }),
+      ],
+      [
+        'POST submission import',
+        () => post(api, '/submissions/dropzone/import', { submission: 'SUB-1' }),
+      ],
+    ];
+    for (const [route, call] of routes) {
+      const res = await call();
+      expect({ route, status: res.status, body: res.body }).toMatchObject({
+        route,
+        status: 503,
+        body: {
+          status: 'Error',
+          description: expect.stringContaining(`s3 bucket ${bucket} refused the request`),
+          more: { reason: 'storage_refused' },
+        },
+      });
+    }
+    const queued = await get(api, '/imports');
+    expect(queued.body.items).toEqual([]);
+  });
+
+  it('refuses a file whose S3 key would pass 1,024 bytes, naming it: at the request, and at preflight', async () => {
+    expect(Buffer.byteLength(LONG_PATH)).toBe(1210);
+    const refused = await post(s3.api, '/datasets/dropzone/import', { dataset_id: 'DS-LONGKEY' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.more).toMatchObject({
+      reason: 'key_too_long',
+      problems: [
+        {
+          code: 'key_too_long',
+          path: LONG_PATH,
+          message: expect.stringContaining('over the 1024 the store allows'),
+        },
+      ],
+    });
+    expect(refused.body.description).toContain(LONG_PATH);
+    // The filesystem has no such limit.
+    expect(
+      (await post(fs.api, '/datasets/dropzone/import', { dataset_id: 'DS-LONGKEY' })).status,
+    ).toBe(202);
+
+    // A file that appears after the request passed: preflight names it, and nothing is retried.
+    const queue = s3.api.get<Queue>(getQueueToken(IMPORTS_QUEUE));
+    await queue.pause();
+    let res;
+    try {
+      res = await post(s3.api, '/datasets/dropzone/import', { dataset_id: 'DS-LATEKEY' });
+      expect(res.status).toBe(202);
+      const dir = dropzone.datasetDir('DS-LATEKEY');
+      mkdirSync(dirname(join(dir, 'payload', LONG_PATH)), { recursive: true });
+      writeFileSync(join(dir, 'payload', LONG_PATH), 'deep');
+      appendFileSync(
+        join(dir, 'manifest-sha256.txt'),
+        `${digest('sha256', 'deep')}  ${LONG_PATH}\n`,
+      );
+    } finally {
+      await queue.resume();
+    }
+    const record = await waitForImport(s3.api, res.body.id);
+    expect(record).toMatchObject({ state: 'rejected', attempts: 1 });
+    // A record cuts each text of a problem at 300 characters: the path is named by its start.
+    expect(record.error!.details).toContainEqual({
+      code: 'key_too_long',
+      path: expect.stringContaining(LONG_PATH.slice(0, 250)),
+      message: expect.stringMatching(/^its object key would be \d+ bytes, over the 1024/),
+    });
+    expect(await listKeys(client, bucket, `research/${PATH('DS-LATEKEY')}/`)).toEqual([]);
+  });
+
   it('a worker killed mid-upload: the retry publishes once and leaves no multipart upload behind', async () => {
     await s3.worker.close();
     opened.splice(opened.indexOf(s3), 1, { close: () => s3.api.close() });
@@ -272,12 +349,7 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     expect(await openUploads(client, bucket)).toEqual([]);
     expect(await listKeys(client, bucket, 'research/.staging/')).toEqual([]);
     expect((await listKeys(client, bucket, `research/${target}/`)).sort()).toEqual(
-      [
-        '.provisioner/manifest-sha256.txt',
-        '.provisioner/provenance.json',
-        'big/zeros.bin',
-        'small.txt',
-      ].map((k) => `research/${target}/${k}`),
+      DropzoneFixture.SPARSE_DATASET_OBJECTS.map((k) => `research/${target}/${k}`),
     );
     const provenance = JSON.parse(
       (await object(`${target}/.provisioner/provenance.json`)).toString(),

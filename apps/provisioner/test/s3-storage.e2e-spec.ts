@@ -197,6 +197,87 @@ describe('S3 storage on Swift (s3api)', () => {
     await expect(area.sync()).rejects.toBeInstanceOf(StagingLostError);
   });
 
+  it('gives a DRS client a pre-signed GET: whole and ranged reads of the stored object, nothing under another key', async () => {
+    const body = randomBytes(300_000);
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: `tenant/${TARGET}/reads.bam`, Body: body }),
+    );
+    const source = await storage.byteSource(`${TARGET}/reads.bam`, 60);
+    expect(source.kind).toBe('url');
+    const url = (source as { url: string }).url;
+    expect(url).toContain('X-Amz-Expires=60');
+    expect(Buffer.from(await (await fetch(url)).arrayBuffer()).equals(body)).toBe(true);
+    const part = await fetch(url, { headers: { range: 'bytes=1000-1999' } });
+    expect(part.status).toBe(206);
+    expect(Buffer.from(await part.arrayBuffer()).equals(body.subarray(1000, 2000))).toBe(true);
+    // Bound to its key: the same signature on another object's key is refused.
+    const other = url.replace('/reads.bam?', '/other.bam?');
+    expect((await fetch(other)).status).toBe(403);
+  });
+
+  it('a new attempt adopts the area of a stopped one: keeps what it recorded and the server holds as recorded, resumes its open upload, deletes the rest', async () => {
+    const target = `${RAW}/DS-RESUME`;
+    const key = (path: string) => `tenant/${target}/${path}`;
+    const first = await storage.openStaging('imp-6~data~a1-w1-0001', target);
+    const put = async (path: string, content: Buffer) => {
+      const writer = await first.createObject(path, content.length);
+      await writer.write(content);
+      await writer.commit();
+    };
+    const staged = (path: string, content: Buffer) => ({
+      path,
+      size: content.length,
+      sha256: createHash('sha256').update(content).digest('hex'),
+      md5: null,
+      source: { ino: 1, size: content.length, mtimeMs: 1, ctimeMs: 1 },
+    });
+    const one = Buffer.from('first file\n');
+    const two = Buffer.from('second file\n');
+    await put('one.txt', one);
+    await put('two.txt', two);
+    await put('unrecorded.txt', Buffer.from('copied, never recorded\n'));
+    await first.record([staged('one.txt', one), staged('two.txt', two)]);
+    // A large file stopped mid-way (SIGTERM): two parts confirmed, the upload left open.
+    const big = randomBytes(3 * PART + 100);
+    const cut = await first.createObject('big.bin', big.length);
+    await cut.write(big.subarray(0, 2 * PART + 1));
+    await cut.suspend!();
+    // A stale writer replaced one recorded object with other bytes of the same size.
+    await client.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key('two.txt'),
+        Body: Buffer.from('SECOND FILE\n'),
+      }),
+    );
+
+    const second = await storage.openStaging('imp-6~data~a2-w2-0002', target, {
+      adopt: ['imp-6~data~a1-w1-0001'],
+    });
+    expect(second.inherited).toEqual([staged('one.txt', one)]);
+    await second.discardExcept(new Set(['one.txt']));
+    expect(await storage.listStaging()).toEqual(['imp-6~data~a2-w2-0002']);
+    expect(await listKeys(client, bucket, `tenant/${target}/`)).toEqual([key('one.txt')]);
+    expect(await openUploads(client, bucket)).toEqual([key('big.bin')]);
+    // The stopped attempt can no longer record or publish into what it staged.
+    await expect(first.record([staged('one.txt', one)])).rejects.toBeInstanceOf(StagingLostError);
+
+    const again = await second.createObject('big.bin', big.length);
+    for (let i = 0; i < big.length; i += 1_000_000)
+      await again.write(big.subarray(i, i + 1_000_000));
+    await again.commit();
+    expect(again.reusedBytes).toBe(2 * PART);
+    expect((await get(key('big.bin'))).equals(big)).toBe(true);
+    const redo = await second.createObject('two.txt', two.length);
+    await redo.write(two);
+    await redo.commit();
+    await second.writeSmallObject('.provisioner/provenance.json', '{"import":{"id":"imp-6"}}\n');
+    await storage.publish('imp-6~data~a2-w2-0002', target);
+    expect((await get(key('two.txt'))).equals(two)).toBe(true);
+    expect(await openUploads(client, bucket)).toEqual([]);
+    expect(await listKeys(client, bucket, 'tenant/.staging/')).toEqual([]);
+  });
+
   it('a refused credential is StorageRefusedError (permanent); readiness names the reason', async () => {
     const refused = new S3Storage(testS3Client(server, 'wrong-secret'), {
       bucket,

@@ -29,6 +29,7 @@ secret postgres-dev \
 echo ---
 secret catalog-api-secrets \
   --from-literal=DATABASE_URL="postgres://catalog:${password}@postgres:5432/catalog" \
+  --from-literal=DATABASE_DIRECT_URL= \
   --from-literal=GLOBAL_API_KEY="$(random_hex 24)" \
   --from-literal=REGISTRATION_API_KEY_SHA256="$registration_digest" \
   --from-literal=GA4GH_BROKER_API_KEY_SHA256= \
@@ -36,8 +37,13 @@ secret catalog-api-secrets \
 echo ---
 secret provisioner-secrets \
   --from-literal=REDIS_URL=redis://redis:6379/0 \
+  --from-literal=REDIS_PASSWORD= \
+  --from-literal=REDIS_SENTINEL_PASSWORD= \
   --from-literal=DATABASE_URL= \
+  --from-literal=DATABASE_DIRECT_URL= \
   --from-literal=PROVISIONER_API_KEY="$(random_hex 24)" \
   --from-literal=PROVISIONER_READ_API_KEYS="$(random_hex 24)" \
   --from-literal=CATALOG_API_KEY="$registration_key" \
+  --from-literal=DRS_CATALOG_BROKER_KEY= \
+  --from-literal=DRS_URL_SIGNING_KEY= \
   --from-literal=SOURCES='[{"name":"dropzone","type":"dropzone","root":"/data/dropzone"}]'

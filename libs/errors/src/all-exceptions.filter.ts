@@ -34,7 +34,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    res.status(error.status).json(error.toEnvelope());
+    res.status(error.status).json(this.bodyOf(error, req));
+  }
+
+  /** The answer's body: the envelope (a route family's filter may add its protocol's members). */
+  protected bodyOf(error: AppError, _req: Request): object {
+    return error.toEnvelope();
   }
 
   private toAppError(exception: unknown, req: Request): AppError {

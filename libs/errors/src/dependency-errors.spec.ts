@@ -18,6 +18,15 @@ describe('isDependencyUnavailable', () => {
     'the database system is starting up',
     'the database system is shutting down',
     'Connection is closed.',
+    "Stream isn't writeable and enableOfflineQueue options is false",
+    'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.',
+    'All sentinels are unreachable. Retrying from scratch after 10ms.',
+    'Failed to refresh slots cache.',
+    'CLUSTERDOWN The cluster is down',
+    "READONLY You can't write against a read only replica.",
+    'NOREPLICAS Not enough good replicas to write.',
+    'LOADING Redis is loading the dataset in memory',
+    'MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to no.',
   ])('is true for the message "%s"', (message) => {
     expect(isDependencyUnavailable(new Error(message))).toBe(true);
   });

@@ -16,8 +16,14 @@ const CONNECTION_CODES = new Set([
   '08006',
 ]);
 
+/**
+ * Postgres's, and ioredis's while Redis is out of reach: a command refused offline (the API
+ * does not queue them), retries used up, no Sentinel or Cluster node answering, a Cluster slot
+ * without a primary, a write reaching a primary demoted by a failover (or one left without a
+ * replica in sync, which refuses writes so that a failover loses none).
+ */
 const CONNECTION_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|the database system is (starting up|shutting down)/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|the database system is (starting up|shutting down)|Stream isn't writeable|Reached the max retries per request limit|All sentinels are unreachable|Failed to refresh slots cache|^CLUSTERDOWN|^READONLY|^NOREPLICAS|^LOADING|^MASTERDOWN/i;
 
 /**
  * True for failures that mean a backing service (Postgres, Redis, an upstream API) is not

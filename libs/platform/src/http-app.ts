@@ -81,8 +81,8 @@ export function createHttpAdapter(): ExpressAdapter {
 
 /**
  * Everything both apps do to their HTTP layer, in one place: JSON logs, body limits, the
- * error envelope for every error (the framework's and Node's parser's too), validation,
- * graceful shutdown.
+ * error envelope for every error (the framework's and Node's parser's too), validation. The
+ * entry points listen with `listenUntilSignalled` (graceful shutdown).
  * Create the app on `createHttpAdapter()` with `{ bufferLogs: true, bodyParser: false }`.
  *
  * Bodies are checked and parsed by an interceptor, i.e. after routing and the guards: a caller
@@ -148,7 +148,4 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.useGlobalFilters(new AllExceptionsFilter());
   app.useGlobalInterceptors(new BodyParsingInterceptor(bodySteps));
   app.useGlobalPipes(new RequestValidationPipe());
-  // Exit 0 once closed: by default Nest re-raises the signal after its hooks, so every clean
-  // stop would look like a kill (exit 143) to Docker, compose and process supervisors.
-  app.enableShutdownHooks([], { useProcessExit: true });
 }

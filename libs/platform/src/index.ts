@@ -14,7 +14,9 @@ export { configureHttpApp, createHttpAdapter } from './http-app';
 export type { HttpAppOptions } from './http-app';
 export { HealthModule, HEALTH_CHECKS, HealthController } from './health.module';
 export type { HealthCheck } from './health.module';
-export { runMain } from './run-main';
+export { runMain, StartRefused } from './run-main';
+export { listenUntilSignalled, trackForDrain } from './graceful-shutdown';
+export { exitOnStopSignals } from './stop-signals';
 export * from './metrics';
 export * from './openapi';
 export {
@@ -35,3 +37,5 @@ export {
 } from './json-depth';
 export type { JsonLimits } from './json-depth';
 export { forEachTimeSliced } from './time-sliced';
+export { admitStreamedAnswer, SlowReaders } from './slow-readers';
+export type { SlowReaderBounds } from './slow-readers';

@@ -36,8 +36,10 @@ export async function migratedCatalogDatabase(): Promise<BenchCatalog> {
 export async function startCatalog(
   env: NodeJS.ProcessEnv,
   nodeArgs: string[] = [],
+  /** A port chosen beforehand (a setting must name the URL before the start). */
+  chosenPort?: number,
 ): Promise<RunningProcess & { url: string }> {
-  const port = await freePort();
+  const port = chosenPort ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const running = await startNodeProcess(
     join(CATALOG_DIST, 'main.js'),

@@ -28,10 +28,17 @@ export function provisionerEnv(options: ProvisionerEnvOptions): NodeJS.ProcessEn
 }
 
 /** The built provisioner API (node dist/…/main.js) on a free loopback port. */
-export async function startProvisionerApi(env: NodeJS.ProcessEnv): Promise<RunningProcess & { url: string }> {
-  const port = await freePort();
+export async function startProvisionerApi(
+  env: NodeJS.ProcessEnv,
+  /** A port chosen beforehand (DRS_PUBLIC_URL must name it before the start). */
+  chosenPort?: number,
+): Promise<RunningProcess & { url: string }> {
+  const port = chosenPort ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
-  const running = await startNodeProcess(join(PROVISIONER_DIST, 'main.js'), { ...env, PORT: String(port) }, `${url}/health/ready`);
+  // As the manifests start it (k8s/base/provisioner/api-deployment.yaml).
+  const running = await startNodeProcess(join(PROVISIONER_DIST, 'main.js'), { ...env, PORT: String(port) }, `${url}/health/ready`, {
+    nodeArgs: ['--max-old-space-size=192'],
+  });
   return { ...running, url };
 }
 
@@ -43,6 +50,6 @@ export async function startWorker(env: NodeJS.ProcessEnv, onLine?: (line: string
     { ...env, WORKER_HEALTH_PORT: String(port) },
     `http://127.0.0.1:${port}/health/ready`,
     // As the manifests start it (k8s/base/provisioner/worker-deployment.yaml).
-    { nodeArgs: ['--max-semi-space-size=4'], onLine },
+    { nodeArgs: ['--max-semi-space-size=4', '--max-old-space-size=384'], onLine },
   );
 }

@@ -41,14 +41,14 @@ const CONCURRENT_IMPORTS = 4;
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 const SCRIPT = join(ROOT, 'scripts/s3/swift-s3-server.sh');
-const ACCESS_KEY = 'test:tester';
-const SECRET = 'testing';
+export const ACCESS_KEY = 'test:tester';
+export const SECRET = 'testing';
 /** The ceiling's multipart settings: the provisioner's part size, and eight requests in flight. */
 const PART_BYTES = 8 * MiB;
 const CEILING_CONCURRENCY = 8;
 
 /** A private Swift (scripts/s3/swift-s3-server.sh with its own directory and ports). */
-interface Swift {
+export interface Swift {
   endpoint: string;
   client: S3Client;
   /** CPU ms of all its processes (proxy, object/container/account servers, memcached). */
@@ -58,7 +58,7 @@ interface Swift {
   stop(): void;
 }
 
-async function startSwift(dir: string): Promise<Swift> {
+export async function startSwift(dir: string): Promise<Swift> {
   const port = await freePortBlock(5);
   const env = { ...process.env, S3_SERVER_DIR: dir, S3_SERVER_PORT: String(port) };
   execFileSync('bash', [SCRIPT, 'start'], { env, stdio: 'inherit', timeout: 300_000 });

@@ -34,9 +34,10 @@ function zeroSha256(size: number): string {
  * A drop-zone submission of `count` ready datasets, each a sparse zero file of `bigBytes`
  * (cheap to create, long enough to copy that a fault lands mid-copy) plus a few small files.
  */
-export function writeDatasets(dropzoneRoot: string, count: number, bigBytes: number): string[] {
-  const ids = Array.from({ length: count }, (_, i) => `DS-${String(i + 1).padStart(2, '0')}`);
-  const fixture = new DropzoneFixture(dropzoneRoot).submission(SUBMISSION, { project: PROJECT, datasets: ids });
+export function writeDatasets(dropzoneRoot: string, count: number, bigBytes: number, project = PROJECT): string[] {
+  const width = count > 99 ? 3 : 2;
+  const ids = Array.from({ length: count }, (_, i) => `DS-${String(i + 1).padStart(width, '0')}`);
+  const fixture = new DropzoneFixture(dropzoneRoot).submission(SUBMISSION, { project, datasets: ids });
   const bigSha = zeroSha256(bigBytes);
   for (const id of ids) {
     const small: Record<string, string> = {};
@@ -77,9 +78,13 @@ export function partialProblem(storage: string, id: string, bigBytes: number): s
 
 export interface WorkerProcess {
   child: ChildProcess;
+  /** Its health and metrics port on 127.0.0.1. */
+  port: number;
   exited: Promise<unknown>;
   /** Resolves once /health/ready answers (rejects if the process dies first or after 90 s). */
   ready: Promise<void>;
+  /** Everything the process wrote so far (its log lines). */
+  output(): string;
 }
 
 export interface ProvisionerRig {
@@ -136,7 +141,7 @@ const spawnWorker = async (extraEnv: Record<string, string> = {}): Promise<Worke
     })();
     // A worker killed while starting is expected in fault tests: nobody has to await this.
     ready.catch(() => undefined);
-    const worker = { child: app.child, exited: app.exited, ready };
+    const worker = { child: app.child, port, exited: app.exited, ready, output: app.output };
     workers.push(worker);
     return worker;
   };

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { PersonRecord } from '../people/person-directory';
+import { isCurrentAccess } from '../accesses/usable-access';
 import { latestHistoryEnd } from './entitlement';
 
 export type Outcome = 'created' | 'updated' | 'unchanged';
@@ -57,13 +58,6 @@ export interface AccessChange {
 
 const keyOf = (key: RequestKey) => JSON.stringify([key.application, key.datasetId, key.subject]);
 
-/** An access that gives access today: active and not past its last day. */
-function running(row: AccessRow, today: string): boolean {
-  return (
-    row.status === 'active' && (row.grant_expires_on === null || row.grant_expires_on >= today)
-  );
-}
-
 /**
  * The expiry a grant leaves on an access, or undefined when the grant changes nothing.
  * A running access keeps its expiry on an open grant (a retried delivery must not push it
@@ -77,7 +71,7 @@ function expiryAfterGrant(
   context: GrantContext,
 ): string | null | undefined {
   const current = input.endDate === null || input.endDate >= context.today;
-  if (running(row, context.today)) {
+  if (isCurrentAccess(row, context.today)) {
     return input.endDate !== null && current ? input.endDate : row.grant_expires_on;
   }
   return current ? (input.endDate ?? context.defaultExpiry) : undefined;
@@ -148,7 +142,7 @@ export class RequestAccessesRepository {
         changes.push({ outcome: 'unchanged', accessId: row.id });
         continue;
       }
-      const verb = running(row, context.today) ? 'Updated' : 'Reactivated';
+      const verb = isCurrentAccess(row, context.today) ? 'Updated' : 'Reactivated';
       updates.push({
         id: row.id,
         expires,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessStatus } from './access.entity';
+import { USABLE_ACCESS_SQL } from './usable-access';
 
 /** Who holds an access: a user or a contact. */
 export interface AccessHolder {
@@ -44,17 +45,13 @@ export class AccessesRepository {
   }
 
   /**
-   * Sorted accessions of the datasets the holder may use: an active access that has not expired
-   * (expiring today still counts) on a dataset with at least one exposure, active or deprecated.
+   * Sorted accessions of the datasets the holder may use (usable-access.ts says which).
    */
   async usableDatasetAccessions(manager: EntityManager, holder: AccessHolder): Promise<string[]> {
     const column = holder.kind === 'user' ? 'user_id' : 'contact_id';
     const rows = await manager.query<{ elu_accession: string }[]>(
       `SELECT DISTINCT d.elu_accession FROM accesses a JOIN datasets d ON d.id = a.dataset_id
-       WHERE a.${column} = $1 AND a.status = 'active'
-         AND (a.grant_expires_on IS NULL OR a.grant_expires_on >= (now() AT TIME ZONE 'UTC')::date)
-         AND d.elu_accession IS NOT NULL
-         AND EXISTS (SELECT 1 FROM exposures e WHERE e.dataset_id = d.id)
+       WHERE a.${column} = $1 AND ${USABLE_ACCESS_SQL}
        ORDER BY d.elu_accession`,
       [holder.id],
     );

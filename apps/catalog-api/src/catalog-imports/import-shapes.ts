@@ -7,6 +7,7 @@ import {
   SUBJECTS_CATEGORIES,
 } from '../datasets/data-declaration.entity';
 import { LEGAL_BASIS_CODES, PERSONAL_DATA_CODES } from '../datasets/legal-basis.entity';
+import { DATA_TYPES } from '../datasets/data-types';
 import { STORAGE_CATEGORIES } from '../datasets/storage-location.entity';
 import { USE_CLASSES, USE_CONDITION_RULES } from '../datasets/use-condition-codes';
 import { GEO_CATEGORIES, SECTOR_CATEGORIES } from '../partners/partner.entity';
@@ -35,12 +36,16 @@ const DERIVED = ['source', 'id_at_source'] as const;
 const optionalText = (max?: number) => field(text({ nullable: true, max }));
 const name = (max: number) => field(text({ nonEmpty: true, max }), { required: true });
 const externalId = field(text({ nullable: true, nonEmpty: true, max: 20 }));
+/**
+ * An address with a domain, as the ELU schemas' `format: email` takes it: an address the
+ * export could not carry is refused when written (docs/decisions/elu-valid-exports.md).
+ */
 const email = field(
   text({
     nullable: true,
     max: 254,
-    pattern: /^[^\s@]+@[^\s@]+$/,
-    patternMessage: 'must be an email address',
+    pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
+    patternMessage: 'must be an email address (name@domain.tld)',
   }),
 );
 
@@ -166,7 +171,7 @@ const declarationShape = record(
         }),
       ),
     ),
-    data_types: field(list(text({ nonEmpty: true, max: 100 }))),
+    data_types: field(list(oneOf(DATA_TYPES))),
     data_types_notes: field(text({ nullable: true }), { aliases: ['data_type_notes'] }),
     access_category: field(oneOf(ACCESS_CATEGORIES, { nullable: true })),
     access_procedure: optionalText(),

@@ -13,7 +13,22 @@ export interface ShapeProblem {
 
 export interface Shape<T> {
   parse(value: unknown, path: string, problems: ShapeProblem[]): T | undefined;
+  /**
+   * What a leaf accepts, for the tests that generate documents from the shapes (records and
+   * lists show theirs as `fields` and `item`).
+   */
+  accepts?: Accepts;
 }
+
+/** The rule of a leaf shape, as its constructor was given it. */
+export type Accepts =
+  | ({ kind: 'text'; nullable: boolean } & TextOptions)
+  | { kind: 'bool'; nullable: boolean }
+  | { kind: 'integer'; min: number; max: number }
+  | { kind: 'date' }
+  | { kind: 'oneOf'; values: readonly string[]; nullable: boolean }
+  | { kind: 'jsonObjectText' }
+  | { kind: 'idOrName' };
 
 const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
 
@@ -25,6 +40,7 @@ function describe(value: unknown): string {
 
 function nullable<T>(allowNull: boolean | undefined, inner: Shape<T>): Shape<T | null> {
   return {
+    accepts: inner.accepts,
     parse(value, path, problems) {
       if (value === null) {
         if (allowNull) return null;
@@ -48,6 +64,7 @@ export function text(options: TextOptions & { nullable: true }): Shape<string | 
 export function text(options?: TextOptions & { nullable?: false }): Shape<string>;
 export function text(options: TextOptions & { nullable?: boolean } = {}): Shape<string | null> {
   return nullable(options.nullable, {
+    accepts: { ...options, kind: 'text', nullable: options.nullable === true },
     parse(value, path, problems) {
       if (typeof value !== 'string') {
         problems.push({ path, message: `must be a string, not ${describe(value)}` });
@@ -75,6 +92,7 @@ export function bool(options: { nullable: true }): Shape<boolean | null>;
 export function bool(options?: { nullable?: false }): Shape<boolean>;
 export function bool(options: { nullable?: boolean } = {}): Shape<boolean | null> {
   return nullable(options.nullable, {
+    accepts: { kind: 'bool', nullable: options.nullable === true },
     parse(value, path, problems) {
       if (typeof value === 'boolean') return value;
       problems.push({ path, message: `must be true or false, not ${describe(value)}` });
@@ -87,6 +105,7 @@ export function integer(options: { min?: number; max?: number } = {}): Shape<num
   const min = options.min ?? 1;
   const max = options.max ?? 2_147_483_647;
   return {
+    accepts: { kind: 'integer', min, max },
     parse(value, path, problems) {
       if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) {
         return value;
@@ -100,6 +119,7 @@ export function integer(options: { min?: number; max?: number } = {}): Shape<num
 /** A calendar date `YYYY-MM-DD` (the day must exist). */
 export function date(): Shape<string | null> {
   return nullable(true, {
+    accepts: { kind: 'date' },
     parse(value, path, problems) {
       if (isCalendarDate(value)) return value;
       problems.push({ path, message: 'must be a date YYYY-MM-DD' });
@@ -121,6 +141,7 @@ export function oneOf<V extends string>(
   options: { nullable?: boolean } = {},
 ): Shape<V | null> {
   return nullable(options.nullable, {
+    accepts: { kind: 'oneOf', values, nullable: options.nullable === true },
     parse(value, path, problems) {
       if (typeof value === 'string' && (values as readonly string[]).includes(value)) {
         return value as V;
@@ -134,6 +155,7 @@ export function oneOf<V extends string>(
 /** A JSON-encoded object, as `metadata` is exported; an object is accepted and encoded. */
 export function jsonObjectText(): Shape<string> {
   return {
+    accepts: { kind: 'jsonObjectText' },
     parse(value, path, problems) {
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
         return JSON.stringify(value);
@@ -179,6 +201,7 @@ export function list<T>(item: Shape<T>, options: { max?: number } = {}): ListSha
 /** An integer id or a string (name or accession), e.g. cohort institutes. */
 export function idOrName(): Shape<number | string> {
   return {
+    accepts: { kind: 'idOrName' },
     parse(value, path, problems) {
       if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
       if (typeof value === 'string' && value.trim() !== '') return value.trim();

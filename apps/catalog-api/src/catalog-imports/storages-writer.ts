@@ -69,6 +69,7 @@ export async function replaceStorages(ctx: ImportContext, targets: StorageTarget
         location: s.location ?? null,
         byte_size: kept?.byte_size ?? undefined,
         manifest_sha256: kept?.manifest_sha256 ?? undefined,
+        drs_uri: kept?.drs_uri ?? undefined,
       };
     }),
   );

@@ -13,7 +13,8 @@ const later = (a: string, b: string): string => (BigInt(a) >= BigInt(b) ? a : b)
 
 /**
  * Knows the catalog data version without asking Postgres on every request. A dedicated
- * connection LISTENs on `catalog_version` (the bump trigger NOTIFYs at commit), and the
+ * connection to the database itself (DATABASE_DIRECT_URL behind a pooler, which cannot LISTEN)
+ * LISTENs on `catalog_version` (the bump trigger NOTIFYs at commit), and the
  * version is only vouched for while that connection is up and no write through this replica
  * is in flight:
  * - writes through this replica: `writeStarted()`/`writeEnded()` around every mutating request;
@@ -84,7 +85,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     const client = new Client({
-      connectionString: this.settings.DATABASE_URL,
+      connectionString: this.settings.sessionDatabaseUrl,
       application_name: 'catalog-api version listener',
       connectionTimeoutMillis: QUERY_TIMEOUT_MS,
       query_timeout: QUERY_TIMEOUT_MS,

@@ -1,5 +1,8 @@
 import { logSafeError } from '@app/errors';
+import { exitOnStopSignals } from '@app/platform';
 import { runCli } from './run-cli';
+
+exitOnStopSignals({ message: (signal) => `catalog: stopped by ${signal} before it finished` });
 
 /** `npm run catalog -- <command>`; in the image: `node dist/apps/catalog-api/apps/catalog-api/src/cli/catalog.cli.js`. */
 runCli(process.argv.slice(2), process.env, {

@@ -66,6 +66,8 @@ describe('catalog-api settings', () => {
       PORT: 3000,
       HOST: '0.0.0.0',
       DATABASE_POOL_SIZE: 10,
+      DATABASE_STATEMENT_TIMEOUT_MS: 30_000,
+      sessionDatabaseUrl: DATABASE_URL,
       MIGRATIONS_RUN: true,
       CATALOG_VERSION_LISTEN: true,
       MAX_BODY_BYTES: 10 * 1024 * 1024,
@@ -73,6 +75,19 @@ describe('catalog-api settings', () => {
       TRUSTED_PROXIES: '',
     });
     expect(settings.GLOBAL_API_KEY).toBeUndefined();
+  });
+
+  it('takes session work to DATABASE_DIRECT_URL when DATABASE_URL names a pooler', () => {
+    const direct = 'postgres://catalog:pw@db-primary:5432/catalog';
+    expect(
+      loadCatalogSettings({ DATABASE_URL, DATABASE_DIRECT_URL: direct }).sessionDatabaseUrl,
+    ).toBe(direct);
+    expect(problemsOf({ DATABASE_URL, DATABASE_DIRECT_URL: 'db-primary' })[0]).toMatch(
+      /^DATABASE_DIRECT_URL /,
+    );
+    expect(problemsOf({ DATABASE_URL, DATABASE_STATEMENT_TIMEOUT_MS: '0' })[0]).toMatch(
+      /^DATABASE_STATEMENT_TIMEOUT_MS /,
+    );
   });
 
   it('accepts postgresql:// URLs and reads numbers and booleans from strings', () => {

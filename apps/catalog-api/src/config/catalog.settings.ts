@@ -37,14 +37,31 @@ export class CatalogSettings extends FrontDoorSettings {
   @RealSecret(urlPassword)
   DATABASE_URL!: string;
 
+  /**
+   * The database itself, when DATABASE_URL names a pooler in transaction mode (PgBouncer): what
+   * needs a session of its own (migrations and their lock, session advisory locks, the version
+   * listener's LISTEN) connects here. Unset: DATABASE_URL, which is then the database itself.
+   */
+  @IsOptional()
+  @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
+  @RealSecret(urlPassword)
+  DATABASE_DIRECT_URL?: string;
+
   /** Size of the Postgres connection pool of one replica. */
   @IntegerSetting(1, 200)
   DATABASE_POOL_SIZE = 10;
 
   /**
-   * Learn the catalog data version from Postgres notifications (LISTEN) instead of a query per
-   * read, and answer repeated reads from memory. Off behind a pooler that cannot LISTEN
-   * (PgBouncer in transaction mode): every read then asks the database for the version.
+   * Longest a statement may run before PostgreSQL cancels it: the session's limit on a
+   * connection of our own, each transaction's (SET LOCAL) behind a pooler (typeorm-options.ts).
+   */
+  @IntegerSetting(100, 3_600_000)
+  DATABASE_STATEMENT_TIMEOUT_MS = 30_000;
+
+  /**
+   * Learn the catalog data version from Postgres notifications (LISTEN, on the session URL)
+   * instead of a query per read, and answer repeated reads from memory. Off, every read asks the
+   * database for the version (behind a transaction-mode pooler with no DATABASE_DIRECT_URL).
    */
   @BooleanSetting()
   CATALOG_VERSION_LISTEN = true;
@@ -106,6 +123,25 @@ export class CatalogSettings extends FrontDoorSettings {
   /** Everything each response cache holds (bodies, keys, headers, overhead), in bytes. */
   @IntegerSetting(1024 * 1024)
   RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
+  /**
+   * An answer whose client takes none of it for this long is cut (docs/security.md, slow
+   * readers): a reader that stops reading holds its answer's memory and socket no longer. Node
+   * checks the socket's progress once a period, so the cut comes within twice this.
+   */
+  @IntegerSetting(1000, 3_600_000)
+  SLOW_READER_TIMEOUT_MS = 30_000;
+
+  /** Answers being sent to one client (address; IPv6: /64) at once; more requests get 429. */
+  @IntegerSetting(1, 100_000)
+  SLOW_READERS_PER_CLIENT = 8;
+
+  /**
+   * Answers being sent at once to all clients; more requests get 503 (health and metrics
+   * excepted). Each holds at most a DCAT page's facts or a list the response cache shares.
+   */
+  @IntegerSetting(1, 100_000)
+  SLOW_READERS_MAX = 32;
 
   @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
@@ -265,6 +301,11 @@ export class CatalogSettings extends FrontDoorSettings {
   /** Datasets a page of GET /api/dcat holds (Hydra paging); each page is streamed. */
   @IntegerSetting(1, 10000)
   DCAT_PAGE_SIZE = 1000;
+
+  /** Where work that needs a session of its own connects: the database itself. */
+  get sessionDatabaseUrl(): string {
+    return this.DATABASE_DIRECT_URL ?? this.DATABASE_URL;
+  }
 
   get source(): string {
     return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');

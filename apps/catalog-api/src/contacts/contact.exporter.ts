@@ -71,6 +71,20 @@ export interface PersonRow {
   affiliations: string[];
 }
 
+/** An address with a domain: what the ELU schemas' `format: email` takes. */
+export const EXPORTABLE_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * Whether the ELU schemas can carry the person: they require an e-mail address and at least
+ * one affiliation. The others are left out of a record's `contacts` (what the catalog does not
+ * know is left out, never written invalid: docs/decisions/elu-valid-exports.md).
+ */
+export function isExportablePerson(person: PersonExport): boolean {
+  return (
+    person.email !== null && EXPORTABLE_EMAIL.test(person.email) && person.affiliations.length > 0
+  );
+}
+
 export function toPersonExport(row: PersonRow, role: ContactType): PersonExport {
   return {
     first_name: row.first_name,
@@ -84,6 +98,9 @@ export function toPersonExport(row: PersonRow, role: ContactType): PersonExport 
 /** Columns of a `users` row aliased `u` in person form (affiliation joined as `ua`). */
 export const USER_PERSON_COLUMNS = `u.first_name, u.last_name, u.email,
   CASE WHEN ua.name IS NULL THEN ARRAY[]::text[] ELSE ARRAY[ua.name::text] END AS affiliations`;
+
+/** SQL: the user `u` (affiliation `ua`) is one `isExportablePerson` takes. */
+export const USER_EXPORTABLE = `(u.email ~ '${EXPORTABLE_EMAIL.source}' AND ua.name IS NOT NULL)`;
 
 /**
  * A `users` row aliased `u` (affiliation joined as `ua`) as the JSON text of its PersonExport

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Client, type Pool } from 'pg';
+import { Client, type Pool, type PoolClient } from 'pg';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
@@ -11,11 +11,19 @@ export interface SnapshotReader {
 }
 
 /**
- * The database server rather than a table: whether it answers, and its advisory locks (keys in
- * `common/advisory-locks.ts`, or beside the code that holds them). Transaction-level locks end
- * with the caller's transaction; session-level ones belong to one connection, so they take that
- * connection's query runner and the caller releases it.
+ * The database server rather than a table: whether it answers, its statement time-outs, and its
+ * advisory locks (keys in `common/advisory-locks.ts`, or beside the code that holds them).
+ * Transaction-level locks end with the caller's transaction; the session-level ones here belong
+ * to one connection (the migration runner's, on the database itself), so they take that
+ * connection's query runner and the caller releases it; the app's own session locks are in
+ * `SessionLocksRepository`.
  */
+/** A session's time-outs as PostgreSQL shows them (`30s`, `0`). */
+export interface SessionTimeouts {
+  statement: string;
+  lock: string;
+}
+
 @Injectable()
 export class DatabaseRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -71,11 +79,6 @@ export class DatabaseRepository {
     return locked;
   }
 
-  /** Waits for `key`, then holds it on the runner's connection until `unlockSession`. */
-  async lockSession(runner: QueryRunner, key: number): Promise<void> {
-    await runner.query('SELECT pg_advisory_lock($1)', [key]);
-  }
-
   /** Takes `key` on the runner's connection; false, at once, when another session holds it. */
   async tryLockSession(runner: QueryRunner, key: number): Promise<boolean> {
     const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [
@@ -88,6 +91,57 @@ export class DatabaseRepository {
   async unlockSession(runner: QueryRunner, key: number): Promise<void> {
     await runner.query('SELECT pg_advisory_unlock($1)', [key]);
   }
+
+  /**
+   * Sets the time-outs of the runner's session (0 = none); returns the ones it had, for
+   * `restoreSessionTimeouts`: a migration's statements have their own limits, not the pool's.
+   * Restored rather than RESET: the pool sets its own on each new connection (not as a startup
+   * parameter, which a pooler refuses), and RESET would go back to the server's default.
+   */
+  async setSessionTimeouts(
+    runner: QueryRunner,
+    timeouts: { statementTimeoutMs: number; lockTimeoutMs: number },
+  ): Promise<SessionTimeouts> {
+    const [before] = (await runner.query(
+      `SELECT current_setting('statement_timeout') AS statement, current_setting('lock_timeout') AS lock,
+        set_config('statement_timeout', $1, false), set_config('lock_timeout', $2, false)`,
+      [`${timeouts.statementTimeoutMs}ms`, `${timeouts.lockTimeoutMs}ms`],
+    )) as { statement: string; lock: string }[];
+    return { statement: before.statement, lock: before.lock };
+  }
+
+  /** Back to the time-outs `setSessionTimeouts` found, before the connection returns to the pool. */
+  async restoreSessionTimeouts(runner: QueryRunner, saved: SessionTimeouts): Promise<void> {
+    await runner.query(
+      "SELECT set_config('statement_timeout', $1, false), set_config('lock_timeout', $2, false)",
+      [saved.statement, saved.lock],
+    );
+  }
+
+  /**
+   * The names of the migrations applied to the schema, in the order they ran; empty when none
+   * ever ran (no `migrations` table).
+   */
+  async appliedMigrations(runner?: QueryRunner): Promise<string[]> {
+    const query = <T>(sql: string) =>
+      (runner ? runner.query(sql) : this.dataSource.query(sql)) as Promise<T>;
+    const [{ present }] = await query<{ present: boolean }[]>(
+      "SELECT to_regclass('migrations') IS NOT NULL AS present",
+    );
+    if (!present) return [];
+    const rows = await query<{ name: string }[]>('SELECT name FROM migrations ORDER BY id');
+    return rows.map((row) => row.name);
+  }
+}
+
+/** Limits every statement of a connection of our own (a session), set once as it opens. */
+export async function limitSessionStatements(client: PoolClient, ms: number): Promise<void> {
+  await client.query(`SET statement_timeout = ${Math.trunc(ms)}`);
+}
+
+/** Limits the statements of the runner's transaction only (behind a pooler, see typeorm-options). */
+export async function limitTransactionStatements(runner: QueryRunner, ms: number): Promise<void> {
+  await runner.query(`SET LOCAL statement_timeout = ${Math.trunc(ms)}`);
 }
 
 /**

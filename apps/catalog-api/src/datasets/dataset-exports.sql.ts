@@ -1,8 +1,19 @@
 import { createHash } from 'node:crypto';
 import { SqlParams } from '../common/sql-params';
-import { userPersonJson } from '../contacts/contact.exporter';
+import { USER_EXPORTABLE, userPersonJson } from '../contacts/contact.exporter';
 import type { Viewer } from '../auth/viewer';
 import { USE_CLASS_LABELS } from './use-condition-codes';
+
+/**
+ * `object` (the JSON of a row) without its key `key` when that key holds `value` (JSON text):
+ * what the catalog does not know is left out where the ELU dataset schema has no such value
+ * (docs/decisions/elu-valid-exports.md). Done on the text, which row_to_json writes compactly:
+ * unescaped quotes never occur inside a JSON string, so `"key":value` is only ever the key.
+ */
+const omit = (object: string, key: string, value: string, first = false) =>
+  first
+    ? `replace(${object}::text, '{"${key}":${value},', '{')::json`
+    : `replace(${object}::text, ',"${key}":${value}', '')::json`;
 
 /** A timestamptz as `formatTimestamp` writes it (UTC, whole seconds, `+00:00`). */
 const timestamp = (column: string) =>
@@ -46,7 +57,8 @@ function renderExportsSql(ids: string, params: SqlParams, source?: string): stri
         NULLIF(uc.use_condition_note, '') AS use_condition_note, uc.use_condition_rule) uv
       WHERE uc.data_declaration_id = ANY (ARRAY(SELECT id FROM declarations))
       GROUP BY uc.data_declaration_id),
-    declarations_of AS (SELECT dd.dataset_id AS id, array_agg(row_to_json(v) ORDER BY dd.id) AS list
+    declarations_of AS (SELECT dd.dataset_id AS id,
+        array_agg(${omit('row_to_json(v)', 'subjects_category', '"unknown"')} ORDER BY dd.id) AS list
       FROM declarations dd
       LEFT JOIN cohorts_of co ON co.id = dd.id
       LEFT JOIN use_conditions_of uo ON uo.id = dd.id
@@ -60,7 +72,8 @@ function renderExportsSql(ids: string, params: SqlParams, source?: string): stri
         NULLIF(dd.storage_duration_criteria, '') AS storage_duration_criteria,
         COALESCE(uo.list, '{}') AS use_conditions) v
       GROUP BY dd.dataset_id),
-    legal_bases_of AS (SELECT lb.dataset_id AS id, array_agg(row_to_json(v) ORDER BY lb.id) AS list
+    legal_bases_of AS (SELECT lb.dataset_id AS id,
+        array_agg(${omit('row_to_json(v)', 'legal_basis_notes', 'null')} ORDER BY lb.id) AS list
       FROM legal_bases lb
       LEFT JOIN (SELECT x.legal_basis_id AS id, array_agg(dd.title::text ORDER BY dd.id) AS list
         FROM legal_bases b JOIN legal_basis_data_declarations x ON x.legal_basis_id = b.id
@@ -72,7 +85,9 @@ function renderExportsSql(ids: string, params: SqlParams, source?: string): stri
         NULLIF(lb.legal_basis_notes, '') AS legal_basis_notes,
         COALESCE(named.list, '{}') AS data_declarations) v
       WHERE lb.dataset_id IN (SELECT id FROM page) GROUP BY lb.dataset_id),
-    storages_of AS (SELECT sl.dataset_id AS id, array_agg(row_to_json(v) ORDER BY sl.id) AS list
+    storages_of AS (SELECT sl.dataset_id AS id,
+        array_agg(${omit('(CASE WHEN sl.drs_uri IS NULL THEN row_to_json(v) ELSE row_to_json(w) END)', 'location', 'null')}
+          ORDER BY sl.id) AS list
       FROM storage_locations sl
       LEFT JOIN (SELECT x.storage_location_id AS id, array_agg(a.access_notes ORDER BY a.id) AS list
         FROM storage_locations s JOIN access_storage_locations x ON x.storage_location_id = s.id
@@ -81,9 +96,12 @@ function renderExportsSql(ids: string, params: SqlParams, source?: string): stri
         ON noted.id = sl.id
       CROSS JOIN LATERAL (SELECT sl.platform, NULLIF(sl.location, '') AS location,
         COALESCE(noted.list, '{}') AS accesses) v
+      -- A copy served by DRS also says where (the members above, then drs_uri).
+      CROSS JOIN LATERAL (SELECT v.*, sl.drs_uri) w
       WHERE sl.dataset_id IN (SELECT id FROM page) GROUP BY sl.dataset_id),
     transfers_of AS (SELECT t.dataset_id AS id,
-        array_agg(row_to_json(v) ORDER BY t.transfer_date NULLS LAST, t.id) AS list
+        array_agg(${omit('row_to_json(v)', 'partner', 'null', true)}
+          ORDER BY t.transfer_date NULLS LAST, t.id) AS list
       FROM transfers t LEFT JOIN partners pa ON pa.id = t.partner_id
       CROSS JOIN LATERAL (SELECT pa.name AS partner,
         NULLIF(t.transfer_details, '') AS transfer_details,
@@ -93,7 +111,8 @@ function renderExportsSql(ids: string, params: SqlParams, source?: string): stri
         ORDER BY u.last_name, u.first_name, u.id) AS list
       FROM dataset_local_custodians x JOIN users u ON u.id = x.user_id
       LEFT JOIN partners ua ON ua.id = u.affiliation_id
-      WHERE x.dataset_id IN (SELECT id FROM page) GROUP BY x.dataset_id)`;
+      WHERE x.dataset_id IN (SELECT id FROM page) AND ${USER_EXPORTABLE}
+      GROUP BY x.dataset_id)`;
   const exported = `SELECT ${source === undefined ? '' : `${params.add(source)}::text AS source, `}d.id::text AS id_at_source,
       d.elu_accession AS external_id, d.title AS name,
       NULLIF(d.description, '') AS description, d.elu_uuid,

@@ -84,6 +84,12 @@ class StorageRecord {
   @Text() platform!: string;
   @TextOrNull() location!: string | null;
   @Texts() accesses!: string[];
+  @Text({
+    required: false,
+    description:
+      'The copy as a GA4GH DRS object (`drs://host/id`), where the provisioner serves it',
+  })
+  drs_uri?: string;
 }
 
 class TransferRecord {

@@ -72,6 +72,7 @@ export interface RegisteredCopyFacts {
   /** bigint: as text. */
   byte_size: string | null;
   manifest_sha256: string | null;
+  drs_uri: string | null;
 }
 
 @Injectable()
@@ -261,8 +262,9 @@ export class DatasetsRepository {
     return manager.query<RegisteredCopyFacts[]>(
       // In a CTE: TypeORM answers a bare DELETE … RETURNING as [rows, count].
       `WITH gone AS (DELETE FROM storage_locations WHERE dataset_id = ANY($1::int[])
-         RETURNING dataset_id, platform, location, byte_size, manifest_sha256)
-       SELECT * FROM gone WHERE byte_size IS NOT NULL OR manifest_sha256 IS NOT NULL`,
+         RETURNING dataset_id, platform, location, byte_size, manifest_sha256, drs_uri)
+       SELECT * FROM gone
+       WHERE byte_size IS NOT NULL OR manifest_sha256 IS NOT NULL OR drs_uri IS NOT NULL`,
       [datasetIds],
     );
   }

@@ -1,7 +1,18 @@
-import { Controller, Get, Header, Headers, Param, Query, StreamableFile } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Header,
+  Headers,
+  Param,
+  Query,
+  Req,
+  StreamableFile,
+} from '@nestjs/common';
 import { ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
+import { admitStreamedAnswer } from '@app/platform';
 import { ApiCall } from '../common/api-docs';
 import { viewerOf } from '../auth/viewer';
 import { DcatDatasetParams, DcatFormatQuery, DcatQuery } from './dcat.dto';
@@ -41,11 +52,14 @@ export function negotiate(accept: string | undefined, format?: RdfFormat): RdfFo
   return 'ttl';
 }
 
-/** Streams an answer; the read's transaction ends when the stream does, however it ends. */
+/**
+ * Streams an answer read already, written as the client takes it: one serialised batch ahead
+ * at most (Readable.from would otherwise write sixteen ahead of a client that does not read).
+ */
 function stream(answer: RdfAnswer): StreamableFile {
-  const body = Readable.from(answer.body);
-  body.once('close', () => void answer.release());
-  return new StreamableFile(body, { type: `${answer.mediaType}; charset=utf-8` });
+  return new StreamableFile(Readable.from(answer.body, { objectMode: true, highWaterMark: 1 }), {
+    type: `${answer.mediaType}; charset=utf-8`,
+  });
 }
 
 const viewer = (principal: Principal | undefined): DcatViewer =>
@@ -74,8 +88,11 @@ export class DcatController {
     @Query() query: DcatQuery,
     @Headers('accept') accept: string | undefined,
     @CurrentPrincipal() principal: Principal | undefined,
+    @Req() req: IncomingMessage,
   ) {
     const format = negotiate(accept, query.format);
+    // The page's facts are held from their read until the client has taken the answer.
+    admitStreamedAnswer(req);
     return stream(await this.dcat.catalogPage(viewer(principal), format, query.page ?? 1));
   }
 
@@ -112,8 +129,10 @@ export class DcatController {
     @Query() query: DcatFormatQuery,
     @Headers('accept') accept: string | undefined,
     @CurrentPrincipal() principal: Principal | undefined,
+    @Req() req: IncomingMessage,
   ) {
     const format = negotiate(accept, query.format);
+    admitStreamedAnswer(req);
     return stream(await this.dcat.dataset(viewer(principal), format, accession));
   }
 }

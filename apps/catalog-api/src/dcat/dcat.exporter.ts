@@ -437,10 +437,22 @@ export class DcatExporter {
     nonPublic: boolean,
   ): RdfNode[] {
     const nodes: RdfNode[] = [];
+    if (facts.storages.length === 0 && nonPublic) {
+      // HealthDCAT-AP wants a distribution on every NON_PUBLIC dataset: without a registered
+      // copy, it is how access is requested (the dataset's page, through the access committee).
+      const node = new RdfNode(`${id}#access-request`, [iri('dcat', 'Distribution')])
+        .lit(iri('dct', 'title'), 'Access by request')
+        .ref(iri('dcat', 'accessURL'), id)
+        .lit(iri('dct', 'description'), ACCESS_REQUEST_NOTE);
+      for (const law of this.config.applicableLegislation)
+        node.ref(iri('dcatap', 'applicableLegislation'), law);
+      ds.ref(iri('dcat', 'distribution'), node.id);
+      nodes.push(node);
+    }
     for (const storage of facts.storages) {
       const node = new RdfNode(`${id}#storage-${storage.id}`, [iri('dcat', 'Distribution')])
         .lit(iri('dct', 'title'), storage.platform)
-        .ref(iri('dcat', 'accessURL'), id)
+        .ref(iri('dcat', 'accessURL'), storage.drs_uri ?? id)
         .lit(iri('dct', 'issued'), facts.imports[0], xsd('date'))
         .lit(iri('dct', 'modified'), facts.imports[facts.imports.length - 1], xsd('date'))
         .lit(iri('dcat', 'byteSize'), storage.byte_size, xsd('nonNegativeInteger'));
@@ -470,6 +482,9 @@ const SHA256 = iri('spdx', 'checksumAlgorithm_sha256');
 const MANIFEST_CHECKSUM =
   "SHA-256 of the copy's manifest (.provisioner/manifest-sha256.txt), which lists the SHA-256 " +
   'of every file of the copy: a copy of several files has no single-file checksum.';
+const ACCESS_REQUEST_NOTE =
+  'The data are not public: access is requested from the data access committee (through the ' +
+  "catalog's access request process); a granted request is a GA4GH visa for this dataset.";
 const MANIFEST_NOTE =
   'A storage copy of the dataset (many files). Its spdx:checksum is the SHA-256 of the ' +
   "copy's manifest of per-file SHA-256 checksums (.provisioner/manifest-sha256.txt), not of " +

@@ -46,6 +46,7 @@ export interface DatasetFacts {
     platform: string;
     byte_size: number | null;
     manifest_sha256: string | null;
+    drs_uri: string | null;
   }[];
   /** Dates of the provisioner imports (transfers with an import id), oldest first. */
   imports: string[];
@@ -155,7 +156,8 @@ export class DcatRepository {
       FROM legal_bases lb WHERE lb.dataset_id = ANY (${idList}::int[]) GROUP BY lb.dataset_id),
     storages_of AS (SELECT sl.dataset_id AS id,
         json_agg(json_build_object('id', sl.id, 'platform', sl.platform,
-          'byte_size', sl.byte_size, 'manifest_sha256', sl.manifest_sha256) ORDER BY sl.id) AS list
+          'byte_size', sl.byte_size, 'manifest_sha256', sl.manifest_sha256,
+          'drs_uri', sl.drs_uri) ORDER BY sl.id) AS list
       FROM storage_locations sl WHERE sl.dataset_id = ANY (${idList}::int[])
       GROUP BY sl.dataset_id),
     imports_of AS (SELECT t.dataset_id AS id,

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type QueryRunner } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { NotFoundError } from '@app/errors';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import context from './dcat-ap-3.0.1.context.json';
 import { DcatConfig, DcatExporter } from './dcat.exporter';
-import { DcatRepository, DcatViewer } from './dcat.repository';
+import { DatasetFacts, DcatRepository, DcatViewer } from './dcat.repository';
 import type { RdfNode } from './rdf-graph';
-import { RdfFormat, rdfWriter, RdfWriter } from './rdf-writers';
+import { RdfFormat, rdfWriter } from './rdf-writers';
 
 /** Datasets mapped at a time while a page is written. */
 const BATCH = 100;
@@ -17,21 +17,33 @@ const BATCH = 100;
  */
 export const DCAT_CONTEXT = JSON.stringify(context);
 
-/** An answer whose body is written while it is sent. */
+/**
+ * An answer read whole from the database (its transaction ended, its connection back in the
+ * pool) and written as it is sent: a client that reads slowly or not at all holds no
+ * connection, only the page's facts, and the mapping and serialising wait for it.
+ */
 export interface RdfAnswer {
   mediaType: string;
   body: AsyncGenerator<string>;
-  /** Ends the read's transaction; idempotent (the body calls it when done, the caller on close). */
-  release: () => Promise<void>;
 }
 
 @Injectable()
 export class DcatService {
+  /**
+   * Reads at once, at most half the pool: many harvesters (anonymous ones too) asking pages
+   * together wait here, holding no connection, while health and every other route keep theirs.
+   */
+  private readonly readSlots: number;
+  private reading = 0;
+  private readonly waiting: (() => void)[] = [];
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly dcat: DcatRepository,
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
-  ) {}
+  ) {
+    this.readSlots = Math.max(1, Math.floor(settings.DATABASE_POOL_SIZE / 2));
+  }
 
   /** The exporter of the configured catalog; 404 while the publisher is not configured. */
   private exporter(): DcatExporter {
@@ -52,121 +64,108 @@ export class DcatService {
   }
 
   /**
-   * Page `page` of the catalog as the viewer sees it. The page's checks run now (404 past the
-   * last page); its body is read in one REPEATABLE READ transaction while it is sent, BATCH
-   * datasets at a time, so a page never sits in memory as one graph.
+   * Page `page` of the catalog as the viewer sees it, 404 past the last page. The page is read
+   * in one REPEATABLE READ transaction, BATCH datasets a statement, and the transaction ends
+   * before the first byte is sent; the body maps and serialises BATCH datasets at a time as
+   * the client takes them, so a page is never one graph in memory.
    */
   async catalogPage(viewer: DcatViewer, format: RdfFormat, page: number): Promise<RdfAnswer> {
     const exporter = this.exporter();
-    const runner = await this.snapshot();
-    try {
-      const total = await this.dcat.count(runner.manager, viewer);
+    const read = await this.inSnapshot(async (manager) => {
+      const total = await this.dcat.count(manager, viewer);
       const size = this.settings.DCAT_PAGE_SIZE;
       const last = Math.max(1, Math.ceil(total / size));
       if (page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
-      const ids = await this.dcat.pageIds(runner.manager, viewer, (page - 1) * size, size);
-      const writer = rdfWriter(format, exporter.iris.context());
-      const info = { number: page, last, total };
-      const datasets = ids.length === 0 ? [] : await this.datasetIris(runner, ids);
-      const head =
-        page === 1
-          ? exporter.catalogNodes(datasets, info)
-          : exporter.catalogMembers(datasets, info);
-      return this.answer(runner, viewer, writer, exporter, ids, head);
-    } catch (error) {
-      await end(runner);
-      throw error;
-    }
+      const ids = await this.dcat.pageIds(manager, viewer, (page - 1) * size, size);
+      const accessions = ids.length === 0 ? [] : await this.dcat.accessions(manager, ids);
+      return {
+        info: { number: page, last, total },
+        iris: accessions.map((accession) => exporter.iris.dataset(accession)),
+        batches: await this.facts(manager, viewer, ids),
+      };
+    });
+    const head =
+      page === 1
+        ? exporter.catalogNodes(read.iris, read.info)
+        : exporter.catalogMembers(read.iris, read.info);
+    return this.answer(format, exporter, head, read.batches);
   }
 
   /** One dataset the viewer may see, by accession; 404 otherwise. */
   async dataset(viewer: DcatViewer, format: RdfFormat, accession: string): Promise<RdfAnswer> {
     const exporter = this.exporter();
-    const runner = await this.snapshot();
-    try {
-      const ids = await this.dcat.pageIds(runner.manager, viewer, 0, 1, accession);
+    const batches = await this.inSnapshot(async (manager) => {
+      const ids = await this.dcat.pageIds(manager, viewer, 0, 1, accession);
       if (ids.length === 0) throw new NotFoundError(`No dataset ${accession}`);
-      const writer = rdfWriter(format, exporter.iris.context());
-      return this.answer(runner, viewer, writer, exporter, ids, exporter.agentNodes());
-    } catch (error) {
-      await end(runner);
-      throw error;
-    }
+      return this.facts(manager, viewer, ids);
+    });
+    return this.answer(format, exporter, exporter.agentNodes(), batches);
   }
 
-  private async datasetIris(runner: QueryRunner, ids: number[]): Promise<string[]> {
-    const accessions = await this.dcat.accessions(runner.manager, ids);
-    const iris = this.exporter().iris;
-    return accessions.map((accession) => iris.dataset(accession));
-  }
-
-  private answer(
-    runner: QueryRunner,
+  /**
+   * The facts of `ids`, BATCH datasets a statement; the next batch is asked for before this one
+   * is stored, so PostgreSQL reads it meanwhile.
+   */
+  private async facts(
+    manager: EntityManager,
     viewer: DcatViewer,
-    writer: RdfWriter,
-    exporter: DcatExporter,
     ids: number[],
-    head: RdfNode[],
-  ): RdfAnswer {
-    let ended: Promise<void> | undefined;
-    const release = () => (ended ??= end(runner));
-    return {
-      mediaType: writer.mediaType,
-      body: this.write(runner, viewer, writer, exporter, ids, head, release),
-      release,
-    };
-  }
-
-  private async *write(
-    runner: QueryRunner,
-    viewer: DcatViewer,
-    writer: RdfWriter,
-    exporter: DcatExporter,
-    ids: number[],
-    head: RdfNode[],
-    release: () => Promise<void>,
-  ): AsyncGenerator<string> {
+  ): Promise<DatasetFacts[][]> {
     const batch = (i: number) => {
-      const facts = this.dcat.facts(runner.manager, viewer, ids.slice(i, i + BATCH));
+      const facts = this.dcat.facts(manager, viewer, ids.slice(i, i + BATCH));
       // Handled when awaited; until then a failure must not count as an unhandled rejection.
       facts.catch(() => undefined);
       return facts;
     };
-    // The next batch is asked for before this one is mapped: PostgreSQL reads it meanwhile.
+    const batches: DatasetFacts[][] = [];
     let next = ids.length > 0 ? batch(0) : undefined;
     try {
-      yield writer.start() + writer.nodes(head);
       for (let i = 0; next !== undefined; i += BATCH) {
         const facts = await next;
         next = i + BATCH < ids.length ? batch(i + BATCH) : undefined;
-        yield writer.nodes(facts.flatMap((f) => exporter.datasetNodes(f)));
+        batches.push(facts);
       }
-      yield writer.end();
     } finally {
-      // A client that hung up: the batch asked for ahead ends before the transaction does.
+      // A failed batch: the one asked for ahead ends before the transaction does.
       await next?.catch(() => undefined);
-      await release();
     }
+    return batches;
   }
 
-  private async snapshot(): Promise<QueryRunner> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+  private answer(
+    format: RdfFormat,
+    exporter: DcatExporter,
+    head: RdfNode[],
+    batches: DatasetFacts[][],
+  ): RdfAnswer {
+    const writer = rdfWriter(format, exporter.iris.context());
+    async function* body(): AsyncGenerator<string> {
+      yield writer.start() + writer.nodes(head);
+      // Each batch is let go once written: what is sent is not kept.
+      for (let facts = batches.shift(); facts !== undefined; facts = batches.shift())
+        yield writer.nodes(facts.flatMap((f) => exporter.datasetNodes(f)));
+      yield writer.end();
+    }
+    return { mediaType: writer.mediaType, body: body() };
+  }
+
+  /**
+   * `read` in one REPEATABLE READ transaction without JIT, on a connection held only meanwhile,
+   * once one of the read slots is free (first come, first served).
+   */
+  private async inSnapshot<T>(read: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (this.reading < this.readSlots) this.reading += 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {
-      await runner.startTransaction('REPEATABLE READ');
-      await this.dcat.withoutJit(runner.manager);
-    } catch (error) {
-      await runner.release();
-      throw error;
+      return await this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+        await this.dcat.withoutJit(manager);
+        return read(manager);
+      });
+    } finally {
+      // The slot goes to the next reader waiting, else back.
+      const next = this.waiting.shift();
+      if (next !== undefined) next();
+      else this.reading -= 1;
     }
-    return runner;
-  }
-}
-
-async function end(runner: QueryRunner): Promise<void> {
-  try {
-    if (runner.isTransactionActive) await runner.rollbackTransaction();
-  } finally {
-    await runner.release();
   }
 }

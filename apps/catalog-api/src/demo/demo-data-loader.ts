@@ -17,7 +17,7 @@ import { AccessesRepository, NewHeldAccess } from '../accesses/accesses.reposito
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { TrackedRecordsRepository } from '../common/tracked-records.repository';
 import { ContactsRepository } from '../contacts/contacts.repository';
-import { DatabaseRepository } from '../database/database.repository';
+import { SessionLocksRepository } from '../database/session-locks.repository';
 import { DatasetsRepository } from '../datasets/datasets.repository';
 import { EndpointsRepository } from '../endpoints/endpoints.repository';
 import { CatalogImportService } from '../catalog-imports/catalog-import.service';
@@ -57,21 +57,14 @@ export async function loadDemoData(
   app: INestApplicationContext,
   keys: DemoKeys,
 ): Promise<DemoKeys & { loaded: boolean }> {
-  const database = app.get(DatabaseRepository);
-  // A connection of its own holds the lock while the services use the pool's others.
-  const runner = app.get(DataSource).createQueryRunner();
-  await runner.connect();
+  // A connection of its own holds the lock while the services use the pool's.
+  const lock = await app.get(SessionLocksRepository).lock(DEMO_LOCK_ID);
   try {
-    await database.lockSession(runner, DEMO_LOCK_ID);
-    try {
-      if (await isLoaded(app)) return { ...keys, loaded: false };
-      await writeDemoCatalog(app, keys);
-      return { ...keys, loaded: true };
-    } finally {
-      await database.unlockSession(runner, DEMO_LOCK_ID);
-    }
+    if (await isLoaded(app)) return { ...keys, loaded: false };
+    await writeDemoCatalog(app, keys);
+    return { ...keys, loaded: true };
   } finally {
-    await runner.release();
+    await lock.release();
   }
 }
 

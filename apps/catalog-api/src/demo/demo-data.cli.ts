@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
-import { answersHelp } from '@app/platform';
+import { answersHelp, exitOnStopSignals } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildTypeOrmOptions } from '../typeorm-options';
@@ -38,6 +38,7 @@ default ${DEFAULT_KEYS_FILE}). --json: the last line is a JSON summary.
  */
 async function main(): Promise<void> {
   if (answersHelp(USAGE)) return;
+  exitOnStopSignals({ message: (signal) => `demo data: stopped by ${signal} before it finished` });
   const json = process.argv.includes('--json');
   const keysFile = keysFileArgument(process.argv);
   // As the catalog tool: silent unless asked, so stdout holds the keys and the summary.

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { answersHelp } from '@app/platform';
+import { answersHelp, exitOnStopSignals } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildTypeOrmOptions } from '../typeorm-options';
@@ -24,6 +24,7 @@ Migrates the database of DATABASE_URL and appends a synthetic catalog of N datas
 
 async function main(): Promise<void> {
   if (answersHelp(USAGE)) return;
+  exitOnStopSignals({ message: (signal) => `gen-data: stopped by ${signal} before it finished` });
   const datasets = datasetsArgument(process.argv.slice(2));
   const dataSource = new DataSource(buildTypeOrmOptions(loadCatalogSettings()));
   await dataSource.initialize();

@@ -96,7 +96,7 @@ export class SyntheticCatalogRepository {
     );
     await manager.query(
       `INSERT INTO exposures (dataset_id, endpoint_id, form_id)
-     SELECT d.id, (SELECT id FROM endpoints WHERE name = $2), 1 FROM ${scope} d`,
+     SELECT d.id, (SELECT id FROM endpoints WHERE lower(name) = lower($2)), 1 FROM ${scope} d`,
       [tag, endpointName],
     );
   }

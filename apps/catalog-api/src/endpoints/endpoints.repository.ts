@@ -49,10 +49,13 @@ export class EndpointsRepository {
     return rows[0].id;
   }
 
-  /** The endpoint with exactly this name. */
+  /**
+   * The endpoint with this name in any case: names are unique whatever their case (see
+   * `nameTaken`), so a name is one name wherever it is looked up.
+   */
   async idByName(manager: EntityManager, name: string): Promise<number | undefined> {
     const endpoints = await manager.query<{ id: number }[]>(
-      'SELECT id FROM endpoints WHERE name = $1',
+      'SELECT id FROM endpoints WHERE lower(name) = lower($1)',
       [name],
     );
     return endpoints[0]?.id;

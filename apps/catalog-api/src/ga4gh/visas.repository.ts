@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessHolder } from '../accesses/accesses.repository';
+import {
+  CURRENT_ACCESS_SQL as CURRENT,
+  ENDED_ACCESS_SQL as ENDED,
+  GRANTABLE_DATASET_SQL,
+} from '../accesses/usable-access';
 import { PERSON_BY_SUBJECT } from '../people/people.repository';
 import type { PublicJwk } from './visa-signing-key';
 
@@ -8,7 +13,7 @@ import type { PublicJwk } from './visa-signing-key';
 export interface VisaAccessRow {
   id: number;
   accession: string;
-  /** Active and not past its last day (the same rule as /api/permissions). */
+  /** Usable now (accesses/usable-access.ts, the rule of /api/permissions). */
   current: boolean;
   /** The grant's start: its `granted_on` (UTC midnight), else when the access was recorded. */
   asserted: number;
@@ -31,14 +36,25 @@ export interface SignedVisa {
   expires: number;
 }
 
-const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
-const CURRENT = `a.status = 'active' AND (a.grant_expires_on IS NULL OR a.grant_expires_on >= ${TODAY})`;
-const ENDED = `a.status = 'terminated' OR (a.status = 'active' AND a.grant_expires_on < ${TODAY})`;
 const epoch = (sql: string) => `floor(extract(epoch FROM ${sql}))::float8`;
 /** Which of a holder's accesses a passport speaks for ($2: whether ended ones count). */
-const PASSPORT_ACCESSES = `d.elu_accession IS NOT NULL
-   AND EXISTS (SELECT 1 FROM exposures e WHERE e.dataset_id = d.id)
-   AND ((${CURRENT}) OR ($2 AND (${ENDED})))`;
+const PASSPORT_ACCESSES = `${GRANTABLE_DATASET_SQL} AND ((${CURRENT}) OR ($2 AND (${ENDED})))`;
+
+/**
+ * The CTE `held`: the passport's accesses of the holder that `holder` matches (an `a.`
+ * condition), with every column a visa is made from. Both the digest and the visas are read
+ * from it, so what a digest vouches for is what the visas were built from.
+ */
+const held = (holder: string, from = '') => `held AS (
+  SELECT a.id, d.elu_accession AS accession, a.status, (${CURRENT}) AS current, a.granted_on,
+    a.grant_expires_on, a.created_at, a.updated_at
+  FROM ${from}accesses a JOIN datasets d ON d.id = a.dataset_id
+  WHERE ${holder} AND ${PASSPORT_ACCESSES})`;
+/** A digest of `held` (null when it is empty). */
+const HELD_DIGEST = `SELECT md5(string_agg(concat_ws(':', h.id, h.accession, h.status, h.current,
+    h.granted_on, h.grant_expires_on, h.created_at, h.updated_at), ',' ORDER BY h.id)) FROM held h`;
+/** The digest of a passport without accesses. */
+const NO_ACCESSES = 'none';
 
 /** The accesses GA4GH visas are made from, the visas kept signed, and the keys that signed. */
 @Injectable()
@@ -46,33 +62,35 @@ export class VisasRepository {
   /**
    * The holder's accesses to datasets with an accession and at least one exposure (the datasets
    * /api/permissions lists): the current ones, and with `ended` also those terminated or past
-   * their last day. One indexed statement, the stored visas joined in.
+   * their last day, with the stored visas joined in; and the digest `stateOf` gives for exactly
+   * these rows. One statement, so the rows and their digest come from one snapshot: a passport
+   * remembered under the digest is the passport of the accesses that digest stands for.
    */
-  accessesOf(
+  async accessesOf(
     manager: EntityManager,
     holder: AccessHolder,
     ended: boolean,
-  ): Promise<VisaAccessRow[]> {
+  ): Promise<{ rows: VisaAccessRow[]; digest: string }> {
     const column = holder.kind === 'user' ? 'user_id' : 'contact_id';
-    return manager.query<VisaAccessRow[]>(
-      `SELECT a.id, d.elu_accession AS accession, (${CURRENT}) AS current,
-         ${epoch(`COALESCE(a.granted_on::timestamp AT TIME ZONE 'UTC', a.created_at)`)} AS asserted,
-         ${epoch(`(a.grant_expires_on + 1)::timestamp AT TIME ZONE 'UTC'`)} AS ends,
-         a.updated_at::text AS changed, ${epoch('a.updated_at')} AS changed_at,
-         v.version, v.jws, ${epoch('v.expires_at')} AS visa_expires
-       FROM accesses a JOIN datasets d ON d.id = a.dataset_id
-       LEFT JOIN ga4gh_visas v ON v.access_id = a.id
-       WHERE a.${column} = $1 AND ${PASSPORT_ACCESSES}
-       ORDER BY d.elu_accession, a.id`,
+    const rows = await manager.query<(VisaAccessRow & { digest: string })[]>(
+      `WITH ${held(`a.${column} = $1`)}
+       SELECT h.id, h.accession, h.current,
+         ${epoch(`COALESCE(h.granted_on::timestamp AT TIME ZONE 'UTC', h.created_at)`)} AS asserted,
+         ${epoch(`(h.grant_expires_on + 1)::timestamp AT TIME ZONE 'UTC'`)} AS ends,
+         h.updated_at::text AS changed, ${epoch('h.updated_at')} AS changed_at,
+         v.version, v.jws, ${epoch('v.expires_at')} AS visa_expires, (${HELD_DIGEST}) AS digest
+       FROM held h LEFT JOIN ga4gh_visas v ON v.access_id = h.id
+       ORDER BY h.accession, h.id`,
       [holder.id, ended],
     );
+    const digest = rows[0]?.digest ?? NO_ACCESSES;
+    return { rows: rows.map(({ digest: _digest, ...row }) => row), digest };
   }
 
   /**
-   * The person with this subject and a digest of what `accessesOf` would return for them, bar
-   * the stored visas (the same rows, with every column a visa is made from): one statement, so
-   * an unchanged passport is known in one round trip without reading its visas. Undefined when
-   * nobody has the subject.
+   * The person with this subject and the digest `accessesOf` would give for them: one
+   * statement, so an unchanged passport is known in one round trip without reading its visas.
+   * Undefined when nobody has the subject.
    */
   async stateOf(
     manager: EntityManager,
@@ -80,18 +98,15 @@ export class VisasRepository {
     ended: boolean,
   ): Promise<{ holder: AccessHolder; digest: string } | undefined> {
     const [row] = await manager.query<(AccessHolder & { digest: string | null })[]>(
-      `WITH p AS (${PERSON_BY_SUBJECT})
-       SELECT p.kind, p.id, (
-         SELECT md5(string_agg(concat_ws(':', a.id, d.elu_accession, a.status, (${CURRENT}),
-             a.granted_on, a.grant_expires_on, a.created_at, a.updated_at), ',' ORDER BY a.id))
-         FROM accesses a JOIN datasets d ON d.id = a.dataset_id
-         WHERE ((p.kind = 'user' AND a.user_id = p.id) OR (p.kind = 'contact' AND a.contact_id = p.id))
-           AND ${PASSPORT_ACCESSES}) AS digest
-       FROM p`,
+      `WITH p AS (${PERSON_BY_SUBJECT}), ${held(
+        `((p.kind = 'user' AND a.user_id = p.id) OR (p.kind = 'contact' AND a.contact_id = p.id))`,
+        'p, ',
+      )}
+       SELECT p.kind, p.id, (${HELD_DIGEST}) AS digest FROM p`,
       [subject, ended],
     );
     if (row === undefined) return undefined;
-    return { holder: { kind: row.kind, id: row.id }, digest: row.digest ?? 'none' };
+    return { holder: { kind: row.kind, id: row.id }, digest: row.digest ?? NO_ACCESSES };
   }
 
   /**

@@ -40,7 +40,8 @@ interface VisaContent {
  * holds is decided on every read from the accesses themselves, so a revoked or expired grant
  * leaves the passport at the next read, whatever is stored. The last passports served are also
  * remembered in memory, each valid while a digest of its accesses (one aggregate query per
- * read) is unchanged: a repeated read then neither reads nor signs a visa.
+ * read) is unchanged: a repeated read then neither reads nor signs a visa. The digest a passport
+ * is remembered under is computed in the statement that read its accesses (one snapshot).
  */
 @Injectable()
 export class VisasService {
@@ -63,13 +64,15 @@ export class VisasService {
     const manager = this.dataSource.manager;
     const state = await this.visas.stateOf(manager, subject, expired);
     if (state === undefined) return json({ ga4gh_passport_v1: [] });
-    const { holder: person, digest } = state;
     const now = Math.floor(Date.now() / 1000);
     const key = JSON.stringify([subject, expired]);
-    const remembered = this.memo.get(key, digest, now);
+    const remembered = this.memo.get(key, state.digest, now);
     if (remembered !== undefined) return remembered;
 
-    const rows = await this.visas.accessesOf(manager, person, expired);
+    // Remembered under the digest of the rows it is made from, never under `state.digest`: an
+    // access granted between the two reads would otherwise be remembered under the digest of
+    // the accesses without it, which matches again once it is revoked.
+    const { rows, digest } = await this.visas.accessesOf(manager, state.holder, expired);
     const lifetime = issuer.defaultLifetimeDays * DAY_SECONDS;
     const fresh: SignedVisa[] = [];
     let renewAt = Number.POSITIVE_INFINITY;

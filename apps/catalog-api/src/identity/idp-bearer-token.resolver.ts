@@ -1,23 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createRemoteJWKSet, errors, JWTPayload, jwtVerify } from 'jose';
-import type { BearerTokenResolver, Principal } from '@app/auth';
+import { ASYMMETRIC_JWS_ALGORITHMS, type BearerTokenResolver, type Principal } from '@app/auth';
 import { ServiceUnavailableError, UnauthorizedError } from '@app/errors';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import { UsersRepository } from '../users/users.repository';
 
-/** Keycloak signs with RS256 by default; any asymmetric algorithm is fine, HMAC never is. */
-const ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-];
 const CLOCK_TOLERANCE_SECONDS = 30;
 /** Signing keys are refetched at least this often even when every kid is known. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
@@ -104,7 +91,8 @@ export class IdpBearerTokenResolver implements BearerTokenResolver {
     try {
       const { payload } = await jwtVerify(token, verifier.keys, {
         issuer: verifier.issuer,
-        algorithms: ALGORITHMS,
+        // Keycloak signs with RS256 by default; any asymmetric algorithm is fine, HMAC never is.
+        algorithms: ASYMMETRIC_JWS_ALGORITHMS,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ['exp', 'sub'],
       });

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, ServiceUnavailableError } from '@app/errors';
 import { ADVISORY_LOCKS } from '../common/advisory-locks';
 import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
-import { DatabaseRepository } from '../database/database.repository';
+import { SessionLocksRepository } from '../database/session-locks.repository';
 import { KeycloakAdminClient } from './keycloak-admin.client';
 import type { KeycloakUser } from './keycloak-types';
 import { PeopleRepository, personAudit, PersonFacts } from '../people/people.repository';
@@ -34,8 +34,9 @@ function factsOf(account: KeycloakUser): PersonFacts | null {
  * Synchronises people with the identity provider (spec §4): every account with a verified
  * email is matched like a webhook request, the match takes the provider's names, email and
  * subject, unknown accounts become contacts. Nothing is ever deleted or deactivated.
- * One run at a time across replicas (a session advisory lock); each page of accounts is its
- * own short transaction so webhook deliveries are never held up behind a whole sync.
+ * One run at a time across replicas (a session advisory lock, on a connection of its own to the
+ * database itself); each page of accounts is its own short transaction so webhook deliveries are
+ * never held up behind a whole sync.
  */
 @Injectable()
 export class IdpSyncService {
@@ -43,7 +44,7 @@ export class IdpSyncService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly database: DatabaseRepository,
+    private readonly sessionLocks: SessionLocksRepository,
     private readonly idp: KeycloakAdminClient,
     private readonly people: PeopleRepository,
     private readonly audit: AuditService,
@@ -56,20 +57,15 @@ export class IdpSyncService {
         reason: 'set IDP_URL, IDP_REALM, IDP_CLIENT_ID and IDP_CLIENT_SECRET',
       });
     }
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+    const lock = await this.sessionLocks.tryLock(ADVISORY_LOCKS.idpSync);
+    if (lock === null)
+      throw new ConflictError('An identity-provider synchronisation is already running');
     try {
-      if (!(await this.database.tryLockSession(runner, ADVISORY_LOCKS.idpSync)))
-        throw new ConflictError('An identity-provider synchronisation is already running');
-      try {
-        const counts = await this.syncAll(actor);
-        this.logger.log(counts, 'identity-provider synchronisation finished');
-        return counts;
-      } finally {
-        await this.database.unlockSession(runner, ADVISORY_LOCKS.idpSync);
-      }
+      const counts = await this.syncAll(actor);
+      this.logger.log(counts, 'identity-provider synchronisation finished');
+      return counts;
     } finally {
-      await runner.release();
+      await lock.release();
     }
   }
 

@@ -18,6 +18,10 @@ export type PartnerField = (typeof PARTNER_FIELDS)[number];
 
 export type PartnerExport = ReturnType<typeof toPartnerExport>;
 
+/**
+ * A partner in the export shape. The two categories are left out while unknown: the ELU
+ * institution schema has no null for them (docs/decisions/elu-valid-exports.md).
+ */
 export function toPartnerExport(row: PartnerRow, source: string) {
   return {
     source,
@@ -26,8 +30,8 @@ export function toPartnerExport(row: PartnerRow, source: string) {
     name: row.name,
     acronym: row.acronym === '' ? null : row.acronym,
     is_clinical: row.is_clinical,
-    geo_category: row.geo_category,
-    sector_category: row.sector_category,
+    ...(row.geo_category === null ? {} : { geo_category: row.geo_category }),
+    ...(row.sector_category === null ? {} : { sector_category: row.sector_category }),
     address: row.address === '' ? null : row.address,
     country_code: row.country_code,
     metadata: row.metadata,

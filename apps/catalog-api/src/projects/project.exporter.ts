@@ -1,5 +1,5 @@
 import { textOrNull } from '../common/formatting';
-import type { PersonExport } from '../contacts/contact.exporter';
+import { isExportablePerson, type PersonExport } from '../contacts/contact.exporter';
 
 export const PROJECT_SCHEMA_URL =
   'https://raw.githubusercontent.com/elixir-luxembourg/json-schemas/v0.0.6/schemas/elu-project.json';
@@ -81,7 +81,7 @@ export function toProjectExport(
     national_ethics_approval_notes: textOrNull(row.national_ethics_approval_notes),
     start_date: row.start_date,
     end_date: row.end_date,
-    contacts: relations.contacts,
+    contacts: relations.contacts.filter(isExportablePerson),
     publications: relations.publications.map(toPublicationExport),
     metadata: row.metadata,
   };

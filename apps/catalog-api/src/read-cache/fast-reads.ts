@@ -57,6 +57,8 @@ function callerOf(req: IncomingMessage): Caller | null {
 export class FastReads {
   private readonly index: ResponseCache<FastEntry>;
   private metrics?: HttpMetrics;
+  /** Requests the full pipeline refuses (a client with too many answers unread): not answered here. */
+  private refused?: (req: IncomingMessage) => boolean;
   private readonly enabled: boolean;
 
   constructor(
@@ -85,8 +87,9 @@ export class FastReads {
    * Puts this index in front of the app's request handler and starts the version listener.
    * With FAST_READS off it only tells the version tracker about writes through this replica.
    */
-  attach(server: Server, metrics: HttpMetrics): void {
+  attach(server: Server, metrics: HttpMetrics, refused?: (req: IncomingMessage) => boolean): void {
     this.metrics = metrics;
+    this.refused = refused;
     const handlers = server.listeners('request') as ((
       req: IncomingMessage,
       res: ServerResponse,
@@ -146,6 +149,7 @@ export class FastReads {
     const entry = this.index.get(this.keyOf(version, caller, req.url ?? ''));
     if (entry === undefined) return false;
     if (entry.expiresAt !== undefined && Date.now() >= entry.expiresAt) return false;
+    if (this.refused?.(req)) return false;
     this.answer(req, res, entry);
     return true;
   }

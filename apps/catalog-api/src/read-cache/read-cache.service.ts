@@ -45,6 +45,15 @@ export interface LoadedRead {
 export class ReadCacheService {
   private readonly cache: ResponseCache;
   private readonly building = new Map<string, Promise<LoadedRead>>();
+  /**
+   * Answers too large for the cache, while something still holds them (a response being sent
+   * to a slow reader): the same read at the same version gets the same bytes instead of a
+   * build of its own, so many slow readers of one large answer hold one copy of it.
+   */
+  private readonly unkept = new Map<string, WeakRef<CachedResponse>>();
+  private readonly forget = new FinalizationRegistry<string>((key) => {
+    if (this.unkept.get(key)?.deref() === undefined) this.unkept.delete(key);
+  });
   /** Builds run and misses that joined one already running, by route (for the metrics). */
   readonly counts = { builds: new Map<string, number>(), joined: new Map<string, number>() };
 
@@ -68,7 +77,8 @@ export class ReadCacheService {
   /** The answer to `key` at the current version: from the cache, a build running, or a new build. */
   async load(key: ReadKey, produce: Producer): Promise<LoadedRead> {
     const seen = this.tracker.known() ?? (await this.versions.current());
-    const hit = this.cache.get(this.cacheKey(seen, key, key.answer()));
+    const answerKey = this.cacheKey(seen, key, key.answer());
+    const hit = this.cache.get(answerKey) ?? this.unkept.get(answerKey)?.deref();
     if (hit !== undefined) return { version: seen, entry: hit };
     // Only the very same request joins a build: which parameters matter is known after it.
     const buildKey = this.cacheKey(seen, key, key.request);
@@ -93,7 +103,11 @@ export class ReadCacheService {
           // Serialised inside the transaction: a handler may hand over pages read as they go.
           entry: await jsonBody(await produce(manager)),
         }));
-    this.cache.set(this.cacheKey(version, key, key.answer()), entry);
+    const answerKey = this.cacheKey(version, key, key.answer());
+    if (!this.cache.set(answerKey, entry)) {
+      this.unkept.set(answerKey, new WeakRef(entry));
+      this.forget.register(entry, answerKey);
+    }
     return { version, entry };
   }
 

@@ -62,14 +62,15 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
     return slot.entry;
   }
 
-  set(key: string, entry: T): void {
+  /** Stores the entry; false when it alone is larger than the byte bound (not kept). */
+  set(key: string, entry: T): boolean {
     const bytes =
       ENTRY_OVERHEAD_BYTES +
       stringBytes(key) +
       entry.bytes +
       stringBytes(entry.etag) +
       this.extraBytes(entry);
-    if (bytes > this.limits.maxBytes) return;
+    if (bytes > this.limits.maxBytes) return false;
     this.delete(key);
     this.entries.set(key, { entry, bytes });
     this.bytes += bytes;
@@ -77,6 +78,7 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
       if (this.bytes <= this.limits.maxBytes && this.entries.size <= this.limits.maxEntries) break;
       this.delete(oldKey);
     }
+    return true;
   }
 
   /** Entries held now. */

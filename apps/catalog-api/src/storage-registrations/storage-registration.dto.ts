@@ -14,6 +14,8 @@ import { IntegerField, TextField } from '@app/platform';
 
 const ACCESSION = /^ELU_I_\d{1,15}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** `drs://<host>/<id>`, the id in the characters DRS ids keep unencoded. */
+const DRS_URI = /^drs:\/\/[A-Za-z0-9.-]+(:\d+)?\/[A-Za-z0-9._~-]+$/;
 
 /** A required, non-empty string of at most `max` characters, documented as such. */
 const Text = (description: string, max: number) =>
@@ -67,6 +69,16 @@ export class RegisteredStorageInput {
       'as registered before).',
   })
   manifest_sha256?: string;
+
+  @TextField({
+    max: 2000,
+    pattern: DRS_URI,
+    patternMessage: 'must be a hostname-based DRS URI: drs://<host>/<id>',
+    description:
+      "The copy as a GA4GH DRS object (the dataset's compound object on the provisioner's DRS " +
+      'service); its DCAT distribution points at it. Absent: not served (kept as registered before).',
+  })
+  drs_uri?: string;
 }
 
 /** The hand-over from the submitting partner; one transfer per import. */

@@ -22,9 +22,9 @@ export class StorageRegistrationsController {
     description:
       'Idempotent: one storage row per (dataset, platform, location), one transfer per ' +
       'import. The dataset is found by accession, else by title in the project with the ' +
-      'acronym given, where it is created (unpublished) when missing. An unknown dataset, ' +
-      'project or partner is a 404 and a title used by another project a 409, each with ' +
-      '`more.reason`.',
+      'acronym given, where it is created (unpublished) when missing; either way it must ' +
+      'belong to that project. An unknown dataset, project or partner is a 404, an accession ' +
+      'or title of another project a 409, each with `more.reason`.',
     responses: [],
     errors: [404, 409],
   })

@@ -13,6 +13,7 @@ export interface StorageWrite {
   location: string;
   bytes?: number;
   manifestSha256?: string;
+  drsUri?: string;
 }
 
 /** What a registration did to the copy's row. */
@@ -28,9 +29,10 @@ export interface TransferWrite {
 
 /**
  * The statements of a storage registration. Each write is an `INSERT … ON CONFLICT` on the
- * constraint that makes it happen once (dataset title, storage (dataset, platform, location),
- * transfer import id), so concurrent or repeated registrations add nothing twice; each returns
- * whether it added the row (the storage row: or updated its size and checksum).
+ * constraint that makes it happen once (dataset title, storage (dataset, platform, the
+ * location's digest), transfer import id), so concurrent or repeated registrations add nothing
+ * twice; each returns whether it added the row (the storage row: or updated its size and
+ * checksum).
  */
 @Injectable()
 export class StorageRegistrationsRepository {
@@ -90,16 +92,25 @@ export class StorageRegistrationsRepository {
   async upsertStorage(m: EntityManager, s: StorageWrite): Promise<StorageWritten> {
     const rows = await m.query<{ created: boolean }[]>(
       `INSERT INTO storage_locations AS sl (dataset_id, platform, location, category, byte_size,
-         manifest_sha256)
-       VALUES ($1, $2, $3, 'master', $4::bigint, $5)
-       ON CONFLICT (dataset_id, platform, (COALESCE(location, ''))) DO UPDATE
+         manifest_sha256, drs_uri)
+       VALUES ($1, $2, $3, 'master', $4::bigint, $5, $6)
+       ON CONFLICT (dataset_id, platform, storage_location_digest(location)) DO UPDATE
          SET byte_size = COALESCE(EXCLUDED.byte_size, sl.byte_size),
-           manifest_sha256 = COALESCE(EXCLUDED.manifest_sha256, sl.manifest_sha256)
-         WHERE (sl.byte_size, sl.manifest_sha256) IS DISTINCT FROM
+           manifest_sha256 = COALESCE(EXCLUDED.manifest_sha256, sl.manifest_sha256),
+           drs_uri = COALESCE(EXCLUDED.drs_uri, sl.drs_uri)
+         WHERE (sl.byte_size, sl.manifest_sha256, sl.drs_uri) IS DISTINCT FROM
            (COALESCE(EXCLUDED.byte_size, sl.byte_size),
-            COALESCE(EXCLUDED.manifest_sha256, sl.manifest_sha256))
+            COALESCE(EXCLUDED.manifest_sha256, sl.manifest_sha256),
+            COALESCE(EXCLUDED.drs_uri, sl.drs_uri))
        RETURNING (xmax = 0) AS created`,
-      [s.datasetId, s.platform, s.location, s.bytes ?? null, s.manifestSha256 ?? null],
+      [
+        s.datasetId,
+        s.platform,
+        s.location,
+        s.bytes ?? null,
+        s.manifestSha256 ?? null,
+        s.drsUri ?? null,
+      ],
     );
     if (rows.length === 0) return 'unchanged';
     return rows[0].created ? 'created' : 'updated';

@@ -13,12 +13,18 @@ import {
 
 /** Why a registration is refused; the provisioner counts refusals by it. */
 export type RegistrationRefusal =
-  'unknown_dataset' | 'unknown_project' | 'unknown_partner' | 'title_in_other_project';
+  | 'unknown_dataset'
+  | 'unknown_project'
+  | 'unknown_partner'
+  | 'title_in_other_project'
+  | 'accession_in_other_project';
 
 /**
  * Registers one storage copy (and the transfer that brought it) of one dataset, in one
  * transaction, touching nothing else of the record. The dataset is the one with the accession,
- * else the one with the title in the named project, created there (unpublished) when missing.
+ * else the one with the title in the named project, created there (unpublished) when missing;
+ * either way it must belong to the named project, the submission's: a depositor names the
+ * accession and the project, and may attach copies only within that project.
  */
 @Injectable()
 export class StorageRegistrationsService {
@@ -38,6 +44,7 @@ export class StorageRegistrationsService {
         location: input.storage.location,
         bytes: input.storage.bytes,
         manifestSha256: input.storage.manifest_sha256,
+        drsUri: input.storage.drs_uri,
       });
       const storageCreated = storage === 'created';
       const transferCreated =
@@ -80,13 +87,18 @@ export class StorageRegistrationsService {
     input: StorageRegistrationBody,
   ): Promise<{ row: RegisteredDatasetRow; created: boolean }> {
     const { accession, title, project } = input.dataset;
+    const projectId = await this.rows.projectIdByAcronym(m, project);
+    if (projectId === undefined) throw refusal(`Unknown project: ${project}`, 'unknown_project');
     if (accession !== undefined) {
       const row = await this.rows.datasetByAccession(m, accession);
       if (row === undefined) throw refusal(`Unknown dataset: ${accession}`, 'unknown_dataset');
+      if (row.project_id !== projectId)
+        throw new ConflictError(`Dataset ${accession} does not belong to project ${project}`, {
+          reason: 'accession_in_other_project' satisfies RegistrationRefusal,
+          accession,
+        });
       return { row, created: false };
     }
-    const projectId = await this.rows.projectIdByAcronym(m, project);
-    if (projectId === undefined) throw refusal(`Unknown project: ${project}`, 'unknown_project');
     const found = await this.rows.datasetByTitleOrCreate(m, title, projectId);
     // Titles are unique across the catalog: the same title elsewhere is another dataset.
     if (found.row.project_id !== projectId)

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import Redis, { type RedisOptions } from 'ioredis';
 import { Pool } from 'pg';
 import { AuthFailureStore, FailureCount, FailurePolicy, RedisAuthFailuresStore } from '@app/auth';
 import { QUEUE_BACKEND } from '../queue/queue.module';
 import type { QueueBackendConfig } from '../queue/queue-backend';
+import { connectRedis } from '../queue/redis-topology';
 import { ProvisionerAuthFailuresRepository } from './provisioner-auth-failures.repository';
 
 /** A store that cannot answer within this is skipped: the caller gets its 401 uncounted. */
@@ -24,10 +24,11 @@ export class ProvisionerAuthFailuresStore implements AuthFailureStore, OnApplica
 
   constructor(@Inject(QUEUE_BACKEND) backend: QueueBackendConfig) {
     if (backend.kind === 'redis') {
-      const redis = new Redis({
-        ...(backend.connection as RedisOptions),
-        maxRetriesPerRequest: 1,
+      // Commands wait for the connection (a replica's first requests come while it is still
+      // being made), each at most STORE_TIMEOUT_MS, an outage included.
+      const redis = connectRedis(backend.redis, 'api', {
         commandTimeout: STORE_TIMEOUT_MS,
+        enableOfflineQueue: true,
       });
       redis.on('error', (error) => this.logger.debug({ err: error }, 'redis connection error'));
       this.store = new RedisAuthFailuresStore(redis, backend.prefix);
@@ -37,7 +38,7 @@ export class ProvisionerAuthFailuresStore implements AuthFailureStore, OnApplica
       };
       return;
     }
-    const { connectionString } = backend.connection as { connectionString: string };
+    const { connectionString } = backend.connection;
     const pool = new Pool({
       connectionString,
       max: 2,

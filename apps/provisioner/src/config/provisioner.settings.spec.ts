@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { SettingsError } from '@app/platform';
+import { configureQueueBackend } from '../queue/queue-backend';
 import { loadProvisionerSettings } from './provisioner.settings';
 
 const REDIS_URL = 'redis://redis:6379';
@@ -54,6 +55,29 @@ describe('provisioner settings', () => {
     ]);
   });
 
+  it('S3 time-outs: connect, request and idle, each bounded; the prefix leaves the layout room in a key', () => {
+    const defaults = loadProvisionerSettings({ REDIS_URL });
+    expect([
+      defaults.S3_CONNECT_TIMEOUT_MS,
+      defaults.S3_REQUEST_TIMEOUT_MS,
+      defaults.S3_IDLE_TIMEOUT_MS,
+    ]).toEqual([10_000, 300_000, 60_000]);
+    const problems = problemsOf({
+      REDIS_URL,
+      S3_CONNECT_TIMEOUT_MS: '0',
+      S3_REQUEST_TIMEOUT_MS: 'soon',
+      S3_IDLE_TIMEOUT_MS: '99',
+      S3_PREFIX: 'p'.repeat(513),
+    });
+    expect([...new Set(problems.map((p) => p.split(' ')[0]))]).toEqual([
+      'S3_PREFIX',
+      'S3_CONNECT_TIMEOUT_MS',
+      'S3_REQUEST_TIMEOUT_MS',
+      'S3_IDLE_TIMEOUT_MS',
+    ]);
+    expect(problems[0]).toBe('S3_PREFIX must be at most 512 characters');
+  });
+
   it('registers in the catalog only with both its URL and key; the key is a real secret', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).catalogRegistration).toBeNull();
     expect(
@@ -75,10 +99,43 @@ describe('provisioner settings', () => {
     );
   });
 
-  it('refuses to start with neither REDIS_URL nor DATABASE_URL', () => {
+  it('refuses to start with neither a Redis setting nor DATABASE_URL', () => {
     expect(problemsOf({})).toEqual([
-      'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)',
+      'DATABASE_URL must be a postgres:// URL (it is required when neither REDIS_URL, REDIS_SENTINELS nor REDIS_CLUSTER_NODES is set)',
     ]);
+  });
+
+  it('refuses Redis settings that contradict or lack each other, naming each problem', () => {
+    expect(problemsOf({ REDIS_URL, REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'q' })).toEqual(
+      ['REDIS_SENTINELS cannot be combined with REDIS_URL: set one way to reach Redis'],
+    );
+    expect(
+      problemsOf({
+        REDIS_SENTINELS: 's:26379',
+        REDIS_SENTINEL_NAME: 'q',
+        REDIS_CLUSTER_NODES: 'c:6379',
+      }),
+    ).toEqual([
+      'REDIS_CLUSTER_NODES cannot be combined with REDIS_SENTINELS: set one way to reach Redis',
+    ]);
+    expect(problemsOf({ REDIS_SENTINELS: 's:26379' })).toEqual([
+      "REDIS_SENTINEL_NAME must be the primary's name (A-Z a-z 0-9 . _ -); required with REDIS_SENTINELS",
+    ]);
+    expect(problemsOf({ REDIS_SENTINELS: 's:26379,s2', REDIS_SENTINEL_NAME: 'q' })).toEqual([
+      'REDIS_SENTINELS must be a comma list of host:port (a port 1-65535; an IPv6 address in brackets)',
+    ]);
+    expect(problemsOf({ REDIS_CLUSTER_NODES: 'c:0' })[0]).toMatch(
+      /^REDIS_CLUSTER_NODES must be a comma list/,
+    );
+    expect(
+      problemsOf({ REDIS_URL, REDIS_SENTINEL_NAME: 'q', REDIS_PASSWORD: 'a-real-password' }),
+    ).toEqual([
+      'REDIS_SENTINEL_NAME is only read with REDIS_SENTINELS, which is not set',
+      'REDIS_PASSWORD is only read with REDIS_SENTINELS or REDIS_CLUSTER_NODES, which is not set',
+    ]);
+    expect(
+      problemsOf({ REDIS_CLUSTER_NODES: 'c:6379', REDIS_PASSWORD: 'example-only' })[0],
+    ).toMatch(/^REDIS_PASSWORD holds a placeholder/);
   });
 
   it('runs on Redis alone, or on Postgres alone', () => {
@@ -88,6 +145,21 @@ describe('provisioner settings', () => {
 
   it('checks DATABASE_URL whenever it is given, Redis or not', () => {
     expect(problemsOf({ REDIS_URL, DATABASE_URL: 'http://db' })[0]).toMatch(/^DATABASE_URL /);
+  });
+
+  it('puts the PostgreSQL queue on DATABASE_DIRECT_URL when DATABASE_URL names a pooler', () => {
+    const direct = 'postgres://provisioner@db-primary:5432/provisioner';
+    const onPostgres = (env: Record<string, string>) =>
+      (
+        configureQueueBackend(loadProvisionerSettings(env), 'api') as {
+          connection: { connectionString: string };
+        }
+      ).connection.connectionString;
+    expect(onPostgres({ DATABASE_URL })).toBe(DATABASE_URL);
+    expect(onPostgres({ DATABASE_URL, DATABASE_DIRECT_URL: direct })).toBe(direct);
+    expect(problemsOf({ DATABASE_URL, DATABASE_DIRECT_URL: 'db-primary' })[0]).toMatch(
+      /^DATABASE_DIRECT_URL /,
+    );
   });
 
   it('refuses a REDIS_URL that is not redis:// or rediss://', () => {

@@ -1,4 +1,13 @@
-import { IsIn, IsOptional, IsString, IsUrl, Matches, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  MaxLength,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import {
@@ -11,6 +20,7 @@ import {
   urlPassword,
 } from '@app/platform';
 import { IsSourcesSetting, sourcesFromSetting } from './sources-setting';
+import { IsHostPortList, OneRedisTopology, OnlyWith } from './redis-settings';
 import { DEFAULT_SOURCE_LIMITS, type SourceConfig, type SourceLimits } from './source-config';
 
 /**
@@ -47,21 +57,75 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IsString()
   HOST = '0.0.0.0';
 
-  /** BullMQ on Redis when set; otherwise BullMQ's PostgreSQL backend on DATABASE_URL. */
+  /**
+   * BullMQ on one Redis when set; with REDIS_SENTINELS or REDIS_CLUSTER_NODES instead, on a
+   * Sentinel set or a Cluster; with none of them, BullMQ's PostgreSQL backend on DATABASE_URL.
+   */
   @IsOptional()
   @IsUrl({ protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true })
   @RealSecret(urlPassword)
   REDIS_URL?: string;
 
-  @ValidateIf((s: ProvisionerSettings) => s.REDIS_URL === undefined || s.DATABASE_URL !== undefined)
+  /** The Sentinels of the queue's Redis (host:port, comma list): ioredis asks them for the primary. */
+  @IsOptional()
+  @IsHostPortList()
+  @OneRedisTopology()
+  REDIS_SENTINELS?: string;
+
+  /** The primary's name in the Sentinels' configuration (`sentinel monitor NAME …`). */
+  @ValidateIf(
+    (s: ProvisionerSettings) =>
+      s.REDIS_SENTINELS !== undefined || s.REDIS_SENTINEL_NAME !== undefined,
+  )
+  @Matches(/^[A-Za-z0-9._-]{1,64}$/, {
+    message:
+      "REDIS_SENTINEL_NAME must be the primary's name (A-Z a-z 0-9 . _ -); required with REDIS_SENTINELS",
+  })
+  @OnlyWith('REDIS_SENTINELS')
+  REDIS_SENTINEL_NAME?: string;
+
+  /** The Sentinels' own password (`requirepass` of sentinel.conf); unset = none. */
+  @IsOptional()
+  @IsString()
+  @RealSecret()
+  @OnlyWith('REDIS_SENTINELS')
+  REDIS_SENTINEL_PASSWORD?: string;
+
+  /** The Redis servers' password with REDIS_SENTINELS or REDIS_CLUSTER_NODES (REDIS_URL carries its own). */
+  @IsOptional()
+  @IsString()
+  @RealSecret()
+  @OnlyWith('REDIS_SENTINELS', 'REDIS_CLUSTER_NODES')
+  REDIS_PASSWORD?: string;
+
+  /**
+   * Some nodes of a Redis Cluster (host:port, comma list; ioredis finds the rest). The queue's
+   * keys then begin with `{QUEUE_PREFIX}`, a hash tag, so each queue's keys share one slot.
+   */
+  @IsOptional()
+  @IsHostPortList()
+  @OneRedisTopology()
+  REDIS_CLUSTER_NODES?: string;
+
+  @ValidateIf((s: ProvisionerSettings) => !s.redisConfigured || s.DATABASE_URL !== undefined)
   @IsUrl(
     { protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true },
     {
-      message: 'DATABASE_URL must be a postgres:// URL (it is required when REDIS_URL is not set)',
+      message:
+        'DATABASE_URL must be a postgres:// URL (it is required when neither REDIS_URL, REDIS_SENTINELS nor REDIS_CLUSTER_NODES is set)',
     },
   )
   @RealSecret(urlPassword)
   DATABASE_URL?: string;
+
+  /**
+   * The database itself, when DATABASE_URL names a pooler in transaction mode (PgBouncer): the
+   * PostgreSQL queue backend needs a session of its own (LISTEN), so it connects here.
+   */
+  @IsOptional()
+  @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
+  @RealSecret(urlPassword)
+  DATABASE_DIRECT_URL?: string;
 
   /** Namespace of the queue's keys (Redis) or schema (Postgres); tests use one per run. */
   @Matches(/^[a-z][a-z0-9_]{0,40}$/, { message: 'QUEUE_PREFIX must match ^[a-z][a-z0-9_]{0,40}$' })
@@ -108,7 +172,11 @@ export class ProvisionerSettings extends FrontDoorSettings {
   })
   S3_BUCKET?: string;
 
-  /** Keys start with this (the layout `projects/…` follows it); '' = the bucket's root. */
+  /**
+   * Keys start with this (the layout `projects/…` follows it); '' = the bucket's root. At most
+   * 512 characters, so that the layout's own objects always fit S3's 1,024 bytes of key.
+   */
+  @MaxLength(512, { message: 'S3_PREFIX must be at most 512 characters' })
   @Matches(/^(?!(?:.*\/)?\.\.?(?:\/|$))(?:[A-Za-z0-9!_.*'()-]+\/)*(?:[A-Za-z0-9!_.*'()-]+\/?)?$/, {
     message:
       'S3_PREFIX must be "/"-separated segments of A-Z a-z 0-9 ! _ . * \' ( ) - (none "." or ".."), without a leading "/"',
@@ -141,6 +209,21 @@ export class ProvisionerSettings extends FrontDoorSettings {
    */
   @IntegerSetting(1, 256)
   S3_UPLOAD_CONCURRENCY = 4;
+
+  /** Time limit of opening a connection to the S3 endpoint (TCP and TLS). */
+  @IntegerSetting(100, 600_000)
+  S3_CONNECT_TIMEOUT_MS = 10_000;
+
+  /**
+   * Time limit of one S3 request, from sending it to the answer's headers: a part of
+   * S3_PART_BYTES must go up within it at the slowest rate accepted (8 MiB in 5 min: 28 KB/s).
+   */
+  @IntegerSetting(100, 86_400_000)
+  S3_REQUEST_TIMEOUT_MS = 300_000;
+
+  /** How long a connection to the S3 endpoint may carry no byte either way mid-request. */
+  @IntegerSetting(100, 3_600_000)
+  S3_IDLE_TIMEOUT_MS = 60_000;
 
   /**
    * JSON list of sources ({name, type: "dropzone", root} or {name, type: "dss", url, api_key,
@@ -195,6 +278,15 @@ export class ProvisionerSettings extends FrontDoorSettings {
   IMPORT_CONCURRENCY = 2;
 
   /**
+   * Files the running imports of one worker hold in memory at once (each about 0.7 KiB from
+   * preflight to publish): an import waits until its dataset's files fit beside the others', and
+   * a dataset of more files than this is refused (409 `too_many_files`, or rejected). The
+   * default keeps a worker pod within its 768 MiB; raise it with the memory limit and heap cap.
+   */
+  @IntegerSetting(1000)
+  IMPORT_MAX_FILES = 200_000;
+
+  /**
    * Worker threads that copy and hash the files of imports to local storage, shared by the
    * process's imports (started at the first import); 0 copies them on the main thread.
    * Default: min(CPU cores, 4).
@@ -213,8 +305,13 @@ export class ProvisionerSettings extends FrontDoorSettings {
    * The catalog that published imports are registered in (POST /api/registrations). Unset, or
    * without CATALOG_API_KEY, registration is off: each import record says `catalog.state: off`.
    */
-  @IsOptional()
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @ValidateIf(
+    (s: ProvisionerSettings) => s.CATALOG_URL !== undefined || s.DRS_PUBLIC_URL !== undefined,
+  )
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { message: 'CATALOG_URL must be an http(s) URL (required with DRS_PUBLIC_URL)' },
+  )
   CATALOG_URL?: string;
 
   /** The catalog's registration key (its SHA-256 is the catalog's REGISTRATION_API_KEY_SHA256). */
@@ -244,11 +341,96 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(100, 600_000)
   CATALOG_TIMEOUT_MS = 10_000;
 
+  /**
+   * The public base URL of this API (scheme, host, optional port and path). Set, the stored
+   * datasets are served as GA4GH DRS 1.5 objects under /ga4gh/drs/v1, named
+   * `drs://<its host>/<id>`, and registrations carry each dataset's DRS URI. Unset, DRS is off.
+   */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  DRS_PUBLIC_URL?: string;
+
+  /**
+   * The visa issuer DRS trusts (a visa's `iss`: the catalog's CATALOG_SOURCE). Required with
+   * DRS_PUBLIC_URL.
+   */
+  @ValidateIf((s: ProvisionerSettings) => s.DRS_PUBLIC_URL !== undefined)
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    {
+      message:
+        "DRS_VISA_ISSUER must be the catalog's visa issuer URL (required with DRS_PUBLIC_URL)",
+    },
+  )
+  DRS_VISA_ISSUER?: string;
+
+  /**
+   * The only `jku` a visa may name, whose JWKS verifies its signature. Default: the issuer's
+   * `/api/jwk`.
+   */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  DRS_VISA_JKU?: string;
+
+  /**
+   * The catalog's visa-broker key (its SHA-256 is the catalog's GA4GH_BROKER_API_KEY_SHA256):
+   * DRS reads a person's current visas from the catalog (CATALOG_URL) with it, so a revoked
+   * grant stops access (the grant check). Required with DRS_PUBLIC_URL.
+   */
+  @ValidateIf(
+    (s: ProvisionerSettings) =>
+      s.DRS_PUBLIC_URL !== undefined || s.DRS_CATALOG_BROKER_KEY !== undefined,
+  )
+  @IsString({ message: 'DRS_CATALOG_BROKER_KEY is required with DRS_PUBLIC_URL' })
+  @MinLength(32, { message: 'DRS_CATALOG_BROKER_KEY must be at least 32 characters long' })
+  @RealSecret()
+  DRS_CATALOG_BROKER_KEY?: string;
+
+  /** How long the catalog's answer about a person's grants is used: the revocation bound. */
+  @IntegerSetting(0, 3600)
+  DRS_GRANT_CHECK_SECONDS = 60;
+
+  /** How long an access URL works after it was issued. */
+  @IntegerSetting(10, 86_400)
+  DRS_ACCESS_URL_SECONDS = 300;
+
+  /**
+   * The key that signs access URLs (at least 32 characters; the same on every API replica).
+   * Unset, each process makes one at start, so a URL works only on the replica that issued it.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'DRS_URL_SIGNING_KEY must be at least 32 characters long' })
+  @RealSecret()
+  DRS_URL_SIGNING_KEY?: string;
+
+  /** Object ids one bulk request may name (service-info's maxBulkRequestLength); past it, 413. */
+  @IntegerSetting(1, 100_000)
+  DRS_MAX_BULK_REQUEST_LENGTH = 1000;
+
+  /** Visas one request's passports may carry in all; past it, 400 (MAX_BODY_BYTES bounds bytes). */
+  @IntegerSetting(1, 100_000)
+  DRS_MAX_VISAS = 200;
+
+  /** The issuer of the login tokens (Keycloak realm URL) that OPTIONS names for BearerAuth. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  DRS_BEARER_ISSUER?: string;
+
   @IntegerSetting(1024)
   MAX_BODY_BYTES = 1024 * 1024;
 
   @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
+
+  /** The queue runs on Redis: one server, a Sentinel set or a Cluster. */
+  get redisConfigured(): boolean {
+    return (
+      this.REDIS_URL !== undefined ||
+      this.REDIS_SENTINELS !== undefined ||
+      this.REDIS_CLUSTER_NODES !== undefined
+    );
+  }
 
   get sources(): SourceConfig[] {
     return sourcesFromSetting(this.SOURCES).sources;
@@ -268,6 +450,22 @@ export class ProvisionerSettings extends FrontDoorSettings {
     return { url: this.CATALOG_URL.replace(/\/+$/, ''), apiKey: this.CATALOG_API_KEY };
   }
 
+  /** DRS when DRS_PUBLIC_URL is set: the base URL without a trailing slash, and the trust. */
+  get drs(): DrsSettings | null {
+    if (this.DRS_PUBLIC_URL === undefined) return null;
+    const publicUrl = this.DRS_PUBLIC_URL.replace(/\/+$/, '');
+    const issuer = this.DRS_VISA_ISSUER!.replace(/\/+$/, '');
+    return {
+      publicUrl,
+      host: new URL(publicUrl).host,
+      issuer,
+      jku: this.DRS_VISA_JKU ?? `${issuer}/api/jwk`,
+      catalogUrl: this.CATALOG_URL!.replace(/\/+$/, ''),
+      brokerKey: this.DRS_CATALOG_BROKER_KEY!,
+      bearerIssuer: this.DRS_BEARER_ISSUER,
+    };
+  }
+
   /** S3_PREFIX as keys begin with it: '' or ending in '/'. */
   get s3KeyPrefix(): string {
     return this.S3_PREFIX === '' || this.S3_PREFIX.endsWith('/')
@@ -280,6 +478,19 @@ export class ProvisionerSettings extends FrontDoorSettings {
       .map((key) => key.trim())
       .filter((key) => key.length > 0);
   }
+}
+
+/** The DRS service's addresses and the visa issuer it trusts. */
+export interface DrsSettings {
+  publicUrl: string;
+  /** The host of `drs://<host>/<id>` URIs. */
+  host: string;
+  issuer: string;
+  jku: string;
+  /** The catalog asked for a person's current visas, and the broker key it is asked with. */
+  catalogUrl: string;
+  brokerKey: string;
+  bearerIssuer?: string;
 }
 
 export const PROVISIONER_SETTINGS = Symbol('PROVISIONER_SETTINGS');

@@ -20,7 +20,7 @@ export class DatasetsController {
     status: 200,
     description: '`{items: [dataset], count}`: one page, `count` of all',
   })
-  @ApiErrorResponses(404)
+  @ApiErrorResponses(404, 503)
   @Get()
   async list(
     @Param('srcsys') srcsys: string,
@@ -36,7 +36,7 @@ export class DatasetsController {
     status: 200,
     description: '`{items: [dataset], count}`: one page, `count` of all',
   })
-  @ApiErrorResponses(404)
+  @ApiErrorResponses(404, 503)
   @Get('diff')
   async diff(
     @Param('srcsys') srcsys: string,

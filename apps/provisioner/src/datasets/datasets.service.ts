@@ -100,12 +100,14 @@ export class DatasetsService {
     const all = await this.sources.ask(source.listSubmissions());
     if (submissionRef === undefined) return all;
     const one = all.filter((s) => s.ref === submissionRef);
-    if (one.length === 0)
-      throw new NotFoundError(`Unknown submission: ${submissionRef}`, {
-        source: source.name,
-        submission: submissionRef,
-      });
-    return one;
+    if (one.length > 0) return one;
+    // Left out of the listing: refused (409 saying why) or unknown.
+    const found = await this.sources.ask(source.getSubmission(submissionRef));
+    if (found) return [found];
+    throw new NotFoundError(`Unknown submission: ${submissionRef}`, {
+      source: source.name,
+      submission: submissionRef,
+    });
   }
 
   /**

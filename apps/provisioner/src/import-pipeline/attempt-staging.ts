@@ -42,3 +42,29 @@ export async function removeStagingOfImport(
   for (const name of await storage.listStaging())
     if (importIdOfStaging(name) === importId) await storage.removeStaging(name);
 }
+
+/** The attempt number of a data staging area's name; null for any other name. */
+function dataAttemptOf(name: string): number | null {
+  const [, part, token] = name.split(SEPARATOR);
+  const match = part === 'data' ? /^a(\d+)-/.exec(token ?? '') : null;
+  return match ? Number(match[1]) : null;
+}
+
+/**
+ * The data staging areas earlier attempts of one import left, newest attempt first, for this
+ * attempt to adopt (StorageSystem.openStaging); the import's other areas (a collection's, names
+ * of another form) are removed. Only for the attempt that holds the import's job lock.
+ */
+export async function earlierDataAreas(
+  storage: StorageSystem,
+  importId: string,
+): Promise<string[]> {
+  const areas: { name: string; attempt: number }[] = [];
+  for (const name of await storage.listStaging()) {
+    if (importIdOfStaging(name) !== importId) continue;
+    const attempt = dataAttemptOf(name);
+    if (attempt === null) await storage.removeStaging(name);
+    else areas.push({ name, attempt });
+  }
+  return areas.sort((a, b) => b.attempt - a.attempt).map((area) => area.name);
+}

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { openLocalObject } from '../storage/filesystem/local-object';
 import { StagingLostError } from '../storage/storage-system';
 import { copyFileWithHashesSync, CopyResult, FileIdentity } from './hashing-copy';
-import { ImportProblem, ImportTransientError } from './import-errors';
+import { ImportProblem, ImportStoppedError, ImportTransientError } from './import-errors';
 import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';
 
 /** One file for a copy thread: its path in the payload, and where to create it. */
@@ -29,6 +29,11 @@ export interface CopyBatch {
    */
   bufferBytes: number;
   jobs: FileCopyJob[];
+  /**
+   * A flag the main thread sets (to 1) when the import must stop: shared memory, so a thread in
+   * the middle of a large file sees it after the chunk it is copying.
+   */
+  stop?: Int32Array;
 }
 
 /**
@@ -103,7 +108,9 @@ export function serializeError(error: unknown): SerializedError {
 /** The error classes the pipeline and the job processor tell apart, as the copy threw them. */
 export function reviveError(serialized: SerializedError): Error {
   let error: Error;
-  if (serialized.name === 'ImportTransientError') {
+  if (serialized.name === 'ImportStoppedError') {
+    error = new ImportStoppedError(serialized.message);
+  } else if (serialized.name === 'ImportTransientError') {
     error = new ImportTransientError(serialized.code!, serialized.message, serialized.details);
   } else if (serialized.name === 'StagingLostError') {
     error = new StagingLostError(serialized.stagingId!);
@@ -131,8 +138,11 @@ export function runCopyBatch(
   onBytes?: (bytes: number) => void,
 ): FileCopyOutcome[] {
   const outcomes: FileCopyOutcome[] = [];
+  const stop = batch.stop;
+  const stopRequested = stop ? () => Atomics.load(stop, 0) === 1 : undefined;
   for (const job of batch.jobs) {
     try {
+      if (stopRequested?.()) throw new ImportStoppedError();
       const source = join(batch.sourceRoot, job.path);
       const writer = openLocalObject(job.target, batch.stagingId, job.direct);
       outcomes.push(
@@ -141,6 +151,7 @@ export function runCopyBatch(
           identity: job.identity,
           buffer,
           onBytes,
+          stopRequested,
         }),
       );
     } catch (error) {

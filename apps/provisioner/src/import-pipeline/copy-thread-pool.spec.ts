@@ -83,6 +83,26 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
     return { results, bytes };
   }
 
+  it('stops a large file after the chunk in flight when the signal aborts', async () => {
+    const big = 96 * 1024 * 1024;
+    const files = source({ 'a/big.bin': Buffer.alloc(big, 1), 'b/small.txt': 'after the big one' });
+    const stop = new AbortController();
+    let copied = 0;
+    const stopped = copy(files, {
+      // The threads report a large file's bytes every 16 MiB: stop at the first report.
+      bytes: (n) => {
+        copied += n;
+        stop.abort();
+      },
+      stopped: () => stop.signal.aborted,
+      signal: stop.signal,
+    });
+    await expect(stopped).rejects.toMatchObject({ name: 'ImportStoppedError' });
+    expect(copied).toBeLessThan(big);
+    // Stopped part-way through the file, not after it.
+    expect(statSync(storage.absolute(`.staging/${staging.id}/a/big.bin`)).size).toBeLessThan(big);
+  });
+
   it('copies many small files in several directories, hashed, read-only, counted per file', async () => {
     const contents: Record<string, Buffer> = {};
     for (let i = 0; i < 600; i++) {
@@ -96,10 +116,17 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
     expect(results.size).toBe(600);
     files.forEach((file, position) => {
       const content = contents[file.path];
+      const stats = statSync(sourceOf(file.path));
       expect(results.get(position)).toEqual({
         size: content.length,
         sha256: digest('sha256', content),
         md5: digest('md5', content),
+        source: {
+          ino: stats.ino,
+          size: stats.size,
+          mtimeMs: stats.mtimeMs,
+          ctimeMs: stats.ctimeMs,
+        },
       });
       const staged = storage.absolute(`.staging/${staging.id}/${file.path}`);
       expect(readFileSync(staged).equals(content)).toBe(true);

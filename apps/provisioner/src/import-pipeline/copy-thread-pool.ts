@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { startWorkerThread } from '../common/worker-thread';
 import { CopyResult } from './hashing-copy';
+import { ImportStoppedError } from './import-errors';
 import type { DirectoryPart, DirectoryWalker } from './payload-walker';
 import {
   reviveError,
@@ -261,6 +262,8 @@ export interface ThreadedCopyRequest {
   bytes(count: number): void;
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
   stopped(): boolean;
+  /** Aborted when the import must stop: the threads stop after the chunk they are copying. */
+  signal?: AbortSignal;
   /** Files of at least this size are created direct (StagingArea.localFiles.directWriteMinBytes). */
   directWriteMinBytes?: number;
   filesPerBatch?: number;
@@ -300,6 +303,10 @@ export async function copyFilesOnThreads(
   const owned = new Map<number, Directory>();
   let failed = false;
   let failure: unknown;
+  const stop = new Int32Array(new SharedArrayBuffer(4));
+  const raiseStop = (): void => void Atomics.store(stop, 0, 1);
+  if (request.signal?.aborted) raiseStop();
+  request.signal?.addEventListener('abort', raiseStop, { once: true });
 
   const directoryFor = (threadId: number): Directory | null => {
     const mine = owned.get(threadId);
@@ -342,6 +349,7 @@ export async function copyFilesOnThreads(
       md5: request.md5,
       bufferBytes: Math.min(largest + 1, MAX_BUFFER_BYTES),
       jobs,
+      stop,
     };
     return { batch, tag: positions };
   };
@@ -363,7 +371,7 @@ export async function copyFilesOnThreads(
         failed = true;
       }),
     ),
-  );
+  ).finally(() => request.signal?.removeEventListener('abort', raiseStop));
   if (failed) throw failure;
 }
 
@@ -376,7 +384,7 @@ const MAX_DIRECTORIES_PER_WALK = 64;
  * (each file costs an lstat through the pinned directory's /proc view: ~70 ms for 10,000 files
  * on one thread). The parts come back in the order of `directories`.
  */
-export function walkOnThreads(pool: CopyThreadPool): DirectoryWalker {
+export function walkOnThreads(pool: CopyThreadPool, signal?: AbortSignal): DirectoryWalker {
   return async (root, directories) => {
     const slots = Math.max(1, pool.size) * BATCHES_PER_THREAD;
     const perBatch = Math.min(
@@ -396,6 +404,8 @@ export function walkOnThreads(pool: CopyThreadPool): DirectoryWalker {
     };
     const lane = async (): Promise<void> => {
       for (;;) {
+        // A walk cut short would look like missing files: stopping is an error of its own.
+        if (signal?.aborted) throw new ImportStoppedError();
         const answered = await pool.runNext<WalkBatch, number>(pick);
         if (!answered) return;
         const walked = answered.reply.parts;

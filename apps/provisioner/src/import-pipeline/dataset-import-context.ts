@@ -4,6 +4,7 @@ import type { StorageSystem } from '../storage/storage-system';
 import type { PhaseClock } from './import-phases';
 import type { ImportProgress } from '../imports/import-progress';
 import type { CopyThreadPool } from './copy-thread-pool';
+import type { FileBudget } from './file-budget';
 
 /** What one attempt of a dataset import is given by the job that runs it. */
 export interface DatasetImportContext {
@@ -31,6 +32,20 @@ export interface DatasetImportContext {
   sourceLimits?: SourceLimits;
   /** Charged with each phase's time as the import goes (the worker logs it). */
   phases?: PhaseClock;
+  /**
+   * Aborted when the worker stops (SIGTERM): the copy stops after the chunk in flight and the
+   * attempt ends with ImportStoppedError, its staging area kept for the next attempt.
+   */
+  signal?: AbortSignal;
+  /** No attempt follows this one if it fails: its staging is removed then, not kept. */
+  lastAttempt?: boolean;
+  /**
+   * A file whose source changed less than this long before it was copied is not recorded for a
+   * later attempt to keep (kept-files.ts, RECENT_CHANGE_MS); tests of fresh files set 0.
+   */
+  recentChangeMs?: number;
+  /** The worker's budget of files held by running imports (IMPORT_MAX_FILES); none: no bound. */
+  fileBudget?: FileBudget;
 }
 
 export interface CopyMeter {
@@ -51,4 +66,6 @@ export interface ResolvedDataset {
   dataset: SourceDataset;
   submission: SourceSubmission;
   target: string;
+  /** Data staging areas of earlier attempts of this import, newest first: adopted by this one. */
+  earlierAreas: string[];
 }

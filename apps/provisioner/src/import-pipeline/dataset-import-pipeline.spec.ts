@@ -309,16 +309,20 @@ describe('runDatasetImport', () => {
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'ImportTransientError', code: 'source_changed' });
     expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/CHG')).toBe(false);
-    expect(await storage.listStaging()).toEqual([]);
+    // Kept for the retry, which keeps what is still valid in it.
+    expect(await storage.listStaging()).toEqual([
+      expect.stringMatching(/^dropzone-dataset-CHG~data~a1-/),
+    ]);
   });
 
-  it('stages each attempt in its own area and clears earlier attempts of the same import only', async () => {
+  it('stages each attempt in its own area, adopting earlier attempts of the same import only', async () => {
     withDataset('ATT', { files: { 'a.txt': 'alpha' } });
     const earlier = await storage.openStaging('dropzone-dataset-ATT~data~a1-dead-0000');
     await earlier.writeSmallObject('half.bin', 'half');
     await storage.openStaging('dropzone-dataset-OTHER~data~a1-live-0000');
+    await storage.openStaging('dropzone-dataset-ATT~collection~a1-dead-0000');
     const seen: string[] = [];
-    await runDatasetImport(
+    const result = await runDatasetImport(
       context('ATT', {
         attempt: 2,
         ...afterEachChunk(async () => void seen.push(...(await storage.listStaging()))),
@@ -326,7 +330,10 @@ describe('runDatasetImport', () => {
     );
     expect(seen).toContainEqual(expect.stringMatching(/^dropzone-dataset-ATT~data~a2-/));
     expect(seen).not.toContain('dropzone-dataset-ATT~data~a1-dead-0000');
+    expect(seen).not.toContain('dropzone-dataset-ATT~collection~a1-dead-0000');
     expect(await storage.listStaging()).toEqual(['dropzone-dataset-OTHER~data~a1-live-0000']);
+    // What the dead attempt left unrecorded is not published.
+    expect(readdirSync(storage.absolute(result.path)).sort()).toEqual(['.provisioner', 'a.txt']);
   });
 
   it('never publishes an area that was removed underneath the attempt (another replica cleaning up)', async () => {
@@ -434,7 +441,7 @@ describe('runDatasetImport', () => {
         details: [expect.objectContaining({ path: 'part-1/grow-late.txt' })],
       });
       expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TCHG')).toBe(false);
-      expect(await storage.listStaging()).toEqual([]);
+      expect(await storage.listStaging()).toHaveLength(1);
     });
 
     it('fails with source_changed when a small file was replaced by a symlink after preflight', async () => {
@@ -458,7 +465,7 @@ describe('runDatasetImport', () => {
         ],
       });
       expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/TLNK')).toBe(false);
-      expect(await storage.listStaging()).toEqual([]);
+      expect(await storage.listStaging()).toHaveLength(1);
     });
 
     it('fails with source_changed when a small file changed size between preflight and copy', async () => {
@@ -474,7 +481,7 @@ describe('runDatasetImport', () => {
         code: 'source_changed',
         message: 'part-0/f-9.txt changed size between preflight and copy',
       });
-      expect(await storage.listStaging()).toEqual([]);
+      expect(await storage.listStaging()).toHaveLength(1);
     });
 
     it('rejects a checksum mismatch of small files copied on threads', async () => {
@@ -517,6 +524,175 @@ describe('runDatasetImport', () => {
         sha256: digest('sha256', files['part-1/f-10.txt']),
         md5: digest('md5', files['part-1/f-10.txt']),
       });
+    });
+  });
+
+  describe('resuming what an earlier attempt staged', () => {
+    const MIB = 1024 * 1024;
+    /** Twelve files of 2 MiB (each copied on its own) and one small one. */
+    const RESUMABLE: Record<string, Buffer> = Object.fromEntries([
+      ...Array.from({ length: 12 }, (_, i) => [`data/f-${i}.bin`, Buffer.alloc(2 * MIB, i + 1)]),
+      ['small.txt', Buffer.from('small')],
+    ]);
+    const TOTAL = 24 * MIB + 5;
+
+    /** Counts what an attempt copies, and aborts `stop` once `stopAfter` files are copied. */
+    function meter(stop?: AbortController, stopAfter = Infinity) {
+      const copied = { files: 0, bytes: 0 };
+      return {
+        copied,
+        copyMeter: {
+          addBytes: (n: number) => void (copied.bytes += n),
+          addFiles: (n: number) => {
+            copied.files += n;
+            if (copied.files >= stopAfter) stop?.abort();
+          },
+        },
+      };
+    }
+
+    /** Attempt 1, stopped (as by SIGTERM) once three files are copied. */
+    async function stoppedAttempt(id: string, overrides: Partial<DatasetImportContext> = {}) {
+      const stop = new AbortController();
+      const first = meter(stop, 3);
+      const error = await runDatasetImport(
+        context(id, {
+          signal: stop.signal,
+          copyMeter: first.copyMeter,
+          recentChangeMs: 0,
+          ...overrides,
+        }),
+      ).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'ImportStoppedError' });
+      const [area] = await storage.listStaging();
+      expect(area).toMatch(new RegExp(`^dropzone-dataset-${id}~data~a1-`));
+      const journalPath = storage.absolute(`.staging/${area}/.provisioner/staged-files.jsonl`);
+      const journal = existsSync(journalPath) ? readFileSync(journalPath, 'utf8') : '';
+      const recorded = journal
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { path: string; size: number });
+      return { copied: first.copied, recorded };
+    }
+
+    it.each([
+      ['on the copy threads', {}],
+      ['on the main thread (as on S3)', { copyPool: undefined }],
+    ])(
+      'a stopped attempt records what it copied; the next keeps it and copies only the rest (%s)',
+      async (_how, overrides: Partial<DatasetImportContext>) => {
+        withDataset('RES', { files: RESUMABLE, manifests: ['sha256', 'md5'] });
+        const { copied, recorded } = await stoppedAttempt('RES', overrides);
+        expect(recorded.length).toBeGreaterThanOrEqual(3);
+        expect(copied.bytes).toBeLessThan(TOTAL);
+        const keptBytes = recorded.reduce((sum, file) => sum + file.size, 0);
+
+        const second = meter();
+        const result = await runDatasetImport(
+          context('RES', {
+            attempt: 2,
+            copyMeter: second.copyMeter,
+            recentChangeMs: 0,
+            ...overrides,
+          }),
+        );
+        expect(result).toMatchObject({ files: 13, bytes: TOTAL, copied: true });
+        // Only what was not recorded is copied again.
+        expect(second.copied).toEqual({ files: 13 - recorded.length, bytes: TOTAL - keptBytes });
+        const target = storage.absolute(result.path);
+        for (const [path, content] of Object.entries(RESUMABLE))
+          expect(readFileSync(join(target, path)).equals(content)).toBe(true);
+        const provenance = JSON.parse(
+          readFileSync(join(target, '.provisioner/provenance.json'), 'utf8'),
+        );
+        expect(provenance.import).toMatchObject({
+          attempt: 2,
+          kept_from_earlier_attempts: { files: recorded.length, bytes: keptBytes },
+        });
+        expect(provenance.files).toHaveLength(13);
+        expect(readdirSync(join(target, '.provisioner')).sort()).toEqual([
+          'manifest-sha256.txt',
+          'provenance.json',
+        ]);
+        expect(await storage.listStaging()).toEqual([]);
+      },
+    );
+
+    it('copies a kept file again when its source changed since, and one whose staged copy did', async () => {
+      withDataset('CHANGED', { files: RESUMABLE });
+      const { recorded } = await stoppedAttempt('CHANGED');
+      const [changedAtSource, damagedInStaging] = recorded.map((file) => file.path);
+      // The depositor replaced a file (and its manifest line) after it was copied.
+      const newer = Buffer.alloc(2 * MIB, 0xee);
+      const sourcePath = join(dropzone.datasetDir('CHANGED'), 'payload', changedAtSource);
+      writeFileSync(sourcePath, newer);
+      const manifestPath = join(dropzone.datasetDir('CHANGED'), 'manifest-sha256.txt');
+      writeFileSync(
+        manifestPath,
+        readFileSync(manifestPath, 'utf8').replace(
+          digest('sha256', RESUMABLE[changedAtSource]),
+          digest('sha256', newer),
+        ),
+      );
+      // Something shortened a staged copy.
+      const [area] = await storage.listStaging();
+      const staged = storage.absolute(`.staging/${area}/${damagedInStaging}`);
+      chmodSync(staged, 0o644);
+      writeFileSync(staged, 'short');
+
+      const second = meter();
+      const result = await runDatasetImport(
+        context('CHANGED', { attempt: 2, copyMeter: second.copyMeter, recentChangeMs: 0 }),
+      );
+      const target = storage.absolute(result.path);
+      expect(readFileSync(join(target, changedAtSource)).equals(newer)).toBe(true);
+      expect(readFileSync(join(target, damagedInStaging)).equals(RESUMABLE[damagedInStaging])).toBe(
+        true,
+      );
+      expect(second.copied.files).toBe(13 - recorded.length + 2);
+    });
+
+    it('does not record files changed less than 2 s before their copy (coarse file-system clocks)', async () => {
+      withDataset('FRESH', { files: RESUMABLE });
+      const { recorded } = await stoppedAttempt('FRESH', { recentChangeMs: undefined });
+      expect(recorded).toEqual([]);
+    });
+
+    it('removes the staging when the import is rejected, or fails its last attempt', async () => {
+      withDataset('LAST', { files: RESUMABLE });
+      await stoppedAttempt('LAST');
+      const wrong = Object.keys(RESUMABLE)
+        .map((path) => `${'0'.repeat(64)}  ${path}\n`)
+        .join('');
+      writeFileSync(join(dropzone.datasetDir('LAST'), 'manifest-sha256.txt'), wrong);
+      await expect(
+        runDatasetImport(context('LAST', { attempt: 2, recentChangeMs: 0 })),
+      ).rejects.toMatchObject({ code: 'checksum_mismatch' });
+      expect(await storage.listStaging()).toEqual([]);
+
+      withDataset('GONE', { files: RESUMABLE });
+      await stoppedAttempt('GONE');
+      rmSync(join(dropzone.datasetDir('GONE'), 'payload/small.txt'));
+      writeFileSync(join(dropzone.datasetDir('GONE'), 'payload/small.txt'), 'other');
+      const stop = new AbortController();
+      stop.abort();
+      // The last attempt fails (here: stopped before it copies, which is not a failure)...
+      await expect(
+        runDatasetImport(context('GONE', { attempt: 2, lastAttempt: true, signal: stop.signal })),
+      ).rejects.toMatchObject({ name: 'ImportStoppedError' });
+      expect(await storage.listStaging()).toHaveLength(1);
+      // ...and a last attempt that fails for a fault removes what it staged.
+      const error = await runDatasetImport(
+        context('GONE', {
+          attempt: 3,
+          lastAttempt: true,
+          ...afterEachChunk(() => {
+            throw Object.assign(new Error('disk fault'), { code: 'EIO' });
+          }),
+        }),
+      ).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'EIO' });
+      expect(await storage.listStaging()).toEqual([]);
     });
   });
 });

@@ -41,6 +41,17 @@ const buffers = (size: number): [Buffer, Buffer, Buffer] => [
   Buffer.alloc(size),
 ];
 
+/** What a copy records of its source: a later attempt compares it before keeping the copy. */
+function sourceIdentity(path: string): {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+} {
+  const stats = statSync(path);
+  return { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
+}
+
 describe('copyWithHashes', () => {
   let dir: string;
   let storage: FilesystemStorage;
@@ -64,6 +75,7 @@ describe('copyWithHashes', () => {
       size: content.length,
       sha256: digest('sha256', content),
       md5: digest('md5', content),
+      source: sourceIdentity(join(dir, 'src.bin')),
     });
     expect(seen).toBe(content.length);
     expect(readFileSync(join(dir, 'storage/.staging/imp1/x/y.bin')).equals(content)).toBe(true);
@@ -78,7 +90,12 @@ describe('copyWithHashes', () => {
       await staging.createObject('empty'),
       { md5: false, buffers: buffers(16) },
     );
-    expect(result).toEqual({ size: 0, sha256: digest('sha256', ''), md5: null });
+    expect(result).toEqual({
+      size: 0,
+      sha256: digest('sha256', ''),
+      md5: null,
+      source: sourceIdentity(join(dir, 'empty')),
+    });
   });
 
   it('fails as a retryable source_changed when the file grows while it is read', async () => {
@@ -219,6 +236,7 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
       size: content.length,
       sha256: digest('sha256', content),
       md5: digest('md5', content),
+      source: sourceIdentity(join(dir, 'src.bin')),
     });
     expect(seen).toBe(content.length);
     expect(readFileSync(join(dir, 'storage/.staging/s1/a/b/c.bin')).equals(content)).toBe(true);

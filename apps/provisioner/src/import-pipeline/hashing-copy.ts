@@ -2,13 +2,17 @@ import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { OPEN_SOURCE_FLAGS } from '../sources/dataset-directory/source-file';
-import { ObjectWriter, SyncObjectWriter } from '../storage/storage-system';
-import { ImportTransientError } from './import-errors';
+import type { ObjectWriter, SourceIdentity, SyncObjectWriter } from '../storage/storage-system';
+import { ImportStoppedError, ImportTransientError } from './import-errors';
 
 export interface CopyResult {
   size: number;
   sha256: string;
   md5: string | null;
+  /** The source file as the copy opened it (what a later attempt compares before keeping it). */
+  source: SourceIdentity;
+  /** Bytes the store already held from an earlier attempt (ObjectWriter.reusedBytes), if any. */
+  reusedBytes?: number;
 }
 
 /** Device and inode a file had when preflight walked the payload. */
@@ -29,6 +33,8 @@ export interface CopyOptions {
   onBytes?: (bytes: number) => void;
   /** Called after each chunk is read; tests use it to change the source mid-copy. */
   afterChunk?: () => Promise<void>;
+  /** Asked after each chunk: true stops the copy (ImportStoppedError) and aborts the object. */
+  stopRequested?: () => boolean;
 }
 
 function sourceChanged(path: string, what: string): ImportTransientError {
@@ -67,6 +73,13 @@ function checkOpened(displayPath: string, stats: Stats, identity: FileIdentity |
  * directory's /proc view, cost more than the rest of the checks together (10,000 files: ~40 ms
  * of CPU). Anything else that sets the change time (chmod, a new hard link) fails too: safe.
  */
+const identityOf = (stats: Stats): SourceIdentity => ({
+  ino: stats.ino,
+  size: stats.size,
+  mtimeMs: stats.mtimeMs,
+  ctimeMs: stats.ctimeMs,
+});
+
 function checkUnchanged(displayPath: string, before: Stats, after: Stats, total: number): void {
   if (after.size !== before.size || total !== before.size)
     throw sourceChanged(displayPath, `size ${before.size} -> ${after.size}, read ${total}`);
@@ -101,8 +114,9 @@ export async function copyWithHashes(
   const md5 = options.md5 ? createHash('md5') : null;
   let total = 0;
   let pendingWrite: Promise<void> | null = null;
+  let before: Stats;
   try {
-    const before = await handle.stat();
+    before = await handle.stat();
     checkOpened(displayPath, before, options.identity);
     const { buffers } = options;
     let current = 0;
@@ -128,6 +142,7 @@ export async function copyWithHashes(
       options.onBytes?.(bytesRead);
       current = next;
       if (options.afterChunk) await options.afterChunk();
+      if (options.stopRequested?.()) throw new ImportStoppedError();
     }
     if (pendingWrite) await pendingWrite;
     pendingWrite = null;
@@ -135,12 +150,20 @@ export async function copyWithHashes(
   } catch (error) {
     await pendingWrite?.catch(() => undefined);
     await handle.close();
-    await writer.abort().catch(() => undefined);
+    // A stop keeps what the store confirmed (an upload's parts) for the attempt that resumes.
+    const keep = error instanceof ImportStoppedError && writer.suspend !== undefined;
+    await (keep ? writer.suspend!() : writer.abort()).catch(() => undefined);
     throw error;
   }
   await handle.close();
   await writer.commit();
-  return { size: total, sha256: sha256.digest('hex'), md5: md5 ? md5.digest('hex') : null };
+  return {
+    size: total,
+    sha256: sha256.digest('hex'),
+    md5: md5 ? md5.digest('hex') : null,
+    source: identityOf(before),
+    ...(writer.reusedBytes ? { reusedBytes: writer.reusedBytes } : {}),
+  };
 }
 
 export interface SyncCopyOptions {
@@ -150,6 +173,8 @@ export interface SyncCopyOptions {
   onBytes?: (bytes: number) => void;
   /** Called after each chunk is read; tests use it to change the source mid-copy. */
   afterChunk?: () => void;
+  /** Asked after each chunk: true stops the copy (ImportStoppedError) and aborts the object. */
+  stopRequested?: () => boolean;
 }
 
 /**
@@ -174,8 +199,9 @@ export function copyFileWithHashesSync(
   const sha256 = createHash('sha256');
   const md5 = options.md5 ? createHash('md5') : null;
   let total = 0;
+  let before: Stats;
   try {
-    const before = fstatSync(fd);
+    before = fstatSync(fd);
     checkOpened(displayPath, before, options.identity);
     for (;;) {
       const bytesRead = readSync(fd, options.buffer, 0, options.buffer.length, null);
@@ -191,6 +217,7 @@ export function copyFileWithHashesSync(
       // of ~ten per small file). Growth after it, or a short read that was not the end, fails
       // the size check below, as any change does.
       if (bytesRead < options.buffer.length) break;
+      if (options.stopRequested?.()) throw new ImportStoppedError();
     }
     checkUnchanged(displayPath, before, fstatSync(fd), total);
   } catch (error) {
@@ -204,5 +231,10 @@ export function copyFileWithHashesSync(
   }
   closeSync(fd);
   writer.commit();
-  return { size: total, sha256: sha256.digest('hex'), md5: md5 ? md5.digest('hex') : null };
+  return {
+    size: total,
+    sha256: sha256.digest('hex'),
+    md5: md5 ? md5.digest('hex') : null,
+    source: identityOf(before),
+  };
 }

@@ -31,3 +31,14 @@ export class ImportTransientError extends Error {
     this.name = 'ImportTransientError';
   }
 }
+
+/**
+ * The worker is stopping (SIGTERM): the attempt stopped copying, what it staged is recorded, and
+ * the job goes back to the queue for any worker to resume. Neither a failure nor a retry.
+ */
+export class ImportStoppedError extends Error {
+  constructor(message = 'the worker is stopping: the import is handed over') {
+    super(message);
+    this.name = 'ImportStoppedError';
+  }
+}

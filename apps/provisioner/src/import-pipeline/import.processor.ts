@@ -1,24 +1,39 @@
-import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
+import { Job, UnrecoverableError, WaitingError, WorkerOptions } from 'bullmq';
 import { StorageRegistrationProducer } from '../storage-registration/storage-registration.producer';
-import type { ProvisionerSettings } from '../config/provisioner.settings';
+import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
 import { attemptStagingId } from './attempt-staging';
+import { AttemptLease, LeaseLostError } from './attempt-lease';
+import { leasedStorage } from './leased-storage';
 import { runDatasetImport } from './dataset-import-pipeline';
-import { ImportRejectedError, ImportTransientError } from './import-errors';
+import { ImportRejectedError, ImportStoppedError, ImportTransientError } from './import-errors';
 import { PhaseClock } from './import-phases';
 import { CopyThreadPool } from './copy-thread-pool';
+import { FileBudget } from './file-budget';
 import { ensureSubmissionCollection } from './submission-collection';
 import { PROVISIONER_VERSION } from './provisioner-version';
 import { boundedError } from '../imports/record-bounds';
 import { badInputRejection } from './fs-errors';
 import { ImportMetrics, ImportOutcome } from '../metrics/import-metrics.service';
 import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
+import { WorkerWatchService } from '../queue/worker-watch.service';
 import { SourceRegistry } from '../sources/source-registry';
 import { SourceRefusedError, SourceSystem, SourceUnavailableError } from '../sources/source-system';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
-import { StorageRefusedError, type StorageSystem } from '../storage/storage-system';
-import { ImportRecordsRepository } from '../imports/import-records.repository';
+import type { StorageSystem } from '../storage/storage-system';
+import {
+  ImportRecordsRepository,
+  JobLock,
+  RecordWrite,
+} from '../imports/import-records.repository';
+import { LockLostError } from '../imports/lock-lost-error';
 import { ImportSyncService } from './import-sync.service';
 import {
   IMPORT_KINDS,
@@ -28,7 +43,6 @@ import {
   ImportJobResults,
   IMPORTS_QUEUE,
 } from '../imports/import.queue';
-import { reconcileStorage } from './startup-reconciliation';
 import { logSafeMessage } from '@app/errors';
 
 /** Worker options from settings; applied to the processor class before the worker is created. */
@@ -40,7 +54,7 @@ export function importWorkerOptions(settings: ProvisionerSettings): Partial<Work
     // A worker that dies mid-copy leaves its job stalled; BullMQ's default (1) fails the job for
     // good on the second such death. A dead worker is a transient fault: allow as many as attempts.
     maxStalledCount: settings.IMPORT_MAX_ATTEMPTS,
-    // Started by hand once start-up reconciliation is done (see onApplicationBootstrap).
+    // Started by hand, so the processor knows why its run loop ends (see onApplicationBootstrap).
     autorun: false,
   };
 }
@@ -56,21 +70,32 @@ export function configureImportProcessor(settings: ProvisionerSettings): void {
  * this worker does not know fails permanently.
  */
 @Processor(IMPORTS_QUEUE)
-export class ImportProcessor extends WorkerHost implements OnModuleInit, OnApplicationBootstrap {
+export class ImportProcessor
+  extends WorkerHost
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(ImportProcessor.name);
   private readonly handlers = this.jobHandlers();
+  /** Aborted at shutdown: running imports stop copying and are handed over (process()). */
+  private readonly stopping = new AbortController();
+  /** The running dataset attempts' leases on their jobs' locks, by job id. */
+  private readonly leases = new Map<string, AttemptLease>();
+  private readonly lockMs: number;
 
   constructor(
     private readonly registry: SourceRegistry,
     private readonly sync: ImportSyncService,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
-    @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     private readonly metrics: ImportMetrics,
     private readonly records: ImportRecordsRepository,
     private readonly copyPool: CopyThreadPool,
+    private readonly fileBudget: FileBudget,
     private readonly registrations: StorageRegistrationProducer,
+    private readonly watch: WorkerWatchService,
+    @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
   ) {
     super();
+    this.lockMs = settings.IMPORT_LOCK_MS;
   }
 
   /** What runs each job name of the imports queue. */
@@ -78,10 +103,14 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
     return {
       [ImportJobName.Ping]: () =>
         Promise.resolve({ pong: true as const, receivedAt: new Date().toISOString() }),
-      [ImportJobName.Dataset]: (job: Job<ImportJobData>) =>
-        this.runImport(job, (source) => this.importDataset(job, source)),
-      [ImportJobName.Submission]: (job: Job<ImportJobData>) =>
-        this.runImport(job, (source) => this.importSubmission(job, source)),
+      [ImportJobName.Dataset]: (job: Job<ImportJobData>, token?: string) =>
+        this.runImport(job, this.lockOf(job, token), (source, lock) =>
+          this.importDataset(job, source, lock),
+        ),
+      [ImportJobName.Submission]: (job: Job<ImportJobData>, token?: string) =>
+        this.runImport(job, this.lockOf(job, token), (source) =>
+          this.importSubmission(job, source),
+        ),
       [ImportJobName.Sync]: () => this.sync.run(),
     };
   }
@@ -91,32 +120,33 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
     assertEveryJobHasHandler(IMPORTS_QUEUE, Object.values(ImportJobName), this.handlers);
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.reconcile();
+  /**
+   * Takes jobs at once; start-up reconciliation runs beside them (StartupReconciliationService).
+   * The watch restarts a run loop that ends and tells readiness (WorkerWatchService).
+   */
+  onApplicationBootstrap(): void {
     this.worker
       .run()
       .catch((error: unknown) =>
         this.logger.error(`import worker stopped: ${logSafeMessage(error)}`),
       );
+    this.watch.watch(this.worker);
   }
 
   /**
-   * A store that refuses the worker (credential, bucket) is no reason to stop it: readiness says
-   * why, each import is rejected visibly with `storage_refused`, and the next start reconciles.
+   * SIGTERM: no job is taken any more, and each running import stops after the chunk it is
+   * copying, records what it staged and goes back to the queue (process()), where any worker
+   * resumes it at once. Resolves when every running job has ended or been handed over.
    */
-  private async reconcile(): Promise<void> {
-    let report;
+  async beforeApplicationShutdown(): Promise<void> {
+    let closed: Promise<void> | undefined;
     try {
-      report = await reconcileStorage(this.storage, this.queue);
-    } catch (error) {
-      if (!(error instanceof StorageRefusedError)) throw error;
-      this.logger.error(`start-up reconciliation skipped: ${error.message}`);
-      return;
+      closed = this.worker.close();
+    } catch {
+      // Never created (a boot that stopped before the workers were registered): nothing runs.
     }
-    if (report.stagingRemoved.length)
-      this.logger.log(`removed staging left by dead attempts: ${report.stagingRemoved.join(', ')}`);
-    for (const path of report.withoutProvenance)
-      this.logger.warn(`published dataset without provenance (left untouched): ${path}`);
+    this.stopping.abort();
+    await closed;
   }
 
   /**
@@ -153,33 +183,115 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
     this.logger.warn({ err: error }, 'worker connection error; reconnecting');
   }
 
-  process(job: Job): Promise<unknown> {
-    const handler = this.handlers[job.name as ImportJobName] as
-      ((job: Job) => Promise<unknown>) | undefined;
-    if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
-    return handler(job);
+  /** The queue confirmed renewals of these jobs' locks (every IMPORT_LOCK_MS / 4). */
+  @OnWorkerEvent('locksRenewed')
+  onLocksRenewed({ jobIds }: { jobIds: string[] }): void {
+    for (const id of jobIds) this.leases.get(id)?.renewed();
   }
 
+  @OnWorkerEvent('lockRenewalFailed')
+  onLockRenewalFailed(jobIds: string[]): void {
+    for (const id of jobIds) this.leases.get(id)?.lose('the queue refused to renew the lock');
+  }
+
+  async process(job: Job, token?: string): Promise<unknown> {
+    const handler = this.handlers[job.name as ImportJobName] as
+      ((job: Job, token?: string) => Promise<unknown>) | undefined;
+    if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
+    try {
+      return await handler(job, token);
+    } catch (error) {
+      if (!(error instanceof ImportStoppedError) || token === undefined) throw error;
+      await this.handOver(job as Job<ImportJobData>, token, error);
+      // Tells BullMQ the job was moved (to waiting) by its processor: not failed, not retried.
+      throw new WaitingError();
+    }
+  }
+
+  /** The import's lock as this worker holds it: every write on its record is made under it. */
+  private lockOf(job: Job, token: string | undefined): JobLock {
+    if (token === undefined) throw new Error(`import ${job.id} was handed over without its lock`);
+    return { queue: IMPORTS_QUEUE, jobId: job.id!, token };
+  }
+
+  /** Writes on the import's record while this attempt holds its lock, else throws. */
+  private async writeRecord(job: Job, lock: JobLock, write: RecordWrite): Promise<void> {
+    if (!(await this.records.writeLocked(job.id!, lock, write))) throw new LockLostError(job.id!);
+  }
+
+  /**
+   * Back to waiting, lock released: the next worker to ask takes it at once and keeps what this
+   * attempt staged. When that cannot be done (the queue unreachable), the lock lapses instead
+   * and the job is taken up as a dead worker's would be.
+   */
+  private async handOver(job: Job<ImportJobData>, token: string, stop: Error): Promise<void> {
+    try {
+      // The duration metric counts from the first attempt, whichever worker resumes it.
+      if (job.data.first_started_at === undefined)
+        await this.writeRecord(job, this.lockOf(job, token), {
+          data: { first_started_at: job.processedOn ?? Date.now() },
+        });
+      await job.moveToWait(token);
+      this.indexState(job);
+      this.logger.log(`import ${job.id} attempt ${job.attemptsStarted}: ${stop.message}`);
+    } catch (error) {
+      this.logger.warn(
+        `import ${job.id}: not handed over (${logSafeMessage(error)}); it is taken up once its lock lapses`,
+      );
+    }
+  }
+
+  /**
+   * A dataset attempt writes through its lease: should its lock lapse (the queue unreachable for
+   * longer than IMPORT_LOCK_MS), it stops writing and never publishes over the attempt that
+   * took the job over. A newer attempt of the same job in this process means the older one's
+   * lock lapsed already.
+   */
   private async importDataset(
     job: Job<ImportJobData>,
     source: SourceSystem,
+    lock: JobLock,
+  ): Promise<ImportJobResult> {
+    const lease = new AttemptLease(
+      job.id!,
+      this.lockMs,
+      async () => (await job.extendLock(lock.token, this.lockMs)) === 1,
+    );
+    this.leases.get(job.id!)?.lose(`attempt ${job.attemptsStarted} took the job over`);
+    this.leases.set(job.id!, lease);
+    try {
+      return await this.importDatasetLeased(job, source, lease, lock);
+    } finally {
+      if (this.leases.get(job.id!) === lease) this.leases.delete(job.id!);
+    }
+  }
+
+  private async importDatasetLeased(
+    job: Job<ImportJobData>,
+    source: SourceSystem,
+    lease: AttemptLease,
+    lock: JobLock,
   ): Promise<ImportJobResult> {
     const phases = new PhaseClock();
+    this.logger.log(`import ${job.id} attempt ${job.attemptsStarted} started`);
     const result = await runDatasetImport({
       importId: job.id!,
       attempt: job.attemptsStarted,
       queuedAt: new Date(job.timestamp),
       source,
-      storage: this.storage,
+      storage: leasedStorage(this.storage, lease),
       datasetId: job.data.key,
       versions: { provisioner: PROVISIONER_VERSION, node: process.version },
-      reportProgress: (progress) => job.updateProgress(progress),
+      reportProgress: (progress) => this.writeRecord(job, lock, { progress }),
       copyMeter: this.metrics,
       copyPool: this.copyPool,
+      fileBudget: this.fileBudget,
       phases,
+      signal: this.stopping.signal,
+      lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
     });
     if (result.copied) this.logger.log(`import ${job.id} phases (ms): ${phases.toString()}`);
-    await this.registrations.enqueue(job, result.path); // the catalog outbox (issue 17)
+    await this.registrations.enqueue(job, lock, result.path); // the catalog outbox
     return result;
   }
 
@@ -206,7 +318,8 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
   /** Records why an attempt failed on the job, and whether it is final (rejected) or retried. */
   private async runImport(
     job: Job<ImportJobData>,
-    work: (source: SourceSystem) => Promise<ImportJobResult>,
+    lock: JobLock,
+    work: (source: SourceSystem, lock: JobLock) => Promise<ImportJobResult>,
   ): Promise<ImportJobResult> {
     const source = this.registry.get(job.data.source);
     const firstStartedAt = job.data.first_started_at ?? Date.now();
@@ -218,7 +331,7 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
           'unknown_source',
           `source ${job.data.source} is not configured`,
         );
-      const result = await work(source).catch((error: unknown) => {
+      const result = await work(source, lock).catch((error: unknown) => {
         // Metadata the source refuses (a linked submission.json...) needs a human, not a retry.
         if (error instanceof SourceRefusedError)
           throw new ImportRejectedError('metadata_refused', error.message, error.problems);
@@ -230,6 +343,12 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
       ended('imported');
       return result;
     } catch (caught) {
+      if (caught instanceof ImportStoppedError) throw caught; // handed over by process()
+      // Not this attempt's job any more: the record belongs to the attempt holding the lock.
+      if (caught instanceof LeaseLostError) {
+        this.logger.warn(`${caught.message}; stopped, the attempt holding the lock goes on`);
+        throw caught;
+      }
       // A system error of bad input (ENAMETOOLONG, ELOOP...) is a rejection, never retried.
       const error = badInputRejection(caught) ?? caught;
       const rejected = error instanceof ImportRejectedError;
@@ -240,17 +359,26 @@ export class ImportProcessor extends WorkerHost implements OnModuleInit, OnAppli
           ? 'source_unavailable'
           : ((error as NodeJS.ErrnoException).code ?? 'internal_error');
       const message = (error as Error).message;
-      await job.updateData({
-        ...job.data,
-        // Bounded (1,000 problems, short texts): the record is read whole by every request.
-        error: boundedError({
-          code,
-          message,
-          details: known ? error.details : [],
-          permanent: rejected,
-        }),
-        first_started_at: firstStartedAt,
+      const written = await this.records.writeLocked(job.id!, lock, {
+        data: {
+          // Bounded (1,000 problems, short texts): the record is read whole by every request.
+          error: boundedError({
+            code,
+            message,
+            details: known ? error.details : [],
+            permanent: rejected,
+          }),
+          first_started_at: firstStartedAt,
+        },
       });
+      if (!written) {
+        // Another worker took the import over (this one was frozen past its lock): the record
+        // and the outcome are that worker's; BullMQ refuses this attempt's move as well.
+        this.logger.warn(
+          `import ${job.id} attempt ${job.attemptsStarted} ended after losing its lock (${code}: ${message}); its record was left to the import's owner`,
+        );
+        throw error;
+      }
       this.logger.warn(
         `import ${job.id} attempt ${job.attemptsStarted} ${rejected ? 'rejected' : 'failed'}: ${code}: ${message}`,
       );

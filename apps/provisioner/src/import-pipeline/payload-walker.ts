@@ -23,6 +23,7 @@ export interface WalkedFile {
   path: string;
   size: number;
   mtimeMs: number;
+  ctimeMs: number;
   /** Device and inode: the copy opens exactly this file or fails. */
   dev: number;
   ino: number;
@@ -282,6 +283,7 @@ function addEntry(
       path: relative,
       size: stats.size,
       mtimeMs: stats.mtimeMs,
+      ctimeMs: stats.ctimeMs,
       dev: stats.dev,
       ino: stats.ino,
       readable: permitsRead(stats, ids),

@@ -26,11 +26,15 @@ import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';
 import type { SourceLimits } from '../config/source-config';
+import type { ObjectKeyCheck } from '../storage/object-key-check';
+import type { FileBudget } from './file-budget';
 
 export interface PlannedFile {
   path: string;
   size: number;
   mtimeMs: number;
+  /** Change time: with the inode, size and mtime, what an earlier attempt's copy is compared with. */
+  ctimeMs: number;
   /** Device and inode the walk found: the copy must open this very file. */
   dev: number;
   ino: number;
@@ -55,6 +59,13 @@ export interface PreflightOptions {
   identity: string | null;
   /** Reads the payload's directories (the copy threads'; by default the event loop's). */
   walker?: DirectoryWalker;
+  /** Where the store limits the length of an object's name (S3): each file's check. */
+  objectKey?: ObjectKeyCheck | null;
+  /**
+   * The worker's budget of files held by running imports: the dataset is admitted with the
+   * count of its manifest's lines before any manifest is parsed, and holds them until release.
+   */
+  budget?: FileBudget;
 }
 
 /** Free space kept in reserve beyond the payload itself: metadata, other imports, the OS. */
@@ -77,6 +88,41 @@ async function loadManifest(
   return result();
 }
 
+/**
+ * Waits until the dataset's files fit the worker's budget, counted as the lines of its first
+ * manifest (an upper bound: blank lines count too), which is read once more for it, in chunks.
+ * A manifest that cannot be read counts nothing here: loading it reports why. More files than
+ * the whole budget: refused, as no wait would make room.
+ */
+async function admit(view: string, budget: FileBudget, limits: SourceLimits): Promise<() => void> {
+  let lines = 0;
+  for (const algorithm of ALGORITHMS) {
+    let last = NEWLINE;
+    const file = MANIFEST_FILES[algorithm];
+    const outcome = await readSourceChunks(
+      `${view}/${file}`,
+      file,
+      manifestRules(limits),
+      (chunk) => {
+        for (let at = chunk.indexOf(NEWLINE); at >= 0; at = chunk.indexOf(NEWLINE, at + 1)) lines++;
+        if (chunk.length > 0) last = chunk[chunk.length - 1];
+      },
+    );
+    if (outcome === null) continue;
+    if (outcome === 'read' && last !== NEWLINE) lines++;
+    if (outcome !== 'read') lines = 0;
+    break;
+  }
+  if (lines > budget.capacity)
+    throw new ImportRejectedError(
+      'too_many_files',
+      `the dataset lists ${lines} files, more than one worker holds at once (IMPORT_MAX_FILES: ${budget.capacity})`,
+    );
+  return budget.acquire(lines);
+}
+
+const NEWLINE = 0x0a;
+
 /** Problems kept in a rejection (they are stored with the job) are the first 1,000: ProblemList. */
 function rejected(problems: ProblemList): ImportRejectedError {
   return new ImportRejectedError(
@@ -85,7 +131,6 @@ function rejected(problems: ProblemList): ImportRejectedError {
     problems.details(),
   );
 }
-
 
 /**
  * Everything that can be checked before a byte is copied, reported all at once: the dataset
@@ -112,11 +157,14 @@ export async function preflightDataset(
   }
   if (isProblem(dir)) throw rejected(ProblemList.of(dir));
   let payload: PinnedDirectory | null = null;
+  let admitted: (() => void) | null = null;
   const release = async () => {
+    admitted?.();
     await payload?.close();
     await dir.close();
   };
   try {
+    if (options.budget) admitted = await admit(dir.view, options.budget, options.limits);
     const pinnedPayload = await pinDirectory(`${dir.view}/${PAYLOAD_DIR}`, PAYLOAD_DIR);
     if (pinnedPayload && !isProblem(pinnedPayload)) payload = pinnedPayload;
     const plan = await check(dir, pinnedPayload, payload, options, freeBytes);
@@ -131,7 +179,7 @@ async function check(
   dir: PinnedDirectory,
   pinnedPayload: PinnedDirectory | SourceProblem | null,
   payload: PinnedDirectory | null,
-  { limits, walker }: PreflightOptions,
+  { limits, walker, objectKey }: PreflightOptions,
   freeBytes: () => Promise<number>,
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
   // The walk (on the copy threads when there are some) runs while the manifests are read here.
@@ -220,6 +268,8 @@ async function check(
         path,
         message: 'listed in the manifest but not in the payload',
       });
+    const tooLong = objectKey?.(path);
+    if (tooLong) problems.add({ code: 'key_too_long', path, message: tooLong });
   }
   for (const path of walk.files.keys()) {
     if (!primary.entries.has(path))
@@ -245,6 +295,7 @@ async function check(
         path,
         size: walked.size,
         mtimeMs: walked.mtimeMs,
+        ctimeMs: walked.ctimeMs,
         dev: walked.dev,
         ino: walked.ino,
         expected,

@@ -1,19 +1,15 @@
 import { formatManifest } from '../sources/dataset-directory/manifest';
-import {
-  PROVENANCE_DIR,
-  PROVENANCE_FILE,
-  STORED_MANIFEST_FILE,
-} from '../storage/storage-layout';
+import { PROVENANCE_DIR, PROVENANCE_FILE, STORED_MANIFEST_FILE } from '../storage/storage-layout';
 import type { StagingArea } from '../storage/storage-system';
 import type {
   DatasetImportContext,
   DatasetImportResult,
   ResolvedDataset,
 } from './dataset-import-context';
-import type { CopyResult } from './hashing-copy';
 import { ImportRejectedError } from './import-errors';
 import type { ImportPlan } from './preflight';
-import type { Provenance, ProvenanceFile } from '../storage/provenance';
+import type { StagedResults } from './stage-files.step';
+import { Provenance, ProvenanceFile, provenanceText } from '../storage/provenance';
 
 /**
  * Step 4: writes .provisioner/ (the stored manifest and the provenance) into the staging area,
@@ -24,24 +20,29 @@ export async function publishDataset(
   ctx: DatasetImportContext,
   resolved: ResolvedDataset,
   plan: ImportPlan,
-  results: readonly CopyResult[],
+  { results, kept }: StagedResults,
   staging: StagingArea,
   startedAt: Date,
 ): Promise<DatasetImportResult> {
   const { submission, target } = resolved;
-  const files: ProvenanceFile[] = plan.files.map((file, i) => ({
-    path: file.path,
+  // Written from the plan and the results as they are: an import of many files holds them
+  // once (the texts are measured, then written into buffers of their size).
+  const file = (i: number): ProvenanceFile => ({
+    path: plan.files[i].path,
     size: results[i].size,
     sha256: results[i].sha256,
     ...(results[i].md5 ? { md5: results[i].md5 } : {}),
-  }));
+  });
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`,
-    formatManifest(files.map((f) => [f.path, f.sha256])),
+    formatManifest(
+      plan.files.map((f) => f.path),
+      results.map((r) => r.sha256),
+    ),
   );
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
-    `${JSON.stringify(provenanceOf(ctx, resolved, plan, files, startedAt), null, 2)}\n`,
+    provenanceText(provenanceOf(ctx, resolved, plan, kept, startedAt), plan.files.length, file),
   );
   await staging.sync();
   ctx.phases?.lap('flush');
@@ -53,16 +54,16 @@ export async function publishDataset(
     );
   await ctx.storage.publish(staging.id, target, { readOnly: true });
   ctx.phases?.lap('publish');
-  return { path: target, files: files.length, bytes: plan.bytesTotal, copied: true };
+  return { path: target, files: plan.files.length, bytes: plan.bytesTotal, copied: true };
 }
 
 function provenanceOf(
   ctx: DatasetImportContext,
   { dataset, submission }: ResolvedDataset,
   plan: ImportPlan,
-  files: ProvenanceFile[],
+  kept: StagedResults['kept'],
   startedAt: Date,
-): Provenance {
+): Omit<Provenance, 'files'> {
   return {
     format: 'provisioner-provenance/1',
     source: { name: ctx.source.name, type: ctx.source.type },
@@ -74,14 +75,14 @@ function provenanceOf(
       queued_at: ctx.queuedAt?.toISOString() ?? null,
       started_at: startedAt.toISOString(),
       staged_at: new Date().toISOString(),
+      kept_from_earlier_attempts: kept,
     },
     versions: ctx.versions,
-    totals: { files: files.length, bytes: plan.bytesTotal },
+    totals: { files: plan.files.length, bytes: plan.bytesTotal },
     verification: {
       result: 'passed',
       manifests: plan.algorithms,
       computed: plan.algorithms.includes('md5') ? ['sha256', 'md5'] : ['sha256'],
     },
-    files,
   };
 }

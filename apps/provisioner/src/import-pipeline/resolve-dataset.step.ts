@@ -1,7 +1,8 @@
 import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { datasetPath, PROVENANCE_DIR, PROVENANCE_FILE } from '../storage/storage-layout';
+import { objectKeyCheck } from '../storage/object-key-check';
 import type { StorageSystem } from '../storage/storage-system';
-import { removeStagingOfImport } from './attempt-staging';
+import { earlierDataAreas, removeStagingOfImport } from './attempt-staging';
 import type {
   DatasetImportContext,
   DatasetImportResult,
@@ -25,7 +26,8 @@ const REFUSED_BEFORE_PREFLIGHT = new Set([
  * Step 1: what to import and where to. Refuses a dataset the source no longer lists, one not
  * ready for a reason preflight cannot detail, an unsafe project name, and a target published by
  * another import; returns the earlier result when this very import already published it (a
- * re-run after a crash). Clears the staging of this import's earlier attempts.
+ * re-run after a crash), clearing its staging. Otherwise finds the data staging areas of this
+ * import's earlier attempts, for the stage step to adopt.
  */
 export async function resolveDataset(
   ctx: DatasetImportContext,
@@ -51,8 +53,9 @@ export async function resolveDataset(
   if (problem) throw new ImportRejectedError(problem.reason, problem.message);
   const target = datasetPath(submission.project, submission.ref, ctx.datasetId);
   const existing = await publishedBy(ctx.storage, target);
-  // This attempt holds the import's job lock: staging of earlier attempts is garbage.
-  await removeStagingOfImport(ctx.storage, ctx.importId);
+  // This attempt holds the import's job lock: earlier attempts are dead, and their staging is
+  // either adopted by this one (below) or, when nothing is left to copy, garbage.
+  if (existing !== null) await removeStagingOfImport(ctx.storage, ctx.importId);
   if (existing === ctx.importId) {
     const provenance = parseProvenance(
       await ctx.storage.readObject(`${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
@@ -71,19 +74,26 @@ export async function resolveDataset(
       'target_exists',
       `${target} already exists in storage and was not published by this import`,
     );
-  return { dataset, submission, target };
+  return {
+    dataset,
+    submission,
+    target,
+    earlierAreas: await earlierDataAreas(ctx.storage, ctx.importId),
+  };
 }
 
 /** Step 1, continued: every payload file checked and planned (released by the caller). */
 export function planDataset(
   ctx: DatasetImportContext,
-  { dataset }: ResolvedDataset,
+  { dataset, target }: ResolvedDataset,
 ): Promise<ImportPlan> {
   const pool = ctx.copyPool;
   return preflightDataset(ctx.source.locateDataset(ctx.datasetId), () => ctx.storage.freeBytes(), {
     limits: ctx.sourceLimits ?? DEFAULT_SOURCE_LIMITS,
     identity: dataset.directoryIdentity,
-    walker: pool && pool.size > 0 ? walkOnThreads(pool) : undefined,
+    walker: pool && pool.size > 0 ? walkOnThreads(pool, ctx.signal) : undefined,
+    objectKey: objectKeyCheck(ctx.storage, target),
+    budget: ctx.fileBudget,
   });
 }
 

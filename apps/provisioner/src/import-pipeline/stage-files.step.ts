@@ -1,29 +1,49 @@
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
-import type { LocalFiles, StagingArea } from '../storage/storage-system';
+import type { LocalFiles, StagedFile, StagingArea } from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import-context';
 import { copyWithHashes, CopyResult } from './hashing-copy';
-import { ImportTransientError } from './import-errors';
+import { ImportStoppedError, ImportTransientError } from './import-errors';
 import { ProgressReporter } from '../imports/import-progress';
 import type { ImportPlan } from './preflight';
 import { copyFilesOnThreads, type CopyThreadPool } from './copy-thread-pool';
+import { keptFiles, resultOfKept, StagedFilesRecorder } from './kept-files';
+
+/** What the staging step hands on: every file's copy result in plan order, and what was kept. */
+export interface StagedResults {
+  results: CopyResult[];
+  /**
+   * Files an earlier attempt had staged that this one kept, and the bytes not written again:
+   * theirs, and those of parts of other files the store already held (S3 uploads resumed).
+   */
+  kept: { files: number; bytes: number };
+}
 
 /**
- * Step 2: copies every planned file into the staging area, hashing while copying, and returns
- * each file's size and checksums in plan order. Progress is reported before and after.
+ * Step 2: keeps what earlier attempts staged and is still what the source holds (kept-files.ts),
+ * removes the rest of what they left, and copies every other planned file into the staging area,
+ * hashing while copying; returns each file's size and checksums in plan order. What is copied is
+ * recorded in the area as it goes, so a later attempt keeps it too. Progress is reported before
+ * and after. When ctx.signal aborts (the worker is stopping), the copy stops after the chunk in
+ * flight and ImportStoppedError is thrown once what was copied is recorded.
  */
 export async function stageFiles(
   ctx: DatasetImportContext,
   plan: ImportPlan,
   staging: StagingArea,
-): Promise<CopyResult[]> {
+): Promise<StagedResults> {
+  const kept = keptFiles(plan.files, staging.inherited);
+  await staging.discardExcept(new Set([...kept.values()].map((file) => file.path)));
+  const keptBytes = [...kept.values()].reduce((sum, file) => sum + file.size, 0);
   const progress = new ProgressReporter(plan.files.length, plan.bytesTotal, ctx.reportProgress);
+  progress.kept(kept.size, keptBytes);
   await progress.flush();
   ctx.phases?.lap('preflight');
-  const results = await new FileStager(ctx, plan, staging, progress).run();
+  const stager = new FileStager(ctx, plan, staging, progress, kept);
+  const results = await stager.run();
   await progress.flush();
   ctx.phases?.lap('copy+hash');
-  return results;
+  return { results, kept: { files: kept.size, bytes: keptBytes + stager.reusedBytes } };
 }
 
 /**
@@ -36,26 +56,56 @@ class FileStager {
   private readonly md5: boolean;
   /** Plan indexes, largest file first, so one big file does not start last and run alone. */
   private readonly order: number[];
+  private readonly recorder: StagedFilesRecorder;
   private failed = false;
+  private copiedFiles = 0;
+  /** Bytes of the files copied that the store already held (CopyResult.reusedBytes). */
+  reusedBytes = 0;
 
   constructor(
     private readonly ctx: DatasetImportContext,
     private readonly plan: ImportPlan,
     private readonly staging: StagingArea,
     private readonly progress: ProgressReporter,
+    private readonly kept: ReadonlyMap<number, StagedFile>,
   ) {
     const files = plan.files;
     this.results = new Array<CopyResult>(files.length);
+    for (const [index, staged] of kept) this.results[index] = resultOfKept(staged);
     this.md5 = plan.algorithms.includes('md5');
-    this.order = files.map((_, i) => i).sort((a, b) => files[b].size - files[a].size);
+    this.order = files
+      .map((_, i) => i)
+      .filter((i) => !kept.has(i))
+      .sort((a, b) => files[b].size - files[a].size);
+    this.recorder = new StagedFilesRecorder(staging, ctx.recentChangeMs);
   }
 
   async run(): Promise<CopyResult[]> {
     const pool = this.ctx.copyPool;
     const local = this.staging.localFiles;
-    if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
-    else await this.copyOnLanes();
+    try {
+      if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
+      else await this.copyOnLanes();
+    } catch (error) {
+      await this.recorder.flush();
+      // Whatever a stop interrupted (a copy thread's file, an upload) is the stop.
+      if (this.stopping) throw this.stopped();
+      throw error;
+    }
+    await this.recorder.flush();
+    if (this.copiedFiles < this.order.length) throw this.stopped();
     return this.results;
+  }
+
+  private get stopping(): boolean {
+    return this.ctx.signal?.aborted ?? false;
+  }
+
+  private stopped(): ImportStoppedError {
+    const staged = this.kept.size + this.recorder.recordedFiles;
+    return new ImportStoppedError(
+      `the worker is stopping: handed over with ${staged} of ${this.plan.files.length} files staged and recorded`,
+    );
   }
 
   private readonly done = (index: number, result: CopyResult): void => {
@@ -66,6 +116,9 @@ class FileStager {
         `${file.path} changed size between preflight and copy`,
       );
     this.results[index] = result;
+    this.copiedFiles += 1;
+    this.reusedBytes += result.reusedBytes ?? 0;
+    this.recorder.copied(file.path, result);
     this.progress.fileDone();
     this.ctx.copyMeter?.addFiles(1);
   };
@@ -89,7 +142,8 @@ class FileStager {
       prepare: (path) => local.prepare(path),
       copied: (position, result) => this.done(order[position], result),
       bytes: this.onBytes,
-      stopped: () => this.failed,
+      stopped: () => this.failed || this.stopping,
+      signal: this.ctx.signal,
       directWriteMinBytes: local.directWriteMinBytes,
     });
   }
@@ -113,7 +167,7 @@ class FileStager {
     );
     let firstError: { error: unknown } | undefined;
     await mapLimit(this.order, lanes, async (index) => {
-      if (this.failed) return;
+      if (this.failed || this.stopping) return;
       const buffers = buffersOfLanes.pop()!;
       try {
         const file = this.plan.files[index];
@@ -122,7 +176,13 @@ class FileStager {
           join(this.plan.payloadRoot, file.path),
           file.path,
           writer,
-          { md5: this.md5, identity: file, buffers, onBytes: this.onBytes },
+          {
+            md5: this.md5,
+            identity: file,
+            buffers,
+            onBytes: this.onBytes,
+            stopRequested: () => this.stopping,
+          },
         );
         this.done(index, result);
       } catch (error) {

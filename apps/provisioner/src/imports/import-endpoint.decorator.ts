@@ -14,7 +14,7 @@ export function ImportEndpoint(summary: string): MethodDecorator {
     ApiOperation({ summary }),
     ApiResponse({ status: 202, description: 'Queued: the import record' }),
     ApiResponse({ status: 200, description: 'Already imported: the import record' }),
-    ApiErrorResponses(404, 409),
+    ApiErrorResponses(404, 409, 503),
     Post('import'),
   );
 }

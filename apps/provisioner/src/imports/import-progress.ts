@@ -35,6 +35,12 @@ export class ProgressReporter {
     };
   }
 
+  /** Files kept from an earlier attempt: done before this one copies anything. */
+  kept(files: number, bytes: number): void {
+    this.progress.files_done += files;
+    this.progress.bytes_done += bytes;
+  }
+
   bytes(count: number): void {
     this.progress.bytes_done += count;
     this.maybeSend();

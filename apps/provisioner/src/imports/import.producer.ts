@@ -15,6 +15,7 @@ import {
   PROVENANCE_FILE,
   SUBMISSION_FILE,
 } from '../storage/storage-layout';
+import { objectKeyCheck } from '../storage/object-key-check';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { ImportRecordsRepository } from './import-records.repository';
@@ -125,10 +126,40 @@ export class ImportProducer {
         detail: dataset.reasonDetail,
         ...(dataset.problems.length > 0 ? { problems: dataset.problems } : {}),
       };
+    // More files than a worker holds at once: no worker could ever run it.
+    const maxFiles = this.settings.IMPORT_MAX_FILES;
+    if (dataset.fileCount !== null && dataset.fileCount > maxFiles)
+      return {
+        outcome: 'not_importable',
+        reason: 'too_many_files',
+        detail: `the dataset lists ${dataset.fileCount} files, more than one worker holds at once (IMPORT_MAX_FILES: ${maxFiles})`,
+      };
+    const tooLong = this.keysTooLong(path, dataset);
+    if (tooLong.length > 0)
+      return {
+        outcome: 'not_importable',
+        reason: 'key_too_long',
+        detail: tooLong.map((p) => `${p.path}: ${p.message}`).join('; '),
+        problems: tooLong,
+      };
     return this.enqueue(ImportJobName.Dataset, id, {
       source: source.name,
       key: dataset.datasetId,
       path,
+    });
+  }
+
+  /**
+   * The longest files of a dataset whose object keys the store would refuse (S3: over 1,024
+   * bytes), as far as the request's reading measured them (its few longest paths); preflight
+   * names every one.
+   */
+  private keysTooLong(path: string, dataset: SourceDataset): SourceProblem[] {
+    const check = objectKeyCheck(this.storage, path);
+    if (!check) return [];
+    return (dataset.longestPaths ?? []).flatMap((file) => {
+      const message = check(file);
+      return message ? [{ code: 'key_too_long', path: file, message }] : [];
     });
   }
 

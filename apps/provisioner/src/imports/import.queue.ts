@@ -30,6 +30,8 @@ export interface CatalogRegistrationState {
   state: CatalogState;
   accession: string | null;
   error: { code: string; message: string } | null;
+  /** The dataset as a DRS object (`drs://host/id`), registered with it; only while DRS is on. */
+  drs_uri?: string;
 }
 
 /** Stored on the job when an attempt fails, so the record can say why (and whether it is final). */

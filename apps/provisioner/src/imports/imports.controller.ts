@@ -30,7 +30,7 @@ export class ImportsController {
   @ApiOperation({ summary: 'One import record, with progress' })
   @ApiParam({ name: 'id', description: 'Import id: `<source>-<kind>-<key>`' })
   @ApiResponse({ status: 200, description: 'The import record' })
-  @ApiErrorResponses(404)
+  @ApiErrorResponses(404, 503)
   @Get(':id')
   get(@Param('id') id: string): Promise<ImportRecord> {
     return this.imports.get(id);

@@ -5,6 +5,8 @@ import {
   ImportJobPage,
   ImportRecordFilter,
   ImportRecordsRepository,
+  JobLock,
+  RecordWrite,
 } from './import-records.repository';
 import { IMPORT_KINDS, ImportJobData, ImportJobResult } from './import.queue';
 import { LISTED_DETAILS } from './record-bounds';
@@ -190,6 +192,37 @@ export class PostgresImportRecords extends ImportRecordsRepository {
       [this.queue.name, jobIds],
     );
     return new Map(rows.map((row) => [row.id, row.accession]));
+  }
+
+  /**
+   * One statement: the holder's row is locked (FOR SHARE) and checked to be active under the
+   * token with its lock not yet lapsed, as BullMQ's own moves check it, then the record is
+   * written. A stalled job's new claim, taking the row FOR UPDATE, waits for this or sees it.
+   */
+  async writeLocked(importId: string, lock: JobLock, write: RecordWrite): Promise<boolean> {
+    const s = this.schema;
+    const { rowCount } = await this.pool.query(
+      `WITH holder AS (
+         SELECT 1 FROM ${s}.job
+         WHERE queue = $3 AND id = $4 AND state = 'active' AND lock_token = $5
+           AND locked_until_ms > $6
+         FOR SHARE)
+       UPDATE ${s}.job j
+       SET data = CASE WHEN $7::jsonb IS NULL THEN j.data ELSE j.data || $7::jsonb END,
+           progress = COALESCE($8::jsonb, j.progress)
+       WHERE j.queue = $1 AND j.id = $2 AND EXISTS (SELECT 1 FROM holder)`,
+      [
+        this.queue.name,
+        importId,
+        lock.queue,
+        lock.jobId,
+        lock.token,
+        Date.now(),
+        write.data === undefined ? null : JSON.stringify(write.data),
+        write.progress === undefined ? null : JSON.stringify(write.progress),
+      ],
+    );
+    return rowCount === 1;
   }
 
   touched(): Promise<void> {

@@ -1,15 +1,13 @@
 import type { JobType, Queue } from 'bullmq';
-import Redis, { ChainableCommander, RedisOptions } from 'ioredis';
-import {
-  IMPORT_STATES,
-  ImportJobFields,
-  ImportState,
-  recordStateOf,
-} from './import-record';
+import { createHash } from 'node:crypto';
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { IMPORT_STATES, ImportJobFields, ImportState, recordStateOf } from './import-record';
 import {
   ImportJobPage,
   ImportRecordFilter,
   ImportRecordsRepository,
+  JobLock,
+  RecordWrite,
 } from './import-records.repository';
 import { IMPORT_KINDS, ImportJobData, ImportJobName } from './import.queue';
 import { boundedDetails, LISTED_DETAILS } from './record-bounds';
@@ -61,6 +59,29 @@ end
 return out
 `;
 
+/**
+ * A write on an import job's hash by the holder of a lock, checked in the same script: KEYS
+ * the holder's lock key (BullMQ's `<job key>:lock`, holding the token while the lock lasts)
+ * and the import job's hash; ARGV the token, the SHA-1 of the data the new data was made from
+ * ('' to leave the data), the new data, the new progress ('' to leave it). Returns 0 when the
+ * lock is not held or the job is gone, -1 when the data changed since it was read (read it
+ * again), 1 when written.
+ */
+const WRITE_LOCKED_LUA = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+if ARGV[3] ~= '' then
+  local data = redis.call('HGET', KEYS[2], 'data') or ''
+  if redis.sha1hex(data) ~= ARGV[2] then return -1 end
+  redis.call('HSET', KEYS[2], 'data', ARGV[3])
+end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'progress', ARGV[4]) end
+return 1
+`;
+
+/** Reads of a record's data before a write gives up on a record that keeps changing. */
+const WRITE_TRIES = 10;
+
 const optionalNumber = (value: string | null): number | undefined =>
   value ? Number(value) : undefined;
 
@@ -104,8 +125,9 @@ const JOB_STATES = [
 /** Rounds of reading past entries that turned out stale, before a page is returned short. */
 const MAX_ROUNDS = 20;
 
-type IndexClient = Redis & {
+type IndexClient = (Redis | Cluster) & {
   readImportJobs(...args: string[]): Promise<(string | null)[]>;
+  writeLockedRecord(...args: string[]): Promise<number>;
 };
 
 interface ReadJob {
@@ -133,15 +155,16 @@ export class RedisImportRecords extends ImportRecordsRepository {
 
   constructor(
     private readonly queue: Queue,
-    connection: RedisOptions,
+    redis: Redis | Cluster,
   ) {
     super();
-    this.redis = new Redis({ ...connection, connectionName: 'import-records' }) as IndexClient;
+    this.redis = redis as IndexClient;
     this.redis.defineCommand('readImportJobs', {
       numberOfKeys: 6,
       lua: READ_JOBS_LUA,
       readOnly: true,
     });
+    this.redis.defineCommand('writeLockedRecord', { numberOfKeys: 2, lua: WRITE_LOCKED_LUA });
     // Reconnects by itself; the queue's own error logging reports an unreachable Redis.
     this.redis.on('error', () => undefined);
   }
@@ -183,6 +206,37 @@ export class RedisImportRecords extends ImportRecordsRepository {
       cursor += ids.length - dropped;
     }
     return { jobs, count: await this.redis.zcard(key) };
+  }
+
+  /**
+   * Data fields are merged into the data as read, and written only if it is still what was
+   * read (its SHA-1, compared in the script): a concurrent writer's fields are never lost.
+   */
+  async writeLocked(importId: string, lock: JobLock, write: RecordWrite): Promise<boolean> {
+    const jobKey = this.queue.toKey(importId);
+    // BullMQ's key of a job of another queue under the same prefix (the registration's).
+    const lockKey = `${this.queue.opts.prefix ?? 'bull'}:${lock.queue}:${lock.jobId}:lock`;
+    const progress = write.progress === undefined ? '' : JSON.stringify(write.progress);
+    for (let tries = 0; tries < WRITE_TRIES; tries++) {
+      let read = '';
+      let data = '';
+      if (write.data !== undefined) {
+        const current = await this.redis.hget(jobKey, 'data');
+        if (current === null) return false;
+        read = createHash('sha1').update(current).digest('hex');
+        data = JSON.stringify({ ...(JSON.parse(current) as ImportJobData), ...write.data });
+      }
+      const written = await this.redis.writeLockedRecord(
+        lockKey,
+        jobKey,
+        lock.token,
+        read,
+        data,
+        progress,
+      );
+      if (written !== -1) return written === 1;
+    }
+    throw new Error(`import ${importId}: its record kept changing while being written`);
   }
 
   async touched(jobId: string): Promise<void> {

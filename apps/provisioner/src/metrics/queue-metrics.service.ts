@@ -4,6 +4,7 @@ import type { JobType, Queue } from 'bullmq';
 import { Gauge, Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '@app/platform';
 import { IMPORTS_QUEUE } from '../imports/import.queue';
+import { STORAGE_REGISTRATION_QUEUE } from '../storage-registration/storage-registration.queue';
 import { logSafeMessage } from '@app/errors';
 
 const STATES: JobType[] = [
@@ -27,35 +28,34 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Queue depth by state, read from the queue backend at scrape time. Every provisioner pod
- * reports the same numbers: aggregate with max(), not sum().
- */
 type JobCounts = Record<string, number>;
 
 /**
- * Queue depth by state, read from the queue backend at scrape time. Every provisioner pod
- * reports the same numbers: aggregate with max(), not sum().
+ * Depth by state of the imports queue and of the catalog-registration queue (a registration
+ * backlog: the catalog down or refusing), read from the queue backend at scrape time. Every
+ * provisioner pod reports the same numbers: aggregate with max(), not sum().
  */
 @Injectable()
 export class QueueMetricsCollector {
   private readonly logger = new Logger(QueueMetricsCollector.name);
-  /** One backend read per scrape, shared by both gauges (prom-client collects them in parallel). */
-  private inFlight?: Promise<JobCounts | null>;
+  /** One backend read per queue and scrape, shared by both gauges (prom-client collects them in parallel). */
+  private readonly inFlight = new Map<Queue, Promise<JobCounts | null>>();
 
   constructor(
     @Inject(METRICS_REGISTRY) registry: Registry,
-    @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
+    @InjectQueue(IMPORTS_QUEUE) imports: Queue,
+    @InjectQueue(STORAGE_REGISTRATION_QUEUE) registrations: Queue,
   ) {
-    const counts = () => this.counts();
-    const name = queue.name;
+    const queues = [imports, registrations];
+    const counts = (queue: Queue) => this.counts(queue);
     new Gauge({
       name: 'provisioner_queue_up',
       help: '1 when the queue backend answered the last scrape, else 0',
       labelNames: ['queue'],
       registers: [registry],
       async collect() {
-        this.set({ queue: name }, (await counts()) === null ? 0 : 1);
+        for (const queue of queues)
+          this.set({ queue: queue.name }, (await counts(queue)) === null ? 0 : 1);
       },
     });
     new Gauge({
@@ -65,23 +65,27 @@ export class QueueMetricsCollector {
       registers: [registry],
       async collect() {
         this.reset();
-        const current = await counts();
-        if (current === null) return;
-        for (const state of STATES) this.set({ queue: name, state }, current[state] ?? 0);
+        for (const queue of queues) {
+          const current = await counts(queue);
+          if (current === null) continue;
+          for (const state of STATES) this.set({ queue: queue.name, state }, current[state] ?? 0);
+        }
       },
     });
   }
 
-  private counts(): Promise<JobCounts | null> {
-    // eslint-disable-next-line no-restricted-syntax -- STATES is a constant list of six
-    this.inFlight ??= withTimeout(this.queue.getJobCounts(...STATES), COUNT_TIMEOUT_MS)
-      .catch((error: unknown) => {
-        this.logger.warn(`queue depth unavailable: ${logSafeMessage(error)}`);
-        return null;
-      })
-      .finally(() => {
-        this.inFlight = undefined;
-      });
-    return this.inFlight;
+  private counts(queue: Queue): Promise<JobCounts | null> {
+    let counting = this.inFlight.get(queue);
+    if (counting === undefined) {
+      // eslint-disable-next-line no-restricted-syntax -- STATES is a constant list of six
+      counting = withTimeout(queue.getJobCounts(...STATES), COUNT_TIMEOUT_MS)
+        .catch((error: unknown) => {
+          this.logger.warn(`queue depth of ${queue.name} unavailable: ${logSafeMessage(error)}`);
+          return null;
+        })
+        .finally(() => this.inFlight.delete(queue));
+      this.inFlight.set(queue, counting);
+    }
+    return counting;
   }
 }

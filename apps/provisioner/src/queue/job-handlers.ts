@@ -1,8 +1,11 @@
 import type { Job } from 'bullmq';
 
-/** What runs each job of a queue: one handler per job name, typed by that job's result. */
+/**
+ * What runs each job of a queue: one handler per job name, typed by that job's result; `token`
+ * is the job's lock as BullMQ holds it for this worker.
+ */
 export type JobHandlers<Results extends object> = {
-  [Name in keyof Results]: (job: Job) => Promise<Results[Name]>;
+  [Name in keyof Results]: (job: Job, token?: string) => Promise<Results[Name]>;
 };
 
 /**

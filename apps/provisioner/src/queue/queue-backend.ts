@@ -1,53 +1,56 @@
 import { createPostgresBackend, setDefaultBackendFactory } from 'bullmq';
-import type { RedisOptions } from 'ioredis';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
+import {
+  redisKeyPrefix,
+  type RedisRole,
+  redisTopology,
+  type RedisTopology,
+} from './redis-topology';
 
 export type QueueBackendKind = 'redis' | 'postgres';
 
-export interface QueueBackendConfig {
-  kind: QueueBackendKind;
-  /** Passed to BullMQ as `connection`; its shape depends on the backend. */
-  connection: RedisOptions | { connectionString: string; schema: string; migrate: boolean };
-  prefix: string;
+export interface PostgresQueueConnection {
+  connectionString: string;
+  schema: string;
+  migrate: boolean;
 }
 
-/** ioredis options from a redis:// or rediss:// URL (user, password, database, TLS). */
-export function redisOptionsFromUrl(url: string): RedisOptions {
-  const parsed = new URL(url);
-  const db = parsed.pathname.replace(/^\//, '');
-  return {
-    host: parsed.hostname,
-    port: parsed.port ? Number(parsed.port) : 6379,
-    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
-    db: db ? Number(db) : 0,
-    tls: parsed.protocol === 'rediss:' ? {} : undefined,
-    // BullMQ's blocking commands must not be cut off by ioredis's per-request retry limit.
-    maxRetriesPerRequest: null,
-    connectTimeout: 5000,
-  };
-}
+export type QueueBackendConfig =
+  | {
+      kind: 'redis';
+      redis: RedisTopology;
+      /** The process the connections are for (a worker waits out outages; the API fails fast). */
+      role: RedisRole;
+      /** The keys' prefix: QUEUE_PREFIX, as a `{hash tag}` on a Cluster. */
+      prefix: string;
+    }
+  | { kind: 'postgres'; connection: PostgresQueueConnection; prefix: string };
 
 /**
- * Redis when REDIS_URL is set; otherwise BullMQ's PostgreSQL backend, so a machine with only
- * Postgres (or the embedded default) still runs the queue. The Postgres backend is selected
- * process-wide, which is why this runs before any queue or worker is created.
+ * Redis when REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES is set (never PostgreSQL then);
+ * otherwise BullMQ's PostgreSQL backend, so a machine with only Postgres (or the embedded
+ * default) still runs the queue. The Postgres backend is selected process-wide, which is why
+ * this runs before any queue or worker is created.
  */
-export function configureQueueBackend(settings: ProvisionerSettings): QueueBackendConfig {
-  if (settings.REDIS_URL) {
+export function configureQueueBackend(
+  settings: ProvisionerSettings,
+  role: RedisRole,
+): QueueBackendConfig {
+  const redis = redisTopology(settings);
+  if (redis) {
     setDefaultBackendFactory();
-    return {
-      kind: 'redis',
-      connection: redisOptionsFromUrl(settings.REDIS_URL),
-      prefix: settings.QUEUE_PREFIX,
-    };
+    return { kind: 'redis', redis, role, prefix: redisKeyPrefix(redis, settings.QUEUE_PREFIX) };
   }
-  if (!settings.DATABASE_URL) throw new Error('either REDIS_URL or DATABASE_URL must be set');
+  if (!settings.DATABASE_URL)
+    throw new Error(
+      'either REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES or DATABASE_URL must be set',
+    );
   setDefaultBackendFactory(createPostgresBackend);
   return {
     kind: 'postgres',
     connection: {
-      connectionString: settings.DATABASE_URL,
+      // The backend needs a session (LISTEN): the database itself when DATABASE_URL is a pooler.
+      connectionString: settings.DATABASE_DIRECT_URL ?? settings.DATABASE_URL,
       schema: `bullmq_${settings.QUEUE_PREFIX}`,
       migrate: true,
     },

@@ -38,6 +38,7 @@ export function datasetFromInspection(
     byteSize: inspection.byteSize ?? described.declaredBytes,
     directoryIdentity: inspection.identity,
     metadata: described.metadata,
+    ...(inspection.longestPaths ? { longestPaths: inspection.longestPaths } : {}),
   };
   if (!submission.eligible)
     return {

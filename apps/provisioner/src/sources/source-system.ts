@@ -43,6 +43,8 @@ export interface SourceDataset {
   problems: SourceProblem[];
   /** Device and inode of the dataset directory when read (an import checks it is the same). */
   directoryIdentity: string | null;
+  /** The longest manifest paths, longest first, where an import request's reading kept them. */
+  longestPaths?: string[];
   metadata: unknown;
 }
 

@@ -12,6 +12,8 @@ export interface StorageRegistration {
     bytes?: number;
     /** SHA-256 (lowercase hex) of the copy's stored manifest of per-file SHA-256s. */
     manifest_sha256?: string;
+    /** The dataset as a GA4GH DRS compound object, when this provisioner serves DRS. */
+    drs_uri?: string;
   };
   transfer?: { partner: string; source: string; submission: string; date: string };
 }

@@ -1,3 +1,4 @@
+import { datasetDrsId } from '../drs/drs-ids';
 import { createHash } from 'node:crypto';
 import { parseProvenance } from '../storage/provenance';
 import {
@@ -56,6 +57,8 @@ export async function describeRegistration(
   path: string,
   platform: string,
   publishedOn: string,
+  /** The host of this provisioner's DRS URIs; undefined while DRS is off. */
+  drsHost?: string,
 ): Promise<StorageRegistration> {
   const provenance = parseProvenance(
     await storage.readObject(`${path}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
@@ -90,6 +93,15 @@ export async function describeRegistration(
       ...(manifest === null
         ? {}
         : { manifest_sha256: createHash('sha256').update(manifest).digest('hex') }),
+      ...(drsHost === undefined
+        ? {}
+        : {
+            drs_uri: `drs://${drsHost}/${datasetDrsId({
+              project: submission.project,
+              submission: submission.ref,
+              datasetId: dataset.dataset_id,
+            })}`,
+          }),
     },
     ...(partner === undefined
       ? {}

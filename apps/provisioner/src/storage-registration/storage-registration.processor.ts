@@ -1,8 +1,9 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Inject, Logger } from '@nestjs/common';
-import { Job, Queue, UnrecoverableError, WorkerOptions } from 'bullmq';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { Job, UnrecoverableError, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
-import { CatalogRegistrationState, IMPORTS_QUEUE, ImportJobData } from '../imports/import.queue';
+import { ImportRecordsRepository, JobLock } from '../imports/import-records.repository';
+import type { CatalogRegistrationState } from '../imports/import.queue';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
 import { CatalogClient, CatalogRefusedError } from './catalog.client';
@@ -12,7 +13,10 @@ import {
   StorageRegistrationJobData,
   StorageRegistrationJobName,
   StorageRegistrationJobResult,
+  StorageRegistrationJobResults,
 } from './storage-registration.queue';
+import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
+import { WorkerWatchService } from '../queue/worker-watch.service';
 import { describeRegistration, RegistrationUnusableError } from './registration-description';
 
 /** Worker options from settings; applied to the processor class before the worker is created. */
@@ -33,23 +37,64 @@ export function configureStorageRegistrationProcessor(settings: ProvisionerSetti
  * import record says `refused`. Anything else is thrown for BullMQ to retry with backoff.
  */
 @Processor(STORAGE_REGISTRATION_QUEUE)
-export class StorageRegistrationProcessor extends WorkerHost {
+export class StorageRegistrationProcessor
+  extends WorkerHost
+  implements OnModuleInit, OnApplicationBootstrap
+{
   private readonly logger = new Logger(StorageRegistrationProcessor.name);
+  private readonly handlers = this.jobHandlers();
 
   constructor(
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
-    @InjectQueue(IMPORTS_QUEUE) private readonly imports: Queue<ImportJobData>,
+    private readonly records: ImportRecordsRepository,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
     private readonly catalog: CatalogClient,
     private readonly metrics: StorageRegistrationMetrics,
+    private readonly watch: WorkerWatchService,
   ) {
     super();
   }
 
-  async process(job: Job<StorageRegistrationJobData>): Promise<StorageRegistrationJobResult> {
-    if (job.name !== (StorageRegistrationJobName.Register as string))
-      throw new UnrecoverableError(`no handler for job ${job.name}`);
+  /** What runs each job name of the registration queue. */
+  jobHandlers(): JobHandlers<StorageRegistrationJobResults> {
+    return {
+      [StorageRegistrationJobName.Register]: (
+        job: Job<StorageRegistrationJobData>,
+        token?: string,
+      ) => this.register(job, token),
+    };
+  }
+
+  /** Before the worker takes a job: a job name without a handler stops the boot. */
+  onModuleInit(): void {
+    assertEveryJobHasHandler(
+      STORAGE_REGISTRATION_QUEUE,
+      Object.values(StorageRegistrationJobName),
+      this.handlers,
+    );
+  }
+
+  /** The worker runs from its creation (autorun); from now on it is watched across outages. */
+  onApplicationBootstrap(): void {
+    this.watch.watch(this.worker);
+  }
+
+  process(job: Job, token?: string): Promise<unknown> {
+    const handler = this.handlers[job.name as StorageRegistrationJobName] as
+      ((job: Job, token?: string) => Promise<unknown>) | undefined;
+    if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
+    return handler(job, token);
+  }
+
+  private async register(
+    job: Job<StorageRegistrationJobData>,
+    token: string | undefined,
+  ): Promise<StorageRegistrationJobResult> {
     const { import_id: importId, path } = job.data;
+    const lock: JobLock | null =
+      token === undefined ? null : { queue: STORAGE_REGISTRATION_QUEUE, jobId: job.id!, token };
+    const recordOnImport = (catalog: CatalogRegistrationState) =>
+      this.recordOnImport(importId, lock, catalog);
     try {
       const registration = await describeRegistration(
         this.storage,
@@ -57,16 +102,23 @@ export class StorageRegistrationProcessor extends WorkerHost {
         path,
         this.settings.CATALOG_STORAGE_PLATFORM,
         job.data.published_on,
+        this.settings.drs?.host,
       );
       const { accession } = await this.catalog.register(registration);
-      await this.recordOnImport(importId, { state: 'registered', accession, error: null });
+      const drsUri = registration.storage.drs_uri;
+      await recordOnImport({
+        state: 'registered',
+        accession,
+        error: null,
+        ...(drsUri === undefined ? {} : { drs_uri: drsUri }),
+      });
       this.metrics.record('registered');
       this.logger.log(`import ${importId} registered in the catalog as ${accession}`);
       return { accession };
     } catch (error) {
       const message = (error as Error).message;
       if (error instanceof CatalogRefusedError || error instanceof RegistrationUnusableError) {
-        await this.recordOnImport(importId, {
+        await recordOnImport({
           state: 'refused',
           accession: null,
           error: { code: error.reason, message },
@@ -76,7 +128,7 @@ export class StorageRegistrationProcessor extends WorkerHost {
         throw new UnrecoverableError(message);
       }
       const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      await this.recordOnImport(importId, {
+      await recordOnImport({
         state: 'pending',
         accession: null,
         error: { code: last ? 'catalog_gave_up' : 'catalog_unavailable', message },
@@ -91,9 +143,21 @@ export class StorageRegistrationProcessor extends WorkerHost {
     }
   }
 
-  /** The import record shows the registration: its job's data carries the state. */
-  private async recordOnImport(importId: string, catalog: CatalogRegistrationState): Promise<void> {
-    const job = await Job.fromId<ImportJobData>(this.imports, importId);
-    if (job) await job.updateData({ ...job.data, catalog });
+  /**
+   * The import record shows the registration: its job's data carries the state, written only
+   * while this registration job holds its lock (a registration worker frozen past it, whose job
+   * another worker took over, never overwrites the newer state).
+   */
+  private async recordOnImport(
+    importId: string,
+    lock: JobLock | null,
+    catalog: CatalogRegistrationState,
+  ): Promise<void> {
+    const written =
+      lock !== null && (await this.records.writeLocked(importId, lock, { data: { catalog } }));
+    if (!written)
+      this.logger.warn(
+        `import ${importId}: registration ${catalog.state} not recorded (the import is gone, or this worker lost the registration's lock)`,
+      );
   }
 }

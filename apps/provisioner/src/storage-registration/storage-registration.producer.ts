@@ -3,6 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import type { ImportJobData } from '../imports/import.queue';
+import { ImportRecordsRepository, JobLock } from '../imports/import-records.repository';
+import { LockLostError } from '../imports/lock-lost-error';
 import {
   STORAGE_REGISTRATION_QUEUE,
   StorageRegistrationJobData,
@@ -17,20 +19,21 @@ export class StorageRegistrationProducer {
   constructor(
     @InjectQueue(STORAGE_REGISTRATION_QUEUE) private readonly queue: Queue,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+    private readonly records: ImportRecordsRepository,
   ) {}
 
   /**
-   * Called by a dataset import once its copy is published. Marks the import record `pending`
-   * (`off` when no catalog is configured) and queues the registration. A registration that
+   * Called by a dataset import once its copy is published, under its lock. Marks the import
+   * record `pending` (`off` when no catalog is configured) and queues the registration. A registration that
    * already ended (the dataset was removed from storage and imported again) is replaced, so
    * the new copy is registered too; the catalog's constraints keep that from adding rows twice.
    */
-  async enqueue(importJob: Job<ImportJobData>, path: string): Promise<void> {
+  async enqueue(importJob: Job<ImportJobData>, lock: JobLock, path: string): Promise<void> {
     const on = this.settings.catalogRegistration !== null;
-    await importJob.updateData({
-      ...importJob.data,
-      catalog: { state: on ? 'pending' : 'off', accession: null, error: null },
+    const written = await this.records.writeLocked(importJob.id!, lock, {
+      data: { catalog: { state: on ? 'pending' : 'off', accession: null, error: null } },
     });
+    if (!written) throw new LockLostError(importJob.id!);
     if (!on) return;
     const jobId = storageRegistrationJobId(importJob.id!);
     const previous = await this.queue.getJob(jobId);

@@ -30,6 +30,11 @@ export interface StorageRegistrationJobResult {
   accession: string;
 }
 
+/** Each job name's result: what the processor's handler map is typed by. */
+export interface StorageRegistrationJobResults {
+  [StorageRegistrationJobName.Register]: StorageRegistrationJobResult;
+}
+
 /** One registration per import: adding it again (a retried or repeated import) finds this one. */
 export function storageRegistrationJobId(importId: string): string {
   return ['register', importId].join('-');

@@ -9,6 +9,13 @@ export interface ObjectWriter {
   /** Closes the object; it is durable once its staging area's sync() has returned. */
   commit(): Promise<void>;
   abort(): Promise<void>;
+  /**
+   * Stops writing, leaving what the store already confirmed for a later attempt to resume (an
+   * S3 multipart upload's parts); absent, a stop aborts.
+   */
+  suspend?(): Promise<void>;
+  /** After commit: bytes the store already held from an earlier attempt, not written again. */
+  readonly reusedBytes?: number;
 }
 
 /** ObjectWriter in blocking calls: how a copy thread writes a local file (LocalFiles). */
@@ -33,8 +40,58 @@ export interface LocalFiles {
   readonly directWriteMinBytes?: number;
 }
 
+/** The source file a staged file was copied from, as fstat saw it when the copy opened it. */
+export interface SourceIdentity {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+/**
+ * A file an attempt copied into its staging area, with what the copy computed and what it was
+ * copied from: recorded as it is copied (StagingArea.record), so a later attempt that adopts the
+ * area can keep it instead of copying it again (docs/decisions/kept-staged-files.md).
+ */
+export interface StagedFile {
+  /** Path relative to the area (a manifest path). */
+  path: string;
+  size: number;
+  sha256: string;
+  md5: string | null;
+  source: SourceIdentity;
+}
+
+/** Options of StorageSystem.openStaging. */
+export interface OpenStagingOptions {
+  /**
+   * Earlier areas of the same import (dead attempts), preferred first: the new area takes over
+   * what they recorded and still hold (StagingArea.inherited) and they are gone afterwards.
+   * Only for the attempt that holds the import's job lock.
+   */
+  adopt?: readonly string[];
+}
+
 export interface StagingArea {
   readonly id: string;
+  /**
+   * Files earlier attempts recorded (StagingArea.record) in the areas this one adopted, each
+   * still held by the storage as recorded (its size; on S3 its size and ETag too). Empty for a
+   * fresh area. Whether each is still what the source holds is the caller's to decide.
+   */
+  readonly inherited: readonly StagedFile[];
+  /**
+   * Removes whatever the area holds (or, on S3, holds under its target) except the inherited
+   * files named in `keep`: what earlier attempts left half-written or no longer wanted. Called
+   * once, before the first object is created.
+   */
+  discardExcept(keep: ReadonlySet<string>): Promise<void>;
+  /**
+   * Records files this attempt has copied and committed: once this resolves, their bytes and
+   * the record are durable (the bytes first), and a later attempt that adopts the area inherits
+   * them.
+   */
+  record(files: readonly StagedFile[]): Promise<void>;
   /** `size`, when known, lets a backend that buffers (S3) size its buffer to the object. */
   createObject(relativePath: string, size?: number): Promise<ObjectWriter>;
   /** Present where objects are files on this host: then the copy threads create them. */
@@ -72,6 +129,18 @@ export class StorageRefusedError extends Error {
   }
 }
 
+/**
+ * The store did not answer in time or at all (time-out, refused or reset connection, 5xx): a
+ * fault that may go away. An import's attempt fails and is retried; a route answers 503.
+ */
+export class StorageUnavailableError extends Error {
+  readonly code = 'storage_unavailable';
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageUnavailableError';
+  }
+}
+
 export class TargetExistsError extends Error {
   constructor(readonly path: string) {
     super(`${path} already exists`);
@@ -81,6 +150,10 @@ export class TargetExistsError extends Error {
 
 export interface StorageSystem {
   readonly description: string;
+  /** Where the store limits how long an object's name may be (S3: 1,024 bytes of key). */
+  readonly maxKeyBytes?: number;
+  /** The UTF-8 bytes of the name a logical path takes in the store (with an S3 prefix). */
+  keyBytes?(path: string): number;
   /** Where a logical path is, as the catalog registration names it (a path, an s3:// URL). */
   location(path: string): string;
   exists(path: string): Promise<boolean>;
@@ -90,10 +163,11 @@ export interface StorageSystem {
   readObject(path: string): Promise<Buffer | null>;
   ensureCollection(path: string): Promise<void>;
   /**
-   * A fresh staging area for what will be published at `target` (which a backend without
-   * rename, S3, requires): whatever an earlier attempt left under the same id is wiped first.
+   * A staging area for what will be published at `target` (which a backend without rename, S3,
+   * requires): whatever an earlier attempt left under the same id is wiped first; with
+   * `adopt`, it takes over what earlier areas of the same import recorded (OpenStagingOptions).
    */
-  openStaging(id: string, target?: string): Promise<StagingArea>;
+  openStaging(id: string, target?: string, options?: OpenStagingOptions): Promise<StagingArea>;
   removeStaging(id: string): Promise<void>;
   listStaging(): Promise<string[]>;
   /**
@@ -102,4 +176,11 @@ export interface StorageSystem {
    */
   publish(stagingId: string, path: string, options: { readOnly: boolean }): Promise<void>;
   freeBytes(): Promise<number>;
+  /**
+   * Where a client reads a published object's bytes: a local file that this process serves
+   * (filesystem), or a URL the store serves itself, pre-signed for `seconds` (S3).
+   */
+  byteSource(path: string, seconds: number): Promise<ByteSource>;
 }
+
+export type ByteSource = { kind: 'file'; file: string } | { kind: 'url'; url: string };

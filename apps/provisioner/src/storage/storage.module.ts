@@ -13,7 +13,9 @@ export const STORAGE_HEALTH_CHECKS = Symbol('STORAGE_HEALTH_CHECKS');
 
 /** An S3 bucket must exist and admit the credential; a filesystem has nothing to ask. */
 export function storageHealthChecks(storage: StorageSystem): HealthCheck[] {
-  return storage instanceof S3Storage ? [{ name: 'storage', check: () => storage.checkReady() }] : [];
+  return storage instanceof S3Storage
+    ? [{ name: 'storage', check: () => storage.checkReady() }]
+    : [];
 }
 
 export function storageFromSettings(settings: ProvisionerSettings): StorageSystem {
@@ -35,6 +37,11 @@ export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage 
             secretAccessKey: settings.S3_SECRET_ACCESS_KEY,
           }
         : undefined,
+    timeouts: {
+      connectMs: settings.S3_CONNECT_TIMEOUT_MS,
+      requestMs: settings.S3_REQUEST_TIMEOUT_MS,
+      idleMs: settings.S3_IDLE_TIMEOUT_MS,
+    },
   });
   return new S3Storage(client, {
     bucket: settings.S3_BUCKET!,

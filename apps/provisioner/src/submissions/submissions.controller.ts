@@ -19,7 +19,7 @@ export class SubmissionsController {
     status: 200,
     description: '`{items: [submission], count}`: one page, `count` of all',
   })
-  @ApiErrorResponses(404)
+  @ApiErrorResponses(404, 503)
   @Get()
   async list(
     @Param('srcsys') srcsys: string,
@@ -33,7 +33,7 @@ export class SubmissionsController {
     status: 200,
     description: '`{items: [submission], count}`: one page, `count` of all',
   })
-  @ApiErrorResponses(404)
+  @ApiErrorResponses(404, 503)
   @Get('diff')
   async diff(
     @Param('srcsys') srcsys: string,

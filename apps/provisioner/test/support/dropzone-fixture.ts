@@ -117,6 +117,28 @@ export class DropzoneFixture {
     return this;
   }
 
+  /** What storage holds of a sparseDataset once published, sorted. */
+  static readonly SPARSE_DATASET_OBJECTS = [
+    '.provisioner/manifest-sha256.txt',
+    '.provisioner/provenance.json',
+    'big/zeros.bin',
+    'small.txt',
+  ];
+
+  /**
+   * A ready dataset of `big/zeros.bin`, a sparse file of `size` zero bytes (cheap to write, long
+   * enough to copy that a fault lands mid-copy), and `small.txt`.
+   */
+  sparseDataset(id: string, submission: string, size: number): this {
+    this.dataset(id, { submission, files: { 'small.txt': 'small' }, manifestText: { sha256: '' } });
+    writeSparseZeros(join(this.datasetDir(id), 'payload/big/zeros.bin'), size);
+    writeFileSync(
+      join(this.datasetDir(id), 'manifest-sha256.txt'),
+      `${zeroSha256(size)}  big/zeros.bin\n${digest('sha256', 'small')}  small.txt\n`,
+    );
+    return this;
+  }
+
   private write(path: string, content: string): void {
     mkdirSync(dirname(join(this.root, path)), { recursive: true });
     writeFileSync(join(this.root, path), content);

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { AuthFailureStore, FailureCount, FailurePolicy } from './auth-failure-store';
 
 /**
@@ -16,7 +16,7 @@ return {failures, redis.call('PTTL', KEYS[2])}
 /** Failed authentications per client in Redis, under `<prefix>:auth:`. */
 export class RedisAuthFailuresStore implements AuthFailureStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly prefix: string,
   ) {}
 

@@ -13,6 +13,8 @@ import { StorageRegistrations1795600000000 } from './1795600000000-StorageRegist
 import { StoredDatasetExports1795700000000 } from './1795700000000-StoredDatasetExports';
 import { Ga4ghVisas1795800000000 } from './1795800000000-Ga4ghVisas';
 import { StorageCopyBytesAndChecksum1795900000000 } from './1795900000000-StorageCopyBytesAndChecksum';
+import { StorageLocationDigest1796000000000 } from './1796000000000-StorageLocationDigest';
+import { StorageCopyDrsUri1796100000000 } from './1796100000000-StorageCopyDrsUri';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -33,4 +35,6 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   StoredDatasetExports1795700000000,
   Ga4ghVisas1795800000000,
   StorageCopyBytesAndChecksum1795900000000,
+  StorageLocationDigest1796000000000,
+  StorageCopyDrsUri1796100000000,
 ];

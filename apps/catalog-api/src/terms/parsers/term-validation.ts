@@ -1,4 +1,9 @@
-import { MAX_LABEL_LENGTH, MAX_TERM_ID_LENGTH, type ParsedTerm } from './parsed-term';
+import {
+  MAX_LABEL_BYTES,
+  MAX_LABEL_LENGTH,
+  MAX_TERM_ID_LENGTH,
+  type ParsedTerm,
+} from './parsed-term';
 import { VocabularyFormatError } from './vocabulary-format-error';
 
 /**
@@ -26,6 +31,15 @@ export class TermChecker {
       throw new VocabularyFormatError(
         line,
         `the label of ${termId} is longer than ${MAX_LABEL_LENGTH} characters`,
+      );
+    }
+    if (
+      Buffer.byteLength(label) > MAX_LABEL_BYTES ||
+      Buffer.byteLength(label.toLowerCase()) > MAX_LABEL_BYTES
+    ) {
+      throw new VocabularyFormatError(
+        line,
+        `the label of ${termId} is longer than ${MAX_LABEL_BYTES} bytes of UTF-8`,
       );
     }
     const first = this.firstLineOf.get(termId);

@@ -70,6 +70,11 @@ describe('parseTsvVocabulary', () => {
       `X:1\t${'a'.repeat(1001)}\n`,
       'line 1: the label of X:1 is longer than 1000 characters',
     ],
+    [
+      'a label of 1000 characters over 2000 bytes',
+      `X:1\t${'字'.repeat(667)}\n`,
+      'line 1: the label of X:1 is longer than 2000 bytes of UTF-8',
+    ],
   ])('rejects %s with the line number', async (_case, text, message) => {
     await expect(collect(text)).rejects.toThrow(message);
   });

@@ -64,6 +64,34 @@ export interface DirectoryInspection {
   problems: SourceProblem[];
   /** Device and inode of the directory as read (null when it was not): imports compare it. */
   identity: string | null;
+  /**
+   * The longest manifest paths (UTF-8 bytes, longest first, at most LONGEST_KEPT), where the
+   * reading was an import request's ('presence'): a store that limits the length of an
+   * object's name (S3) refuses the request at once when they do not fit.
+   */
+  longestPaths?: string[];
+}
+
+/** Longest manifest paths an import request's reading keeps (each at most 4,000 bytes). */
+const LONGEST_KEPT = 3;
+
+/** The few longest of the paths it is shown, measured in UTF-8 bytes only when they could be. */
+class LongestPaths {
+  private readonly kept: { path: string; bytes: number }[] = [];
+
+  add(path: string): void {
+    const shortest = this.kept.length < LONGEST_KEPT ? 0 : this.kept[this.kept.length - 1].bytes;
+    if (path.length * 3 <= shortest) return;
+    const bytes = Buffer.byteLength(path);
+    if (bytes <= shortest) return;
+    if (this.kept.length === LONGEST_KEPT) this.kept.pop();
+    this.kept.push({ path, bytes });
+    this.kept.sort((a, b) => b.bytes - a.bytes);
+  }
+
+  paths(): string[] {
+    return this.kept.map((k) => k.path);
+  }
 }
 
 /** What one read of a dataset directory found: the inspection and, when asked, dataset.json. */
@@ -248,6 +276,7 @@ function checkManifests(
     const paths = new PathHashSet();
     const directories = new Map<string, boolean>();
     const listing = payload && !sizes ? new PayloadListing(payload.view) : null;
+    const longest = sizes ? null : new LongestPaths();
     const problems: string[] = [];
     let byteSize = 0;
     let missingCount = 0;
@@ -264,6 +293,7 @@ function checkManifests(
           return true;
         }
         if (!paths.add(path)) return false;
+        longest?.add(path);
         let found: boolean;
         if (listing) found = listing.has(path);
         else {
@@ -314,6 +344,7 @@ function checkManifests(
       byteSize: sizes ? byteSize : null,
       problems: [],
       identity,
+      ...(longest ? { longestPaths: longest.paths() } : {}),
     };
   } finally {
     payload?.close();

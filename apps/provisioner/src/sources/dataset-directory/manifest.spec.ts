@@ -124,11 +124,8 @@ describe('parseManifest', () => {
   });
 
   it('formats sorted, stable output', () => {
-    expect(
-      formatManifest([
-        ['b', '2'],
-        ['a', '1'],
-      ]),
-    ).toBe('1  a\n2  b\n');
+    expect(formatManifest(['b', 'a', 'é/ü'], ['2', '1', '3']).toString()).toBe(
+      '1  a\n2  b\n3  é/ü\n',
+    );
   });
 });

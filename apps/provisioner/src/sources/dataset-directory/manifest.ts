@@ -84,7 +84,8 @@ export class ManifestParser {
         this.lineNumber += 1;
         const line = chunk.toString('utf8', start, end);
         // As the decoder does for each line it decodes: a leading byte order mark is dropped.
-        this.completeText(line.charCodeAt(0) === BOM ? line.slice(1) : line);
+        const bom = line.charCodeAt(0) === BOM;
+        this.completeText(bom ? line.slice(1) : line, chunk, bom ? start + 3 : start, end);
       } else this.completeLine(chunk.subarray(start, end));
       start = end + 1;
     }
@@ -131,19 +132,32 @@ export class ManifestParser {
       this.problem('not valid UTF-8');
       return;
     }
-    this.completeText(line);
+    // The decoder dropped a leading byte order mark (three bytes).
+    const bom = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+    this.completeText(line, bytes, bom ? 3 : 0, bytes.length);
   }
 
-  /** A line as text, without its newline; counted already. */
-  private completeText(text: string): void {
-    const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+  /**
+   * A line as text, without its newline; counted already. `bytes[from, to)` holds the same
+   * line: the digest and path are read from there again, as strings of their own. Captures of
+   * the line's text would be slices of it, each keeping the whole line alive for as long as
+   * the entry lives (an import holds every entry of its manifests).
+   */
+  private completeText(text: string, bytes: Buffer, from: number, to: number): void {
+    const cr = text.endsWith('\r');
+    const line = cr ? text.slice(0, -1) : text;
     if (line.trim() === '') return;
     const match = this.lineRe.exec(line);
     if (!match) {
       this.problem(`not "<${this.algorithm} hex>  <path>"`);
       return;
     }
-    const path = match[1] ? unescapeMd5sum(match[3]) : match[3];
+    // Everything before the path is ASCII: one byte per character.
+    const hexFrom = from + match[1].length;
+    const hexTo = hexFrom + match[2].length;
+    const hex = bytes.toString('latin1', hexFrom, hexTo).toLowerCase();
+    const raw = bytes.toString('utf8', hexTo + 2, cr ? to - 1 : to);
+    const path = match[1] ? unescapeMd5sum(raw) : raw;
     const unsafe = checkRelativePath(path);
     if (unsafe) {
       this.unsafeCount += 1;
@@ -151,7 +165,7 @@ export class ManifestParser {
         this.unsafePaths.push({ code: unsafe, path });
       return;
     }
-    if (!this.add(path, match[2].toLowerCase())) this.problem(`path listed twice: ${path}`);
+    if (!this.add(path, hex)) this.problem(`path listed twice: ${path}`);
   }
 
   /** Problems and unsafe paths found beyond the ones kept. */
@@ -205,8 +219,25 @@ function unescapeMd5sum(path: string): string {
   return path.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : c));
 }
 
-/** Serialises entries in sorted path order, the way .provisioner/manifest-sha256.txt is written. */
-export function formatManifest(entries: Iterable<[string, string]>): string {
-  const sorted = [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return sorted.map(([path, hex]) => `${hex}  ${path}\n`).join('');
+/**
+ * Serialises `paths[i]` with `hexes[i]` in sorted path order, the way
+ * .provisioner/manifest-sha256.txt is written: straight into one buffer of the text's size
+ * (an index sorts, never the entries), so an import of 300,000 files does not hold them a second
+ * and third time as entries and lines.
+ */
+export function formatManifest(paths: readonly string[], hexes: readonly string[]): Buffer {
+  const order = Uint32Array.from(paths.keys()).sort((a, b) =>
+    paths[a] < paths[b] ? -1 : paths[a] > paths[b] ? 1 : 0,
+  );
+  let size = 0;
+  for (let i = 0; i < paths.length; i++) size += hexes[i].length + 3 + Buffer.byteLength(paths[i]);
+  const text = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const i of order) {
+    at += text.write(hexes[i], at, 'latin1');
+    at += text.write('  ', at, 'latin1');
+    at += text.write(paths[i], at, 'utf8');
+    at += text.write('\n', at, 'latin1');
+  }
+  return text;
 }

@@ -94,6 +94,15 @@ export class SourceScanner {
   }
 }
 
+/**
+ * What the scan thread keeps is small (a manifest's path hashes: 8 bytes a path; one directory's
+ * names), but what it reads is garbage by the million strings: without a cap its heap grows
+ * with that garbage (V8 collects late below its default limit), and the API pod's memory with
+ * it. The cap makes it collect; a reading past it fails that request, and the next one starts a
+ * fresh thread.
+ */
+const SCAN_THREAD_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 };
+
 /** One scan thread and the requests it has been sent, answered in order. */
 class ScanThread {
   exited = false;
@@ -112,7 +121,9 @@ class ScanThread {
     });
     // Awaited by start() only; requests sent before it fail with the thread if it cannot load.
     this.ready.catch(() => undefined);
-    this.worker = startWorkerThread(join(__dirname, 'source-scan.thread'));
+    this.worker = startWorkerThread(join(__dirname, 'source-scan.thread'), {
+      resourceLimits: SCAN_THREAD_LIMITS,
+    });
     this.worker.unref();
     this.worker.on('message', (message: ScanReply | 'ready') => {
       if (message === 'ready') {

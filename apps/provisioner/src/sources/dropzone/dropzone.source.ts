@@ -14,7 +14,11 @@ import { ScanCache } from '../dataset-directory/scan-cache';
 import { SourceProblem } from '../dataset-directory/source-file';
 import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
-import { DEFAULT_SOURCE_LIMITS, DropzoneSourceConfig, type SourceLimits } from '../../config/source-config';
+import {
+  DEFAULT_SOURCE_LIMITS,
+  DropzoneSourceConfig,
+  type SourceLimits,
+} from '../../config/source-config';
 import { datasetFromInspection } from '../source-dataset';
 import {
   DatasetFilter,
@@ -31,10 +35,13 @@ const SUBMISSION_DOCUMENT = 'submission.json';
 /**
  * Caches per source. Dataset entries hold an inspection and a summary of dataset.json (a few
  * hundred bytes): 100,000 datasets take some 60 MB. Submission entries hold whole documents,
- * whose size depositors choose (up to SOURCE_METADATA_MAX_BYTES each).
+ * whose size depositors choose (up to SOURCE_METADATA_MAX_BYTES each). Both live on the heap of
+ * processes whose heap is capped (the API's and the worker's commands): 96 MiB per source at
+ * most, within those caps beside what an import or a listing holds. Beyond, the oldest entries
+ * go and a listing reads their datasets again.
  */
-const DATASET_CACHE = { maxEntries: 1_000_000, maxBytes: 128 * 1024 * 1024 };
-const SUBMISSION_CACHE = { maxEntries: 500_000, maxBytes: 64 * 1024 * 1024 };
+const DATASET_CACHE = { maxEntries: 1_000_000, maxBytes: 64 * 1024 * 1024 };
+const SUBMISSION_CACHE = { maxEntries: 500_000, maxBytes: 32 * 1024 * 1024 };
 
 /** A value as shown in a message: strings quoted and cut short, anything else by its type. */
 function shown(value: unknown): string {
@@ -101,8 +108,10 @@ export class DropzoneSource implements SourceSystem {
       this.limits,
     );
     const { value } = answer!.value;
-    const problem = answer!.value.problem ?? this.tooManyDatasets(value);
-    if (problem && problem.code !== 'invalid_json')
+    // Whatever keeps a submission out of listings is said here, for every route naming it.
+    const problem =
+      answer!.value.problem ?? this.tooManyDatasets(value) ?? this.foreignDocument(ref, value);
+    if (problem)
       throw new SourceRefusedError(this.name, `submission ${ref} is refused: ${problem.message}`, [
         { ...problem, path: `submissions/${ref}/${problem.path}` },
       ]);
@@ -179,6 +188,16 @@ export class DropzoneSource implements SourceSystem {
           message: `${SUBMISSION_DOCUMENT} names ${named} datasets, over the limit of ${max} (SOURCE_SUBMISSION_MAX_DATASETS)`,
         }
       : null;
+  }
+
+  /** Why a submission.json does not describe the folder it sits in; null when it does. */
+  private foreignDocument(ref: string, raw: JsonObject | null): SourceProblem | null {
+    if (!raw || raw.ref === ref) return null;
+    return {
+      code: 'metadata_invalid',
+      path: SUBMISSION_DOCUMENT,
+      message: `${SUBMISSION_DOCUMENT} names submission ${shown(raw.ref)}, not ${ref} (its folder)`,
+    };
   }
 
   private toSubmission(ref: string, raw: JsonObject | null): SourceSubmission | null {

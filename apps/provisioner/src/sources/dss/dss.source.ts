@@ -22,7 +22,7 @@ import { DssClient, DssSubmissionSummary } from './dss.client';
 
 const HTTP_CONCURRENCY = 8;
 /** Landing-zone inspections (no documents): a few hundred bytes each. */
-const DATASET_CACHE = { maxEntries: 1_000_000, maxBytes: 128 * 1024 * 1024 };
+const DATASET_CACHE = { maxEntries: 1_000_000, maxBytes: 64 * 1024 * 1024 };
 
 interface DssRaw {
   id: number;

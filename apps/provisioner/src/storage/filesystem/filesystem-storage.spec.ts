@@ -77,6 +77,52 @@ describe('FilesystemStorage', () => {
     expect(await storage.listStaging()).toEqual([]);
   });
 
+  it('adopts an earlier area by one rename: inherits what it recorded and still holds, and the earlier attempt can no longer record', async () => {
+    const staged = (path: string, content: string) => ({
+      path,
+      size: content.length,
+      sha256: 'a'.repeat(64),
+      md5: null,
+      source: { ino: 7, size: content.length, mtimeMs: 1, ctimeMs: 2 },
+    });
+    const first = await storage.openStaging('imp~data~a1-w-1');
+    await first.writeSmallObject('keep/one.txt', 'one');
+    await first.writeSmallObject('two.txt', 'two');
+    await first.writeSmallObject('gone.txt', 'gone');
+    await first.writeSmallObject('old/half.bin', 'half');
+    await first.record([staged('keep/one.txt', 'one'), staged('two.txt', 'two')]);
+    await first.record([staged('gone.txt', 'gone')]);
+    rmSync(join(root, '.staging/imp~data~a1-w-1/gone.txt'));
+    // An attempt killed while publishing left its directories read-only.
+    chmodSync(join(root, '.staging/imp~data~a1-w-1/keep'), 0o555);
+    await storage.openStaging('imp~data~a0-w-0');
+
+    const second = await storage.openStaging('imp~data~a2-w-2', undefined, {
+      adopt: ['imp~data~a1-w-1', 'imp~data~a0-w-0'],
+    });
+    expect(await storage.listStaging()).toEqual(['imp~data~a2-w-2']);
+    expect(second.inherited).toEqual([staged('keep/one.txt', 'one'), staged('two.txt', 'two')]);
+    await expect(first.record([staged('two.txt', 'two')])).rejects.toMatchObject({
+      code: 'staging_lost',
+    });
+
+    await second.discardExcept(new Set(['keep/one.txt']));
+    const area = join(root, '.staging/imp~data~a2-w-2');
+    expect(existsSync(join(area, 'two.txt'))).toBe(false);
+    expect(existsSync(join(area, 'old'))).toBe(false);
+    expect(readFileSync(join(area, '.provisioner/staged-files.jsonl'), 'utf8')).toBe(
+      `${JSON.stringify(staged('keep/one.txt', 'one'))}\n`,
+    );
+    await second.writeSmallObject('two.txt', 'TWO');
+    await second.writeSmallObject('keep/three.txt', 'three');
+    await second.sync();
+    await storage.publish('imp~data~a2-w-2', 'projects/P/S/data/raw/D2', { readOnly: true });
+    const target = join(root, 'projects/P/S/data/raw/D2');
+    expect(readFileSync(join(target, 'keep/one.txt'), 'utf8')).toBe('one');
+    expect(existsSync(join(target, '.provisioner'))).toBe(false);
+    expect(statSync(join(target, 'keep')).mode & 0o777).toBe(0o555);
+  });
+
   it('refuses staging ids and paths that escape their area', async () => {
     await expect(storage.openStaging('../x')).rejects.toThrow('not a staging id');
     await expect(storage.removeStaging('a/b')).rejects.toThrow('not a staging id');

@@ -1,11 +1,33 @@
 import { execFile } from 'node:child_process';
 import { constants, mkdirSync, Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, statfs } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  statfs,
+  unlink,
+} from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
 import {
+  formatJournal,
+  JOURNAL_PATH,
+  JournalEntry,
+  parseJournal,
+  stagedFileOf,
+} from '../staged-files-journal';
+import {
+  ByteSource,
   LocalFiles,
   ObjectWriter,
+  OpenStagingOptions,
+  StagedFile,
   StagingArea,
   StagingLostError,
   StorageSystem,
@@ -81,6 +103,41 @@ function syncFilesystem(path: string): Promise<boolean> {
   });
 }
 
+/**
+ * The staged files an adopted area's journal names that are still there as recorded: a regular
+ * file of the recorded size (staged files are created read-only and written once, so their
+ * content is what was hashed when they were recorded).
+ */
+async function verifiedJournal(root: string): Promise<JournalEntry[]> {
+  const text = await readFile(join(root, JOURNAL_PATH), 'utf8').catch((error: unknown) => {
+    if (isMissing(error)) return '';
+    throw error;
+  });
+  const entries = parseJournal(text);
+  const present = await mapLimit(entries, 16, async (entry) => {
+    const stats = await lstat(join(root, entry.path)).catch(() => null);
+    return stats !== null && stats.isFile() && stats.size === entry.size;
+  });
+  return entries.filter((_, i) => present[i]);
+}
+
+/** Every file below `dir` (relative paths), and the directories, deepest first. */
+async function treeOf(dir: string): Promise<{ files: string[]; directories: string[] }> {
+  const files: string[] = [];
+  const directories: string[] = [];
+  const walk = async (relativeDir: string): Promise<void> => {
+    for (const entry of await readdir(join(dir, relativeDir), { withFileTypes: true })) {
+      const path = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        await walk(path);
+        directories.push(path);
+      } else files.push(path);
+    }
+  };
+  await walk('');
+  return { files, directories };
+}
+
 class FilesystemStagingArea implements StagingArea {
   readonly localFiles: LocalFiles;
   /** Without copy threads: lanes of three 2 MiB buffers each (36 MiB in all). */
@@ -95,9 +152,70 @@ class FilesystemStagingArea implements StagingArea {
     /** The area's inode and birth time when created: a re-created area is not ours any more. */
     private readonly identity: string,
     directWriteMinBytes: number | undefined,
+    readonly inherited: readonly StagedFile[],
+    /** Whether the area was adopted from an earlier attempt (else it is empty). */
+    private readonly adopted: boolean,
   ) {
     this.directories.add(root);
     this.localFiles = { prepare: (path) => this.prepareLocalObject(path), directWriteMinBytes };
+  }
+
+  /**
+   * The journal is rewritten first, naming only what is kept, then the rest is removed: a crash
+   * in between leaves no entry naming a removed file. Directories left empty go too, so none
+   * that the manifest no longer names is published.
+   */
+  async discardExcept(keep: ReadonlySet<string>): Promise<void> {
+    if (!this.adopted) return;
+    await this.checkIdentity();
+    const kept = this.inherited.filter((file) => keep.has(file.path));
+    await this.mkdirs(join(this.root, dirname(JOURNAL_PATH)));
+    const journal = join(this.root, JOURNAL_PATH);
+    const handle = await open(`${journal}.new`, 'w');
+    try {
+      await handle.writeFile(formatJournal(kept));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(`${journal}.new`, journal);
+    const tree = await treeOf(this.root);
+    const keepPaths = new Set([...kept.map((file) => file.path), JOURNAL_PATH]);
+    await mapLimit(
+      tree.files.filter((path) => !keepPaths.has(path)),
+      16,
+      (path) => unlink(join(this.root, path)),
+    );
+    for (const dir of tree.directories) {
+      try {
+        await rmdir(join(this.root, dir));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOTEMPTY') continue;
+        throw error;
+      }
+      this.directories.delete(join(this.root, dir));
+    }
+  }
+
+  /**
+   * The files' bytes are flushed first (one syncfs), then their entries are appended to the
+   * journal and flushed: an entry never names bytes a crash could lose. The journal is opened by
+   * path each time, so an attempt whose area was adopted by another (renamed away) can no
+   * longer add to it.
+   */
+  async record(files: readonly StagedFile[]): Promise<void> {
+    if (files.length === 0) return;
+    await this.flush(files.map((file) => this.resolve(file.path)));
+    await this.mkdirs(join(this.root, dirname(JOURNAL_PATH)));
+    const handle = await open(join(this.root, JOURNAL_PATH), 'a').catch((error: unknown) => {
+      throw stagingLostOnMissing(this.id, error);
+    });
+    try {
+      await handle.appendFile(formatJournal(files));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
   }
 
   async createObject(relativePath: string): Promise<ObjectWriter> {
@@ -140,12 +258,21 @@ class FilesystemStagingArea implements StagingArea {
   }
 
   async sync(): Promise<void> {
-    // Writing into a removed area re-creates directories (mkdir -p); checked here, right
-    // before publishing, so a half-empty tree is never published.
+    await this.flush(this.files);
+  }
+
+  /** Writing into a removed area re-creates directories (mkdir -p): never ours any more. */
+  private async checkIdentity(): Promise<void> {
     const now = await lstat(this.root).catch(() => null);
     if (!now || identityOf(now) !== this.identity) throw new StagingLostError(this.id);
+  }
+
+  /** The whole area durable (syncfs); without `sync -f`, `files` and the directories one by one. */
+  private async flush(files: readonly string[]): Promise<void> {
+    // Checked right before publishing, so a half-empty tree is never published.
+    await this.checkIdentity();
     if (await syncFilesystem(this.root)) return;
-    await mapLimit(this.files, 16, fsyncPath);
+    await mapLimit(files, 16, fsyncPath);
     for (const dir of this.directories) await fsyncPath(dir);
   }
 
@@ -230,6 +357,11 @@ export class FilesystemStorage implements StorageSystem {
     return absolute;
   }
 
+  /** The file itself: the API serves it (drs/byte-ranges.ts). */
+  byteSource(path: string): Promise<ByteSource> {
+    return Promise.resolve({ kind: 'file', file: this.absolute(path) });
+  }
+
   async exists(path: string): Promise<boolean> {
     try {
       await lstat(this.absolute(path));
@@ -262,24 +394,63 @@ export class FilesystemStorage implements StorageSystem {
     await mkdir(this.absolute(path), { recursive: true });
   }
 
-  async openStaging(id: string): Promise<StagingArea> {
+  /**
+   * With `adopt`, the first earlier area that still exists is renamed to `id` (one rename, so
+   * an attempt still writing into it by its old name fails instead of writing into this one);
+   * the others are removed.
+   */
+  async openStaging(
+    id: string,
+    _target?: string,
+    options: OpenStagingOptions = {},
+  ): Promise<StagingArea> {
     await this.removeStaging(id);
     const dir = this.stagingPath(id);
-    await mkdir(dir, { recursive: true });
+    let adopted = false;
+    for (const earlier of options.adopt ?? []) {
+      if (!adopted && earlier !== id) adopted = await this.adopt(earlier, dir);
+      else await this.removeStaging(earlier);
+    }
+    if (!adopted) await mkdir(dir, { recursive: true });
+    const inherited = adopted ? (await verifiedJournal(dir)).map(stagedFileOf) : [];
     return new FilesystemStagingArea(
       id,
       dir,
       identityOf(await lstat(dir)),
       this.options.directWriteMinBytes,
+      inherited,
+      adopted,
     );
+  }
+
+  /** Renames an earlier area to `dir`; false when it is gone or not an area. */
+  private async adopt(earlier: string, dir: string): Promise<boolean> {
+    const from = this.stagingPath(earlier);
+    const stats = await lstat(from).catch(() => null);
+    if (!stats?.isDirectory()) {
+      if (stats) await this.removeStaging(earlier);
+      return false;
+    }
+    try {
+      await rename(from, dir);
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+    // An attempt killed while publishing left its directories read-only.
+    await chmod(dir, 0o755);
+    await chmodTree(dir, null, 0o755);
+    return true;
   }
 
   async removeStaging(id: string): Promise<void> {
     const dir = this.stagingPath(id);
     try {
       // An attempt killed after locking its tree leaves read-only directories behind.
-      await chmod(dir, 0o755);
-      await chmodTree(dir, null, 0o755);
+      if ((await lstat(dir)).isDirectory()) {
+        await chmod(dir, 0o755);
+        await chmodTree(dir, null, 0o755);
+      }
     } catch (error) {
       if (isMissing(error)) return;
       throw error;
@@ -300,6 +471,10 @@ export class FilesystemStorage implements StorageSystem {
     const source = this.stagingPath(stagingId);
     const target = this.absolute(path);
     await mkdir(dirname(target), { recursive: true });
+    // The journal of what was staged is the area's, not the dataset's (nor is its directory,
+    // when nothing else is in it).
+    await rm(join(source, JOURNAL_PATH), { force: true });
+    await rmdir(join(source, dirname(JOURNAL_PATH))).catch(() => undefined);
     // Staged objects are created read-only already; only directories need locking.
     if (options.readOnly) await chmodTree(source, null, READ_ONLY_DIR);
     // rename(2) replaces an empty directory silently and Node has no RENAME_NOREPLACE:

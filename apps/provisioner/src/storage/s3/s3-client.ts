@@ -8,6 +8,17 @@ export interface S3ClientOptions {
   /** Absent: the SDK's default chain (AWS_* variables, web identity, instance profile). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
   maxAttempts?: number;
+  /** Connection, request and idle time-outs (ms); absent: none (the SDK's default). */
+  timeouts?: S3Timeouts;
+}
+
+export interface S3Timeouts {
+  /** Opening the connection (TCP and TLS). */
+  connectMs: number;
+  /** One request, from sending it to the answer's headers (the body of an upload included). */
+  requestMs: number;
+  /** No byte either way on the connection while a request or its answer is under way. */
+  idleMs: number;
 }
 
 /**
@@ -33,6 +44,15 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     maxAttempts: options.maxAttempts ?? 3,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // Without these, a server that accepts the connection and then goes silent (frozen, a
+    // half-open connection) holds the request, its copy lane and the import for ever. A time-out
+    // fails the attempt of the request (TimeoutError), which the SDK retries, then the caller.
+    requestHandler: options.timeouts && {
+      connectionTimeout: options.timeouts.connectMs,
+      requestTimeout: options.timeouts.requestMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: options.timeouts.idleMs,
+    },
   });
   client.middlewareStack.add(
     (next, context) => async (args) => {

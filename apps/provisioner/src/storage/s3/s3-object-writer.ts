@@ -32,6 +32,18 @@ export class S3VerificationError extends Error {
   }
 }
 
+/** A part the server holds of an open upload: its size and ETag (the MD5 of its bytes). */
+export interface SentPart {
+  size: number;
+  etag: string;
+}
+
+/** An upload an earlier attempt left open, and the parts the server listed for it. */
+export interface ResumableUpload {
+  uploadId: string;
+  parts: ReadonlyMap<number, SentPart>;
+}
+
 export const unquote = (etag: string | undefined): string =>
   (etag ?? '').replace(/"/g, '').toLowerCase();
 
@@ -52,6 +64,8 @@ export class S3ObjectWriter implements ObjectWriter {
   private readonly partMd5s: Buffer[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private failure: unknown = null;
+  /** Bytes of parts the server already held from an earlier attempt: not sent again. */
+  reusedBytes = 0;
 
   constructor(
     private readonly target: S3Target,
@@ -59,6 +73,12 @@ export class S3ObjectWriter implements ObjectWriter {
     /** The expected size, when known: an object smaller than a part gets a buffer of its size. */
     private readonly sizeHint?: number,
     private readonly stored?: (object: StoredObject) => void,
+    /**
+     * An upload of this key an earlier attempt left open: each part whose size and MD5 are those
+     * the server lists for the same part number is not sent again (the bytes are still read and
+     * hashed, which is what proves them the same).
+     */
+    private readonly resume?: ResumableUpload,
   ) {}
 
   async write(chunk: Uint8Array): Promise<void> {
@@ -94,6 +114,12 @@ export class S3ObjectWriter implements ObjectWriter {
 
   async abort(): Promise<void> {
     await this.abortUpload();
+    this.releaseBuffer();
+  }
+
+  /** Stops without aborting the upload: the parts the server confirmed are a later attempt's. */
+  async suspend(): Promise<void> {
+    await Promise.all(this.inFlight);
     this.releaseBuffer();
   }
 
@@ -133,6 +159,7 @@ export class S3ObjectWriter implements ObjectWriter {
   /** Hands the full buffer to an upload, which gives it back to the pool when it has ended. */
   private async sendPart(): Promise<void> {
     const { client, bucket } = this.target;
+    if (this.uploadId === null && this.resume) this.uploadId = this.resume.uploadId;
     if (this.uploadId === null) {
       const created = await client.send(
         new CreateMultipartUploadCommand({ Bucket: bucket, Key: this.key }),
@@ -147,6 +174,12 @@ export class S3ObjectWriter implements ObjectWriter {
     const md5 = createHash('md5').update(body).digest();
     this.partMd5s.push(md5);
     const partNumber = this.partMd5s.length;
+    const sent = this.resume?.parts.get(partNumber);
+    if (sent && sent.size === body.length && sent.etag === md5.toString('hex')) {
+      this.reusedBytes += body.length;
+      lent.release();
+      return;
+    }
     const upload = client
       .send(
         new UploadPartCommand({

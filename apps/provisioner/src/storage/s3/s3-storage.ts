@@ -8,30 +8,41 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   ListObjectsV2CommandOutput,
+  ListPartsCommand,
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createHash } from 'node:crypto';
 import { mapLimit } from '../../common/map-limit';
 import { datasetCommitObject, isDatasetPath } from '../storage-layout';
+import { formatJournal, JournalEntry, parseJournal, stagedFileOf } from '../staged-files-journal';
 import {
+  ByteSource,
   ObjectWriter,
+  OpenStagingOptions,
+  StagedFile,
   StagingArea,
   StagingLostError,
   StorageRefusedError,
   StorageSystem,
+  StorageUnavailableError,
   TargetExistsError,
 } from '../storage-system';
 import { PartBufferPool } from './part-buffer-pool';
 import {
+  ResumableUpload,
   S3ObjectWriter,
   S3Target,
   S3VerificationError,
+  SentPart,
   StoredObject,
   unquote,
 } from './s3-object-writer';
 
 const STAGING_DIR = '.staging';
+/** S3's limit on a key, in UTF-8 bytes: a longer one is refused (KeyTooLongError). */
+const MAX_KEY_BYTES = 1024;
 const LIST_CONCURRENCY = 16;
 const DELETE_BATCH = 1000;
 /**
@@ -65,12 +76,28 @@ const isNotFound = (error: unknown): boolean => {
   return statusOf(error) === 404 && name !== 'NoSuchBucket';
 };
 
+/** Connection failures of Node's sockets and name lookups: the endpoint cannot be reached. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
 /**
- * Refusals no retry can cure: a rejected credential or signature, no permission, no bucket.
- * Everything else (a server down, 5xx, a time-out) stays a plain error, which is retried.
+ * S3 failures as the storage interface names them. Refusals no retry can cure (a rejected
+ * credential or signature, no permission, no bucket) become StorageRefusedError; the endpoint
+ * not answering (a time-out, a refused or reset connection, 5xx, throttling) becomes
+ * StorageUnavailableError, which is retried; anything else (a request the server refuses for
+ * what it is) stays as it is.
  */
-export function asStorageRefusal(error: unknown, bucket: string): unknown {
+export function asStorageError(error: unknown, bucket: string): unknown {
   const name = (error as { name?: string }).name ?? '';
+  const code = (error as { code?: string }).code ?? '';
   const status = statusOf(error);
   if (
     status === 403 ||
@@ -80,6 +107,15 @@ export function asStorageRefusal(error: unknown, bucket: string): unknown {
   )
     return new StorageRefusedError(
       `s3 bucket ${bucket} refused the request (${name || 'HTTP ' + String(status)})`,
+    );
+  if (
+    name === 'TimeoutError' ||
+    UNREACHABLE_CODES.has(code) ||
+    (status !== undefined && status >= 500) ||
+    name === 'SlowDown'
+  )
+    return new StorageUnavailableError(
+      `s3 endpoint unavailable for bucket ${bucket}: ${(error as Error).message || name}`,
     );
   return error;
 }
@@ -94,6 +130,7 @@ export function asStorageRefusal(error: unknown, bucket: string): unknown {
  */
 export class S3Storage implements StorageSystem {
   readonly description: string;
+  readonly maxKeyBytes = MAX_KEY_BYTES;
   private readonly target: S3Target;
   private readonly areas = new Map<string, S3StagingArea>();
 
@@ -117,8 +154,18 @@ export class S3Storage implements StorageSystem {
     return `${this.options.prefix}${path}`;
   }
 
+  keyBytes(path: string): number {
+    return Buffer.byteLength(this.key(path));
+  }
+
   location(path: string): string {
     return `s3://${this.options.bucket}/${this.key(path)}`;
+  }
+
+  /** A GET of the object pre-signed for `seconds`: the store serves the bytes (and ranges). */
+  async byteSource(path: string, seconds: number): Promise<ByteSource> {
+    const command = new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(path) });
+    return { kind: 'url', url: await getSignedUrl(this.client, command, { expiresIn: seconds }) };
   }
 
   /** Readiness: the bucket exists and the credential may use it. */
@@ -184,49 +231,139 @@ export class S3Storage implements StorageSystem {
   /** S3 has no directories: a collection exists through the objects in it. */
   async ensureCollection(): Promise<void> {}
 
-  async openStaging(id: string, target?: string): Promise<StagingArea> {
+  /**
+   * With `adopt`, the journals of the earlier areas that staged the same target are read (the
+   * first area's entry of a path wins) and every object they name is confirmed from a listing
+   * (size and ETag; a HEAD where the listing does not show it): those are `inherited`. The
+   * earlier areas are forgotten (record and journal, never their objects) by discardExcept,
+   * once the new area's journal names what is kept.
+   */
+  async openStaging(
+    id: string,
+    target?: string,
+    options: OpenStagingOptions = {},
+  ): Promise<StagingArea> {
     if (target === undefined) throw new Error('an s3 staging area needs its target path');
     return this.call(async () => {
       await this.removeStaging(id);
+      const adopted: string[] = [];
+      const entries = new Map<string, JournalEntry>();
+      for (const earlier of options.adopt ?? []) {
+        if (earlier === id) continue;
+        const record = await this.stagingRecord(earlier);
+        if (record !== null && record.target !== target) {
+          await this.removeStaging(earlier);
+          continue;
+        }
+        adopted.push(earlier);
+        for (const entry of await this.readJournal(earlier))
+          if (entry.etag !== undefined && !entries.has(entry.path)) entries.set(entry.path, entry);
+      }
       const record: StagingRecord = { target, created: new Date().toISOString() };
       await this.putSmall(this.stagingKey(id), JSON.stringify(record));
-      const area = new S3StagingArea(id, target, this);
+      const expected = new Map(
+        [...entries.values()].map((entry) => {
+          const key = this.key(`${target}/${entry.path}`);
+          return [key, { key, size: entry.size, etag: entry.etag! }];
+        }),
+      );
+      const stored = await this.stillStored(`${this.key(target)}/`, expected);
+      const inherited = [...entries.values()].filter((entry) =>
+        stored.has(this.key(`${target}/${entry.path}`)),
+      );
+      const area = new S3StagingArea(id, target, this, inherited, adopted);
       this.areas.set(id, area);
       return area;
     });
   }
 
   /**
-   * Removes a staging area: its record, and for a dataset not committed, every object and
-   * multipart upload under the dataset's keys (the area's, written by this import's attempts).
+   * Removes a staging area: its record and journal, and for a dataset not committed, every
+   * object and multipart upload under the dataset's keys (the area's, written by this import's
+   * attempts).
    */
   async removeStaging(id: string): Promise<void> {
     return this.call(async () => {
       this.areas.delete(id);
-      const raw = await this.readObject(`${STAGING_DIR}/${id}`);
-      if (raw === null) return;
-      const record = JSON.parse(raw.toString('utf8')) as StagingRecord;
+      const record = await this.stagingRecord(id);
       if (
+        record !== null &&
         isDatasetPath(record.target) &&
         !(await this.objectExists(this.key(datasetCommitObject(record.target))))
       ) {
         await this.abortUploadsUnder(`${this.key(record.target)}/`);
         await this.deleteUnder(`${this.key(record.target)}/`);
       }
-      await this.client.send(
-        new DeleteObjectCommand({ Bucket: this.bucket, Key: this.stagingKey(id) }),
-      );
+      await this.forgetStaging(id);
     });
   }
 
+  /** An area's record and journal, never the objects it staged. */
+  async forgetStaging(id: string): Promise<void> {
+    await this.deleteUnder(`${this.stagingKey(id)}/`);
+    await this.client.send(
+      new DeleteObjectCommand({ Bucket: this.bucket, Key: this.stagingKey(id) }),
+    );
+  }
+
+  /** Areas by their records, and any journal whose record is gone (so it can be removed). */
   async listStaging(): Promise<string[]> {
     return this.call(async () => {
       const prefix = this.key(`${STAGING_DIR}/`);
-      const names: string[] = [];
-      for await (const page of this.pages(prefix, '/'))
-        for (const object of page.Contents ?? []) names.push(object.Key!.slice(prefix.length));
-      return names;
+      const names = new Set<string>();
+      for await (const page of this.pages(prefix, '/')) {
+        for (const object of page.Contents ?? []) names.add(object.Key!.slice(prefix.length));
+        for (const common of page.CommonPrefixes ?? [])
+          names.add(common.Prefix!.slice(prefix.length, -1));
+      }
+      return [...names];
     });
+  }
+
+  private async stagingRecord(id: string): Promise<StagingRecord | null> {
+    const raw = await this.readObject(`${STAGING_DIR}/${id}`);
+    return raw === null ? null : (JSON.parse(raw.toString('utf8')) as StagingRecord);
+  }
+
+  /** Every entry of an area's journal segments, later segments overriding earlier ones. */
+  private async readJournal(id: string): Promise<JournalEntry[]> {
+    const keys: string[] = [];
+    for await (const page of this.pages(`${this.stagingKey(id)}/`))
+      for (const object of page.Contents ?? []) keys.push(object.Key!);
+    const prefixLength = this.options.prefix.length;
+    const texts = await mapLimit(keys.sort(), LIST_CONCURRENCY, async (key) =>
+      ((await this.readObject(key.slice(prefixLength))) ?? Buffer.alloc(0)).toString('utf8'),
+    );
+    return parseJournal(texts.join(''));
+  }
+
+  /** The key of an area's journal segment (S3 has no append: one object per flush). */
+  journalSegmentKey(id: string, sequence: number): string {
+    return `${this.stagingKey(id)}/journal-${String(sequence).padStart(8, '0')}.jsonl`;
+  }
+
+  async writeJournalSegment(
+    id: string,
+    sequence: number,
+    entries: readonly JournalEntry[],
+  ): Promise<void> {
+    await this.putSmall(this.journalSegmentKey(id, sequence), formatJournal(entries));
+  }
+
+  /**
+   * Deletes every object under `prefix` whose key is not in `keep`; what dead attempts left
+   * half-sent is resumed by the next upload of the same key (resumableUploadsUnder).
+   */
+  async deleteUnderExcept(
+    prefix: string,
+    keep: ReadonlySet<string>,
+  ): Promise<Map<string, ResumableUpload>> {
+    const doomed: string[] = [];
+    for await (const page of this.pages(prefix))
+      for (const object of page.Contents ?? [])
+        if (!keep.has(object.Key!)) doomed.push(object.Key!);
+    await this.deleteKeys(doomed, prefix);
+    return this.resumableUploadsUnder(prefix, keep);
   }
 
   /**
@@ -262,6 +399,8 @@ export class S3Storage implements StorageSystem {
         await this.confirmObject(stored!);
       }
       this.areas.delete(stagingId);
+      // The area's own journal segments by name: no listing of its prefix on every publish.
+      await this.deleteKeys(area.journalKeys(), `${this.stagingKey(stagingId)}/`);
       await this.client.send(
         new DeleteObjectCommand({ Bucket: this.bucket, Key: this.stagingKey(stagingId) }),
       );
@@ -275,8 +414,13 @@ export class S3Storage implements StorageSystem {
     return Number.MAX_SAFE_INTEGER;
   }
 
-  writer(path: string, size?: number, stored?: (object: StoredObject) => void): S3ObjectWriter {
-    return new S3ObjectWriter(this.target, this.key(path), size, stored);
+  writer(
+    path: string,
+    size?: number,
+    stored?: (object: StoredObject) => void,
+    resume?: ResumableUpload,
+  ): S3ObjectWriter {
+    return new S3ObjectWriter(this.target, this.key(path), size, stored, resume);
   }
 
   /**
@@ -287,17 +431,42 @@ export class S3Storage implements StorageSystem {
    * and the object itself decides: missing or different, the dataset is not committed.
    */
   async confirmListed(prefix: string, expected: ReadonlyMap<string, StoredObject>): Promise<void> {
+    const unlisted = await this.unlisted(prefix, expected);
+    await mapLimit(unlisted, LIST_CONCURRENCY, (want) => this.confirmObject(want));
+  }
+
+  /** The keys of `expected` the server holds as expected (confirmListed without the throw). */
+  private async stillStored(
+    prefix: string,
+    expected: ReadonlyMap<string, StoredObject>,
+  ): Promise<Set<string>> {
+    const unlisted = await this.unlisted(prefix, expected);
+    const failed = new Set<string>();
+    await mapLimit(unlisted, LIST_CONCURRENCY, (want) =>
+      this.confirmObject(want).catch((error: unknown) => {
+        if (!(error instanceof S3VerificationError)) throw error;
+        failed.add(want.key);
+      }),
+    );
+    return new Set([...expected.keys()].filter((key) => !failed.has(key)));
+  }
+
+  /** What a listing of `prefix` does not show as expected. */
+  private async unlisted(
+    prefix: string,
+    expected: ReadonlyMap<string, StoredObject>,
+  ): Promise<StoredObject[]> {
     const unconfirmed = new Map(expected);
-    if (unconfirmed.size === 0) return;
+    if (unconfirmed.size === 0) return [];
     for await (const page of this.pages(prefix)) {
       for (const listed of page.Contents ?? []) {
         const want = unconfirmed.get(listed.Key!);
         if (want && listed.Size === want.size && unquote(listed.ETag) === want.etag)
           unconfirmed.delete(listed.Key!);
       }
-      if (unconfirmed.size === 0) return;
+      if (unconfirmed.size === 0) return [];
     }
-    await mapLimit([...unconfirmed.values()], LIST_CONCURRENCY, (want) => this.confirmObject(want));
+    return [...unconfirmed.values()];
   }
 
   /** Reads one object's size and ETag back: what the server holds is what was sent. */
@@ -322,13 +491,13 @@ export class S3Storage implements StorageSystem {
     return this.call(() => this.objectExists(this.stagingKey(id)));
   }
 
-  /** Runs S3 calls, turning refusals no retry can cure into StorageRefusedError. */
+  /** Runs S3 calls, turning their failures into the storage interface's (asStorageError). */
   async call<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
       if (error instanceof S3VerificationError) throw error;
-      throw asStorageRefusal(error, this.bucket);
+      throw asStorageError(error, this.bucket);
     }
   }
 
@@ -380,25 +549,40 @@ export class S3Storage implements StorageSystem {
   }
 
   private async deleteUnder(prefix: string): Promise<void> {
-    for await (const page of this.pages(prefix)) {
-      const keys = (page.Contents ?? []).map((object) => ({ Key: object.Key! }));
-      for (let i = 0; i < keys.length; i += DELETE_BATCH) {
-        const answer = await this.client.send(
-          new DeleteObjectsCommand({
-            Bucket: this.bucket,
-            Delete: { Objects: keys.slice(i, i + DELETE_BATCH), Quiet: true },
-          }),
+    for await (const page of this.pages(prefix))
+      await this.deleteKeys(
+        (page.Contents ?? []).map((object) => object.Key!),
+        prefix,
+      );
+  }
+
+  private async deleteKeys(keys: readonly string[], prefix: string): Promise<void> {
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+      const answer = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: {
+            Objects: keys.slice(i, i + DELETE_BATCH).map((Key) => ({ Key })),
+            Quiet: true,
+          },
+        }),
+      );
+      if (answer.Errors?.length)
+        throw new Error(
+          `s3 could not delete ${answer.Errors.length} staged object(s) under ${prefix}`,
         );
-        if (answer.Errors?.length)
-          throw new Error(
-            `s3 could not delete ${answer.Errors.length} staged object(s) under ${prefix}`,
-          );
-      }
     }
   }
 
   async abortUploadsUnder(prefix: string): Promise<number> {
-    let aborted = 0;
+    const uploads = await this.uploadsUnder(prefix);
+    for (const upload of uploads) await this.abortUpload(upload);
+    return uploads.length;
+  }
+
+  /** Every open multipart upload under `prefix`, listed before any is touched. */
+  private async uploadsUnder(prefix: string): Promise<OpenUpload[]> {
+    const uploads: OpenUpload[] = [];
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     for (;;) {
@@ -410,25 +594,75 @@ export class S3Storage implements StorageSystem {
           UploadIdMarker: uploadIdMarker,
         }),
       );
-      for (const upload of page.Uploads ?? []) {
-        await this.client
-          .send(
-            new AbortMultipartUploadCommand({
-              Bucket: this.bucket,
-              Key: upload.Key!,
-              UploadId: upload.UploadId!,
-            }),
-          )
-          .catch((error: unknown) => {
-            if (!isNotFound(error)) throw error;
-          });
-        aborted++;
-      }
-      if (!page.IsTruncated) return aborted;
+      for (const upload of page.Uploads ?? [])
+        uploads.push({
+          key: upload.Key!,
+          uploadId: upload.UploadId!,
+          initiated: upload.Initiated?.getTime() ?? 0,
+        });
+      if (!page.IsTruncated) return uploads;
       keyMarker = page.NextKeyMarker;
       uploadIdMarker = page.NextUploadIdMarker;
     }
   }
+
+  private async abortUpload({ key, uploadId }: OpenUpload): Promise<void> {
+    await this.client
+      .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+      .catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
+  }
+
+  /**
+   * The open multipart uploads under `prefix` a new attempt can resume, by key: for each key not
+   * in `complete` (whose object is kept whole), its newest upload with the parts the server lists
+   * for it; every other upload is aborted.
+   */
+  async resumableUploadsUnder(
+    prefix: string,
+    complete: ReadonlySet<string>,
+  ): Promise<Map<string, ResumableUpload>> {
+    const newest = new Map<string, OpenUpload>();
+    for (const upload of await this.uploadsUnder(prefix)) {
+      const other = newest.get(upload.key);
+      if (complete.has(upload.key)) await this.abortUpload(upload);
+      else if (!other || upload.initiated > other.initiated) {
+        if (other) await this.abortUpload(other);
+        newest.set(upload.key, upload);
+      } else await this.abortUpload(upload);
+    }
+    const resumable = new Map<string, ResumableUpload>();
+    for (const upload of newest.values())
+      resumable.set(upload.key, { uploadId: upload.uploadId, parts: await this.partsOf(upload) });
+    return resumable;
+  }
+
+  /** The parts the server holds of an upload: size and ETag (the part's MD5), by number. */
+  private async partsOf({ key, uploadId }: OpenUpload): Promise<Map<number, SentPart>> {
+    const parts = new Map<number, SentPart>();
+    let marker: string | undefined;
+    for (;;) {
+      const page = await this.client.send(
+        new ListPartsCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumberMarker: marker,
+        }),
+      );
+      for (const part of page.Parts ?? [])
+        parts.set(part.PartNumber!, { size: part.Size!, etag: unquote(part.ETag) });
+      if (!page.IsTruncated) return parts;
+      marker = page.NextPartNumberMarker;
+    }
+  }
+}
+
+interface OpenUpload {
+  key: string;
+  uploadId: string;
+  initiated: number;
 }
 
 /**
@@ -439,26 +673,91 @@ export class S3Storage implements StorageSystem {
 class S3StagingArea implements StagingArea {
   readonly copyLanes = S3_COPY_LANES;
   readonly copyBufferBytes = S3_COPY_BUFFER_BYTES;
+  readonly inherited: readonly StagedFile[];
   private readonly deferred: { path: string; content: Buffer }[] = [];
-  /** Size and ETag of every object uploaded, by key: publish confirms them from a listing. */
+  /** Size and ETag of every object uploaded or kept, by key: publish confirms them from a listing. */
   private readonly stored = new Map<string, StoredObject>();
+  /** Uploads earlier attempts left open, by key: the next upload of the key resumes its own. */
+  private resumable = new Map<string, ResumableUpload>();
+  private journalSegments = 0;
 
   constructor(
     readonly id: string,
     readonly target: string,
     private readonly storage: S3Storage,
-  ) {}
+    inherited: readonly JournalEntry[],
+    /** Earlier areas whose journals were read: forgotten once this one's journal is written. */
+    private readonly adopted: readonly string[],
+  ) {
+    this.inherited = inherited.map(stagedFileOf);
+    for (const entry of inherited) {
+      const key = storage.key(`${target}/${entry.path}`);
+      this.stored.set(key, { key, size: entry.size, etag: entry.etag! });
+    }
+  }
+
+  /**
+   * This area's journal first names what is kept, then the earlier areas are forgotten and
+   * every other object under the target is deleted (with the multipart uploads under it).
+   */
+  async discardExcept(keep: ReadonlySet<string>): Promise<void> {
+    await this.storage.call(async () => {
+      const kept = this.inherited.filter((file) => keep.has(file.path));
+      const keys = new Set(kept.map((file) => this.storage.key(`${this.target}/${file.path}`)));
+      for (const key of [...this.stored.keys()]) if (!keys.has(key)) this.stored.delete(key);
+      await this.writeJournal(kept);
+      for (const earlier of this.adopted) await this.storage.forgetStaging(earlier);
+      this.resumable = await this.storage.deleteUnderExcept(
+        `${this.storage.key(this.target)}/`,
+        keys,
+      );
+    });
+  }
+
+  /** Objects are durable once their upload returned: only the journal segment is written. */
+  async record(files: readonly StagedFile[]): Promise<void> {
+    if (files.length === 0) return;
+    await this.storage.call(async () => {
+      // An area forgotten underneath (adopted by another attempt) gets no journal of its own.
+      await this.sync();
+      await this.writeJournal(files);
+    });
+  }
+
+  journalKeys(): string[] {
+    return Array.from({ length: this.journalSegments }, (_, i) =>
+      this.storage.journalSegmentKey(this.id, i),
+    );
+  }
+
+  private async writeJournal(files: readonly StagedFile[]): Promise<void> {
+    const entries = files.map((file): JournalEntry => {
+      const stored = this.stored.get(this.storage.key(`${this.target}/${file.path}`));
+      if (!stored) throw new Error(`staging ${this.id}: ${file.path} was not stored by this area`);
+      return { ...file, etag: stored.etag };
+    });
+    await this.storage.writeJournalSegment(this.id, this.journalSegments++, entries);
+  }
 
   async createObject(relativePath: string, size?: number): Promise<ObjectWriter> {
+    const path = `${this.target}/${checkedRelative(relativePath)}`;
+    const key = this.storage.key(path);
+    const resume = this.resumable.get(key);
+    this.resumable.delete(key);
     const writer = this.storage.writer(
-      `${this.target}/${checkedRelative(relativePath)}`,
+      path,
       size,
       (object) => this.stored.set(object.key, object),
+      resume,
     );
     return {
       write: (chunk) => this.storage.call(() => writer.write(chunk)),
       commit: () => this.storage.call(() => writer.commit()),
       abort: () => writer.abort(),
+      suspend: () => writer.suspend(),
+      get reusedBytes() {
+        return writer.reusedBytes;
+      },
     };
   }
 

@@ -1,0 +1,40 @@
+/**
+ * The data types a declaration may name: the vocabulary of the ELU dataset schema v0.0.6
+ * (`elu:data.data_types`), which every dataset export promises to follow.
+ */
+export const DATA_TYPES = [
+  'ATAC-seq',
+  'Biometric_data',
+  'ChIP-seq',
+  'Samples',
+  'Disease status',
+  'Ethnic_origin',
+  'Imaging',
+  'Omics_data',
+  'Genotype_data',
+  'Whole_genome_sequencing',
+  'Exome_sequencing',
+  'Genomics_variant_array',
+  'RNASeq',
+  'Genetic_and_derived_genetic_data',
+  'Transcriptome_array',
+  'Methylation_array',
+  'MicroRNA_array',
+  'Metabolomics',
+  'Metagenomics',
+  'Metatranscriptomics',
+  'Metaproteomics',
+  'Single_Cell_RNAseq',
+  'Proteomics',
+  'Other_omics_data',
+  'Clinical_Imaging',
+  'Cell_Imaging',
+  'Human_subject_data',
+  'Clinical_data',
+  'Lifestyle_data',
+  'Socio_Economic_Data',
+  'Environmental_Data',
+  'Other_Phenotype_data',
+  'Other',
+] as const;
+export type DataType = (typeof DATA_TYPES)[number];

@@ -1,0 +1,157 @@
+import { Client } from 'pg';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { withClient } from '../../../scripts/lib/pg-client';
+import { startPrivatePgBouncer, PrivatePgBouncer } from '../../../scripts/lib/private-pgbouncer';
+import {
+  CatalogTestApp,
+  startCatalogApp,
+  TEST_GLOBAL_KEY,
+} from '../../../test/support/catalog-app';
+import { createCatalogDatabase, createEmptyDatabase } from '../../../test/support/databases';
+import { testServices } from '../../../test/support/test-services';
+import { until } from '../../../test/support/wait';
+import { CatalogVersionTracker } from '../src/catalog-version/catalog-version-tracker';
+import { SessionLocksRepository } from '../src/database/session-locks.repository';
+import { buildTypeOrmOptions } from '../src/typeorm-options';
+
+/** The pooler's URL of the database at `directUrl`. */
+const pooled = (pooler: PrivatePgBouncer, directUrl: string) =>
+  `${pooler.serverUrl}${new URL(directUrl).pathname}`;
+
+/** Who holds advisory lock `key` (a one-key lock: classid 0, objid = key), by application. */
+async function advisoryHolders(directUrl: string, key: number): Promise<string[]> {
+  return withClient(directUrl, async (client) => {
+    const { rows } = await client.query<{ application_name: string }>(
+      `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = $1 AND l.granted`,
+      [key],
+    );
+    return rows.map((r) => r.application_name);
+  });
+}
+
+/**
+ * The catalog behind a PgBouncer in transaction mode (Debian's pgbouncer, started here with the
+ * configuration docs/operations.md shows): DATABASE_URL names the pooler, DATABASE_DIRECT_URL the
+ * database, which only what needs a session uses.
+ */
+describe('catalog behind PgBouncer in transaction mode', () => {
+  let pooler: PrivatePgBouncer;
+  const apps: CatalogTestApp[] = [];
+  const start = async (directUrl: string, env: Record<string, string> = {}) => {
+    const app = await startCatalogApp(
+      { DATABASE_URL: pooled(pooler, directUrl), DATABASE_DIRECT_URL: directUrl, ...env },
+      directUrl,
+    );
+    apps.push(app);
+    return app;
+  };
+
+  beforeAll(async () => {
+    pooler = await startPrivatePgBouncer({
+      postgresServerUrl: testServices().postgresServerUrl,
+    });
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    await pooler?.stop();
+  });
+
+  it('refuses a client that sends a startup parameter it does not know, as deployed', async () => {
+    // What the catalog used to send (pg's statement_timeout option): the pooler is strict.
+    const client = new Client({
+      connectionString: `${pooler.serverUrl}/postgres`,
+      statement_timeout: 1000,
+    });
+    await expect(client.connect()).rejects.toThrow(/unsupported startup parameter/);
+    await client.end().catch(() => undefined);
+  });
+
+  it('migrates on the database itself at start, then serves reads and writes through the pooler', async () => {
+    const directUrl = await createEmptyDatabase('catalog');
+    const c = await start(directUrl, { MIGRATIONS_RUN: 'true' });
+    const migrations = await withClient(directUrl, (client) =>
+      client.query('SELECT count(*)::int AS n FROM migrations'),
+    );
+    expect(migrations.rows[0].n).toBeGreaterThan(0);
+    await request(c.server)
+      .post('/api/admin/users')
+      .set('X-API-Key', TEST_GLOBAL_KEY)
+      .send({
+        username: 'pooled',
+        email: 'pooled@example.org',
+        first_name: 'Pooled',
+        last_name: 'User',
+      })
+      .expect(201);
+    const users = await request(c.server)
+      .get('/api/users')
+      .set('X-API-Key', TEST_GLOBAL_KEY)
+      .expect(200);
+    expect(users.body.results.map((u: { text: string }) => u.text)).toContain('Pooled User');
+  });
+
+  it('limits statements per transaction (SET LOCAL), leaving the pooled sessions as they were', async () => {
+    const c = await start(await createCatalogDatabase(), { DATABASE_STATEMENT_TIMEOUT_MS: '300' });
+    const started = Date.now();
+    await expect(
+      c.dataSource.transaction((manager) => manager.query('SELECT pg_sleep(30)')),
+    ).rejects.toMatchObject({ driverError: { code: '57014' } }); // query_canceled
+    // Cancelled by the limit, well before the statement's own end (a bound, not a timing).
+    expect(Date.now() - started).toBeLessThan(25_000);
+    // Outside a transaction a statement gets the pooler's limit (its connect_query), never the
+    // 300 ms a transaction set on whichever server connection it had.
+    for (let i = 0; i < 5; i++) {
+      const [{ statement_timeout }] = await c.dataSource.query('SHOW statement_timeout');
+      expect(statement_timeout).toBe('30s');
+    }
+  });
+
+  it('limits every statement of a connection of its own as a session setting, not a startup parameter', async () => {
+    const directUrl = await createCatalogDatabase();
+    const direct = new DataSource(
+      buildTypeOrmOptions({
+        DATABASE_URL: directUrl,
+        DATABASE_POOL_SIZE: 1,
+        DATABASE_STATEMENT_TIMEOUT_MS: 300,
+      }),
+    );
+    await direct.initialize();
+    try {
+      await expect(direct.query('SELECT pg_sleep(30)')).rejects.toMatchObject({
+        driverError: { code: '57014' },
+      });
+      const [{ statement_timeout }] = await direct.query('SHOW statement_timeout');
+      expect(statement_timeout).toBe('300ms');
+    } finally {
+      await direct.destroy();
+    }
+  });
+
+  it('LISTENs for the data version on the database itself', async () => {
+    const c = await start(await createCatalogDatabase());
+    await c.versionSettled();
+    // A version only a notification can bring (the table never holds it, so no read can).
+    await withClient(c.databaseUrl, (client) =>
+      client.query(`NOTIFY catalog_version, '987654321'`),
+    );
+    const tracker = c.app.get(CatalogVersionTracker);
+    await until(() => tracker.known() === '987654321', 'the notified version to arrive');
+  });
+
+  it('holds session advisory locks on a connection of their own to the database itself', async () => {
+    const c = await start(await createCatalogDatabase());
+    const locks = c.app.get(SessionLocksRepository);
+    const key = 731_104_990;
+    const held = await locks.tryLock(key);
+    expect(held).not.toBeNull();
+    expect(await advisoryHolders(c.databaseUrl, key)).toEqual(['catalog-api session lock']);
+    expect(await locks.tryLock(key)).toBeNull();
+    await held!.release();
+    expect(await advisoryHolders(c.databaseUrl, key)).toEqual([]);
+    const again = await locks.tryLock(key);
+    expect(again).not.toBeNull();
+    await again!.release();
+  });
+});

@@ -1,0 +1,99 @@
+import type { ObjectWriter, StagingArea, StorageSystem } from '../storage/storage-system';
+import type { AttemptLease } from './attempt-lease';
+
+/** T with every member required to be named, optional ones as possibly undefined. */
+type Complete<T> = { [K in keyof Required<T>]: T[K] };
+
+function leasedWriter(writer: ObjectWriter, lease: AttemptLease): ObjectWriter {
+  const leased: Complete<ObjectWriter> = {
+    write: async (chunk) => {
+      lease.assertHeld();
+      return writer.write(chunk);
+    },
+    commit: async () => {
+      lease.assertHeld();
+      return writer.commit();
+    },
+    abort: () => writer.abort(),
+    // Leaves what the store confirmed for the next attempt: no write, so no lease needed.
+    suspend: writer.suspend && (() => writer.suspend!()),
+    get reusedBytes() {
+      return writer.reusedBytes;
+    },
+  };
+  return leased;
+}
+
+function leasedArea(area: StagingArea, lease: AttemptLease): StagingArea {
+  const leased: Complete<StagingArea> = {
+    id: area.id,
+    inherited: area.inherited,
+    localFiles: area.localFiles,
+    copyLanes: area.copyLanes,
+    copyBufferBytes: area.copyBufferBytes,
+    createObject: async (path, size) => {
+      lease.assertHeld();
+      return leasedWriter(await area.createObject(path, size), lease);
+    },
+    writeSmallObject: async (path, content) => {
+      lease.assertHeld();
+      return area.writeSmallObject(path, content);
+    },
+    createCollection: async (path) => {
+      lease.assertHeld();
+      return area.createCollection(path);
+    },
+    sync: async () => {
+      lease.assertHeld();
+      return area.sync();
+    },
+    discardExcept: async (keep) => {
+      lease.assertHeld();
+      return area.discardExcept(keep);
+    },
+    record: async (files) => {
+      lease.assertHeld();
+      return area.record(files);
+    },
+  };
+  return leased;
+}
+
+/**
+ * The storage one import attempt writes through: every write first checks that the attempt
+ * still holds its job's lock (LeaseLostError otherwise), and the publish confirms it on the
+ * queue first. An attempt that lost the lock removes nothing: what lies under the dataset's
+ * path may by then be the new owner's (on S3 the files are written to their final keys).
+ */
+export function leasedStorage(storage: StorageSystem, lease: AttemptLease): StorageSystem {
+  // Every member named, optional ones too: a member added to StorageSystem and not passed on
+  // here is a compile error, not a facet the pipeline silently loses.
+  const leased: Complete<StorageSystem> = {
+    description: storage.description,
+    maxKeyBytes: storage.maxKeyBytes,
+    keyBytes: storage.keyBytes && ((path) => storage.keyBytes!(path)),
+    location: (path) => storage.location(path),
+    exists: (path) => storage.exists(path),
+    list: (path) => storage.list(path),
+    readObject: (path) => storage.readObject(path),
+    listStaging: () => storage.listStaging(),
+    freeBytes: () => storage.freeBytes(),
+    byteSource: (path, seconds) => storage.byteSource(path, seconds),
+    ensureCollection: async (path) => {
+      lease.assertHeld();
+      return storage.ensureCollection(path);
+    },
+    openStaging: async (id, target, options) => {
+      lease.assertHeld();
+      return leasedArea(await storage.openStaging(id, target, options), lease);
+    },
+    removeStaging: async (id) => {
+      if (!lease.lost) await storage.removeStaging(id);
+    },
+    publish: async (stagingId, path, options) => {
+      await lease.confirm();
+      return storage.publish(stagingId, path, options);
+    },
+  };
+  return leased;
+}

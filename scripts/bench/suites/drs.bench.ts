@@ -1,0 +1,343 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { startPrivateRedis } from '../../lib/private-redis';
+import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
+import { withClient } from '../lib/bench-database';
+import type { BenchContext } from '../lib/context';
+import { timeGet, timePost } from '../lib/http-load';
+import { freePort, processMemory } from '../lib/processes';
+import {
+  BENCH_WRITE_KEY,
+  provisionerEnv,
+  startProvisionerApi,
+  startWorker,
+} from '../lib/provisioner-process';
+import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
+import { poll } from '../../../test/support/wait';
+
+/** Access URL reads at 0.9× nginx serving the same file with sendfile, or better. */
+const THROUGHPUT_TARGET = 0.9;
+/** Access decisions for 1,000 objects in one bulk request, p99. */
+const BULK_TARGET_MS = 200;
+const PROJECT = 'BENCH-DRS';
+const READER = 'bench-drs-reader';
+const MiB = 1024 * 1024;
+
+/** A dataset directory of the drop zone, with its manifest; the files are `write`'s. */
+function writeDataset(root: string, id: string, files: Record<string, (fd: number) => string>) {
+  const dir = join(root, 'datasets', id);
+  mkdirSync(join(dir, 'payload'), { recursive: true });
+  const lines: string[] = [];
+  for (const [name, write] of Object.entries(files)) {
+    const fd = openSync(join(dir, 'payload', name), 'w');
+    try {
+      lines.push(`${write(fd)}  ${name}`);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  writeFileSync(join(dir, 'manifest-sha256.txt'), `${lines.join('\n')}\n`);
+  writeFileSync(
+    join(dir, 'dataset.json'),
+    JSON.stringify({ dataset_id: id, submission: 'SUB-DRS', title: `DRS ${id}` }),
+  );
+  writeFileSync(join(dir, '.ready'), '');
+}
+
+/** `bytes` of incompressible data (a random MiB repeated), and its SHA-256. */
+const bigFile =
+  (bytes: number) =>
+  (fd: number): string => {
+    const block = randomBytes(MiB);
+    const hash = createHash('sha256');
+    for (let done = 0; done < bytes; done += MiB) {
+      const part = block.subarray(0, Math.min(MiB, bytes - done));
+      writeSync(fd, part);
+      hash.update(part);
+    }
+    return hash.digest('hex');
+  };
+
+const smallFile =
+  (content: string) =>
+  (fd: number): string => {
+    writeSync(fd, content);
+    return createHash('sha256').update(content).digest('hex');
+  };
+
+/** nginx (Debian) serving `root` with sendfile on a free loopback port. */
+async function startNginx(dir: string, root: string) {
+  const port = await freePort();
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `daemon off; worker_processes 1; user root; pid ${dir}/nginx.pid; error_log ${dir}/logs/error.log;
+events { worker_connections 64; }
+http { sendfile on; tcp_nopush on; access_log off; client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server { listen 127.0.0.1:${port}; root ${root}; } }\n`,
+  );
+  const child = spawn('nginx', ['-c', conf, '-p', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  await poll(
+    async () => ((await fetch(url).catch(() => null)) === null ? undefined : true),
+    'nginx',
+    10_000,
+  );
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGQUIT');
+      }),
+  };
+}
+
+/** curl's download speed (bytes/s) for `url`, the body discarded, optionally one range. */
+function curlSpeed(url: string, range?: string): number {
+  const args = ['-s', '-o', '/dev/null', '-w', '%{http_code} %{speed_download}'];
+  if (range !== undefined) args.push('-r', range);
+  const out = spawnSync('curl', [...args, url], { encoding: 'utf8' });
+  const [code, speed] = out.stdout.split(' ');
+  if (out.status !== 0 || !/^20[06]$/.test(code))
+    throw new Error(`curl ${url}: exit ${out.status}, HTTP ${code} ${out.stderr}`);
+  return Number(speed);
+}
+
+/**
+ * DRS: the bytes of a 1 GiB file read through its access URL (the provisioner API serving the
+ * stored file) against nginx serving the same file with sendfile, whole and in 64 MiB ranges,
+ * alternating, with curl as the client; and the access decisions of one bulk request for 1,000
+ * objects (passport of the catalog's visas, grant check, 1,000 objects resolved).
+ */
+export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
+  const bigBytes = (ctx.quick ? 64 : 1024) * MiB;
+  const manyFiles = ctx.quick ? 100 : 1000;
+  const rounds = ctx.quick ? 2 : 5;
+  const bulkRounds = ctx.quick ? 10 : 100;
+  const base = join(ctx.tempDir, 'drs');
+  mkdirSync(base, { recursive: true });
+  const registrationKey = randomBytes(24).toString('hex');
+  const brokerKey = randomBytes(24).toString('hex');
+  const keyFile = join(base, 'visa-key.pem');
+  writeFileSync(
+    keyFile,
+    generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }),
+    { mode: 0o600 },
+  );
+  const sha = (key: string) => createHash('sha256').update(key).digest('hex');
+  const catalogDb = await migratedCatalogDatabase();
+  const catalogPort = await freePort();
+  const catalogUrl = `http://127.0.0.1:${catalogPort}`;
+  const redis = await startPrivateRedis({ dir: join(base, 'redis') });
+  const catalog = await startCatalog(
+    {
+      ...catalogDb.env,
+      CATALOG_SOURCE: catalogUrl,
+      GA4GH_VISA_KEY_FILE: keyFile,
+      GA4GH_BROKER_API_KEY_SHA256: sha(brokerKey),
+      REGISTRATION_API_KEY_SHA256: sha(registrationKey),
+    },
+    [],
+    catalogPort,
+  );
+  const whole: { drs: number; nginx: number }[] = [];
+  const ranged: { drs: number; nginx: number }[] = [];
+  const bulk: number[] = [];
+  let apiMemoryMiB = 0;
+  try {
+    const global = { 'X-API-Key': BENCH_GLOBAL_KEY };
+    const project = await timePost(
+      `${catalog.url}/api/projects`,
+      JSON.stringify({ items: [{ acronym: PROJECT, name: 'DRS bench' }] }),
+      global,
+    );
+    if (project.status !== 200) throw new Error(`POST /api/projects: ${project.status}`);
+    const dropzone = join(base, 'dropzone');
+    ctx.log(`writing a ${bigBytes / MiB} MiB file and ${manyFiles} small ones`);
+    writeDataset(dropzone, 'DRS-BIG', { 'big.bin': bigFile(bigBytes) });
+    writeDataset(
+      dropzone,
+      'DRS-MANY',
+      Object.fromEntries(
+        Array.from({ length: manyFiles }, (_, i) => [`f${i}.txt`, smallFile(`file ${i}\n`)]),
+      ),
+    );
+    mkdirSync(join(dropzone, 'submissions/SUB-DRS'), { recursive: true });
+    writeFileSync(
+      join(dropzone, 'submissions/SUB-DRS/submission.json'),
+      JSON.stringify({
+        ref: 'SUB-DRS',
+        title: 'DRS bench',
+        status: 'completed',
+        project: PROJECT,
+        datasets: ['DRS-BIG', 'DRS-MANY'],
+      }),
+    );
+    const apiPort = await freePort();
+    const drsUrl = `http://127.0.0.1:${apiPort}`;
+    const storage = join(base, 'storage');
+    const env = provisionerEnv({
+      redisUrl: redis.url,
+      dropzone,
+      storage,
+      extra: {
+        CATALOG_URL: catalog.url,
+        CATALOG_API_KEY: registrationKey,
+        DRS_PUBLIC_URL: drsUrl,
+        DRS_VISA_ISSUER: catalogUrl,
+        DRS_CATALOG_BROKER_KEY: brokerKey,
+      },
+    });
+    const api = await startProvisionerApi(env, apiPort);
+    const worker = await startWorker(env);
+    const nginx = await startNginx(join(base, 'nginx'), storage);
+    try {
+      const write = { 'X-API-Key': BENCH_WRITE_KEY };
+      const accessions: string[] = [];
+      for (const id of ['DRS-BIG', 'DRS-MANY']) {
+        const queued = await timePost(
+          `${api.url}/datasets/dropzone/import`,
+          JSON.stringify({ dataset_id: id }),
+          write,
+        );
+        const importId = (JSON.parse(queued.body.toString()) as { id: string }).id;
+        accessions.push(
+          await poll(
+            async () => {
+              const r = await timeGet(`${api.url}/imports/${importId}`, write);
+              const record = JSON.parse(r.body.toString()) as {
+                catalog: { state: string; accession: string } | null;
+              };
+              return record.catalog?.state === 'registered' ? record.catalog.accession : undefined;
+            },
+            `${id} imported and registered`,
+            600_000,
+            100,
+          ),
+        );
+      }
+      await withClient(catalogDb.database.url, async (c) => {
+        await c.query(`INSERT INTO users (username, oidc_id) VALUES ('drs-reader', $1)`, [READER]);
+        await c.query(
+          `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('DRS bench', 'https://x/\${entity_id}', $1)`,
+          [sha(randomBytes(24).toString('hex'))],
+        );
+        await c.query(
+          `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
+           SELECT 1, d.id, (SELECT id FROM endpoints WHERE name = 'DRS bench') FROM datasets d
+           WHERE d.elu_accession = ANY($1)`,
+          [accessions],
+        );
+        await c.query(
+          `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+           SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
+           WHERE d.elu_accession = ANY($1) AND u.oidc_id = $2`,
+          [accessions, READER],
+        );
+      });
+      const visas = JSON.parse(
+        (await timeGet(`${catalog.url}/api/ga4gh/permissions/${READER}`, global)).body.toString(),
+      ) as { ga4gh_passport_v1: string[] };
+      const passports = visas.ga4gh_passport_v1;
+      const drs = `${api.url}/ga4gh/drs/v1`;
+      const post = async (path: string, body: unknown) => {
+        const r = await timePost(`${drs}${path}`, JSON.stringify(body));
+        if (r.status !== 200) throw new Error(`POST ${path}: ${r.status} ${r.body.toString()}`);
+        return { ms: r.ms, body: JSON.parse(r.body.toString()) as Record<string, unknown> };
+      };
+      const manifest = async (id: string) => {
+        const { body } = await post(`/objects/${id}/access/https`, { passports });
+        const r = await timeGet(body.url as string);
+        return JSON.parse(r.body.toString()) as { objects: { id: string; path: string }[] };
+      };
+      const [big] = (await manifest(`${PROJECT}~SUB-DRS~DRS-BIG`)).objects;
+      const many = (await manifest(`${PROJECT}~SUB-DRS~DRS-MANY`)).objects.map((o) => o.id);
+      const bigUrl = (await post(`/objects/${big.id}/access/https`, { passports })).body
+        .url as string;
+      // Before the byte reads: curl runs blocking, and a kept-alive connection would go stale.
+      for (let round = 0; round < bulkRounds; round++) {
+        const r = await post('/objects', { bulk_object_ids: many, passports });
+        const resolved = (r.body.summary as { resolved: number }).resolved;
+        if (resolved !== many.length) throw new Error(`bulk resolved ${resolved}`);
+        bulk.push(r.ms);
+      }
+      const nginxUrl = `${nginx.url}/projects/${PROJECT}/SUB-DRS/data/raw/DRS-BIG/${big.path}`;
+      const rangeBytes = Math.min(64 * MiB, bigBytes / 4);
+      // The import wrote the file past the page cache: one untimed read each puts it there, so
+      // both servers read it from memory.
+      curlSpeed(nginxUrl);
+      curlSpeed(bigUrl);
+      for (let round = 0; round < rounds; round++) {
+        whole.push({ drs: curlSpeed(bigUrl), nginx: curlSpeed(nginxUrl) });
+        const start = (round * 7 * rangeBytes) % (bigBytes - rangeBytes);
+        const range = `${start}-${start + rangeBytes - 1}`;
+        ranged.push({ drs: curlSpeed(bigUrl, range), nginx: curlSpeed(nginxUrl, range) });
+      }
+      apiMemoryMiB = processMemory(api.child.pid!, 'VmHWM') / MiB;
+    } finally {
+      await nginx.stop();
+      await worker.stop();
+      await api.stop();
+    }
+  } finally {
+    await catalog.stop();
+    await redis.stop();
+    await catalogDb.database.drop();
+  }
+  const mbs = (bytesPerSecond: number) => fmt(bytesPerSecond / 1e6, 0);
+  const ratio = (rows: { drs: number; nginx: number }[]) =>
+    median(rows.map((r) => r.drs)) / median(rows.map((r) => r.nginx));
+  const wholeRatio = ratio(whole);
+  const rangeRatio = ratio(ranged);
+  const p99 = percentile(bulk, 99);
+  const met =
+    wholeRatio >= THROUGHPUT_TARGET && rangeRatio >= THROUGHPUT_TARGET && p99 < BULK_TARGET_MS;
+  ctx.log(
+    `DRS: whole ${fmt(wholeRatio, 2)}× nginx, ranges ${fmt(rangeRatio, 2)}×, bulk p99 ${fmt(p99, 0)} ms`,
+  );
+  const markdown = [
+    '## DRS (GA4GH 1.5)',
+    '',
+    `The built provisioner API serving a ${bigBytes / MiB} MiB stored file through its DRS access URL, against`,
+    'nginx (Debian) serving the same file with `sendfile`, alternating, curl as the client (body to /dev/null):',
+    `the whole file ${rounds} times and ${rounds} ranges of 64 MiB. Then one bulk \`POST /objects\` for`,
+    `${manyFiles} objects with the catalog's visas as the passport, ${bulkRounds} times (the grant check's answer is`,
+    'reused for `DRS_GRANT_CHECK_SECONDS`, as in production).',
+    `Targets: ≥ ${THROUGHPUT_TARGET}× nginx, whole and ranged; bulk p99 < ${BULK_TARGET_MS} ms.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
+    '',
+    table(
+      ['read', 'DRS MB/s (median)', 'nginx MB/s (median)', 'ratio'],
+      [
+        [
+          'whole file',
+          mbs(median(whole.map((r) => r.drs))),
+          mbs(median(whole.map((r) => r.nginx))),
+          fmt(wholeRatio, 2),
+        ],
+        [
+          '64 MiB ranges',
+          mbs(median(ranged.map((r) => r.drs))),
+          mbs(median(ranged.map((r) => r.nginx))),
+          fmt(rangeRatio, 2),
+        ],
+      ],
+    ),
+    '',
+    table(
+      ['bulk request', 'median ms', 'p99 ms', 'max ms'],
+      [[`${manyFiles} objects`, fmt(median(bulk), 1), fmt(p99, 1), fmt(Math.max(...bulk), 1)]],
+    ),
+    '',
+    `API process peak RSS (VmHWM): ${fmt(apiMemoryMiB, 0)} MiB. Targets ${verdict(met)}.`,
+  ].join('\n');
+  return { name: 'drs', title: 'DRS', markdown, targetsMet: met };
+}

@@ -1,0 +1,589 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import { Logger } from '@nestjs/common';
+import request from 'supertest';
+import { generateApiKey, hashApiKey } from '@app/auth';
+import { freePort } from '../support/app-process';
+import { TEST_GLOBAL_KEY } from '../support/catalog-app';
+import { drsAnswerChecker } from '../support/drs-openapi';
+import {
+  startProvisionerApps,
+  TEST_WRITE_KEY,
+  type ProvisionerTestApps,
+} from '../support/provisioner-app';
+import { until } from '../support/wait';
+import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { readVisaKey, signCompact } from '../../apps/catalog-api/src/ga4gh/visa-signing-key';
+import { addUser } from '../../apps/catalog-api/test/support/integration-fixture';
+import { FakeKeycloak } from '../../apps/catalog-api/test/support/fake-keycloak';
+import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
+import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
+import { dropzoneEnv, waitForImport } from '../../apps/provisioner/test/support/provisioner-e2e';
+
+const REGISTRATION_KEY = generateApiKey(48);
+const BROKER_KEY = generateApiKey(48);
+const DRS = '/ga4gh/drs/v1';
+const READER = 'sub-drs-reader';
+const REGION = 'chr1:20000-40000';
+/**
+ * Clients run beside the apps, which serve from this process: never a blocking call. In `cwd`,
+ * as htslib keeps a copy of a remote index in the working directory.
+ */
+const run = async (command: string, args: string[], cwd?: string) =>
+  (await promisify(execFile)(command, args, { encoding: 'buffer', timeout: 60_000, cwd })).stdout;
+
+/** A sorted, indexed BAM made by samtools from a SAM of 2,000 reads on chr1 written here. */
+function makeBam(dir: string): { bam: Buffer; bai: Buffer; localCount: number } {
+  const lines = ['@HD\tVN:1.6\tSO:unsorted', '@SQ\tSN:chr1\tLN:100000'];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  for (let i = 0; i < 2000; i++) {
+    const pos = 1 + (next() % 99_900);
+    const seq = Array.from({ length: 50 }, () => 'ACGT'[next() % 4]).join('');
+    lines.push(`r${i}\t0\tchr1\t${pos}\t60\t50M\t*\t0\t0\t${seq}\t${'I'.repeat(50)}`);
+  }
+  writeFileSync(join(dir, 'reads.sam'), `${lines.join('\n')}\n`);
+  execFileSync('samtools', ['sort', '-o', join(dir, 'reads.bam'), join(dir, 'reads.sam')]);
+  execFileSync('samtools', ['index', join(dir, 'reads.bam')]);
+  const localCount = Number(
+    execFileSync('samtools', ['view', '-c', join(dir, 'reads.bam'), REGION])
+      .toString()
+      .trim(),
+  );
+  return {
+    bam: readFileSync(join(dir, 'reads.bam')),
+    bai: readFileSync(join(dir, 'reads.bam.bai')),
+    localCount,
+  };
+}
+
+describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => {
+  const dir = tempDir('e2e-drs');
+  const dropzone = new DropzoneFixture(join(dir, 'dropzone'));
+  const storageRoot = join(dir, 'storage');
+  const check = drsAnswerChecker();
+  let catalog: DemoCatalog;
+  let kc: FakeKeycloak;
+  let apps: ProvisionerTestApps;
+  let issuer: string;
+  let drsUrl: string;
+  let keyPem: string;
+  let made: ReturnType<typeof makeBam>;
+  const accession: Record<string, string> = {};
+  const record: Record<string, ImportRecord> = {};
+
+  const api = () => request(apps.api.getHttpServer());
+  /** The reader's passport as a broker would hand it over: the catalog's visas in a JWT. */
+  const passportOf = async (visas?: string[]) => {
+    const own =
+      visas ??
+      ((
+        await request(catalog.server)
+          .get(`/api/ga4gh/permissions/${READER}`)
+          .set('X-API-Key', TEST_GLOBAL_KEY)
+          .expect(200)
+      ).body.ga4gh_passport_v1 as string[]);
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    return new SignJWT({ ga4gh_passport_v1: own })
+      .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
+      .setSubject(READER)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(privateKey);
+  };
+  /** A visa signed with the catalog's own key (or `key`), with `change` applied to its claims. */
+  const visa = (change: (claims: Record<string, unknown>) => void, pem = keyPem) => {
+    const key = readVisaKey(pem, 'RS256', 'test');
+    const now = Math.floor(Date.now() / 1000);
+    const claims: Record<string, unknown> = {
+      iss: issuer,
+      sub: READER,
+      iat: now,
+      exp: now + 3600,
+      ga4gh_visa_v1: {
+        type: 'ControlledAccessGrants',
+        value: accession.bam,
+        source: issuer,
+        by: 'dac',
+        asserted: now - 60,
+      },
+    };
+    change(claims);
+    const header = { alg: 'RS256', jku: `${issuer}/api/jwk`, typ: 'JWT', kid: key.kid };
+    return signCompact(header, claims, key.privateKey!, 'RS256');
+  };
+  const objectIds = async () => {
+    const ids = new Map<string, string>();
+    const manifest = await bytesOf(await accessUrl(datasetId('DS-BAM')));
+    for (const o of JSON.parse(manifest.toString()).objects as { id: string; path: string }[]) {
+      ids.set(o.path, o.id);
+    }
+    return ids;
+  };
+  const datasetId = (name: string) => `PD-OMICS~SUB-1~${name}`;
+  const accessUrl = async (id: string, passport?: string) => {
+    const res = await api()
+      .post(`${DRS}/objects/${id}/access/https`)
+      .send({ passports: [passport ?? (await passportOf())] })
+      .expect(200);
+    expect(check('/objects/{object_id}/access/{access_id}', 'post', 200, res.body)).toEqual([]);
+    return res.body.url as string;
+  };
+  const bytesOf = async (url: string, range?: string) => {
+    const res = await fetch(url, range === undefined ? {} : { headers: { range } });
+    return Buffer.from(await res.arrayBuffer());
+  };
+
+  beforeAll(async () => {
+    made = makeBam(dir);
+    const pemPath = join(dir, 'visa-key.pem');
+    keyPem = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    writeFileSync(pemPath, keyPem, { mode: 0o600 });
+    kc = await new FakeKeycloak().start();
+    const catalogPort = await freePort();
+    issuer = `http://127.0.0.1:${catalogPort}`;
+    catalog = await startDemoCatalog({
+      REGISTRATION_API_KEY_SHA256: hashApiKey(REGISTRATION_KEY),
+      GA4GH_BROKER_API_KEY_SHA256: createHash('sha256').update(BROKER_KEY).digest('hex'),
+      GA4GH_VISA_KEY_FILE: pemPath,
+      CATALOG_SOURCE: issuer,
+      DCAT_PUBLISHER_NAME: 'Luxembourg Centre for Systems Biomedicine',
+      IDP_URL: kc.url,
+      IDP_REALM: kc.realm,
+      IDP_CLIENT_ID: kc.clientId,
+      IDP_CLIENT_SECRET: kc.clientSecret,
+      IDP_TIMEOUT_MS: '1000',
+    });
+    await catalog.app.listen(catalogPort, '127.0.0.1');
+    dropzone
+      .submission('SUB-1', { project: 'PD-OMICS', datasets: ['DS-BAM', 'DS-OTHER'] })
+      .dataset('DS-BAM', {
+        submission: 'SUB-1',
+        title: 'Aligned reads',
+        files: { 'reads.bam': made.bam, 'reads.bam.bai': made.bai, 'notes/read me.txt': 'hello' },
+      })
+      .dataset('DS-OTHER', { submission: 'SUB-1', title: 'Other reads', files: { 'o.txt': 'o' } });
+    const provisionerPort = await freePort();
+    drsUrl = `http://127.0.0.1:${provisionerPort}`;
+    apps = await startProvisionerApps(
+      await dropzoneEnv(dropzone, storageRoot, {
+        CATALOG_URL: issuer,
+        CATALOG_API_KEY: REGISTRATION_KEY,
+        CATALOG_RETRY_DELAY_MS: '100',
+        DRS_PUBLIC_URL: drsUrl,
+        DRS_VISA_ISSUER: issuer,
+        DRS_CATALOG_BROKER_KEY: BROKER_KEY,
+        // Every request asks the catalog: a revocation shows at once.
+        DRS_GRANT_CHECK_SECONDS: '0',
+        DRS_MAX_BULK_REQUEST_LENGTH: '20',
+        DRS_MAX_VISAS: '50',
+      }),
+    );
+    await apps.api.listen(provisionerPort, '127.0.0.1');
+    for (const [name, key] of [
+      ['DS-BAM', 'bam'],
+      ['DS-OTHER', 'other'],
+    ]) {
+      const res = await api()
+        .post('/datasets/dropzone/import')
+        .set('X-API-Key', TEST_WRITE_KEY)
+        .send({ dataset_id: name });
+      await waitForImport(apps.api, res.body.id as string);
+      await until(
+        async () => {
+          const r = await api().get(`/imports/${res.body.id}`).set('X-API-Key', TEST_WRITE_KEY);
+          record[key] = r.body as ImportRecord;
+          return record[key].catalog?.state === 'registered';
+        },
+        `${name} registered`,
+        30_000,
+        50,
+      );
+      accession[key] = record[key].catalog!.accession!;
+    }
+    // The reader is granted DS-BAM only (its registered dataset needs an exposure to be granted).
+    await addUser(catalog.dataSource, 'drs-reader', { oidcId: READER });
+    await catalog.dataSource.query(
+      `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
+       SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = ANY($1)`,
+      [[accession.bam, accession.other]],
+    );
+    await catalog.dataSource.query(
+      `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+       SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
+       WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
+      [accession.bam, READER],
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await apps?.close();
+    await catalog?.close();
+    await kc?.stop();
+  });
+
+  it('says what it serves in service-info: DRS 1.5, the bulk limit, the object count and total size', async () => {
+    const res = await api().get(`${DRS}/service-info`).expect(200);
+    expect(check('/service-info', 'get', 200, res.body)).toEqual([]);
+    expect(res.body).toMatchObject({
+      type: { group: 'org.ga4gh', artifact: 'drs', version: '1.5.0' },
+      maxBulkRequestLength: 20,
+      drs: { maxBulkRequestLength: 20, objectCount: 3 + 1 + 1 + 1 },
+    });
+    const stored = made.bam.length + made.bai.length + 5 + 1;
+    expect(res.body.drs.totalObjectSize).toBeGreaterThan(stored);
+  });
+
+  it('registers the dataset’s drs:// URI: the import record, the catalog’s record and its DCAT distribution carry it', async () => {
+    const uri = `drs://${new URL(drsUrl).host}/${datasetId('DS-BAM')}`;
+    expect(record.bam.catalog).toEqual({
+      state: 'registered',
+      accession: accession.bam,
+      error: null,
+      drs_uri: uri,
+    });
+    await catalog.versionSettled();
+    const datasets = await request(catalog.server)
+      .get('/api/datasets')
+      .set('X-API-Key', TEST_GLOBAL_KEY)
+      .expect(200);
+    const entry = (
+      datasets.body.items as { external_id: string; storages: { drs_uri?: string }[] }[]
+    ).find((d) => d.external_id === accession.bam);
+    expect(entry?.storages.map((s) => s.drs_uri)).toEqual([uri]);
+    const dcat = await request(catalog.server)
+      .get(`/api/dcat/datasets/${accession.bam}`)
+      .set('X-API-Key', TEST_GLOBAL_KEY)
+      .expect(200);
+    expect(dcat.text).toContain(`dcat:accessURL <${uri}>`);
+  });
+
+  it('answers OPTIONS with PassportAuth from the catalog and BearerAuth, to anyone', async () => {
+    const res = await api()
+      .options(`${DRS}/objects/${datasetId('DS-BAM')}`)
+      .expect(200);
+    expect(check('/objects/{object_id}', 'options', 200, res.body)).toEqual([]);
+    expect(res.body).toEqual({
+      drs_object_id: datasetId('DS-BAM'),
+      supported_types: ['PassportAuth', 'BearerAuth'],
+      passport_auth_issuers: [issuer],
+    });
+  });
+
+  it('serves each file as a DRS object with the stored SHA-256, the accession among its aliases', async () => {
+    const ids = await objectIds();
+    expect([...ids.keys()].sort()).toEqual(['notes/read me.txt', 'reads.bam', 'reads.bam.bai']);
+    const id = ids.get('reads.bam')!;
+    const res = await api()
+      .post(`${DRS}/objects/${id}`)
+      .send({ passports: [await passportOf()] })
+      .expect(200);
+    expect(check('/objects/{object_id}', 'post', 200, res.body)).toEqual([]);
+    const provenance = JSON.parse(
+      readFileSync(join(storageRoot, record.bam.path, '.provisioner/provenance.json'), 'utf8'),
+    );
+    expect(res.body).toMatchObject({
+      id,
+      self_uri: `drs://${new URL(drsUrl).host}/${id}`,
+      name: 'reads.bam',
+      size: made.bam.length,
+      created_time: provenance.import.staged_at,
+      checksums: [
+        { type: 'sha-256', checksum: createHash('sha256').update(made.bam).digest('hex') },
+      ],
+      access_methods: [{ type: 'https', access_id: 'https' }],
+    });
+    expect(res.body.aliases).toContain(accession.bam);
+    // The dataset itself: a compound object whose manifest lists the files' ids.
+    const dataset = await api()
+      .post(`${DRS}/objects/${datasetId('DS-BAM')}`)
+      .send({ passports: [await passportOf()] })
+      .expect(200);
+    expect(check('/objects/{object_id}', 'post', 200, dataset.body)).toEqual([]);
+    expect(dataset.body).toMatchObject({ mime_type: 'application/json', aliases: [accession.bam] });
+  });
+
+  it('exchanges a login (Authorization: Bearer) for the same visas: its own grants only', async () => {
+    const id = (await objectIds()).get('reads.bam')!;
+    const own = await api()
+      .get(`${DRS}/objects/${id}`)
+      .set('Authorization', `Bearer ${await kc.accessToken({ sub: READER })}`)
+      .expect(200);
+    expect(check('/objects/{object_id}', 'get', 200, own.body)).toEqual([]);
+    const url = await api()
+      .get(`${DRS}/objects/${id}/access/https`)
+      .set('Authorization', `Bearer ${await kc.accessToken({ sub: READER })}`)
+      .expect(200);
+    expect((await bytesOf(url.body.url as string)).equals(made.bam)).toBe(true);
+    // Someone else's login: no grant of theirs names the dataset.
+    const other = await api()
+      .get(`${DRS}/objects/${id}`)
+      .set('Authorization', `Bearer ${await kc.accessToken({ sub: 'sub-nobody' })}`)
+      .expect(403);
+    expect(other.body).toMatchObject({ status_code: 403, more: { reason: 'not_granted' } });
+    // A token the identity provider did not sign: the catalog refuses it, so does DRS.
+    const forged = await kc.accessToken({ sub: READER });
+    const [h, p] = forged.split('.');
+    const refused = await api()
+      .get(`${DRS}/objects/${id}`)
+      .set('Authorization', `Bearer ${h}.${p}.AAAA`)
+      .expect(401);
+    expect(refused.body).toMatchObject({ status_code: 401, more: { reason: 'bad_login' } });
+  });
+
+  it('lets samtools count the reads of a region through the access URLs, as on the local file', async () => {
+    const ids = await objectIds();
+    const bam = await accessUrl(ids.get('reads.bam')!);
+    const bai = await accessUrl(ids.get('reads.bam.bai')!);
+    const count = await run('samtools', ['view', '-c', '-X', bam, bai, REGION], dir);
+    expect(made.localCount).toBeGreaterThan(100);
+    expect(Number(count.toString().trim())).toBe(made.localCount);
+  });
+
+  it('answers curl range reads with the stored bytes: 206, HEAD, ETag, and 416 past the end', async () => {
+    const ids = await objectIds();
+    const url = await accessUrl(ids.get('reads.bam')!);
+    const part = await run('curl', ['-sf', '-r', '100-4195', url]);
+    expect(part.equals(made.bam.subarray(100, 4196))).toBe(true);
+    const head = (await run('curl', ['-sfI', url])).toString();
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    expect(head).toMatch(new RegExp(`content-length: ${made.bam.length}\\r`, 'i'));
+    expect(head).toMatch(/accept-ranges: bytes/i);
+    expect(head).toContain(`"${createHash('sha256').update(made.bam).digest('hex')}"`);
+    const tail = await fetch(url, { headers: { range: 'bytes=-10' } });
+    expect(tail.status).toBe(206);
+    expect(tail.headers.get('content-range')).toBe(
+      `bytes ${made.bam.length - 10}-${made.bam.length - 1}/${made.bam.length}`,
+    );
+    expect(Buffer.from(await tail.arrayBuffer()).equals(made.bam.subarray(-10))).toBe(true);
+    const past = await fetch(url, { headers: { range: `bytes=${made.bam.length}-` } });
+    expect(past.status).toBe(416);
+    expect(past.headers.get('content-range')).toBe(`bytes */${made.bam.length}`);
+    expect(await past.json()).toMatchObject({ status_code: 416, msg: expect.any(String) });
+    expect((await bytesOf(url)).equals(made.bam)).toBe(true);
+  });
+
+  it('binds an access URL to its object: another token or a changed one reads nothing', async () => {
+    const ids = await objectIds();
+    const url = await accessUrl(ids.get('notes/read me.txt')!);
+    const token = new URL(url).pathname.split('/')[2];
+    const [payload, mac] = token.split('.');
+    const other = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    other.o = ids.get('reads.bam');
+    const forged = `${Buffer.from(JSON.stringify(other)).toString('base64url')}.${mac}`;
+    const res = await fetch(url.replace(token, forged));
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ status_code: 403, more: { reason: 'url_invalid' } });
+  });
+
+  describe('refuses hostile clients cleanly, in the specification’s error body', () => {
+    const refused = async (passports: string[], status: number, id?: string) => {
+      const target = id ?? (await objectIds()).get('reads.bam')!;
+      const res = await api().post(`${DRS}/objects/${target}`).send({ passports }).expect(status);
+      expect(res.body).toMatchObject({
+        status: 'Error',
+        status_code: status,
+        msg: expect.any(String),
+      });
+      expect(check('/objects/{object_id}', 'post', status, res.body)).toEqual([]);
+      return res.body as { more: { reason: string; refusals?: Record<string, number> } };
+    };
+
+    it('audits each refusal: one DrsAudit line with status, reason, path, subject and client, never the credential', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      try {
+        const passport = await passportOf();
+        await refused([passport], 403, datasetId('DS-OTHER'));
+        const audits = warn.mock.calls
+          .map(([entry]) => entry as Record<string, unknown>)
+          .filter((entry) => entry?.audit === 'drs_refusal');
+        expect(audits).toEqual([
+          {
+            audit: 'drs_refusal',
+            status: 403,
+            reason: 'not_granted',
+            method: 'POST',
+            path: `${DRS}/objects/${datasetId('DS-OTHER')}`,
+            subject: READER,
+            client: expect.any(String),
+          },
+        ]);
+        expect(JSON.stringify(warn.mock.calls)).not.toContain(passport.slice(-20));
+      } finally {
+        warn.mockRestore();
+      }
+    });
+
+    it('no credentials: 401', async () => {
+      const id = (await objectIds()).get('reads.bam')!;
+      const res = await api().get(`${DRS}/objects/${id}`).expect(401);
+      expect(res.body).toMatchObject({ status_code: 401, more: { reason: 'no_credentials' } });
+    });
+
+    it('a forged visa (claims changed after signing): 401, signature', async () => {
+      const [good] = (
+        await request(catalog.server)
+          .get(`/api/ga4gh/permissions/${READER}`)
+          .set('X-API-Key', TEST_GLOBAL_KEY)
+      ).body.ga4gh_passport_v1 as string[];
+      const [header, , signature] = good.split('.');
+      const claims = decodeJwt(good);
+      (claims.ga4gh_visa_v1 as { value: string }).value = accession.other;
+      const forged = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+      const body = await refused([await passportOf([forged])], 401, datasetId('DS-OTHER'));
+      expect(body.more.refusals).toEqual({ signature: 1 });
+    });
+
+    it('an expired visa, one re-signed by another key, one of another issuer, one with conditions: 401 each', async () => {
+      const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString();
+      const resigned = visa(() => undefined, other);
+      // Same kid as the catalog's key, another key's signature.
+      const header = decodeProtectedHeader(visa(() => undefined));
+      expect(decodeProtectedHeader(resigned).kid).not.toBe(header.kid);
+      const cases: [string, string][] = [
+        [visa((c) => (c.exp = Math.floor(Date.now() / 1000) - 5)), 'expired'],
+        [resigned, 'signature'],
+        [visa((c) => (c.iss = 'https://elsewhere.example')), 'wrong issuer'],
+        [
+          visa((c) => ((c.ga4gh_visa_v1 as Record<string, unknown>).conditions = [[]])),
+          'conditions',
+        ],
+      ];
+      for (const [jws, reason] of cases) {
+        const body = await refused([await passportOf([jws])], 401);
+        expect(body.more.refusals).toEqual({ [reason]: 1 });
+      }
+      // A jku that is not the allow-listed one is never fetched.
+      const untrusted = visa(() => undefined).split('.');
+      const h = JSON.parse(Buffer.from(untrusted[0], 'base64url').toString());
+      h.jku = 'http://127.0.0.1:9/evil/jwk';
+      untrusted[0] = Buffer.from(JSON.stringify(h)).toString('base64url');
+      expect((await refused([await passportOf([untrusted.join('.')])], 401)).more.refusals).toEqual(
+        {
+          'untrusted jku': 1,
+        },
+      );
+    });
+
+    it('a valid visa for another dataset: 403; the granted one: 200', async () => {
+      const passport = await passportOf();
+      await refused([passport], 403, datasetId('DS-OTHER'));
+      await api()
+        .post(`${DRS}/objects/${datasetId('DS-BAM')}`)
+        .send({ passports: [passport] })
+        .expect(200);
+    });
+
+    it('a valid visa the catalog no longer vouches for (revoked): 403 at the next request', async () => {
+      // A visa the catalog's key signed for DS-OTHER, which the reader was never granted.
+      const body = await refused(
+        [
+          await passportOf([
+            visa((c) => {
+              (c.ga4gh_visa_v1 as { value: string }).value = accession.other;
+            }),
+          ]),
+        ],
+        403,
+        datasetId('DS-OTHER'),
+      );
+      expect(body.more.reason).toBe('not_granted');
+      const passport = await passportOf();
+      await catalog.dataSource.query(
+        `UPDATE accesses SET status = 'terminated', updated_at = now()
+         WHERE user_id = (SELECT id FROM users WHERE oidc_id = $1)`,
+        [READER],
+      );
+      try {
+        await refused([passport], 403, datasetId('DS-BAM'));
+      } finally {
+        await catalog.dataSource.query(
+          `UPDATE accesses SET status = 'active', updated_at = now()
+           WHERE user_id = (SELECT id FROM users WHERE oidc_id = $1)`,
+          [READER],
+        );
+      }
+    });
+
+    it('a passport of 10,000 visas: refused before any is verified (413 past the body limit, 400 past DRS_MAX_VISAS)', async () => {
+      const one = visa(() => undefined);
+      const huge = await passportOf(Array.from({ length: 10_000 }, () => one));
+      const res = await api()
+        .post(`${DRS}/objects/${datasetId('DS-BAM')}`)
+        .send({ passports: [huge] });
+      expect(res.status).toBe(413);
+      const many = await passportOf(Array.from({ length: 51 }, () => one));
+      expect((await refused([many], 400, datasetId('DS-BAM'))).more.reason).toBe('too_many_visas');
+    });
+
+    it('a bulk request past maxBulkRequestLength: 413; within it, each object resolved or not', async () => {
+      const ids = Array.from(
+        { length: 21 },
+        (_, i) => `${datasetId('DS-BAM')}~${'0'.repeat(19)}${i % 10}`,
+      );
+      const passport = await passportOf();
+      const big = await api()
+        .post(`${DRS}/objects`)
+        .send({ bulk_object_ids: ids, passports: [passport] });
+      expect(big.status).toBe(413);
+      expect(check('/objects', 'post', 413, big.body)).toEqual([]);
+      const fileIds = [...(await objectIds()).values()];
+      const res = await api()
+        .post(`${DRS}/objects`)
+        .send({
+          bulk_object_ids: [...fileIds, datasetId('DS-OTHER'), 'nope'],
+          passports: [passport],
+        })
+        .expect(200);
+      expect(check('/objects', 'post', 200, res.body)).toEqual([]);
+      expect(res.body.summary).toEqual({ requested: 5, resolved: 3, unresolved: 2 });
+      expect(res.body.unresolved_drs_objects).toEqual([
+        { error_code: 404, object_ids: ['nope'] },
+        { error_code: 403, object_ids: [datasetId('DS-OTHER')] },
+      ]);
+      const urls = await api()
+        .post(`${DRS}/objects/access`)
+        .send({
+          bulk_object_access_ids: fileIds.map((id) => ({
+            bulk_object_id: id,
+            bulk_access_ids: ['https'],
+          })),
+          passports: [passport],
+        })
+        .expect(200);
+      expect(check('/objects/access', 'post', 200, urls.body)).toEqual([]);
+      expect(urls.body.resolved_drs_object_access_urls).toHaveLength(3);
+    });
+
+    it('ids with encodings, `..` and other storage paths name nothing: 404', async () => {
+      const passport = await passportOf();
+      for (const id of [
+        '..%2F..%2Fetc%2Fpasswd',
+        'PD-OMICS~SUB-1~..',
+        'PD-OMICS~SUB-1~DS-BAM~..%2F.provisioner%2Fprovenance.json',
+        'PD-OMICS%7ESUB-1%7EDS-BAM%7E..',
+        '.staging~x~y',
+        'PD-OMICS~SUB-1~DS-BAM~00000000000000000000',
+      ]) {
+        const res = await api()
+          .post(`${DRS}/objects/${id}`)
+          .send({ passports: [passport] });
+        expect([id, res.status]).toEqual([id, 404]);
+        expect(res.body).toMatchObject({ status_code: 404 });
+      }
+      // A range read of an access URL whose token was cut: refused, not served.
+      const url = await accessUrl(datasetId('DS-BAM'));
+      const token = new URL(url).pathname.split('/')[2];
+      const cut = url.replace(token, `${token.split('.')[0]}.x`);
+      expect((await fetch(cut)).status).toBe(403);
+    });
+  });
+});
