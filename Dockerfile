@@ -1,7 +1,7 @@
 # One image for every process of the project (see docker-compose.yml and k8s/):
-#   catalog-api         node --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js   (the default)
+#   catalog-api         node --max-semi-space-size=4 --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js   (the default)
 #   catalog migrations  node dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js
-#   provisioner API     node --max-old-space-size=192 dist/apps/provisioner/apps/provisioner/src/main.js
+#   provisioner API     node --max-semi-space-size=4 --max-old-space-size=192 dist/apps/provisioner/apps/provisioner/src/main.js
 #   provisioner worker  node --max-semi-space-size=4 --max-old-space-size=384 dist/apps/provisioner/apps/provisioner/src/worker.js
 # Each runs as PID 1 and exits on SIGTERM by itself (no init process needed). Settings come from
 # the environment at run time; the image holds no secrets.
@@ -54,7 +54,7 @@ COPY --from=build /app/dist ./dist
 # The image's `node` user, by number so Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 3000 3001 3002
-CMD ["node", "--max-old-space-size=256", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]
+CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]
 
 # OCI annotations (https://github.com/opencontainers/image-spec/blob/main/annotations.md). Last,
 # so a new revision or date relabels the image without rebuilding any layer.

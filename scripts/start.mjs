@@ -236,9 +236,12 @@ async function main() {
   const demo = options.demoData ? await loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv) : {};
   if (!options.demoData) say('DATABASE_URL is set: no demo data loaded (`npm start -- --demo-data` loads it).');
 
-  const catalog = startProcess('catalog-api', join(catalogDist, 'main.js'), { ...catalogEnv, MIGRATIONS_RUN: 'false' });
-  // The heap cap of the manifests (k8s/base/provisioner/api-deployment.yaml).
-  const api = startProcess('provisioner-api', join(provisionerDist, 'main.js'), provisionerEnv, ['--max-old-space-size=192']);
+  // The heap flags of the manifests (k8s/base/*/…deployment.yaml).
+  const catalog = startProcess('catalog-api', join(catalogDist, 'main.js'), { ...catalogEnv, MIGRATIONS_RUN: 'false' }, [
+    '--max-semi-space-size=4',
+    '--max-old-space-size=256',
+  ]);
+  const api = startProcess('provisioner-api', join(provisionerDist, 'main.js'), provisionerEnv, ['--max-semi-space-size=4', '--max-old-space-size=192']);
   // The same flags as in the manifests (k8s/base/provisioner/worker-deployment.yaml).
   const worker = startProcess('provisioner-worker', join(provisionerDist, 'worker.js'), provisionerEnv, [
     '--max-semi-space-size=4',

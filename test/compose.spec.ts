@@ -81,11 +81,13 @@ describe('docker-compose.yml', () => {
       migrate: ['node', 'dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js'],
       'catalog-api': [
         'node',
+        '--max-semi-space-size=4',
         '--max-old-space-size=256',
         'dist/apps/catalog-api/apps/catalog-api/src/main.js',
       ],
       'provisioner-api': [
         'node',
+        '--max-semi-space-size=4',
         '--max-old-space-size=192',
         'dist/apps/provisioner/apps/provisioner/src/main.js',
       ],
@@ -276,7 +278,7 @@ describe('Dockerfile', () => {
 
   it('defaults to catalog-api and documents the other three commands', () => {
     expect(runtime).toContain(
-      'CMD ["node", "--max-old-space-size=256", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]',
+      'CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "dist/apps/catalog-api/apps/catalog-api/src/main.js"]',
     );
     for (const entry of [
       'dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js',

@@ -383,9 +383,9 @@ describe.each(overlays)('overlay %s', (overlay) => {
     );
     expect(commands).toEqual({
       'catalog-api':
-        'node --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js',
+        'node --max-semi-space-size=4 --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js',
       'provisioner-api':
-        'node --max-old-space-size=192 dist/apps/provisioner/apps/provisioner/src/main.js',
+        'node --max-semi-space-size=4 --max-old-space-size=192 dist/apps/provisioner/apps/provisioner/src/main.js',
       'provisioner-worker':
         'node --max-semi-space-size=4 --max-old-space-size=384 dist/apps/provisioner/apps/provisioner/src/worker.js',
     });

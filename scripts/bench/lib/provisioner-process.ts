@@ -37,7 +37,7 @@ export async function startProvisionerApi(
   const url = `http://127.0.0.1:${port}`;
   // As the manifests start it (k8s/base/provisioner/api-deployment.yaml).
   const running = await startNodeProcess(join(PROVISIONER_DIST, 'main.js'), { ...env, PORT: String(port) }, `${url}/health/ready`, {
-    nodeArgs: ['--max-old-space-size=192'],
+    nodeArgs: ['--max-semi-space-size=4', '--max-old-space-size=192'],
   });
   return { ...running, url };
 }

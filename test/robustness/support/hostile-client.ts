@@ -62,7 +62,12 @@ export function problemWith(attack: Attack, res: RawResponse): string | undefine
   }
   const e = envelope as Record<string, unknown>;
   const keys = Object.keys(e ?? {}).sort().join(',');
-  if (keys !== 'description,more,status') return `envelope keys are ${keys}`;
+  // The DRS routes (routing ignores case) add DRS 1.5's Error fields beside the envelope's:
+  // msg and status_code, the same facts (apps/provisioner/src/drs/drs-errors.filter.ts).
+  if (/^\/(ga4gh\/drs|drs-bytes)\//i.test(attack.path) && keys === 'description,more,msg,status,status_code') {
+    if (e.msg !== e.description) return `DRS msg differs from the description: ${String(e.msg)}`;
+    if (e.status_code !== res.status) return `DRS status_code ${String(e.status_code)} on a ${res.status}`;
+  } else if (keys !== 'description,more,status') return `envelope keys are ${keys}`;
   if (e.status !== 'Error') return `envelope status ${String(e.status)}`;
   if (typeof e.description !== 'string' || e.description.length === 0) return 'envelope without description';
   if (typeof e.more !== 'object' || e.more === null || Array.isArray(e.more)) return 'envelope more is not an object';
