@@ -45,7 +45,15 @@ function buildIfNeeded() {
   writeFileSync(built, new Date().toISOString());
 }
 
-const LOCAL_KEYS = ['GLOBAL_API_KEY', 'PROVISIONER_API_KEY', 'PROVISIONER_READ_API_KEYS', 'CATALOG_API_KEY'];
+const LOCAL_KEYS = [
+  'GLOBAL_API_KEY',
+  'PROVISIONER_API_KEY',
+  'PROVISIONER_READ_API_KEYS',
+  'CATALOG_API_KEY',
+  // The provisioner's key for reading passports from the catalog, and its DRS access-URL key.
+  'GA4GH_BROKER_API_KEY',
+  'DRS_URL_SIGNING_KEY',
+];
 
 /** Secrets for local use, made once and kept in .data/ (never committed); missing ones are added. */
 function localKeys() {
@@ -212,6 +220,7 @@ async function main() {
     DATABASE_URL: catalogDb,
     GLOBAL_API_KEY: keys.GLOBAL_API_KEY,
     REGISTRATION_API_KEY_SHA256: createHash('sha256').update(keys.CATALOG_API_KEY).digest('hex'),
+    GA4GH_BROKER_API_KEY_SHA256: createHash('sha256').update(keys.GA4GH_BROKER_API_KEY).digest('hex'),
     PORT: process.env.CATALOG_PORT ?? '3000',
   };
   // Visas name the public URL (iss, jku): locally, the address the catalog listens on.
@@ -228,6 +237,11 @@ async function main() {
     PORT: process.env.PROVISIONER_PORT ?? '3001',
     WORKER_HEALTH_PORT: process.env.WORKER_HEALTH_PORT ?? '3002',
   };
+  // Imported data served as GA4GH DRS objects to holders of the catalog's visas.
+  provisionerEnv.DRS_PUBLIC_URL ??= `http://${probeHost(options.host)}:${provisionerEnv.PORT}`;
+  provisionerEnv.DRS_VISA_ISSUER ??= catalogEnv.CATALOG_SOURCE;
+  provisionerEnv.DRS_CATALOG_BROKER_KEY ??= keys.GA4GH_BROKER_API_KEY;
+  provisionerEnv.DRS_URL_SIGNING_KEY ??= keys.DRS_URL_SIGNING_KEY;
 
   const catalogDist = join(root, 'dist/apps/catalog-api/apps/catalog-api/src');
   const provisionerDist = join(root, 'dist/apps/provisioner/apps/provisioner/src');
@@ -297,6 +311,7 @@ function printBanner(catalogEnv, provisionerEnv, keys, demo) {
     `  catalog-api         http://${host}:${catalogEnv.PORT}   (try /api/cohorts)`,
     `  provisioner API     http://${host}:${provisionerEnv.PORT}   (try /submissions/dropzone)`,
     `  provisioner worker  http://${host}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`,
+    `  GA4GH DRS           http://${host}:${provisionerEnv.PORT}/ga4gh/drs/v1/service-info   (imported data, to visa holders)`,
     '',
     'Keys (local use only; kept in .data/local-keys.json):',
     `  catalog global key        ${keys.GLOBAL_API_KEY}`,
