@@ -2,11 +2,11 @@ import { DataSource } from 'typeorm';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
-import { AppProcess, entryCommand, freePort, startAppProcess } from '../support/app-process';
+import { AppProcess, entryCommand } from '../support/app-process';
 import { createCatalogDatabase } from '../support/databases';
 import { processPeaks } from '../support/process-memory';
-import { until } from '../support/wait';
 import { catalogFingerprint } from './support/catalog-snapshot';
+import { startCatalogProcess } from './support/catalog-process';
 
 const MiB = 1024 * 1024;
 /** Most problems an answer lists (MAX_REPORTED_PROBLEMS). */
@@ -98,31 +98,7 @@ describe('catalog-api under import documents of hostile size', () => {
       buildTypeOrmOptions({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 1 }),
     );
     await data.initialize();
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    app = startAppProcess(
-      'catalog-api',
-      'src/main',
-      {
-        DATABASE_URL: databaseUrl,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        MIGRATIONS_RUN: 'false',
-        GLOBAL_API_KEY: KEYS.global,
-        LOG_LEVEL: 'warn',
-      },
-      nodeArgs,
-    );
-    await until(
-      () =>
-        fetch(`${url}/health/ready`).then(
-          (res) => res.ok,
-          () => false,
-        ),
-      'the catalog to be ready',
-      60_000,
-      100,
-    );
+    ({ app, url } = await startCatalogProcess(databaseUrl, { LOG_LEVEL: 'warn' }, nodeArgs));
   }, 90_000);
   afterAll(async () => {
     app?.child.kill('SIGTERM');

@@ -2,10 +2,10 @@ import { CatalogSettings } from '../../apps/catalog-api/src/config/catalog.setti
 import { KEYS, loadDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { processMemory } from '../../scripts/lib/child-process';
 import { deployedNodeArgs } from '../../scripts/lib/deployed-node-args';
-import { AppProcess, entryCommand, freePort, startAppProcess } from '../support/app-process';
+import { AppProcess, entryCommand } from '../support/app-process';
 import { createCatalogDatabase } from '../support/databases';
 import { metricSample } from '../support/prometheus-text';
-import { until } from '../support/wait';
+import { startCatalogProcess } from './support/catalog-process';
 import { floodUrls } from './support/url-flood';
 
 // ROBUSTNESS_UNIQUE_URLS sets another number (e.g. a quick local run); the bound is for 200,000.
@@ -52,36 +52,17 @@ describe('catalog-api memory under a flood of unique URLs', () => {
   beforeAll(async () => {
     const databaseUrl = await createCatalogDatabase();
     await loadDemoCatalog(databaseUrl);
-    port = await freePort();
-    url = `http://127.0.0.1:${port}`;
     // Default cache limits, error-level logs (a line per request would measure the logger).
-    app = startAppProcess(
-      'catalog-api',
-      'src/main',
+    ({ app, port, url } = await startCatalogProcess(
+      databaseUrl,
       {
-        DATABASE_URL: databaseUrl,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        MIGRATIONS_RUN: 'false',
-        GLOBAL_API_KEY: KEYS.global,
-        LOG_LEVEL: 'error',
         // One client pipelining 128 requests measures the caches, not the slow-reader bounds
         // (slow-readers.robust-spec.ts): with them, most of the flood would be refused (429).
         SLOW_READERS_PER_CLIENT: '100000',
         SLOW_READERS_MAX: '100000',
       },
       NODE_ARGS,
-    );
-    await until(
-      () =>
-        fetch(`${url}/health/ready`).then(
-          (res) => res.ok,
-          () => false,
-        ),
-      'the catalog to be ready',
-      60_000,
-      100,
-    );
+    ));
   }, 90_000);
   afterAll(async () => {
     app.child.kill('SIGTERM');
