@@ -205,12 +205,19 @@ const legalBasisShape = record({
   data_declarations: field(list(text({ nonEmpty: true, max: 255 }))),
 });
 
-const storageShape = record({
-  platform: name(255),
-  location: optionalText(),
-  category: field(oneOf(STORAGE_CATEGORIES)),
-  accesses: field(list(text({ nonEmpty: true }))),
-});
+/**
+ * A copy's DRS URI is the provisioner's to register (POST /api/registrations): an exported
+ * document carries it and is imported again without it, and the copy keeps the one it has.
+ */
+const storageShape = record(
+  {
+    platform: name(255),
+    location: optionalText(),
+    category: field(oneOf(STORAGE_CATEGORIES)),
+    accesses: field(list(text({ nonEmpty: true }))),
+  },
+  { ignored: ['drs_uri'] },
+);
 
 const transferShape = record({
   partner: field(text({ nullable: true, nonEmpty: true, max: 255 })),
