@@ -76,7 +76,10 @@ export class ImportProducer {
     if (job && UNFINISHED.includes(job.state))
       return { outcome: 'in_progress', record: recordFromJob(job.job, job.state) };
     if (await this.storage.exists(path))
-      return { outcome: 'already_imported', record: await importedRecord(this.queue, this.storage, id, path) };
+      return {
+        outcome: 'already_imported',
+        record: await importedRecord(this.queue, this.storage, id, path),
+      };
     return this.enqueue(ImportJobName.Submission, id, {
       source: source.name,
       key: submission.ref,
@@ -106,7 +109,10 @@ export class ImportProducer {
     if (job && UNFINISHED.includes(job.state))
       return { outcome: 'in_progress', record: recordFromJob(job.job, job.state) };
     if (problem === null && (await this.storage.exists(path))) {
-      return { outcome: 'already_imported', record: await importedRecord(this.queue, this.storage, id, path) };
+      return {
+        outcome: 'already_imported',
+        record: await importedRecord(this.queue, this.storage, id, path),
+      };
     }
     if (scheduled && job && recordFromJob(job.job, job.state).state === 'rejected')
       return { outcome: 'not_importable', reason: 'rejected', detail: null };
