@@ -1,20 +1,19 @@
 import { lstatSync, readdirSync, Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { mapTimeSliced } from '../common/time-sliced';
-import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
 import {
+  MAX_KEPT_PROBLEMS,
   checkSegment,
   decodeName,
   isPathTooLong,
   MAX_PATH_BYTES,
   printableName,
-} from '../sources/dataset-directory/payload-path';
-import {
   identityOf,
   pinDirectory,
   pinDirectorySync,
-} from '../sources/dataset-directory/pinned-directory';
-import { isProblem, kindOf } from '../sources/dataset-directory/source-file';
+  isProblem,
+  kindOf,
+} from '../sources/source-system';
 import { ImportProblem, ImportTransientError } from './import-errors';
 import { ProblemList } from './problem-list';
 

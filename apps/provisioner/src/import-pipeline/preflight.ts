@@ -7,21 +7,18 @@ import {
   MARKER_RULES,
   PAYLOAD_DIR,
   READY_MARKER,
-} from '../sources/dataset-directory/dataset-directory';
-import {
   ChecksumAlgorithm,
   collectingParser,
   MANIFEST_FILES,
   ParsedManifest,
-} from '../sources/dataset-directory/manifest';
-import { pinDirectory, PinnedDirectory } from '../sources/dataset-directory/pinned-directory';
-import {
+  pinDirectory,
+  PinnedDirectory,
   checkRegularFile,
   isProblem,
   readSourceChunks,
   SourceProblem,
-} from '../sources/dataset-directory/source-file';
-import { SourceDatasetLocation } from '../sources/source-system';
+  SourceDatasetLocation,
+} from '../sources/source-system';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';

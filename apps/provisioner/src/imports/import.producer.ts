@@ -5,8 +5,12 @@ import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner
 import { ImportRecord, recordFromJob } from './import-record';
 import { findImportJob, importedRecord } from './imported-record';
 import { submissionImportProblem } from './submission-import-problem';
-import type { SourceProblem } from '../sources/dataset-directory/source-file';
-import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
+import {
+  type SourceProblem,
+  SourceDataset,
+  SourceSubmission,
+  SourceSystem,
+} from '../sources/source-system';
 import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { objectKeyCheck } from '../storage/object-key-check';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
