@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { mapTimeSliced } from '../common/time-sliced';
+import { mapTimeSliced } from '@app/platform';
 import {
   ALGORITHMS,
   manifestRules,
@@ -20,6 +20,7 @@ import {
   SourceDatasetLocation,
 } from '../sources/source-system';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
+import { walkOnEventLoop } from './event-loop-walk';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';
 import type { SourceLimits } from '../config/source-config';
@@ -181,7 +182,7 @@ async function check(
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
   // The walk (on the copy threads when there are some) runs while the manifests are read here.
   const walking: Promise<WalkResult> = payload
-    ? walkPayload(payload.view, walker)
+    ? walkPayload(payload.view, walker ?? walkOnEventLoop)
     : Promise.resolve({
         files: new Map(),
         problems: ProblemList.of(
