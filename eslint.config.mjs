@@ -28,6 +28,11 @@ const notIntoCatalog = {
   message: 'The provisioner never imports catalog-api: share code through a library.',
   regexes: [intoApp('catalog-api'), '^@app/catalog-api(/|$)'],
 };
+/** sources/ speaks through source-system.ts: how dataset-directory/ is split stays its own. */
+const throughSourcesFace = {
+  message: 'Other folders never import dataset-directory/ files: use sources/source-system.',
+  regexes: ['(^|/)sources/dataset-directory(/|$)'],
+};
 /**
  * A controller maps routes to service calls: it never injects a repository. What a repository
  * file declares for its callers (a list's filters, a page size, a row type) stays importable.
@@ -101,14 +106,19 @@ export default tseslint.config(
   },
   // A later block's no-restricted-imports replaces an earlier one: each block lists all of its files' groups.
   { files: ['apps/catalog-api/**'], rules: { 'no-restricted-imports': importsOf(notIntoProvisioner) } },
-  { files: ['apps/provisioner/**'], rules: { 'no-restricted-imports': importsOf(notIntoCatalog) } },
+  {
+    files: ['apps/provisioner/**'],
+    rules: { 'no-restricted-imports': importsOf(notIntoCatalog, throughSourcesFace) },
+  },
   {
     files: ['apps/catalog-api/**/*.controller.ts'],
     rules: { 'no-restricted-imports': importsOf(notIntoProvisioner, noRepositories) },
   },
   {
     files: ['apps/provisioner/**/*.controller.ts'],
-    rules: { 'no-restricted-imports': importsOf(notIntoCatalog, noRepositories) },
+    rules: {
+      'no-restricted-imports': importsOf(notIntoCatalog, throughSourcesFace, noRepositories),
+    },
   },
   {
     files: ['**/*.mjs', '**/*.js'],

@@ -39,3 +39,39 @@ describe('docs link only to files of the repository', () => {
     expect({ file, outside: /\.\.\/shared\//.test(text) }).toEqual({ file, outside: false });
   });
 });
+
+/** Top-level folders of this repository that a decision record names files in. */
+const REPO_FOLDERS = ['apps', 'libs', 'scripts', 'test', 'k8s', 'deploy', 'docs'];
+/**
+ * A backquoted repository path: from a top-level folder, plain segments only (no glob, brace,
+ * placeholder or ellipsis), optionally ending in `/` for a folder.
+ */
+const REPO_PATH = new RegExp(`\`((?:${REPO_FOLDERS.join('|')})/[A-Za-z0-9_.@/-]+)\``, 'g');
+/** `apps/api/…` in a record is another project's app (ghostfolio's, immich's): not ours to check. */
+const isOurs = (path: string): boolean => {
+  const [top, area] = path.split('/');
+  return (top !== 'apps' && top !== 'libs') || existsSync(join(ROOT, top, area));
+};
+const RECORDS = FILES.filter((file) => relative(ROOT, file).startsWith('docs/decisions/'));
+
+/**
+ * A record describes the code as it is: every file or folder it names by its repository path
+ * still exists (a record naming a moved or deleted file is rewritten with the code).
+ */
+describe('decision records name only files that exist', () => {
+  it.each(RECORDS.map((file) => relative(ROOT, file)))('%s', (file) => {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    const missing = [...text.matchAll(REPO_PATH)]
+      .map((match) => match[1])
+      .filter((path) => !path.includes('..') && isOurs(path))
+      .filter((path) => !existsSync(join(ROOT, path)));
+    expect({ file, missing }).toEqual({ file, missing: [] });
+  });
+
+  it('finds the paths it checks', () => {
+    const named = RECORDS.flatMap((file) => [
+      ...readFileSync(file, 'utf8').matchAll(REPO_PATH),
+    ]).length;
+    expect(named).toBeGreaterThan(100);
+  });
+});

@@ -8,7 +8,7 @@ import {
   newContact,
   PeopleRepository,
   personAudit,
-  PersonFacts,
+  IdentityFacts,
 } from '../people/people.repository';
 import type { PersonDirectory, PersonRecord } from '../people/person-directory';
 import { byEntitlementKey, Entitlement, KeyedEntitlement } from './entitlement';
@@ -32,9 +32,9 @@ const IDP_LOOKUP_CONCURRENCY = 8;
 /** What the catalog learns about one requesting subject before matching. */
 interface Profile {
   /** Applied to a matched record (null fields keep what is stored). */
-  update: PersonFacts;
+  update: IdentityFacts;
   /** Used for a new contact. */
-  create: PersonFacts;
+  create: IdentityFacts;
   /** Email used to match by mail (with an identity provider, one it has verified). */
   matchEmail: string | null;
 }
@@ -294,7 +294,7 @@ export class AccessRequestsService {
   ): Promise<Map<string, PersonRecord>> {
     const holders = new Map<string, PersonRecord>();
     const problems: RefusedItem[] = [];
-    const created: PersonFacts[] = [];
+    const created: IdentityFacts[] = [];
     for (const [index, item] of items.entries()) {
       if (holders.has(item.user)) continue;
       const profile = profiles.get(item.user) as Profile;
@@ -346,7 +346,7 @@ export class AccessRequestsService {
 function profileOf(subject: string, account: KeycloakUser): Profile {
   const email =
     typeof account.email === 'string' && account.email.trim() !== '' ? account.email.trim() : null;
-  const facts: PersonFacts = {
+  const facts: IdentityFacts = {
     subject,
     firstName: typeof account.firstName === 'string' ? account.firstName : null,
     lastName: typeof account.lastName === 'string' ? account.lastName : null,

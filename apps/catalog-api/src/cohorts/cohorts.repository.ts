@@ -8,7 +8,8 @@ import {
   type ExactFilter,
 } from '../common/exact-filters.sql';
 import { SqlParams } from '../common/sql-params';
-import { FULL_CONTACT_COLUMNS, FullContactRow } from '../contacts/contact.exporter';
+import { FullContactRow } from '../contacts/contact.exporter';
+import { FULL_CONTACT_COLUMNS } from '../contacts/contact.sql';
 import type { CohortSummaryRow } from './cohort.exporter';
 
 /** The exact filters of `GET /api/cohorts` (DAISY's cohort attributes, then record keys). */

@@ -1,12 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { SqlParams } from '../common/sql-params';
-import {
-  FULL_CONTACT_COLUMNS,
-  FullContactRow,
-  PersonRow,
-  USER_PERSON_COLUMNS,
-} from '../contacts/contact.exporter';
+import { FullContactRow, PersonRow } from '../contacts/contact.exporter';
+import { FULL_CONTACT_COLUMNS, USER_PERSON_COLUMNS } from '../contacts/contact.sql';
 import { contractVisible } from '../visibility/visibility.sql';
 import type { Viewer } from '../auth/viewer';
 

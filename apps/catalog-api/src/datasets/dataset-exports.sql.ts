@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { SqlParams } from '../common/sql-params';
-import { USER_EXPORTABLE, userPersonJson } from '../contacts/contact.exporter';
+import { USER_EXPORTABLE, userPersonJson } from '../contacts/contact.sql';
 import type { Viewer } from '../auth/viewer';
 import { USE_CLASS_LABELS } from './use-condition-codes';
 

@@ -22,7 +22,7 @@ import {
   DE_IDENTIFICATION_METHODS,
   SUBJECTS_CATEGORIES,
 } from './data-declaration.entity';
-import { DATASET_SCHEMA_URL } from './dataset.exporter';
+import { DATASET_SCHEMA_URL } from './dataset-schema';
 import { LEGAL_BASIS_CODES, PERSONAL_DATA_CODES } from './legal-basis.entity';
 import { USE_CONDITION_RULES } from './use-condition-codes';
 import { DATASET_FILTERS } from './datasets.repository';

@@ -5,7 +5,7 @@ import type { Viewer } from '../auth/viewer';
 import { JsonTextPages } from '../read-cache/json-body';
 import { DatasetExportsRefresher } from './dataset-exports-refresher';
 import { DatasetFilter, DatasetsRepository, ExportPage } from './datasets.repository';
-import { DATASET_SCHEMA_URL } from './dataset.exporter';
+import { DATASET_SCHEMA_URL } from './dataset-schema';
 
 /**
  * Datasets read as JSON text per page: at 50,000 datasets the whole list at once would not fit

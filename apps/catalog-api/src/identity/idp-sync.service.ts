@@ -6,7 +6,7 @@ import { AuditActor, AuditRecord, AuditService } from '../audit/audit.service';
 import { SessionLocksRepository } from '../database/session-locks.repository';
 import { KeycloakAdminClient } from './keycloak-admin.client';
 import type { KeycloakUser } from './keycloak-types';
-import { PeopleRepository, personAudit, PersonFacts } from '../people/people.repository';
+import { PeopleRepository, personAudit, IdentityFacts } from '../people/people.repository';
 
 export interface SyncCounts {
   created: number;
@@ -18,7 +18,7 @@ export interface SyncCounts {
 /** Subjects longer than the oidc_id column cannot be stored; such accounts are skipped. */
 const SUBJECT_MAX = 64;
 
-function factsOf(account: KeycloakUser): PersonFacts | null {
+function factsOf(account: KeycloakUser): IdentityFacts | null {
   const email = typeof account.email === 'string' ? account.email.trim() : '';
   if (account.emailVerified !== true || email === '' || account.id.length > SUBJECT_MAX)
     return null;
@@ -72,7 +72,7 @@ export class IdpSyncService {
   private async syncAll(actor: AuditActor): Promise<SyncCounts> {
     const counts: SyncCounts = { created: 0, updated: 0, unchanged: 0, skipped: 0 };
     for await (const page of this.idp.listUsers({ verifiedOnly: true })) {
-      const accounts: PersonFacts[] = [];
+      const accounts: IdentityFacts[] = [];
       for (const account of page) {
         const facts = factsOf(account);
         if (facts === null) counts.skipped++;
@@ -89,7 +89,7 @@ export class IdpSyncService {
 
   private async syncPage(
     manager: EntityManager,
-    accounts: PersonFacts[],
+    accounts: IdentityFacts[],
     counts: SyncCounts,
     actor: AuditActor,
   ): Promise<void> {

@@ -5,7 +5,7 @@ import { ADVISORY_LOCKS } from '../common/advisory-locks';
 import { PersonDirectory, PersonKind, PersonRecord } from './person-directory';
 
 /** What the identity provider (or an access request) says about a person. */
-export interface PersonFacts {
+export interface IdentityFacts {
   subject: string;
   /** null: unknown, keep what is stored. */
   firstName: string | null;
@@ -83,7 +83,7 @@ export class PeopleRepository {
   async update(
     manager: EntityManager,
     person: PersonRecord,
-    facts: PersonFacts,
+    facts: IdentityFacts,
   ): Promise<PersonRecord | null> {
     const next: PersonRecord = {
       ...person,
@@ -120,13 +120,13 @@ export class PeopleRepository {
   }
 
   /** A new contact of type Other for a person the catalog did not know. */
-  async createContact(manager: EntityManager, facts: PersonFacts): Promise<PersonRecord> {
+  async createContact(manager: EntityManager, facts: IdentityFacts): Promise<PersonRecord> {
     const [contact] = await this.createContacts(manager, [facts]);
     return contact;
   }
 
   /** New contacts of type Other for distinct subjects, in one statement, in the order given. */
-  async createContacts(manager: EntityManager, facts: PersonFacts[]): Promise<PersonRecord[]> {
+  async createContacts(manager: EntityManager, facts: IdentityFacts[]): Promise<PersonRecord[]> {
     if (facts.length === 0) return [];
     const records = facts.map((f) => newContact(f, 0));
     const rows = await manager.query<{ id: number; oidc_id: string }[]>(
@@ -148,7 +148,7 @@ export class PeopleRepository {
 }
 
 /** The record `createContacts` stores for these facts (with the given id). */
-export function newContact(facts: PersonFacts, id: number): PersonRecord {
+export function newContact(facts: IdentityFacts, id: number): PersonRecord {
   return {
     kind: 'contact',
     id,

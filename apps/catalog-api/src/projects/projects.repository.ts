@@ -9,7 +9,8 @@ import {
 } from '../common/exact-filters.sql';
 import { SqlParams } from '../common/sql-params';
 import type { ContactType } from '../contacts/contact.entity';
-import { CONTACT_AFFILIATIONS, PersonRow, USER_PERSON_COLUMNS } from '../contacts/contact.exporter';
+import { PersonRow } from '../contacts/contact.exporter';
+import { CONTACT_AFFILIATIONS, USER_PERSON_COLUMNS } from '../contacts/contact.sql';
 import { projectVisible } from '../visibility/visibility.sql';
 import type { Viewer } from '../auth/viewer';
 import type { ProjectRow, PublicationRow } from './project.exporter';

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { PAYLOAD_DIR, READY_MARKER } from '../sources/dataset-directory/dataset-directory';
-import { MANIFEST_FILES } from '../sources/dataset-directory/manifest';
+import { PAYLOAD_DIR, READY_MARKER, MANIFEST_FILES } from '../sources/source-system';
 
 interface DemoDataset {
   id: string;

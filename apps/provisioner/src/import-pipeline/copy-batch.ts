@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { openLocalObject } from '../storage/filesystem/local-object';
+import { openLocalObject } from '../storage/local-objects';
 import { StagingLostError } from '../storage/storage-system';
 import { copyFileWithHashesSync, CopyResult, FileIdentity } from './hashing-copy';
 import { ImportProblem, ImportStoppedError, ImportTransientError } from './import-errors';

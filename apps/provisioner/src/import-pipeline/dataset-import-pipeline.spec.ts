@@ -13,7 +13,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
-import { closeSourceScanner, sourceScanner } from '../sources/dataset-directory/source-scanner';
+import { closeSourceScanner, sourceScanner } from '../sources/source-system';
 import { DropzoneSource } from '../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
 import type { DatasetImportContext } from './dataset-import-context';

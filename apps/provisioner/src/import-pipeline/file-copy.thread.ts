@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { allocAligned, roundUpToBlock } from '../storage/filesystem/direct-object-writer';
+import { allocAligned, roundUpToBlock } from '../storage/local-objects';
 import {
   runCopyBatch,
   runWalkBatch,

@@ -11,7 +11,7 @@ import {
 import { join } from 'node:path';
 import { digest, makeSpecialFile, tempDir } from '../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
-import { openLocalObject } from '../storage/filesystem/local-object';
+import { openLocalObject } from '../storage/local-objects';
 import type { StagingArea, SyncObjectWriter } from '../storage/storage-system';
 import { copyFileWithHashesSync, copyWithHashes } from './hashing-copy';
 

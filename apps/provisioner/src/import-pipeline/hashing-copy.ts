@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { OPEN_SOURCE_FLAGS } from '../sources/dataset-directory/source-file';
+import { OPEN_SOURCE_FLAGS } from '../sources/source-system';
 import type { ObjectWriter, SourceIdentity, SyncObjectWriter } from '../storage/storage-system';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
 

@@ -1,20 +1,17 @@
 import { lstatSync, readdirSync, Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { mapTimeSliced } from '../common/time-sliced';
-import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
 import {
+  MAX_KEPT_PROBLEMS,
   checkSegment,
   decodeName,
   isPathTooLong,
   MAX_PATH_BYTES,
   printableName,
-} from '../sources/dataset-directory/payload-path';
-import {
   identityOf,
-  pinDirectory,
   pinDirectorySync,
-} from '../sources/dataset-directory/pinned-directory';
-import { isProblem, kindOf } from '../sources/dataset-directory/source-file';
+  isProblem,
+  kindOf,
+} from '../sources/source-system';
 import { ImportProblem, ImportTransientError } from './import-errors';
 import { ProblemList } from './problem-list';
 
@@ -32,12 +29,12 @@ export interface WalkedFile {
 }
 
 /** Who this process is, for reading permission bits (getuid is absent off POSIX). */
-interface ProcessIds {
+export interface ProcessIds {
   uid: number;
   groups: Set<number>;
 }
 
-function processIds(): ProcessIds | null {
+export function processIds(): ProcessIds | null {
   if (!process.getuid || !process.getgid || !process.getgroups) return null;
   return { uid: process.getuid(), groups: new Set([process.getgid(), ...process.getgroups()]) };
 }
@@ -89,7 +86,7 @@ export type DirectoryWalker = (
   directories: PendingDirectory[],
 ) => Promise<DirectoryPart[]>;
 
-function treeChanged(path: string): ImportTransientError {
+export function treeChanged(path: string): ImportTransientError {
   return new ImportTransientError(
     'source_changed',
     `the payload changed while it was walked: ${path}`,
@@ -106,13 +103,10 @@ function treeChanged(path: string): ImportTransientError {
  * the count). Iterative, and no list is ever spread into a call, so neither depth nor a
  * directory of 150,000 entries can overflow the stack. An entry whose path is longer than
  * MAX_PATH_BYTES is a problem and is not descended into, so no path the walk opens is longer
- * than the system's PATH_MAX (ENAMETOOLONG). `walker` reads the directories (by default one at a time
- * on this thread); whatever it is, the result is the same.
+ * than the system's PATH_MAX (ENAMETOOLONG). `walker` reads the directories (walkOnEventLoop: one at a
+ * time on this thread; walkOnThreads); whatever it is, the result is the same.
  */
-export async function walkPayload(
-  root: string,
-  walker: DirectoryWalker = walkOnEventLoop,
-): Promise<WalkResult> {
+export async function walkPayload(root: string, walker: DirectoryWalker): Promise<WalkResult> {
   const files = new Map<string, WalkedFile>();
   const problems = new ProblemList();
   let pending: PendingDirectory[] = [{ relative: '', identity: null }];
@@ -127,35 +121,6 @@ export async function walkPayload(
   }
   return { files, problems };
 }
-
-/** The default DirectoryWalker: one directory at a time on this thread, lstat in time slices. */
-export const walkOnEventLoop: DirectoryWalker = async (root, directories) => {
-  const ids = processIds();
-  const parts: DirectoryPart[] = [];
-  for (const dir of directories) {
-    let view = root;
-    let close: (() => Promise<void>) | null = null;
-    if (dir.identity !== null) {
-      const pinned = await pinDirectory(`${root}/${dir.relative}`, dir.relative);
-      if (pinned === null || isProblem(pinned) || pinned.identity !== dir.identity) {
-        if (pinned && !isProblem(pinned)) await pinned.close();
-        throw treeChanged(dir.relative);
-      }
-      view = pinned.view;
-      close = pinned.close;
-    }
-    try {
-      const part = emptyPart();
-      const named = namedEntries(await listNames(view), dir.relative, part);
-      // Blocking lstat in time slices: ~10x cheaper per file than a thread-pool round trip.
-      await mapTimeSliced(named, (entry) => addEntry(view, entry, ids, part));
-      parts.push(part);
-    } finally {
-      await close?.();
-    }
-  }
-  return parts;
-};
 
 /**
  * The same walk of the given directories in blocking calls, for a copy thread (whose event
@@ -189,7 +154,7 @@ export function walkDirectoriesSync(
   });
 }
 
-function emptyPart(): DirectoryPart {
+export function emptyPart(): DirectoryPart {
   return { files: [], directories: [], problems: [], problemCount: 0 };
 }
 
@@ -211,7 +176,7 @@ const hasReplacement = (name: string) => name.includes('\uFFFD');
  * A directory's names: as text, which is cheap, unless one may be invalid UTF-8; then as bytes,
  * so that name is reported rather than mangled (see namedEntries). The kinds come from lstat.
  */
-async function listNames(view: string): Promise<(string | Buffer)[]> {
+export async function listNames(view: string): Promise<(string | Buffer)[]> {
   const names = await readdir(view);
   return names.some(hasReplacement) ? readdir(view, { encoding: 'buffer' }) : names;
 }
@@ -222,7 +187,7 @@ function listNamesSync(view: string): (string | Buffer)[] {
 }
 
 /** The entries whose names are allowed; the others become problems of the part. */
-function namedEntries(
+export function namedEntries(
   names: (string | Buffer)[],
   relativeDir: string,
   part: DirectoryPart,
@@ -263,7 +228,7 @@ function namedEntries(
 }
 
 /** One entry, by lstat inside the directory's view: a file, a directory to walk, or a problem. */
-function addEntry(
+export function addEntry(
   view: string,
   { name, relative }: NamedEntry,
   ids: ProcessIds | null,

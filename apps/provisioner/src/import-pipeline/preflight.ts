@@ -1,28 +1,26 @@
 import { accessSync, constants } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { mapTimeSliced } from '../common/time-sliced';
+import { mapTimeSliced } from '@app/platform';
 import {
   ALGORITHMS,
   manifestRules,
   MARKER_RULES,
   PAYLOAD_DIR,
   READY_MARKER,
-} from '../sources/dataset-directory/dataset-directory';
-import {
   ChecksumAlgorithm,
   collectingParser,
   MANIFEST_FILES,
   ParsedManifest,
-} from '../sources/dataset-directory/manifest';
-import { pinDirectory, PinnedDirectory } from '../sources/dataset-directory/pinned-directory';
-import {
+  pinDirectory,
+  PinnedDirectory,
   checkRegularFile,
   isProblem,
   readSourceChunks,
   SourceProblem,
-} from '../sources/dataset-directory/source-file';
-import { SourceDatasetLocation } from '../sources/source-system';
+  SourceDatasetLocation,
+} from '../sources/source-system';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
+import { walkOnEventLoop } from './event-loop-walk';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';
 import type { SourceLimits } from '../config/source-config';
@@ -184,7 +182,7 @@ async function check(
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
   // The walk (on the copy threads when there are some) runs while the manifests are read here.
   const walking: Promise<WalkResult> = payload
-    ? walkPayload(payload.view, walker)
+    ? walkPayload(payload.view, walker ?? walkOnEventLoop)
     : Promise.resolve({
         files: new Map(),
         problems: ProblemList.of(

@@ -1,4 +1,4 @@
-import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
+import { MAX_KEPT_PROBLEMS } from '../sources/source-system';
 import type { ImportProblem } from './import-errors';
 
 /**

@@ -1,4 +1,4 @@
-import { formatManifest } from '../sources/dataset-directory/manifest';
+import { formatManifest } from '../sources/source-system';
 import { PROVENANCE_DIR, PROVENANCE_FILE, STORED_MANIFEST_FILE } from '../storage/storage-layout';
 import type { StagingArea } from '../storage/storage-system';
 import type {

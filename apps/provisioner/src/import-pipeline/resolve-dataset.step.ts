@@ -11,7 +11,7 @@ import type {
 import { ImportRejectedError } from './import-errors';
 import { ImportPlan, preflightDataset } from './preflight';
 import { parseProvenance } from '../storage/provenance';
-import { walkOnThreads } from './copy-thread-pool';
+import { walkOnThreads } from './threaded-walk';
 import { submissionImportProblem } from '../imports/submission-import-problem';
 
 /** Not-ready reasons no preflight can add to: the import is refused on them at once. */

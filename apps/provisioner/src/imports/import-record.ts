@@ -1,7 +1,12 @@
 import type { Job } from 'bullmq';
 import { ImportProgress, NO_PROGRESS } from './import-progress';
-import { CatalogRegistrationState, ImportJobData, ImportJobResult, ImportKind } from './import.queue';
-import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
+import {
+  CatalogRegistrationState,
+  ImportJobData,
+  ImportJobResult,
+  ImportKind,
+} from './import.queue';
+import { MAX_KEPT_PROBLEMS } from '../sources/source-system';
 import { boundedDetails, clip, MESSAGE_CHARS } from './record-bounds';
 
 /** The states of an import record: the DTO's filter, its OpenAPI enum and the repositories use this list. */

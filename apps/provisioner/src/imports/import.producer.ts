@@ -3,18 +3,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { ImportRecord, recordFromJob } from './import-record';
-import { NO_PROGRESS } from './import-progress';
-import { parseProvenance } from '../storage/provenance';
+import { findImportJob, importedRecord } from './imported-record';
 import { submissionImportProblem } from './submission-import-problem';
-import type { SourceProblem } from '../sources/dataset-directory/source-file';
-import { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import {
-  collectionPath,
-  datasetPath,
-  PROVENANCE_DIR,
-  PROVENANCE_FILE,
-  SUBMISSION_FILE,
-} from '../storage/storage-layout';
+  type SourceProblem,
+  SourceDataset,
+  SourceSubmission,
+  SourceSystem,
+} from '../sources/source-system';
+import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { objectKeyCheck } from '../storage/object-key-check';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
@@ -22,7 +19,6 @@ import { ImportRecordsRepository } from './import-records.repository';
 import {
   ImportJobData,
   ImportJobName,
-  ImportJobResult,
   importId,
   importJobId,
   ImportJobPayloads,
@@ -43,15 +39,14 @@ export type ImportRequestOutcome =
       problems?: SourceProblem[];
     };
 
-type ImportJob = Job<ImportJobData, ImportJobResult | undefined>;
-
 const UNFINISHED = ['waiting', 'delayed', 'prioritized', 'waiting-children', 'active'];
 
 /**
  * Turns "import this" into at most one queued job. Storage decides whether something is
  * imported; the deterministic job id makes a second job for the same thing impossible.
  * The only code that adds jobs to the imports queue: used by the HTTP routes and by the
- * scheduled sync (the scheduler's repeatable sync job aside).
+ * scheduled sync (the scheduler's repeatable sync job aside). Reading records is
+ * `imported-record.ts`'s, which the import records' routes share.
  */
 @Injectable()
 export class ImportProducer {
@@ -81,11 +76,14 @@ export class ImportProducer {
       return { outcome: 'not_importable', reason: problem.reason, detail: problem.message };
     const path = collectionPath(submission.project, submission.ref);
     // The job first, then storage, as for datasets (below).
-    const job = await this.job(id);
+    const job = await findImportJob(this.queue, id);
     if (job && UNFINISHED.includes(job.state))
       return { outcome: 'in_progress', record: recordFromJob(job.job, job.state) };
     if (await this.storage.exists(path))
-      return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
+      return {
+        outcome: 'already_imported',
+        record: await importedRecord(this.queue, this.storage, id, path),
+      };
     return this.enqueue(ImportJobName.Submission, id, {
       source: source.name,
       key: submission.ref,
@@ -111,11 +109,14 @@ export class ImportProducer {
     const path = datasetPath(submission.project, submission.ref, dataset.datasetId);
     // The job first, then storage: an import that publishes and completes between the two
     // reads is seen running or imported, never queued a second time.
-    const job = await this.job(id);
+    const job = await findImportJob(this.queue, id);
     if (job && UNFINISHED.includes(job.state))
       return { outcome: 'in_progress', record: recordFromJob(job.job, job.state) };
     if (problem === null && (await this.storage.exists(path))) {
-      return { outcome: 'already_imported', record: await this.importedRecord(id, path) };
+      return {
+        outcome: 'already_imported',
+        record: await importedRecord(this.queue, this.storage, id, path),
+      };
     }
     if (scheduled && job && recordFromJob(job.job, job.state).state === 'rejected')
       return { outcome: 'not_importable', reason: 'rejected', detail: null };
@@ -163,94 +164,12 @@ export class ImportProducer {
     });
   }
 
-  storageHas(path: string): Promise<boolean> {
-    return this.storage.exists(path);
-  }
-
-  /** The record of a job, or (for something imported without a job) one rebuilt from storage. */
-  async record(id: string): Promise<ImportRecord | null> {
-    const found = await this.job(id);
-    return found ? recordFromJob(found.job, found.state) : null;
-  }
-
-  /** Rebuilds the record of something published, from its job when kept, else from storage. */
-  async importedRecord(id: string, path: string): Promise<ImportRecord> {
-    const found = await this.job(id);
-    if (found?.state === 'completed') return recordFromJob(found.job, found.state);
-    return this.recordFromStorage(id, path);
-  }
-
-  private async recordFromStorage(id: string, path: string): Promise<ImportRecord> {
-    const [source, kind, ...rest] = id.split('-');
-    const base = {
-      id,
-      kind: kind as ImportKind,
-      source,
-      key: rest.join('-'),
-      state: 'imported' as const,
-      attempts: 0,
-      path,
-      error: null,
-      // No job to say how it went: registrations are told on import jobs.
-      catalog: null,
-    };
-    if (kind === ImportJobName.Dataset) {
-      const provenance = parseProvenance(
-        await this.storage.readObject(`${path}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
-      );
-      const totals = provenance?.totals ?? { files: 0, bytes: 0 };
-      return {
-        ...base,
-        attempts: provenance?.import.attempt ?? 0,
-        progress: {
-          files_done: totals.files,
-          files_total: totals.files,
-          bytes_done: totals.bytes,
-          bytes_total: totals.bytes,
-        },
-        created_at:
-          provenance?.import.queued_at ??
-          provenance?.import.started_at ??
-          new Date(0).toISOString(),
-        started_at: provenance?.import.started_at ?? null,
-        finished_at: provenance?.import.staged_at ?? null,
-      };
-    }
-    const document = await this.storage.readObject(`${path}/${SUBMISSION_FILE}`);
-    let fetchedAt: string | null = null;
-    try {
-      fetchedAt =
-        (JSON.parse(document?.toString('utf8') ?? '{}') as { fetched_at?: string }).fetched_at ??
-        null;
-    } catch {
-      fetchedAt = null;
-    }
-    return {
-      ...base,
-      progress: { ...NO_PROGRESS },
-      created_at: fetchedAt ?? new Date(0).toISOString(),
-      started_at: fetchedAt,
-      finished_at: fetchedAt,
-    };
-  }
-
-  private async job(id: string): Promise<{ job: ImportJob; state: string } | null> {
-    // State first, then the job: a job read after its state is at least as new as that state,
-    // so a finished state never comes with the data of a still-running job.
-    const state = await this.queue.getJobState(id);
-    if (state === 'unknown') return null;
-    const job = (await this.queue.getJob(id)) as ImportJob | undefined;
-    if (!job || (job.name !== ImportJobName.Dataset && job.name !== ImportJobName.Submission))
-      return null;
-    return { job, state };
-  }
-
   private async enqueue(
     kind: ImportKind,
     id: string,
     data: ImportJobData,
   ): Promise<ImportRequestOutcome> {
-    const existing = await this.job(id);
+    const existing = await findImportJob(this.queue, id);
     if (existing && UNFINISHED.includes(existing.state))
       return { outcome: 'in_progress', record: recordFromJob(existing.job, existing.state) };
     // A finished job under this id is history: the thing was removed from storage since, or the
@@ -265,7 +184,7 @@ export class ImportProducer {
     });
     await this.records.touched(id);
     // Re-read: when a concurrent request won the race, add() returned its job, not ours.
-    const added = await this.job(id);
+    const added = await findImportJob(this.queue, id);
     if (!added) throw new Error(`import ${id} vanished right after it was queued`);
     return { outcome: 'queued', record: recordFromJob(added.job, added.state) };
   }

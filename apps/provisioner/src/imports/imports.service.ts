@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Queue } from 'bullmq';
 import { NotFoundError } from '@app/errors';
 import { isSafeSegment } from '../sources/safe-segment';
 import { SourceRefusedError } from '../sources/source-system';
@@ -7,8 +9,10 @@ import { collectionPath, datasetPath } from '../storage/storage-layout';
 import { ImportRecord, recordFromJob } from './import-record';
 import { LISTED_DETAILS } from './record-bounds';
 import { ImportRecordsRepository } from './import-records.repository';
-import { ImportProducer } from './import.producer';
-import { ImportJobName, parseImportId } from './import.queue';
+import { findImportJob, importedRecord } from './imported-record';
+import { ImportJobName, IMPORTS_QUEUE, parseImportId } from './import.queue';
+import { STORAGE_SYSTEM } from '../storage/storage.module';
+import type { StorageSystem } from '../storage/storage-system';
 import { ListImportsQuery } from './imports.dto';
 
 export interface ImportPage {
@@ -23,13 +27,14 @@ export interface ImportPage {
 export class ImportsService {
   constructor(
     private readonly records: ImportRecordsRepository,
-    private readonly requests: ImportProducer,
+    @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
+    @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     private readonly sources: SourcesService,
   ) {}
 
   async get(id: string): Promise<ImportRecord> {
-    const record = await this.requests.record(id);
-    if (record) return record;
+    const found = await findImportJob(this.queue, id);
+    if (found) return recordFromJob(found.job, found.state);
     // No job kept under this id: the thing may still be imported (storage is the truth).
     const parsed = parseImportId(id);
     const source = parsed && this.sources.get(parsed.source);
@@ -47,8 +52,8 @@ export class ImportsService {
           submission &&
           isSafeSegment(submission.project) &&
           collectionPath(submission.project, submission.ref);
-        if (path && (await this.requestsExists(path)))
-          return this.requests.importedRecord(id, path);
+        if (path && (await this.storage.exists(path)))
+          return importedRecord(this.queue, this.storage, id, path);
       } else {
         const found = await this.sources.ask(
           unlessRefused(source.findDataset(parsed.key, { payload: 'none' })),
@@ -57,8 +62,8 @@ export class ImportsService {
           found &&
           isSafeSegment(found.submission.project) &&
           datasetPath(found.submission.project, found.submission.ref, parsed.key);
-        if (path && (await this.requestsExists(path)))
-          return this.requests.importedRecord(id, path);
+        if (path && (await this.storage.exists(path)))
+          return importedRecord(this.queue, this.storage, id, path);
       }
     }
     throw new NotFoundError(`Unknown import: ${id}`);
@@ -78,9 +83,5 @@ export class ImportsService {
       page: query.page,
       per_page: query.per_page,
     };
-  }
-
-  private requestsExists(path: string): Promise<boolean> {
-    return this.requests.storageHas(path);
   }
 }

@@ -1,4 +1,4 @@
-import { MAX_KEPT_PROBLEMS } from '../sources/dataset-directory/manifest';
+import { MAX_KEPT_PROBLEMS } from '../sources/source-system';
 
 /**
  * What one import record and one page of `GET /imports` may weigh, whatever a depositor put in

@@ -1,5 +1,5 @@
+import type { DatasetNotReadyReason, PayloadCheck } from './dataset-directory/dataset-directory';
 import type { SourceProblem } from './dataset-directory/source-file';
-import type { PayloadCheck } from './dataset-directory/dataset-directory';
 
 /**
  * The one interface every source adapter implements. Metadata comes from the adapter;
@@ -16,18 +16,6 @@ export interface SourceSubmission {
   /** What the source said about the submission, stored verbatim in submission.json. */
   raw: unknown;
 }
-
-export type DatasetNotReadyReason =
-  | 'submission_not_eligible'
-  | 'not_delivered'
-  /** A metadata file or the directory is a link, a special file, or over its size limit. */
-  | 'metadata_refused'
-  /** dataset.json is missing, not a JSON object, or does not name the submission listing it. */
-  | 'metadata_invalid'
-  | 'marker_missing'
-  | 'manifest_missing'
-  | 'manifest_invalid'
-  | 'files_missing';
 
 export interface SourceDataset {
   datasetId: string;
@@ -113,3 +101,43 @@ export class SourceUnavailableError extends Error {
     this.name = 'SourceUnavailableError';
   }
 }
+
+/*
+ * The face of sources/: what other folders use of the safe reading of a dataset directory
+ * (its layout, manifests, pinned directories, file checks) is exported here, so nothing
+ * outside sources/ depends on how dataset-directory/ is split into files. The internals never
+ * import this file.
+ */
+export type { DatasetNotReadyReason, PayloadCheck };
+export type { SourceProblem };
+export {
+  ALGORITHMS,
+  manifestRules,
+  MARKER_RULES,
+  PAYLOAD_DIR,
+  READY_MARKER,
+} from './dataset-directory/dataset-directory';
+export {
+  collectingParser,
+  formatManifest,
+  MANIFEST_FILES,
+  MAX_KEPT_PROBLEMS,
+} from './dataset-directory/manifest';
+export type { ChecksumAlgorithm, ParsedManifest } from './dataset-directory/manifest';
+export {
+  checkSegment,
+  decodeName,
+  isPathTooLong,
+  MAX_PATH_BYTES,
+  printableName,
+} from './dataset-directory/payload-path';
+export { identityOf, pinDirectory, pinDirectorySync } from './dataset-directory/pinned-directory';
+export type { PinnedDirectory } from './dataset-directory/pinned-directory';
+export {
+  checkRegularFile,
+  isProblem,
+  kindOf,
+  OPEN_SOURCE_FLAGS,
+  readSourceChunks,
+} from './dataset-directory/source-file';
+export { closeSourceScanner, sourceScanner } from './dataset-directory/source-scanner';

@@ -1,4 +1,4 @@
-import { ChecksumAlgorithm } from '../sources/dataset-directory/manifest';
+import { ChecksumAlgorithm } from '../sources/source-system';
 
 export interface ProvenanceFile {
   path: string;

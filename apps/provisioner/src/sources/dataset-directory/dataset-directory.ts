@@ -1,6 +1,5 @@
 import { Stats } from 'node:fs';
 import type { SourceLimits } from '../../config/source-config';
-import { DatasetNotReadyReason } from '../source-system';
 import { JsonDocument, readJsonDocumentSync, summarizeDatasetDocument } from './json-document';
 import { ChecksumAlgorithm, MANIFEST_FILES, ManifestParser } from './manifest';
 import { PathHashSet } from './path-hash-set';
@@ -15,6 +14,19 @@ import {
   refusal,
   SourceProblem,
 } from './source-file';
+
+/** Why a dataset is not ready to import; the source adapters' reasons included. */
+export type DatasetNotReadyReason =
+  | 'submission_not_eligible'
+  | 'not_delivered'
+  /** A metadata file or the directory is a link, a special file, or over its size limit. */
+  | 'metadata_refused'
+  /** dataset.json is missing, not a JSON object, or does not name the submission listing it. */
+  | 'metadata_invalid'
+  | 'marker_missing'
+  | 'manifest_missing'
+  | 'manifest_invalid'
+  | 'files_missing';
 
 /**
  * The directory layout shared by drop-zone datasets and landing-zone datasets:
