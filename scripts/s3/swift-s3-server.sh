@@ -4,6 +4,9 @@
 # downloaded but Debian packages. See docs/decisions/s3-test-server-swift.md.
 #
 #   swift-s3-server.sh start    install the packages when missing (root), configure, start (idempotent)
+#   swift-s3-server.sh start USER PID   the same, and register USER (a test run, alive while PID is)
+#   swift-s3-server.sh release USER     unregister USER; the last registered user to leave stops a
+#                                       server that a registered user's start launched
 #   swift-s3-server.sh stop     stop what `start` started (pid files in $S3_SERVER_DIR/run)
 #   swift-s3-server.sh status   exit 0 when the endpoint answers
 #   swift-s3-server.sh reset    stop and delete every stored object and the configuration
@@ -155,6 +158,7 @@ PY
 launch() { # name port command...
   local name=$1 port=$2; shift 2
   alive "$name" && return 0
+  LAUNCHED=1
   if port_taken "$port"; then say "port $port (for $name) is in use: set S3_SERVER_PORT"; exit 1; fi
   # 9>&-: the servers must not inherit the start lock, or the next `start` (a restart of a
   # stopped part) would wait for it forever.
@@ -162,11 +166,34 @@ launch() { # name port command...
   echo $! > "$RUN/$name.pid"
 }
 
-start() {
-  if answers "$PORT" && alive proxy; then return 0; fi
+lock() { mkdir -p "$DIR" "$RUN/users" && exec 9> "$DIR/start.lock" && flock 9; }
+
+# Test runs share one server (CI beside a developer's run, the deployment test beside the
+# suites): each registers while it uses it, and only the last to leave stops it, so one run's
+# teardown never stops the server under another (a run that found it slow to answer under load
+# used to "start" it and then stop it at its end).
+register() { # user pid
+  [ -n "${1:-}" ] || return 0
+  echo "${2:-$$}" > "$RUN/users/$1"
+  if [ "${LAUNCHED:-0}" = 1 ]; then touch "$RUN/owned"; fi
+}
+
+release() { # user
+  lock
+  rm -f "$RUN/users/${1:?usage: release USER}"
+  local f
+  for f in "$RUN"/users/*; do
+    [ -e "$f" ] || continue
+    if running "$(cat "$f")"; then return 0; fi
+    rm -f "$f"
+  done
+  if [ -f "$RUN/owned" ]; then rm -f "$RUN/owned"; stop; fi
+}
+
+start() { # [user pid]
   # Two test processes may start it at once: one does, the other waits and finds it running.
-  mkdir -p "$DIR" && exec 9> "$DIR/start.lock" && flock 9
-  if answers "$PORT" && alive proxy; then return 0; fi
+  lock
+  if answers "$PORT" && alive proxy; then register "$@"; return 0; fi
   install_missing
   configure
   local as_memcache=""; [ "$(id -u)" -eq 0 ] && as_memcache="-u memcache"
@@ -179,7 +206,7 @@ start() {
   while [ $SECONDS -lt $deadline ]; do
     ok=1
     for p in "$PORT" "$ACCOUNT_PORT" "$CONTAINER_PORT" "$OBJECT_PORT"; do answers "$p" || { ok=0; break; }; done
-    if [ $ok = 1 ]; then say "ready: http://127.0.0.1:$PORT"; return 0; fi
+    if [ $ok = 1 ]; then register "$@"; say "ready: http://127.0.0.1:$PORT"; return 0; fi
     sleep 0.2
   done
   say "Swift did not answer within 60 s:"; tail -n 20 "$LOG"/*.log >&2; exit 1
@@ -199,7 +226,8 @@ stop() {
 }
 
 case "${1:-start}" in
-  start) start ;;
+  start) shift; start "$@" ;;
+  release) shift; release "$@" ;;
   stop) stop ;;
   status) answers "$PORT" ;;
   reset) stop; rm -rf "$DIR" ;;

@@ -50,7 +50,7 @@ export default async function globalSetup(): Promise<void> {
     poolerServerUrl = pooler.serverUrl;
   }
 
-  publishTestServices({ postgresServerUrl, poolerServerUrl, redisUrl, runId });
+  publishTestServices({ postgresServerUrl, poolerServerUrl, redisUrl, runId, pid: process.pid });
   process.stdout.write(
     `\ntest services: postgres ${postgresServerUrl.replace(/:[^:@/]+@/, ':***@')}` +
       `${poolerServerUrl ? ` behind pgbouncer ${poolerServerUrl}` : ''}, ` +

@@ -1,10 +1,10 @@
 import Redis from 'ioredis';
-import { stopS3ServerStartedBy } from './s3-server';
+import { releaseS3Server } from './s3-server';
 import { testServices, withAdminClient } from './test-services';
 
 /**
  * Stops the run's PgBouncer, removes every database and queue key this run created, then stops
- * the S3 server and an embedded Postgres when this run started them.
+ * leaves the S3 server (stopped when this run was its last user) and stops an embedded Postgres.
  */
 export default async function globalTeardown(): Promise<void> {
   const { postgresServerUrl, redisUrl, runId } = testServices();
@@ -32,7 +32,7 @@ export default async function globalTeardown(): Promise<void> {
       redis.disconnect();
     }
   }
-  stopS3ServerStartedBy(runId);
+  releaseS3Server(runId);
   const embedded = (globalThis as { __embeddedPostgres?: { stop(): Promise<void> } }).__embeddedPostgres;
   if (embedded) await embedded.stop();
 }

@@ -27,7 +27,7 @@ export interface S3TestServer {
 }
 
 const port = (): number => Number(process.env.S3_SERVER_PORT ?? 9380);
-const startedMarker = (runId: string): string => join(tmpdir(), `${runId}-s3-server-started`);
+const registeredMarker = (runId: string): string => join(tmpdir(), `${runId}-s3-server-user`);
 
 async function answers(endpoint: string): Promise<boolean> {
   return fetch(`${endpoint}/healthcheck`, { signal: AbortSignal.timeout(2000) }).then(
@@ -38,7 +38,8 @@ async function answers(endpoint: string): Promise<boolean> {
 
 /**
  * Finds the S3 server, or starts the local Swift (installing it when missing) like the global
- * setup starts PostgreSQL; a server this run started is stopped by the global teardown.
+ * setup starts PostgreSQL. The run registers as one of the server's users (the script counts
+ * them), so the global teardown stops it only when no other run is still using it.
  */
 export async function s3TestServer(): Promise<S3TestServer> {
   const endpoint = process.env.S3_TEST_ENDPOINT ?? `http://127.0.0.1:${port()}`;
@@ -48,18 +49,21 @@ export async function s3TestServer(): Promise<S3TestServer> {
     accessKeyId: process.env.S3_TEST_ACCESS_KEY_ID ?? 'test:tester',
     secretAccessKey: process.env.S3_TEST_SECRET_ACCESS_KEY ?? 'testing',
   };
-  if (process.env.S3_TEST_ENDPOINT || (await answers(endpoint))) return server;
-  execFileSync('bash', [SCRIPT, 'start'], { stdio: 'inherit', timeout: START_MS });
-  writeFileSync(startedMarker(testServices().runId), '');
+  if (process.env.S3_TEST_ENDPOINT) return server;
+  const { runId, pid } = testServices();
+  const marker = registeredMarker(runId);
+  if (existsSync(marker) && (await answers(endpoint))) return server;
+  execFileSync('bash', [SCRIPT, 'start', runId, String(pid)], { stdio: 'inherit', timeout: START_MS });
+  writeFileSync(marker, '');
   return server;
 }
 
-/** Global teardown: stops the S3 server if this run started it. */
-export function stopS3ServerStartedBy(runId: string): void {
-  const marker = startedMarker(runId);
+/** Global teardown: the run leaves the S3 server, stopping it if it was the last user of one a run started. */
+export function releaseS3Server(runId: string): void {
+  const marker = registeredMarker(runId);
   if (!existsSync(marker)) return;
   unlinkSync(marker);
-  execFileSync('bash', [SCRIPT, 'stop'], { stdio: 'inherit' });
+  execFileSync('bash', [SCRIPT, 'release', runId], { stdio: 'inherit' });
 }
 
 /** The settings of a provisioner storing into `bucket` of `server` under `prefix`. */

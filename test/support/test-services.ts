@@ -18,6 +18,8 @@ export interface TestServices {
   redisUrl: string;
   /** Prefix of every database, queue and key this run creates; removed at the end. */
   runId: string;
+  /** The run's main (jest) process: shared servers count the run as a user while it lives. */
+  pid: number;
 }
 
 const ENV_KEY = 'TEST_SERVICES';
