@@ -56,6 +56,12 @@ export function imageFacts(ref = 'HEAD', { dirty = false } = {}) {
   };
 }
 
+const OCI_LABEL = {
+  VERSION: 'org.opencontainers.image.version',
+  REVISION: 'org.opencontainers.image.revision',
+  CREATED: 'org.opencontainers.image.created',
+};
+
 /** Builds the project's image from `dir` (the working tree by default). */
 export async function buildImage(
   image,
@@ -74,7 +80,11 @@ export async function buildImage(
     '--tag',
     image,
   ];
-  for (const [name, value] of Object.entries(facts)) args.push('--build-arg', `${name}=${value}`);
+  // Podman's builder (buildah) reuses a cached LABEL step when only the build argument it reads
+  // changed, so an image of the same sources would keep an earlier build's revision and date;
+  // a --label is set on the built image itself, whatever the cache held.
+  for (const [name, value] of Object.entries(facts))
+    args.push('--build-arg', `${name}=${value}`, '--label', `${OCI_LABEL[name]}=${value}`);
   if (existsSync(CA_BUNDLE)) args.push('--secret', `id=npm_ca,src=${CA_BUNDLE}`);
   await podmanLive([...args, dir], { quiet });
 }
