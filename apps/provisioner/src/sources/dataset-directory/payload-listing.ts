@@ -4,11 +4,17 @@ import { isMissing, kindOf, lstatIfPresent } from './source-file';
 export interface ListingLimits {
   /** Entries read from one directory at most: a larger one is looked up path by path. */
   maxListedEntries: number;
-  /** Names held for all directories together; past it the listings start afresh. */
+  /**
+   * Names held for all directories together; past it, a directory not yet listed is looked up
+   * path by path, as a large one is.
+   */
   maxHeldNames: number;
 }
 
-/** Memory: at most ~25 MB of names on the source-scan thread, whatever the payload holds. */
+/**
+ * Memory: at most ~25 MB of names on the source-scan thread (maxHeldNames and one directory's
+ * maxListedEntries), whatever the payload holds.
+ */
 const DEFAULT_LIMITS: ListingLimits = { maxListedEntries: 65_536, maxHeldNames: 262_144 };
 
 /** A directory's names, each with whether it is a directory; 'large' past maxListedEntries. */
@@ -61,6 +67,11 @@ export class PayloadListing {
   private listing(dir: string): Listing | null {
     const known = this.listings.get(dir);
     if (known) return known;
+    // Listings are kept, never dropped and read again: a manifest that interleaves more
+    // directories than the budget holds would otherwise read a whole directory again for
+    // nearly every path (a quadratic walk: minutes at 300,000 files). Past the budget, the
+    // directories not held cost one lstat per path instead.
+    if (this.held >= this.limits.maxHeldNames) return 'large';
     let handle: Dir;
     try {
       handle = opendirSync(dir === '' ? this.root : `${this.root}/${dir}`, { bufferSize: 256 });
@@ -84,13 +95,8 @@ export class PayloadListing {
     } finally {
       handle.closeSync();
     }
-    const names = listing === 'large' ? 0 : listing.size;
-    if (this.held + names > this.limits.maxHeldNames) {
-      this.listings.clear();
-      this.held = 0;
-    }
     this.listings.set(dir, listing);
-    this.held += names;
+    this.held += listing === 'large' ? 0 : listing.size;
     return listing;
   }
 }
