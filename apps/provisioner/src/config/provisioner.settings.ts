@@ -421,7 +421,8 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   /** nginx's internal location aliased to the storage root (used with DRS_BYTES_OFFLOAD=nginx). */
   @Matches(/^\/[A-Za-z0-9_.~-]+\/$/, {
-    message: 'DRS_BYTES_OFFLOAD_PREFIX must be one path segment between slashes, like /_drs_internal/',
+    message:
+      'DRS_BYTES_OFFLOAD_PREFIX must be one path segment between slashes, like /_drs_internal/',
   })
   DRS_BYTES_OFFLOAD_PREFIX = '/_drs_internal/';
 

@@ -42,7 +42,10 @@ export class DrsBytesController {
       res.setHeader('Content-Type', 'application/octet-stream');
       res.setHeader('Content-Disposition', `attachment; filename="${target.name}"`);
       res.setHeader('Cache-Control', 'private, no-store');
-      res.setHeader('X-Accel-Redirect', accelRedirectTarget(this.offloadPrefix, target.storagePath));
+      res.setHeader(
+        'X-Accel-Redirect',
+        accelRedirectTarget(this.offloadPrefix, target.storagePath),
+      );
       return void res.status(200).end();
     }
     if (target.kind === 'file') return sendFile(req, res, target);
