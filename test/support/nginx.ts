@@ -34,10 +34,11 @@ export async function startOffloadNginx(
   dir: string,
   upstream: string,
   storageRoot: string,
+  port?: number,
   prefix = '/_drs_internal/',
 ): Promise<OffloadNginx> {
   mkdirSync(join(dir, 'temp'), { recursive: true });
-  const port = await freePort();
+  port ??= await freePort();
   const server = renderOffloadConfig({
     LISTEN: `127.0.0.1:${port}`,
     UPSTREAM: upstream,
@@ -50,6 +51,9 @@ export async function startOffloadNginx(
     conf,
     [
       'daemon off;',
+      // Started by root (a CI container), nginx's workers would become `nobody`, who cannot
+      // read the test's private temp directories; as any other user nginx stays that user.
+      process.getuid?.() === 0 ? 'user root;' : '',
       'worker_processes 1;',
       `pid ${join(dir, 'nginx.pid')};`,
       `error_log ${join(dir, 'error.log')} warn;`,
@@ -71,7 +75,7 @@ export async function startOffloadNginx(
   await until(
     async () => {
       if (child.exitCode !== null) throw new Error(`nginx exited: ${stderr}`);
-      return accepts(port);
+      return accepts(port!);
     },
     `nginx listening on ${port}`,
     10_000,
