@@ -1,10 +1,12 @@
 import { Controller, Get, Inject, Param, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { lstat } from 'node:fs/promises';
 import { Public } from '@app/auth';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
 import { accelRedirectTarget } from './accel-redirect';
 import { answerHead, sendFile } from './byte-ranges';
+import { DrsError } from './drs-errors';
 import { DrsErrorsFilter } from './drs-errors.filter';
 import { DrsService } from './drs.service';
 
@@ -37,6 +39,12 @@ export class DrsBytesController {
     const target = await this.drs.bytesOf(token);
     if (target.kind === 'url') return res.redirect(307, target.url);
     if (target.kind === 'file' && this.offloadPrefix !== null) {
+      // As sendFile: only the regular file of the recorded size is handed over (nginx's
+      // disable_symlinks also refuses links met on the way).
+      const stat = await lstat(target.file).catch(() => null);
+      if (stat === null || !stat.isFile() || stat.size !== target.size) {
+        throw new DrsError(404, 'not_found', 'The object is no longer stored as recorded');
+      }
       // The access URL is checked; nginx sends the bytes (sendfile, ranges, ETag, HEAD) and keeps
       // the headers below, which must be ours whoever sends the body.
       res.setHeader('Content-Type', 'application/octet-stream');
