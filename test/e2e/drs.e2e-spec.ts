@@ -1,8 +1,17 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  chmodSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { Logger } from '@nestjs/common';
 import request from 'supertest';
@@ -19,6 +28,7 @@ import { until } from '../support/wait';
 import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
 import { provisionerTestSettings } from '../support/provisioner-app';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
+import { AccessUrls } from '../../apps/provisioner/src/drs/access-urls';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { readVisaKey, signCompact } from '../../apps/catalog-api/src/ga4gh/visa-signing-key';
@@ -592,6 +602,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
   });
 
   describe('DRS_BYTES_OFFLOAD=nginx: the API checks the access URL, a real nginx sends the bytes', () => {
+    const OFFLOAD_SIGNING_KEY = 'offload-test-signing-key-0123456789abcdef';
     let offloadApi: NestExpressApplication;
     let nginx: OffloadNginx;
     const offloaded = () => request(offloadApi.getHttpServer());
@@ -611,6 +622,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
           ...apiEnv,
           DRS_PUBLIC_URL: `http://127.0.0.1:${nginxPort}`,
           DRS_BYTES_OFFLOAD: 'nginx',
+          DRS_URL_SIGNING_KEY: OFFLOAD_SIGNING_KEY,
         }),
       );
       await offloadApi.listen(apiPort, '127.0.0.1');
@@ -674,6 +686,60 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       expect(res.status).toBe(403);
       const body = (await res.json()) as { status_code: number };
       expect(body.status_code).toBe(403);
+    });
+
+    it('refuses an expired URL and one another deployment signed, and nginx sends no file', async () => {
+      const url = await offloadedUrl((await objectIds()).get('reads.bam')!);
+      const token = new URL(url).pathname.split('/')[2];
+      const object = (
+        JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()) as {
+          o: string;
+        }
+      ).o;
+      // Signed with the deployment's own key, but an hour ago with a lifetime of one second.
+      const expired = new AccessUrls(OFFLOAD_SIGNING_KEY, 1).issue(
+        object,
+        Date.now() / 1000 - 3600,
+      );
+      // The plain API's access URL: the same object, another key.
+      const foreign = new URL(await accessUrl((await objectIds()).get('reads.bam')!)).pathname;
+      for (const [path, code] of [
+        [url.replace(token, expired).replace(nginx.url, ''), 'url_expired'],
+        [foreign, undefined],
+      ] as const) {
+        const res = await fetch(`${nginx.url}${path}`);
+        expect([path, res.status]).toEqual([path, 403]);
+        const body = (await res.json()) as { status_code: number; msg: string };
+        expect(body.status_code).toBe(403);
+        if (code) expect(JSON.stringify(body)).toContain('expired');
+        expect(res.headers.get('content-disposition')).toBeNull();
+      }
+    });
+
+    it('does not follow a symbolic link planted in the storage tree', async () => {
+      const url = await offloadedUrl((await objectIds()).get('notes/read me.txt')!);
+      const stored = (readdirSync(storageRoot, { recursive: true }) as string[]).find((path) =>
+        path.endsWith('/notes/read me.txt'),
+      )!;
+      const notes = join(storageRoot, dirname(stored));
+      const dataset = dirname(notes);
+      const mode = statSync(dataset).mode & 0o7777;
+      chmodSync(dataset, 0o755);
+      // The directory swapped for a link to a copy of it: the same bytes, reached through a link.
+      renameSync(notes, `${notes}.real`);
+      symlinkSync(`${notes}.real`, notes);
+      try {
+        // The provisioner checks the file itself (a regular file of the recorded size) and hands
+        // it over; nginx's disable_symlinks refuses the link on the way.
+        const res = await fetch(url);
+        expect(res.status).toBe(403);
+        expect(await res.text()).not.toContain('hello');
+      } finally {
+        rmSync(notes);
+        renameSync(`${notes}.real`, notes);
+        chmodSync(dataset, mode);
+      }
+      expect((await fetch(url)).status).toBe(200);
     });
 
     it('answers 404 to a direct request for the internal prefix', async () => {
