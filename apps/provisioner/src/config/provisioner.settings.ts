@@ -412,6 +412,20 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(1, 100_000)
   DRS_MAX_VISAS = 200;
 
+  /**
+   * Who sends a stored file's bytes on the filesystem backend: `off`, this process; `nginx`, an
+   * nginx in front of it (X-Accel-Redirect) after this process has checked the access URL.
+   */
+  @IsIn(['off', 'nginx'], { message: 'DRS_BYTES_OFFLOAD must be off or nginx' })
+  DRS_BYTES_OFFLOAD: 'off' | 'nginx' = 'off';
+
+  /** nginx's internal location aliased to the storage root (used with DRS_BYTES_OFFLOAD=nginx). */
+  @Matches(/^\/[A-Za-z0-9_.~-]+\/$/, {
+    message:
+      'DRS_BYTES_OFFLOAD_PREFIX must be one path segment between slashes, like /_drs_internal/',
+  })
+  DRS_BYTES_OFFLOAD_PREFIX = '/_drs_internal/';
+
   /** The issuer of the login tokens (Keycloak realm URL) that OPTIONS names for BearerAuth. */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })

@@ -1,8 +1,12 @@
-import { Controller, Get, Param, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { lstat } from 'node:fs/promises';
 import { Public } from '@app/auth';
+import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
+import { accelRedirectTarget } from './accel-redirect';
 import { answerHead, sendFile } from './byte-ranges';
+import { DrsError } from './drs-errors';
 import { DrsErrorsFilter } from './drs-errors.filter';
 import { DrsService } from './drs.service';
 
@@ -16,7 +20,15 @@ import { DrsService } from './drs.service';
 @Public()
 @UseFilters(DrsErrorsFilter)
 export class DrsBytesController {
-  constructor(private readonly drs: DrsService) {}
+  private readonly offloadPrefix: string | null;
+
+  constructor(
+    private readonly drs: DrsService,
+    @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
+  ) {
+    this.offloadPrefix =
+      settings.DRS_BYTES_OFFLOAD === 'nginx' ? settings.DRS_BYTES_OFFLOAD_PREFIX : null;
+  }
 
   @Get(':token/:name')
   get(@Param('token') token: string, @Req() req: Request, @Res() res: Response) {
@@ -26,6 +38,24 @@ export class DrsBytesController {
   private async send(token: string, req: Request, res: Response): Promise<void> {
     const target = await this.drs.bytesOf(token);
     if (target.kind === 'url') return res.redirect(307, target.url);
+    if (target.kind === 'file' && this.offloadPrefix !== null) {
+      // As sendFile: only the regular file of the recorded size is handed over (nginx's
+      // disable_symlinks also refuses links met on the way).
+      const stat = await lstat(target.file).catch(() => null);
+      if (stat === null || !stat.isFile() || stat.size !== target.size) {
+        throw new DrsError(404, 'not_found', 'The object is no longer stored as recorded');
+      }
+      // The access URL is checked; nginx sends the bytes (sendfile, ranges, ETag, HEAD) and keeps
+      // the headers below, which must be ours whoever sends the body.
+      res.setHeader('Content-Type', 'application/octet-stream');
+      res.setHeader('Content-Disposition', `attachment; filename="${target.name}"`);
+      res.setHeader('Cache-Control', 'private, no-store');
+      res.setHeader(
+        'X-Accel-Redirect',
+        accelRedirectTarget(this.offloadPrefix, target.storagePath),
+      );
+      return void res.status(200).end();
+    }
     if (target.kind === 'file') return sendFile(req, res, target);
     const range = answerHead(req, res, target.bytes.length, target.etag, target.name);
     if (range === undefined) return void res.end();

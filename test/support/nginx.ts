@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { freePort } from './app-process';
+import { until } from './wait';
+
+const TEMPLATE = join(__dirname, '../../deploy/nginx/drs-offload.conf.template');
+
+export interface OffloadNginx {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The offload template with its placeholders filled in (all four must be given). */
+export function renderOffloadConfig(values: {
+  LISTEN: string;
+  UPSTREAM: string;
+  STORAGE_ROOT: string;
+  PREFIX: string;
+}): string {
+  return readFileSync(TEMPLATE, 'utf8').replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => {
+    const value = (values as Record<string, string>)[name];
+    if (value === undefined) throw new Error(`drs-offload template: no value for ${whole}`);
+    return value;
+  });
+}
+
+/**
+ * Debian's nginx in the foreground, as an unprivileged user would run it: pid, logs and temp
+ * paths in `dir`, the offload server from the deployed template in front of `upstream`.
+ */
+export async function startOffloadNginx(
+  dir: string,
+  upstream: string,
+  storageRoot: string,
+  port?: number,
+  prefix = '/_drs_internal/',
+): Promise<OffloadNginx> {
+  mkdirSync(join(dir, 'temp'), { recursive: true });
+  port ??= await freePort();
+  const server = renderOffloadConfig({
+    LISTEN: `127.0.0.1:${port}`,
+    UPSTREAM: upstream,
+    STORAGE_ROOT: storageRoot,
+    PREFIX: prefix,
+  });
+  const conf = join(dir, 'nginx.conf');
+  const temp = (name: string) => `${name}_temp_path ${join(dir, 'temp', name)};`;
+  writeFileSync(
+    conf,
+    [
+      'daemon off;',
+      // Started by root (a CI container), nginx's workers would become `nobody`, who cannot
+      // read the test's private temp directories; as any other user nginx stays that user.
+      process.getuid?.() === 0 ? 'user root;' : '',
+      'worker_processes 1;',
+      `pid ${join(dir, 'nginx.pid')};`,
+      `error_log ${join(dir, 'error.log')} warn;`,
+      'events { worker_connections 256; }',
+      'http {',
+      `  access_log ${join(dir, 'access.log')};`,
+      `  ${temp('client_body')} ${temp('proxy')} ${temp('fastcgi')} ${temp('uwsgi')} ${temp('scgi')}`,
+      server,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn('/usr/sbin/nginx', ['-p', dir, '-c', conf], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await until(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`nginx exited: ${stderr}`);
+      return accepts(port!);
+    },
+    `nginx listening on ${port}`,
+    10_000,
+    20,
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGQUIT');
+      await exited;
+    },
+  };
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
