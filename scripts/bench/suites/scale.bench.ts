@@ -176,6 +176,8 @@ function report(results: SizeResult[]): SuiteReport {
   ]);
   const phaseRows = imported.map((r) => [r.files.toLocaleString('en'), r.phases]);
   const markdown = [
+    '## Imports as the file count grows',
+    '',
     'Datasets of 4 KiB files in 320 directories (20 samples × 15 runs and a deep chain each; the',
     'manifest interleaves the directories), each on a fresh API and worker with the default',
     'settings, beside `rsync -a` of the same warm tree (then `sync -f`). One round per size;',
