@@ -1,4 +1,4 @@
-// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build]`: measures each figure as
+// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build] [--scale-sizes <n>,...]`: measures each figure as
 // a ratio against a physical limit in the same run and writes docs/benchmarks.md. The suites, in
 // the order they run and their sections appear, are SUITES below (`--help` lists them).
 import { spawnSync } from 'node:child_process';
@@ -20,6 +20,7 @@ import { drsBench } from './suites/drs.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
 import { s3ImportsBench } from './suites/s3-imports.bench';
+import { scaleBench } from './suites/scale.bench';
 import { s3WorkersBench } from './suites/s3-workers.bench';
 import { recordsBench } from './suites/records.bench';
 import { registrationBench } from './suites/registration.bench';
@@ -41,6 +42,7 @@ const SUITES: Suite[] = [
   { name: 'dcat', needs: ['catalog-api'], run: dcatBench },
   { name: 'ga4gh-visas', needs: ['catalog-api'], run: ga4ghVisasBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
+  { name: 'scale', needs: ['provisioner'], run: scaleBench },
   { name: 's3-imports', needs: ['provisioner'], run: s3ImportsBench },
   { name: 's3-workers', needs: ['provisioner'], run: s3WorkersBench },
   { name: 'diff', needs: ['provisioner'], run: diffBench },
@@ -56,11 +58,18 @@ function parseArgs(argv: string[]) {
   let only: string[] | undefined;
   let quick = false;
   let build = true;
+  let scaleSizes: number[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
     else if (arg === '--no-build') build = false;
-    else if (arg === '--only' || arg.startsWith('--only=')) {
+    else if (arg === '--scale-sizes' || arg.startsWith('--scale-sizes=')) {
+      const value = arg.includes('=') ? arg.slice('--scale-sizes='.length) : argv[++i];
+      scaleSizes = (value ?? '').split(',').map(Number);
+      if (scaleSizes.length === 0 || scaleSizes.some((n) => !Number.isInteger(n) || n < 1)) {
+        throw new Error('--scale-sizes takes file counts (comma-separated)');
+      }
+    } else if (arg === '--only' || arg.startsWith('--only=')) {
       const value = arg.includes('=') ? arg.slice('--only='.length) : argv[++i];
       only = (value ?? '').split(',').filter(Boolean);
       const unknown = only.filter((name) => !SUITE_NAMES.includes(name));
@@ -69,7 +78,7 @@ function parseArgs(argv: string[]) {
       }
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { only, quick, build };
+  return { only, quick, build, scaleSizes };
 }
 
 function redisVersion(): string {
@@ -88,7 +97,7 @@ async function main(): Promise<void> {
   if (
     answersHelp(
       `Usage: npm run bench [-- --only ${SUITE_NAMES.join('|')} (comma-separated)] ` +
-        '[--quick] [--no-build]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
+        '[--quick] [--no-build] [--scale-sizes <files>,...]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
         'of the services and rewrites docs/benchmarks.md section by section.',
     )
   )
@@ -102,6 +111,7 @@ async function main(): Promise<void> {
   const tempDir = mkdtempSync(join(ROOT, '.bench', 'run-'));
   const ctx: BenchContext = {
     quick: options.quick,
+    scaleSizes: options.scaleSizes,
     tempDir,
     log: (message) => process.stdout.write(`[bench] ${message}\n`),
   };
@@ -130,12 +140,7 @@ async function main(): Promise<void> {
     rmSync(tempDir, { recursive: true, force: true });
   }
   if (!options.quick) {
-    writeReport(
-      join(ROOT, 'docs/benchmarks.md'),
-      HEADER,
-      reports,
-      SUITE_NAMES,
-    );
+    writeReport(join(ROOT, 'docs/benchmarks.md'), HEADER, reports, SUITE_NAMES);
     ctx.log('written to docs/benchmarks.md');
   } else {
     for (const report of reports) process.stdout.write(`\n${report.markdown}\n`);

@@ -2,6 +2,8 @@
 export interface BenchContext {
   /** Smaller data and shorter runs: a smoke test of the benchmark itself, not a figure. */
   quick: boolean;
+  /** `--scale-sizes`: the file counts the scale suite imports instead of its own. */
+  scaleSizes?: number[];
   /** A private temporary directory under .bench/, removed at the end. */
   tempDir: string;
   log(message: string): void;

@@ -162,7 +162,7 @@ export function toolVersion(command: string, args: string[]): string {
 }
 
 /** One peer tool's copy of `source` into a new `target`, then `sync -f` (syncfs) on the target. */
-function timeTool(command: string, args: string[], target: string): number {
+export function timeTool(command: string, args: string[], target: string): number {
   const started = performance.now();
   const copy = spawnSync(command, args, { encoding: 'utf8' });
   const sync = spawnSync('sync', ['-f', target]);
@@ -256,6 +256,7 @@ export interface Setup {
   label: string;
   backend: 'redis' | 'postgres';
   apiUrl: string;
+  api: RunningProcess;
   worker: RunningProcess;
   phases: Map<string, string>;
   stop(): Promise<void>;
@@ -297,6 +298,7 @@ export async function startSetup(
       label: backend === 'redis' ? 'import (Redis)' : 'import (queue on PostgreSQL)',
       backend,
       apiUrl: api.url,
+      api,
       worker,
       phases,
       stop: async () => {

@@ -1,0 +1,222 @@
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { writeImportDataset, FileSpec } from '../data/import-data';
+import type { BenchContext } from '../lib/context';
+import { processMemory } from '../lib/processes';
+import { BENCH_WRITE_KEY } from '../lib/provisioner-process';
+import { fmt, SuiteReport, table } from '../lib/report';
+import { awaitImported, ensurePeers, settle, startSetup, timeTool, warm } from './imports.bench';
+
+const MiB = 1024 ** 2;
+/** The issue's line for the worker's and the API's peak resident set at every size. */
+const FLAT_MEMORY_BYTES = 300 * MiB;
+/** Sizes when `--scale-sizes` does not name others. */
+const DEFAULT_SIZES = [10_000, 100_000, 300_000, 1_000_000];
+const QUICK_SIZES = [1_000, 5_000];
+
+/**
+ * A realistic tree of `count` files of 4 KiB: 20 samples of 15 runs each, plus a deep chain per
+ * sample (320 directories, some six levels down). The files are listed as a tool writing the
+ * samples side by side would list them: the manifest interleaves the directories.
+ */
+export function scaleTree(count: number): FileSpec[] {
+  const dirs: string[] = [];
+  for (let s = 0; s < 20; s++) {
+    const sample = `sample-${String(s).padStart(2, '0')}`;
+    for (let r = 0; r < 15; r++) dirs.push(`${sample}/run-${String(r).padStart(2, '0')}`);
+    dirs.push(`${sample}/derived/qc/a/b/c`);
+  }
+  return Array.from({ length: count }, (_, i) => ({
+    path: `${dirs[i % dirs.length]}/f-${String(i).padStart(7, '0')}.dat`,
+    size: 4096,
+  }));
+}
+
+interface TimedAnswer {
+  status: number;
+  ms: number;
+  bytes: number;
+  body: Record<string, unknown>;
+}
+
+async function timed(url: string, init?: RequestInit): Promise<TimedAnswer> {
+  const started = performance.now();
+  const res = await fetch(url, {
+    ...init,
+    headers: { 'X-API-Key': BENCH_WRITE_KEY, 'Content-Type': 'application/json' },
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    ms: performance.now() - started,
+    bytes: Buffer.byteLength(text),
+    body: JSON.parse(text) as Record<string, unknown>,
+  };
+}
+
+interface SizeResult {
+  files: number;
+  loadBefore: number;
+  writeMs: number;
+  listing: TimedAnswer;
+  diff: TimedAnswer;
+  request: TimedAnswer;
+  /** Whole import as a client sees it (POST until the record says imported); null if refused. */
+  importMs: number | null;
+  record: TimedAnswer | null;
+  phases: string;
+  rsyncMs: number;
+  apiPeak: number;
+  workerPeak: number;
+}
+
+function sizes(ctx: BenchContext): number[] {
+  return ctx.scaleSizes ?? (ctx.quick ? QUICK_SIZES : DEFAULT_SIZES);
+}
+
+/**
+ * One dataset per size, each on a fresh API and worker (so each process's peak is that size's):
+ * the listing, the diff, the import request's answer, the import beside `rsync -a` of the same
+ * tree, the record, and both processes' peak resident sets. The settings are the defaults: a
+ * dataset past IMPORT_MAX_FILES or SOURCE_MANIFEST_MAX_BYTES is refused, and the refusal's time
+ * is the figure.
+ */
+export async function scaleBench(ctx: BenchContext): Promise<SuiteReport> {
+  ensurePeers(ctx.log);
+  const results: SizeResult[] = [];
+  for (const files of sizes(ctx)) {
+    const base = join(ctx.tempDir, `scale-${files}`);
+    const dropzone = join(base, 'dropzone');
+    const id = `SCALE-${files}`;
+    try {
+      const writeStarted = performance.now();
+      writeImportDataset(dropzone, id, scaleTree(files));
+      const writeMs = performance.now() - writeStarted;
+      ctx.log(`${files} files written in ${fmt(writeMs / 1000)} s`);
+      const source = join(dropzone, 'datasets', id, 'payload');
+      warm(source);
+      await settle();
+      const loadBefore = loadavg()[0];
+      const rsyncTarget = join(base, 'rsync');
+      const rsyncMs = timeTool('rsync', ['-a', `${source}/`, `${rsyncTarget}/`], rsyncTarget);
+      rmSync(rsyncTarget, { recursive: true, force: true });
+      warm(source);
+      await settle();
+      const setup = await startSetup('redis', base, dropzone);
+      try {
+        const listing = await timed(`${setup.apiUrl}/datasets/dropzone?submission=SUB-${id}`);
+        const diff = await timed(`${setup.apiUrl}/datasets/dropzone/diff`);
+        const started = performance.now();
+        const request = await timed(`${setup.apiUrl}/datasets/dropzone/import`, {
+          method: 'POST',
+          body: JSON.stringify({ dataset_id: id }),
+        });
+        let importMs: number | null = null;
+        let record: TimedAnswer | null = null;
+        if (request.status === 202) {
+          const recordId = String(request.body.id);
+          await awaitImported(setup.apiUrl, recordId);
+          importMs = performance.now() - started;
+          record = await timed(`${setup.apiUrl}/imports/${recordId}`);
+        }
+        const result: SizeResult = {
+          files,
+          loadBefore,
+          writeMs,
+          listing,
+          diff,
+          request,
+          importMs,
+          record,
+          phases: setup.phases.values().next().value ?? '–',
+          rsyncMs,
+          apiPeak: processMemory(setup.api.child.pid!, 'VmHWM'),
+          workerPeak: processMemory(setup.worker.child.pid!, 'VmHWM'),
+        };
+        results.push(result);
+        ctx.log(
+          `${files} files: request ${request.status} in ${fmt(request.ms, 0)} ms; import ${importMs === null ? 'refused' : `${fmt(importMs / 1000, 2)} s`}; rsync ${fmt(rsyncMs / 1000, 2)} s; API ${fmt(result.apiPeak / MiB)} MiB, worker ${fmt(result.workerPeak / MiB)} MiB`,
+        );
+      } finally {
+        await setup.stop();
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  }
+  return report(results);
+}
+
+function report(results: SizeResult[]): SuiteReport {
+  const baseline = results.find((r) => r.importMs !== null);
+  const perFile = (r: SizeResult) => (r.importMs === null ? NaN : (r.importMs * 1000) / r.files);
+  const imported = results.filter((r) => r.importMs !== null);
+  const flat = results.every(
+    (r) => r.apiPeak < FLAT_MEMORY_BYTES && r.workerPeak < FLAT_MEMORY_BYTES,
+  );
+  const growth = imported.every((r) => perFile(r) <= 1.25 * perFile(baseline!));
+  const beatsRsync = imported.every((r) => r.rsyncMs / r.importMs! >= 1);
+  const refused = results.filter((r) => r.importMs === null);
+  const answer = (a: TimedAnswer) => `${a.status}, ${fmt(a.ms, 0)} ms, ${fmt(a.bytes / 1024)} KiB`;
+  const rows = results.map((r) => [
+    r.files.toLocaleString('en'),
+    fmt(r.loadBefore, 2),
+    answer(r.listing),
+    answer(r.diff),
+    r.request.status === 202
+      ? `202 in ${fmt(r.request.ms, 0)} ms`
+      : `${r.request.status} in ${fmt(r.request.ms, 0)} ms: ${String(r.request.body.reason ?? r.request.body.message ?? '')}`,
+    r.importMs === null ? '–' : `${fmt(r.importMs / 1000, 2)} s (${fmt(perFile(r), 0)} µs a file)`,
+    `${fmt(r.rsyncMs / 1000, 2)} s`,
+    r.importMs === null ? '–' : `${fmt(r.rsyncMs / r.importMs, 2)}×`,
+    r.record ? `${fmt(r.record.bytes / 1024)} KiB` : '–',
+    `${fmt(r.apiPeak / MiB)} MiB`,
+    `${fmt(r.workerPeak / MiB)} MiB`,
+  ]);
+  const phaseRows = imported.map((r) => [r.files.toLocaleString('en'), r.phases]);
+  const markdown = [
+    '## Imports as the file count grows',
+    '',
+    'Datasets of 4 KiB files in 320 directories (20 samples × 15 runs and a deep chain each; the',
+    'manifest interleaves the directories), each on a fresh API and worker with the default',
+    'settings, beside `rsync -a` of the same warm tree (then `sync -f`). One round per size;',
+    "`--scale-sizes` names other sizes. Peaks are each process's VmHWM over its whole life.",
+    '',
+    table(
+      [
+        'files',
+        'load',
+        'listing',
+        'diff',
+        'import request',
+        'import',
+        'rsync -a',
+        'rsync/import',
+        'record',
+        'API peak',
+        'worker peak',
+      ],
+      rows,
+    ),
+    '',
+    "The worker's phases (ms) per size:",
+    '',
+    table(['files', 'phases'], phaseRows),
+    '',
+    `- cost per file within 1.25× of the smallest size's: ${growth ? 'met' : '**missed**'}`,
+    `- at least as fast as rsync at every imported size: ${beatsRsync ? 'met' : '**missed**'}`,
+    `- API and worker under ${FLAT_MEMORY_BYTES / MiB} MiB at every size: ${flat ? 'met' : '**missed**'}`,
+    `- sizes refused by the defaults (IMPORT_MAX_FILES, SOURCE_MANIFEST_MAX_BYTES): ${
+      refused.length === 0
+        ? 'none'
+        : `${refused.map((r) => r.files.toLocaleString('en')).join(', ')}: not imported`
+    }`,
+  ].join('\n');
+  return {
+    name: 'scale',
+    title: 'Imports as the file count grows',
+    markdown,
+    targetsMet: growth && beatsRsync && flat && refused.length === 0,
+  };
+}
