@@ -148,6 +148,12 @@ export async function scaleBench(ctx: BenchContext): Promise<SuiteReport> {
   return report(results);
 }
 
+/** The reason an error envelope gives (`more.reason`), else its description. */
+function refusal(body: Record<string, unknown>): string {
+  const more = body.more as { reason?: unknown } | undefined;
+  return String(more?.reason ?? body.description ?? '');
+}
+
 function report(results: SizeResult[]): SuiteReport {
   const baseline = results.find((r) => r.importMs !== null);
   const perFile = (r: SizeResult) => (r.importMs === null ? NaN : (r.importMs * 1000) / r.files);
@@ -166,7 +172,7 @@ function report(results: SizeResult[]): SuiteReport {
     answer(r.diff),
     r.request.status === 202
       ? `202 in ${fmt(r.request.ms, 0)} ms`
-      : `${r.request.status} in ${fmt(r.request.ms, 0)} ms: ${String(r.request.body.reason ?? r.request.body.message ?? '')}`,
+      : `${r.request.status} in ${fmt(r.request.ms, 0)} ms: ${refusal(r.request.body)}`,
     r.importMs === null ? '–' : `${fmt(r.importMs / 1000, 2)} s (${fmt(perFile(r), 0)} µs a file)`,
     `${fmt(r.rsyncMs / 1000, 2)} s`,
     r.importMs === null ? '–' : `${fmt(r.rsyncMs / r.importMs, 2)}×`,
