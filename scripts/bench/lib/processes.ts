@@ -1,5 +1,5 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '../../..');
@@ -69,6 +69,14 @@ export function buildApp(app: 'catalog-api' | 'provisioner'): void {
     stdio: 'inherit',
   });
   if (result.status !== 0) throw new Error(`nest build ${app} failed (${result.status})`);
+  // nest-cli.json copies the catalog's vocabularies to dist/ whatever the output directory, so
+  // the bench's build gets its own copy (the catalog's migrations load them).
+  if (app === 'catalog-api')
+    cpSync(
+      join(ROOT, 'apps/catalog-api/src/terms/vocabularies'),
+      join(CATALOG_DIST, 'terms/vocabularies'),
+      { recursive: true },
+    );
 }
 
 export function requireBuilt(path: string): string {
