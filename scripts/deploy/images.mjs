@@ -93,6 +93,7 @@ export async function buildImage(
  * Builds the image of an earlier commit. Its sources and lock are the ref's; the Dockerfile and
  * .dockerignore are the working tree's when the ref's cannot take a local base (a Dockerfile
  * without the NODE_BASE argument names only the official image, which may not be pullable).
+ * The ref's lock is completed first (completeLock).
  */
 export async function buildImageOfRef(image, nodeBase, ref) {
   const dir = mkdtempSync(join(tmpdir(), 'rds-ref-'));
@@ -110,10 +111,46 @@ export async function buildImageOfRef(image, nodeBase, ref) {
       cpSync(join(ROOT, 'Dockerfile'), join(dir, 'Dockerfile'));
       cpSync(join(ROOT, '.dockerignore'), join(dir, '.dockerignore'));
     }
+    completeLock(dir, ref);
     await buildImage(image, nodeBase, { dir, facts: imageFacts(ref) });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * An earlier commit's lock as today's npm writes it. A lock can lack the entries of optional
+ * packages built for other platforms (an npm that wrote it left them out); `npm install` adds
+ * them from the registry, and the image's build then fails its check that the install left the
+ * lock unchanged. The lock is completed here, and only such entries may be added: what is
+ * installed on this platform is the ref's, entry for entry; anything else fails, saying what.
+ */
+export function completeLock(dir, ref) {
+  const lockFile = join(dir, 'package-lock.json');
+  const before = JSON.parse(readFileSync(lockFile, 'utf8')).packages;
+  const npm = spawnSync(
+    'npm',
+    ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'],
+    { cwd: dir, encoding: 'utf8' },
+  );
+  if (npm.status !== 0) throw new Error(`completing ${ref}'s lock failed: ${npm.stderr}`);
+  const after = JSON.parse(readFileSync(lockFile, 'utf8')).packages;
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const here = (list, value) => list === undefined || list.includes(value);
+  const changed = Object.keys({ ...before, ...after }).filter((key) => {
+    if (same(before[key], after[key])) return false;
+    const added = after[key];
+    const foreign =
+      before[key] === undefined &&
+      added.optional === true &&
+      !(here(added.os, process.platform) && here(added.cpu, process.arch));
+    return !foreign;
+  });
+  if (changed.length > 0)
+    throw new Error(
+      `${ref}'s lock no longer installs as written: npm changed ${changed.slice(0, 5).join(', ')}` +
+        (changed.length > 5 ? ` and ${changed.length - 5} more` : ''),
+    );
 }
 
 const hex = (bytes) => randomBytes(bytes).toString('hex');
