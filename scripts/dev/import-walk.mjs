@@ -3,7 +3,10 @@
 // code from the imports queue's job handler, and how often they come back to a file they left.
 //
 //   node scripts/dev/import-walk.mjs           the count of returns and the files most returned to
-//   node scripts/dev/import-walk.mjs --list    also every file entry in order, returns marked
+//   node scripts/dev/import-walk.mjs --list    also every file entry in order (the function
+//                                              entered), returns marked
+//
+// docs/architecture.md ("The job path") gives its figures for the code as it stands.
 //
 // The walk starts at the dataset job's handler (the `[ImportJobName.Dataset]` entry of
 // ImportProcessor.jobHandlers() in apps/provisioner/src/import-pipeline/import.processor.ts),
@@ -137,8 +140,17 @@ function target(node) {
   return NOT_ON_S3.includes(declaration.name?.getText()) ? undefined : declaration;
 }
 
+/** `Class.method`, `function`, the variable or property holding an arrow, or `(arrow)`. */
+function nameOf(fn) {
+  if (ts.isConstructorDeclaration(fn)) return `${fn.parent.name?.text}.constructor`;
+  const holder = fn.name ? fn : fn.parent.name ? fn.parent : undefined;
+  if (!holder) return '(arrow)';
+  const owner = ts.isClassLike(holder.parent) ? `${holder.parent.name?.text}.` : '';
+  return `${owner}${holder.name.getText()}`;
+}
+
 const visited = new Set();
-const entries = []; // { file, from, returned }, in the order the walk makes them
+const entries = []; // { file, name, returned }, in the order the walk makes them
 const entered = new Set([START_FILE]);
 let lastEntered = START_FILE;
 
@@ -158,7 +170,11 @@ function read(node, file) {
   if (callee && !visited.has(callee)) {
     const to = fileOf(callee);
     if (to !== file) {
-      entries.push({ file: to, from: file, returned: entered.has(to) && lastEntered !== to });
+      entries.push({
+        file: to,
+        name: nameOf(callee),
+        returned: entered.has(to) && lastEntered !== to,
+      });
       entered.add(to);
       lastEntered = to;
     }
@@ -188,6 +204,6 @@ for (const [file, n] of [...byFile].sort((a, b) => b[1] - a[1] || a[0].localeCom
   console.log(`  ${String(n).padStart(3)}  ${file}`);
 if (list) {
   console.log(`\nfile entries (* a return), from ${START_FILE}:`);
-  for (const { file, from, returned } of entries)
-    console.log(`  ${returned ? '*' : ' '} ${file}  <- ${from}`);
+  for (const { file, name, returned } of entries)
+    console.log(`  ${returned ? '*' : ' '} ${file}  ${name}`);
 }
