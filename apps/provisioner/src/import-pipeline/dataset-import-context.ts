@@ -41,7 +41,7 @@ export interface DatasetImportContext {
   lastAttempt?: boolean;
   /**
    * A file whose source changed less than this long before it was copied is not recorded for a
-   * later attempt to keep (kept-files.ts, RECENT_CHANGE_MS); tests of fresh files set 0.
+   * later attempt to keep (stage-files.step.ts, RECENT_CHANGE_MS); tests of fresh files set 0.
    */
   recentChangeMs?: number;
   /** The worker's budget of files held by running imports (IMPORT_MAX_FILES); none: no bound. */

@@ -8,7 +8,8 @@ import type {
 import { badInputRejection } from './fs-errors';
 import { ImportRejectedError, ImportStoppedError } from './import-errors';
 import { publishDataset } from './publish-dataset.step';
-import { planDataset, resolveDataset } from './resolve-dataset.step';
+import { planDataset } from './preflight';
+import { resolveDataset } from './resolve-dataset.step';
 import { stageFiles } from './stage-files.step';
 import { ensureSubmissionCollection } from './submission-collection';
 import { verifyChecksums } from './verify-checksums.step';

@@ -1,6 +1,5 @@
 import type { ObjectWriter, StagingArea, StorageSystem } from '../storage/storage-system';
-import { AttemptLease, LeaseLostError } from './attempt-lease';
-import { leasedStorage } from './leased-storage';
+import { AttemptLease, LeaseLostError, leasedStorage } from './leased-storage';
 
 /** A storage that records what reached it. */
 function recordingStorage(calls: string[]): StorageSystem {

@@ -23,9 +23,11 @@ import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { walkOnEventLoop } from './event-loop-walk';
 import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
 import { ProblemList } from './problem-list';
-import type { SourceLimits } from '../config/source-config';
-import type { ObjectKeyCheck } from '../storage/object-key-check';
+import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from '../config/source-config';
+import { objectKeyCheck, type ObjectKeyCheck } from '../storage/object-key-check';
 import type { FileBudget } from './file-budget';
+import type { DatasetImportContext, ResolvedDataset } from './dataset-import-context';
+import { walkOnThreads } from './threaded-walk';
 
 export interface PlannedFile {
   path: string;
@@ -128,6 +130,24 @@ function rejected(problems: ProblemList): ImportRejectedError {
     `the dataset failed preflight (${problems.total} problem(s))`,
     problems.details(),
   );
+}
+
+/**
+ * Step 1, continued (after resolveDataset): every payload file checked and planned, on the copy
+ * threads when the worker has some (released by the caller).
+ */
+export function planDataset(
+  ctx: DatasetImportContext,
+  { dataset, target }: ResolvedDataset,
+): Promise<ImportPlan> {
+  const pool = ctx.copyPool;
+  return preflightDataset(ctx.source.locateDataset(ctx.datasetId), () => ctx.storage.freeBytes(), {
+    limits: ctx.sourceLimits ?? DEFAULT_SOURCE_LIMITS,
+    identity: dataset.directoryIdentity,
+    walker: pool && pool.size > 0 ? walkOnThreads(pool, ctx.signal) : undefined,
+    objectKey: objectKeyCheck(ctx.storage, target),
+    budget: ctx.fileBudget,
+  });
 }
 
 /**

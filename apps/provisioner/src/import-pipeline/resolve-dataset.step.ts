@@ -1,6 +1,4 @@
-import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { datasetPath, PROVENANCE_DIR, PROVENANCE_FILE } from '../storage/storage-layout';
-import { objectKeyCheck } from '../storage/object-key-check';
 import type { StorageSystem } from '../storage/storage-system';
 import { earlierDataAreas, removeStagingOfImport } from './attempt-staging';
 import type {
@@ -9,9 +7,7 @@ import type {
   ResolvedDataset,
 } from './dataset-import-context';
 import { ImportRejectedError } from './import-errors';
-import { ImportPlan, preflightDataset } from './preflight';
 import { parseProvenance } from '../storage/provenance';
-import { walkOnThreads } from './threaded-walk';
 import { submissionImportProblem } from '../imports/submission-import-problem';
 
 /** Not-ready reasons no preflight can add to: the import is refused on them at once. */
@@ -80,21 +76,6 @@ export async function resolveDataset(
     target,
     earlierAreas: await earlierDataAreas(ctx.storage, ctx.importId),
   };
-}
-
-/** Step 1, continued: every payload file checked and planned (released by the caller). */
-export function planDataset(
-  ctx: DatasetImportContext,
-  { dataset, target }: ResolvedDataset,
-): Promise<ImportPlan> {
-  const pool = ctx.copyPool;
-  return preflightDataset(ctx.source.locateDataset(ctx.datasetId), () => ctx.storage.freeBytes(), {
-    limits: ctx.sourceLimits ?? DEFAULT_SOURCE_LIMITS,
-    identity: dataset.directoryIdentity,
-    walker: pool && pool.size > 0 ? walkOnThreads(pool, ctx.signal) : undefined,
-    objectKey: objectKeyCheck(ctx.storage, target),
-    budget: ctx.fileBudget,
-  });
 }
 
 /** The import id recorded in a published dataset, '' for a path without provenance, null when absent. */

@@ -4,10 +4,9 @@ import type { LocalFiles, StagedFile, StagingArea } from '../storage/storage-sys
 import type { DatasetImportContext } from './dataset-import-context';
 import { copyWithHashes, CopyResult } from './hashing-copy';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
-import { ProgressReporter } from '../imports/import-progress';
-import type { ImportPlan } from './preflight';
+import type { ImportProgress } from '../imports/import-progress';
+import type { ImportPlan, PlannedFile } from './preflight';
 import { copyFilesOnThreads, type CopyThreadPool } from './copy-thread-pool';
-import { keptFiles, resultOfKept, StagedFilesRecorder } from './kept-files';
 
 /** What the staging step hands on: every file's copy result in plan order, and what was kept. */
 export interface StagedResults {
@@ -20,7 +19,7 @@ export interface StagedResults {
 }
 
 /**
- * Step 2: keeps what earlier attempts staged and is still what the source holds (kept-files.ts),
+ * Step 2: keeps what earlier attempts staged and is still what the source holds (keptFiles),
  * removes the rest of what they left, and copies every other planned file into the staging area,
  * hashing while copying; returns each file's size and checksums in plan order. What is copied is
  * recorded in the area as it goes, so a later attempt keeps it too. Progress is reported before
@@ -193,5 +192,191 @@ class FileStager {
       }
     });
     if (firstError) throw firstError.error;
+  }
+}
+
+/**
+ * A file changed this recently may change again within one tick of a coarse file-system clock
+ * (NFS, some FUSE mounts: a second) without its times moving: not recorded for reuse.
+ */
+const RECENT_CHANGE_MS = 2000;
+/**
+ * Copied files are recorded within this long (a kill loses at most this much finished copying
+ * besides the files in flight), each time with one flush of the storage (syncfs), so not more
+ * often: ...
+ */
+const RECORD_INTERVAL_MS = 1000;
+/** ...unless this many bytes or files are waiting to be recorded. */
+const RECORD_BYTES = 256 * 1024 * 1024;
+const RECORD_FILES = 10_000;
+
+/**
+ * The planned files an earlier attempt staged that this one keeps, by plan index: the staged
+ * copy is still the one recorded (the storage checked its size, and on S3 its ETag), the source
+ * file is the one it was copied from (inode, size, modification and change times: a file
+ * rewritten, replaced or touched since is copied again) and the checksums computed while it was
+ * copied are the ones the manifest now lists. The device is not compared: another node mounts
+ * the same share under another device number.
+ */
+function keptFiles(
+  files: readonly PlannedFile[],
+  inherited: readonly StagedFile[],
+): Map<number, StagedFile> {
+  const staged = new Map(inherited.map((file) => [file.path, file]));
+  const kept = new Map<number, StagedFile>();
+  files.forEach((file, index) => {
+    const earlier = staged.get(file.path);
+    if (earlier && stillTheSame(file, earlier)) kept.set(index, earlier);
+  });
+  return kept;
+}
+
+function stillTheSame(file: PlannedFile, staged: StagedFile): boolean {
+  const { source } = staged;
+  return (
+    staged.size === file.size &&
+    source.size === file.size &&
+    source.ino === file.ino &&
+    source.mtimeMs === file.mtimeMs &&
+    source.ctimeMs === file.ctimeMs &&
+    (file.expected.sha256 === undefined || file.expected.sha256 === staged.sha256) &&
+    (file.expected.md5 === undefined || file.expected.md5 === staged.md5)
+  );
+}
+
+/** What a kept file contributes to the verification and the provenance: what its copy computed. */
+function resultOfKept(staged: StagedFile): CopyResult {
+  return { size: staged.size, sha256: staged.sha256, md5: staged.md5, source: staged.source };
+}
+
+/**
+ * Records the files an attempt has copied into its staging area (StagingArea.record) in batches,
+ * in the background while the copy goes on: RECORD_INTERVAL_MS after the last batch, sooner
+ * past RECORD_BYTES or RECORD_FILES, and at the end (flush). A batch that cannot be recorded
+ * only costs a later attempt the copy of its files again; it never fails this one.
+ */
+class StagedFilesRecorder {
+  private pending: StagedFile[] = [];
+  private pendingBytes = 0;
+  private lastRecorded = Date.now();
+  private recording: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  /** Files whose record is durable. */
+  recordedFiles = 0;
+
+  constructor(
+    private readonly staging: StagingArea,
+    private readonly recentChangeMs = RECENT_CHANGE_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** A file copied and committed; skipped when its source changed too recently to be trusted. */
+  copied(path: string, result: CopyResult): void {
+    const { source } = result;
+    if (this.now() - Math.max(source.ctimeMs, source.mtimeMs) < this.recentChangeMs) return;
+    this.pending.push({ path, sha256: result.sha256, md5: result.md5, size: result.size, source });
+    this.pendingBytes += result.size;
+    if (this.pendingBytes >= RECORD_BYTES || this.pending.length >= RECORD_FILES)
+      void this.recordPending();
+    else this.schedule();
+  }
+
+  /** Records what is pending RECORD_INTERVAL_MS after the last batch, whether files finish or not. */
+  private schedule(): void {
+    if (this.timer || this.recording) return;
+    const due = this.lastRecorded + RECORD_INTERVAL_MS - this.now();
+    if (due <= 0) {
+      void this.recordPending();
+      return;
+    }
+    this.timer = setTimeout(() => void this.recordPending(), due);
+    this.timer.unref();
+  }
+
+  /** Waits for the batch being recorded, then records what is left. */
+  async flush(): Promise<void> {
+    while (this.recording) await this.recording;
+    if (this.pending.length > 0) await this.recordPending();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private recordPending(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.recording) return this.recording;
+    if (this.pending.length === 0) return Promise.resolve();
+    const batch = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.lastRecorded = this.now();
+    this.recording = this.staging
+      .record(batch)
+      .then(
+        () => void (this.recordedFiles += batch.length),
+        () => undefined,
+      )
+      .finally(() => {
+        this.recording = null;
+        if (this.pending.length > 0) this.schedule();
+      });
+    return this.recording;
+  }
+}
+
+/**
+ * Coalesces progress updates: the copy loop reports every chunk, the queue hears about it
+ * at most every `intervalMs` (and always at the end), so progress costs no throughput.
+ */
+export class ProgressReporter {
+  private readonly progress: ImportProgress;
+  private lastSent = 0;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(
+    filesTotal: number,
+    bytesTotal: number,
+    private readonly sink: (progress: ImportProgress) => Promise<void>,
+    private readonly intervalMs = 500,
+  ) {
+    this.progress = {
+      files_done: 0,
+      files_total: filesTotal,
+      bytes_done: 0,
+      bytes_total: bytesTotal,
+    };
+  }
+
+  /** Files kept from an earlier attempt: done before this one copies anything. */
+  kept(files: number, bytes: number): void {
+    this.progress.files_done += files;
+    this.progress.bytes_done += bytes;
+  }
+
+  bytes(count: number): void {
+    this.progress.bytes_done += count;
+    this.maybeSend();
+  }
+
+  fileDone(): void {
+    this.progress.files_done += 1;
+    this.maybeSend();
+  }
+
+  async flush(): Promise<void> {
+    if (this.inFlight) await this.inFlight;
+    await this.sink({ ...this.progress });
+  }
+
+  private maybeSend(): void {
+    const now = Date.now();
+    if (this.inFlight || now - this.lastSent < this.intervalMs) return;
+    this.lastSent = now;
+    // Progress is advisory: a failed update must not fail the copy.
+    this.inFlight = this.sink({ ...this.progress })
+      .catch(() => undefined)
+      .finally(() => {
+        this.inFlight = null;
+      });
   }
 }
