@@ -65,7 +65,7 @@ describe('imports when the storage disk fills up during a copy', () => {
       IMPORT_CONCURRENCY: '2',
       IMPORT_LOCK_MS: '5000',
     });
-    await rig.startWorker();
+    const firstWorker = await rig.startWorker();
 
     // A dataset published before the trouble starts: it must come out bit for bit the same.
     execFileSync('mount', ['-o', `remount,size=${DISK + BIG + 80 * MiB}`, disk]);
@@ -75,8 +75,15 @@ describe('imports when the storage disk fills up during a copy', () => {
     execFileSync('mount', ['-o', `remount,size=${DISK + BIG + 8 * MiB}`, disk]);
     const publishedDigest = treeDigest(finalPath(storage, published));
 
+    // Both imports are queued before a worker runs, so it takes them together and both check
+    // the free space before either copies: with a worker already running, the first could copy
+    // all its bytes before the second was even queued, and the second would then be refused by
+    // the check (insufficient_space) instead of meeting a full disk mid-copy.
+    firstWorker.child.kill('SIGTERM');
+    await firstWorker.exited;
     const imports = await Promise.all([first, second].map((id) => rig.importDataset(id)));
     const importIds = imports.map((i) => i.record.id);
+    await rig.startWorker();
     const errors = new Set<string>();
     const sawFailure = await eventually(async () => {
       const records = await Promise.all(importIds.map((id) => rig.record(id)));
