@@ -24,7 +24,7 @@ import {
   TEST_WRITE_KEY,
   type ProvisionerTestApps,
 } from '../support/provisioner-app';
-import { until } from '../support/wait';
+import { poll, until } from '../support/wait';
 import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
 import { provisionerTestSettings } from '../support/provisioner-app';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
@@ -669,6 +669,40 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         encoding: 'buffer',
       });
       expect(stdout).toEqual(made.bam.subarray(5, 25));
+    });
+
+    it('logs each read as a JSON line under the request id the API logs it under, never the access URL’s token', async () => {
+      const url = await offloadedUrl((await objectIds()).get('reads.bam')!);
+      const token = new URL(url).pathname.split('/')[2];
+      const requestId = `offload-log-${Date.now()}`;
+      const read = await fetch(url, { headers: { 'x-request-id': requestId } });
+      expect(read.status).toBe(200);
+      // The API's answer (the redirect nginx followed) echoes the id it logged the read under.
+      expect(read.headers.get('x-request-id')).toBe(requestId);
+      await read.arrayBuffer();
+      // Case as a client may spell it: Express routes it, so nginx must redact it too.
+      await (await fetch(url.replace('/drs-bytes/', '/DRS-Bytes/'))).arrayBuffer();
+      const lines = await poll(
+        () => {
+          const found = nginx
+            .accessLog()
+            .split('\n')
+            .filter((line) => line.includes('RS-Bytes/') || line.includes(requestId));
+          return found.length >= 2 ? found : undefined;
+        },
+        'the offload nginx logging both reads',
+        10_000,
+        20,
+      );
+      const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(parsed[0]).toMatchObject({
+        request_id: requestId,
+        method: 'GET',
+        status: 200,
+        url: expect.stringMatching(/^\/drs-bytes\/\[REDACTED\]\/reads\.bam$/),
+      });
+      expect(parsed[1].url).toMatch(/^\/DRS-Bytes\/\[REDACTED\]\//);
+      expect(nginx.accessLog()).not.toContain(token.split('.')[1]);
     });
 
     it('finds a file whose name needs encoding (a space)', async () => {

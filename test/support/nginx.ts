@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from './app-process';
@@ -9,6 +9,8 @@ const TEMPLATE = join(__dirname, '../../deploy/nginx/drs-offload.conf.template')
 
 export interface OffloadNginx {
   url: string;
+  /** What nginx wrote to its stdout so far: the template's access lines. */
+  accessLog(): string;
   stop(): Promise<void>;
 }
 
@@ -66,9 +68,14 @@ export async function startOffloadNginx(
       '',
     ].join('\n'),
   );
+  const stdoutPath = join(dir, 'stdout.log');
+  const stdoutFd = openSync(stdoutPath, 'a');
   const child: ChildProcess = spawn('/usr/sbin/nginx', ['-p', dir, '-c', conf], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // stdout is a file, as a container's is to its engine: the template logs to /dev/stdout,
+    // which nginx opens anew (a pipe from this process is a socket, which cannot be opened).
+    stdio: ['ignore', stdoutFd, 'pipe'],
   });
+  closeSync(stdoutFd);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -83,6 +90,7 @@ export async function startOffloadNginx(
   );
   return {
     url: `http://127.0.0.1:${port}`,
+    accessLog: () => readFileSync(stdoutPath, 'utf8'),
     async stop() {
       if (child.exitCode === null) child.kill('SIGQUIT');
       await exited;

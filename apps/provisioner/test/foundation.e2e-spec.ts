@@ -10,6 +10,7 @@ import {
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
 import { PROCESS_START_MS } from '../../../test/support/timeouts';
+import { poll } from '../../../test/support/wait';
 
 // Booting processes without a build (ts-node) is slow on a loaded 2-core machine; nothing here
 // is timed, the limit only turns a hang into a failure.
@@ -79,6 +80,51 @@ describe('provisioner foundation', () => {
       );
       expect(output).toContain('- PROVISIONER_API_KEY must be at least 32 characters long');
       expect(output).toMatch(/- IMPORT_CONCURRENCY /);
+    });
+
+    it('logs no credential it is sent or hands out: an access URL’s token, the dashboard’s session cookie', async () => {
+      await api.waitFor(/Nest application successfully started/);
+      const base = `http://127.0.0.1:${apiPort}`;
+      const token = 'eyJvIjoieCIsImUiOjF9.logged-token-must-not-appear';
+      const ids: string[] = [];
+      for (const path of [`/drs-bytes/${token}/reads.bam`, `/DRS-BYTES/${token}/reads.bam`]) {
+        const res = await fetch(`${base}${path}`);
+        await res.arrayBuffer();
+        ids.push(res.headers.get('x-request-id')!);
+      }
+      const page = await fetch(`${base}/admin/queues`, {
+        headers: { 'X-API-Key': TEST_WRITE_KEY },
+      });
+      expect(page.status).toBe(200);
+      await page.arrayBuffer();
+      const session = page.headers.get('set-cookie')!.split(';')[0].split('=')[1];
+      expect(session).toMatch(/^\d+\.[A-Za-z0-9_-]{43}$/);
+      ids.push(page.headers.get('x-request-id')!);
+
+      // Every request has its access line (JSON, with its id) before the output is searched.
+      const lines = await poll(() => {
+        const found = api
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map(
+            (line) =>
+              JSON.parse(line) as {
+                req?: { id?: string; url?: string };
+                res?: { headers?: Record<string, unknown> };
+              },
+          )
+          .filter((line) => line.res !== undefined && ids.includes(line.req?.id ?? ''));
+        return found.length === ids.length ? found : undefined;
+      }, 'an access line for each request');
+      expect(lines.map((line) => line.req?.url)).toEqual([
+        '/drs-bytes/[REDACTED]/reads.bam',
+        '/DRS-BYTES/[REDACTED]/reads.bam',
+        '/admin/queues',
+      ]);
+      expect(lines[2].res?.headers?.['set-cookie']).toBe('[REDACTED]');
+      expect(api.output()).not.toContain('logged-token-must-not-appear');
+      expect(api.output()).not.toContain(session);
     });
 
     it.each([

@@ -43,3 +43,23 @@ export function redactApiKeys(url: string): string {
   });
   return query.path + parts.join('&');
 }
+
+/** An absolute URL's scheme and authority (`https://host:port`), empty for a bare path. */
+const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/**
+ * The URL (a path, or an absolute URL) with the segment after any of `prefixes` replaced by
+ * `[REDACTED]`: for routes whose path carries a bearer token (a DRS access URL,
+ * `/drs-bytes/<token>/<name>`). A prefix is matched in any case, as Express routes it.
+ */
+export function redactPathTokens(url: string, prefixes: readonly string[]): string {
+  if (prefixes.length === 0) return url;
+  const origin = ORIGIN.exec(url)?.[0] ?? '';
+  const path = url.slice(origin.length);
+  const lower = path.toLowerCase();
+  const prefix = prefixes.find((p) => lower.startsWith(p.toLowerCase()));
+  if (prefix === undefined) return url;
+  const rest = path.slice(prefix.length);
+  const end = rest.search(/[/?#]/);
+  return `${origin}${path.slice(0, prefix.length)}${REDACTED}${end === -1 ? '' : rest.slice(end)}`;
+}

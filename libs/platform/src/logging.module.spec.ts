@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { redactUrl, requestId, serializeRequest } from './logging.module';
+import { redactUrl, requestId, serializeRequest, serializeResponse } from './logging.module';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -49,6 +49,82 @@ describe('serializeRequest', () => {
       id: 'r2',
       method: undefined,
       url: undefined,
+      headers: undefined,
+    });
+  });
+});
+
+describe('tokens in a path (a DRS access URL)', () => {
+  const paths = ['/drs-bytes/'];
+
+  it('hides the segment after a token path, in any case, in a path or an absolute URL', () => {
+    expect(redactUrl('/drs-bytes/eyJvIjoiYSJ9.mac/reads.bam', paths)).toBe(
+      '/drs-bytes/[REDACTED]/reads.bam',
+    );
+    expect(redactUrl('/DRS-Bytes/eyJvIjoiYSJ9.mac/reads.bam?x=1', paths)).toBe(
+      '/DRS-Bytes/[REDACTED]/reads.bam?x=1',
+    );
+    expect(redactUrl('https://h:8443/drs-bytes/tok', paths)).toBe(
+      'https://h:8443/drs-bytes/[REDACTED]',
+    );
+  });
+
+  it('redacts a key in the query of such a URL too, and leaves other paths alone', () => {
+    expect(redactUrl('/drs-bytes/tok/n?API_KEY=k', paths)).toBe(
+      '/drs-bytes/[REDACTED]/n?API_KEY=[REDACTED]',
+    );
+    expect(redactUrl('/ga4gh/drs/v1/objects/drs-bytes/x', paths)).toBe(
+      '/ga4gh/drs/v1/objects/drs-bytes/x',
+    );
+    expect(redactUrl('/drs-bytes/tok/n')).toBe('/drs-bytes/tok/n');
+  });
+
+  it('redacts the request line and the Referer of a logged request', () => {
+    expect(
+      serializeRequest(
+        {
+          id: 'r3',
+          method: 'GET',
+          url: '/drs-bytes/tok/a',
+          headers: { referer: 'http://h/drs-bytes/tok/a' },
+        },
+        paths,
+      ),
+    ).toMatchObject({
+      url: '/drs-bytes/[REDACTED]/a',
+      headers: { referer: 'http://h/drs-bytes/[REDACTED]/a' },
+    });
+  });
+});
+
+describe('serializeResponse', () => {
+  it('hides a session cookie handed out and the signature of a redirect, keeping the rest', () => {
+    expect(
+      serializeResponse({
+        statusCode: 307,
+        headers: {
+          'set-cookie': ['queue_dashboard=1.abc; Path=/admin/queues; HttpOnly'],
+          location: 'https://s3.example/bucket/key?X-Amz-Signature=abc&X-Amz-Credential=k',
+          'x-request-id': 'r4',
+        },
+      }),
+    ).toEqual({
+      statusCode: 307,
+      headers: {
+        'set-cookie': '[REDACTED]',
+        location: 'https://s3.example/bucket/key?[REDACTED]',
+        'x-request-id': 'r4',
+      },
+    });
+  });
+
+  it('leaves an answer without such headers as it is, and takes one without headers', () => {
+    expect(serializeResponse({ statusCode: 200, headers: { location: '/a/b' } })).toEqual({
+      statusCode: 200,
+      headers: { location: '/a/b' },
+    });
+    expect(serializeResponse({ statusCode: null })).toEqual({
+      statusCode: null,
       headers: undefined,
     });
   });

@@ -1,8 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { redactApiKeys } from '@app/auth';
+import type {
+  IncomingHttpHeaders,
+  IncomingMessage,
+  OutgoingHttpHeaders,
+  ServerResponse,
+} from 'node:http';
+import { REDACTED, redactApiKeys, redactPathTokens } from '@app/auth';
 import { logSafeError } from '@app/errors';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -31,10 +36,14 @@ export function assignRequestId(req: IncomingMessage & { id?: unknown }): string
 
 /**
  * Keys travel in the query string in the older form: never let one reach a log line, however
- * the parameter name is encoded (see `isApiKeyParameter`).
+ * the parameter name is encoded (see `isApiKeyParameter`); nor the token of a route whose path
+ * carries one (`tokenPaths`, see `redactPathTokens`).
  */
-export function redactUrl(url: string | undefined): string | undefined {
-  return url === undefined ? undefined : redactApiKeys(url);
+export function redactUrl(
+  url: string | undefined,
+  tokenPaths: readonly string[] = [],
+): string | undefined {
+  return url === undefined ? undefined : redactPathTokens(redactApiKeys(url), tokenPaths);
 }
 
 /**
@@ -42,28 +51,46 @@ export function redactUrl(url: string | undefined): string | undefined {
  * Referer of everything the page loads: redacted like the request's own URL. The key headers
  * themselves are censored by the logger's `redact` paths.
  */
-function redactHeaders(headers: IncomingHttpHeaders | undefined): IncomingHttpHeaders | undefined {
+function redactHeaders(
+  headers: IncomingHttpHeaders | undefined,
+  tokenPaths: readonly string[],
+): IncomingHttpHeaders | undefined {
   return headers?.referer === undefined
     ? headers
-    : { ...headers, referer: redactUrl(headers.referer) };
+    : { ...headers, referer: redactUrl(headers.referer, tokenPaths) };
 }
 
 /**
  * How a request appears in a log line. Tolerates partial requests (a connection refused by
  * Node's HTTP parser has only an id): a serializer that throws takes the process down.
  */
-export function serializeRequest(req: {
-  id?: unknown;
-  method?: string;
-  url?: string;
-  headers?: IncomingHttpHeaders;
-}) {
+export function serializeRequest(
+  req: { id?: unknown; method?: string; url?: string; headers?: IncomingHttpHeaders },
+  tokenPaths: readonly string[] = [],
+) {
   return {
     id: req.id,
     method: req.method,
-    url: redactUrl(req.url),
-    headers: redactHeaders(req.headers),
+    url: redactUrl(req.url, tokenPaths),
+    headers: redactHeaders(req.headers, tokenPaths),
   };
+}
+
+/**
+ * How an answer appears in a log line: its status and headers, without the credentials an
+ * answer hands out (the queue dashboard's session cookie in `Set-Cookie`; the pre-signed object
+ * store URL a DRS access URL redirects to, whose signature is its query string).
+ */
+export function serializeResponse(res: {
+  statusCode?: number | null;
+  headers?: OutgoingHttpHeaders;
+}) {
+  const headers = res.headers === undefined ? undefined : { ...res.headers };
+  if (headers?.['set-cookie'] !== undefined) headers['set-cookie'] = REDACTED;
+  const location = headers?.location;
+  if (headers !== undefined && typeof location === 'string' && location.includes('?'))
+    headers.location = `${location.slice(0, location.indexOf('?'))}?${REDACTED}`;
+  return { statusCode: res.statusCode, headers };
 }
 
 /**
@@ -92,6 +119,8 @@ export interface LoggingOptions {
   level: string;
   /** Pretty output for a developer terminal; JSON (the default) everywhere else. */
   pretty?: boolean;
+  /** Path prefixes (`/name/`) whose next segment is a credential, redacted in every URL logged. */
+  tokenPaths?: readonly string[];
 }
 
 @Module({})
@@ -113,7 +142,9 @@ export class LoggingModule {
               censor: '[REDACTED]',
             },
             serializers: {
-              req: serializeRequest,
+              req: (req: Parameters<typeof serializeRequest>[0]) =>
+                serializeRequest(req, options.tokenPaths),
+              res: serializeResponse,
               // Every `{ err }` of every logger: database errors without their SQL parameters.
               err: logSafeError,
             },

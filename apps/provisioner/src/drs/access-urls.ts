@@ -1,5 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/**
+ * The route of access URLs, `/drs-bytes/<token>/<name>`. Its token segment is a credential:
+ * logs and spans redact it (ACCESS_URL_TOKEN_PATHS, given to the logging and telemetry set-up).
+ */
+export const ACCESS_URL_ROUTE = 'drs-bytes';
+export const ACCESS_URL_TOKEN_PATHS: readonly string[] = [`/${ACCESS_URL_ROUTE}/`];
+
 /** What an access token lets its holder read: one object, until `exp` (epoch seconds). */
 export interface AccessToken {
   object: string;

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { lstat } from 'node:fs/promises';
 import { Public } from '@app/auth';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
+import { ACCESS_URL_ROUTE } from './access-urls';
 import { accelRedirectTarget } from './accel-redirect';
 import { answerHead, sendFile } from './byte-ranges';
 import { DrsError } from './drs-errors';
@@ -16,7 +17,7 @@ import { DrsService } from './drs.service';
  * a URL's last segment. GET (and HEAD, which Express routes to GET), one range at a time.
  */
 @ApiExcludeController()
-@Controller('drs-bytes')
+@Controller(ACCESS_URL_ROUTE)
 @Public()
 @UseFilters(DrsErrorsFilter)
 export class DrsBytesController {

@@ -1,6 +1,8 @@
 import { Catch, Logger } from '@nestjs/common';
 import type { Request } from 'express';
+import { redactPathTokens } from '@app/auth';
 import { AllExceptionsFilter, type AppError } from '@app/errors';
+import { ACCESS_URL_TOKEN_PATHS } from './access-urls';
 
 /**
  * The errors of the DRS routes: the one filter's envelope with DRS 1.5's `msg` and
@@ -19,8 +21,9 @@ export class DrsErrorsFilter extends AllExceptionsFilter {
           status: error.status,
           reason: error.code,
           method: req.method,
-          // The path names the object; the query and the body (credentials) are never logged.
-          path: req.path.slice(0, 1024),
+          // The path names the object; the query, the body and an access URL's token
+          // (credentials) are never logged.
+          path: redactPathTokens(req.path, ACCESS_URL_TOKEN_PATHS).slice(0, 1024),
           subject: (req as Request & { drsSubject?: string }).drsSubject,
           client: req.ip,
         },

@@ -6,7 +6,7 @@ import {
 } from '../config/provisioner.settings';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { ByteSource, StorageSystem } from '../storage/storage-system';
-import { AccessUrls } from './access-urls';
+import { ACCESS_URL_ROUTE, AccessUrls } from './access-urls';
 import { CatalogVisasClient } from './catalog-visas.client';
 import { DrsAuthorizer, type DrsCaller, type DrsCredentials } from './drs-authorizer';
 import { DrsError, drsForbidden, drsNotFound } from './drs-errors';
@@ -398,7 +398,8 @@ export class DrsService {
       if (source.kind === 'url') return { url: source.url };
     }
     const name = file === undefined ? manifestName(dataset) : nameOf(file.path);
-    return { url: `${drs.publicUrl}/drs-bytes/${this.urls.issue(id)}/${encodeURIComponent(name)}` };
+    const token = this.urls.issue(id);
+    return { url: `${drs.publicUrl}/${ACCESS_URL_ROUTE}/${token}/${encodeURIComponent(name)}` };
   }
 }
 

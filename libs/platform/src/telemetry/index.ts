@@ -26,15 +26,16 @@ export function telemetryEnabled(env: NodeJS.ProcessEnv = process.env): boolean 
 /**
  * Starts the OpenTelemetry SDK when the environment asks for it (see `telemetryEnabled`), named
  * `serviceName` unless `OTEL_SERVICE_NAME` (or `service.name` in `OTEL_RESOURCE_ATTRIBUTES`)
- * names it. Call once, first thing in an entry point.
+ * names it; `tokenPaths` as the logging module's (a path segment that is a credential). Call
+ * once, first thing in an entry point.
  */
-export function startTelemetry(serviceName: string): void {
+export function startTelemetry(serviceName: string, tokenPaths: readonly string[] = []): void {
   if (sdk !== undefined || !telemetryEnabled()) return;
   // Loaded only now, synchronously: the instrumentations must be in place before the entry
   // point's next import, so an `import()` (asynchronous) would come too late.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startNodeSdk } = require('./node-sdk') as typeof import('./node-sdk');
-  sdk = startNodeSdk(serviceName);
+  sdk = startNodeSdk(serviceName, tokenPaths);
 }
 
 /** Exports the spans still buffered and stops the SDK: part of a graceful shutdown. */

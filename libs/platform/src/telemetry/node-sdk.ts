@@ -8,27 +8,31 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import type { Span } from '@opentelemetry/api';
 // The one module of the auth library the redaction needs, by path: '@app/auth' would load Nest
 // and Express before the instrumentations are registered.
-import { redactApiKeys } from '../../../auth/src/query-key';
+import { redactApiKeys, redactPathTokens } from '../../../auth/src/query-key';
 
-/** The span attributes that hold a request's URL or query string, in either semantic convention. */
-const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full'];
+/** The span attributes that hold a request's URL, path or target, in either semantic convention. */
+const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full', 'url.path'];
 
 /**
  * Keys travel in the query string in the older form (`?API_KEY=`): their value never leaves in
- * a span, however the name is spelt or encoded, as in the logs. The instrumentations redact only
- * names they know; this rewrites what they recorded.
+ * a span, however the name is spelt or encoded, as in the logs; nor does the token of a route
+ * whose path carries one (`tokenPaths`). The instrumentations redact only names they know; this
+ * rewrites what they recorded.
  */
-function redactKeys(span: Span): void {
-  const attributes = (span as unknown as { attributes?: Record<string, unknown> }).attributes;
-  if (attributes === undefined) return;
-  for (const name of URL_ATTRIBUTES) {
-    const value = attributes[name];
-    if (typeof value === 'string') span.setAttribute(name, redactApiKeys(value));
-  }
-  const query = attributes['url.query'];
-  if (typeof query === 'string')
-    span.setAttribute('url.query', redactApiKeys(`?${query}`).slice(1));
-}
+const redactKeys =
+  (tokenPaths: readonly string[]) =>
+  (span: Span): void => {
+    const attributes = (span as unknown as { attributes?: Record<string, unknown> }).attributes;
+    if (attributes === undefined) return;
+    for (const name of URL_ATTRIBUTES) {
+      const value = attributes[name];
+      if (typeof value === 'string')
+        span.setAttribute(name, redactPathTokens(redactApiKeys(value), tokenPaths));
+    }
+    const query = attributes['url.query'];
+    if (typeof query === 'string')
+      span.setAttribute('url.query', redactApiKeys(`?${query}`).slice(1));
+  };
 
 /** Requests that are not work: probes and scrapes, every few seconds. */
 const UNTRACED_PATHS = /^\/(health(\/|$)|metrics$)/;
@@ -42,7 +46,7 @@ const UNTRACED_PATHS = /^\/(health(\/|$)|metrics$)/;
  * the libraries the services use, and only inside a trace (a request, a job): no root span for
  * every Redis poll, version heartbeat or health probe.
  */
-export function startNodeSdk(serviceName: string): NodeSDK {
+export function startNodeSdk(serviceName: string, tokenPaths: readonly string[] = []): NodeSDK {
   process.env.OTEL_METRICS_EXPORTER ??= 'none';
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
   const named =
@@ -54,13 +58,16 @@ export function startNodeSdk(serviceName: string): NodeSDK {
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.test(request.url ?? ''),
         requireParentforOutgoingSpans: true,
-        requestHook: redactKeys,
+        requestHook: redactKeys(tokenPaths),
       }),
       new ExpressInstrumentation(),
       // Statements without their parameters (no catalog value ever leaves in a span).
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
       new IORedisInstrumentation({ requireParentSpan: true }),
-      new UndiciInstrumentation({ requireParentforSpans: true, requestHook: redactKeys }),
+      new UndiciInstrumentation({
+        requireParentforSpans: true,
+        requestHook: redactKeys(tokenPaths),
+      }),
       new AwsInstrumentation({ suppressInternalInstrumentation: true }),
     ],
   });
