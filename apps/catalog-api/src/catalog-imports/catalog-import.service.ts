@@ -2,15 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConflictError } from '@app/errors';
 import { AuditActor, AuditService } from '../audit/audit.service';
+import { ADVISORY_LOCKS } from '../common/advisory-locks';
 import { DatabaseRepository } from '../database/database.repository';
 import { IMPORTERS } from './importers';
 import { ImportContext } from './import-context';
 import { ImportRepositories } from './import-repositories';
 import { parseDocument } from './import-document';
 import type { ImportKind } from './import-shapes';
-
-/** Serialises catalog imports across replicas: two imports of one document never interleave. */
-export const IMPORT_LOCK_ID = 731_104_010;
 
 export interface ImportResult {
   status: 'Success';
@@ -36,7 +34,7 @@ export class CatalogImportService {
     const items = await parseDocument(kind, body);
     try {
       return await this.dataSource.transaction(async (manager) => {
-        await this.database.lockForTransaction(manager, IMPORT_LOCK_ID);
+        await this.database.lockForTransaction(manager, ADVISORY_LOCKS.catalogImport);
         const ctx = new ImportContext(manager, actor, this.repos);
         await IMPORTERS[kind](ctx, items);
         ctx.throwIfProblems();

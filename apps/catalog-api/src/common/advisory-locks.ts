@@ -3,6 +3,8 @@
  * accident. The migration runner (731_104_001) and the test template (731_104_900) keep theirs.
  */
 export const ADVISORY_LOCKS = {
+  /** Held for a whole catalog import: two imports of one document never interleave. */
+  catalogImport: 731_104_010,
   /** Namespace of the two-key (namespace, hashtext(subject)) locks on one person's subject. */
   personSubject: 731_104_101,
   /** Held for a whole identity-provider sync: one at a time across replicas. */
