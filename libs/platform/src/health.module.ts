@@ -11,6 +11,7 @@ import {
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ServiceUnavailableError } from '@app/errors';
 import { Public } from '@app/auth';
+import { answeredWithin } from './answered-within';
 
 /** A named readiness check: resolves when the dependency answers, rejects otherwise. */
 export interface HealthCheck {
@@ -20,14 +21,6 @@ export interface HealthCheck {
 
 export const HEALTH_CHECKS = Symbol('HEALTH_CHECKS');
 const CHECK_TIMEOUT_MS = 2000;
-
-function withTimeout(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Flips readiness off as soon as shutdown starts, so the load balancer stops sending traffic. */
 @Injectable()
@@ -71,7 +64,7 @@ export class HealthController {
     const results = await Promise.all(
       this.checks.map(async ({ name, check }) => {
         try {
-          await withTimeout(check(), CHECK_TIMEOUT_MS);
+          await answeredWithin(check(), CHECK_TIMEOUT_MS);
           return [name, 'up'] as const;
         } catch (error) {
           return [name, `down: ${(error as Error).message}`] as const;

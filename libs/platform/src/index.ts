@@ -12,6 +12,7 @@ export {
 export type { LoggingOptions } from './logging.module';
 export { configureHttpApp, createHttpAdapter } from './http-app';
 export type { HttpAppOptions } from './http-app';
+export { answeredWithin } from './answered-within';
 export { HealthModule, HEALTH_CHECKS, HealthController } from './health.module';
 export type { HealthCheck } from './health.module';
 export { runMain, StartRefused } from './run-main';

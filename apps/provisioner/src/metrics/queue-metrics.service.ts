@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { JobType, Queue } from 'bullmq';
 import { Gauge, Registry } from 'prom-client';
-import { METRICS_REGISTRY } from '@app/platform';
+import { answeredWithin, METRICS_REGISTRY } from '@app/platform';
 import { IMPORTS_QUEUE } from '../imports/import.queue';
 import { STORAGE_REGISTRATION_QUEUE } from '../storage-registration/storage-registration.queue';
 import { logSafeMessage } from '@app/errors';
@@ -19,14 +19,6 @@ const STATES: JobType[] = [
 ];
 /** A scrape must not hang on a queue backend that does not answer (ioredis queues commands while disconnected). */
 const COUNT_TIMEOUT_MS = 2000;
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 type JobCounts = Record<string, number>;
 
@@ -78,7 +70,7 @@ export class QueueMetricsCollector {
     let counting = this.inFlight.get(queue);
     if (counting === undefined) {
       // eslint-disable-next-line no-restricted-syntax -- STATES is a constant list of six
-      counting = withTimeout(queue.getJobCounts(...STATES), COUNT_TIMEOUT_MS)
+      counting = answeredWithin(queue.getJobCounts(...STATES), COUNT_TIMEOUT_MS)
         .catch((error: unknown) => {
           this.logger.warn(`queue depth of ${queue.name} unavailable: ${logSafeMessage(error)}`);
           return null;
