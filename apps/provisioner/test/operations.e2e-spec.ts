@@ -118,6 +118,7 @@ describe('queue dashboard at /admin/queues', () => {
   it('serves the dashboard with the write key, and its scripts and data with the session cookie', async () => {
     const page = await api.get('/admin/queues').set('X-API-Key', TEST_WRITE_KEY).expect(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['x-powered-by']).toBeUndefined();
     const [cookie] = page.headers['set-cookie'] as unknown as string[];
     expect(cookie).toMatch(
       /^queue_dashboard=\d+\.[A-Za-z0-9_-]{43}; Path=\/admin\/queues; Max-Age=28800; HttpOnly; SameSite=Strict/,

@@ -38,13 +38,14 @@ export class QueueDashboardModule implements NestModule {
       serverAdapter,
       options: { uiConfig: { boardTitle: 'Provisioner queues' } },
     });
+    // The board is an Express app of its own: it names its framework unless told not to, as
+    // the API's own app is (configureHttpApp).
+    const board = serverAdapter.getRouter() as ((...args: unknown[]) => void) & {
+      disable(setting: string): unknown;
+    };
+    board.disable('x-powered-by');
     // The middleware runs for the route and everything below it: pages, assets and JSON API.
     // eslint-disable-next-line no-restricted-syntax -- MiddlewareConsumer.apply, not Function's
-    consumer
-      .apply(
-        QueueDashboardAuthMiddleware,
-        serverAdapter.getRouter() as (...args: unknown[]) => void,
-      )
-      .forRoutes(QUEUE_DASHBOARD_ROUTE);
+    consumer.apply(QueueDashboardAuthMiddleware, board).forRoutes(QUEUE_DASHBOARD_ROUTE);
   }
 }
