@@ -1,12 +1,12 @@
 import request from 'supertest';
 import { generateKeyPairSync, createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { hashApiKey } from '@app/auth';
 import { CatalogTestApp, TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
+import { freePort } from '../../../test/support/app-process';
 import { APP_START_MS } from '../../../test/support/timeouts';
 import { AccessExpiryService } from '../src/accesses/access-expiry.service';
 import { readVisaKey, signCompact } from '../src/ga4gh/visa-signing-key';
@@ -23,15 +23,6 @@ const BROKER_KEY = 'visa-broker-key-0123456789abcdef0123456789';
 const USER_KEY = 'visa-test-user-key-0123456789abcdef';
 const ENDPOINT_KEY = 'v'.repeat(64);
 const APPLICATION = 5150;
-
-/** A free TCP port: `jku` must name the address the app will listen on before it starts. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** An RSA key made for this run, as the PEM file a Kubernetes Secret would mount. */
 function keyFile(dir: string, name: string, type: 'rsa' | 'ec' = 'rsa'): string {
