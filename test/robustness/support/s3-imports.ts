@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ImportRecord } from '../../../apps/provisioner/src/imports/import-record';
 import { tempDir } from '../../../apps/provisioner/test/support/dropzone-fixture';
 import {
@@ -63,9 +63,20 @@ export async function expectStoredAndRegisteredOnce(
   const perPath = await catalog.registrations(registered.map((r) => r.path));
   expect([...perPath.values()]).toEqual(registered.map(() => 1));
   const keys = new Set(await listKeys(s3, bucket));
-  const missing = records.flatMap((r) =>
+  const unlisted = records.flatMap((r) =>
     [`${r.path}/big.bin`, `${r.path}/.provisioner/provenance.json`].filter((key) => !keys.has(key)),
   );
+  // Swift's listings follow its writes asynchronously (an object server that cannot update the
+  // container, e.g. on a nearly full disk, queues the update for its updater): an object the
+  // listing does not show yet is asked for itself, as the import's own confirmation does.
+  const missing: string[] = [];
+  for (const key of unlisted) {
+    const found = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
+      () => true,
+      (error: { name?: string }) => (error.name === 'NotFound' ? false : Promise.reject(error)),
+    );
+    if (!found) missing.push(key);
+  }
   expect(missing).toEqual([]);
   expect(await openUploads(s3, bucket)).toEqual([]);
 }
