@@ -245,13 +245,24 @@ export class CopyThreadPool implements OnApplicationShutdown {
   }
 }
 
+/** A file to copy: where it is in the payload, its size, and the inode preflight found. */
+export interface CopyFile {
+  path: string;
+  size: number;
+  dev?: number;
+  ino?: number;
+}
+
 export interface ThreadedCopyRequest {
   stagingId: string;
   md5: boolean;
   /** Where the files' paths are relative to (the payload). */
   sourceRoot: string;
-  /** The planned files themselves (no copies: this process keeps little per file). */
-  files: readonly { path: string; size: number; dev?: number; ino?: number }[];
+  /**
+   * The files, each built when asked for (an array will do): the plan holds them as columns,
+   * not as objects.
+   */
+  files: { readonly length: number; at(position: number): CopyFile | undefined };
   /** StagingArea.localFiles.prepare: directories and bookkeeping on this thread, create there. */
   prepare(path: string): string;
   /** Each copied file's result, by its position in `files`; may throw to fail the copy. */
@@ -289,13 +300,14 @@ export async function copyFilesOnThreads(
 ): Promise<void> {
   const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
   const byDirectory = new Map<string, Directory>();
-  request.files.forEach((file, position) => {
+  for (let position = 0; position < request.files.length; position++) {
+    const file = request.files.at(position)!;
     // A large file is a group of its own (its path cannot be a directory's name).
     const dir = file.size >= BATCH_BYTES ? file.path : dirname(file.path);
     const entry = byDirectory.get(dir);
     if (entry) entry.positions.push(position);
     else byDirectory.set(dir, { positions: [position], next: 0 });
-  });
+  }
   const directories = [...byDirectory.values()];
   let unclaimed = 0;
   const owned = new Map<number, Directory>();
@@ -327,12 +339,12 @@ export async function copyFilesOnThreads(
       if (!dir) break;
       const position = dir.positions[dir.next++];
       positions.push(position);
-      bytes += request.files[position].size;
+      bytes += request.files.at(position)!.size;
     }
     if (positions.length === 0) return null;
     let largest = 0;
     const jobs: FileCopyJob[] = positions.map((position) => {
-      const file = request.files[position];
+      const file = request.files.at(position)!;
       largest = Math.max(largest, file.size);
       return {
         path: file.path,

@@ -18,6 +18,16 @@ export interface ObjectWriter {
   readonly reusedBytes?: number;
 }
 
+/** What StagingArea.writeSmallObject takes. */
+export type ObjectContent = string | Uint8Array | Iterable<Uint8Array>;
+
+/** An ObjectContent as pieces of bytes. */
+export function* contentPieces(content: ObjectContent): Generator<Uint8Array> {
+  if (typeof content === 'string') yield Buffer.from(content);
+  else if (content instanceof Uint8Array) yield content;
+  else yield* content;
+}
+
 /** ObjectWriter in blocking calls: how a copy thread writes a local file (LocalFiles). */
 export interface SyncObjectWriter {
   write(chunk: Uint8Array): void;
@@ -99,7 +109,11 @@ export interface StagingArea {
   /** Files copied at once per import without copy threads, and each one's read buffer. */
   readonly copyLanes: number;
   readonly copyBufferBytes: number;
-  writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
+  /**
+   * An object written whole: its text, its bytes, or its pieces in order (read one at a time,
+   * so a stored manifest of a million lines is never held whole where the backend streams).
+   */
+  writeSmallObject(relativePath: string, content: ObjectContent): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
   /**
    * Makes every object and directory written so far durable (one flush, not one per file).

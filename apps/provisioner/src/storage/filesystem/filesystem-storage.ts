@@ -24,6 +24,8 @@ import {
 } from '../staged-files-journal';
 import {
   ByteSource,
+  contentPieces,
+  type ObjectContent,
   LocalFiles,
   ObjectWriter,
   OpenStagingOptions,
@@ -144,7 +146,6 @@ class FilesystemStagingArea implements StagingArea {
   readonly copyLanes = 6;
   readonly copyBufferBytes = 2 * 1024 * 1024;
   private readonly directories = new Set<string>();
-  private readonly files: string[] = [];
 
   constructor(
     readonly id: string,
@@ -225,27 +226,23 @@ class FilesystemStagingArea implements StagingArea {
     const handle = await open(path, 'wx', READ_ONLY_FILE).catch((error: unknown) => {
       throw stagingLostOnMissing(this.id, error);
     });
-    const writer = new FilesystemObjectWriter(handle);
-    this.files.push(path);
-    return writer;
+    return new FilesystemObjectWriter(handle);
   }
 
   /**
-   * The object's parent directories are created here and the object counted as the area's
-   * (the fsync fallback of sync() covers it) before the caller creates it: a path that ends up
-   * never created only matters to an attempt that has failed already.
+   * The object's parent directories are created here before the caller creates it (the fsync
+   * fallback of sync() finds it in the area's tree).
    */
   private prepareLocalObject(relativePath: string): string {
     const path = this.resolve(relativePath);
     this.mkdirsSync(path.slice(0, path.lastIndexOf(sep)));
-    this.files.push(path);
     return path;
   }
 
-  async writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void> {
+  async writeSmallObject(relativePath: string, content: ObjectContent): Promise<void> {
     const writer = await this.createObject(relativePath);
     try {
-      await writer.write(typeof content === 'string' ? Buffer.from(content) : content);
+      for (const piece of contentPieces(content)) await writer.write(piece);
     } catch (error) {
       await writer.abort();
       throw error;
@@ -257,8 +254,11 @@ class FilesystemStagingArea implements StagingArea {
     await this.mkdirs(this.resolve(relativePath));
   }
 
+  /** Without `sync -f`, every file of the area's tree: the area keeps no list of them. */
   async sync(): Promise<void> {
-    await this.flush(this.files);
+    await this.flush(async () =>
+      (await treeOf(this.root)).files.map((path) => join(this.root, path)),
+    );
   }
 
   /** Writing into a removed area re-creates directories (mkdir -p): never ours any more. */
@@ -268,11 +268,11 @@ class FilesystemStagingArea implements StagingArea {
   }
 
   /** The whole area durable (syncfs); without `sync -f`, `files` and the directories one by one. */
-  private async flush(files: readonly string[]): Promise<void> {
+  private async flush(files: readonly string[] | (() => Promise<string[]>)): Promise<void> {
     // Checked right before publishing, so a half-empty tree is never published.
     await this.checkIdentity();
     if (await syncFilesystem(this.root)) return;
-    await mapLimit(files, 16, fsyncPath);
+    await mapLimit(typeof files === 'function' ? await files() : files, 16, fsyncPath);
     for (const dir of this.directories) await fsyncPath(dir);
   }
 

@@ -19,6 +19,8 @@ import { datasetCommitObject, isDatasetPath } from '../storage-layout';
 import { formatJournal, JournalEntry, parseJournal, stagedFileOf } from '../staged-files-journal';
 import {
   ByteSource,
+  contentPieces,
+  type ObjectContent,
   ObjectWriter,
   OpenStagingOptions,
   StagedFile,
@@ -761,8 +763,9 @@ class S3StagingArea implements StagingArea {
     };
   }
 
-  async writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void> {
-    this.deferred.push({ path: checkedRelative(relativePath), content: Buffer.from(content) });
+  async writeSmallObject(relativePath: string, content: ObjectContent): Promise<void> {
+    const pieces = [...contentPieces(content)];
+    this.deferred.push({ path: checkedRelative(relativePath), content: Buffer.concat(pieces) });
   }
 
   /** S3 has no directories. */
