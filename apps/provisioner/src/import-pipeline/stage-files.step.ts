@@ -1,6 +1,11 @@
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
-import type { LocalFiles, StagedFile, StagingArea } from '../storage/storage-system';
+import type {
+  InheritedFiles,
+  LocalFiles,
+  StagedFile,
+  StagingArea,
+} from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import-context';
 import { copyWithHashes, CopyResult, type FileIdentity } from './hashing-copy';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
@@ -37,21 +42,22 @@ export async function stageFiles(
   plan: ImportPlan,
   staging: StagingArea,
 ): Promise<StagedResults> {
-  const kept = keptFiles(plan, staging.inherited);
-  for (const [index, staged] of kept) keepComputedSha256(plan, index, staged.sha256);
-  await staging.discardExcept(new Set([...kept.values()].map((file) => file.path)));
-  const keptBytes = [...kept.values()].reduce((sum, file) => sum + file.size, 0);
+  const kept = keepInherited(plan, staging.inherited);
+  await staging.discardExcept((path) => {
+    const index = plan.files.indexOf(path);
+    return index >= 0 && plan.files.kept(index);
+  });
   const progress = new ProgressReporter(plan.files.count, plan.bytesTotal, ctx.reportProgress);
-  progress.kept(kept.size, keptBytes);
+  progress.kept(kept.files, kept.bytes);
   await progress.flush();
   ctx.phases?.lap('preflight');
-  const stager = new FileStager(ctx, plan, staging, progress, kept);
+  const stager = new FileStager(ctx, plan, staging, progress, kept.files);
   await stager.run();
   await progress.flush();
   ctx.phases?.lap('copy+hash');
   return {
     mismatches: stager.mismatches,
-    kept: { files: kept.size, bytes: keptBytes + stager.reusedBytes },
+    kept: { files: kept.files, bytes: kept.bytes + stager.reusedBytes },
   };
 }
 
@@ -77,13 +83,14 @@ class FileStager {
     private readonly plan: ImportPlan,
     private readonly staging: StagingArea,
     private readonly progress: ProgressReporter,
-    private readonly kept: ReadonlyMap<number, StagedFile>,
+    /** Files kept from earlier attempts (marked in the plan). */
+    private readonly keptFiles: number,
   ) {
     const { size } = plan.files;
     this.md5 = plan.algorithms.includes('md5');
-    this.order = Uint32Array.from({ length: plan.files.count - kept.size }, () => 0);
+    this.order = new Uint32Array(plan.files.count - keptFiles);
     let at = 0;
-    for (let i = 0; i < plan.files.count; i++) if (!kept.has(i)) this.order[at++] = i;
+    for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
     this.order.sort((a, b) => size[b] - size[a] || a - b);
     this.recorder = new StagedFilesRecorder(staging, ctx.recentChangeMs);
   }
@@ -109,7 +116,7 @@ class FileStager {
   }
 
   private stopped(): ImportStoppedError {
-    const staged = this.kept.size + this.recorder.recordedFiles;
+    const staged = this.keptFiles + this.recorder.recordedFiles;
     return new ImportStoppedError(
       `the worker is stopping: handed over with ${staged} of ${this.plan.files.count} files staged and recorded`,
     );
@@ -232,18 +239,26 @@ const RECORD_BYTES = 256 * 1024 * 1024;
 const RECORD_FILES = 10_000;
 
 /**
- * The planned files an earlier attempt staged that this one keeps, by plan index: the staged
- * copy is still the one recorded (the storage checked its size, and on S3 its ETag), the source
- * file is the one it was copied from (inode, size, modification and change times: a file
- * rewritten, replaced or touched since is copied again) and the checksums computed while it was
- * copied are the ones the manifest now lists. The device is not compared: another node mounts
- * the same share under another device number.
+ * Marks the planned files an earlier attempt staged that this one keeps: the staged copy is
+ * still the one recorded (the storage checked its size, and on S3 its ETag), the source file is
+ * the one it was copied from (inode, size, modification and change times: a file rewritten,
+ * replaced or touched since is copied again) and the checksums computed while it was copied are
+ * the ones the manifest now lists. The device is not compared: another node mounts the same
+ * share under another device number. Returns how many files and bytes are kept.
  */
-function keptFiles(plan: ImportPlan, inherited: readonly StagedFile[]): Map<number, StagedFile> {
-  const kept = new Map<number, StagedFile>();
-  for (const staged of inherited) {
+function keepInherited(
+  plan: ImportPlan,
+  inherited: InheritedFiles,
+): { files: number; bytes: number } {
+  const kept = { files: 0, bytes: 0 };
+  for (let k = 0; k < inherited.length; k++) {
+    const staged = inherited.at(k)!;
     const index = plan.files.indexOf(staged.path);
-    if (index >= 0 && stillTheSame(plan, index, staged)) kept.set(index, staged);
+    if (index < 0 || plan.files.kept(index) || !stillTheSame(plan, index, staged)) continue;
+    plan.files.keep(index);
+    keepComputedSha256(plan, index, staged.sha256);
+    kept.files += 1;
+    kept.bytes += staged.size;
   }
   return kept;
 }

@@ -72,6 +72,15 @@ export interface StagedFile {
   source: SourceIdentity;
 }
 
+/**
+ * The files a staging area inherited, each built when asked for (an array will do): an area
+ * adopted with a million files holds them as columns, not as objects.
+ */
+export interface InheritedFiles {
+  readonly length: number;
+  at(index: number): StagedFile | undefined;
+}
+
 /** Options of StorageSystem.openStaging. */
 export interface OpenStagingOptions {
   /**
@@ -89,13 +98,13 @@ export interface StagingArea {
    * still held by the storage as recorded (its size; on S3 its size and ETag too). Empty for a
    * fresh area. Whether each is still what the source holds is the caller's to decide.
    */
-  readonly inherited: readonly StagedFile[];
+  readonly inherited: InheritedFiles;
   /**
    * Removes whatever the area holds (or, on S3, holds under its target) except the inherited
    * files named in `keep`: what earlier attempts left half-written or no longer wanted. Called
    * once, before the first object is created.
    */
-  discardExcept(keep: ReadonlySet<string>): Promise<void>;
+  discardExcept(keep: (path: string) => boolean): Promise<void>;
   /**
    * Records files this attempt has copied and committed: once this resolves, their bytes and
    * the record are durable (the bytes first), and a later attempt that adopts the area inherits

@@ -702,9 +702,9 @@ class S3StagingArea implements StagingArea {
    * This area's journal first names what is kept, then the earlier areas are forgotten and
    * every other object under the target is deleted (with the multipart uploads under it).
    */
-  async discardExcept(keep: ReadonlySet<string>): Promise<void> {
+  async discardExcept(keep: (path: string) => boolean): Promise<void> {
     await this.storage.call(async () => {
-      const kept = this.inherited.filter((file) => keep.has(file.path));
+      const kept = this.inherited.filter((file) => keep(file.path));
       const keys = new Set(kept.map((file) => this.storage.key(`${this.target}/${file.path}`)));
       for (const key of [...this.stored.keys()]) if (!keys.has(key)) this.stored.delete(key);
       await this.writeJournal(kept);
