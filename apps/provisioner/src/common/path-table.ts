@@ -1,3 +1,5 @@
+import { mergeSort } from './merge-sort';
+
 /**
  * Paths held compactly: each name's UTF-8 bytes in one buffer with its directory as a number (a
  * dataset has few directories and many files), and an open-addressing index from path to
@@ -68,7 +70,8 @@ export class PathTable {
   sortedByPath(): Uint32Array {
     const rank = this.directoryRanks();
     const prefixes = this.directories.map((d) => (d === '' ? '' : `${d}/`));
-    return Uint32Array.from({ length: this.count }, (_, i) => i).sort((a, b) => {
+    const order = Uint32Array.from({ length: this.count }, (_, i) => i);
+    return mergeSort(order, (a, b) => {
       const da = this.directoryOf[a];
       const db = this.directoryOf[b];
       if (da === db) return this.compareNames(a, b);

@@ -279,11 +279,48 @@ export interface ThreadedCopyRequest {
 }
 
 interface Directory {
-  positions: number[];
+  positions: Uint32Array;
   next: number;
 }
 
 const remaining = (dir: Directory): number => dir.positions.length - dir.next;
+
+/**
+ * The positions of `files` by directory, directories in the order of their first file: one
+ * array of positions shared by all (4 bytes a file, for a million files). A large file is a
+ * group of its own (its path cannot be a directory's name).
+ */
+function groupByDirectory(files: ThreadedCopyRequest['files']): Directory[] {
+  const groups = new Map<string, number>();
+  const counts: number[] = [];
+  const groupOf = new Uint32Array(files.length);
+  for (let position = 0; position < files.length; position++) {
+    const file = files.at(position)!;
+    const key = file.size >= BATCH_BYTES ? file.path : dirname(file.path);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = counts.length;
+      groups.set(key, group);
+      counts.push(0);
+    }
+    groupOf[position] = group;
+    counts[group] += 1;
+  }
+  const positions = new Uint32Array(files.length);
+  const starts: number[] = [];
+  let start = 0;
+  for (const count of counts) {
+    starts.push(start);
+    start += count;
+  }
+  const filled = [...starts];
+  for (let position = 0; position < files.length; position++)
+    positions[filled[groupOf[position]]++] = position;
+  return counts.map((count, group) => ({
+    positions: positions.subarray(starts[group], starts[group] + count),
+    next: 0,
+  }));
+}
 
 /**
  * Copies files on the pool's threads, in batches. A directory's files go to one thread
@@ -299,16 +336,7 @@ export async function copyFilesOnThreads(
   request: ThreadedCopyRequest,
 ): Promise<void> {
   const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
-  const byDirectory = new Map<string, Directory>();
-  for (let position = 0; position < request.files.length; position++) {
-    const file = request.files.at(position)!;
-    // A large file is a group of its own (its path cannot be a directory's name).
-    const dir = file.size >= BATCH_BYTES ? file.path : dirname(file.path);
-    const entry = byDirectory.get(dir);
-    if (entry) entry.positions.push(position);
-    else byDirectory.set(dir, { positions: [position], next: 0 });
-  }
-  const directories = [...byDirectory.values()];
+  const directories = groupByDirectory(request.files);
   let unclaimed = 0;
   const owned = new Map<number, Directory>();
   let failed = false;

@@ -116,7 +116,7 @@ export async function walkPayload(root: string, walker: DirectoryWalker): Promis
  * Directories handed to the walker at once: enough to keep every copy thread busy, few enough
  * that what they hold (their files as objects) stays small beside a payload of a million files.
  */
-const DIRECTORIES_PER_WALK = 32;
+const DIRECTORIES_PER_WALK = 8;
 
 /**
  * walkPayload, handing each file to `onFile` as its directory is read instead of collecting

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
+import { mergeSort } from '../common/merge-sort';
 import type {
   InheritedFiles,
   LocalFiles,
@@ -91,7 +92,7 @@ class FileStager {
     this.order = new Uint32Array(plan.files.count - keptFiles);
     let at = 0;
     for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
-    this.order.sort((a, b) => size[b] - size[a] || a - b);
+    mergeSort(this.order, (a, b) => size[b] - size[a]);
     this.recorder = new StagedFilesRecorder(staging, ctx.recentChangeMs);
   }
 
