@@ -9,7 +9,9 @@ import { ProvisionerRig, startRig } from './support/provisioner-rig';
 
 /** Files per directory of a generated payload (hard links to one small file per directory). */
 const PER_DIRECTORY = 1000;
-/** Together over the default IMPORT_MAX_FILES (200,000): the second must wait for the first. */
+/** A worker's budget here (IMPORT_MAX_FILES), below the default so that the two exceed it. */
+const MAX_FILES = 200_000;
+/** Together over MAX_FILES: the second must wait for the first. */
 const LARGE = 190_000;
 const SMALL = 60_000;
 
@@ -67,6 +69,7 @@ describe('a worker importing datasets of many files', () => {
       ...(await queueEnv('redis')),
       SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: fixture.root }]),
       STORAGE_ROOT: join(base, 'storage'),
+      IMPORT_MAX_FILES: String(MAX_FILES),
     });
   });
 

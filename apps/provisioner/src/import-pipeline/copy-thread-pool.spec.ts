@@ -14,7 +14,12 @@ import { StagingArea } from '../storage/storage-system';
 import { CopyResult } from './hashing-copy';
 import { ImportTransientError } from './import-errors';
 import { reviveError, serializeError } from './copy-batch';
-import { copyFilesOnThreads, CopyThreadPool, ThreadedCopyRequest } from './copy-thread-pool';
+import {
+  copyFilesOnThreads,
+  type CopyFile,
+  CopyThreadPool,
+  ThreadedCopyRequest,
+} from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
@@ -55,7 +60,7 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
 
   const sourceOf = (path: string): string => join(dir, 'src', path);
 
-  function source(files: Record<string, string | Buffer>): ThreadedCopyRequest['files'] {
+  function source(files: Record<string, string | Buffer>): CopyFile[] {
     return Object.entries(files).map(([path, content]) => {
       mkdirSync(dirname(sourceOf(path)), { recursive: true });
       writeFileSync(sourceOf(path), content);
@@ -64,7 +69,7 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
   }
 
   async function copy(
-    files: ThreadedCopyRequest['files'],
+    files: CopyFile[],
     overrides: Partial<ThreadedCopyRequest> = {},
   ): Promise<{ results: Map<number, CopyResult>; bytes: number }> {
     const results = new Map<number, CopyResult>();

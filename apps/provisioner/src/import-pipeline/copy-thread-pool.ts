@@ -245,13 +245,24 @@ export class CopyThreadPool implements OnApplicationShutdown {
   }
 }
 
+/** A file to copy: where it is in the payload, its size, and the inode preflight found. */
+export interface CopyFile {
+  path: string;
+  size: number;
+  dev?: number;
+  ino?: number;
+}
+
 export interface ThreadedCopyRequest {
   stagingId: string;
   md5: boolean;
   /** Where the files' paths are relative to (the payload). */
   sourceRoot: string;
-  /** The planned files themselves (no copies: this process keeps little per file). */
-  files: readonly { path: string; size: number; dev?: number; ino?: number }[];
+  /**
+   * The files, each built when asked for (an array will do): the plan holds them as columns,
+   * not as objects.
+   */
+  files: { readonly length: number; at(position: number): CopyFile | undefined };
   /** StagingArea.localFiles.prepare: directories and bookkeeping on this thread, create there. */
   prepare(path: string): string;
   /** Each copied file's result, by its position in `files`; may throw to fail the copy. */
@@ -268,11 +279,48 @@ export interface ThreadedCopyRequest {
 }
 
 interface Directory {
-  positions: number[];
+  positions: Uint32Array;
   next: number;
 }
 
 const remaining = (dir: Directory): number => dir.positions.length - dir.next;
+
+/**
+ * The positions of `files` by directory, directories in the order of their first file: one
+ * array of positions shared by all (4 bytes a file, for a million files). A large file is a
+ * group of its own (its path cannot be a directory's name).
+ */
+function groupByDirectory(files: ThreadedCopyRequest['files']): Directory[] {
+  const groups = new Map<string, number>();
+  const counts: number[] = [];
+  const groupOf = new Uint32Array(files.length);
+  for (let position = 0; position < files.length; position++) {
+    const file = files.at(position)!;
+    const key = file.size >= BATCH_BYTES ? file.path : dirname(file.path);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = counts.length;
+      groups.set(key, group);
+      counts.push(0);
+    }
+    groupOf[position] = group;
+    counts[group] += 1;
+  }
+  const positions = new Uint32Array(files.length);
+  const starts: number[] = [];
+  let start = 0;
+  for (const count of counts) {
+    starts.push(start);
+    start += count;
+  }
+  const filled = [...starts];
+  for (let position = 0; position < files.length; position++)
+    positions[filled[groupOf[position]]++] = position;
+  return counts.map((count, group) => ({
+    positions: positions.subarray(starts[group], starts[group] + count),
+    next: 0,
+  }));
+}
 
 /**
  * Copies files on the pool's threads, in batches. A directory's files go to one thread
@@ -288,15 +336,7 @@ export async function copyFilesOnThreads(
   request: ThreadedCopyRequest,
 ): Promise<void> {
   const perBatch = Math.max(1, request.filesPerBatch ?? DEFAULT_FILES_PER_BATCH);
-  const byDirectory = new Map<string, Directory>();
-  request.files.forEach((file, position) => {
-    // A large file is a group of its own (its path cannot be a directory's name).
-    const dir = file.size >= BATCH_BYTES ? file.path : dirname(file.path);
-    const entry = byDirectory.get(dir);
-    if (entry) entry.positions.push(position);
-    else byDirectory.set(dir, { positions: [position], next: 0 });
-  });
-  const directories = [...byDirectory.values()];
+  const directories = groupByDirectory(request.files);
   let unclaimed = 0;
   const owned = new Map<number, Directory>();
   let failed = false;
@@ -327,12 +367,12 @@ export async function copyFilesOnThreads(
       if (!dir) break;
       const position = dir.positions[dir.next++];
       positions.push(position);
-      bytes += request.files[position].size;
+      bytes += request.files.at(position)!.size;
     }
     if (positions.length === 0) return null;
     let largest = 0;
     const jobs: FileCopyJob[] = positions.map((position) => {
-      const file = request.files[position];
+      const file = request.files.at(position)!;
       largest = Math.max(largest, file.size);
       return {
         path: file.path,

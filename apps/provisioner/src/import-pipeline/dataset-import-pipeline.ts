@@ -62,7 +62,7 @@ async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportRe
     );
     return await inStaging(ctx, resolved, async (staging) => {
       const staged = await stageFiles(ctx, plan, staging);
-      verifyChecksums(plan.files, staged.results);
+      verifyChecksums(staged.mismatches);
       ctx.phases?.lap('verify');
       return publishDataset(ctx, resolved, plan, staged, staging, startedAt);
     });

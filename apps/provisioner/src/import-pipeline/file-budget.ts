@@ -1,7 +1,7 @@
 /**
  * The files a worker's running imports may hold in memory at once (IMPORT_MAX_FILES). An
- * import holds every file of its dataset from preflight to publish (paths, sizes, digests as
- * read and as computed: about 0.7 KiB each), so memory follows files, and IMPORT_CONCURRENCY
+ * import holds every file of its dataset from preflight to publish (PlannedFiles: about 100
+ * bytes and the file's name each), so memory follows files, and IMPORT_CONCURRENCY
  * large datasets at once would add up past the pod's limit. An import is admitted with its
  * file count before its manifests are parsed; one that does not fit beside those running waits
  * for them (first come, first served: small imports never pass a large one waiting), and one

@@ -108,18 +108,40 @@ export function treeChanged(path: string): ImportTransientError {
  */
 export async function walkPayload(root: string, walker: DirectoryWalker): Promise<WalkResult> {
   const files = new Map<string, WalkedFile>();
+  const problems = await walkPayloadInto(root, walker, (file) => files.set(file.path, file));
+  return { files, problems };
+}
+
+/**
+ * Directories handed to the walker at once: enough to keep every copy thread busy, few enough
+ * that what they hold (their files as objects) stays small beside a payload of a million files.
+ */
+const DIRECTORIES_PER_WALK = 8;
+
+/**
+ * walkPayload, handing each file to `onFile` as its directory is read instead of collecting
+ * them (the walk holds a few directories' files at a time): returns the walk's problems.
+ */
+export async function walkPayloadInto(
+  root: string,
+  walker: DirectoryWalker,
+  onFile: (file: WalkedFile) => void,
+): Promise<ProblemList> {
   const problems = new ProblemList();
   let pending: PendingDirectory[] = [{ relative: '', identity: null }];
   while (pending.length > 0) {
-    const parts = await walker(root, pending);
-    pending = [];
-    for (const part of parts) {
-      for (const file of part.files) files.set(file.path, file);
-      problems.addAll(part.problems, part.problemCount);
-      for (const directory of part.directories) pending.push(directory);
+    const next: PendingDirectory[] = [];
+    for (let from = 0; from < pending.length; from += DIRECTORIES_PER_WALK) {
+      const parts = await walker(root, pending.slice(from, from + DIRECTORIES_PER_WALK));
+      for (const part of parts) {
+        for (const file of part.files) onFile(file);
+        problems.addAll(part.problems, part.problemCount);
+        for (const directory of part.directories) next.push(directory);
+      }
     }
+    pending = next;
   }
-  return { files, problems };
+  return problems;
 }
 
 /**

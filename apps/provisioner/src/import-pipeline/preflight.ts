@@ -8,9 +8,10 @@ import {
   PAYLOAD_DIR,
   READY_MARKER,
   ChecksumAlgorithm,
-  collectingParser,
+  ManifestParser,
+  type ManifestProblem,
   MANIFEST_FILES,
-  ParsedManifest,
+  type PathProblem,
   pinDirectory,
   PinnedDirectory,
   checkRegularFile,
@@ -21,7 +22,8 @@ import {
 } from '../sources/source-system';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
 import { walkOnEventLoop } from './event-loop-walk';
-import { DirectoryWalker, walkPayload, WalkResult } from './payload-walker';
+import { DirectoryWalker, walkPayloadInto } from './payload-walker';
+import { PlannedFiles } from './planned-files';
 import { ProblemList } from './problem-list';
 import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from '../config/source-config';
 import { objectKeyCheck, type ObjectKeyCheck } from '../storage/object-key-check';
@@ -29,20 +31,9 @@ import type { FileBudget } from './file-budget';
 import type { DatasetImportContext, ResolvedDataset } from './dataset-import-context';
 import { walkOnThreads } from './threaded-walk';
 
-export interface PlannedFile {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  /** Change time: with the inode, size and mtime, what an earlier attempt's copy is compared with. */
-  ctimeMs: number;
-  /** Device and inode the walk found: the copy must open this very file. */
-  dev: number;
-  ino: number;
-  expected: Partial<Record<ChecksumAlgorithm, string>>;
-}
-
 export interface ImportPlan {
-  files: PlannedFile[];
+  /** In manifest order; mtimeMs and ctimeMs only with PreflightOptions.times. */
+  files: PlannedFiles;
   bytesTotal: number;
   algorithms: ChecksumAlgorithm[];
   /**
@@ -66,26 +57,69 @@ export interface PreflightOptions {
    * count of its manifest's lines before any manifest is parsed, and holds them until release.
    */
   budget?: FileBudget;
+  /**
+   * Keep each file's modification and change times (what an earlier attempt's copy is compared
+   * with): only needed when there are earlier attempts.
+   */
+  times?: boolean;
 }
 
 /** Free space kept in reserve beyond the payload itself: metadata, other imports, the OS. */
 const SPACE_MARGIN_BYTES = 64 * 1024 * 1024;
 const SPACE_MARGIN_RATIO = 0.01;
 
-/** A manifest read whole into memory (the import needs every digest), streamed while parsed. */
+/** What reading a manifest into the plan's files found wrong (problems are its own). */
+interface LoadedManifest {
+  algorithm: ChecksumAlgorithm;
+  problems: ManifestProblem[];
+  unsafePaths: PathProblem[];
+  unlisted: number;
+  /** Second manifest only: it lists a path the first does not, or not every path of it. */
+  differs: boolean;
+}
+
+/**
+ * A manifest streamed into `files`: the first one read adds its paths (in its order) with their
+ * digests, a second one sets its digests on the paths the first listed. The parser reports a
+ * path listed twice in either.
+ */
 async function loadManifest(
   view: string,
   algorithm: ChecksumAlgorithm,
   limits: SourceLimits,
-): Promise<ParsedManifest | SourceProblem | null> {
-  const { parser, result } = collectingParser(algorithm);
+  files: PlannedFiles,
+  first: boolean,
+): Promise<LoadedManifest | SourceProblem | null> {
+  const unknown = new Set<string>();
+  let listed = 0;
+  const add = first
+    ? (path: string, hex: string) => {
+        if (!files.add(path)) return false;
+        files.setDigest(algorithm, files.count - 1, hex);
+        return true;
+      }
+    : (path: string, hex: string) => {
+        const i = files.indexOf(path);
+        if (i < 0) return unknown.has(path) ? false : (unknown.add(path), true);
+        if (!files.listAgain(i)) return false;
+        listed += 1;
+        files.setDigest(algorithm, i, hex);
+        return true;
+      };
+  const parser = new ManifestParser(algorithm, add);
   const file = MANIFEST_FILES[algorithm];
   const outcome = await readSourceChunks(`${view}/${file}`, file, manifestRules(limits), (chunk) =>
     parser.push(chunk),
   );
   if (outcome !== 'read') return outcome;
   parser.end();
-  return result();
+  return {
+    algorithm,
+    problems: parser.problems,
+    unsafePaths: parser.unsafePaths,
+    unlisted: parser.unlisted,
+    differs: !first && (unknown.size > 0 || listed !== files.count),
+  };
 }
 
 /**
@@ -94,7 +128,11 @@ async function loadManifest(
  * A manifest that cannot be read counts nothing here: loading it reports why. More files than
  * the whole budget: refused, as no wait would make room.
  */
-async function admit(view: string, budget: FileBudget, limits: SourceLimits): Promise<() => void> {
+async function admit(
+  view: string,
+  budget: FileBudget,
+  limits: SourceLimits,
+): Promise<{ release: () => void; lines: number }> {
   let lines = 0;
   for (const algorithm of ALGORITHMS) {
     let last = NEWLINE;
@@ -118,7 +156,7 @@ async function admit(view: string, budget: FileBudget, limits: SourceLimits): Pr
       'too_many_files',
       `the dataset lists ${lines} files, more than one worker holds at once (IMPORT_MAX_FILES: ${budget.capacity})`,
     );
-  return budget.acquire(lines);
+  return { release: await budget.acquire(lines), lines };
 }
 
 const NEWLINE = 0x0a;
@@ -138,7 +176,7 @@ function rejected(problems: ProblemList): ImportRejectedError {
  */
 export function planDataset(
   ctx: DatasetImportContext,
-  { dataset, target }: ResolvedDataset,
+  { dataset, target, earlierAreas }: ResolvedDataset,
 ): Promise<ImportPlan> {
   const pool = ctx.copyPool;
   return preflightDataset(ctx.source.locateDataset(ctx.datasetId), () => ctx.storage.freeBytes(), {
@@ -147,6 +185,7 @@ export function planDataset(
     walker: pool && pool.size > 0 ? walkOnThreads(pool, ctx.signal) : undefined,
     objectKey: objectKeyCheck(ctx.storage, target),
     budget: ctx.fileBudget,
+    times: earlierAreas.length > 0,
   });
 }
 
@@ -175,9 +214,9 @@ export async function preflightDataset(
   }
   if (isProblem(dir)) throw rejected(ProblemList.of(dir));
   let payload: PinnedDirectory | null = null;
-  let admitted: (() => void) | null = null;
+  let admitted: { release: () => void; lines: number } | null = null;
   const release = async () => {
-    admitted?.();
+    admitted?.release();
     await payload?.close();
     await dir.close();
   };
@@ -185,7 +224,8 @@ export async function preflightDataset(
     if (options.budget) admitted = await admit(dir.view, options.budget, options.limits);
     const pinnedPayload = await pinDirectory(`${dir.view}/${PAYLOAD_DIR}`, PAYLOAD_DIR);
     if (pinnedPayload && !isProblem(pinnedPayload)) payload = pinnedPayload;
-    const plan = await check(dir, pinnedPayload, payload, options, freeBytes);
+    const files = new PlannedFiles({ expectedFiles: admitted?.lines, times: options.times });
+    const plan = await check(dir, pinnedPayload, payload, options, freeBytes, files);
     return { ...plan, payloadRoot: payload!.view, release };
   } catch (error) {
     await release();
@@ -199,54 +239,55 @@ async function check(
   payload: PinnedDirectory | null,
   { limits, walker, objectKey }: PreflightOptions,
   freeBytes: () => Promise<number>,
+  files: PlannedFiles,
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
-  // The walk (on the copy threads when there are some) runs while the manifests are read here.
-  const walking: Promise<WalkResult> = payload
-    ? walkPayload(payload.view, walker ?? walkOnEventLoop)
-    : Promise.resolve({
-        files: new Map(),
-        problems: ProblemList.of(
-          pinnedPayload === null
-            ? { code: 'payload_missing', path: '', message: 'the payload directory is missing' }
-            : (pinnedPayload as SourceProblem),
-        ),
-      });
-  // Awaited below; until then a walk failing (the payload changed) must not go unhandled.
-  const walkSettled = walking.then(
-    () => undefined,
-    () => undefined,
-  );
   const problems = new ProblemList();
-  const manifests: ParsedManifest[] = [];
+  const manifests: LoadedManifest[] = [];
   let refusedManifest = false;
-  try {
-    const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
-    if (!markerStats)
-      problems.add({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
-    else {
-      const problem = checkRegularFile(markerStats, READY_MARKER, MARKER_RULES);
-      if (problem) problems.add(problem);
-    }
-    for (const algorithm of ALGORITHMS) {
-      const loaded = await loadManifest(dir.view, algorithm, limits);
-      if (loaded && isProblem(loaded)) {
-        problems.add(loaded);
-        refusedManifest = true;
-      } else if (loaded) manifests.push(loaded);
-    }
-  } catch (error) {
-    // The walk reads through the payload's descriptor, which the caller closes once this throws.
-    await walkSettled;
-    throw error;
+  const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
+  if (!markerStats) problems.add({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
+  else {
+    const problem = checkRegularFile(markerStats, READY_MARKER, MARKER_RULES);
+    if (problem) problems.add(problem);
   }
-  const walk = await walking;
+  for (const algorithm of ALGORITHMS) {
+    const loaded = await loadManifest(
+      dir.view,
+      algorithm,
+      limits,
+      files,
+      manifests.length === 0 && !refusedManifest,
+    );
+    if (loaded && isProblem(loaded)) {
+      problems.add(loaded);
+      refusedManifest = true;
+    } else if (loaded) manifests.push(loaded);
+  }
+  // The walk follows the manifests: each file it finds is looked up among theirs.
+  const extra = new ProblemList();
+  const walkProblems = payload
+    ? await walkPayloadInto(payload.view, walker ?? walkOnEventLoop, (file) => {
+        const i = files.indexOf(file.path);
+        if (i >= 0) files.setWalked(i, file, file.readable);
+        else
+          extra.add({
+            code: 'extra_file',
+            path: file.path,
+            message: 'in the payload but not in the manifest',
+          });
+      })
+    : ProblemList.of(
+        pinnedPayload === null
+          ? { code: 'payload_missing', path: '', message: 'the payload directory is missing' }
+          : (pinnedPayload as SourceProblem),
+      );
   if (manifests.length === 0 || refusedManifest) {
     if (manifests.length === 0 && !refusedManifest)
       problems.add({
         code: 'manifest_missing',
         message: `no ${Object.values(MANIFEST_FILES).join(' or ')}`,
       });
-    problems.addList(walk.problems);
+    problems.addList(walkProblems);
     throw rejected(problems);
   }
   for (const manifest of manifests) {
@@ -266,66 +307,37 @@ async function check(
         message: `${file}: ${manifest.unlisted} more problem(s) not listed`,
       });
   }
-  if (manifests.length === 2) {
-    const [a, b] = manifests;
-    const differ =
-      a.entries.size !== b.entries.size ||
-      [...a.entries.keys()].some((path) => !b.entries.has(path));
-    if (differ)
-      problems.add({
-        code: 'manifest_invalid',
-        message: 'manifest-sha256.txt and manifest-md5.txt list different paths',
-      });
-  }
-  problems.addList(walk.problems);
-  const primary = manifests[0];
-  for (const path of primary.entries.keys()) {
-    if (!walk.files.has(path))
+  if (manifests.length === 2 && manifests[1].differs)
+    problems.add({
+      code: 'manifest_invalid',
+      message: 'manifest-sha256.txt and manifest-md5.txt list different paths',
+    });
+  problems.addList(walkProblems);
+  /** Planned files whose permission bits refuse reading: access(2) has the last word. */
+  const doubtful: number[] = [];
+  let bytesTotal = 0;
+  for (let i = 0; i < files.count; i++) {
+    if (!files.walked(i)) {
       problems.add({
         code: 'missing_file',
-        path,
+        path: files.path(i),
         message: 'listed in the manifest but not in the payload',
       });
-    const tooLong = objectKey?.(path);
-    if (tooLong) problems.add({ code: 'key_too_long', path, message: tooLong });
+    } else {
+      bytesTotal += files.size[i];
+      if (!files.readable(i)) doubtful.push(i);
+    }
+    const tooLong = objectKey?.(files.path(i));
+    if (tooLong) problems.add({ code: 'key_too_long', path: files.path(i), message: tooLong });
   }
-  for (const path of walk.files.keys()) {
-    if (!primary.entries.has(path))
-      problems.add({
-        code: 'extra_file',
-        path,
-        message: 'in the payload but not in the manifest',
-      });
-  }
-  /** Planned files whose permission bits refuse reading: access(2) has the last word. */
-  const doubtful: string[] = [];
-  const files: PlannedFile[] = [...primary.entries.keys()]
-    .filter((path) => walk.files.has(path))
-    .map((path) => {
-      const walked = walk.files.get(path)!;
-      if (!walked.readable) doubtful.push(path);
-      const expected: Partial<Record<ChecksumAlgorithm, string>> = {};
-      for (const manifest of manifests) {
-        const hex = manifest.entries.get(path);
-        if (hex) expected[manifest.algorithm] = hex;
-      }
-      return {
-        path,
-        size: walked.size,
-        mtimeMs: walked.mtimeMs,
-        ctimeMs: walked.ctimeMs,
-        dev: walked.dev,
-        ino: walked.ino,
-        expected,
-      };
-    });
+  problems.addList(extra);
   const root = payload?.view ?? '';
-  const unreadable = await mapTimeSliced(doubtful, (path) => {
+  const unreadable = await mapTimeSliced(doubtful, (i) => {
     try {
-      accessSync(`${root}/${path}`, constants.R_OK);
+      accessSync(`${root}/${files.path(i)}`, constants.R_OK);
       return null;
     } catch {
-      return path;
+      return files.path(i);
     }
   });
   for (const path of unreadable)
@@ -333,7 +345,6 @@ async function check(
       problems.add({ code: 'unreadable', path, message: 'cannot be read by the provisioner' });
   if (problems.total > 0) throw rejected(problems);
 
-  const bytesTotal = files.reduce((sum, f) => sum + f.size, 0);
   const free = await freeBytes();
   const needed =
     bytesTotal + Math.max(SPACE_MARGIN_BYTES, Math.ceil(bytesTotal * SPACE_MARGIN_RATIO));

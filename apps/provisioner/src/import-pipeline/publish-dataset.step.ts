@@ -1,4 +1,4 @@
-import { formatManifest } from '../sources/source-system';
+import { manifestChunks } from '../sources/source-system';
 import { PROVENANCE_DIR, PROVENANCE_FILE, STORED_MANIFEST_FILE } from '../storage/storage-layout';
 import type { StagingArea } from '../storage/storage-system';
 import type {
@@ -9,7 +9,7 @@ import type {
 import { ImportRejectedError } from './import-errors';
 import type { ImportPlan } from './preflight';
 import type { StagedResults } from './stage-files.step';
-import { Provenance, ProvenanceFile, provenanceText } from '../storage/provenance';
+import { Provenance, ProvenanceFile, provenanceChunks } from '../storage/provenance';
 
 /**
  * Step 4: writes .provisioner/ (the stored manifest and the provenance) into the staging area,
@@ -20,29 +20,32 @@ export async function publishDataset(
   ctx: DatasetImportContext,
   resolved: ResolvedDataset,
   plan: ImportPlan,
-  { results, kept }: StagedResults,
+  { kept }: StagedResults,
   staging: StagingArea,
   startedAt: Date,
 ): Promise<DatasetImportResult> {
   const { submission, target } = resolved;
-  // Written from the plan and the results as they are: an import of many files holds them
-  // once (the texts are measured, then written into buffers of their size).
+  // Written from the plan's columns in pieces: an import of a million files never holds
+  // either text whole (a copied file's checksums are the manifests', checked as it ended).
+  const { files } = plan;
+  const md5 = plan.algorithms.includes('md5');
   const file = (i: number): ProvenanceFile => ({
-    path: plan.files[i].path,
-    size: results[i].size,
-    sha256: results[i].sha256,
-    ...(results[i].md5 ? { md5: results[i].md5 } : {}),
+    path: files.path(i),
+    size: files.size[i],
+    sha256: files.digestHex('sha256', i)!,
+    ...(md5 ? { md5: files.digestHex('md5', i) } : {}),
   });
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`,
-    formatManifest(
-      plan.files.map((f) => f.path),
-      results.map((r) => r.sha256),
+    manifestChunks(
+      files.sortedByPath(),
+      (i) => files.path(i),
+      (i) => files.digestHex('sha256', i)!,
     ),
   );
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
-    provenanceText(provenanceOf(ctx, resolved, plan, kept, startedAt), plan.files.length, file),
+    provenanceChunks(provenanceOf(ctx, resolved, plan, kept, startedAt), files.count, file),
   );
   await staging.sync();
   ctx.phases?.lap('flush');
@@ -54,7 +57,7 @@ export async function publishDataset(
     );
   await ctx.storage.publish(staging.id, target, { readOnly: true });
   ctx.phases?.lap('publish');
-  return { path: target, files: plan.files.length, bytes: plan.bytesTotal, copied: true };
+  return { path: target, files: plan.files.count, bytes: plan.bytesTotal, copied: true };
 }
 
 function provenanceOf(
@@ -78,7 +81,7 @@ function provenanceOf(
       kept_from_earlier_attempts: kept,
     },
     versions: ctx.versions,
-    totals: { files: plan.files.length, bytes: plan.bytesTotal },
+    totals: { files: plan.files.count, bytes: plan.bytesTotal },
     verification: {
       result: 'passed',
       manifests: plan.algorithms,

@@ -1,16 +1,28 @@
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
-import type { LocalFiles, StagedFile, StagingArea } from '../storage/storage-system';
+import { mergeSort } from '../common/merge-sort';
+import type {
+  InheritedFiles,
+  LocalFiles,
+  StagedFile,
+  StagingArea,
+} from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import-context';
-import { copyWithHashes, CopyResult } from './hashing-copy';
+import { copyWithHashes, CopyResult, type FileIdentity } from './hashing-copy';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
 import type { ImportProgress } from '../imports/import-progress';
-import type { ImportPlan, PlannedFile } from './preflight';
-import { copyFilesOnThreads, type CopyThreadPool } from './copy-thread-pool';
+import type { ImportPlan } from './preflight';
+import { copyFilesOnThreads, type CopyFile, type CopyThreadPool } from './copy-thread-pool';
+import { ProblemList } from './problem-list';
+import { checkDigests, keepComputedSha256 } from './verify-checksums.step';
 
-/** What the staging step hands on: every file's copy result in plan order, and what was kept. */
+/**
+ * What the staging step hands on: the files whose checksums differ from the manifests' (each
+ * file is checked as its copy ends; the plan holds the sha256 of every file once this
+ * returns), and what was kept.
+ */
 export interface StagedResults {
-  results: CopyResult[];
+  mismatches: ProblemList;
   /**
    * Files an earlier attempt had staged that this one kept, and the bytes not written again:
    * theirs, and those of parts of other files the store already held (S3 uploads resumed).
@@ -21,7 +33,7 @@ export interface StagedResults {
 /**
  * Step 2: keeps what earlier attempts staged and is still what the source holds (keptFiles),
  * removes the rest of what they left, and copies every other planned file into the staging area,
- * hashing while copying; returns each file's size and checksums in plan order. What is copied is
+ * hashing while copying and checking each file's checksums as it ends. What is copied is
  * recorded in the area as it goes, so a later attempt keeps it too. Progress is reported before
  * and after. When ctx.signal aborts (the worker is stopping), the copy stops after the chunk in
  * flight and ImportStoppedError is thrown once what was copied is recorded.
@@ -31,18 +43,23 @@ export async function stageFiles(
   plan: ImportPlan,
   staging: StagingArea,
 ): Promise<StagedResults> {
-  const kept = keptFiles(plan.files, staging.inherited);
-  await staging.discardExcept(new Set([...kept.values()].map((file) => file.path)));
-  const keptBytes = [...kept.values()].reduce((sum, file) => sum + file.size, 0);
-  const progress = new ProgressReporter(plan.files.length, plan.bytesTotal, ctx.reportProgress);
-  progress.kept(kept.size, keptBytes);
+  const kept = keepInherited(plan, staging.inherited);
+  await staging.discardExcept((path) => {
+    const index = plan.files.indexOf(path);
+    return index >= 0 && plan.files.kept(index);
+  });
+  const progress = new ProgressReporter(plan.files.count, plan.bytesTotal, ctx.reportProgress);
+  progress.kept(kept.files, kept.bytes);
   await progress.flush();
   ctx.phases?.lap('preflight');
-  const stager = new FileStager(ctx, plan, staging, progress, kept);
-  const results = await stager.run();
+  const stager = new FileStager(ctx, plan, staging, progress, kept.files);
+  await stager.run();
   await progress.flush();
   ctx.phases?.lap('copy+hash');
-  return { results, kept: { files: kept.size, bytes: keptBytes + stager.reusedBytes } };
+  return {
+    mismatches: stager.mismatches,
+    kept: { files: kept.files, bytes: kept.bytes + stager.reusedBytes },
+  };
 }
 
 /**
@@ -51,35 +68,35 @@ export async function stageFiles(
  * (reads and writes on libuv's pool, hashing on this thread), as S3 always is.
  */
 class FileStager {
-  private readonly results: CopyResult[];
   private readonly md5: boolean;
   /** Plan indexes, largest file first, so one big file does not start last and run alone. */
-  private readonly order: number[];
+  private readonly order: Uint32Array;
   private readonly recorder: StagedFilesRecorder;
   private failed = false;
   private copiedFiles = 0;
   /** Bytes of the files copied that the store already held (CopyResult.reusedBytes). */
   reusedBytes = 0;
+  /** Files whose checksums are not the manifests' (the first 1,000, and the count). */
+  readonly mismatches = new ProblemList();
 
   constructor(
     private readonly ctx: DatasetImportContext,
     private readonly plan: ImportPlan,
     private readonly staging: StagingArea,
     private readonly progress: ProgressReporter,
-    private readonly kept: ReadonlyMap<number, StagedFile>,
+    /** Files kept from earlier attempts (marked in the plan). */
+    private readonly keptFiles: number,
   ) {
-    const files = plan.files;
-    this.results = new Array<CopyResult>(files.length);
-    for (const [index, staged] of kept) this.results[index] = resultOfKept(staged);
+    const { size } = plan.files;
     this.md5 = plan.algorithms.includes('md5');
-    this.order = files
-      .map((_, i) => i)
-      .filter((i) => !kept.has(i))
-      .sort((a, b) => files[b].size - files[a].size);
+    this.order = new Uint32Array(plan.files.count - keptFiles);
+    let at = 0;
+    for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
+    mergeSort(this.order, (a, b) => size[b] - size[a]);
     this.recorder = new StagedFilesRecorder(staging, ctx.recentChangeMs);
   }
 
-  async run(): Promise<CopyResult[]> {
+  async run(): Promise<void> {
     const pool = this.ctx.copyPool;
     const local = this.staging.localFiles;
     try {
@@ -93,7 +110,6 @@ class FileStager {
     }
     await this.recorder.flush();
     if (this.copiedFiles < this.order.length) throw this.stopped();
-    return this.results;
   }
 
   private get stopping(): boolean {
@@ -101,23 +117,25 @@ class FileStager {
   }
 
   private stopped(): ImportStoppedError {
-    const staged = this.kept.size + this.recorder.recordedFiles;
+    const staged = this.keptFiles + this.recorder.recordedFiles;
     return new ImportStoppedError(
-      `the worker is stopping: handed over with ${staged} of ${this.plan.files.length} files staged and recorded`,
+      `the worker is stopping: handed over with ${staged} of ${this.plan.files.count} files staged and recorded`,
     );
   }
 
   private readonly done = (index: number, result: CopyResult): void => {
-    const file = this.plan.files[index];
-    if (result.size !== file.size)
+    const files = this.plan.files;
+    const path = files.path(index);
+    if (result.size !== files.size[index])
       throw new ImportTransientError(
         'source_changed',
-        `${file.path} changed size between preflight and copy`,
+        `${path} changed size between preflight and copy`,
       );
-    this.results[index] = result;
+    checkDigests(this.plan, index, result, this.mismatches);
+    keepComputedSha256(this.plan, index, result.sha256);
     this.copiedFiles += 1;
     this.reusedBytes += result.reusedBytes ?? 0;
-    this.recorder.copied(file.path, result);
+    this.recorder.copied(path, result);
     this.progress.fileDone();
     this.ctx.copyMeter?.addFiles(1);
   };
@@ -137,7 +155,7 @@ class FileStager {
       stagingId: this.staging.id,
       md5: this.md5,
       sourceRoot: this.plan.payloadRoot,
-      files: order.map((index) => this.plan.files[index]),
+      files: { length: order.length, at: (position) => this.fileAt(order[position]) },
       prepare: (path) => local.prepare(path),
       copied: (position, result) => this.done(order[position], result),
       bytes: this.onBytes,
@@ -145,6 +163,17 @@ class FileStager {
       signal: this.ctx.signal,
       directWriteMinBytes: local.directWriteMinBytes,
     });
+  }
+
+  /** Planned file `index` as the copy takes it. */
+  private fileAt(index: number): CopyFile & FileIdentity {
+    const files = this.plan.files;
+    return {
+      path: files.path(index),
+      size: files.size[index],
+      dev: files.devOf(index),
+      ino: files.ino[index],
+    };
   }
 
   /**
@@ -165,11 +194,11 @@ class FileStager {
       ],
     );
     let firstError: { error: unknown } | undefined;
-    await mapLimit(this.order, lanes, async (index) => {
+    await mapLimit(Array.from(this.order), lanes, async (index) => {
       if (this.failed || this.stopping) return;
       const buffers = buffersOfLanes.pop()!;
       try {
-        const file = this.plan.files[index];
+        const file = this.fileAt(index);
         const writer = await this.staging.createObject(file.path, file.size);
         const result = await copyWithHashes(
           join(this.plan.payloadRoot, file.path),
@@ -211,42 +240,44 @@ const RECORD_BYTES = 256 * 1024 * 1024;
 const RECORD_FILES = 10_000;
 
 /**
- * The planned files an earlier attempt staged that this one keeps, by plan index: the staged
- * copy is still the one recorded (the storage checked its size, and on S3 its ETag), the source
- * file is the one it was copied from (inode, size, modification and change times: a file
- * rewritten, replaced or touched since is copied again) and the checksums computed while it was
- * copied are the ones the manifest now lists. The device is not compared: another node mounts
- * the same share under another device number.
+ * Marks the planned files an earlier attempt staged that this one keeps: the staged copy is
+ * still the one recorded (the storage checked its size, and on S3 its ETag), the source file is
+ * the one it was copied from (inode, size, modification and change times: a file rewritten,
+ * replaced or touched since is copied again) and the checksums computed while it was copied are
+ * the ones the manifest now lists. The device is not compared: another node mounts the same
+ * share under another device number. Returns how many files and bytes are kept.
  */
-function keptFiles(
-  files: readonly PlannedFile[],
-  inherited: readonly StagedFile[],
-): Map<number, StagedFile> {
-  const staged = new Map(inherited.map((file) => [file.path, file]));
-  const kept = new Map<number, StagedFile>();
-  files.forEach((file, index) => {
-    const earlier = staged.get(file.path);
-    if (earlier && stillTheSame(file, earlier)) kept.set(index, earlier);
-  });
+function keepInherited(
+  plan: ImportPlan,
+  inherited: InheritedFiles,
+): { files: number; bytes: number } {
+  const kept = { files: 0, bytes: 0 };
+  for (let k = 0; k < inherited.length; k++) {
+    const staged = inherited.at(k)!;
+    const index = plan.files.indexOf(staged.path);
+    if (index < 0 || plan.files.kept(index) || !stillTheSame(plan, index, staged)) continue;
+    plan.files.keep(index);
+    keepComputedSha256(plan, index, staged.sha256);
+    kept.files += 1;
+    kept.bytes += staged.size;
+  }
   return kept;
 }
 
-function stillTheSame(file: PlannedFile, staged: StagedFile): boolean {
+function stillTheSame({ files, algorithms }: ImportPlan, i: number, staged: StagedFile): boolean {
   const { source } = staged;
+  const size = files.size[i];
   return (
-    staged.size === file.size &&
-    source.size === file.size &&
-    source.ino === file.ino &&
-    source.mtimeMs === file.mtimeMs &&
-    source.ctimeMs === file.ctimeMs &&
-    (file.expected.sha256 === undefined || file.expected.sha256 === staged.sha256) &&
-    (file.expected.md5 === undefined || file.expected.md5 === staged.md5)
+    files.mtimeMs !== null &&
+    files.ctimeMs !== null &&
+    staged.size === size &&
+    source.size === size &&
+    source.ino === files.ino[i] &&
+    source.mtimeMs === files.mtimeMs[i] &&
+    source.ctimeMs === files.ctimeMs[i] &&
+    (!algorithms.includes('sha256') || files.digestIs('sha256', i, staged.sha256)) &&
+    (!algorithms.includes('md5') || (staged.md5 !== null && files.digestIs('md5', i, staged.md5)))
   );
-}
-
-/** What a kept file contributes to the verification and the provenance: what its copy computed. */
-function resultOfKept(staged: StagedFile): CopyResult {
-  return { size: staged.size, sha256: staged.sha256, md5: staged.md5, source: staged.source };
 }
 
 /**

@@ -1,38 +1,46 @@
 import type { CopyResult } from './hashing-copy';
 import { ImportRejectedError } from './import-errors';
+import type { ImportPlan } from './preflight';
 import { ProblemList } from './problem-list';
-import type { PlannedFile } from './preflight';
 
 /**
- * Step 3: every staged file's checksums, computed while it was copied, against the dataset's
- * manifests. A mismatch is bad input (rejected with the first 1,000 mismatches and the count
- * of all), not a retry.
+ * Step 3, as each file's copy ends: its checksums, computed while it was copied, against the
+ * dataset's manifests; a mismatch is added to `problems`.
  */
-export function verifyChecksums(
-  files: readonly PlannedFile[],
-  results: readonly CopyResult[],
+export function checkDigests(
+  { files, algorithms }: ImportPlan,
+  index: number,
+  result: CopyResult,
+  problems: ProblemList,
 ): void {
-  const problems = new ProblemList();
-  files.forEach((file, i) => {
-    if (file.expected.sha256 && file.expected.sha256 !== results[i].sha256) {
-      problems.add({
-        code: 'checksum_mismatch',
-        path: file.path,
-        message: `sha256 expected ${file.expected.sha256}, computed ${results[i].sha256}`,
-      });
-    }
-    if (file.expected.md5 && file.expected.md5 !== results[i].md5) {
-      problems.add({
-        code: 'checksum_mismatch',
-        path: file.path,
-        message: `md5 expected ${file.expected.md5}, computed ${results[i].md5}`,
-      });
-    }
-  });
-  if (problems.total > 0)
+  for (const algorithm of algorithms) {
+    const computed = algorithm === 'sha256' ? result.sha256 : result.md5;
+    if (computed !== null && files.digestIs(algorithm, index, computed)) continue;
+    problems.add({
+      code: 'checksum_mismatch',
+      path: files.path(index),
+      message: `${algorithm} expected ${files.digestHex(algorithm, index)}, computed ${computed}`,
+    });
+  }
+}
+
+/**
+ * Where no manifest gives the sha256 (an md5 one only), the plan keeps the one computed: the
+ * stored manifest and the provenance list every file's sha256.
+ */
+export function keepComputedSha256(plan: ImportPlan, index: number, sha256: string): void {
+  if (!plan.algorithms.includes('sha256')) plan.files.setDigest('sha256', index, sha256);
+}
+
+/**
+ * Step 3, once every file is staged: a mismatch is bad input (rejected with the first 1,000
+ * mismatches and the count of all), not a retry.
+ */
+export function verifyChecksums(mismatches: ProblemList): void {
+  if (mismatches.total > 0)
     throw new ImportRejectedError(
       'checksum_mismatch',
-      `${problems.total} checksum(s) do not match the manifest`,
-      problems.details(),
+      `${mismatches.total} checksum(s) do not match the manifest`,
+      mismatches.details(),
     );
 }

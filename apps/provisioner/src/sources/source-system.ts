@@ -118,12 +118,13 @@ export {
   READY_MARKER,
 } from './dataset-directory/dataset-directory';
 export {
-  collectingParser,
-  formatManifest,
+  manifestChunks,
+  ManifestParser,
   MANIFEST_FILES,
   MAX_KEPT_PROBLEMS,
 } from './dataset-directory/manifest';
-export type { ChecksumAlgorithm, ParsedManifest } from './dataset-directory/manifest';
+export type { ChecksumAlgorithm, ManifestProblem } from './dataset-directory/manifest';
+export type { PathProblem } from './dataset-directory/payload-path';
 export {
   checkSegment,
   decodeName,

@@ -38,29 +38,49 @@ export function parseProvenance(content: Buffer | null): Provenance | null {
   }
 }
 
-/**
- * provenance.json's text: JSON.stringify(provenance, null, 2) and a newline, with the files
- * (`count` of them, `fileAt` each) written one at a time into one buffer of the text's size,
- * measured in a first pass. An import of 300,000 files never holds them as objects, nor the
- * text a second time as a string.
- */
+/** provenance.json's text whole (tests, small documents): see provenanceChunks. */
 export function provenanceText(
   head: Omit<Provenance, 'files'>,
   count: number,
   fileAt: (index: number) => ProvenanceFile,
 ): Buffer {
+  return Buffer.concat([...provenanceChunks(head, count, fileAt)]);
+}
+
+/** Size of the pieces provenanceChunks hands out. */
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * provenance.json's text, JSON.stringify(provenance, null, 2) and a newline, in pieces of about
+ * CHUNK_BYTES, with the files (`count` of them, `fileAt` each) written one at a time, each piece
+ * only when the one before was taken: an import of a million files never holds them as
+ * objects, nor the text whole.
+ */
+export function* provenanceChunks(
+  head: Omit<Provenance, 'files'>,
+  count: number,
+  fileAt: (index: number) => ProvenanceFile,
+): Generator<Buffer> {
   const empty = `${JSON.stringify({ ...head, files: [] }, null, 2)}\n`;
-  if (count === 0) return Buffer.from(empty);
+  if (count === 0) {
+    yield Buffer.from(empty);
+    return;
+  }
   const opening = `${empty.slice(0, -'[]\n}\n'.length)}[\n`;
   const closing = '\n  ]\n}\n';
-  // Each file as the whole document's stringify nests it: two levels in.
-  const entry = (index: number) =>
-    `${index > 0 ? ',\n' : ''}    ${JSON.stringify(fileAt(index), null, 2).replace(/\n/g, '\n    ')}`;
-  let size = Buffer.byteLength(opening) + closing.length;
-  for (let i = 0; i < count; i++) size += Buffer.byteLength(entry(i));
-  const text = Buffer.allocUnsafe(size);
-  let at = text.write(opening);
-  for (let i = 0; i < count; i++) at += text.write(entry(i), at);
-  text.write(closing, at);
-  return text;
+  let pending: string[] = [opening];
+  let length = opening.length;
+  for (let index = 0; index < count; index++) {
+    // Each file as the whole document's stringify nests it: two levels in.
+    const entry = `${index > 0 ? ',\n' : ''}    ${JSON.stringify(fileAt(index), null, 2).replace(/\n/g, '\n    ')}`;
+    pending.push(entry);
+    length += entry.length;
+    if (length >= CHUNK_BYTES) {
+      yield Buffer.from(pending.join(''));
+      pending = [];
+      length = 0;
+    }
+  }
+  pending.push(closing);
+  yield Buffer.from(pending.join(''));
 }

@@ -83,24 +83,59 @@ function entryOf(value: unknown): JournalEntry | null {
 }
 
 /**
- * The entries of a journal, the last one of each path winning. A line that is not a complete
- * entry (the tail a killed writer left, anything damaged) is skipped: the file it names is then
- * simply copied again.
+ * The entries of a journal, the last one of each path winning (in the place of the first).
+ * A line that is not a complete entry (the tail a killed writer left, anything damaged) is
+ * skipped: the file it names is then simply copied again.
  */
 export function parseJournal(text: string): JournalEntry[] {
   const byPath = new Map<string, JournalEntry>();
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
+  const lines = new JournalLines((entry) => byPath.set(entry.path, entry));
+  lines.push(Buffer.from(text));
+  lines.end();
+  return [...byPath.values()];
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * A journal's entries from its bytes, fed in chunks, each handed to `onEntry` as its line
+ * ends (what parseJournal skips is skipped): a journal of a million files is never held whole.
+ */
+export class JournalLines {
+  private carry: Buffer | null = null;
+
+  constructor(private readonly onEntry: (entry: JournalEntry) => void) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (let end = chunk.indexOf(NEWLINE); end >= 0; end = chunk.indexOf(NEWLINE, start)) {
+      const part = chunk.subarray(start, end);
+      this.line(this.carry ? Buffer.concat([this.carry, part]) : part);
+      this.carry = null;
+      start = end + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.carry = this.carry ? Buffer.concat([this.carry, rest]) : Buffer.from(rest);
+    }
+  }
+
+  end(): void {
+    if (this.carry) this.line(this.carry);
+    this.carry = null;
+  }
+
+  private line(bytes: Buffer): void {
+    if (bytes.length === 0) return;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(line);
+      parsed = JSON.parse(bytes.toString('utf8'));
     } catch {
-      continue;
+      return;
     }
     const entry = entryOf(parsed);
-    if (entry) byPath.set(entry.path, entry);
+    if (entry) this.onEntry(entry);
   }
-  return [...byPath.values()];
 }
 
 /** A journal entry as the caller sees it: without what only the storage needs. */

@@ -18,6 +18,16 @@ export interface ObjectWriter {
   readonly reusedBytes?: number;
 }
 
+/** What StagingArea.writeSmallObject takes. */
+export type ObjectContent = string | Uint8Array | Iterable<Uint8Array>;
+
+/** An ObjectContent as pieces of bytes. */
+export function* contentPieces(content: ObjectContent): Generator<Uint8Array> {
+  if (typeof content === 'string') yield Buffer.from(content);
+  else if (content instanceof Uint8Array) yield content;
+  else yield* content;
+}
+
 /** ObjectWriter in blocking calls: how a copy thread writes a local file (LocalFiles). */
 export interface SyncObjectWriter {
   write(chunk: Uint8Array): void;
@@ -62,6 +72,15 @@ export interface StagedFile {
   source: SourceIdentity;
 }
 
+/**
+ * The files a staging area inherited, each built when asked for (an array will do): an area
+ * adopted with a million files holds them as columns, not as objects.
+ */
+export interface InheritedFiles {
+  readonly length: number;
+  at(index: number): StagedFile | undefined;
+}
+
 /** Options of StorageSystem.openStaging. */
 export interface OpenStagingOptions {
   /**
@@ -79,13 +98,13 @@ export interface StagingArea {
    * still held by the storage as recorded (its size; on S3 its size and ETag too). Empty for a
    * fresh area. Whether each is still what the source holds is the caller's to decide.
    */
-  readonly inherited: readonly StagedFile[];
+  readonly inherited: InheritedFiles;
   /**
    * Removes whatever the area holds (or, on S3, holds under its target) except the inherited
    * files named in `keep`: what earlier attempts left half-written or no longer wanted. Called
    * once, before the first object is created.
    */
-  discardExcept(keep: ReadonlySet<string>): Promise<void>;
+  discardExcept(keep: (path: string) => boolean): Promise<void>;
   /**
    * Records files this attempt has copied and committed: once this resolves, their bytes and
    * the record are durable (the bytes first), and a later attempt that adopts the area inherits
@@ -99,7 +118,11 @@ export interface StagingArea {
   /** Files copied at once per import without copy threads, and each one's read buffer. */
   readonly copyLanes: number;
   readonly copyBufferBytes: number;
-  writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void>;
+  /**
+   * An object written whole: its text, its bytes, or its pieces in order (read one at a time,
+   * so a stored manifest of a million lines is never held whole where the backend streams).
+   */
+  writeSmallObject(relativePath: string, content: ObjectContent): Promise<void>;
   createCollection(relativePath: string): Promise<void>;
   /**
    * Makes every object and directory written so far durable (one flush, not one per file).

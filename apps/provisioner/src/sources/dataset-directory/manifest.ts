@@ -221,23 +221,49 @@ function unescapeMd5sum(path: string): string {
 
 /**
  * Serialises `paths[i]` with `hexes[i]` in sorted path order, the way
- * .provisioner/manifest-sha256.txt is written: straight into one buffer of the text's size
- * (an index sorts, never the entries), so an import of 300,000 files does not hold them a second
- * and third time as entries and lines.
+ * .provisioner/manifest-sha256.txt is written (tests and small texts: see manifestChunks).
  */
 export function formatManifest(paths: readonly string[], hexes: readonly string[]): Buffer {
   const order = Uint32Array.from(paths.keys()).sort((a, b) =>
     paths[a] < paths[b] ? -1 : paths[a] > paths[b] ? 1 : 0,
   );
-  let size = 0;
-  for (let i = 0; i < paths.length; i++) size += hexes[i].length + 3 + Buffer.byteLength(paths[i]);
-  const text = Buffer.allocUnsafe(size);
+  return Buffer.concat([
+    ...manifestChunks(
+      order,
+      (i) => paths[i],
+      (i) => hexes[i],
+    ),
+  ]);
+}
+
+/** Size of the pieces manifestChunks hands out. */
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The lines `<hex>  <path>` of the entries in `order`, in pieces of about CHUNK_BYTES, each
+ * written only when the one before was taken: an import of a million files never holds its
+ * stored manifest whole.
+ */
+export function* manifestChunks(
+  order: Iterable<number>,
+  path: (i: number) => string,
+  hex: (i: number) => string,
+): Generator<Buffer> {
+  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let at = 0;
   for (const i of order) {
-    at += text.write(hexes[i], at, 'latin1');
-    at += text.write('  ', at, 'latin1');
-    at += text.write(paths[i], at, 'utf8');
-    at += text.write('\n', at, 'latin1');
+    const p = path(i);
+    const h = hex(i);
+    const length = h.length + 3 + Buffer.byteLength(p);
+    if (at + length > chunk.length) {
+      if (at > 0) yield chunk.subarray(0, at);
+      chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, length));
+      at = 0;
+    }
+    at += chunk.write(h, at, 'latin1');
+    at += chunk.write('  ', at, 'latin1');
+    at += chunk.write(p, at, 'utf8');
+    at += chunk.write('\n', at, 'latin1');
   }
-  return text;
+  if (at > 0) yield chunk.subarray(0, at);
 }

@@ -15,15 +15,13 @@ import {
 } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { mapLimit } from '../../common/map-limit';
-import {
-  formatJournal,
-  JOURNAL_PATH,
-  JournalEntry,
-  parseJournal,
-  stagedFileOf,
-} from '../staged-files-journal';
+import { formatJournal, JOURNAL_PATH, JournalLines } from '../staged-files-journal';
+import { StagedFileTable } from '../staged-file-table';
 import {
   ByteSource,
+  contentPieces,
+  type InheritedFiles,
+  type ObjectContent,
   LocalFiles,
   ObjectWriter,
   OpenStagingOptions,
@@ -108,18 +106,37 @@ function syncFilesystem(path: string): Promise<boolean> {
  * file of the recorded size (staged files are created read-only and written once, so their
  * content is what was hashed when they were recorded).
  */
-async function verifiedJournal(root: string): Promise<JournalEntry[]> {
-  const text = await readFile(join(root, JOURNAL_PATH), 'utf8').catch((error: unknown) => {
-    if (isMissing(error)) return '';
+async function verifiedJournal(root: string): Promise<InheritedFiles> {
+  const table = new StagedFileTable();
+  const handle = await open(join(root, JOURNAL_PATH), 'r').catch((error: unknown) => {
+    if (isMissing(error)) return null;
     throw error;
   });
-  const entries = parseJournal(text);
-  const present = await mapLimit(entries, 16, async (entry) => {
-    const stats = await lstat(join(root, entry.path)).catch(() => null);
-    return stats !== null && stats.isFile() && stats.size === entry.size;
+  if (handle === null) return [];
+  try {
+    const lines = new JournalLines((entry) => table.set(entry));
+    const chunk = Buffer.allocUnsafe(JOURNAL_CHUNK_BYTES);
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      lines.push(chunk.subarray(0, bytesRead));
+    }
+    lines.end();
+  } finally {
+    await handle.close();
+  }
+  const rows = Array.from({ length: table.count }, (_, i) => i);
+  const present = await mapLimit(rows, 16, async (i) => {
+    const stats = await lstat(join(root, table.path(i))).catch(() => null);
+    return stats !== null && stats.isFile() && stats.size === table.at(i).size;
   });
-  return entries.filter((_, i) => present[i]);
+  return table.rows(Uint32Array.from(rows.filter((i) => present[i])));
 }
+
+/** A journal is read back in pieces of this size. */
+const JOURNAL_CHUNK_BYTES = 1024 * 1024;
+/** Entries written back at once when an area's journal is rewritten. */
+const JOURNAL_BATCH = 10_000;
 
 /** Every file below `dir` (relative paths), and the directories, deepest first. */
 async function treeOf(dir: string): Promise<{ files: string[]; directories: string[] }> {
@@ -144,7 +161,6 @@ class FilesystemStagingArea implements StagingArea {
   readonly copyLanes = 6;
   readonly copyBufferBytes = 2 * 1024 * 1024;
   private readonly directories = new Set<string>();
-  private readonly files: string[] = [];
 
   constructor(
     readonly id: string,
@@ -152,7 +168,7 @@ class FilesystemStagingArea implements StagingArea {
     /** The area's inode and birth time when created: a re-created area is not ours any more. */
     private readonly identity: string,
     directWriteMinBytes: number | undefined,
-    readonly inherited: readonly StagedFile[],
+    readonly inherited: InheritedFiles,
     /** Whether the area was adopted from an earlier attempt (else it is empty). */
     private readonly adopted: boolean,
   ) {
@@ -165,36 +181,52 @@ class FilesystemStagingArea implements StagingArea {
    * in between leaves no entry naming a removed file. Directories left empty go too, so none
    * that the manifest no longer names is published.
    */
-  async discardExcept(keep: ReadonlySet<string>): Promise<void> {
+  async discardExcept(keep: (path: string) => boolean): Promise<void> {
     if (!this.adopted) return;
     await this.checkIdentity();
-    const kept = this.inherited.filter((file) => keep.has(file.path));
     await this.mkdirs(join(this.root, dirname(JOURNAL_PATH)));
     const journal = join(this.root, JOURNAL_PATH);
     const handle = await open(`${journal}.new`, 'w');
     try {
-      await handle.writeFile(formatJournal(kept));
+      let batch: StagedFile[] = [];
+      for (let k = 0; k < this.inherited.length; k++) {
+        const file = this.inherited.at(k)!;
+        if (keep(file.path)) batch.push(file);
+        if (batch.length === JOURNAL_BATCH || (k === this.inherited.length - 1 && batch.length)) {
+          await handle.write(formatJournal(batch));
+          batch = [];
+        }
+      }
       await handle.sync();
     } finally {
       await handle.close();
     }
     await rename(`${journal}.new`, journal);
-    const tree = await treeOf(this.root);
-    const keepPaths = new Set([...kept.map((file) => file.path), JOURNAL_PATH]);
-    await mapLimit(
-      tree.files.filter((path) => !keepPaths.has(path)),
-      16,
-      (path) => unlink(join(this.root, path)),
-    );
-    for (const dir of tree.directories) {
+    await this.removeExcept('', (path) => path === JOURNAL_PATH || keep(path));
+  }
+
+  /**
+   * Removes the files below `relativeDir` that `keep` refuses, one directory at a time, and
+   * each directory left empty (the deepest first).
+   */
+  private async removeExcept(relativeDir: string, keep: (path: string) => boolean): Promise<void> {
+    const doomed: string[] = [];
+    for (const entry of await readdir(join(this.root, relativeDir), { withFileTypes: true })) {
+      const path = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
+      if (!entry.isDirectory()) {
+        if (!keep(path)) doomed.push(path);
+        continue;
+      }
+      await this.removeExcept(path, keep);
       try {
-        await rmdir(join(this.root, dir));
+        await rmdir(join(this.root, path));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOTEMPTY') continue;
         throw error;
       }
-      this.directories.delete(join(this.root, dir));
+      this.directories.delete(join(this.root, path));
     }
+    await mapLimit(doomed, 16, (path) => unlink(join(this.root, path)));
   }
 
   /**
@@ -225,27 +257,23 @@ class FilesystemStagingArea implements StagingArea {
     const handle = await open(path, 'wx', READ_ONLY_FILE).catch((error: unknown) => {
       throw stagingLostOnMissing(this.id, error);
     });
-    const writer = new FilesystemObjectWriter(handle);
-    this.files.push(path);
-    return writer;
+    return new FilesystemObjectWriter(handle);
   }
 
   /**
-   * The object's parent directories are created here and the object counted as the area's
-   * (the fsync fallback of sync() covers it) before the caller creates it: a path that ends up
-   * never created only matters to an attempt that has failed already.
+   * The object's parent directories are created here before the caller creates it (the fsync
+   * fallback of sync() finds it in the area's tree).
    */
   private prepareLocalObject(relativePath: string): string {
     const path = this.resolve(relativePath);
     this.mkdirsSync(path.slice(0, path.lastIndexOf(sep)));
-    this.files.push(path);
     return path;
   }
 
-  async writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void> {
+  async writeSmallObject(relativePath: string, content: ObjectContent): Promise<void> {
     const writer = await this.createObject(relativePath);
     try {
-      await writer.write(typeof content === 'string' ? Buffer.from(content) : content);
+      for (const piece of contentPieces(content)) await writer.write(piece);
     } catch (error) {
       await writer.abort();
       throw error;
@@ -257,8 +285,11 @@ class FilesystemStagingArea implements StagingArea {
     await this.mkdirs(this.resolve(relativePath));
   }
 
+  /** Without `sync -f`, every file of the area's tree: the area keeps no list of them. */
   async sync(): Promise<void> {
-    await this.flush(this.files);
+    await this.flush(async () =>
+      (await treeOf(this.root)).files.map((path) => join(this.root, path)),
+    );
   }
 
   /** Writing into a removed area re-creates directories (mkdir -p): never ours any more. */
@@ -268,11 +299,11 @@ class FilesystemStagingArea implements StagingArea {
   }
 
   /** The whole area durable (syncfs); without `sync -f`, `files` and the directories one by one. */
-  private async flush(files: readonly string[]): Promise<void> {
+  private async flush(files: readonly string[] | (() => Promise<string[]>)): Promise<void> {
     // Checked right before publishing, so a half-empty tree is never published.
     await this.checkIdentity();
     if (await syncFilesystem(this.root)) return;
-    await mapLimit(files, 16, fsyncPath);
+    await mapLimit(typeof files === 'function' ? await files() : files, 16, fsyncPath);
     for (const dir of this.directories) await fsyncPath(dir);
   }
 
@@ -412,7 +443,7 @@ export class FilesystemStorage implements StorageSystem {
       else await this.removeStaging(earlier);
     }
     if (!adopted) await mkdir(dir, { recursive: true });
-    const inherited = adopted ? (await verifiedJournal(dir)).map(stagedFileOf) : [];
+    const inherited = adopted ? await verifiedJournal(dir) : [];
     return new FilesystemStagingArea(
       id,
       dir,

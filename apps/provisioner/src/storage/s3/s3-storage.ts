@@ -19,6 +19,8 @@ import { datasetCommitObject, isDatasetPath } from '../storage-layout';
 import { formatJournal, JournalEntry, parseJournal, stagedFileOf } from '../staged-files-journal';
 import {
   ByteSource,
+  contentPieces,
+  type ObjectContent,
   ObjectWriter,
   OpenStagingOptions,
   StagedFile,
@@ -700,9 +702,9 @@ class S3StagingArea implements StagingArea {
    * This area's journal first names what is kept, then the earlier areas are forgotten and
    * every other object under the target is deleted (with the multipart uploads under it).
    */
-  async discardExcept(keep: ReadonlySet<string>): Promise<void> {
+  async discardExcept(keep: (path: string) => boolean): Promise<void> {
     await this.storage.call(async () => {
-      const kept = this.inherited.filter((file) => keep.has(file.path));
+      const kept = this.inherited.filter((file) => keep(file.path));
       const keys = new Set(kept.map((file) => this.storage.key(`${this.target}/${file.path}`)));
       for (const key of [...this.stored.keys()]) if (!keys.has(key)) this.stored.delete(key);
       await this.writeJournal(kept);
@@ -761,8 +763,9 @@ class S3StagingArea implements StagingArea {
     };
   }
 
-  async writeSmallObject(relativePath: string, content: string | Uint8Array): Promise<void> {
-    this.deferred.push({ path: checkedRelative(relativePath), content: Buffer.from(content) });
+  async writeSmallObject(relativePath: string, content: ObjectContent): Promise<void> {
+    const pieces = [...contentPieces(content)];
+    this.deferred.push({ path: checkedRelative(relativePath), content: Buffer.concat(pieces) });
   }
 
   /** S3 has no directories. */
