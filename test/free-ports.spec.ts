@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { freePort, freePortBlock } from '../scripts/lib/child-process';
+import { freePort, freePortBlock, freePortWithCompanion } from '../scripts/lib/child-process';
 
 const ephemeralFloor = Number(
   readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
@@ -34,6 +34,13 @@ describe('free ports for servers started later', () => {
     expect(base + 4).toBeLessThan(ephemeralFloor);
     expect([0, 1, 2, 3, 4].map((i) => base + i)).not.toContain(single);
     const closers = await Promise.all([0, 1, 2, 3, 4].map((i) => listen(base + i)));
+    await Promise.all(closers.map((close) => close()));
+  });
+
+  it('gives a port whose companion (a Redis Cluster bus port, + 10000) is free and below the range too', async () => {
+    const port = await freePortWithCompanion(10_000);
+    expect(port + 10_000).toBeLessThan(ephemeralFloor);
+    const closers = await Promise.all([listen(port), listen(port + 10_000)]);
     await Promise.all(closers.map((close) => close()));
   });
 });

@@ -30,29 +30,43 @@ const PORTS_FROM = 10_000;
 const handedOut = new Set<number>();
 
 /**
- * `count` consecutive free loopback ports for a server started next, often by another process.
- * They lie below the kernel's ephemeral range: a port that listen(0) found free is one the
- * kernel may give to any outgoing connection (a parallel test suite opens thousands) before
- * the server binds it, which then fails with EADDRINUSE (a Redis of a Sentinel set exited 1 so).
+ * A free loopback port `base` such that `base + offset` is free for every offset given, for a
+ * server started next, often by another process. They lie below the kernel's ephemeral range: a
+ * port that listen(0) found free is one the kernel may give to any outgoing connection (a
+ * parallel test suite opens thousands) before the server binds it, which then fails with
+ * EADDRINUSE (a Redis of a Sentinel set exited 1 so).
  */
-export async function freePortBlock(count: number): Promise<number> {
-  const span = ephemeralFloor() - PORTS_FROM - count;
+async function freePorts(offsets: number[]): Promise<number> {
+  const span = ephemeralFloor() - PORTS_FROM - Math.max(...offsets);
   for (let tries = 0; span > 0 && tries < 1000; tries++) {
     const base = PORTS_FROM + Math.floor(Math.random() * span);
     let all = true;
-    for (let i = 0; i < count && all; i++)
-      all = !handedOut.has(base + i) && (await canListen(base + i));
+    for (const offset of offsets)
+      all &&= !handedOut.has(base + offset) && (await canListen(base + offset));
     if (all) {
-      for (let i = 0; i < count; i++) handedOut.add(base + i);
+      for (const offset of offsets) handedOut.add(base + offset);
       return base;
     }
   }
-  throw new Error(`no ${count} free loopback ports between ${PORTS_FROM} and the ephemeral range`);
+  throw new Error(`no free loopback ports between ${PORTS_FROM} and the ephemeral range`);
 }
 
-/** A free loopback port for a server started next (see `freePortBlock`). */
+/** `count` consecutive free loopback ports for a server started next (see `freePorts`). */
+export function freePortBlock(count: number): Promise<number> {
+  return freePorts(Array.from({ length: count }, (_, i) => i));
+}
+
+/** A free loopback port for a server started next (see `freePorts`). */
 export function freePort(): Promise<number> {
-  return freePortBlock(1);
+  return freePorts([0]);
+}
+
+/**
+ * A free loopback port whose companion `port + offset` is free too, below the ephemeral range: a
+ * Redis Cluster node also binds its bus port, its port + 10000.
+ */
+export function freePortWithCompanion(offset: number): Promise<number> {
+  return freePorts([0, offset]);
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));

@@ -8,11 +8,13 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
-import { freePort, stopChild } from '../../scripts/lib/child-process';
+import { freePort, freePortWithCompanion, stopChild } from '../../scripts/lib/child-process';
 import { poll, until } from './wait';
 
 const run = promisify(execFile);
 const START_MS = 15_000;
+/** A Redis Cluster node's bus port is its port plus this. */
+const CLUSTER_BUS_OFFSET = 10_000;
 
 /** `redis-sentinel` where Debian's package is installed, else redis-server's own Sentinel mode. */
 const SENTINEL_COMMAND = existsSync('/usr/bin/redis-sentinel')
@@ -348,7 +350,9 @@ export async function startRedisCluster(options: {
     await Promise.all(started.map((n) => stopChild(n.child, 3000)));
   };
   try {
-    const ports = [await freePort(), await freePort(), await freePort()];
+    // Each node binds its cluster bus too, on its port + 10000.
+    const ports: number[] = [];
+    for (let i = 0; i < 3; i++) ports.push(await freePortWithCompanion(CLUSTER_BUS_OFFSET));
     for (const port of ports) {
       const dir = join(options.dir, `cluster-${port}`);
       started.push(
