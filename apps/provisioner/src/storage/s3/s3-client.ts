@@ -1,5 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
+import { SignedPut } from './signed-put';
 
 export interface S3ClientOptions {
   endpoint?: string;
@@ -82,5 +83,21 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     },
     { step: 'build', name: 'unsignedPayloadWithContentMd5' },
   );
+  signedPuts.set(client, new SignedPut(client, options.timeouts));
   return client;
+}
+
+const signedPuts = new WeakMap<S3Client, SignedPut>();
+
+/**
+ * The single-request PutObject of a client (see SignedPut), with the client's time-outs when
+ * createS3Client made it; a client made otherwise gets one without time-outs.
+ */
+export function signedPutOf(client: S3Client): SignedPut {
+  let put = signedPuts.get(client);
+  if (!put) {
+    put = new SignedPut(client);
+    signedPuts.set(client, put);
+  }
+  return put;
 }

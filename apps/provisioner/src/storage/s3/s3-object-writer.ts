@@ -2,16 +2,18 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
-  PutObjectCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import type { ObjectWriter } from '../storage-system';
 import type { PartBufferPool, PooledBytes } from './part-buffer-pool';
+import type { SignedPut } from './signed-put';
 
 export interface S3Target {
   client: S3Client;
+  /** The client's single-request PutObject (whole objects: most of an import's requests). */
+  put: SignedPut;
   bucket: string;
   /** The worker's part buffers; its partBytes is the multipart part size. */
   pool: PartBufferPool;
@@ -207,19 +209,12 @@ export class S3ObjectWriter implements ObjectWriter {
   }
 
   private async putWhole(): Promise<void> {
-    const { client, bucket } = this.target;
+    const { put, bucket } = this.target;
     const body = this.lent ? this.lent.bytes.subarray(0, this.filled) : Buffer.alloc(0);
-    const md5 = createHash('md5').update(body).digest('hex');
-    const answer = await client.send(
-      new PutObjectCommand({
-        Bucket: bucket,
-        Key: this.key,
-        Body: body,
-        ContentLength: body.length,
-        ContentMD5: Buffer.from(md5, 'hex').toString('base64'),
-      }),
-    );
-    if (unquote(answer.ETag) !== md5)
+    const digest = createHash('md5').update(body).digest();
+    const md5 = digest.toString('hex');
+    const etag = await put.put(bucket, this.key, body, digest.toString('base64'));
+    if (unquote(etag) !== md5)
       throw new S3VerificationError(this.key, 'stored with another ETag than the MD5 sent');
     this.stored?.({ key: this.key, size: this.total, etag: md5 });
   }

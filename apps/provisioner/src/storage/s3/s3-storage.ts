@@ -9,7 +9,6 @@ import {
   ListObjectsV2Command,
   ListObjectsV2CommandOutput,
   ListPartsCommand,
-  PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -32,6 +31,7 @@ import {
   TargetExistsError,
 } from '../storage-system';
 import { PartBufferPool } from './part-buffer-pool';
+import { signedPutOf } from './s3-client';
 import {
   ResumableUpload,
   S3ObjectWriter,
@@ -143,6 +143,7 @@ export class S3Storage implements StorageSystem {
     this.description = `s3://${options.bucket}/${options.prefix}`;
     this.target = {
       client,
+      put: signedPutOf(client),
       bucket: options.bucket,
       pool: new PartBufferPool(options.partBytes, options.uploadConcurrency),
     };
@@ -521,13 +522,11 @@ export class S3Storage implements StorageSystem {
 
   private async putSmall(key: string, content: string): Promise<void> {
     const body = Buffer.from(content);
-    await this.client.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: body,
-        ContentMD5: createHash('md5').update(body).digest('base64'),
-      }),
+    await this.target.put.put(
+      this.bucket,
+      key,
+      body,
+      createHash('md5').update(body).digest('base64'),
     );
   }
 
