@@ -80,7 +80,7 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
       md5: true,
       files,
       prepare: (path) => staging.localFiles!.prepare(path),
-      copied: (position, result) => results.set(position, result),
+      copied: (position, result) => void results.set(position, result),
       bytes: (n) => (bytes += n),
       stopped: () => false,
       ...overrides,

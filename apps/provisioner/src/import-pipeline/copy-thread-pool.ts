@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { OnApplicationShutdown } from '@nestjs/common';
+import { mapLimit } from '../common/map-limit';
 import { startWorkerThread } from '../common/worker-thread';
 import { CopyResult } from './hashing-copy';
 import {
@@ -12,6 +13,7 @@ import {
   WalkBatch,
   WalkBatchReply,
 } from './copy-batch';
+import type { FileReadJob, ReadBatch, ReadBatchReply } from './read-batch';
 
 /** Two batches queued per thread: it starts the next while the main thread reads the last. */
 export const BATCHES_PER_THREAD = 2;
@@ -38,12 +40,16 @@ export const COPY_THREAD_ENTRY = join(__dirname, 'file-copy.thread');
 
 let threadIds = 0;
 
-type Batch = CopyBatch | WalkBatch;
+type Batch = CopyBatch | WalkBatch | ReadBatch;
 /** A batch before the pool numbers it. */
 type Unnumbered<B> = B extends Batch ? Omit<B, 'id'> : never;
-type Reply = CopyBatchReply | WalkBatchReply;
+type Reply = CopyBatchReply | WalkBatchReply | ReadBatchReply;
 /** The answer a thread gives to a batch of this kind. */
-type ReplyTo<B> = B extends WalkBatch ? WalkBatchReply : CopyBatchReply;
+type ReplyTo<B> = B extends WalkBatch
+  ? WalkBatchReply
+  : B extends ReadBatch
+    ? ReadBatchReply
+    : CopyBatchReply;
 
 /** One worker thread and the batches it has been sent, answered in order. */
 class CopyThread {
@@ -263,10 +269,19 @@ export interface ThreadedCopyRequest {
    * not as objects.
    */
   files: { readonly length: number; at(position: number): CopyFile | undefined };
-  /** StagingArea.localFiles.prepare: directories and bookkeeping on this thread, create there. */
-  prepare(path: string): string;
-  /** Each copied file's result, by its position in `files`; may throw to fail the copy. */
-  copied(position: number, result: CopyResult): void;
+  /**
+   * StagingArea.localFiles.prepare: directories and bookkeeping on this thread, create there.
+   * Absent, the threads only read and hash (a backend without local files): each file's bytes
+   * come to `copied`, which stores them.
+   */
+  prepare?(path: string): string;
+  /**
+   * Each copied file's result, by its position in `files`; may throw (or reject) to fail the
+   * copy. Without `prepare`, with the file's bytes (valid until the promise settles) to store.
+   */
+  copied(position: number, result: CopyResult, bytes?: Buffer): void | Promise<void>;
+  /** Without `prepare`: files of one answered batch being stored at once. */
+  storeConcurrency?: number;
   /** Bytes copied, as the threads report them (during a large file, not only at its end). */
   bytes(count: number): void;
   /** True once something else (a large file's copy) has failed: no new batch is sent. */
@@ -371,35 +386,67 @@ export async function copyFilesOnThreads(
     }
     if (positions.length === 0) return null;
     let largest = 0;
-    const jobs: FileCopyJob[] = positions.map((position) => {
-      const file = request.files.at(position)!;
-      largest = Math.max(largest, file.size);
-      return {
-        path: file.path,
-        target: request.prepare(file.path),
-        ...(file.ino !== undefined ? { identity: { dev: file.dev!, ino: file.ino } } : {}),
-        ...(file.size >= (request.directWriteMinBytes ?? Infinity) ? { direct: true } : {}),
-      };
-    });
-    const batch: Omit<CopyBatch, 'id'> = {
-      stagingId: request.stagingId,
+    for (const position of positions) largest = Math.max(largest, request.files.at(position)!.size);
+    const common = {
       sourceRoot: request.sourceRoot,
       md5: request.md5,
       bufferBytes: Math.min(largest + 1, MAX_BUFFER_BYTES),
-      jobs,
       stop,
     };
+    const identity = (file: CopyFile) =>
+      file.ino !== undefined ? { identity: { dev: file.dev!, ino: file.ino } } : {};
+    const prepare = request.prepare;
+    const batch: Omit<CopyBatch, 'id'> | Omit<ReadBatch, 'id'> = prepare
+      ? {
+          ...common,
+          stagingId: request.stagingId,
+          jobs: positions.map((position): FileCopyJob => {
+            const file = request.files.at(position)!;
+            return {
+              path: file.path,
+              target: prepare(file.path),
+              ...identity(file),
+              ...(file.size >= (request.directWriteMinBytes ?? Infinity) ? { direct: true } : {}),
+            };
+          }),
+        }
+      : {
+          ...common,
+          read: true,
+          jobs: positions.map((position): FileReadJob => {
+            const file = request.files.at(position)!;
+            return { path: file.path, size: file.size, ...identity(file) };
+          }),
+        };
     return { batch, tag: positions };
   };
 
   const lane = async (): Promise<void> => {
     for (;;) {
-      const answered = await pool.runNext(pick, (bytes) => request.bytes(bytes));
+      const answered = await pool.runNext<CopyBatch | ReadBatch, number[]>(pick, (bytes) =>
+        request.bytes(bytes),
+      );
       if (!answered) return;
-      answered.reply.outcomes.forEach((outcome, k) => {
-        if ('error' in outcome) throw reviveError(outcome.error);
-        request.copied(answered.tag[k], outcome);
+      const { reply, tag } = answered;
+      if (!('data' in reply)) {
+        reply.outcomes.forEach((outcome, k) => {
+          if ('error' in outcome) throw reviveError(outcome.error);
+          void request.copied(tag[k], outcome);
+        });
+        continue;
+      }
+      // Read: the files read before a failure are stored (and recorded) before it is thrown.
+      const failedAt = reply.outcomes.findIndex((outcome) => 'error' in outcome);
+      const read = failedAt < 0 ? reply.outcomes : reply.outcomes.slice(0, failedAt);
+      await mapLimit(read, request.storeConcurrency ?? 1, async (outcome, k) => {
+        if ('error' in outcome) return;
+        const bytes = Buffer.from(reply.data, outcome.offset!, outcome.size);
+        await request.copied(tag[k], outcome, bytes);
       });
+      if (failedAt >= 0) {
+        const failure = reply.outcomes[failedAt];
+        if ('error' in failure) throw reviveError(failure.error);
+      }
     }
   };
   await Promise.all(

@@ -19,9 +19,9 @@ export interface DatasetImportContext {
   /** Counts what is copied as it is copied (the worker's import metrics). */
   copyMeter?: CopyMeter;
   /**
-   * The worker's copy threads, which copy every file where the storage's objects are local
-   * files (IMPORT_COPY_THREADS of them); without a pool, or with one of size 0, files are copied
-   * on the main thread's lanes (as S3 always is).
+   * The worker's copy threads (IMPORT_COPY_THREADS of them), which copy every file where the
+   * storage's objects are local files, and read the small ones for S3; without a pool, or with
+   * one of size 0, files are copied on the main thread's lanes.
    */
   copyPool?: CopyThreadPool;
   /** Files copied at once on the main thread's lanes; default: the storage's copyLanes. */

@@ -12,7 +12,12 @@ import { copyWithHashes, CopyResult, type FileIdentity } from './hashing-copy';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
 import type { ImportProgress } from '../imports/import-progress';
 import type { ImportPlan } from './preflight';
-import { copyFilesOnThreads, type CopyFile, type CopyThreadPool } from './copy-thread-pool';
+import {
+  BATCHES_PER_THREAD,
+  copyFilesOnThreads,
+  type CopyFile,
+  type CopyThreadPool,
+} from './copy-thread-pool';
 import { ProblemList } from './problem-list';
 import { checkDigests, keepComputedSha256 } from './verify-checksums.step';
 
@@ -63,9 +68,17 @@ export async function stageFiles(
 }
 
 /**
- * One attempt's copy, one of two ways: on the copy threads (every file, where the backend's
- * objects are files on this host and IMPORT_COPY_THREADS > 0), or else on parallel lanes here
- * (reads and writes on libuv's pool, hashing on this thread), as S3 always is.
+ * Files below this size, on a backend without local files (S3), are read and hashed whole on the
+ * copy threads and only sent from here; larger ones stream through the lanes (a multipart
+ * upload: never all of a file in memory).
+ */
+const READ_ON_THREADS_BELOW = 1024 * 1024;
+
+/**
+ * One attempt's copy, one of three ways: on the copy threads (every file, where the backend's
+ * objects are files on this host and IMPORT_COPY_THREADS > 0); with threads but no local files
+ * (S3), small files read on the threads and sent from here, large ones on the lanes; or else
+ * every file on parallel lanes here (reads and writes on libuv's pool, hashing on this thread).
  */
 class FileStager {
   private readonly md5: boolean;
@@ -101,7 +114,8 @@ class FileStager {
     const local = this.staging.localFiles;
     try {
       if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
-      else await this.copyOnLanes();
+      else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool);
+      else await this.copyOnLanes(this.order);
     } catch (error) {
       await this.recorder.flush();
       // Whatever a stop interrupted (a copy thread's file, an upload) is the stop.
@@ -123,14 +137,18 @@ class FileStager {
     );
   }
 
-  private readonly done = (index: number, result: CopyResult): void => {
+  private checkSize(index: number, result: CopyResult): void {
     const files = this.plan.files;
-    const path = files.path(index);
     if (result.size !== files.size[index])
       throw new ImportTransientError(
         'source_changed',
-        `${path} changed size between preflight and copy`,
+        `${files.path(index)} changed size between preflight and copy`,
       );
+  }
+
+  private readonly done = (index: number, result: CopyResult): void => {
+    const path = this.plan.files.path(index);
+    this.checkSize(index, result);
     checkDigests(this.plan, index, result, this.mismatches);
     keepComputedSha256(this.plan, index, result.sha256);
     this.copiedFiles += 1;
@@ -165,6 +183,56 @@ class FileStager {
     });
   }
 
+  /**
+   * S3 with copy threads: the small files are read and hashed on the threads (blocking reads
+   * there cost a few µs a file; here each was six round trips through libuv's pool) and sent
+   * from here, while the large ones stream through the lanes. The first failure stops both.
+   */
+  private async readOnThreadsAndLanes(pool: CopyThreadPool): Promise<void> {
+    const { size } = this.plan.files;
+    const small = this.order.filter((index) => size[index] < READ_ON_THREADS_BELOW);
+    const large = this.order.filter((index) => size[index] >= READ_ON_THREADS_BELOW);
+    let first: { error: unknown } | undefined;
+    const fail = (error: unknown) => {
+      this.failed = true;
+      first ??= { error };
+    };
+    await Promise.all([
+      this.copyOnLanes(large).catch(fail),
+      this.sendReadOnThreads(pool, small).catch(fail),
+    ]);
+    if (first) throw first.error;
+  }
+
+  private async sendReadOnThreads(pool: CopyThreadPool, small: Uint32Array): Promise<void> {
+    // The lanes' number of uploads in flight, shared by the batches being sent at once.
+    const batchesAtOnce = Math.max(1, pool.size) * BATCHES_PER_THREAD;
+    await copyFilesOnThreads(pool, {
+      stagingId: this.staging.id,
+      md5: this.md5,
+      sourceRoot: this.plan.payloadRoot,
+      files: { length: small.length, at: (position) => this.fileAt(small[position]) },
+      copied: async (position, result, bytes) => {
+        if (this.stopping) return;
+        const index = small[position];
+        this.checkSize(index, result);
+        const writer = await this.staging.createObject(this.plan.files.path(index), result.size);
+        try {
+          await writer.write(bytes!);
+        } catch (error) {
+          await writer.abort().catch(() => undefined);
+          throw error;
+        }
+        await writer.commit();
+        this.done(index, result);
+      },
+      bytes: this.onBytes,
+      stopped: () => this.failed || this.stopping,
+      signal: this.ctx.signal,
+      storeConcurrency: Math.ceil(this.staging.copyLanes / batchesAtOnce),
+    });
+  }
+
   /** Planned file `index` as the copy takes it. */
   private fileAt(index: number): CopyFile & FileIdentity {
     const files = this.plan.files;
@@ -177,16 +245,16 @@ class FileStager {
   }
 
   /**
-   * Without copy threads (IMPORT_COPY_THREADS=0, or a backend without local files): the
-   * backend's number of lanes, each with three buffers (read, hash, write overlap). The first
+   * Without copy threads (IMPORT_COPY_THREADS=0), or the large files of a backend without local
+   * files: the backend's number of lanes, each with three buffers (read, hash, write overlap). The first
    * failure stops new files, and every lane finishes its file before this returns, so no write
    * lands after the caller removes the staging area.
    */
-  private async copyOnLanes(): Promise<void> {
+  private async copyOnLanes(order: Uint32Array): Promise<void> {
     const lanes = Math.max(1, this.ctx.copyConcurrency ?? this.staging.copyLanes);
     const bufferBytes = this.ctx.bufferBytes ?? this.staging.copyBufferBytes;
     const buffersOfLanes = Array.from(
-      { length: Math.min(lanes, this.order.length) },
+      { length: Math.min(lanes, order.length) },
       (): [Buffer, Buffer, Buffer] => [
         Buffer.allocUnsafe(bufferBytes),
         Buffer.allocUnsafe(bufferBytes),
@@ -194,7 +262,7 @@ class FileStager {
       ],
     );
     let firstError: { error: unknown } | undefined;
-    await mapLimit(Array.from(this.order), lanes, async (index) => {
+    await mapLimit(Array.from(order), lanes, async (index) => {
       if (this.failed || this.stopping) return;
       const buffers = buffersOfLanes.pop()!;
       try {
