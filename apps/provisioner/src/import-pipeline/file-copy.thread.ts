@@ -14,29 +14,41 @@ const PROGRESS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Entry of a copy thread (started by copy-thread-pool.ts): copies the batches it is
- * sent, or walks the payload directories it is sent, one batch at a time, in blocking calls,
- * and answers each with its outcomes.
+ * sent, or walks the payload directories it is sent, one batch at a time, in blocking calls
+ * (a file written direct also waits for its writes, see copyFileWithHashesOverlapped), and
+ * answers each with its outcomes.
  */
 if (!parentPort) throw new Error('file-copy.thread runs only as a worker thread');
 const port = parentPort;
 // One read buffer per thread, grown to the largest batch's need; aligned for direct writes.
 let buffer = allocAligned(0);
+// Its twin for files written direct, made at the first one (a thread of small files has none).
+let spare: Buffer | null = null;
+const spareBuffer = (): Buffer => {
+  if (spare?.length !== buffer.length) spare = allocAligned(buffer.length);
+  return spare;
+};
 
-port.on('message', (batch: CopyBatch | WalkBatch) => {
-  if ('walk' in batch) {
-    port.postMessage(runWalkBatch(batch));
-    return;
-  }
+async function copy(batch: CopyBatch): Promise<CopyBatchReply> {
   if (buffer.length < batch.bufferBytes) buffer = allocAligned(roundUpToBlock(batch.bufferBytes));
   let unreported = 0;
-  const outcomes = runCopyBatch(batch, buffer, (bytes) => {
+  const outcomes = await runCopyBatch(batch, { buffer, spare: spareBuffer }, (bytes) => {
     unreported += bytes;
     if (unreported < PROGRESS_BYTES) return;
     const progress: CopyBatchProgress = { id: batch.id, progress: unreported };
     port.postMessage(progress);
     unreported = 0;
   });
-  const reply: CopyBatchReply = { id: batch.id, outcomes, bytes: unreported };
-  port.postMessage(reply);
+  return { id: batch.id, outcomes, bytes: unreported };
+}
+
+// One batch at a time, in the order sent: the pool queues two per thread, and the second
+// arrives while the first waits for a direct write; they share the buffers. An unexpected
+// failure (no memory for a buffer) stays unhandled and ends the thread, which fails its batches.
+let previous = Promise.resolve();
+port.on('message', (batch: CopyBatch | WalkBatch) => {
+  previous = previous.then(async () =>
+    port.postMessage('walk' in batch ? runWalkBatch(batch) : await copy(batch)),
+  );
 });
 port.postMessage('ready');
