@@ -1,4 +1,4 @@
-// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build] [--scale-sizes <n>,...]`: measures each figure as
+// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build] [--scale-sizes <n>,...] [--huge-gib <n>]`: measures each figure as
 // a ratio against a physical limit in the same run and writes docs/benchmarks.md. The suites, in
 // the order they run and their sections appear, are SUITES below (`--help` lists them).
 import { spawnSync } from 'node:child_process';
@@ -59,6 +59,7 @@ function parseArgs(argv: string[]) {
   let quick = false;
   let build = true;
   let scaleSizes: number[] | undefined;
+  let hugeGiB: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
@@ -69,6 +70,12 @@ function parseArgs(argv: string[]) {
       if (scaleSizes.length === 0 || scaleSizes.some((n) => !Number.isInteger(n) || n < 1)) {
         throw new Error('--scale-sizes takes file counts (comma-separated)');
       }
+    } else if (arg === '--huge-gib' || arg.startsWith('--huge-gib=')) {
+      const value = arg.includes('=') ? arg.slice('--huge-gib='.length) : argv[++i];
+      hugeGiB = Number(value);
+      if (!Number.isFinite(hugeGiB) || hugeGiB <= 0) {
+        throw new Error('--huge-gib takes the size of the single-file import case in GiB');
+      }
     } else if (arg === '--only' || arg.startsWith('--only=')) {
       const value = arg.includes('=') ? arg.slice('--only='.length) : argv[++i];
       only = (value ?? '').split(',').filter(Boolean);
@@ -78,7 +85,7 @@ function parseArgs(argv: string[]) {
       }
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { only, quick, build, scaleSizes };
+  return { only, quick, build, scaleSizes, hugeGiB };
 }
 
 function redisVersion(): string {
@@ -90,15 +97,16 @@ const HEADER = `# Benchmarks
 
 Written by \`npm run bench\` (\`-- --only ${SUITE_NAMES.join('|')}\`, \`--quick\` for a smoke run).
 Every figure is measured side by side with its physical limit in the same run (a bare HTTP server,
-\`cp -r\`, \`rsync -a\` and \`rclone copy\` + \`sync\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
+\`cp -r\`, \`rsync -a\` and \`rclone copy\` + \`sync\`, \`dd oflag=direct\`, PostgreSQL's COPY), so a busy machine lowers both and the ratio stays meaningful. Each section
 says when and on what machine it was measured; sections are replaced one at a time.`;
 
 async function main(): Promise<void> {
   if (
     answersHelp(
       `Usage: npm run bench [-- --only ${SUITE_NAMES.join('|')} (comma-separated)] ` +
-        '[--quick] [--no-build] [--scale-sizes <files>,...]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
-        'of the services and rewrites docs/benchmarks.md section by section.',
+        '[--quick] [--no-build] [--scale-sizes <files>,...] [--huge-gib <GiB>]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
+        'of the services and rewrites docs/benchmarks.md section by section. --huge-gib adds to the imports ' +
+        'suite one file of that size against `dd oflag=direct` (it needs 2.5 times that size free).',
     )
   )
     return;
@@ -112,6 +120,7 @@ async function main(): Promise<void> {
   const ctx: BenchContext = {
     quick: options.quick,
     scaleSizes: options.scaleSizes,
+    hugeGiB: options.hugeGiB,
     tempDir,
     log: (message) => process.stdout.write(`[bench] ${message}\n`),
   };

@@ -1,7 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { DIRECT_WRITE_MIN_BYTES } from '../../../apps/provisioner/src/storage/filesystem/direct-object-writer';
 import { startPrivateRedis } from '../../lib/private-redis';
 import {
   cloneImportDataset,
@@ -40,6 +41,21 @@ const SETTLED_PROBE_RATIO = 1.5;
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
+
+/** The ceiling side of a dataset with large files (see timeDirectCeiling), and its target. */
+const DIRECT_CEILING = 'dd oflag=direct';
+const DIRECT_CEILING_TARGET = 0.8;
+/** dd's block size: large enough that the kernel keeps several requests in flight per write. */
+const DD_BLOCK = '8M';
+/**
+ * The single-file case (`--huge-gib`): its source, plus one target at a time (each side's is
+ * deleted before the next side runs), plus a margin for the rest of the bench and the import's
+ * own space check (payload plus margin).
+ */
+const HUGE_SPACE_FACTOR = 2.5;
+const HUGE_ROUNDS = 3;
+/** Memory flat: the single file may raise the worker's peak this much over the 1 GiB dataset's. */
+const HUGE_MEMORY_SLACK_BYTES = 8 * MiB;
 
 /**
  * Reads every file once, so every side starts from a warm page cache. Done before each side, not
@@ -170,6 +186,76 @@ export function timeTool(command: string, args: string[], target: string): numbe
   if (copy.status !== 0 || sync.status !== 0)
     throw new Error(`${command} or sync failed: ${copy.stderr}${String(sync.stderr)}`);
   return ms;
+}
+
+/** Runs a command without blocking the event loop; rejects with its stderr when it fails. */
+function run(command: string, args: string[], cwd?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} failed (${code}): ${stderr}`)),
+    );
+  });
+}
+
+/**
+ * The disk's direct-write ceiling for the same bytes as an import, into a new `target`: every
+ * file the import writes past the page cache (DIRECT_WRITE_MIN_BYTES or more) by its own
+ * `dd oflag=direct`, the rest by one `cp --parents` through the page cache, all at once, then one
+ * `sync -f` (the import's syncfs). At once: the import writes as many files at a time as it has
+ * copy threads, and on this disk two `dd` at once wrote 2 × 512 MiB in 0.5–0.8 s where one
+ * after the other took 0.7–1.2 s, so a sequential ceiling would flatter the import. No hashing and no
+ * checks: what the disk takes, the source read from the same warm page cache as every side.
+ */
+async function timeDirectCeiling(
+  source: string,
+  target: string,
+  files: FileSpec[],
+): Promise<number> {
+  const direct = files.filter((f) => f.size >= DIRECT_WRITE_MIN_BYTES);
+  const cached = files.filter((f) => f.size < DIRECT_WRITE_MIN_BYTES).map((f) => f.path);
+  const started = performance.now();
+  mkdirSync(target, { recursive: true });
+  for (const dir of new Set(direct.map((f) => dirname(join(target, f.path)))))
+    mkdirSync(dir, { recursive: true });
+  await Promise.all([
+    ...direct.map((f) =>
+      run('dd', [
+        `if=${join(source, f.path)}`,
+        `of=${join(target, f.path)}`,
+        `bs=${DD_BLOCK}`,
+        'oflag=direct',
+        'status=none',
+      ]),
+    ),
+    ...(cached.length > 0 ? [run('cp', ['--parents', '-t', target, ...cached], source)] : []),
+  ]);
+  await run('sync', ['-f', target]);
+  return performance.now() - started;
+}
+
+/** Share of `path` in the page cache (util-linux fincore), NaN where fincore is missing. */
+function cachedShare(path: string, size: number): number {
+  const out = spawnSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', path], {
+    encoding: 'utf8',
+  });
+  return out.status === 0 ? Number(out.stdout.trim()) / size : NaN;
+}
+
+/** Refuses the single-file case, with the figures, where the disk cannot hold it. */
+function checkHugeSpace(dir: string, bytes: number): void {
+  const stats = statfsSync(dir);
+  const free = stats.bavail * stats.bsize;
+  const needed = HUGE_SPACE_FACTOR * bytes;
+  if (free < needed)
+    throw new Error(
+      `--huge-gib ${fmt(bytes / GiB, 2)} needs ${fmt(needed / GiB)} GiB free (${HUGE_SPACE_FACTOR}× the file: ` +
+        `the source and one target at a time) on the filesystem of ${dir}, which has ${fmt(free / GiB)} GiB: ` +
+        'free some space or give a smaller size',
+    );
 }
 
 /**
@@ -317,6 +403,8 @@ interface CopyCase {
   files: FileSpec[];
   /** Targets: minimum median ratio (peer time / import time) against each named peer. */
   targets: Record<string, number>;
+  /** Has files written direct: measured against the disk's ceiling too (timeDirectCeiling). */
+  ceiling?: boolean;
 }
 
 /** One side of a round: a peer tool or an import set-up; `cpu` reads the CPU time it uses. */
@@ -342,6 +430,8 @@ interface CaseResult {
 }
 
 const PEERS = ['cp -r', 'rsync -a', 'rclone copy'] as const;
+/** What an import is compared with, where the dataset has it. */
+const COMPARED = [...PEERS, DIRECT_CEILING];
 
 /** Median of the per-round ratios other/ours: above 1 means `ours` was faster. */
 function ratio(result: CaseResult, ours: string, other: string): number {
@@ -351,6 +441,9 @@ function ratio(result: CaseResult, ours: string, other: string): number {
 }
 
 export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
+  // The single-file case is refused before anything is written (and checked again in its turn).
+  const hugeBytes = ctx.hugeGiB === undefined ? undefined : Math.round(ctx.hugeGiB * GiB);
+  if (hugeBytes !== undefined) checkHugeSpace(ctx.tempDir, hugeBytes);
   ensurePeers(ctx.log);
   const base = join(ctx.tempDir, 'imports');
   const dropzone = join(base, 'dropzone');
@@ -364,7 +457,8 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
       key: 'MIXED',
       name: `${fmt(scale, 3)} GiB mixed (3 large files + 1,000 small)`,
       files: mixedDataset(Math.round(GiB * scale)),
-      targets: { 'cp -r': 0.6, 'rclone copy': 1 },
+      targets: { 'cp -r': 0.6, 'rclone copy': 1, [DIRECT_CEILING]: DIRECT_CEILING_TARGET },
+      ceiling: true,
     },
     {
       key: 'SMALL',
@@ -387,6 +481,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
   }
   for (let i = 1; i <= CONCURRENT_IMPORTS; i++)
     cloneImportDataset(dropzone, 'MIXED', `MIXED-C${i}`);
+  if (hugeBytes !== undefined) cloneImportDataset(dropzone, 'MIXED', 'MIXED-H');
   writeImportDataset(dropzone, 'HUGE', [{ path: 'one-big-file.bin', size: memoryBytes }], true);
   ctx.log('datasets written');
 
@@ -396,6 +491,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
   const fastestProbe = { ms: Infinity };
   let memory: { idle: number; before: number; after: number } | undefined;
   let concurrent: { peak: number; ms: number } | undefined;
+  let huge: HugeResult | undefined;
   try {
     for (const backend of backends) setups.push(await startSetup(backend, base, dropzone));
     for (const c of cases) {
@@ -457,6 +553,15 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
             ),
           cpu: () => cpuMs('self'),
         },
+        ...(c.ceiling
+          ? [
+              {
+                label: DIRECT_CEILING,
+                run: (round: number) => timeDirectCeiling(source, peerTarget('dd', round), c.files),
+                cpu: () => cpuMs('self'),
+              },
+            ]
+          : []),
       ];
       mkdirSync(join(base, 'peers'), { recursive: true });
       // After a deletion (the previous case's targets) the disk is left alone for a minute:
@@ -522,11 +627,147 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
     ctx.log(
       `worker peak RSS with ${CONCURRENT_IMPORTS} imports at once ${fmt(concurrent.peak / MiB)} MiB (${fmt(concurrent.ms, 0)} ms)`,
     );
+    for (const setup of setups.splice(0)) await setup.stop();
+
+    if (hugeBytes !== undefined) {
+      // What the memory imports published goes first: the single file needs the space.
+      rmSync(join(base, 'storage-redis', 'projects'), { recursive: true, force: true });
+      huge = await hugeFileCase(ctx, {
+        base,
+        dropzone,
+        bytes: hugeBytes,
+        baseline: cases[0].name,
+        setups,
+        fastestProbe,
+      });
+    }
   } finally {
     for (const setup of setups) await setup.stop().catch(() => undefined);
     rmSync(base, { recursive: true, force: true });
   }
-  return report(ctx, results, rounds, memoryBytes, memory, concurrent);
+  return report(ctx, results, rounds, memoryBytes, memory, concurrent, huge);
+}
+
+/** The single-file case (`--huge-gib`): an import and `dd oflag=direct` of one file, per round. */
+interface HugeResult {
+  bytes: number;
+  baseline: string;
+  rounds: number;
+  /** Milliseconds, CPU milliseconds, and the source's share in the page cache, per round by side. */
+  ms: Map<string, number[]>;
+  cpuMs: Map<string, number[]>;
+  cached: Map<string, number[]>;
+  phases: string[];
+  loadBefore: number;
+  /** A fresh worker's peak RSS after the mixed dataset (`baseline`), then after the rounds. */
+  peakAfterMixed: number;
+  peakAfterHuge: number;
+}
+
+const HUGE_IMPORT = 'import (Redis)';
+
+/**
+ * One file of `bytes` (pseudo-random, not sparse, so the disk cannot take a shortcut), imported
+ * by a fresh worker that first imported the 1 GiB mixed dataset (memory flat: its peak must not
+ * grow with the file), beside `dd oflag=direct` of the same file, in HUGE_ROUNDS rounds, the
+ * order swapped each round (roundOrder's rotation and reversal cancel out for two sides). Each
+ * side's target is deleted after it (the disk holds the source and one target), and the next
+ * side waits for the disk to settle from that deletion. A file this size may not stay whole in
+ * the page cache: each side reads it once more before it starts, and the report says how much
+ * of it was cached.
+ */
+async function hugeFileCase(
+  ctx: BenchContext,
+  where: {
+    base: string;
+    dropzone: string;
+    bytes: number;
+    /** The mixed dataset's name (its clone MIXED-H is imported first). */
+    baseline: string;
+    setups: Setup[];
+    fastestProbe: { ms: number };
+  },
+): Promise<HugeResult> {
+  const { base, dropzone, bytes } = where;
+  checkHugeSpace(base, bytes);
+  const rounds = ctx.quick ? 1 : HUGE_ROUNDS;
+  const key = 'ONEFILE';
+  const file = 'one-large-file.bin';
+  writeImportDataset(dropzone, key, [{ path: file, size: bytes }]);
+  for (let round = 0; round < rounds; round++) cloneImportDataset(dropzone, key, `${key}-${round}`);
+  const source = join(dropzone, 'datasets', key, 'payload', file);
+  ctx.log(`${fmt(bytes / GiB, 2)} GiB single-file dataset written`);
+
+  const setup = await startSetup('redis', base, dropzone);
+  where.setups.push(setup);
+  const pid = setup.worker.child.pid!;
+  const published = join(base, 'storage-redis', 'projects');
+  await timeImport(setup.apiUrl, 'MIXED-H');
+  const peakAfterMixed = processMemory(pid, 'VmHWM');
+  rmSync(published, { recursive: true, force: true });
+
+  const result: HugeResult = {
+    bytes,
+    baseline: where.baseline,
+    rounds,
+    ms: new Map(),
+    cpuMs: new Map(),
+    cached: new Map(),
+    phases: [],
+    loadBefore: 0,
+    peakAfterMixed,
+    peakAfterHuge: NaN,
+  };
+  const ddTarget = join(base, 'peers', 'huge-dd');
+  const sides: (Side & { clean(): void })[] = [
+    {
+      label: HUGE_IMPORT,
+      run: async (round) => {
+        const timing = await timeImport(setup.apiUrl, `${key}-${round}`);
+        result.phases.push(setup.phases.get(timing.id) ?? '(no phase line)');
+        return timing.ms;
+      },
+      cpu: () => cpuMs(pid),
+      clean: () => rmSync(published, { recursive: true, force: true }),
+    },
+    {
+      label: DIRECT_CEILING,
+      run: () => timeDirectCeiling(dirname(source), ddTarget, [{ path: file, size: bytes }]),
+      cpu: () => cpuMs('self'),
+      clean: () => rmSync(ddTarget, { recursive: true, force: true }),
+    },
+  ];
+  for (const side of sides) {
+    result.ms.set(side.label, []);
+    result.cpuMs.set(side.label, []);
+    result.cached.set(side.label, []);
+  }
+  result.loadBefore = loadavg()[0];
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      await settleDisk(join(base, 'probes'), where.fastestProbe, ctx.log);
+      warm(dirname(source));
+      await settle();
+      result.cached.get(side.label)!.push(cachedShare(source, bytes));
+      const cpuBefore = side.cpu();
+      result.ms.get(side.label)!.push(await side.run(round));
+      result.cpuMs.get(side.label)!.push(side.cpu() - cpuBefore);
+      side.clean();
+    }
+    ctx.log(
+      `${fmt(bytes / GiB, 2)} GiB file, round ${round + 1}: ${sides.map((s) => `${s.label} ${fmt(result.ms.get(s.label)![round], 0)} ms`).join(', ')}`,
+    );
+  }
+  result.peakAfterHuge = processMemory(pid, 'VmHWM');
+  ctx.log(
+    `worker peak RSS ${fmt(peakAfterMixed / MiB)} MiB after the mixed dataset, ${fmt(result.peakAfterHuge / MiB)} MiB after the ${fmt(bytes / GiB, 2)} GiB file`,
+  );
+  await setup.stop();
+  where.setups.splice(where.setups.indexOf(setup), 1);
+  rmSync(join(dropzone, 'datasets', key), { recursive: true, force: true });
+  for (let round = 0; round < rounds; round++)
+    rmSync(join(dropzone, 'datasets', `${key}-${round}`), { recursive: true, force: true });
+  return result;
 }
 
 function report(
@@ -536,6 +777,7 @@ function report(
   memoryBytes: number,
   memory: { idle: number; before: number; after: number } | undefined,
   concurrent: { peak: number; ms: number } | undefined,
+  huge: HugeResult | undefined,
 ): SuiteReport {
   const imports = ['import (Redis)', 'import (queue on PostgreSQL)'];
   const checks: boolean[] = [];
@@ -568,6 +810,12 @@ function report(
     "On a virtual machine, writing through the page cache can cost the guest's kernel 0.5–3 s of CPU per GiB,",
     "varying with the host from one moment to the next (the peers' CPU per round shows it): the import's",
     'large files skip that copy (O_DIRECT), its small files do not.',
+    '',
+    `Ceiling (\`${DIRECT_CEILING}\`, datasets with large files): the disk's direct-write ceiling for the same bytes. Each file the`,
+    `import writes past the page cache (${DIRECT_WRITE_MIN_BYTES / MiB} MiB or more) is written by its own \`dd bs=${DD_BLOCK} oflag=direct\`, the small files by one`,
+    '`cp --parents` through the page cache, all at once (the import writes a file per copy thread at a time; two `dd`',
+    'at once outran two in a row on this disk), then one `sync -f`, as the import flushes its small files with one syncfs.',
+    `No hashing and no checks: what the disk takes. Target: the import within ${DIRECT_CEILING_TARGET}× of it (ceiling time / import time).`,
     '',
   ];
   for (const r of results) {
@@ -605,7 +853,7 @@ function report(
     );
     const ratioRows: string[][] = [];
     for (const label of imports) {
-      for (const peer of PEERS) {
+      for (const peer of COMPARED.filter((side) => r.ms.has(side))) {
         const value = ratio(r, label, peer);
         const target = r.c.targets[peer];
         if (target !== undefined) checks.push(value >= target);
@@ -675,6 +923,7 @@ function report(
       ],
     ),
     '',
+    ...hugeReport(huge, checks),
     `Load average (1 min) when the report was written: ${loadavg()
       .map((x) => fmt(x, 2))
       .join(', ')} (other engineers share the machine).`,
@@ -685,4 +934,64 @@ function report(
     markdown: lines.join('\n'),
     targetsMet: checks.every(Boolean),
   };
+}
+
+/** The single-file section: its rows, and its two targets added to `checks`. */
+function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
+  if (!huge)
+    return [
+      '### One large file against `dd oflag=direct`',
+      '',
+      'Not measured in this run (`npm run bench -- --only imports --huge-gib 20` measures one 20 GiB file).',
+      '',
+    ];
+  const size = `${fmt(huge.bytes / GiB, 2)} GiB`;
+  const rows = [...huge.ms.entries()].map(([label, ms]) => {
+    const cpu = huge.cpuMs.get(label)!;
+    return [
+      label,
+      ms.map((x) => fmt(x, 0)).join(', '),
+      `**${fmt(median(ms), 0)}**`,
+      fmt(huge.bytes / 1e6 / (median(ms) / 1000), 0),
+      cpu.map((x) => fmt(x, 0)).join(', '),
+      huge.cached
+        .get(label)!
+        .map((x) => (Number.isFinite(x) ? `${fmt(100 * x, 0)} %` : '–'))
+        .join(', '),
+    ];
+  });
+  const imports = huge.ms.get(HUGE_IMPORT)!;
+  const ceiling = huge.ms.get(DIRECT_CEILING)!;
+  const perRound = imports.map((ms, i) => ceiling[i] / ms);
+  const ratioOk = median(perRound) >= DIRECT_CEILING_TARGET;
+  const growth = huge.peakAfterHuge - huge.peakAfterMixed;
+  const memoryOk = growth <= HUGE_MEMORY_SLACK_BYTES;
+  checks.push(ratioOk, memoryOk);
+  return [
+    `### One ${size} file against \`${DIRECT_CEILING}\` (\`--huge-gib\`; load average ${fmt(huge.loadBefore, 2)} when it started)`,
+    '',
+    `A fresh worker (queue on Redis) imports the ${huge.baseline} once, then one ${size} file of pseudo-random`,
+    `bytes in ${huge.rounds} round(s), interleaved with \`dd bs=${DD_BLOCK} oflag=direct\` of the same file (then \`sync -f\`). Each side's`,
+    'target is deleted after it and the next side waits for the disk probes to settle; before each side the source is',
+    'read once more, and the share of it in the page cache is shown (a file this size may not stay whole in it).',
+    '',
+    table(
+      [
+        'side',
+        'ms per round',
+        'median ms',
+        'MB/s (median)',
+        'CPU ms per round',
+        'source cached before each round',
+      ],
+      rows,
+    ),
+    '',
+    `Ceiling time / import time per round ${perRound.map((x) => fmt(x, 2)).join(', ')}: median **${fmt(median(perRound), 2)}×** ` +
+      `(target ≥ ${DIRECT_CEILING_TARGET}×: ${verdict(ratioOk)}). Import phases per round (ms): ${huge.phases.map((p) => `\`${p}\``).join('; ')}.`,
+    '',
+    `Memory flat: the worker's peak resident set (VmHWM) was **${fmt(huge.peakAfterMixed / MiB)} MiB** after the ${huge.baseline} and ` +
+      `**${fmt(huge.peakAfterHuge / MiB)} MiB** after the ${size} file, ${fmt(growth / MiB)} MiB more (target ≤ ${HUGE_MEMORY_SLACK_BYTES / MiB} MiB: ${verdict(memoryOk)}).`,
+    '',
+  ];
 }

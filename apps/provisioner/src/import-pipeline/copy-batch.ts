@@ -1,7 +1,13 @@
 import { join } from 'node:path';
 import { openLocalObject } from '../storage/local-objects';
 import { StagingLostError } from '../storage/storage-system';
-import { copyFileWithHashesSync, CopyResult, FileIdentity } from './hashing-copy';
+import {
+  copyFileWithHashesOverlapped,
+  copyFileWithHashesSync,
+  CopyResult,
+  FileIdentity,
+  writesInBackground,
+} from './hashing-copy';
 import { ImportProblem, ImportStoppedError, ImportTransientError } from './import-errors';
 import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';
 
@@ -129,14 +135,26 @@ export function reviveError(serialized: SerializedError): Error {
 }
 
 /**
- * Copies a batch in blocking calls, each file with copyFileWithHashesSync (the same checks as
- * on the main thread), and stops at the first failure: the attempt is over then.
+ * A copy thread's read buffers, page-aligned (allocAligned) for direct writes: `buffer` for every
+ * file, and `spare()` (the same size) for the files written direct, read into while the other
+ * is being written (copyFileWithHashesOverlapped).
  */
-export function runCopyBatch(
+export interface CopyBuffers {
+  buffer: Buffer;
+  spare(): Buffer;
+}
+
+/**
+ * Copies a batch, each file with copyFileWithHashesSync (the same checks as on the main
+ * thread), or copyFileWithHashesOverlapped where its object is written direct; stops at the
+ * first failure: the attempt is over then. Resolves only once no write of the batch is in
+ * flight.
+ */
+export async function runCopyBatch(
   batch: CopyBatch,
-  buffer: Buffer,
+  buffers: CopyBuffers,
   onBytes?: (bytes: number) => void,
-): FileCopyOutcome[] {
+): Promise<FileCopyOutcome[]> {
   const outcomes: FileCopyOutcome[] = [];
   const stop = batch.stop;
   const stopRequested = stop ? () => Atomics.load(stop, 0) === 1 : undefined;
@@ -145,14 +163,19 @@ export function runCopyBatch(
       if (stopRequested?.()) throw new ImportStoppedError();
       const source = join(batch.sourceRoot, job.path);
       const writer = openLocalObject(job.target, batch.stagingId, job.direct);
+      const options = { md5: batch.md5, identity: job.identity, onBytes, stopRequested };
+      // A writer without writeInBackground is buffered (a small file, or a filesystem that
+      // refused O_DIRECT): blocking writes into the page cache leave nothing to overlap.
       outcomes.push(
-        copyFileWithHashesSync(source, job.path, writer, {
-          md5: batch.md5,
-          identity: job.identity,
-          buffer,
-          onBytes,
-          stopRequested,
-        }),
+        writesInBackground(writer)
+          ? await copyFileWithHashesOverlapped(source, job.path, writer, {
+              ...options,
+              buffers: [buffers.buffer, buffers.spare()],
+            })
+          : copyFileWithHashesSync(source, job.path, writer, {
+              ...options,
+              buffer: buffers.buffer,
+            }),
       );
     } catch (error) {
       outcomes.push({ error: serializeError(error) });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   mkdirSync,
   readdirSync,
@@ -9,6 +10,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { digest, tempDir } from '../../test/support/dropzone-fixture';
+import { cachedBytes } from '../../test/support/page-cache';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
 import { StagingArea } from '../storage/storage-system';
 import { CopyResult } from './hashing-copy';
@@ -88,27 +90,37 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
     return { results, bytes };
   }
 
-  it('stops a large file after the chunk in flight when the signal aborts', async () => {
-    const big = 96 * 1024 * 1024;
-    const files = source({ 'a/big.bin': Buffer.alloc(big, 1), 'b/small.txt': 'after the big one' });
-    const stop = new AbortController();
-    let copied = 0;
-    const stopped = copy(files, {
-      // The threads report a large file's bytes every 16 MiB: stop at its first report. The
-      // small file, on the other thread, may be reported before it (a busy machine): stopping
-      // then would stop before the big file was even opened.
-      bytes: (n) => {
-        copied += n;
-        if (n >= 1024 * 1024) stop.abort();
-      },
-      stopped: () => stop.signal.aborted,
-      signal: stop.signal,
-    });
-    await expect(stopped).rejects.toMatchObject({ name: 'ImportStoppedError' });
-    expect(copied).toBeLessThan(big);
-    // Stopped part-way through the file, not after it.
-    expect(statSync(storage.absolute(`.staging/${staging.id}/a/big.bin`)).size).toBeLessThan(big);
-  });
+  it.each([
+    ['through the page cache', undefined],
+    ['written direct', 1024 * 1024],
+  ])(
+    'stops a large file %s after the chunk in flight when the signal aborts',
+    async (_, direct) => {
+      const big = 96 * 1024 * 1024;
+      const files = source({
+        'a/big.bin': Buffer.alloc(big, 1),
+        'b/small.txt': 'after the big one',
+      });
+      const stop = new AbortController();
+      let copied = 0;
+      const stopped = copy(files, {
+        // The threads report a large file's bytes every 16 MiB: stop at its first report. The
+        // small file, on the other thread, may be reported before it (a busy machine): stopping
+        // then would stop before the big file was even opened.
+        bytes: (n) => {
+          copied += n;
+          if (n >= 1024 * 1024) stop.abort();
+        },
+        stopped: () => stop.signal.aborted,
+        signal: stop.signal,
+        directWriteMinBytes: direct,
+      });
+      await expect(stopped).rejects.toMatchObject({ name: 'ImportStoppedError' });
+      expect(copied).toBeLessThan(big);
+      // Stopped part-way through the file, not after it.
+      expect(statSync(storage.absolute(`.staging/${staging.id}/a/big.bin`)).size).toBeLessThan(big);
+    },
+  );
 
   it('copies many small files in several directories, hashed, read-only, counted per file', async () => {
     const contents: Record<string, Buffer> = {};
@@ -176,6 +188,47 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
     expect(reports.reduce((sum, n) => sum + n, 0)).toBe(80 * 1024 * 1024 + 5);
     // 80 MiB hashed and written: well under a second alone, seconds on a busy machine.
   }, 20_000);
+
+  it('copies large files written direct while the same threads take small batches, each byte in place', async () => {
+    const contents: Record<string, Buffer> = {
+      'large/one.bin': randomBytes(9 * 1024 * 1024 + 77),
+      'large/two.bin': randomBytes(7 * 1024 * 1024),
+    };
+    for (let i = 0; i < 40; i++) contents[`small-${i % 4}/f-${i}.bin`] = randomBytes(3000 + i);
+    const files = source(contents);
+    // Small batches: the pool queues one behind a large file on its thread, which runs it only
+    // once the large file is done (they share the thread's buffers).
+    const { results } = await copy(files, { directWriteMinBytes: 1024 * 1024, filesPerBatch: 4 });
+    expect(results.size).toBe(files.length);
+    files.forEach((file, position) => {
+      expect(results.get(position)).toMatchObject({
+        size: contents[file.path].length,
+        sha256: digest('sha256', contents[file.path]),
+        md5: digest('md5', contents[file.path]),
+      });
+      const staged = storage.absolute(`.staging/${staging.id}/${file.path}`);
+      if (file.path.startsWith('large/')) expect(cachedBytes(staged)).toBe(0);
+      expect(readFileSync(staged).equals(contents[file.path])).toBe(true);
+    });
+  });
+
+  it.each([
+    ['grow-a.bin', 'size 3145728 -> 3145738'],
+    ['touch-a.bin', 'modified while being read'],
+    ['replace-a.bin', 'replaced or removed while being read'],
+  ])(
+    'fails with source_changed when %s, written direct, changes after its first chunk',
+    async (name, what) => {
+      const files = source({ [`x/${name}`]: randomBytes(3 * 1024 * 1024) });
+      const error = await copy(files, { directWriteMinBytes: 1024 * 1024 }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        code: 'source_changed',
+        details: [{ path: `x/${name}`, message: expect.stringContaining(what) }],
+      });
+    },
+  );
 
   it.each([
     ['grow-a.txt', 'size 5 -> 15'],

@@ -438,11 +438,18 @@ export async function copyFilesOnThreads(
       // Read: the files read before a failure are stored (and recorded) before it is thrown.
       const failedAt = reply.outcomes.findIndex((outcome) => 'error' in outcome);
       const read = failedAt < 0 ? reply.outcomes : reply.outcomes.slice(0, failedAt);
+      // A store that fails ends the batch's other stores first (none left in flight).
+      let storeFailure: { error: unknown } | undefined;
       await mapLimit(read, request.storeConcurrency ?? 1, async (outcome, k) => {
-        if ('error' in outcome) return;
+        if ('error' in outcome || storeFailure) return;
         const bytes = Buffer.from(reply.data, outcome.offset!, outcome.size);
-        await request.copied(tag[k], outcome, bytes);
+        try {
+          await request.copied(tag[k], outcome, bytes);
+        } catch (error) {
+          storeFailure ??= { error };
+        }
       });
+      if (storeFailure) throw storeFailure.error;
       if (failedAt >= 0) {
         const failure = reply.outcomes[failedAt];
         if ('error' in failure) throw reviveError(failure.error);

@@ -16,33 +16,48 @@ const PROGRESS_BYTES = 16 * 1024 * 1024;
 /**
  * Entry of a copy thread (started by copy-thread-pool.ts): copies the batches it is
  * sent, reads the small files of an S3 import, or walks the payload directories it is sent, one
- * batch at a time, in blocking calls, and answers each with its outcomes.
+ * batch at a time, in blocking calls (a file written direct also waits for its writes, see
+ * copyFileWithHashesOverlapped), and answers each with its outcomes.
  */
 if (!parentPort) throw new Error('file-copy.thread runs only as a worker thread');
 const port = parentPort;
 // One read buffer per thread, grown to the largest batch's need; aligned for direct writes.
 let buffer = allocAligned(0);
+// Its twin for files written direct, made at the first one (a thread of small files has none).
+let spare: Buffer | null = null;
+const spareBuffer = (): Buffer => {
+  if (spare?.length !== buffer.length) spare = allocAligned(buffer.length);
+  return spare;
+};
 
-port.on('message', (batch: CopyBatch | WalkBatch | ReadBatch) => {
-  if ('walk' in batch) {
-    port.postMessage(runWalkBatch(batch));
-    return;
-  }
-  if (buffer.length < batch.bufferBytes) buffer = allocAligned(roundUpToBlock(batch.bufferBytes));
-  if ('read' in batch) {
-    const reply = runReadBatch(batch, buffer);
-    port.postMessage(reply, [reply.data]);
-    return;
-  }
+const growBuffer = (bytes: number): void => {
+  if (buffer.length < bytes) buffer = allocAligned(roundUpToBlock(bytes));
+};
+
+async function copy(batch: CopyBatch): Promise<CopyBatchReply> {
+  growBuffer(batch.bufferBytes);
   let unreported = 0;
-  const outcomes = runCopyBatch(batch, buffer, (bytes) => {
+  const outcomes = await runCopyBatch(batch, { buffer, spare: spareBuffer }, (bytes) => {
     unreported += bytes;
     if (unreported < PROGRESS_BYTES) return;
     const progress: CopyBatchProgress = { id: batch.id, progress: unreported };
     port.postMessage(progress);
     unreported = 0;
   });
-  const reply: CopyBatchReply = { id: batch.id, outcomes, bytes: unreported };
-  port.postMessage(reply);
+  return { id: batch.id, outcomes, bytes: unreported };
+}
+
+// One batch at a time, in the order sent: the pool queues two per thread, and the second
+// arrives while the first waits for a direct write; they share the buffers. An unexpected
+// failure (no memory for a buffer) stays unhandled and ends the thread, which fails its batches.
+let previous = Promise.resolve();
+port.on('message', (batch: CopyBatch | WalkBatch | ReadBatch) => {
+  previous = previous.then(async () => {
+    if ('walk' in batch) return port.postMessage(runWalkBatch(batch));
+    if (!('read' in batch)) return port.postMessage(await copy(batch));
+    growBuffer(batch.bufferBytes);
+    const reply = runReadBatch(batch, buffer);
+    port.postMessage(reply, [reply.data]);
+  });
 });
 port.postMessage('ready');

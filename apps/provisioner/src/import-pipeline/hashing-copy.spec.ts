@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import {
   appendFileSync,
   readFileSync,
@@ -5,15 +7,23 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { digest, makeSpecialFile, tempDir } from '../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
-import { openLocalObject } from '../storage/local-objects';
+import { allocAligned, openLocalObject } from '../storage/local-objects';
 import type { StagingArea, SyncObjectWriter } from '../storage/storage-system';
-import { copyFileWithHashesSync, copyWithHashes } from './hashing-copy';
+import { cachedBytes } from '../../test/support/page-cache';
+import {
+  BackgroundObjectWriter,
+  copyFileWithHashesOverlapped,
+  copyFileWithHashesSync,
+  copyWithHashes,
+  writesInBackground,
+} from './hashing-copy';
 
 /** An object of a filesystem staging area, created in blocking calls as a copy thread does. */
 function localObject(staging: StagingArea, path: string): SyncObjectWriter {
@@ -342,5 +352,221 @@ describe('copyFileWithHashesSync (blocking calls)', () => {
       expect.objectContaining({ code: 'staging_lost' }),
     );
     expect(await storage.listStaging()).toEqual([]);
+  });
+});
+
+describe('copyFileWithHashesOverlapped (files written direct)', () => {
+  const CHUNK = 64 * 1024;
+  let dir: string;
+  let storage: FilesystemStorage;
+  let staging: StagingArea;
+  let areas = 0;
+  beforeEach(async () => {
+    dir = tempDir('copy-overlapped');
+    storage = new FilesystemStorage(join(dir, 'storage'));
+    staging = await storage.openStaging(`o${++areas}`);
+  });
+
+  const twoBuffers = (): [Buffer, Buffer] => [allocAligned(CHUNK), allocAligned(CHUNK)];
+
+  /** A staged object created direct, as a copy thread creates a large file. */
+  function directObject(path: string): BackgroundObjectWriter {
+    const writer = openLocalObject(staging.localFiles!.prepare(path), staging.id, true);
+    if (!writesInBackground(writer)) throw new Error('this filesystem refused O_DIRECT');
+    return writer;
+  }
+
+  const staged = (path: string): string => join(dir, `storage/.staging/${staging.id}/${path}`);
+
+  it.each([
+    ['an empty file', 0],
+    ['less than a block', 100],
+    ['one byte short of a chunk', CHUNK - 1],
+    ['exactly a chunk', CHUNK],
+    ['one byte past a chunk', CHUNK + 1],
+    ['several chunks and an odd tail', 5 * CHUNK + 4097],
+  ])('copies %s byte for byte past the page cache, with its SHA-256 and MD5', async (_, size) => {
+    const content = randomBytes(size);
+    writeFileSync(join(dir, 'src.bin'), content);
+    let seen = 0;
+    const result = await copyFileWithHashesOverlapped(
+      join(dir, 'src.bin'),
+      'src.bin',
+      directObject('d/src.bin'),
+      { md5: true, buffers: twoBuffers(), onBytes: (n) => (seen += n) },
+    );
+    expect(result).toEqual({
+      size,
+      sha256: digest('sha256', content),
+      md5: digest('md5', content),
+      source: sourceIdentity(join(dir, 'src.bin')),
+    });
+    expect(seen).toBe(size);
+    expect(cachedBytes(staged('d/src.bin'))).toBe(0);
+    expect(readFileSync(staged('d/src.bin')).equals(content)).toBe(true);
+    expect(statSync(staged('d/src.bin')).mode & 0o777).toBe(0o444);
+  });
+
+  /**
+   * A writer whose writes take a few milliseconds and record when they start and end, and
+   * which checks that nobody touched a chunk's memory while it was being written.
+   */
+  function slowWriter(events: string[], fail?: NodeJS.ErrnoException) {
+    const written: Buffer[] = [];
+    let inFlight = 0;
+    const writer = {
+      abortedWithWriteInFlight: null as boolean | null,
+      written,
+      write: (chunk: Uint8Array) => void written.push(Buffer.from(chunk)),
+      writeInBackground: (chunk: Uint8Array): Promise<void> => {
+        const k = written.length;
+        const copy = Buffer.from(chunk);
+        written.push(copy);
+        events.push(`write ${k} started`);
+        inFlight += 1;
+        return new Promise<void>((resolve, reject) =>
+          setTimeout(() => {
+            inFlight -= 1;
+            events.push(`write ${k} done`);
+            if (!copy.equals(chunk)) reject(new Error(`chunk ${k} changed while written`));
+            else if (fail && k === 1) reject(fail);
+            else resolve();
+          }, 20),
+        );
+      },
+      commit: () => undefined,
+      abort: () => {
+        writer.abortedWithWriteInFlight = inFlight > 0;
+      },
+    };
+    return writer;
+  }
+
+  /** Records each read of the source among `events`. */
+  function recordReads(events: string[]): jest.SpyInstance {
+    const nodeFs = jest.requireActual<typeof fs>('node:fs');
+    const real = nodeFs.readSync;
+    return jest.spyOn(nodeFs, 'readSync').mockImplementation((...args) => {
+      events.push('read');
+      return (real as (...a: typeof args) => number)(...args);
+    });
+  }
+
+  it('reads and hashes the next chunk while the previous one is being written', async () => {
+    const content = randomBytes(3 * CHUNK + 10);
+    writeFileSync(join(dir, 'src.bin'), content);
+    const events: string[] = [];
+    const writer = slowWriter(events);
+    const spy = recordReads(events);
+    try {
+      const result = await copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
+        md5: false,
+        buffers: twoBuffers(),
+      });
+      expect(result.sha256).toBe(digest('sha256', content));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(Buffer.concat(writer.written).equals(content)).toBe(true);
+    // Each chunk after the first is read before the write of the one before it has ended.
+    for (let k = 0; k < 3; k++) {
+      const started = events.indexOf(`write ${k} started`);
+      const done = events.indexOf(`write ${k} done`);
+      expect(events.slice(started, done)).toContain('read');
+      // ...and never more than one write at a time.
+      expect(events.indexOf(`write ${k + 1} started`)).toBeGreaterThan(done);
+    }
+  });
+
+  it('fails with the write error, once no write is in flight, when a write fails (disk full)', async () => {
+    writeFileSync(join(dir, 'src.bin'), randomBytes(4 * CHUNK));
+    const events: string[] = [];
+    const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), {
+      code: 'ENOSPC',
+    });
+    const writer = slowWriter(events, enospc);
+    await expect(
+      copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
+        md5: false,
+        buffers: twoBuffers(),
+      }),
+    ).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(writer.abortedWithWriteInFlight).toBe(false);
+    expect(events).not.toContain('write 3 started');
+  });
+
+  it('stops after the chunk in flight when asked, the object aborted once its write has ended', async () => {
+    writeFileSync(join(dir, 'src.bin'), randomBytes(8 * CHUNK));
+    const events: string[] = [];
+    const writer = slowWriter(events);
+    let chunks = 0;
+    await expect(
+      copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
+        md5: false,
+        buffers: twoBuffers(),
+        stopRequested: () => ++chunks >= 2,
+      }),
+    ).rejects.toMatchObject({ name: 'ImportStoppedError' });
+    expect(writer.written).toHaveLength(2);
+    expect(writer.abortedWithWriteInFlight).toBe(false);
+
+    // And on a real direct object: the staged file holds only what was written.
+    let realChunks = 0;
+    await expect(
+      copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', directObject('stopped.bin'), {
+        md5: false,
+        buffers: twoBuffers(),
+        stopRequested: () => ++realChunks >= 3,
+      }),
+    ).rejects.toMatchObject({ name: 'ImportStoppedError' });
+    expect(statSync(staged('stopped.bin')).size).toBe(3 * CHUNK);
+  });
+
+  it.each([
+    ['grows', (path: string) => appendFileSync(path, 'late bytes'), 'size'],
+    ['shrinks', (path: string) => truncateSync(path, CHUNK + 5), 'size'],
+    [
+      'is modified in place',
+      (path: string) => {
+        const later = new Date(Date.now() + 5_000);
+        utimesSync(path, later, later);
+      },
+      'modified while being read',
+    ],
+    ['is removed', (path: string) => rmSync(path), 'replaced or removed while being read'],
+  ])('fails as source_changed when the file %s while it is read', async (_, change, what) => {
+    const path = join(dir, 'victim.bin');
+    writeFileSync(path, randomBytes(4 * CHUNK + 7));
+    utimesSync(path, new Date(2020, 0, 1), new Date(2020, 0, 1));
+    await waitForNextTick(path);
+    let changed = false;
+    await expect(
+      copyFileWithHashesOverlapped(path, 'victim.bin', directObject('victim.bin'), {
+        md5: false,
+        buffers: twoBuffers(),
+        afterChunk: () => {
+          if (!changed) change(path);
+          changed = true;
+        },
+      }),
+    ).rejects.toMatchObject({
+      name: 'ImportTransientError',
+      code: 'source_changed',
+      message: expect.stringContaining(what),
+    });
+  });
+
+  it('refuses a source that is not the file preflight walked, aborting the object', async () => {
+    writeFileSync(join(dir, 'other.bin'), randomBytes(CHUNK));
+    const writer = slowWriter([]);
+    await expect(
+      copyFileWithHashesOverlapped(join(dir, 'other.bin'), 'other.bin', writer, {
+        md5: false,
+        buffers: twoBuffers(),
+        identity: { dev: 0, ino: 1 },
+      }),
+    ).rejects.toMatchObject({ code: 'source_changed' });
+    expect(writer.abortedWithWriteInFlight).toBe(false);
+    expect(writer.written).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, Hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { OPEN_SOURCE_FLAGS } from '../sources/source-system';
@@ -177,6 +177,119 @@ export interface SyncCopyOptions {
   stopRequested?: () => boolean;
 }
 
+/** What both blocking paths take besides their buffers. */
+type SourceOptions = Omit<SyncCopyOptions, 'buffer'>;
+
+export interface OverlappedCopyOptions extends SourceOptions {
+  /**
+   * Two page-aligned buffers (allocAligned) of the same size, a multiple of the block size: the
+   * next chunk is read into one while the other is being written.
+   */
+  buffers: [Buffer, Buffer];
+}
+
+/**
+ * A source file opened by one of the copy threads' two paths (copyFileWithHashesSync,
+ * copyFileWithHashesOverlapped), with what both check and compute: the file opened is the one
+ * planned, every chunk is hashed and counted, a short read is the end, the stop flag is
+ * honoured, and the file is unchanged at the end. The paths differ only in how a chunk is
+ * written.
+ */
+class BlockingRead {
+  private readonly sha256 = createHash('sha256');
+  private readonly md5: Hash | null;
+  private total = 0;
+
+  private constructor(
+    private readonly fd: number,
+    private readonly before: Stats,
+    private readonly displayPath: string,
+    private readonly options: SourceOptions,
+  ) {
+    this.md5 = options.md5 ? createHash('md5') : null;
+  }
+
+  /** Opens and checks the source; on failure the object is aborted (its descriptor closed). */
+  static open(
+    sourcePath: string,
+    displayPath: string,
+    writer: SyncObjectWriter,
+    options: SourceOptions,
+  ): BlockingRead {
+    let fd: number;
+    try {
+      fd = openSync(sourcePath, OPEN_SOURCE_FLAGS);
+    } catch (error) {
+      writer.abort();
+      throw openFailure(error, displayPath);
+    }
+    try {
+      const before = fstatSync(fd);
+      checkOpened(displayPath, before, options.identity);
+      return new BlockingRead(fd, before, displayPath, options);
+    } catch (error) {
+      closeSync(fd);
+      abortQuietly(writer);
+      throw error;
+    }
+  }
+
+  /** Reads the next chunk into `buffer` and hashes it: empty at the end of the file. */
+  read(buffer: Buffer): Buffer {
+    const bytesRead = readSync(this.fd, buffer, 0, buffer.length, null);
+    const chunk = buffer.subarray(0, bytesRead);
+    this.sha256.update(chunk);
+    this.md5?.update(chunk);
+    return chunk;
+  }
+
+  /**
+   * A chunk handed to the writer: counted and reported. False when it was the last; throws
+   * ImportStoppedError when the import must stop.
+   */
+  continuesAfter(chunk: Buffer, bufferBytes: number): boolean {
+    this.total += chunk.length;
+    this.options.onBytes?.(chunk.length);
+    this.options.afterChunk?.();
+    // A short read of a regular file is its end: no second read to see 0 bytes (one syscall
+    // of ~ten per small file). Growth after it, or a short read that was not the end, fails
+    // the size check of checkUnchanged, as any change does.
+    if (chunk.length < bufferBytes) return false;
+    if (this.options.stopRequested?.()) throw new ImportStoppedError();
+    return true;
+  }
+
+  checkUnchanged(): void {
+    checkUnchanged(this.displayPath, this.before, fstatSync(this.fd), this.total);
+  }
+
+  /** After a failure (and once no write is in flight): the copy's own error is the one thrown. */
+  fail(writer: SyncObjectWriter): void {
+    closeSync(this.fd);
+    abortQuietly(writer);
+  }
+
+  /** After checkUnchanged passed (and once no write is in flight). */
+  commit(writer: SyncObjectWriter): CopyResult {
+    closeSync(this.fd);
+    writer.commit();
+    return {
+      size: this.total,
+      sha256: this.sha256.digest('hex'),
+      md5: this.md5 ? this.md5.digest('hex') : null,
+      source: identityOf(this.before),
+    };
+  }
+}
+
+function abortQuietly(writer: SyncObjectWriter): void {
+  try {
+    writer.abort();
+  } catch {
+    // The copy's own error is the one worth reporting.
+  }
+}
+
 /**
  * copyWithHashes in synchronous calls, as the copy threads run it: the same checks and the same
  * single read-hash-write pass, but each file costs no thread-pool round trips (an async copy of
@@ -189,52 +302,68 @@ export function copyFileWithHashesSync(
   writer: SyncObjectWriter,
   options: SyncCopyOptions,
 ): CopyResult {
-  let fd: number;
+  const { buffer } = options;
+  const source = BlockingRead.open(sourcePath, displayPath, writer, options);
   try {
-    fd = openSync(sourcePath, OPEN_SOURCE_FLAGS);
-  } catch (error) {
-    writer.abort();
-    throw openFailure(error, displayPath);
-  }
-  const sha256 = createHash('sha256');
-  const md5 = options.md5 ? createHash('md5') : null;
-  let total = 0;
-  let before: Stats;
-  try {
-    before = fstatSync(fd);
-    checkOpened(displayPath, before, options.identity);
     for (;;) {
-      const bytesRead = readSync(fd, options.buffer, 0, options.buffer.length, null);
-      if (bytesRead === 0) break;
-      const chunk = options.buffer.subarray(0, bytesRead);
-      sha256.update(chunk);
-      md5?.update(chunk);
+      const chunk = source.read(buffer);
+      if (chunk.length === 0) break;
       writer.write(chunk);
-      total += bytesRead;
-      options.onBytes?.(bytesRead);
-      options.afterChunk?.();
-      // A short read of a regular file is its end: no second read to see 0 bytes (one syscall
-      // of ~ten per small file). Growth after it, or a short read that was not the end, fails
-      // the size check below, as any change does.
-      if (bytesRead < options.buffer.length) break;
-      if (options.stopRequested?.()) throw new ImportStoppedError();
+      if (!source.continuesAfter(chunk, buffer.length)) break;
     }
-    checkUnchanged(displayPath, before, fstatSync(fd), total);
+    source.checkUnchanged();
   } catch (error) {
-    closeSync(fd);
-    try {
-      writer.abort();
-    } catch {
-      // The copy's own error is the one worth reporting.
-    }
+    source.fail(writer);
     throw error;
   }
-  closeSync(fd);
-  writer.commit();
-  return {
-    size: total,
-    sha256: sha256.digest('hex'),
-    md5: md5 ? md5.digest('hex') : null,
-    source: identityOf(before),
-  };
+  return source.commit(writer);
+}
+
+/** A SyncObjectWriter that can write without blocking its thread (a direct object). */
+export type BackgroundObjectWriter = SyncObjectWriter &
+  Required<Pick<SyncObjectWriter, 'writeInBackground'>>;
+
+export const writesInBackground = (writer: SyncObjectWriter): writer is BackgroundObjectWriter =>
+  writer.writeInBackground !== undefined;
+
+/**
+ * copyFileWithHashesSync for a file written direct (a writer with writeInBackground): while the
+ * device writes one chunk, this thread reads and hashes the next into the other buffer, instead
+ * of the device idling while the thread hashes and the thread idling while the device writes.
+ * One write in flight at a time, awaited before its buffer is read into again, and before the
+ * descriptors are closed on any outcome. Reads stay blocking calls: the thread hashes each
+ * chunk as soon as it has it, and holds no third buffer to read ahead into.
+ */
+export async function copyFileWithHashesOverlapped(
+  sourcePath: string,
+  displayPath: string,
+  writer: BackgroundObjectWriter,
+  options: OverlappedCopyOptions,
+): Promise<CopyResult> {
+  const [first, second] = options.buffers;
+  const source = BlockingRead.open(sourcePath, displayPath, writer, options);
+  let writing: Promise<void> | null = null;
+  let buffer = first;
+  try {
+    for (;;) {
+      const chunk = source.read(buffer);
+      if (chunk.length === 0) break;
+      if (writing) await writing;
+      writing = writer.writeInBackground(chunk);
+      // Awaited before anything else is written or closed; until then a failed write (ENOSPC)
+      // must not count as an unhandled rejection, which would end the thread.
+      writing.catch(() => undefined);
+      buffer = buffer === first ? second : first;
+      if (!source.continuesAfter(chunk, first.length)) break;
+    }
+    if (writing) await writing;
+    writing = null;
+    source.checkUnchanged();
+  } catch (error) {
+    // The write in flight still uses the descriptor and its buffer: closed only after it ends.
+    await writing?.catch(() => undefined);
+    source.fail(writer);
+    throw error;
+  }
+  return source.commit(writer);
 }

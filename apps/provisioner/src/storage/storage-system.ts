@@ -33,6 +33,12 @@ export interface SyncObjectWriter {
   write(chunk: Uint8Array): void;
   commit(): void;
   abort(): void;
+  /**
+   * Where the writer can also write without blocking its thread (a direct object): starts
+   * writing `chunk` on libuv's thread pool. Until the promise settles, the chunk's memory must
+   * stay untouched and nothing else may be written, committed or aborted.
+   */
+  writeInBackground?(chunk: Uint8Array): Promise<void>;
 }
 
 /**

@@ -28,9 +28,17 @@ function afterChunk(display: string, source: string): void {
   if (name.startsWith('crash-')) process.exit(3);
 }
 
-// Batches look the module's export up at each call: replacing it reaches them.
+// Batches look the module's exports up at each call: replacing them reaches them.
 const copy = hashingCopy.copyFileWithHashesSync;
+const copyOverlapped = hashingCopy.copyFileWithHashesOverlapped;
 Object.assign(hashingCopy, {
   copyFileWithHashesSync: (...[source, display, writer, options]: Parameters<typeof copy>) =>
     copy(source, display, writer, { ...options, afterChunk: () => afterChunk(display, source) }),
+  copyFileWithHashesOverlapped: (
+    ...[source, display, writer, options]: Parameters<typeof copyOverlapped>
+  ) =>
+    copyOverlapped(source, display, writer, {
+      ...options,
+      afterChunk: () => afterChunk(display, source),
+    }),
 });

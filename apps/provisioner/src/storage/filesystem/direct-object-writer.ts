@@ -1,4 +1,12 @@
-import { closeSync, constants, ftruncateSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  ftruncateSync,
+  openSync,
+  unlinkSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import type { SyncObjectWriter } from '../storage-system';
 
 /**
@@ -121,6 +129,22 @@ export class DirectSyncObjectWriter implements SyncObjectWriter {
     }
   }
 
+  /**
+   * The whole-block chunks of an allocAligned buffer are written on libuv's thread pool, at the
+   * position they take in the object, so the caller's thread can read and hash the next chunk
+   * while the device takes this one. Anything else (the last, partial chunk of a file) goes
+   * through the scratch buffer in blocking calls, as write() does, and commit() pads it.
+   */
+  writeInBackground(chunk: Uint8Array): Promise<void> {
+    if (this.held > 0 || !isAligned(chunk)) {
+      this.write(chunk);
+      return Promise.resolve();
+    }
+    const position = this.position;
+    this.position += chunk.length;
+    return writeFully(this.fd, chunk, position);
+  }
+
   commit(): void {
     try {
       if (this.held > 0) {
@@ -158,4 +182,17 @@ export class DirectSyncObjectWriter implements SyncObjectWriter {
       this.position += written;
     }
   }
+}
+
+/** write(2) at `position` until every byte is taken (as writeSync's loop above does). */
+function writeFully(fd: number, data: Uint8Array, position: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const from = (offset: number): void =>
+      write(fd, data, offset, data.length - offset, position + offset, (error, written) => {
+        if (error) reject(error);
+        else if (offset + written < data.length) from(offset + written);
+        else resolve();
+      });
+    from(0);
+  });
 }

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { digest, tempDir } from '../../test/support/dropzone-fixture';
+import { cachedBytes } from '../../test/support/page-cache';
+import { allocAligned } from '../storage/local-objects';
+import { CopyBatch, CopyBuffers, runCopyBatch } from './copy-batch';
+
+const MiB = 1024 * 1024;
+
+/** The flags of every openSync call, and a way to undo the spy. */
+function spyOnOpens(refuseDirect = false): { flags: number[]; restore(): void } {
+  const nodeFs = jest.requireActual<typeof fs>('node:fs');
+  const real = nodeFs.openSync;
+  const flags: number[] = [];
+  const spy = jest.spyOn(nodeFs, 'openSync').mockImplementation((path, how, mode) => {
+    flags.push(typeof how === 'number' ? how : -1);
+    if (refuseDirect && typeof how === 'number' && (how & fs.constants.O_DIRECT) !== 0) {
+      // What Linux does on a filesystem without O_DIRECT: creates the file, then refuses.
+      real(path, how & ~fs.constants.O_DIRECT, mode as number);
+      throw Object.assign(new Error('EINVAL: invalid argument, open'), { code: 'EINVAL' });
+    }
+    return real(path, how, mode);
+  });
+  return { flags, restore: () => spy.mockRestore() };
+}
+
+describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
+  let dir: string;
+  let spares: number;
+  beforeEach(() => {
+    dir = tempDir('copy-batch');
+    mkdirSync(join(dir, 'src'));
+    mkdirSync(join(dir, 'staging'));
+    spares = 0;
+  });
+
+  const buffers = (): CopyBuffers => {
+    const buffer = allocAligned(MiB);
+    return { buffer, spare: () => (spares++, allocAligned(buffer.length)) };
+  };
+
+  function batch(files: Record<string, { content: Buffer; direct?: boolean }>): CopyBatch {
+    return {
+      id: 1,
+      stagingId: 'area',
+      sourceRoot: join(dir, 'src'),
+      md5: true,
+      bufferBytes: MiB,
+      jobs: Object.entries(files).map(([path, { content, direct }]) => {
+        writeFileSync(join(dir, 'src', path), content);
+        return { path, target: join(dir, 'staging', path), ...(direct ? { direct } : {}) };
+      }),
+      stop: new Int32Array(new SharedArrayBuffer(4)),
+    };
+  }
+
+  it('copies a file written direct on two buffers and a small one on one, each hashed', async () => {
+    const large = randomBytes(3 * MiB + 12_345);
+    const small = randomBytes(5000);
+    const opens = spyOnOpens();
+    let outcomes;
+    try {
+      outcomes = await runCopyBatch(
+        batch({ 'large.bin': { content: large, direct: true }, 'small.bin': { content: small } }),
+        buffers(),
+      );
+    } finally {
+      opens.restore();
+    }
+    expect(outcomes).toMatchObject([
+      { size: large.length, sha256: digest('sha256', large), md5: digest('md5', large) },
+      { size: small.length, sha256: digest('sha256', small), md5: digest('md5', small) },
+    ]);
+    expect(spares).toBe(1);
+    // The large object was created direct and bypassed the page cache.
+    expect(opens.flags.filter((f) => f !== -1 && f & fs.constants.O_DIRECT)).toHaveLength(1);
+    expect(cachedBytes(join(dir, 'staging/large.bin'))).toBe(0);
+    expect(readFileSync(join(dir, 'staging/large.bin')).equals(large)).toBe(true);
+    expect(readFileSync(join(dir, 'staging/small.bin')).equals(small)).toBe(true);
+  });
+
+  it('stops a direct file at the stop flag, answering ImportStoppedError and starting nothing after it', async () => {
+    const copy = batch({
+      'large.bin': { content: randomBytes(6 * MiB), direct: true },
+      'after.bin': { content: randomBytes(10) },
+    });
+    let reported = 0;
+    const outcomes = await runCopyBatch(copy, buffers(), (bytes) => {
+      reported += bytes;
+      // What the main thread does when the worker is stopping: set the shared flag.
+      if (reported >= 2 * MiB) Atomics.store(copy.stop!, 0, 1);
+    });
+    expect(outcomes).toEqual([{ error: expect.objectContaining({ name: 'ImportStoppedError' }) }]);
+    expect(reported).toBe(2 * MiB);
+    expect(fs.statSync(join(dir, 'staging/large.bin')).size).toBeLessThan(6 * MiB);
+    expect(existsSync(join(dir, 'staging/after.bin'))).toBe(false);
+  });
+
+  it('where the filesystem refuses O_DIRECT, copies a direct job through the page cache, on one buffer', async () => {
+    // Fresh modules: the refusal is remembered per thread (module state), as it is one root.
+    let isolated!: typeof import('./copy-batch');
+    jest.isolateModules(() => {
+      isolated = jest.requireActual<typeof import('./copy-batch')>('./copy-batch');
+    });
+    const large = randomBytes(2 * MiB + 1);
+    const opens = spyOnOpens(true);
+    let outcomes;
+    try {
+      outcomes = await isolated.runCopyBatch(
+        batch({ 'large.bin': { content: large, direct: true } }),
+        buffers(),
+      );
+    } finally {
+      opens.restore();
+    }
+    expect(outcomes).toMatchObject([{ size: large.length, sha256: digest('sha256', large) }]);
+    // One refused direct open (its file removed), then the buffered one, on the blocking path.
+    expect(opens.flags.filter((f) => f !== -1 && f & fs.constants.O_DIRECT)).toHaveLength(1);
+    expect(spares).toBe(0);
+    expect(readFileSync(join(dir, 'staging/large.bin')).equals(large)).toBe(true);
+    expect(fs.statSync(join(dir, 'staging/large.bin')).mode & 0o777).toBe(0o444);
+  });
+});
