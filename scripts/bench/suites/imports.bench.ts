@@ -829,28 +829,11 @@ function report(
     const sideRows = [...r.ms.entries()].map(([label, ms]) => {
       const cpu = r.cpuMs.get(label)!;
       return [
-        label,
-        ms.map((x) => fmt(x, 0)).join(', '),
-        `**${fmt(median(ms), 0)}**`,
-        fmt(r.bytes / 1e6 / (median(ms) / 1000), 0),
-        cpu.map((x) => fmt(x, 0)).join(', '),
+        ...timingCells(label, ms, cpu, r.bytes),
         fmt(median(cpu.map((x, i) => x / ms[i])), 2),
       ];
     });
-    lines.push(
-      table(
-        [
-          'side',
-          'ms per round',
-          'median ms',
-          'MB/s (median)',
-          'CPU ms per round',
-          'CPU / wall (median)',
-        ],
-        sideRows,
-      ),
-      '',
-    );
+    lines.push(table([...TIMING_HEADERS, 'CPU / wall (median)'], sideRows), '');
     const ratioRows: string[][] = [];
     for (const label of imports) {
       for (const peer of COMPARED.filter((side) => r.ms.has(side))) {
@@ -937,6 +920,19 @@ function report(
 }
 
 /** The single-file section: its rows, and its two targets added to `checks`. */
+const TIMING_HEADERS = ['side', 'ms per round', 'median ms', 'MB/s (median)', 'CPU ms per round'];
+
+/** A side's first cells: its rounds, their median, MB/s at the median, CPU per round. */
+function timingCells(label: string, ms: number[], cpu: number[], bytes: number): string[] {
+  return [
+    label,
+    ms.map((x) => fmt(x, 0)).join(', '),
+    `**${fmt(median(ms), 0)}**`,
+    fmt(bytes / 1e6 / (median(ms) / 1000), 0),
+    cpu.map((x) => fmt(x, 0)).join(', '),
+  ];
+}
+
 function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
   if (!huge)
     return [
@@ -949,11 +945,7 @@ function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
   const rows = [...huge.ms.entries()].map(([label, ms]) => {
     const cpu = huge.cpuMs.get(label)!;
     return [
-      label,
-      ms.map((x) => fmt(x, 0)).join(', '),
-      `**${fmt(median(ms), 0)}**`,
-      fmt(huge.bytes / 1e6 / (median(ms) / 1000), 0),
-      cpu.map((x) => fmt(x, 0)).join(', '),
+      ...timingCells(label, ms, cpu, huge.bytes),
       huge.cached
         .get(label)!
         .map((x) => (Number.isFinite(x) ? `${fmt(100 * x, 0)} %` : '–'))
@@ -975,17 +967,7 @@ function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
     'target is deleted after it and the next side waits for the disk probes to settle; before each side the source is',
     'read once more, and the share of it in the page cache is shown (a file this size may not stay whole in it).',
     '',
-    table(
-      [
-        'side',
-        'ms per round',
-        'median ms',
-        'MB/s (median)',
-        'CPU ms per round',
-        'source cached before each round',
-      ],
-      rows,
-    ),
+    table([...TIMING_HEADERS, 'source cached before each round'], rows),
     '',
     `Ceiling time / import time per round ${perRound.map((x) => fmt(x, 2)).join(', ')}: median **${fmt(median(perRound), 2)}×** ` +
       `(target ≥ ${DIRECT_CEILING_TARGET}×: ${verdict(ratioOk)}). Import phases per round (ms): ${huge.phases.map((p) => `\`${p}\``).join('; ')}.`,

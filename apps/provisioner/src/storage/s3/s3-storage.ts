@@ -32,6 +32,7 @@ import {
 } from '../storage-system';
 import { PartBufferPool } from './part-buffer-pool';
 import { signedPutOf } from './s3-client';
+import { UNREACHABLE_CODES } from './s3-errors';
 import {
   ResumableUpload,
   S3ObjectWriter,
@@ -77,18 +78,6 @@ const isNotFound = (error: unknown): boolean => {
   const name = (error as { name?: string }).name;
   return statusOf(error) === 404 && name !== 'NoSuchBucket';
 };
-
-/** Connection failures of Node's sockets and name lookups: the endpoint cannot be reached. */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
 
 /**
  * S3 failures as the storage interface names them. Refusals no retry can cure (a rejected

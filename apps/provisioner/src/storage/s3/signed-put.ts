@@ -6,6 +6,7 @@ import { createHash, createHmac, Hash, Hmac } from 'node:crypto';
 import http, { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { S3Timeouts } from './s3-client';
+import { UNREACHABLE_CODES } from './s3-errors';
 
 /**
  * Connections kept open to the endpoint, as the SDK's own handler keeps (its default, 50); an
@@ -17,17 +18,6 @@ const ERROR_BODY_BYTES = 64 * 1024;
 /** Back-off before a retry, as the SDK's standard strategy: full jitter of base × 2^n, capped. */
 const RETRY_BASE_MS = 100;
 const RETRY_CAP_MS = 20_000;
-/** Node's network failures worth another attempt (the SDK retries the same). */
-const TRANSIENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
 const THROTTLING = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestTimeout']);
 
 const bytes = (data: SourceData): string | Uint8Array =>
@@ -82,7 +72,7 @@ function retryable(error: unknown): boolean {
   const status = e.$metadata?.httpStatusCode;
   return (
     e.name === 'TimeoutError' ||
-    TRANSIENT_CODES.has(e.code ?? '') ||
+    UNREACHABLE_CODES.has(e.code ?? '') ||
     THROTTLING.has(e.name ?? '') ||
     status === 429 ||
     (status !== undefined && status >= 500)
