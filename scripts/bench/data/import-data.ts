@@ -10,9 +10,13 @@ export interface FileSpec {
 
 /** A 1 GiB mix: three large files and a thousand small ones of 1–200 KiB. */
 export function mixedDataset(totalBytes: number): FileSpec[] {
-  const small: FileSpec[] = Array.from({ length: 1000 }, (_, i) => ({
+  const sizes = Array.from({ length: 1000 }, (_, i) => 1024 + ((i * 7919) % 200) * 1024);
+  // The small files (~100 MiB) take at most a third of a smaller total (--quick's 64 MiB), so
+  // the three large files keep a size; at 1 GiB they are as they always were.
+  const scale = Math.min(1, totalBytes / 3 / sizes.reduce((sum, size) => sum + size, 0));
+  const small: FileSpec[] = sizes.map((size, i) => ({
     path: `small/${String(Math.floor(i / 100)).padStart(2, '0')}/part-${String(i).padStart(4, '0')}.dat`,
-    size: 1024 + ((i * 7919) % 200) * 1024,
+    size: Math.max(1, Math.floor(size * scale)),
   }));
   const smallBytes = small.reduce((sum, f) => sum + f.size, 0);
   const large = Math.floor((totalBytes - smallBytes) / 3);
