@@ -211,8 +211,9 @@ describe('single-request PutObject (SignedPut)', () => {
     await close(silent);
     expect((error as Error).name).toBe('TimeoutError');
     expect(asStorageError(error, 'b')).toBeInstanceOf(StorageUnavailableError);
-    // Two tries, each ended by its idle time-out (400 ms) rather than never.
+    // Two tries, each ended by its idle time-out (400 ms) rather than never (a timer may fire a
+    // millisecond early by the wall clock, hence the margin).
     expect(sockets.length).toBe(2);
-    expect(took).toBeGreaterThanOrEqual(800);
+    expect(took).toBeGreaterThanOrEqual(700);
   });
 });
