@@ -64,6 +64,20 @@ describe('S3 storage on Swift (s3api)', () => {
   });
   jest.setTimeout(60_000);
 
+  it('reads an object whole or a range of it: fewer bytes at its end, none past it (416), null when absent', async () => {
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'tenant/ranges/object.txt', Body: '0123456789' }),
+    );
+    const range = (start: number, length: number) =>
+      storage.readObject('ranges/object.txt', { start, length }).then((b) => b?.toString());
+    expect((await storage.readObject('ranges/object.txt'))!.toString()).toBe('0123456789');
+    expect(await range(0, 4)).toBe('0123');
+    expect(await range(8, 4)).toBe('89');
+    expect(await range(10, 4)).toBe('');
+    expect(await range(20, 4)).toBe('');
+    expect(await storage.readObject('ranges/absent.txt', { start: 0, length: 4 })).toBeNull();
+  });
+
   it('the server itself: conditional PUT answers 501, a wrong Content-MD5 is refused (BadDigest)', async () => {
     const put = (extra: object) =>
       client.send(new PutObjectCommand({ Bucket: bucket, Key: 'probe', Body: 'x', ...extra }));

@@ -142,7 +142,7 @@ export function leasedStorage(storage: StorageSystem, lease: AttemptLease): Stor
     location: (path) => storage.location(path),
     exists: (path) => storage.exists(path),
     list: (path) => storage.list(path),
-    readObject: (path) => storage.readObject(path),
+    readObject: (path, range) => storage.readObject(path, range),
     listStaging: () => storage.listStaging(),
     freeBytes: () => storage.freeBytes(),
     byteSource: (path, seconds) => storage.byteSource(path, seconds),

@@ -7,7 +7,7 @@ import type {
   ResolvedDataset,
 } from './dataset-import-context';
 import { ImportRejectedError } from './import-errors';
-import { parseProvenance } from '../storage/provenance';
+import { readProvenanceHead } from '../storage/provenance';
 import { submissionImportProblem } from '../imports/submission-import-problem';
 
 /** Not-ready reasons no preflight can add to: the import is refused on them at once. */
@@ -53,9 +53,10 @@ export async function resolveDataset(
   // either adopted by this one (below) or, when nothing is left to copy, garbage.
   if (existing !== null) await removeStagingOfImport(ctx.storage, ctx.importId);
   if (existing === ctx.importId) {
-    const provenance = parseProvenance(
-      await ctx.storage.readObject(`${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
-    )!;
+    const provenance = (await readProvenanceHead(
+      ctx.storage,
+      `${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
+    ))!;
     return {
       alreadyPublished: {
         path: target,
@@ -81,8 +82,9 @@ export async function resolveDataset(
 /** The import id recorded in a published dataset, '' for a path without provenance, null when absent. */
 async function publishedBy(storage: StorageSystem, target: string): Promise<string | null> {
   if (!(await storage.exists(target))) return null;
-  const provenance = parseProvenance(
-    await storage.readObject(`${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
+  const provenance = await readProvenanceHead(
+    storage,
+    `${target}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
   );
   return provenance?.import.id ?? '';
 }

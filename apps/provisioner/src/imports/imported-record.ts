@@ -1,5 +1,5 @@
 import type { Job, Queue } from 'bullmq';
-import { parseProvenance } from '../storage/provenance';
+import { readProvenanceHead } from '../storage/provenance';
 import { PROVENANCE_DIR, PROVENANCE_FILE, SUBMISSION_FILE } from '../storage/storage-layout';
 import type { StorageSystem } from '../storage/storage-system';
 import { ImportRecord, recordFromJob } from './import-record';
@@ -55,8 +55,9 @@ async function recordFromStorage(
     catalog: null,
   };
   if (kind === ImportJobName.Dataset) {
-    const provenance = parseProvenance(
-      await storage.readObject(`${path}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
+    const provenance = await readProvenanceHead(
+      storage,
+      `${path}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
     );
     const totals = provenance?.totals ?? { files: 0, bytes: 0 };
     return {

@@ -1,6 +1,6 @@
 import { datasetDrsId } from '../drs/drs-ids';
 import { createHash } from 'node:crypto';
-import { parseProvenance } from '../storage/provenance';
+import { readProvenanceHead } from '../storage/provenance';
 import {
   collectionPath,
   PROVENANCE_DIR,
@@ -36,6 +36,21 @@ function partnerOf(submission: unknown): string | undefined {
   );
 }
 
+/** Read at a time while hashing the stored manifest (a million files: ~100 MB of it). */
+const MANIFEST_PIECE_BYTES = 8 * 1024 * 1024;
+
+/** The SHA-256 of an object, read a piece at a time; null when it is absent. */
+async function sha256Of(storage: StorageSystem, path: string): Promise<string | null> {
+  const hash = createHash('sha256');
+  for (let start = 0; ;) {
+    const piece = await storage.readObject(path, { start, length: MANIFEST_PIECE_BYTES });
+    if (piece === null) return null;
+    hash.update(piece);
+    start += piece.length;
+    if (piece.length < MANIFEST_PIECE_BYTES) return hash.digest('hex');
+  }
+}
+
 /** The copy's total bytes as the provenance states them, when they are a size the catalog takes. */
 function bytesOf(totals: unknown): number | undefined {
   const bytes = field(totals, 'bytes');
@@ -60,13 +75,17 @@ export async function describeRegistration(
   /** The host of this provisioner's DRS URIs; undefined while DRS is off. */
   drsHost?: string,
 ): Promise<StorageRegistration> {
-  const provenance = parseProvenance(
-    await storage.readObject(`${path}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`),
+  const provenance = await readProvenanceHead(
+    storage,
+    `${path}/${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
   );
   if (provenance === null)
     throw new RegistrationUnusableError(`${path} holds no provenance: nothing to register`);
   const { submission, dataset, source } = provenance;
-  const manifest = await storage.readObject(`${path}/${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`);
+  const manifestSha256 = await sha256Of(
+    storage,
+    `${path}/${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`,
+  );
   const bytes = bytesOf(provenance.totals);
   const collection = await storage.readObject(
     `${collectionPath(submission.project, submission.ref)}/${SUBMISSION_FILE}`,
@@ -90,9 +109,7 @@ export async function describeRegistration(
       platform,
       location: storage.location(path),
       ...(bytes === undefined ? {} : { bytes }),
-      ...(manifest === null
-        ? {}
-        : { manifest_sha256: createHash('sha256').update(manifest).digest('hex') }),
+      ...(manifestSha256 === null ? {} : { manifest_sha256: manifestSha256 }),
       ...(drsHost === undefined
         ? {}
         : {

@@ -1,4 +1,5 @@
 import { ChecksumAlgorithm } from '../sources/source-system';
+import type { StorageSystem } from './storage-system';
 
 export interface ProvenanceFile {
   path: string;
@@ -36,6 +37,51 @@ export function parseProvenance(content: Buffer | null): Provenance | null {
   } catch {
     return null;
   }
+}
+
+/** Everything provenance.json says but its list of files. */
+export type ProvenanceHead = Omit<Provenance, 'files'>;
+
+/**
+ * Where the files start in provenance.json as provenanceChunks writes it (JSON.stringify's
+ * layout, `files` last): a line break and two spaces, so only a top-level key (a string in the
+ * document cannot hold a raw line break; nested keys are indented further).
+ */
+const FILES_KEY = '\n  "files": [';
+/** Read at a time while looking for FILES_KEY: the head is this size or a few times it. */
+const HEAD_PIECE_BYTES = 64 * 1024;
+
+/**
+ * The provenance of a published dataset without its list of files, reading no further than
+ * where the list starts: a million files' provenance is ~150 MB, and a registration, a repeated
+ * import request or an import record needs only its head (totals, import, submission). Null when
+ * absent or not a provenance document.
+ */
+export async function readProvenanceHead(
+  storage: Pick<StorageSystem, 'readObject'>,
+  path: string,
+): Promise<ProvenanceHead | null> {
+  const pieces: Buffer[] = [];
+  let read = 0;
+  for (;;) {
+    const piece = await storage.readObject(path, { start: read, length: HEAD_PIECE_BYTES });
+    if (piece === null) return null;
+    pieces.push(piece);
+    read += piece.length;
+    // Decoded and searched whole each time: a character or the key may straddle two pieces.
+    const text = Buffer.concat(pieces).toString('utf8');
+    const at = text.indexOf(FILES_KEY);
+    if (at >= 0) return headOf(text.slice(0, at).replace(/,$/, '') + '\n}\n');
+    if (piece.length < HEAD_PIECE_BYTES) return headOf(text);
+  }
+}
+
+function headOf(text: string): ProvenanceHead | null {
+  const provenance = parseProvenance(Buffer.from(text));
+  if (provenance === null) return null;
+  const head: ProvenanceHead & { files?: unknown } = { ...provenance };
+  delete head.files;
+  return head;
 }
 
 /** provenance.json's text whole (tests, small documents): see provenanceChunks. */

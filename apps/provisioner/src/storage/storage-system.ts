@@ -188,8 +188,12 @@ export interface StorageSystem {
   exists(path: string): Promise<boolean>;
   /** Names of the children of a collection; empty when it does not exist. */
   list(path: string): Promise<string[]>;
-  /** A small object's content, or null when absent. */
-  readObject(path: string): Promise<Buffer | null>;
+  /**
+   * An object's content, or null when absent. With `range`, only the bytes from `range.start`
+   * on, at most `range.length` of them (fewer at the end, none past it): how a large object
+   * (a million files' manifest or provenance) is read in bounded memory.
+   */
+  readObject(path: string, range?: ByteRange): Promise<Buffer | null>;
   ensureCollection(path: string): Promise<void>;
   /**
    * A staging area for what will be published at `target` (which a backend without rename, S3,
@@ -210,6 +214,12 @@ export interface StorageSystem {
    * (filesystem), or a URL the store serves itself, pre-signed for `seconds` (S3).
    */
   byteSource(path: string, seconds: number): Promise<ByteSource>;
+}
+
+/** A part of an object: `length` (at least 1) bytes from offset `start`. */
+export interface ByteRange {
+  start: number;
+  length: number;
 }
 
 export type ByteSource = { kind: 'file'; file: string } | { kind: 'url'; url: string };

@@ -164,9 +164,19 @@ describe('FilesystemStorage', () => {
     expect(await storage.listStaging()).toEqual([]);
   });
 
-  it('reports free space and reads small objects', async () => {
+  it('reports free space and reads objects, whole or a range of them', async () => {
     expect(await storage.freeBytes()).toBeGreaterThan(0);
     expect(await storage.readObject('nothing')).toBeNull();
+    expect(await storage.readObject('nothing', { start: 0, length: 4 })).toBeNull();
     expect(await storage.exists('nothing')).toBe(false);
+    mkdirSync(join(root, 'c'), { recursive: true });
+    writeFileSync(join(root, 'c/object.txt'), '0123456789');
+    expect((await storage.readObject('c/object.txt'))!.toString()).toBe('0123456789');
+    const range = (start: number, length: number) =>
+      storage.readObject('c/object.txt', { start, length }).then((b) => b!.toString());
+    expect(await range(0, 4)).toBe('0123');
+    expect(await range(8, 4)).toBe('89');
+    expect(await range(10, 4)).toBe('');
+    expect(await range(20, 4)).toBe('');
   });
 });

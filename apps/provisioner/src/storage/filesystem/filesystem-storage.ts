@@ -18,6 +18,7 @@ import { mapLimit } from '../../common/map-limit';
 import { formatJournal, JOURNAL_PATH, JournalLines } from '../staged-files-journal';
 import { StagedFileTable } from '../staged-file-table';
 import {
+  ByteRange,
   ByteSource,
   contentPieces,
   type InheritedFiles,
@@ -412,9 +413,26 @@ export class FilesystemStorage implements StorageSystem {
     }
   }
 
-  async readObject(path: string): Promise<Buffer | null> {
+  async readObject(path: string, range?: ByteRange): Promise<Buffer | null> {
     try {
-      return await readFile(this.absolute(path));
+      if (!range) return await readFile(this.absolute(path));
+      const handle = await open(this.absolute(path), 'r');
+      try {
+        const buffer = Buffer.allocUnsafe(range.length);
+        let filled = 0;
+        for (;;) {
+          const { bytesRead } = await handle.read(
+            buffer,
+            filled,
+            range.length - filled,
+            range.start + filled,
+          );
+          filled += bytesRead;
+          if (bytesRead === 0 || filled === range.length) return buffer.subarray(0, filled);
+        }
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if (isMissing(error)) return null;
       throw error;

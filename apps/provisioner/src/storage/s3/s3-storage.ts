@@ -17,6 +17,7 @@ import { mapLimit } from '../../common/map-limit';
 import { datasetCommitObject, isDatasetPath } from '../storage-layout';
 import { formatJournal, JournalEntry, parseJournal, stagedFileOf } from '../staged-files-journal';
 import {
+  type ByteRange,
   ByteSource,
   contentPieces,
   type ObjectContent,
@@ -206,15 +207,21 @@ export class S3Storage implements StorageSystem {
     });
   }
 
-  async readObject(path: string): Promise<Buffer | null> {
+  async readObject(path: string, range?: ByteRange): Promise<Buffer | null> {
     return this.call(async () => {
       try {
         const answer = await this.client.send(
-          new GetObjectCommand({ Bucket: this.bucket, Key: this.key(path) }),
+          new GetObjectCommand({
+            Bucket: this.bucket,
+            Key: this.key(path),
+            ...(range ? { Range: `bytes=${range.start}-${range.start + range.length - 1}` } : {}),
+          }),
         );
         return Buffer.from(await answer.Body!.transformToByteArray());
       } catch (error) {
         if (isNotFound(error) || (error as { name?: string }).name === 'NoSuchKey') return null;
+        // A range starting at or past the end (RFC 9110: 416): the object has no bytes there.
+        if (range && statusOf(error) === 416) return Buffer.alloc(0);
         throw error;
       }
     });
