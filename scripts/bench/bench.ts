@@ -42,7 +42,7 @@ const SUITES: Suite[] = [
   { name: 'dcat', needs: ['catalog-api'], run: dcatBench },
   { name: 'ga4gh-visas', needs: ['catalog-api'], run: ga4ghVisasBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
-  { name: 'scale', needs: ['provisioner'], run: scaleBench },
+  { name: 'scale', needs: ['provisioner', 'catalog-api'], run: scaleBench },
   { name: 's3-imports', needs: ['provisioner'], run: s3ImportsBench },
   { name: 's3-workers', needs: ['provisioner'], run: s3WorkersBench },
   { name: 'diff', needs: ['provisioner'], run: diffBench },

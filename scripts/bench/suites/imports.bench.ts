@@ -28,7 +28,7 @@ const MEMORY_TARGET_BYTES = 200e6;
 const CONCURRENT_MEMORY_TARGET_BYTES = 300e6;
 const CONCURRENT_IMPORTS = 4;
 /** How long the disk is left alone after a mass deletion before anything is timed again. */
-const SETTLE_AFTER_DELETE_MS = 60_000;
+export const SETTLE_AFTER_DELETE_MS = 60_000;
 /** Files one disk probe creates (see settleDisk), and how long to probe at most. */
 const PROBE_FILES = 1000;
 const PROBE_INTERVAL_MS = 5_000;
@@ -83,7 +83,7 @@ function probeDisk(dir: string, n: number): number {
 }
 
 /** What settleDisk saw: every probe's time, and how long it waited. */
-interface DiskSettling {
+export interface DiskSettling {
   /** PostgreSQL's CHECKPOINT before the probes; undefined when the bench's role may not run one. */
   checkpointMs?: number;
   probesMs: number[];
@@ -98,7 +98,7 @@ interface DiskSettling {
  * are within SETTLED_PROBE_RATIO of the fastest this bench has seen, at most 5 min (then the
  * rounds run anyway, and the report says so).
  */
-async function settleDisk(
+export async function settleDisk(
   dir: string,
   best: { ms: number },
   log: (line: string) => void,

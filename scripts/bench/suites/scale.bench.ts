@@ -1,12 +1,23 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { writeImportDataset, FileSpec } from '../data/import-data';
+import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
-import { processMemory } from '../lib/processes';
+import { processMemory, RunningProcess, sleep } from '../lib/processes';
 import { BENCH_WRITE_KEY } from '../lib/provisioner-process';
 import { fmt, SuiteReport, table } from '../lib/report';
-import { awaitImported, ensurePeers, settle, startSetup, timeTool, warm } from './imports.bench';
+import {
+  awaitImported,
+  ensurePeers,
+  settle,
+  settleDisk,
+  SETTLE_AFTER_DELETE_MS,
+  startSetup,
+  timeTool,
+  warm,
+} from './imports.bench';
 
 const MiB = 1024 ** 2;
 /** The issue's line for the worker's and the API's peak resident set at every size. */
@@ -73,6 +84,8 @@ interface SizeResult {
   /** Whole import as a client sees it (POST until the record says imported); null if refused. */
   importMs: number | null;
   record: TimedAnswer | null;
+  /** The import's `finished_at` until the catalog lists the copy (ms); null if not seen. */
+  registerMs: number | null;
   phases: string;
   rsyncMs: number;
   apiPeak: number;
@@ -93,67 +106,156 @@ function sizes(ctx: BenchContext): number[] {
 export async function scaleBench(ctx: BenchContext): Promise<SuiteReport> {
   ensurePeers(ctx.log);
   const results: SizeResult[] = [];
-  for (const files of sizes(ctx)) {
-    const base = join(ctx.tempDir, `scale-${files}`);
-    const dropzone = join(base, 'dropzone');
-    const id = `SCALE-${files}`;
-    try {
-      const writeStarted = performance.now();
-      writeImportDataset(dropzone, id, scaleTree(files));
-      const writeMs = performance.now() - writeStarted;
-      ctx.log(`${files} files written in ${fmt(writeMs / 1000)} s`);
-      const source = join(dropzone, 'datasets', id, 'payload');
-      warm(source);
-      await settle();
-      const loadBefore = loadavg()[0];
-      const rsyncTarget = join(base, 'rsync');
-      const rsyncMs = timeTool('rsync', ['-a', `${source}/`, `${rsyncTarget}/`], rsyncTarget);
-      rmSync(rsyncTarget, { recursive: true, force: true });
-      warm(source);
-      await settle();
-      const setup = await startSetup('redis', base, dropzone, SCALE_SETTINGS);
-      try {
-        const listing = await timed(`${setup.apiUrl}/datasets/dropzone?submission=SUB-${id}`);
-        const diff = await timed(`${setup.apiUrl}/datasets/dropzone/diff`);
-        const started = performance.now();
-        const request = await timed(`${setup.apiUrl}/datasets/dropzone/import`, {
-          method: 'POST',
-          body: JSON.stringify({ dataset_id: id }),
-        });
-        let importMs: number | null = null;
-        let record: TimedAnswer | null = null;
-        if (request.status === 202) {
-          const recordId = String(request.body.id);
-          await awaitImported(setup.apiUrl, recordId);
-          importMs = performance.now() - started;
-          record = await timed(`${setup.apiUrl}/imports/${recordId}`);
-        }
-        const result: SizeResult = {
-          files,
-          loadBefore,
-          writeMs,
-          listing,
-          diff,
-          request,
-          importMs,
-          record,
-          phases: setup.phases.values().next().value ?? '–',
-          rsyncMs,
-          apiPeak: processMemory(setup.api.child.pid!, 'VmHWM'),
-          workerPeak: processMemory(setup.worker.child.pid!, 'VmHWM'),
-        };
-        results.push(result);
-        ctx.log(
-          `${files} files: request ${request.status} in ${fmt(request.ms, 0)} ms; import ${importMs === null ? 'refused' : `${fmt(importMs / 1000, 2)} s`}; rsync ${fmt(rsyncMs / 1000, 2)} s; API ${fmt(result.apiPeak / MiB)} MiB, worker ${fmt(result.workerPeak / MiB)} MiB`,
-        );
-      } finally {
-        await setup.stop();
-      }
-    } finally {
-      rmSync(base, { recursive: true, force: true });
-    }
+  const catalog = await startRegistrationCatalog();
+  const disk: DiskState = { lastDeletion: 0, fastestProbe: { ms: Infinity } };
+  try {
+    for (const files of sizes(ctx)) results.push(await scaleOne(ctx, files, catalog, disk));
+  } finally {
+    await catalog.stop();
   }
   return report(results);
+}
+
+/** A catalog that takes the workers' registrations, with the project the datasets name. */
+async function startRegistrationCatalog(): Promise<RegistrationCatalog> {
+  const key = randomBytes(24).toString('hex');
+  const db = await migratedCatalogDatabase();
+  let catalog: (RunningProcess & { url: string }) | undefined;
+  try {
+    catalog = await startCatalog({
+      ...db.env,
+      REGISTRATION_API_KEY_SHA256: createHash('sha256').update(key).digest('hex'),
+    });
+    const created = await fetch(`${catalog.url}/api/projects`, {
+      method: 'POST',
+      headers: { 'X-API-Key': BENCH_GLOBAL_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ items: [{ acronym: BENCH_PROJECT, name: 'Scale bench' }] }),
+    });
+    if (created.status !== 200) throw new Error(`POST /api/projects: ${created.status}`);
+  } catch (error) {
+    await catalog?.stop();
+    await db.database.drop();
+    throw error;
+  }
+  const running = catalog;
+  return {
+    url: running.url,
+    key,
+    stop: async () => {
+      await running.stop();
+      await db.database.drop();
+    },
+  };
+}
+
+/** The project writeImportDataset's submissions name. */
+const BENCH_PROJECT = 'BENCH';
+
+/** What the sizes share about the disk (see settleDisk): when the last targets went, the best probe. */
+interface DiskState {
+  lastDeletion: number;
+  fastestProbe: { ms: number };
+}
+
+interface RegistrationCatalog {
+  url: string;
+  key: string;
+  stop(): Promise<void>;
+}
+
+/** Until the catalog lists the dataset titled `title` with a copy in storage: the time it did. */
+async function registeredAt(catalog: RegistrationCatalog, title: string): Promise<number | null> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const res = await fetch(`${catalog.url}/api/datasets?title=${encodeURIComponent(title)}`, {
+      headers: { 'X-API-Key': BENCH_GLOBAL_KEY },
+    });
+    const items = ((await res.json()) as { items?: { storages: unknown[] }[] }).items ?? [];
+    if (items[0]?.storages.length) return Date.now();
+    await sleep(20);
+  }
+  return null;
+}
+
+async function scaleOne(
+  ctx: BenchContext,
+  files: number,
+  catalog: RegistrationCatalog,
+  disk: DiskState,
+): Promise<SizeResult> {
+  const base = join(ctx.tempDir, `scale-${files}`);
+  const dropzone = join(base, 'dropzone');
+  const id = `SCALE-${files}`;
+  try {
+    const writeStarted = performance.now();
+    writeImportDataset(dropzone, id, scaleTree(files));
+    const writeMs = performance.now() - writeStarted;
+    ctx.log(`${files} files written in ${fmt(writeMs / 1000)} s`);
+    const source = join(dropzone, 'datasets', id, 'payload');
+    // Both sides write onto a settled disk: this ext4 discards online, and creating files in
+    // the minutes after a mass deletion (the previous size's targets) is several times slower.
+    // So nothing is deleted between them; both targets go once the size is done.
+    const quiet = disk.lastDeletion + SETTLE_AFTER_DELETE_MS - Date.now();
+    if (quiet > 0) await sleep(quiet);
+    await settleDisk(join(base, 'probes'), disk.fastestProbe, ctx.log);
+    warm(source);
+    await settle();
+    const loadBefore = loadavg()[0];
+    const rsyncTarget = join(base, 'rsync');
+    const rsyncMs = timeTool('rsync', ['-a', `${source}/`, `${rsyncTarget}/`], rsyncTarget);
+    warm(source);
+    await settle();
+    const setup = await startSetup('redis', base, dropzone, {
+      ...SCALE_SETTINGS,
+      CATALOG_URL: catalog.url,
+      CATALOG_API_KEY: catalog.key,
+    });
+    try {
+      const listing = await timed(`${setup.apiUrl}/datasets/dropzone?submission=SUB-${id}`);
+      const diff = await timed(`${setup.apiUrl}/datasets/dropzone/diff`);
+      const started = performance.now();
+      const request = await timed(`${setup.apiUrl}/datasets/dropzone/import`, {
+        method: 'POST',
+        body: JSON.stringify({ dataset_id: id }),
+      });
+      let importMs: number | null = null;
+      let record: TimedAnswer | null = null;
+      let registerMs: number | null = null;
+      if (request.status === 202) {
+        const recordId = String(request.body.id);
+        await awaitImported(setup.apiUrl, recordId);
+        importMs = performance.now() - started;
+        record = await timed(`${setup.apiUrl}/imports/${recordId}`);
+        const visibleAt = await registeredAt(catalog, id);
+        const finishedAt = Date.parse(String(record.body.finished_at));
+        registerMs = visibleAt === null ? null : visibleAt - finishedAt;
+      }
+      const result: SizeResult = {
+        files,
+        loadBefore,
+        writeMs,
+        listing,
+        diff,
+        request,
+        importMs,
+        record,
+        registerMs,
+        phases: `${setup.phases.values().next().value ?? '–'} register=${registerMs === null ? 'not seen in 120 s' : Math.round(registerMs)}`,
+        rsyncMs,
+        apiPeak: processMemory(setup.api.child.pid!, 'VmHWM'),
+        workerPeak: processMemory(setup.worker.child.pid!, 'VmHWM'),
+      };
+      ctx.log(
+        `${files} files: request ${request.status} in ${fmt(request.ms, 0)} ms; import ${importMs === null ? 'refused' : `${fmt(importMs / 1000, 2)} s`}; rsync ${fmt(rsyncMs / 1000, 2)} s; API ${fmt(result.apiPeak / MiB)} MiB, worker ${fmt(result.workerPeak / MiB)} MiB`,
+      );
+      return result;
+    } finally {
+      await setup.stop();
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+    disk.lastDeletion = Date.now();
+  }
 }
 
 /** The reason an error envelope gives (`more.reason`), else its description. */
@@ -172,6 +274,7 @@ function report(results: SizeResult[]): SuiteReport {
   const growth = imported.every((r) => perFile(r) <= 1.25 * perFile(baseline!));
   const beatsRsync = imported.every((r) => r.rsyncMs / r.importMs! >= 1);
   const refused = results.filter((r) => r.importMs === null);
+  const registered = imported.every((r) => r.registerMs !== null);
   const answer = (a: TimedAnswer) => `${a.status}, ${fmt(a.ms, 0)} ms, ${fmt(a.bytes / 1024)} KiB`;
   const rows = results.map((r) => [
     r.files.toLocaleString('en'),
@@ -196,7 +299,10 @@ function report(results: SizeResult[]): SuiteReport {
     'manifest interleaves the directories), each on a fresh API and worker with the default',
     'settings but `IMPORT_MAX_FILES=1000000` and `SOURCE_MANIFEST_MAX_BYTES=134217728` (what a',
     'filesystem deployment sets for a million files), beside `rsync -a` of the same warm tree',
-    '(then `sync -f`). One round per size;',
+    '(then `sync -f`), both on a settled disk (probed as the imports section does; nothing is',
+    'deleted between them). The worker registers each copy in a built catalog-api (its queue, its',
+    "POST /api/registrations): `register` is the import's `finished_at` until the catalog lists",
+    'the copy, and the peaks include that work. One round per size;',
     "`--scale-sizes` names other sizes. Peaks are each process's VmHWM over its whole life.",
     '',
     table(
@@ -223,6 +329,7 @@ function report(results: SizeResult[]): SuiteReport {
     `- cost per file within 1.25× of the smallest size's: ${growth ? 'met' : '**missed**'}`,
     `- at least as fast as rsync at every imported size: ${beatsRsync ? 'met' : '**missed**'}`,
     `- API and worker under ${FLAT_MEMORY_BYTES / MiB} MiB at every size: ${flat ? 'met' : '**missed**'}`,
+    `- registered in the catalog at every imported size: ${registered ? 'met' : '**missed**'}`,
     `- sizes refused (IMPORT_MAX_FILES, SOURCE_MANIFEST_MAX_BYTES): ${
       refused.length === 0
         ? 'none'
@@ -233,6 +340,6 @@ function report(results: SizeResult[]): SuiteReport {
     name: 'scale',
     title: 'Imports as the file count grows',
     markdown,
-    targetsMet: growth && beatsRsync && flat && refused.length === 0,
+    targetsMet: growth && beatsRsync && flat && registered && refused.length === 0,
   };
 }
