@@ -177,13 +177,19 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     });
     await catalog.app.listen(catalogPort, '127.0.0.1');
     dropzone
-      .submission('SUB-1', { project: 'PD-OMICS', datasets: ['DS-BAM', 'DS-OTHER'] })
+      .submission('SUB-1', { project: 'PD-OMICS', datasets: ['DS-BAM', 'DS-OTHER', 'DS-LARGE'] })
       .dataset('DS-BAM', {
         submission: 'SUB-1',
         title: 'Aligned reads',
         files: { 'reads.bam': made.bam, 'reads.bam.bai': made.bai, 'notes/read me.txt': 'hello' },
       })
-      .dataset('DS-OTHER', { submission: 'SUB-1', title: 'Other reads', files: { 'o.txt': 'o' } });
+      .dataset('DS-OTHER', { submission: 'SUB-1', title: 'Other reads', files: { 'o.txt': 'o' } })
+      // One file more than DRS_MAX_DATASET_FILES below: too large to serve here.
+      .dataset('DS-LARGE', {
+        submission: 'SUB-1',
+        title: 'Many files',
+        files: { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c', 'd.txt': 'd' },
+      });
     const provisionerPort = await freePort();
     drsUrl = `http://127.0.0.1:${provisionerPort}`;
     apiEnv = await dropzoneEnv(dropzone, storageRoot, {
@@ -197,9 +203,15 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       DRS_GRANT_CHECK_SECONDS: '0',
       DRS_MAX_BULK_REQUEST_LENGTH: '20',
       DRS_MAX_VISAS: '50',
+      DRS_MAX_DATASET_FILES: '3',
     });
     apps = await startProvisionerApps(apiEnv);
     await apps.api.listen(provisionerPort, '127.0.0.1');
+    const large = await api()
+      .post('/datasets/dropzone/import')
+      .set('X-API-Key', TEST_WRITE_KEY)
+      .send({ dataset_id: 'DS-LARGE' });
+    await waitForImport(apps.api, large.body.id as string);
     for (const [name, key] of [
       ['DS-BAM', 'bam'],
       ['DS-OTHER', 'other'],
@@ -252,6 +264,24 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     });
     const stored = made.bam.length + made.bai.length + 5 + 1;
     expect(res.body.drs.totalObjectSize).toBeGreaterThan(stored);
+  });
+
+  it('refuses a dataset of more files than DRS_MAX_DATASET_FILES (501, before reading its list) and leaves it out of service-info', async () => {
+    // service-info above counts DS-BAM (3 files + manifest) and DS-OTHER (1 + manifest) only.
+    // The dataset and one of its files (its id: the first 20 hex digits of its path's SHA-256).
+    const fileId = `${datasetId('DS-LARGE')}~${createHash('sha256').update('a.txt').digest('hex').slice(0, 20)}`;
+    for (const id of [datasetId('DS-LARGE'), fileId]) {
+      const res = await api().get(`${DRS}/objects/${id}`).expect(501);
+      expect(res.body).toMatchObject({
+        status_code: 501,
+        more: { reason: 'dataset_too_large', files: 4, max: 3 },
+      });
+      expect(res.body.msg).toContain('DRS_MAX_DATASET_FILES');
+    }
+    // The datasets within the bound are served as before.
+    await api()
+      .options(`${DRS}/objects/${datasetId('DS-BAM')}`)
+      .expect(200);
   });
 
   it('registers the dataset’s drs:// URI: the import record, the catalog’s record and its DCAT distribution carry it', async () => {

@@ -100,6 +100,19 @@ describe('copy threads in the worker (IMPORT_COPY_THREADS)', () => {
     expect(pool.threadCount).toBe(0);
   });
 
+  it('starts the copy threads when the worker boots, before its first import', async () => {
+    const apps = await startProvisionerApps(
+      await dropzoneEnv(dropzone, storageRoot, { IMPORT_COPY_THREADS: '2' }),
+    );
+    try {
+      const pool = apps.worker.get(CopyThreadPool);
+      expect(pool.threadCount).toBe(2);
+      expect(pool.batchesRun).toBe(0);
+    } finally {
+      await apps.close();
+    }
+  });
+
   it('with IMPORT_COPY_THREADS=0 copies on the main thread and starts no thread', async () => {
     const { record, pool } = await importWith('0', 'DS-MAIN');
     expectPublished(record, files('main'));

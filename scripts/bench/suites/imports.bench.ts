@@ -53,6 +53,9 @@ const COPY_THREADS = Math.min(availableParallelism(), 4);
 /** The floor side of the small-files dataset (scripts/bench/lib/bare-copy.mjs). */
 const BARE_FLOOR = `bare copy, ${COPY_THREADS} threads`;
 const BARE_COPY_SCRIPT = join(__dirname, '..', 'lib', 'bare-copy.mjs');
+/** The single file's hash floor: its SHA-256 alone, on one core (scripts/bench/lib/hash-file.mjs). */
+const HASH_FLOOR = 'SHA-256 alone, one core';
+const HASH_FILE_SCRIPT = join(__dirname, '..', 'lib', 'hash-file.mjs');
 
 /** The ceiling side of a dataset with large files (see timeDirectCeiling), and its target. */
 const DIRECT_CEILING = 'dd oflag=direct';
@@ -769,6 +772,19 @@ async function hugeFileCase(
       cpu: () => cpuMs('self'),
       clean: () => rmSync(ddTarget, { recursive: true, force: true }),
     },
+    {
+      label: HASH_FLOOR,
+      run: async () => {
+        const started = performance.now();
+        const hashed = spawnSync(process.execPath, [HASH_FILE_SCRIPT, source], {
+          encoding: 'utf8',
+        });
+        if (hashed.status !== 0) throw new Error(`hash-file.mjs failed: ${hashed.stderr}`);
+        return performance.now() - started;
+      },
+      cpu: () => cpuMs('self'),
+      clean: () => undefined,
+    },
   ];
   for (const side of sides) {
     result.ms.set(side.label, []);
@@ -994,6 +1010,7 @@ function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
   const ceiling = huge.ms.get(DIRECT_CEILING)!;
   const perRound = imports.map((ms, i) => ceiling[i] / ms);
   const ratioOk = median(perRound) >= DIRECT_CEILING_TARGET;
+  const hashBound = median(huge.ms.get(HASH_FLOOR)!.map((ms, i) => ceiling[i] / ms));
   const growth = huge.peakAfterHuge - huge.peakAfterMixed;
   const memoryOk = growth <= HUGE_MEMORY_SLACK_BYTES;
   checks.push(ratioOk, memoryOk);
@@ -1009,6 +1026,10 @@ function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
     '',
     `Ceiling time / import time per round ${perRound.map((x) => fmt(x, 2)).join(', ')}: median **${fmt(median(perRound), 2)}×** ` +
       `(target ≥ ${DIRECT_CEILING_TARGET}×: ${verdict(ratioOk)}). Import phases per round (ms): ${huge.phases.map((p) => `\`${p}\``).join('; ')}.`,
+    '',
+    `The hash floor: \`${HASH_FLOOR}\` (\`scripts/bench/lib/hash-file.mjs\`: the file read in 1 MiB chunks and hashed by`,
+    "Node's OpenSSL, as the import's threads do, written nowhere). A file's SHA-256 is one sequential pass, so ceiling",
+    `time / hash time, median **${fmt(hashBound, 2)}×**, is the most any import that hashes every byte can reach on this file here.`,
     '',
     `Memory flat: the worker's peak resident set (VmHWM) was **${fmt(huge.peakAfterMixed / MiB)} MiB** after the ${huge.baseline} and ` +
       `**${fmt(huge.peakAfterHuge / MiB)} MiB** after the ${size} file, ${fmt(growth / MiB)} MiB more (target ≤ ${HUGE_MEMORY_SLACK_BYTES / MiB} MiB: ${verdict(memoryOk)}).`,

@@ -289,7 +289,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   /**
    * Worker threads that copy and hash the files of imports to local storage, shared by the
-   * process's imports (started at the first import); 0 copies them on the main thread.
+   * process's imports (started with the worker); 0 copies them on the main thread.
    * Default: min(CPU cores, 4).
    */
   @IntegerSetting(0, 64)
@@ -408,6 +408,16 @@ export class ProvisionerSettings extends FrontDoorSettings {
   /** Object ids one bulk request may name (service-info's maxBulkRequestLength); past it, 413. */
   @IntegerSetting(1, 100_000)
   DRS_MAX_BULK_REQUEST_LENGTH = 1000;
+
+  /**
+   * Files a dataset may have to be served over DRS: the API holds a served dataset's files (its
+   * DRS ids, the compound object's manifest) in memory, about 2 KiB a file while it is read
+   * (50,000 files: ~110 MiB). A larger dataset answers 501 `dataset_too_large` and is left out of
+   * service-info's counts; datasets are read one at a time, and those kept hold at most this
+   * many files in all.
+   */
+  @IntegerSetting(1, 10_000_000)
+  DRS_MAX_DATASET_FILES = 50_000;
 
   /** Visas one request's passports may carry in all; past it, 400 (MAX_BODY_BYTES bounds bytes). */
   @IntegerSetting(1, 100_000)

@@ -59,7 +59,7 @@ export class DrsController {
   // Before the routes with an object id: `objects/access` is no object's id.
   @ApiOperation({ summary: 'Access URLs of several objects' })
   @ApiResponse({ status: 200, description: 'The URLs granted; the others unresolved by code' })
-  @ApiErrorResponses(400, 401, 413)
+  @ApiErrorResponses(400, 401, 413, 501)
   @Post('objects/access')
   @HttpCode(200)
   bulkAccess(
@@ -75,7 +75,7 @@ export class DrsController {
 
   @ApiOperation({ summary: 'Access URLs of several objects with one access id' })
   @ApiResponse({ status: 200, description: 'The URLs granted; the others unresolved by code' })
-  @ApiErrorResponses(400, 401, 413)
+  @ApiErrorResponses(400, 401, 413, 501)
   @Post('objects/access/:access_id')
   @HttpCode(200)
   bulkAccessOne(
@@ -94,7 +94,7 @@ export class DrsController {
     summary: 'How to authorize for an object: PassportAuth (the catalog) or BearerAuth',
   })
   @ApiResponse({ status: 200, description: 'Authorizations' })
-  @ApiErrorResponses(400, 404)
+  @ApiErrorResponses(400, 404, 501)
   @Options('objects/:object_id')
   options(@Param() { object_id }: ObjectParams) {
     return this.drs.authorizations(object_id);
@@ -102,7 +102,7 @@ export class DrsController {
 
   @ApiOperation({ summary: 'An object, to a login token (Authorization: Bearer) that may read it' })
   @ApiResponse({ status: 200, description: 'DrsObject' })
-  @ApiErrorResponses(400, 401, 403, 404)
+  @ApiErrorResponses(400, 401, 403, 404, 501)
   @Get('objects/:object_id')
   object(
     @Param() { object_id }: ObjectParams,
@@ -115,7 +115,7 @@ export class DrsController {
 
   @ApiOperation({ summary: 'An object, to the holder of a passport whose visas grant its dataset' })
   @ApiResponse({ status: 200, description: 'DrsObject' })
-  @ApiErrorResponses(400, 401, 403, 404)
+  @ApiErrorResponses(400, 401, 403, 404, 501)
   @Post('objects/:object_id')
   @HttpCode(200)
   postObject(
@@ -129,7 +129,7 @@ export class DrsController {
 
   @ApiOperation({ summary: 'How to authorize for several objects' })
   @ApiResponse({ status: 200, description: 'Authorizations of each object found' })
-  @ApiErrorResponses(400, 413)
+  @ApiErrorResponses(400, 413, 501)
   @Options('objects')
   bulkOptions(@Body() body: BulkOptionsBody) {
     return this.drs.bulkAuthorizations(body.bulk_object_ids);
@@ -137,7 +137,7 @@ export class DrsController {
 
   @ApiOperation({ summary: 'Several objects (passports or a login token)' })
   @ApiResponse({ status: 200, description: 'The objects granted; the others unresolved by code' })
-  @ApiErrorResponses(400, 401, 413)
+  @ApiErrorResponses(400, 401, 413, 501)
   @Post('objects')
   @HttpCode(200)
   bulkObjects(
@@ -155,7 +155,7 @@ export class DrsController {
     summary: 'A short-lived access URL of an object, to a login token that may read it',
   })
   @ApiResponse({ status: 200, description: 'AccessURL' })
-  @ApiErrorResponses(400, 401, 403, 404)
+  @ApiErrorResponses(400, 401, 403, 404, 501)
   @Get('objects/:object_id/access/:access_id')
   access(
     @Param() { object_id, access_id }: AccessParams,
@@ -167,7 +167,7 @@ export class DrsController {
 
   @ApiOperation({ summary: 'A short-lived access URL of an object, to a passport holder' })
   @ApiResponse({ status: 200, description: 'AccessURL' })
-  @ApiErrorResponses(400, 401, 403, 404)
+  @ApiErrorResponses(400, 401, 403, 404, 501)
   @Post('objects/:object_id/access/:access_id')
   @HttpCode(200)
   postAccess(

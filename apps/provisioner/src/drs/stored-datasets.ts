@@ -3,10 +3,12 @@ import { createHash } from 'node:crypto';
 import { mapLimit } from '../common/map-limit';
 import { ImportRecordsRepository } from '../imports/import-records.repository';
 import { isSafeSegment } from '../sources/safe-segment';
-import { parseProvenance, type Provenance } from '../storage/provenance';
+import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
+import { parseProvenance, readProvenanceHead, type Provenance } from '../storage/provenance';
 import { datasetCommitObject } from '../storage/storage-layout';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
+import { DrsError } from './drs-errors';
 import { datasetDrsId, datasetPathOf, type DatasetRef, filePathDigest } from './drs-ids';
 
 /** One file of a published dataset, as its provenance records it. */
@@ -39,8 +41,14 @@ export interface StoredDataset {
 
 /** Datasets kept parsed per process; a provenance is immutable once published. */
 const MAX_CACHED_DATASETS = 512;
-/** Parallel listings and reads when counting everything (service-info). */
+/** Parallel listings and provenance heads when counting everything (service-info). */
 const WALK_CONCURRENCY = 16;
+
+/** A dataset's contribution to service-info's counts (kept per dataset, a few numbers each). */
+interface DatasetTotals {
+  objects: number;
+  bytes: number;
+}
 
 /**
  * The published datasets, read from storage: a dataset exists for DRS when its provenance (the
@@ -51,33 +59,89 @@ const WALK_CONCURRENCY = 16;
  */
 @Injectable()
 export class StoredDatasets {
-  private readonly cache = new Map<string, StoredDataset | null>();
+  private readonly cache = new Map<string, StoredDataset>();
+  /** Files held by the cached datasets: at most DRS_MAX_DATASET_FILES (beyond the newest). */
+  private cachedFiles = 0;
+  /** Per dataset id, what it adds to service-info (null: too large to serve). */
+  private readonly totalsOf = new Map<string, DatasetTotals | null>();
   private readonly accessions = new Map<string, string>();
+  private readonly reading = new Map<string, Promise<StoredDataset | undefined>>();
+  private lastRead: Promise<unknown> = Promise.resolve();
+  private readonly maxFiles: number;
 
   constructor(
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     private readonly records: ImportRecordsRepository,
-  ) {}
+    @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
+  ) {
+    this.maxFiles = settings.DRS_MAX_DATASET_FILES;
+  }
 
-  /** The dataset, or undefined when no complete copy is published under that name. */
+  /**
+   * The dataset, or undefined when no complete copy is published under that name. Its
+   * provenance's head is read first: a dataset of more than DRS_MAX_DATASET_FILES files is
+   * refused (501 `dataset_too_large`) before its list of files is read, so no request, however
+   * large the datasets in storage, makes this process hold more than that many files' worth.
+   */
   async dataset(ref: DatasetRef): Promise<StoredDataset | undefined> {
     const id = datasetDrsId(ref);
     const cached = this.cache.get(id);
     if (cached !== undefined) {
       this.cache.delete(id);
       this.cache.set(id, cached);
-      return cached ?? undefined;
+      return cached;
     }
+    // One dataset is read at a time, and a dataset asked for again while it is being read
+    // waits for that read: concurrent requests for large datasets cannot stack their peaks.
+    const reading = this.reading.get(id);
+    if (reading) return reading;
+    const read = this.lastRead.then(() => this.read(id, ref));
+    this.lastRead = read.catch(() => undefined);
+    this.reading.set(id, read);
+    try {
+      return await read;
+    } finally {
+      this.reading.delete(id);
+    }
+  }
+
+  private async read(id: string, ref: DatasetRef): Promise<StoredDataset | undefined> {
     const path = datasetPathOf(ref);
-    const provenance = parseProvenance(await this.storage.readObject(datasetCommitObject(path)));
+    const head = await readProvenanceHead(this.storage, datasetCommitObject(path));
     // An absent dataset is not remembered: it may be published a moment later.
+    if (head === null) return undefined;
+    if (head.totals.files > this.maxFiles) {
+      this.totalsOf.set(id, null);
+      throw new DrsError(
+        501,
+        'dataset_too_large',
+        `The dataset has ${head.totals.files} files; this service serves datasets of at most ${this.maxFiles} (DRS_MAX_DATASET_FILES)`,
+        { files: head.totals.files, max: this.maxFiles },
+      );
+    }
+    const provenance = parseProvenance(await this.storage.readObject(datasetCommitObject(path)));
     if (provenance === null) return undefined;
     const dataset = datasetOf(id, ref, path, provenance);
-    this.cache.set(id, dataset);
-    if (this.cache.size > MAX_CACHED_DATASETS) {
-      this.cache.delete(this.cache.keys().next().value as string);
-    }
+    this.totalsOf.set(id, {
+      objects: dataset.files.length + 1,
+      bytes: dataset.totalBytes + dataset.manifest.length,
+    });
+    this.keep(dataset);
     return dataset;
+  }
+
+  /** Caches a dataset, least recently used out first past either bound. */
+  private keep(dataset: StoredDataset): void {
+    this.cache.set(dataset.id, dataset);
+    this.cachedFiles += dataset.files.length;
+    while (
+      this.cache.size > MAX_CACHED_DATASETS ||
+      (this.cachedFiles > this.maxFiles && this.cache.size > 1)
+    ) {
+      const [oldestId, oldest] = this.cache.entries().next().value as [string, StoredDataset];
+      this.cache.delete(oldestId);
+      this.cachedFiles -= oldest.files.length;
+    }
   }
 
   /**
@@ -115,15 +179,28 @@ export class StoredDatasets {
       );
       for (const found of listed) for (const ref of found) refs.push(ref);
     }
-    const datasets = await mapLimit(refs, WALK_CONCURRENCY, (ref) => this.dataset(ref));
+    // Each dataset is read once (its counts are remembered), one at a time (see dataset()).
+    const counted = await mapLimit(refs, WALK_CONCURRENCY, (ref) => this.totalsFor(ref));
     let objects = 0;
     let bytes = 0;
-    for (const dataset of datasets) {
-      if (dataset === undefined) continue;
-      objects += dataset.files.length + 1;
-      bytes += dataset.totalBytes + dataset.manifest.length;
+    for (const totals of counted) {
+      if (!totals) continue;
+      objects += totals.objects;
+      bytes += totals.bytes;
     }
     return { objects, bytes };
+  }
+
+  /** What a dataset adds to service-info: nothing when absent or too large to serve. */
+  private async totalsFor(ref: DatasetRef): Promise<DatasetTotals | null> {
+    const known = this.totalsOf.get(datasetDrsId(ref));
+    if (known !== undefined) return known;
+    try {
+      await this.dataset(ref);
+    } catch (error) {
+      if (!(error instanceof DrsError)) throw error;
+    }
+    return this.totalsOf.get(datasetDrsId(ref)) ?? null;
   }
 }
 

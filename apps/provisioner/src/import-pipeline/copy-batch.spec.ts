@@ -38,7 +38,10 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
 
   const buffers = (): CopyBuffers => {
     const buffer = allocAligned(MiB);
-    return { buffer, spare: () => (spares++, allocAligned(buffer.length)) };
+    return {
+      buffer,
+      spares: () => (spares++, [allocAligned(buffer.length), allocAligned(buffer.length)]),
+    };
   };
 
   function batch(files: Record<string, { content: Buffer; direct?: boolean }>): CopyBatch {

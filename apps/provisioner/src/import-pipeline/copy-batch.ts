@@ -136,12 +136,12 @@ export function reviveError(serialized: SerializedError): Error {
 
 /**
  * A copy thread's read buffers, page-aligned (allocAligned) for direct writes: `buffer` for every
- * file, and `spare()` (the same size) for the files written direct, read into while the other
- * is being written (copyFileWithHashesOverlapped).
+ * file, and `spares()` (two more of the same size) for the files written direct: one chunk is
+ * read while another is hashed and a third written (copyFileWithHashesOverlapped).
  */
 export interface CopyBuffers {
   buffer: Buffer;
-  spare(): Buffer;
+  spares(): [Buffer, Buffer];
 }
 
 /**
@@ -170,7 +170,7 @@ export async function runCopyBatch(
         writesInBackground(writer)
           ? await copyFileWithHashesOverlapped(source, job.path, writer, {
               ...options,
-              buffers: [buffers.buffer, buffers.spare()],
+              buffers: [buffers.buffer, ...buffers.spares()],
             })
           : copyFileWithHashesSync(source, job.path, writer, {
               ...options,

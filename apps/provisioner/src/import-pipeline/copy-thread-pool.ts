@@ -143,7 +143,8 @@ class CopyThread {
 
 /**
  * A fixed set of copy threads shared by every import of the worker process (a provider of the
- * imports queue's module), started when first needed and kept for the next import. Idle threads
+ * imports queue's module), started when the worker boots (ImportProcessor) or, in a process
+ * without one, when first needed, and kept for the next import. Idle threads
  * do not hold the process open; the app's shutdown ends them.
  */
 export class CopyThreadPool implements OnApplicationShutdown {

@@ -23,11 +23,12 @@ if (!parentPort) throw new Error('file-copy.thread runs only as a worker thread'
 const port = parentPort;
 // One read buffer per thread, grown to the largest batch's need; aligned for direct writes.
 let buffer = allocAligned(0);
-// Its twin for files written direct, made at the first one (a thread of small files has none).
-let spare: Buffer | null = null;
-const spareBuffer = (): Buffer => {
-  if (spare?.length !== buffer.length) spare = allocAligned(buffer.length);
-  return spare;
+// Two more for files written direct, made at the first one (a thread of small files has none).
+let spares: [Buffer, Buffer] | null = null;
+const spareBuffers = (): [Buffer, Buffer] => {
+  if (spares?.[0].length !== buffer.length)
+    spares = [allocAligned(buffer.length), allocAligned(buffer.length)];
+  return spares;
 };
 
 const growBuffer = (bytes: number): void => {
@@ -37,7 +38,7 @@ const growBuffer = (bytes: number): void => {
 async function copy(batch: CopyBatch): Promise<CopyBatchReply> {
   growBuffer(batch.bufferBytes);
   let unreported = 0;
-  const outcomes = await runCopyBatch(batch, { buffer, spare: spareBuffer }, (bytes) => {
+  const outcomes = await runCopyBatch(batch, { buffer, spares: spareBuffers }, (bytes) => {
     unreported += bytes;
     if (unreported < PROGRESS_BYTES) return;
     const progress: CopyBatchProgress = { id: batch.id, progress: unreported };

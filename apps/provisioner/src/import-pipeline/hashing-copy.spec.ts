@@ -367,7 +367,11 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     staging = await storage.openStaging(`o${++areas}`);
   });
 
-  const twoBuffers = (): [Buffer, Buffer] => [allocAligned(CHUNK), allocAligned(CHUNK)];
+  const threeBuffers = (): [Buffer, Buffer, Buffer] => [
+    allocAligned(CHUNK),
+    allocAligned(CHUNK),
+    allocAligned(CHUNK),
+  ];
 
   /** A staged object created direct, as a copy thread creates a large file. */
   function directObject(path: string): BackgroundObjectWriter {
@@ -393,7 +397,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
       join(dir, 'src.bin'),
       'src.bin',
       directObject('d/src.bin'),
-      { md5: true, buffers: twoBuffers(), onBytes: (n) => (seen += n) },
+      { md5: true, buffers: threeBuffers(), onBytes: (n) => (seen += n) },
     );
     expect(result).toEqual({
       size,
@@ -442,18 +446,24 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     return writer;
   }
 
-  /** Records each read of the source among `events`. */
+  /** Records when each read of the source (on libuv's pool) starts and ends among `events`. */
   function recordReads(events: string[]): jest.SpyInstance {
     const nodeFs = jest.requireActual<typeof fs>('node:fs');
-    const real = nodeFs.readSync;
-    return jest.spyOn(nodeFs, 'readSync').mockImplementation((...args) => {
-      events.push('read');
-      return (real as (...a: typeof args) => number)(...args);
-    });
+    const real = nodeFs.read as (...args: unknown[]) => void;
+    let reads = 0;
+    return jest.spyOn(nodeFs, 'read').mockImplementation(((...args: unknown[]) => {
+      const k = reads++;
+      events.push(`read ${k} started`);
+      const callback = args[args.length - 1] as (...result: unknown[]) => void;
+      real(...args.slice(0, -1), (...result: unknown[]) => {
+        events.push(`read ${k} done`);
+        callback(...result);
+      });
+    }) as typeof nodeFs.read);
   }
 
-  it('reads and hashes the next chunk while the previous one is being written', async () => {
-    const content = randomBytes(3 * CHUNK + 10);
+  it('reads the next chunk and hashes the one before while the previous one is being written', async () => {
+    const content = randomBytes(4 * CHUNK + 10);
     writeFileSync(join(dir, 'src.bin'), content);
     const events: string[] = [];
     const writer = slowWriter(events);
@@ -461,21 +471,26 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     try {
       const result = await copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
         md5: false,
-        buffers: twoBuffers(),
+        buffers: threeBuffers(),
       });
       expect(result.sha256).toBe(digest('sha256', content));
     } finally {
       spy.mockRestore();
     }
     expect(Buffer.concat(writer.written).equals(content)).toBe(true);
-    // Each chunk after the first is read before the write of the one before it has ended.
+    // While a chunk is written, the next but one is read (the one between is hashed then).
     for (let k = 0; k < 3; k++) {
       const started = events.indexOf(`write ${k} started`);
       const done = events.indexOf(`write ${k} done`);
-      expect(events.slice(started, done)).toContain('read');
+      expect(events.slice(started, done)).toContain(`read ${k + 2} started`);
       // ...and never more than one write at a time.
       expect(events.indexOf(`write ${k + 1} started`)).toBeGreaterThan(done);
     }
+    // Nor more than one read: each starts once the one before has ended (file order).
+    for (let k = 0; k < 4; k++)
+      expect(events.indexOf(`read ${k + 1} started`)).toBeGreaterThan(
+        events.indexOf(`read ${k} done`),
+      );
   });
 
   it('fails with the write error, once no write is in flight, when a write fails (disk full)', async () => {
@@ -488,7 +503,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
         md5: false,
-        buffers: twoBuffers(),
+        buffers: threeBuffers(),
       }),
     ).rejects.toMatchObject({ code: 'ENOSPC' });
     expect(writer.abortedWithWriteInFlight).toBe(false);
@@ -503,7 +518,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
         md5: false,
-        buffers: twoBuffers(),
+        buffers: threeBuffers(),
         stopRequested: () => ++chunks >= 2,
       }),
     ).rejects.toMatchObject({ name: 'ImportStoppedError' });
@@ -515,7 +530,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', directObject('stopped.bin'), {
         md5: false,
-        buffers: twoBuffers(),
+        buffers: threeBuffers(),
         stopRequested: () => ++realChunks >= 3,
       }),
     ).rejects.toMatchObject({ name: 'ImportStoppedError' });
@@ -543,7 +558,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(path, 'victim.bin', directObject('victim.bin'), {
         md5: false,
-        buffers: twoBuffers(),
+        buffers: threeBuffers(),
         afterChunk: () => {
           if (!changed) change(path);
           changed = true;
@@ -562,7 +577,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'other.bin'), 'other.bin', writer, {
         md5: false,
-        buffers: twoBuffers(),
+        buffers: threeBuffers(),
         identity: { dev: 0, ino: 1 },
       }),
     ).rejects.toMatchObject({ code: 'source_changed' });

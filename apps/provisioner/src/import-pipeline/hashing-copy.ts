@@ -1,5 +1,5 @@
 import { createHash, Hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, read, readSync, Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { OPEN_SOURCE_FLAGS } from '../sources/source-system';
 import type { ObjectWriter, SourceIdentity, SyncObjectWriter } from '../storage/storage-system';
@@ -182,10 +182,10 @@ type SourceOptions = Omit<SyncCopyOptions, 'buffer'>;
 
 export interface OverlappedCopyOptions extends SourceOptions {
   /**
-   * Two page-aligned buffers (allocAligned) of the same size, a multiple of the block size: the
-   * next chunk is read into one while the other is being written.
+   * Three page-aligned buffers (allocAligned) of the same size, a multiple of the block size:
+   * one being read into, one hashed, one written.
    */
-  buffers: [Buffer, Buffer];
+  buffers: [Buffer, Buffer, Buffer];
 }
 
 /**
@@ -238,9 +238,25 @@ class BlockingRead {
   read(buffer: Buffer): Buffer {
     const bytesRead = readSync(this.fd, buffer, 0, buffer.length, null);
     const chunk = buffer.subarray(0, bytesRead);
+    this.hash(chunk);
+    return chunk;
+  }
+
+  /**
+   * Reads the next chunk into `buffer` on libuv's thread pool, unhashed (hash() it in order):
+   * empty at the end of the file. One read in flight at a time (reads go in file order).
+   */
+  readInBackground(buffer: Buffer): Promise<Buffer> {
+    return new Promise((resolve, reject) =>
+      read(this.fd, buffer, 0, buffer.length, null, (error, bytesRead) =>
+        error ? reject(error) : resolve(buffer.subarray(0, bytesRead)),
+      ),
+    );
+  }
+
+  hash(chunk: Buffer): void {
     this.sha256.update(chunk);
     this.md5?.update(chunk);
-    return chunk;
   }
 
   /**
@@ -327,12 +343,12 @@ export const writesInBackground = (writer: SyncObjectWriter): writer is Backgrou
   writer.writeInBackground !== undefined;
 
 /**
- * copyFileWithHashesSync for a file written direct (a writer with writeInBackground): while the
- * device writes one chunk, this thread reads and hashes the next into the other buffer, instead
- * of the device idling while the thread hashes and the thread idling while the device writes.
- * One write in flight at a time, awaited before its buffer is read into again, and before the
- * descriptors are closed on any outcome. Reads stay blocking calls: the thread hashes each
- * chunk as soon as it has it, and holds no third buffer to read ahead into.
+ * copyFileWithHashesSync for a file written direct (a writer with writeInBackground), in three
+ * stages: while the device writes chunk k and libuv's pool reads chunk k+2 into a third buffer,
+ * this thread hashes chunk k+1, so it does nothing but hash (a file's SHA-256 is one sequential
+ * pass: the one stage that cannot be shared out) instead of also copying each chunk out of the
+ * page cache. One read and one write in flight at a time, each awaited before its buffer is used
+ * again and before the descriptors are closed on any outcome.
  */
 export async function copyFileWithHashesOverlapped(
   sourcePath: string,
@@ -340,28 +356,41 @@ export async function copyFileWithHashesOverlapped(
   writer: BackgroundObjectWriter,
   options: OverlappedCopyOptions,
 ): Promise<CopyResult> {
-  const [first, second] = options.buffers;
+  const { buffers } = options;
+  const size = buffers[0].length;
   const source = BlockingRead.open(sourcePath, displayPath, writer, options);
   let writing: Promise<void> | null = null;
-  let buffer = first;
+  let next = 0;
+  // Never left unobserved while the chunk before it is hashed: rethrown where it is awaited.
+  const readNext = (): Promise<Buffer> => {
+    const pending = source.readInBackground(buffers[next]);
+    pending.catch(() => undefined);
+    next = (next + 1) % buffers.length;
+    return pending;
+  };
+  let reading: Promise<Buffer> | null = readNext();
   try {
     for (;;) {
-      const chunk = source.read(buffer);
+      const chunk: Buffer = await reading!;
+      reading = null;
       if (chunk.length === 0) break;
+      // The buffer read into next was written two rounds ago, and that write was awaited
+      // before the last one was started: it is free. A short chunk is the end: nothing after.
+      if (chunk.length === size) reading = readNext();
+      source.hash(chunk);
       if (writing) await writing;
       writing = writer.writeInBackground(chunk);
       // Awaited before anything else is written or closed; until then a failed write (ENOSPC)
       // must not count as an unhandled rejection, which would end the thread.
       writing.catch(() => undefined);
-      buffer = buffer === first ? second : first;
-      if (!source.continuesAfter(chunk, first.length)) break;
+      if (!source.continuesAfter(chunk, size)) break;
     }
     if (writing) await writing;
     writing = null;
     source.checkUnchanged();
   } catch (error) {
-    // The write in flight still uses the descriptor and its buffer: closed only after it ends.
-    await writing?.catch(() => undefined);
+    // A read or write in flight still uses the descriptors and its buffer: closed only after.
+    await Promise.all([reading?.catch(() => undefined), writing?.catch(() => undefined)]);
     source.fail(writer);
     throw error;
   }

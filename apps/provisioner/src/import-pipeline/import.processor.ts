@@ -9,6 +9,7 @@ import {
 import { Job, UnrecoverableError, WaitingError, WorkerOptions } from 'bullmq';
 import { StorageRegistrationProducer } from '../storage-registration/storage-registration.producer';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
+import type { SourceLimits } from '../config/source-config';
 import { attemptStagingId } from './attempt-staging';
 import { AttemptLease, LeaseLostError, leasedStorage } from './leased-storage';
 import { runDatasetImport } from './dataset-import-pipeline';
@@ -80,6 +81,8 @@ export class ImportProcessor
   /** The running dataset attempts' leases on their jobs' locks, by job id. */
   private readonly leases = new Map<string, AttemptLease>();
   private readonly lockMs: number;
+  /** SOURCE_*_MAX_BYTES: the worker's preflight reads the manifests within what the API does. */
+  private readonly sourceLimits: SourceLimits;
 
   constructor(
     private readonly registry: SourceRegistry,
@@ -95,6 +98,7 @@ export class ImportProcessor
   ) {
     super();
     this.lockMs = settings.IMPORT_LOCK_MS;
+    this.sourceLimits = settings.sourceLimits;
   }
 
   /** What runs each job name of the imports queue. */
@@ -124,6 +128,10 @@ export class ImportProcessor
    * The watch restarts a run loop that ends and tells readiness (WorkerWatchService).
    */
   onApplicationBootstrap(): void {
+    // The copy threads start with the worker, not with its first import: a fresh worker (a
+    // scale-up, a drained node's replacement) would otherwise add their start-up to the first
+    // import it takes. A thread that fails to load fails that import's batches instead.
+    this.copyPool.start().catch(() => undefined);
     this.worker
       .run()
       .catch((error: unknown) =>
@@ -285,6 +293,7 @@ export class ImportProcessor
       copyMeter: this.metrics,
       copyPool: this.copyPool,
       fileBudget: this.fileBudget,
+      sourceLimits: this.sourceLimits,
       phases,
       signal: this.stopping.signal,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),

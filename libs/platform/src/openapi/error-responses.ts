@@ -52,6 +52,7 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Request body is not JSON',
   429: 'Too many failed authentications from this address (`Retry-After` says when to retry)',
   500: 'Internal error; `more.error_id` identifies it in the logs',
+  501: 'Not served by this deployment: past a configured bound (`more.reason` names it)',
   502: 'An upstream system answered badly',
   503: 'A backing service is unavailable; retry later',
 };
