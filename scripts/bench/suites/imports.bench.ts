@@ -1027,8 +1027,9 @@ function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
     `Ceiling time / import time per round ${perRound.map((x) => fmt(x, 2)).join(', ')}: median **${fmt(median(perRound), 2)}×** ` +
       `(target ≥ ${DIRECT_CEILING_TARGET}×: ${verdict(ratioOk)}). Import phases per round (ms): ${huge.phases.map((p) => `\`${p}\``).join('; ')}.`,
     '',
-    `The hash floor: \`${HASH_FLOOR}\` (\`scripts/bench/lib/hash-file.mjs\`: the file read in 1 MiB chunks and hashed by`,
-    "Node's OpenSSL, as the import's threads do, written nowhere). A file's SHA-256 is one sequential pass, so ceiling",
+    `The hash floor: \`${HASH_FLOOR}\` (\`scripts/bench/lib/hash-file.mjs\`: the file hashed by Node's OpenSSL in 1 MiB`,
+    "chunks, the next read on libuv's pool meanwhile, as the import's threads do; written nowhere; the process's start",
+    "included). A file's SHA-256 is one sequential pass on one core, so ceiling",
     `time / hash time, median **${fmt(hashBound, 2)}×**, is the most any import that hashes every byte can reach on this file here.`,
     '',
     `Memory flat: the worker's peak resident set (VmHWM) was **${fmt(huge.peakAfterMixed / MiB)} MiB** after the ${huge.baseline} and ` +
