@@ -4,6 +4,7 @@ import { JsonDocument, readJsonDocumentSync, summarizeDatasetDocument } from './
 import { ChecksumAlgorithm, MANIFEST_FILES, ManifestParser } from './manifest';
 import { PathHashSet } from './path-hash-set';
 import { PayloadListing } from './payload-listing';
+import { markPresentEntries, walkBudget } from './payload-presence';
 import { checkDirectory, identityOf, pinDirectorySync } from './pinned-directory';
 import {
   checkRegularFile,
@@ -114,7 +115,7 @@ export interface DatasetReading {
 
 /**
  * 'sizes' (listings): every manifest path is looked up and the sizes summed. 'presence' (an
- * import request's 409): every manifest path must exist, found by reading each directory once;
+ * import request's 409): every manifest path must exist, found by walking the payload once;
  * the byte size is null. 'none' (the import, whose preflight checks every file itself): only
  * whether the dataset was delivered (directory, marker, metadata files); `ready` then means
  * delivered and both counts are null.
@@ -269,10 +270,11 @@ function underDirectories(root: string, path: string, seen: Map<string, boolean>
 }
 
 /**
- * Streams the manifests (never holding one whole) and looks every safe path up under payload/:
- * with lstat for its size, or in its directory's listing when only presence counts (see
- * PayloadListing). Memory: 64 bits of hash per path of the first manifest (PathHashSet), which
- * the second must match, and a bounded number of listed names.
+ * Streams the manifests (never holding one whole) and checks that every safe path exists under
+ * payload/: with lstat for its size ('sizes'), or, when only presence counts, by one walk of
+ * the payload that marks what it finds (markPresentEntries), then, if any path is left, one more
+ * read of the manifest for the missing ones. Memory: 64 bits of hash per path of the first
+ * manifest (PathHashSet), which the second must match, and a bounded number of listed names.
  */
 function checkManifests(
   view: string,
@@ -287,12 +289,10 @@ function checkManifests(
   try {
     const paths = new PathHashSet();
     const directories = new Map<string, boolean>();
-    const listing = payload && !sizes ? new PayloadListing(payload.view) : null;
     const longest = sizes ? null : new LongestPaths();
     const problems: string[] = [];
+    const missing = new MissingPaths();
     let byteSize = 0;
-    let missingCount = 0;
-    const missing: string[] = [];
     let fileCount = 0;
     let differ = false;
     for (const [index, algorithm] of present.entries()) {
@@ -306,31 +306,18 @@ function checkManifests(
         }
         if (!paths.add(path)) return false;
         longest?.add(path);
-        let found: boolean;
-        if (listing) found = listing.has(path);
-        else {
+        if (sizes) {
           const stats =
             payload && underDirectories(payload.view, path, directories)
               ? lstatIfPresent(`${payload.view}/${path}`)
               : null;
           if (stats) byteSize += stats.size;
-          found = stats !== null;
+          else missing.add(path);
         }
-        if (!found && missingCount++ < 3) missing.push(path);
         return true;
       });
-      const outcome = readSourceChunksSync(
-        `${view}/${file}`,
-        file,
-        manifestRules(limits),
-        (chunk) => parser.push(chunk),
-      );
-      if (outcome !== 'read') {
-        // Gone or changed kind since the lstat above: the deliverer is at work.
-        const problem = outcome ?? refusal('replaced', file, 'was removed while being read');
-        return refusedInspection([problem], identity);
-      }
-      parser.end();
+      const refused = readManifest(view, file, limits, parser);
+      if (refused) return refusedInspection([refused], identity);
       for (const p of parser.problems) problems.push(`${file} line ${p.line}: ${p.message}`);
       if (primary) fileCount = paths.size + parser.unsafeCount;
     }
@@ -338,11 +325,15 @@ function checkManifests(
       problems.push('manifest-sha256.txt and manifest-md5.txt list different paths');
     if (problems.length > 0)
       return notReady('manifest_invalid', problems.slice(0, 5).join('; '), identity);
-    if (missingCount > 0)
+    if (!sizes) {
+      const refused = findMissing(view, present[0], limits, payload?.view ?? null, paths, missing);
+      if (refused) return refusedInspection([refused], identity);
+    }
+    if (missing.count > 0)
       return {
         ...notReady(
           'files_missing',
-          `${missingCount} manifest path(s) do not exist, e.g. ${missing.join(', ')}`,
+          `${missing.count} manifest path(s) do not exist, e.g. ${missing.examples.join(', ')}`,
           identity,
         ),
         fileCount,
@@ -361,4 +352,55 @@ function checkManifests(
   } finally {
     payload?.close();
   }
+}
+
+/** The count of missing manifest paths and the first few, in manifest order. */
+class MissingPaths {
+  count = 0;
+  readonly examples: string[] = [];
+
+  add(path: string): void {
+    if (this.count++ < 3) this.examples.push(path);
+  }
+}
+
+/** Streams one manifest into the parser; what refused it, when it changed under the read. */
+function readManifest(
+  view: string,
+  file: string,
+  limits: SourceLimits,
+  parser: ManifestParser,
+): SourceProblem | null {
+  const outcome = readSourceChunksSync(`${view}/${file}`, file, manifestRules(limits), (chunk) =>
+    parser.push(chunk),
+  );
+  // Gone or changed kind since the lstat above: the deliverer is at work.
+  if (outcome !== 'read')
+    return outcome ?? refusal('replaced', file, 'was removed while being read');
+  parser.end();
+  return null;
+}
+
+/**
+ * The presence check of an import request: the payload walked once, marking the manifest's
+ * paths it holds; when some are left, the manifest read again for them, in its order (to name
+ * the first few), each looked up one by one if the walk did not read the whole tree.
+ */
+function findMissing(
+  view: string,
+  algorithm: ChecksumAlgorithm,
+  limits: SourceLimits,
+  payloadView: string | null,
+  paths: PathHashSet,
+  missing: MissingPaths,
+): SourceProblem | null {
+  const complete =
+    payloadView === null || markPresentEntries(payloadView, paths, walkBudget(paths));
+  if (paths.allPresent) return null;
+  const listing = complete ? null : new PayloadListing(payloadView!);
+  const parser = new ManifestParser(algorithm, (path) => {
+    if (!paths.isPresent(path) && !listing?.has(path)) missing.add(path);
+    return true;
+  });
+  return readManifest(view, MANIFEST_FILES[algorithm], limits, parser);
 }

@@ -23,4 +23,26 @@ describe('PathHashSet', () => {
     expect(set.match('b') && set.match('c/d')).toBe(true);
     expect(set.allMatched).toBe(true);
   });
+
+  it('marks paths found, apart from the matches of a second list', () => {
+    const set = new PathHashSet();
+    for (const p of ['a', 'b', 'c/d']) set.add(p);
+    set.markPresent('a');
+    set.markPresent('a');
+    set.markPresent('not-listed');
+    expect([set.isPresent('a'), set.isPresent('b'), set.isPresent('not-listed')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(set.allPresent).toBe(false);
+    expect(set.match('a') && set.match('b')).toBe(true);
+    expect(set.match('a')).toBe(false);
+    set.markPresent('b');
+    set.markPresent('c/d');
+    expect(set.allPresent).toBe(true);
+    expect(set.allMatched).toBe(false);
+    expect(set.match('c/d')).toBe(true);
+    expect(set.allMatched).toBe(true);
+  });
 });

@@ -2,17 +2,19 @@
  * A set of paths that keeps 64 bits of hash per path instead of the path (8 bytes per slot,
  * at most half full: about 20 bytes per path against some 100 for a Set of strings). Listings
  * use it to find a manifest's repeated paths and to match a second manifest against the first
- * without holding a million strings. Two different paths share all 64 bits with a probability
+ * without holding a million strings; an import request, to mark the paths a walk of the payload
+ * found. Two different paths share all 64 bits with a probability
  * of about n²/2^65 (one in 10^8 for a million paths): a listing could then call a manifest
  * invalid; the import's preflight checks with the paths themselves and has the last word.
  */
 export class PathHashSet {
   private high = new Uint32Array(1024);
   private low = new Uint32Array(1024);
-  /** Per slot: taken, and whether the second manifest has matched it. */
+  /** Per slot: TAKEN, and MATCHED (by a second manifest) and PRESENT (found on disk) flags. */
   private state = new Uint8Array(1024);
   private count = 0;
   private matchedCount = 0;
+  private presentCount = 0;
 
   get size(): number {
     return this.count;
@@ -38,14 +40,32 @@ export class PathHashSet {
   match(path: string): boolean {
     const [h, l] = hashPath(path);
     const slot = this.find(h, l);
-    if (this.state[slot] !== TAKEN) return false;
-    this.state[slot] = MATCHED;
+    if (this.state[slot] === EMPTY || this.state[slot] & MATCHED) return false;
+    this.state[slot] |= MATCHED;
     this.matchedCount += 1;
     return true;
   }
 
   get allMatched(): boolean {
     return this.matchedCount === this.count;
+  }
+
+  /** Marks a path of the set as found (a path not in it is ignored). */
+  markPresent(path: string): void {
+    const [h, l] = hashPath(path);
+    const slot = this.find(h, l);
+    if (this.state[slot] === EMPTY || this.state[slot] & PRESENT) return;
+    this.state[slot] |= PRESENT;
+    this.presentCount += 1;
+  }
+
+  isPresent(path: string): boolean {
+    const [h, l] = hashPath(path);
+    return (this.state[this.find(h, l)] & PRESENT) !== 0;
+  }
+
+  get allPresent(): boolean {
+    return this.presentCount === this.count;
   }
 
   private find(h: number, l: number): number {
@@ -74,6 +94,7 @@ export class PathHashSet {
 const EMPTY = 0;
 const TAKEN = 1;
 const MATCHED = 2;
+const PRESENT = 4;
 
 /** Murmur3's finaliser: every input bit affects every output bit. */
 function mix(h: number): number {

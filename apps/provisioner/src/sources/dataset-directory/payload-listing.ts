@@ -21,11 +21,12 @@ const DEFAULT_LIMITS: ListingLimits = { maxListedEntries: 65_536, maxHeldNames: 
 type Listing = Map<string, boolean> | 'large';
 
 /**
- * Answers "does this payload path exist?" for every path of a manifest with one directory read
- * per directory instead of one lstat per path: a lookup through the pinned directory's /proc
- * view costs ~5 µs, so 10,000 paths cost ~45 ms where reading their 20 directories costs ~10.
- * For readiness only (an import request's 409): nothing is read from the files, and the
- * import's preflight checks every file again. Like the lookup path by path, a name counts
+ * Answers "does this payload path exist?" path by path with one directory read per directory
+ * instead of one lstat per path: a lookup through the pinned directory's /proc view costs
+ * ~5 µs, so 10,000 paths cost ~45 ms where reading their 20 directories costs ~10. For an
+ * import request's readiness (its 409), for the paths its walk of the payload did not reach
+ * (see markPresentEntries): nothing is read from the files, and the import's preflight checks
+ * every file again. Like the lookup path by path, a name counts
  * whatever it is (a link or a FIFO is present, and refused by preflight with the full list);
  * a directory on the way must be a directory, never a link to one.
  */
