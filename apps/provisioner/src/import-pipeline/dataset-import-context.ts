@@ -28,8 +28,11 @@ export interface DatasetImportContext {
   copyConcurrency?: number;
   /** Each lane's buffer size; default: the storage's copyBufferBytes. */
   bufferBytes?: number;
-  /** Caps on the dataset's metadata (SOURCE_*_MAX_BYTES); default DEFAULT_SOURCE_LIMITS. */
-  sourceLimits?: SourceLimits;
+  /**
+   * Caps on the dataset's metadata (SOURCE_*_MAX_BYTES): the worker's settings, which the API
+   * applied when it listed and queued the dataset, so the preflight must apply the same.
+   */
+  sourceLimits: SourceLimits;
   /** Charged with each phase's time as the import goes (the worker logs it). */
   phases?: PhaseClock;
   /**

@@ -22,6 +22,7 @@ import * as hashingCopy from './hashing-copy';
 import { ImportProgress } from '../imports/import-progress';
 import { CopyThreadPool } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { cachedBytes } from '../../test/support/page-cache';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
@@ -109,6 +110,7 @@ describe('runDatasetImport', () => {
       },
       bufferBytes: 64 * 1024,
       copyPool: pool,
+      sourceLimits: DEFAULT_SOURCE_LIMITS,
       ...overrides,
     };
   }

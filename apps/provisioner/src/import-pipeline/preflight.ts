@@ -25,7 +25,7 @@ import { walkOnEventLoop } from './event-loop-walk';
 import { DirectoryWalker, walkPayloadInto } from './payload-walker';
 import { PlannedFiles } from './planned-files';
 import { ProblemList } from './problem-list';
-import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from '../config/source-config';
+import type { SourceLimits } from '../config/source-config';
 import { objectKeyCheck, type ObjectKeyCheck } from '../storage/object-key-check';
 import type { FileBudget } from './file-budget';
 import type { DatasetImportContext, ResolvedDataset } from './dataset-import-context';
@@ -180,7 +180,7 @@ export function planDataset(
 ): Promise<ImportPlan> {
   const pool = ctx.copyPool;
   return preflightDataset(ctx.source.locateDataset(ctx.datasetId), () => ctx.storage.freeBytes(), {
-    limits: ctx.sourceLimits ?? DEFAULT_SOURCE_LIMITS,
+    limits: ctx.sourceLimits,
     identity: dataset.directoryIdentity,
     walker: pool && pool.size > 0 ? walkOnThreads(pool, ctx.signal) : undefined,
     objectKey: objectKeyCheck(ctx.storage, target),
