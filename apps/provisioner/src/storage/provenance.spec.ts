@@ -28,6 +28,7 @@ describe('provenanceText', () => {
       { path: 'a.txt', size: 1, sha256: 'aa', md5: 'a' },
       { path: 'dir/ü "quoted"\u2028.txt', size: 2, sha256: 'bb' },
       { path: 'c', size: 3, sha256: 'cc', md5: 'c' },
+      { path: '\\', size: 0, sha256: 'dd', md5: undefined },
     ];
     for (const list of [files, []]) {
       const text = provenanceText(head, list.length, (i) => list[i]).toString();

@@ -97,6 +97,16 @@ export function provenanceText(
 const CHUNK_BYTES = 1024 * 1024;
 
 /**
+ * One file as the whole document's JSON.stringify(…, null, 2) nests it, two levels in, written
+ * from ProvenanceFile's keys in their order: half the time of stringify with indentation and a
+ * re-indent, which a million files spend seconds in.
+ */
+function fileEntry({ path, size, sha256, md5 }: ProvenanceFile): string {
+  const md5Line = md5 === undefined ? '' : `,\n      "md5": ${JSON.stringify(md5)}`;
+  return `    {\n      "path": ${JSON.stringify(path)},\n      "size": ${JSON.stringify(size)},\n      "sha256": ${JSON.stringify(sha256)}${md5Line}\n    }`;
+}
+
+/**
  * provenance.json's text, JSON.stringify(provenance, null, 2) and a newline, in pieces of about
  * CHUNK_BYTES, with the files (`count` of them, `fileAt` each) written one at a time, each piece
  * only when the one before was taken: an import of a million files never holds them as
@@ -117,8 +127,7 @@ export function* provenanceChunks(
   let pending: string[] = [opening];
   let length = opening.length;
   for (let index = 0; index < count; index++) {
-    // Each file as the whole document's stringify nests it: two levels in.
-    const entry = `${index > 0 ? ',\n' : ''}    ${JSON.stringify(fileAt(index), null, 2).replace(/\n/g, '\n    ')}`;
+    const entry = `${index > 0 ? ',\n' : ''}${fileEntry(fileAt(index))}`;
     pending.push(entry);
     length += entry.length;
     if (length >= CHUNK_BYTES) {
