@@ -1,45 +1,22 @@
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeSpecialFile, tempDir } from '../../../test/support/dropzone-fixture';
+import { tempDir } from '../../../test/support/dropzone-fixture';
+import {
+  existsByLstat,
+  PAYLOAD_TREE_PATHS,
+  writePayloadTree,
+} from '../../../test/support/payload-tree';
 import { PayloadListing } from './payload-listing';
-import { lstatIfPresent } from './source-file';
 
 describe('PayloadListing', () => {
   let root: string;
   beforeEach(() => {
     root = tempDir('listing');
-    mkdirSync(join(root, 'a/b'), { recursive: true });
-    writeFileSync(join(root, 'top.txt'), 'x');
-    writeFileSync(join(root, 'a/b/deep.txt'), 'x');
-    for (let i = 0; i < 20; i++) writeFileSync(join(root, `a/f-${i}.txt`), 'x');
-    mkdirSync(join(root, 'outside/b'), { recursive: true });
-    writeFileSync(join(root, 'outside/b/deep.txt'), 'x');
-    symlinkSync(join(root, 'outside'), join(root, 'via-link'));
-    symlinkSync('/etc/passwd', join(root, 'a/link.txt'));
-    makeSpecialFile(join(root, 'a/pipe'), 'fifo');
+    writePayloadTree(root);
   });
 
-  const paths = [
-    'top.txt',
-    'a/b/deep.txt',
-    'a/f-7.txt',
-    'a/f-99.txt',
-    'missing.txt',
-    'a/missing/deep.txt',
-    'top.txt/under-a-file',
-    // A name counts whatever it is: preflight refuses the link and the FIFO with the full list.
-    'a/link.txt',
-    'a/pipe',
-    // A directory on the way must be one, never a link to one.
-    'via-link/b/deep.txt',
-  ];
-  /** What a lookup path by path answers (the lstat-based check it stands in for). */
-  const byLstat = (path: string): boolean => {
-    const parts = path.split('/');
-    for (let i = 1; i < parts.length; i++)
-      if (!lstatIfPresent(join(root, ...parts.slice(0, i)))?.isDirectory()) return false;
-    return lstatIfPresent(join(root, path)) !== null;
-  };
+  const paths = PAYLOAD_TREE_PATHS;
+  const byLstat = (path: string) => existsByLstat(root, path);
 
   it('answers as a lookup path by path would', () => {
     const listing = new PayloadListing(root);

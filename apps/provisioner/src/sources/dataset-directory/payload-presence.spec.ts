@@ -1,54 +1,28 @@
-import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { digest, tempDir, writeDatasetDirectory } from '../../../test/support/dropzone-fixture';
 import {
-  digest,
-  makeSpecialFile,
-  tempDir,
-  writeDatasetDirectory,
-} from '../../../test/support/dropzone-fixture';
+  existsByLstat,
+  PAYLOAD_TREE_PATHS,
+  writePayloadTree,
+} from '../../../test/support/payload-tree';
 import { DEFAULT_SOURCE_LIMITS } from '../../config/source-config';
 import { readDatasetDirectory } from './dataset-directory';
 import { PathHashSet } from './path-hash-set';
 import { markPresentEntries, walkBudget } from './payload-presence';
-import { lstatIfPresent } from './source-file';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
 
-/** What a lookup path by path answers (the lstat-based check the walk stands in for). */
-function byLstat(root: string, path: string): boolean {
-  const parts = path.split('/');
-  for (let i = 1; i < parts.length; i++)
-    if (!lstatIfPresent(join(root, ...parts.slice(0, i)))?.isDirectory()) return false;
-  return lstatIfPresent(join(root, path)) !== null;
-}
+// One test writes 65,000 files: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
 
 describe('markPresentEntries', () => {
   let root: string;
   beforeEach(() => {
     root = tempDir('presence');
-    mkdirSync(join(root, 'a/b'), { recursive: true });
-    writeFileSync(join(root, 'top.txt'), 'x');
-    writeFileSync(join(root, 'a/b/deep.txt'), 'x');
-    for (let i = 0; i < 20; i++) writeFileSync(join(root, `a/f-${i}.txt`), 'x');
-    mkdirSync(join(root, 'outside/b'), { recursive: true });
-    writeFileSync(join(root, 'outside/b/deep.txt'), 'x');
-    symlinkSync(join(root, 'outside'), join(root, 'via-link'));
-    symlinkSync('/etc/passwd', join(root, 'a/link.txt'));
-    makeSpecialFile(join(root, 'a/pipe'), 'fifo');
+    writePayloadTree(root);
   });
 
-  const paths = [
-    'top.txt',
-    'a/b/deep.txt',
-    'a/f-7.txt',
-    'a/f-99.txt',
-    'missing.txt',
-    'a/missing/deep.txt',
-    'top.txt/under-a-file',
-    // A name counts whatever it is: preflight refuses the link and the FIFO with the full list.
-    'a/link.txt',
-    'a/pipe',
-    // A directory on the way must be one, never a link to one.
-    'via-link/b/deep.txt',
-  ];
+  const paths = PAYLOAD_TREE_PATHS;
   const setOf = (list: string[]) => {
     const set = new PathHashSet();
     for (const p of list) set.add(p);
@@ -59,11 +33,11 @@ describe('markPresentEntries', () => {
     const set = setOf(paths);
     expect(markPresentEntries(root, set, 1_000)).toBe(true);
     expect(paths.map((p) => [p, set.isPresent(p)])).toEqual(
-      paths.map((p) => [p, byLstat(root, p)]),
+      paths.map((p) => [p, existsByLstat(root, p)]),
     );
     expect(set.isPresent('via-link/b/deep.txt')).toBe(false);
     expect(set.allPresent).toBe(false);
-    const found = setOf(paths.filter((p) => byLstat(root, p)));
+    const found = setOf(paths.filter((p) => existsByLstat(root, p)));
     expect(markPresentEntries(root, found, 1_000)).toBe(true);
     expect(found.allPresent).toBe(true);
   });
@@ -73,7 +47,7 @@ describe('markPresentEntries', () => {
     expect(markPresentEntries(root, set, 5)).toBe(false);
     const marked = paths.filter((p) => set.isPresent(p));
     expect(marked.length).toBeLessThanOrEqual(5);
-    expect(marked.every((p) => byLstat(root, p))).toBe(true);
+    expect(marked.every((p) => existsByLstat(root, p))).toBe(true);
   });
 
   it('reports a payload it cannot read as not walked', () => {
