@@ -1,5 +1,5 @@
 import { Dir, opendirSync } from 'node:fs';
-import { isMissing, kindOf, lstatIfPresent } from './source-file';
+import { isDirectoryEntry, isMissing, lstatIfPresent } from './source-file';
 
 export interface ListingLimits {
   /** Entries read from one directory at most: a larger one is looked up path by path. */
@@ -87,11 +87,8 @@ export class PayloadListing {
           listing = 'large';
           break;
         }
-        // An unknown kind (a file system without d_type) is asked to lstat: a link must not pass.
-        const kind = kindOf(entry);
-        const isDirectory =
-          kind === 'special_file' ? this.lookUp(dir, entry.name) === true : kind === 'directory';
-        listing.set(entry.name, isDirectory);
+        const path = `${this.root}/${dir === '' ? '' : `${dir}/`}${entry.name}`;
+        listing.set(entry.name, isDirectoryEntry(entry, path));
       }
     } finally {
       handle.closeSync();

@@ -1,6 +1,6 @@
 import { Dir, opendirSync } from 'node:fs';
 import { PathHashSet } from './path-hash-set';
-import { kindOf, lstatIfPresent } from './source-file';
+import { isDirectoryEntry } from './source-file';
 
 /**
  * Entries a walk reads beyond twice the manifest's paths (directories, unlisted files) before
@@ -45,13 +45,7 @@ export function markPresentEntries(root: string, paths: PathHashSet, maxEntries:
         if (++entries > maxEntries) return false;
         const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
         paths.markPresent(path);
-        // An unknown kind (a file system without d_type) is asked to lstat: a link must not pass.
-        const kind = kindOf(entry);
-        if (
-          kind === 'directory' ||
-          (kind === 'special_file' && lstatIfPresent(`${root}/${path}`)?.isDirectory())
-        )
-          pending.push(path);
+        if (isDirectoryEntry(entry, `${root}/${path}`)) pending.push(path);
       }
     } catch {
       return false;

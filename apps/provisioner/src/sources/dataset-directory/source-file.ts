@@ -53,6 +53,16 @@ export function kindOf(entry: Stats | Dirent<string | Buffer>): EntryKind {
   return 'special_file';
 }
 
+/**
+ * Whether an entry read from a directory, at `path`, is a directory (never a link to one): an
+ * unknown kind (a file system without d_type) is asked to lstat, so a link cannot pass.
+ */
+export function isDirectoryEntry(entry: Dirent<string>, path: string): boolean {
+  const kind = kindOf(entry);
+  if (kind !== 'special_file') return kind === 'directory';
+  return lstatIfPresent(path)?.isDirectory() === true;
+}
+
 const DESCRIPTION: Record<EntryKind, string> = {
   file: 'a regular file',
   directory: 'a directory',
