@@ -64,32 +64,65 @@ export class PathTable {
 
   /**
    * Positions in the order of their paths as JavaScript compares strings (UTF-16 code units),
-   * which is the order the stored manifest is written in: names are compared as bytes within
-   * a directory, directories by their paths.
+   * which is the order the stored manifest is written in. Files are put in their directories'
+   * order (a counting sort), each directory's sorted by name as bytes, and only then are the
+   * files of a directory that holds other directories merged with theirs: a million files in a
+   * few hundred directories compare only names of one directory.
    */
   sortedByPath(): Uint32Array {
-    const rank = this.directoryRanks();
-    const prefixes = this.directories.map((d) => (d === '' ? '' : `${d}/`));
-    const order = Uint32Array.from({ length: this.count }, (_, i) => i);
-    return mergeSort(order, (a, b) => {
-      const da = this.directoryOf[a];
-      const db = this.directoryOf[b];
-      if (da === db) return this.compareNames(a, b);
-      const pa = prefixes[da];
-      const pb = prefixes[db];
-      // One directory inside the other: the name meets the rest of the deeper path.
-      if (pb.startsWith(pa) || pa.startsWith(pb)) return compareStrings(this.path(a), this.path(b));
-      return rank[da] - rank[db];
-    });
+    const dirs = this.directories.length;
+    const keys = this.directories.map((d) => (d === '' ? '' : `${d}/`));
+    const byKey = Array.from({ length: dirs }, (_, d) => d).sort((x, y) =>
+      compareStrings(keys[x], keys[y]),
+    );
+    const rank = new Uint32Array(dirs);
+    byKey.forEach((d, r) => (rank[d] = r));
+    // start[r]: where the files of the directory of rank r begin.
+    const start = new Uint32Array(dirs + 1);
+    for (let i = 0; i < this.count; i++) start[rank[this.directoryOf[i]] + 1] += 1;
+    for (let r = 0; r < dirs; r++) start[r + 1] += start[r];
+    const order = new Uint32Array(this.count);
+    const next = start.slice(0, dirs);
+    for (let i = 0; i < this.count; i++) order[next[rank[this.directoryOf[i]]]++] = i;
+    const byName = (a: number, b: number) => this.compareNames(a, b);
+    for (let r = 0; r < dirs; r++) mergeSort(order.subarray(start[r], start[r + 1]), byName);
+    // The directories inside one follow it in key order. Deepest first, so each merge finds
+    // the files below a directory already in order.
+    for (let r = dirs - 2; r >= 0; r--) {
+      const key = keys[byKey[r]];
+      let end = r + 1;
+      while (end < dirs && keys[byKey[end]].startsWith(key)) end++;
+      if (end > r + 1) this.mergeWithin(order, start[r], start[r + 1], start[end], keys);
+    }
+    return order;
   }
 
-  private directoryRanks(): Int32Array {
-    const order = this.directories
-      .map((d, i) => ({ key: d === '' ? '' : `${d}/`, i }))
-      .sort((x, y) => compareStrings(x.key, y.key));
-    const rank = new Int32Array(this.directories.length);
-    order.forEach(({ i }, r) => (rank[i] = r));
-    return rank;
+  /**
+   * Merges a directory's files, order[from, middle), with the files below it that follow them,
+   * order[middle, to). A name has no '/', so it compares with a path below its directory as it
+   * compares with that path's directory (its key): they differ at the '/' after the subdirectory's
+   * name or before.
+   */
+  private mergeWithin(
+    order: Uint32Array,
+    from: number,
+    middle: number,
+    to: number,
+    keys: readonly string[],
+  ): void {
+    if (from === middle) return;
+    const own = order.slice(from, middle);
+    let i = 0;
+    let j = middle;
+    let k = from;
+    let path = this.path(own[0]);
+    while (i < own.length && j < to) {
+      if (compareStrings(path, keys[this.directoryOf[order[j]]]) < 0) {
+        order[k++] = own[i++];
+        if (i < own.length) path = this.path(own[i]);
+      } else order[k++] = order[j++];
+    }
+    while (i < own.length) order[k++] = own[i++];
   }
 
   private compareNames(a: number, b: number): number {

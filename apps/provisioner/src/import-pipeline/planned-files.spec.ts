@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { prng } from '../../../../scripts/lib/prng';
 import { PlannedFiles } from './planned-files';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -62,6 +63,25 @@ describe('PlannedFiles', () => {
       'a.b/c',
       'a/b.c',
     ];
+    const files = new PlannedFiles();
+    for (const path of paths) files.add(path);
+    const sorted = [...files.sortedByPath()].map((i) => files.path(i));
+    expect(sorted).toEqual([...paths].sort());
+  });
+
+  it('sorts as JavaScript does when directories nest, names meet subdirectory names and files sit at the top', () => {
+    // Segments chosen to sort on both sides of '/' (0x2f): '-' and '.' before it, '0' and
+    // letters after it, a name equal to a subdirectory's, and characters past U+FFFF.
+    const segments = ['a', 'a-x', 'a.b', 'a0', 'b', '\u00e9', '😀', '\uffff', 'a b'];
+    const random = prng(39);
+    const pick = () => segments[Math.floor(random() * segments.length)];
+    const paths = new Set<string>();
+    while (paths.size < 3000) {
+      const depth = 1 + Math.floor(random() * 4);
+      paths.add(
+        Array.from({ length: depth }, pick).join('/') + (random() < 0.5 ? '' : `.${pick()}`),
+      );
+    }
     const files = new PlannedFiles();
     for (const path of paths) files.add(path);
     const sorted = [...files.sortedByPath()].map((i) => files.path(i));
