@@ -1,4 +1,4 @@
-// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build] [--scale-sizes <n>,...] [--huge-gib <n>]`: measures each figure as
+// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build] [--scale-sizes <n>,...] [--scale-rounds <n>] [--huge-gib <n>]`: measures each figure as
 // a ratio against a physical limit in the same run and writes docs/benchmarks.md. The suites, in
 // the order they run and their sections appear, are SUITES below (`--help` lists them).
 import { spawnSync } from 'node:child_process';
@@ -59,6 +59,7 @@ function parseArgs(argv: string[]) {
   let quick = false;
   let build = true;
   let scaleSizes: number[] | undefined;
+  let scaleRounds: number | undefined;
   let hugeGiB: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -70,6 +71,11 @@ function parseArgs(argv: string[]) {
       if (scaleSizes.length === 0 || scaleSizes.some((n) => !Number.isInteger(n) || n < 1)) {
         throw new Error('--scale-sizes takes file counts (comma-separated)');
       }
+    } else if (arg === '--scale-rounds' || arg.startsWith('--scale-rounds=')) {
+      const value = arg.includes('=') ? arg.slice('--scale-rounds='.length) : argv[++i];
+      scaleRounds = Number(value);
+      if (!Number.isInteger(scaleRounds) || scaleRounds < 1)
+        throw new Error('--scale-rounds takes the number of rounds per size');
     } else if (arg === '--huge-gib' || arg.startsWith('--huge-gib=')) {
       const value = arg.includes('=') ? arg.slice('--huge-gib='.length) : argv[++i];
       hugeGiB = Number(value);
@@ -85,7 +91,7 @@ function parseArgs(argv: string[]) {
       }
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { only, quick, build, scaleSizes, hugeGiB };
+  return { only, quick, build, scaleSizes, scaleRounds, hugeGiB };
 }
 
 function redisVersion(): string {
@@ -104,7 +110,7 @@ async function main(): Promise<void> {
   if (
     answersHelp(
       `Usage: npm run bench [-- --only ${SUITE_NAMES.join('|')} (comma-separated)] ` +
-        '[--quick] [--no-build] [--scale-sizes <files>,...] [--huge-gib <GiB>]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
+        '[--quick] [--no-build] [--scale-sizes <files>,...] [--scale-rounds <n>] [--huge-gib <GiB>]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
         'of the services and rewrites docs/benchmarks.md section by section. --huge-gib adds to the imports ' +
         'suite one file of that size against `dd oflag=direct` (it needs 2.5 times that size free).',
     )
@@ -120,6 +126,7 @@ async function main(): Promise<void> {
   const ctx: BenchContext = {
     quick: options.quick,
     scaleSizes: options.scaleSizes,
+    scaleRounds: options.scaleRounds,
     hugeGiB: options.hugeGiB,
     tempDir,
     log: (message) => process.stdout.write(`[bench] ${message}\n`),

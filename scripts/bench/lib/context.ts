@@ -4,6 +4,8 @@ export interface BenchContext {
   quick: boolean;
   /** `--scale-sizes`: the file counts the scale suite imports instead of its own. */
   scaleSizes?: number[];
+  /** `--scale-rounds`: rounds per size of the scale suite instead of its own. */
+  scaleRounds?: number;
   /** `--huge-gib`: the size of the imports suite's optional single-file case (off without it). */
   hugeGiB?: number;
   /** A private temporary directory under .bench/, removed at the end. */

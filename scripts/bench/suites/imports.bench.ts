@@ -175,6 +175,9 @@ export async function settle(): Promise<void> {
   spawnSync('sync');
   const deadline = Date.now() + 10_000;
   while (unwrittenBytes() > 32 * MiB && Date.now() < deadline) await sleep(100);
+  // A turn of the event loop: a tool run in blocking calls for longer than the API's keep-alive
+  // (5 s) leaves fetch a pooled connection the server has closed, and a POST on it fails.
+  await sleep(50);
 }
 
 /** rsync and rclone are Debian packages; installed here when missing and the bench runs as root. */
