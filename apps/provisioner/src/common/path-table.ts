@@ -11,6 +11,8 @@ export class PathTable {
   protected capacity: number;
   private readonly directoryIds = new Map<string, number>();
   private readonly directories: string[] = [];
+  /** prefixOf's, made when first asked for. */
+  private readonly prefixBytes: (Buffer | undefined)[] = [];
   private directoryOf: Uint32Array;
   /** Name of path i: names[nameStart[i], nameStart[i + 1]). */
   private nameStart: Uint32Array;
@@ -60,6 +62,45 @@ export class PathTable {
     const name = this.names.toString('utf8', this.nameStart[i], this.nameStart[i + 1]);
     const directory = this.directories[this.directoryOf[i]];
     return directory === '' ? name : `${directory}/${name}`;
+  }
+
+  /** Bytes of path i in UTF-8. */
+  pathBytes(i: number): number {
+    return this.prefixOf(this.directoryOf[i]).length + this.nameStart[i + 1] - this.nameStart[i];
+  }
+
+  /** Writes path i in UTF-8 at `at` of `target` (room for pathBytes(i)): the offset after it. */
+  writePath(i: number, target: Uint8Array, at: number): number {
+    const prefix = this.prefixOf(this.directoryOf[i]);
+    target.set(prefix, at);
+    let k = at + prefix.length;
+    const names = this.names;
+    for (let b = this.nameStart[i], end = this.nameStart[i + 1]; b < end; b++)
+      target[k++] = names[b];
+    return k;
+  }
+
+  /**
+   * Whether JSON.stringify writes path i as its own characters between quotes: nothing in it to
+   * escape (no '"', '\\' or control character; the UTF-8 held has no lone surrogates).
+   */
+  isJsonPlain(i: number): boolean {
+    const prefix = this.prefixOf(this.directoryOf[i]);
+    for (let b = 0; b < prefix.length; b++) if (needsJsonEscape(prefix[b])) return false;
+    const names = this.names;
+    for (let b = this.nameStart[i], end = this.nameStart[i + 1]; b < end; b++)
+      if (needsJsonEscape(names[b])) return false;
+    return true;
+  }
+
+  /** A directory's path and '/' in UTF-8 (nothing for the top). */
+  private prefixOf(dir: number): Buffer {
+    let prefix = this.prefixBytes[dir];
+    if (prefix === undefined) {
+      const directory = this.directories[dir];
+      prefix = this.prefixBytes[dir] = Buffer.from(directory === '' ? '' : `${directory}/`);
+    }
+    return prefix;
   }
 
   /**
@@ -194,6 +235,11 @@ export class PathTable {
     }
     this.slots = slots;
   }
+}
+
+/** '"', '\\' and the control characters: what JSON.stringify escapes in a well-formed string. */
+function needsJsonEscape(byte: number): boolean {
+  return byte < 0x20 || byte === 0x22 || byte === 0x5c;
 }
 
 /** A power of two with room for `n` entries at a load of at most 3/4. */

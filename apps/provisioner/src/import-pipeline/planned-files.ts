@@ -1,7 +1,8 @@
 import { copied, PathTable } from '../common/path-table';
 import type { ChecksumAlgorithm } from '../sources/source-system';
 
-const DIGEST_BYTES: Record<ChecksumAlgorithm, number> = { sha256: 32, md5: 16 };
+export const DIGEST_BYTES: Record<ChecksumAlgorithm, number> = { sha256: 32, md5: 16 };
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
 /** Flags of a file. */
 const WALKED = 1;
@@ -102,6 +103,18 @@ export class PlannedFiles extends PathTable {
     const column = this.digests[algorithm];
     const width = DIGEST_BYTES[algorithm];
     return column?.toString('hex', i * width, (i + 1) * width);
+  }
+
+  /** Writes file i's `algorithm` digest (held) as lowercase hex at `at` of `target`: the offset after it. */
+  writeDigestHex(algorithm: ChecksumAlgorithm, i: number, target: Uint8Array, at: number): number {
+    const column = this.digests[algorithm]!;
+    const width = DIGEST_BYTES[algorithm];
+    let k = at;
+    for (let b = i * width, end = b + width; b < end; b++) {
+      target[k++] = HEX[column[b] >> 4];
+      target[k++] = HEX[column[b] & 15];
+    }
+    return k;
   }
 
   /** Whether file i's stored digest is `hex` (lowercase), without building a string. */

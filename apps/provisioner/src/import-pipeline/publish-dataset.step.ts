@@ -1,4 +1,4 @@
-import { manifestChunks } from '../sources/source-system';
+import { byteChunks } from '../common/byte-chunks';
 import { PROVENANCE_DIR, PROVENANCE_FILE, STORED_MANIFEST_FILE } from '../storage/storage-layout';
 import type { StagingArea } from '../storage/storage-system';
 import type {
@@ -9,7 +9,8 @@ import type {
 import { ImportRejectedError } from './import-errors';
 import type { ImportPlan } from './preflight';
 import type { StagedResults } from './stage-files.step';
-import { Provenance, ProvenanceFile, provenanceChunks } from '../storage/provenance';
+import { Provenance, provenanceChunks } from '../storage/provenance';
+import { provenanceFileEntries, storedManifestLines } from './published-lists';
 
 /**
  * Step 4: writes .provisioner/ (the stored manifest and the provenance) into the staging area,
@@ -28,24 +29,17 @@ export async function publishDataset(
   // Written from the plan's columns in pieces: an import of a million files never holds
   // either text whole (a copied file's checksums are the manifests', checked as it ended).
   const { files } = plan;
-  const md5 = plan.algorithms.includes('md5');
-  const file = (i: number): ProvenanceFile => ({
-    path: files.path(i),
-    size: files.size[i],
-    sha256: files.digestHex('sha256', i)!,
-    ...(md5 ? { md5: files.digestHex('md5', i) } : {}),
-  });
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`,
-    manifestChunks(
-      files.sortedByPath(),
-      (i) => files.path(i),
-      (i) => files.digestHex('sha256', i)!,
-    ),
+    byteChunks(files.sortedByPath(), storedManifestLines(files)),
   );
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
-    provenanceChunks(provenanceOf(ctx, resolved, plan, kept, startedAt), files.count, file),
+    provenanceChunks(
+      provenanceOf(ctx, resolved, plan, kept, startedAt),
+      files.count,
+      provenanceFileEntries(files, plan.algorithms.includes('md5')),
+    ),
   );
   await staging.sync();
   ctx.phases?.lap('flush');

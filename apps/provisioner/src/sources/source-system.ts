@@ -118,7 +118,6 @@ export {
   READY_MARKER,
 } from './dataset-directory/dataset-directory';
 export {
-  manifestChunks,
   ManifestParser,
   MANIFEST_FILES,
   MAX_KEPT_PROBLEMS,

@@ -1,3 +1,4 @@
+import { byteChunks, type EntryWriter, textEntries } from '../common/byte-chunks';
 import { ChecksumAlgorithm } from '../sources/source-system';
 import type { StorageSystem } from './storage-system';
 
@@ -90,52 +91,48 @@ export function provenanceText(
   count: number,
   fileAt: (index: number) => ProvenanceFile,
 ): Buffer {
-  return Buffer.concat([...provenanceChunks(head, count, fileAt)]);
+  return Buffer.concat([
+    ...provenanceChunks(
+      head,
+      count,
+      textEntries((i) => fileEntry(fileAt(i))),
+    ),
+  ]);
 }
-
-/** Size of the pieces provenanceChunks hands out. */
-const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * One file as the whole document's JSON.stringify(…, null, 2) nests it, two levels in, written
- * from ProvenanceFile's keys in their order: half the time of stringify with indentation and a
- * re-indent, which a million files spend seconds in.
+ * from ProvenanceFile's keys in their order (ProvenanceEntries writes the same from columns).
  */
-function fileEntry({ path, size, sha256, md5 }: ProvenanceFile): string {
+export function fileEntry({ path, size, sha256, md5 }: ProvenanceFile): string {
   const md5Line = md5 === undefined ? '' : `,\n      "md5": ${JSON.stringify(md5)}`;
   return `    {\n      "path": ${JSON.stringify(path)},\n      "size": ${JSON.stringify(size)},\n      "sha256": ${JSON.stringify(sha256)}${md5Line}\n    }`;
 }
 
+/** Between two files of the list. */
+const BETWEEN_FILES = Buffer.from(',\n');
+
 /**
- * provenance.json's text, JSON.stringify(provenance, null, 2) and a newline, in pieces of about
- * CHUNK_BYTES, with the files (`count` of them, `fileAt` each) written one at a time, each piece
- * only when the one before was taken: an import of a million files never holds them as
+ * provenance.json's text, JSON.stringify(provenance, null, 2) and a newline, in pieces, with the
+ * files (`count` of them, each as `files` writes it: see fileEntry) written one at a time, each
+ * piece only when the one before was taken: an import of a million files never holds them as
  * objects, nor the text whole.
  */
 export function* provenanceChunks(
   head: Omit<Provenance, 'files'>,
   count: number,
-  fileAt: (index: number) => ProvenanceFile,
+  files: EntryWriter,
 ): Generator<Buffer> {
   const empty = `${JSON.stringify({ ...head, files: [] }, null, 2)}\n`;
   if (count === 0) {
     yield Buffer.from(empty);
     return;
   }
-  const opening = `${empty.slice(0, -'[]\n}\n'.length)}[\n`;
-  const closing = '\n  ]\n}\n';
-  let pending: string[] = [opening];
-  let length = opening.length;
-  for (let index = 0; index < count; index++) {
-    const entry = `${index > 0 ? ',\n' : ''}${fileEntry(fileAt(index))}`;
-    pending.push(entry);
-    length += entry.length;
-    if (length >= CHUNK_BYTES) {
-      yield Buffer.from(pending.join(''));
-      pending = [];
-      length = 0;
-    }
-  }
-  pending.push(closing);
-  yield Buffer.from(pending.join(''));
+  yield Buffer.from(`${empty.slice(0, -'[]\n}\n'.length)}[\n`);
+  yield* byteChunks(indexes(count), files, BETWEEN_FILES);
+  yield Buffer.from('\n  ]\n}\n');
+}
+
+function* indexes(count: number): Generator<number> {
+  for (let i = 0; i < count; i++) yield i;
 }
