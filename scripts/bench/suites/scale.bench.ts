@@ -95,6 +95,8 @@ interface Round {
   registerMs: number | null;
   phases: string;
   rsyncMs: number;
+  /** The worker's peak resident set (VmHWM) once this round is done: its life's so far. */
+  workerPeak: number;
 }
 
 interface SizeResult {
@@ -232,14 +234,10 @@ async function scaleOne(
       const diff = await timed(`${setup.apiUrl}/datasets/dropzone/diff`);
       const rounds: Round[] = [];
       for (const [k, id] of ids.entries()) {
-        const round = await scaleRound(
-          setup,
-          catalog,
-          join(base, `rsync-${k + 1}`),
-          dropzone,
-          id,
-          k,
-        );
+        const round: Round = {
+          ...(await scaleRound(setup, catalog, join(base, `rsync-${k + 1}`), dropzone, id, k)),
+          workerPeak: processMemory(setup.worker.child.pid!, 'VmHWM'),
+        };
         rounds.push(round);
         ctx.log(
           `${files} files, round ${k + 1} (${round.first} first): request ${round.request.status} in ${fmt(round.request.ms, 0)} ms; import ${round.importMs === null ? 'refused' : `${fmt(round.importMs / 1000, 2)} s`}; rsync ${fmt(round.rsyncMs / 1000, 2)} s`,
@@ -284,11 +282,11 @@ async function scaleRound(
   dropzone: string,
   id: string,
   k: number,
-): Promise<Round> {
+): Promise<Omit<Round, 'workerPeak'>> {
   const source = join(dropzone, 'datasets', id, 'payload');
   const first = k % 2 === 0 ? 'rsync' : 'import';
   let rsyncMs = NaN;
-  let imported: Omit<Round, 'first' | 'loadBefore' | 'rsyncMs'> | undefined;
+  let imported: Omit<Round, 'first' | 'loadBefore' | 'rsyncMs' | 'workerPeak'> | undefined;
   let loadBefore = NaN;
   for (const side of first === 'rsync' ? ['rsync', 'import'] : ['import', 'rsync']) {
     warm(source);
@@ -306,7 +304,7 @@ async function importOnce(
   setup: Setup,
   catalog: RegistrationCatalog,
   id: string,
-): Promise<Omit<Round, 'first' | 'loadBefore' | 'rsyncMs'>> {
+): Promise<Omit<Round, 'first' | 'loadBefore' | 'rsyncMs' | 'workerPeak'>> {
   const started = performance.now();
   const request = await timed(`${setup.apiUrl}/datasets/dropzone/import`, {
     method: 'POST',
@@ -369,7 +367,7 @@ function report(results: SizeResult[]): SuiteReport {
         : `${r.rounds.map((round) => fmt(round.rsyncMs / round.importMs!, 2)).join(', ')}: **${fmt(r.ratio, 2)}×**`,
       record ? `${fmt(record.bytes / 1024)} KiB` : '–',
       `${fmt(r.apiPeak / MiB)} MiB`,
-      `${fmt(r.workerPeak / MiB)} MiB`,
+      `${r.rounds.map((round) => fmt(round.workerPeak / MiB)).join(', ')} MiB`,
     ];
   });
   const phaseRows = imported.map((r) => [
@@ -390,7 +388,7 @@ function report(results: SizeResult[]): SuiteReport {
     "the median of the rounds' ratios. The worker registers each copy in a built catalog-api (its",
     "queue, its POST /api/registrations): `register` is the import's `finished_at` until the",
     'catalog lists the copy, and the peaks include that work. `--scale-sizes` names other sizes,',
-    "`--scale-rounds` another number of rounds. Peaks are each process's VmHWM over its whole life.",
+    "`--scale-rounds` another number of rounds. Peaks are each process's VmHWM over its life (the worker's read after each round).",
     '',
     table(
       [
@@ -404,7 +402,7 @@ function report(results: SizeResult[]): SuiteReport {
         'rsync/import per round: median',
         'record',
         'API peak',
-        'worker peak',
+        'worker peak after each round',
       ],
       rows,
     ),
