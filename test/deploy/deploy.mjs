@@ -252,14 +252,25 @@ async function main() {
     return Object.values(bases).join(', ');
   });
   if (!bases) return 1;
-  await check(`image built from ${ref} (upgrade's start)`, async () => {
-    if (!imageExists(oldImage)) await buildImageOfRef(oldImage, bases.NODE_BASE, ref);
-    return oldImage;
-  });
-  await check('image built from the working tree', async () => {
-    await buildImage(headImage, bases.NODE_BASE, { facts: headFacts });
-    return headImage;
-  });
+  // Both images at once: each build spends much of its time in one single-threaded compiler
+  // or in npm's downloads, so two side by side share the machine's cores. The working tree's
+  // starts first: the ref's begins with blocking git and npm calls. Each line gives its own
+  // build's time; the line's time in brackets is how long the run waited for it.
+  const timed = async (build) => {
+    const t0 = Date.now();
+    await build();
+    return `built in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+  };
+  const headBuild = timed(() => buildImage(headImage, bases.NODE_BASE, { facts: headFacts }));
+  const oldBuild = imageExists(oldImage)
+    ? Promise.resolve('cached')
+    : timed(() => buildImageOfRef(oldImage, bases.NODE_BASE, ref));
+  for (const build of [headBuild, oldBuild]) build.catch(() => undefined); // awaited below
+  await check(
+    `image built from ${ref} (upgrade's start)`,
+    async () => `${oldImage}, ${await oldBuild}`,
+  );
+  await check('image built from the working tree', async () => `${headImage}, ${await headBuild}`);
 
   const envDir = mkdtempSync(join(tmpdir(), 'rds-deploy-test-'));
   const keys = ensureEnvFiles(envDir);
