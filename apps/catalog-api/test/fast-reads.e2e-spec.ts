@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { CatalogVersionTracker } from '../src/catalog-version/catalog-version-tracker';
+import { CatalogVersionRepository } from '../src/catalog-version/catalog-version.repository';
 import { FastReads } from '../src/read-cache/fast-reads';
 import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
 import { freePort, startAppProcess, AppProcess } from '../../../test/support/app-process';
@@ -46,6 +47,10 @@ async function externalSql(
 ): Promise<void> {
   await withClient(databaseUrl, (client) => client.query(sql, params));
 }
+
+/** Ends the version tracker's listening connection from the server's side. */
+const TERMINATE_LISTENER = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+  WHERE application_name = 'catalog-api version listener' AND datname = current_database()`;
 
 async function projectTitles(c: DemoCatalog, key: keyof typeof KEYS = 'global'): Promise<string[]> {
   const res = await c.get('/api/projects', key).expect(200);
@@ -178,11 +183,7 @@ describe('fast reads: repeated reads answered before the framework', () => {
     const tracker = c.app.get(CatalogVersionTracker);
     await projectTitles(c);
     await projectTitles(c);
-    await externalSql(
-      c.databaseUrl,
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-       WHERE application_name = 'catalog-api version listener' AND datname = current_database()`,
-    );
+    await externalSql(c.databaseUrl, TERMINATE_LISTENER);
     await until(() => tracker.known() === null, 'the tracker to notice');
     await externalSql(
       c.databaseUrl,
@@ -190,10 +191,38 @@ describe('fast reads: repeated reads answered before the framework', () => {
     );
     // No notification can arrive now: the read must not come from the fast index.
     expect(await projectTitles(c)).toContain('Offline rename');
-    await until(() => tracker.known() !== null, 'the listener to reconnect');
+    // The first try comes 250 ms after the loss; on a loaded machine a try can time out (2 s)
+    // and the next waits twice as long.
+    await until(() => tracker.known() !== null, 'the listener to reconnect', 20_000);
     expect(await projectTitles(c)).toContain('Offline rename');
     const answered = await fastAnswersDuring(() => projectTitles(c));
     expect(answered).toBe(1);
+  });
+
+  it('reconnects when the connection ends just after a heartbeat read succeeded', async () => {
+    const tracker = c.app.get(CatalogVersionTracker);
+    const versions = c.app.get(CatalogVersionRepository);
+    await until(() => tracker.known() !== null, 'the listener');
+    const read = versions.currentOn.bind(versions);
+    // The heartbeat's read comes back, then the connection ends before the heartbeat goes on:
+    // its next heartbeat must not take the place of the reconnection.
+    const heartbeat = jest.spyOn(versions, 'currentOn').mockImplementationOnce(async (client) => {
+      const version = await read(client);
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      await externalSql(c.databaseUrl, TERMINATE_LISTENER);
+      await ended;
+      return version;
+    });
+    try {
+      // Heartbeats come every 5 s.
+      await until(() => heartbeat.mock.calls.length > 0, 'a heartbeat', 20_000);
+      await until(() => tracker.known() === null, 'the tracker to notice');
+      await until(() => tracker.known() !== null, 'the listener to reconnect', 20_000);
+    } finally {
+      heartbeat.mockRestore();
+    }
+    await projectTitles(c);
+    expect(await fastAnswersDuring(() => projectTitles(c))).toBe(1);
   });
 
   it('answers a repeated public term search without a credential, fresh after a vocabulary load', async () => {

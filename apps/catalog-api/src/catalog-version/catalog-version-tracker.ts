@@ -123,7 +123,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     this.retryMs = RECONNECT_MIN_MS;
     // LISTEN first, then read: a commit in between is either in the read or notified after it.
     await this.refresh();
-    this.schedule(() => this.heartbeat(client), HEARTBEAT_MS);
+    this.scheduleHeartbeat(client);
   }
 
   private onNotification(message: Notification): void {
@@ -167,7 +167,16 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
       client.emit('error', error);
       return;
     }
-    this.schedule(() => this.heartbeat(client), HEARTBEAT_MS);
+    this.scheduleHeartbeat(client);
+  }
+
+  /**
+   * The next heartbeat, unless `client` was lost while this step awaited (its read can succeed
+   * just before the connection's end is seen): the reconnection scheduled then holds the one
+   * timer, and replacing it with a heartbeat that finds no client would never reconnect.
+   */
+  private scheduleHeartbeat(client: Client): void {
+    if (this.client === client) this.schedule(() => this.heartbeat(client), HEARTBEAT_MS);
   }
 
   private schedule(task: () => Promise<void>, ms: number): void {
