@@ -2,6 +2,9 @@
 // The global setup finds (or starts) those services once and gives each run its own names.
 const shared = {
   testEnvironment: 'node',
+  // Where jest looks for files: not the whole checkout, whose .bench/ holds a running benchmark's
+  // million-file datasets (crawling them ran jest out of memory before any test started).
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
     // jose 6 ships only ES modules, which jest on Node 20 cannot require: compile it to CommonJS.
