@@ -2,16 +2,36 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
+/** What is read here of a Deployment's first container. */
+interface Container {
+  command: string[];
+  resources: { limits: { memory: string } };
+  livenessProbe?: { timeoutSeconds?: number };
+}
+
+/** The first container of `manifest` under k8s/base. */
+function firstContainer(manifest: string): Container {
+  const deployment = parse(readFileSync(join(__dirname, '../../k8s/base', manifest), 'utf8')) as {
+    spec: { template: { spec: { containers: Container[] } } };
+  };
+  return deployment.spec.template.spec.containers[0];
+}
+
 /**
  * The flags node runs a process with in Kubernetes (`manifest` under k8s/base, its first
  * container's `command: [node, …flags, script]`), so a test or benchmark that measures the
  * process runs it exactly as deployed (the catalog's heap cap, the worker's semi-space).
  */
 export function deployedNodeArgs(manifest: string): string[] {
-  const deployment = parse(readFileSync(join(__dirname, '../../k8s/base', manifest), 'utf8')) as {
-    spec: { template: { spec: { containers: { command: string[] }[] } } };
-  };
-  return deployment.spec.template.spec.containers[0].command.slice(1, -1);
+  return firstContainer(manifest).command.slice(1, -1);
+}
+
+/**
+ * How long (ms) the kubelet waits for one liveness answer before it counts the probe failed
+ * (`timeoutSeconds`, 1 s when unset): what a test holds the process's health answers to.
+ */
+export function deployedLivenessTimeoutMs(manifest: string): number {
+  return (firstContainer(manifest).livenessProbe?.timeoutSeconds ?? 1) * 1000;
 }
 
 const UNITS: Record<string, number> = {
@@ -25,12 +45,7 @@ const UNITS: Record<string, number> = {
 
 /** The memory limit (bytes) of a manifest's first container: what Kubernetes kills it above. */
 export function deployedMemoryLimit(manifest: string): number {
-  const deployment = parse(readFileSync(join(__dirname, '../../k8s/base', manifest), 'utf8')) as {
-    spec: {
-      template: { spec: { containers: { resources: { limits: { memory: string } } }[] } };
-    };
-  };
-  const limit = deployment.spec.template.spec.containers[0].resources.limits.memory;
+  const limit = firstContainer(manifest).resources.limits.memory;
   const match = /^(\d+)([KMG]i?)?$/.exec(limit);
   if (!match) throw new Error(`${manifest}: unreadable memory limit ${limit}`);
   return Number(match[1]) * (match[2] ? UNITS[match[2]] : 1);
