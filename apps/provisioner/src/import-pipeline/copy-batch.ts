@@ -61,8 +61,17 @@ export interface SerializedError {
 /** Per job, in order: a result, or the error that stopped the batch (nothing after it). */
 export type FileCopyOutcome = CopyResult | { error: SerializedError };
 
-export interface CopyBatchReply {
+/** What every answer of a copy thread carries. */
+export interface ThreadReply {
   id: number;
+  /**
+   * Bytes the thread's V8 heap (total_heap_size) has grown since the thread loaded its code, as
+   * it answered: an idle thread grown past the pool's bound is ended (see RetireBound).
+   */
+  heapGrowth?: number;
+}
+
+export interface CopyBatchReply extends ThreadReply {
   outcomes: FileCopyOutcome[];
   /** Bytes copied that no CopyBatchProgress has reported yet. */
   bytes: number;
@@ -75,8 +84,7 @@ export interface WalkBatch {
 }
 
 /** What each directory of a WalkBatch holds, in order, or the error that stopped the walk. */
-export interface WalkBatchReply {
-  id: number;
+export interface WalkBatchReply extends ThreadReply {
   parts: DirectoryPart[] | { error: SerializedError };
 }
 

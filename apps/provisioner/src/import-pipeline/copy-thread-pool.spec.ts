@@ -19,10 +19,12 @@ import { reviveError, serializeError } from './copy-batch';
 import {
   copyFilesOnThreads,
   type CopyFile,
+  COPY_THREAD_ENTRY,
   CopyThreadPool,
   ThreadedCopyRequest,
 } from './copy-thread-pool';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { until } from '../../../../test/support/wait';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
@@ -320,6 +322,50 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
     expect(results.get(0)).toMatchObject({ size: 4, sha256: digest('sha256', 'fine') });
     await pool.start();
     expect(pool.threadCount).toBe(2);
+  });
+});
+
+describe('CopyThreadPool memory', () => {
+  it('ends a thread idle past the bound once its heap grew past it, one under it stays, and a new one takes the next batch', async () => {
+    const dir = tempDir('retire');
+    const storage = new FilesystemStorage(join(dir, 'storage'));
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'one.txt'), 'one');
+    const idleMs = 200;
+    // Every thread has grown past minus infinity; none by a terabyte.
+    const grown = new CopyThreadPool(1, COPY_THREAD_ENTRY, { idleMs, heapGrowth: -Infinity });
+    const small = new CopyThreadPool(1, COPY_THREAD_ENTRY, { idleMs, heapGrowth: 2 ** 40 });
+    const copyOn = async (pool: CopyThreadPool): Promise<CopyResult | undefined> => {
+      const staging = await storage.openStaging(randomBytes(4).toString('hex'));
+      let result: CopyResult | undefined;
+      await copyFilesOnThreads(pool, {
+        stagingId: staging.id,
+        sourceRoot: join(dir, 'src'),
+        md5: false,
+        files: [{ path: 'one.txt', size: 3 }],
+        prepare: (path) => staging.localFiles!.prepare(path),
+        copied: (_, copied) => void (result = copied),
+        bytes: () => undefined,
+        stopped: () => false,
+      });
+      return result;
+    };
+    try {
+      // `small` goes idle first: with the same idleMs its timer would fire before `grown`'s.
+      expect(await copyOn(small)).toMatchObject({ size: 3, sha256: digest('sha256', 'one') });
+      expect(await copyOn(grown)).toMatchObject({ size: 3 });
+      expect(grown.threadCount).toBe(1);
+      await until(
+        () => grown.threadCount === 0,
+        'the idle thread past the bound to end',
+        REAL_IO_MS,
+      );
+      expect(small.threadCount).toBe(1);
+      expect(await copyOn(grown)).toMatchObject({ size: 3, sha256: digest('sha256', 'one') });
+      expect(grown.threadCount).toBe(1);
+    } finally {
+      await Promise.all([grown.close(), small.close()]);
+    }
   });
 });
 

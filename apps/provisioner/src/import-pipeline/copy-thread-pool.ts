@@ -35,6 +35,20 @@ const MAX_BUFFER_BYTES = 1024 * 1024;
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1 };
 
+/**
+ * When a thread is ended for its memory: once idle `idleMs` (an import's batches follow each
+ * other closely, so only the gaps between imports, or between a large import's phases, are this
+ * long) with a V8 heap grown more than `heapGrowth` bytes since it loaded. A thread's heap grows
+ * with a large import's garbage (5 MiB at start, 19-24 MiB each after 300,000 files) and V8 does
+ * not give it back while the thread waits; a new thread starts with the next batch (tens of
+ * milliseconds).
+ */
+export interface RetireBound {
+  idleMs: number;
+  heapGrowth: number;
+}
+const RETIRE_IDLE_THREADS: RetireBound = { idleMs: 2000, heapGrowth: 8 * 1024 * 1024 };
+
 /** The copy threads' code, without extension (see startWorkerThread). */
 export const COPY_THREAD_ENTRY = join(__dirname, 'file-copy.thread');
 
@@ -68,12 +82,18 @@ class CopyThread {
   private exited = false;
   private markReady!: () => void;
   private markFailed!: (error: Error) => void;
+  /** The thread's heap growth at its last answer (ThreadReply.heapGrowth). */
+  private heapGrowth = 0;
+  private retireTimer: NodeJS.Timeout | undefined;
 
   constructor(
     entry: string,
+    private readonly retireBound: RetireBound,
     private readonly events: {
       settled(thread: CopyThread): void;
       exited(thread: CopyThread): void;
+      /** Idle past the bound (see RetireBound). */
+      idleTooLong(thread: CopyThread): void;
     },
   ) {
     this.ready = new Promise<void>((resolve, reject) => {
@@ -97,6 +117,7 @@ class CopyThread {
       }
       const waiter = this.waiting.get(message.id);
       this.waiting.delete(message.id);
+      this.heapGrowth = message.heapGrowth ?? this.heapGrowth;
       this.idle();
       if ('bytes' in message) waiter?.onBytes(message.bytes);
       waiter?.resolve(message);
@@ -125,6 +146,7 @@ class CopyThread {
     if (this.exited) return Promise.reject(this.crash ?? new Error('copy thread gone'));
     // Busy threads keep the process alive (a script awaiting its import); idle ones do not.
     if (this.waiting.size === 0) this.worker.ref();
+    clearTimeout(this.retireTimer);
     const outcome = new Promise<Reply>((resolve, reject) =>
       this.waiting.set(id, { resolve, reject, onBytes }),
     );
@@ -137,15 +159,22 @@ class CopyThread {
   }
 
   private idle(): void {
-    if (this.waiting.size === 0) this.worker.unref();
+    if (this.waiting.size > 0) return;
+    this.worker.unref();
+    if (this.heapGrowth <= this.retireBound.heapGrowth) return;
+    clearTimeout(this.retireTimer);
+    this.retireTimer = setTimeout(() => {
+      if (this.waiting.size === 0 && !this.exited) this.events.idleTooLong(this);
+    }, this.retireBound.idleMs).unref();
   }
 }
 
 /**
  * A fixed set of copy threads shared by every import of the worker process (a provider of the
  * imports queue's module), started when the worker boots (ImportProcessor) or, in a process
- * without one, when first needed, and kept for the next import. Idle threads
- * do not hold the process open; the app's shutdown ends them.
+ * without one, when first needed, and kept for the next import, but for a thread whose heap a
+ * large import grew: it ends once idle (RetireBound) and a new one starts when needed. Idle
+ * threads do not hold the process open; the app's shutdown ends them.
  */
 export class CopyThreadPool implements OnApplicationShutdown {
   private readonly threads: CopyThread[] = [];
@@ -162,6 +191,7 @@ export class CopyThreadPool implements OnApplicationShutdown {
   constructor(
     readonly size: number,
     private readonly threadEntry = COPY_THREAD_ENTRY,
+    private readonly retireBound = RETIRE_IDLE_THREADS,
   ) {}
 
   get threadCount(): number {
@@ -224,7 +254,8 @@ export class CopyThreadPool implements OnApplicationShutdown {
   }
 
   private spawn(): CopyThread {
-    const thread = new CopyThread(this.threadEntry, {
+    const thread = new CopyThread(this.threadEntry, this.retireBound, {
+      idleTooLong: (t) => void this.end(t),
       settled: (t) => {
         if (this.closing && t.load === 0) void this.end(t);
         this.wake();

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { allocAligned, roundUpToBlock } from '../storage/local-objects';
 import {
@@ -6,6 +7,7 @@ import {
   CopyBatch,
   CopyBatchProgress,
   CopyBatchReply,
+  ThreadReply,
   WalkBatch,
 } from './copy-batch';
 import { ReadBatch, runReadBatch } from './read-batch';
@@ -52,13 +54,19 @@ async function copy(batch: CopyBatch): Promise<CopyBatchReply> {
 // arrives while the first waits for a direct write; they share the buffers. An unexpected
 // failure (no memory for a buffer) stays unhandled and ends the thread, which fails its batches.
 let previous = Promise.resolve();
+// The heap once the code is loaded (under ts-node in tests, a compiler's worth more than built).
+const loadedHeap = getHeapStatistics().total_heap_size;
+const answer = (reply: ThreadReply, transfer?: ArrayBuffer[]): void => {
+  reply.heapGrowth = getHeapStatistics().total_heap_size - loadedHeap;
+  port.postMessage(reply, transfer);
+};
 port.on('message', (batch: CopyBatch | WalkBatch | ReadBatch) => {
   previous = previous.then(async () => {
-    if ('walk' in batch) return port.postMessage(runWalkBatch(batch));
-    if (!('read' in batch)) return port.postMessage(await copy(batch));
+    if ('walk' in batch) return answer(runWalkBatch(batch));
+    if (!('read' in batch)) return answer(await copy(batch));
     growBuffer(batch.bufferBytes);
     const reply = runReadBatch(batch, buffer);
-    port.postMessage(reply, [reply.data]);
+    answer(reply, [reply.data]);
   });
 });
 port.postMessage('ready');

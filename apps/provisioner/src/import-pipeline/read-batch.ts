@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { SyncObjectWriter } from '../storage/storage-system';
-import { FileCopyOutcome, serializeError } from './copy-batch';
+import { FileCopyOutcome, serializeError, ThreadReply } from './copy-batch';
 import { copyFileWithHashesSync, FileIdentity } from './hashing-copy';
 import { ImportStoppedError } from './import-errors';
 
@@ -31,8 +31,7 @@ export interface ReadBatch {
 /** A file read: its copy result, and where its bytes are in the reply's `data`. */
 export type FileReadOutcome = FileCopyOutcome & { offset?: number };
 
-export interface ReadBatchReply {
-  id: number;
+export interface ReadBatchReply extends ThreadReply {
   outcomes: FileReadOutcome[];
   /** Bytes read that no progress message reported (all of them: small files report at the end). */
   bytes: number;
