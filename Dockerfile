@@ -36,8 +36,12 @@ RUN npm run build
 
 # ---- runtime: production dependencies and the compiled output only ------------------------
 FROM ${NODE_BASE} AS runtime
+# GLIBC_TUNABLES: glibc's allocator keeps its threshold for mmap at 128 KiB instead of raising it
+# to the largest block freed so far, so a large import's buffers go back to the system when freed
+# (docs/decisions/malloc-mmap-threshold.md).
 ENV NODE_ENV=production \
-    STORAGE_ROOT=/data/storage
+    STORAGE_ROOT=/data/storage \
+    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072
 WORKDIR /app
 COPY package.json package-lock.json ./
 # typeorm and valibot name ts-node and typescript as optional peers, so npm keeps those dev tools

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { imageEnv } from '../scripts/lib/deployed-node-args';
 
 // No Docker engine runs on these machines: the packaging is checked by reading it.
 const ROOT = join(__dirname, '..');
@@ -274,6 +275,11 @@ describe('Dockerfile', () => {
     for (const line of lines.filter((l) => /^(ENV|ARG)\s/i.test(l))) {
       expect(line).not.toMatch(/KEY|PASSWORD|SECRET|TOKEN|DATABASE_URL|REDIS_URL/);
     }
+  });
+
+  it("holds glibc's mmap threshold for every process, as the benchmarks and the robustness rig read it", () => {
+    // docs/decisions/malloc-mmap-threshold.md: a large import's freed memory goes back.
+    expect(imageEnv()).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072' });
   });
 
   it('defaults to catalog-api and documents the other three commands', () => {

@@ -2,6 +2,24 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
+/**
+ * The environment the image gives every process (the runtime stage's `ENV` in the Dockerfile:
+ * the allocator's tunables), so a process measured outside the image runs as deployed.
+ */
+export function imageEnv(): Record<string, string> {
+  const dockerfile = readFileSync(join(__dirname, '../../Dockerfile'), 'utf8');
+  const runtime = dockerfile.slice(dockerfile.indexOf(' AS runtime'));
+  // The first ENV instruction of that stage, its continued lines joined.
+  const instruction = /^ENV\s+((?:.*\\\n)*.*)$/m.exec(runtime)?.[1];
+  if (!instruction) throw new Error('Dockerfile: no ENV in the runtime stage');
+  const env: Record<string, string> = {};
+  for (const pair of instruction.replace(/\\\n/g, ' ').trim().split(/\s+/)) {
+    const at = pair.indexOf('=');
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { GLIBC_TUNABLES: env.GLIBC_TUNABLES };
+}
+
 /** What is read here of a Deployment's first container. */
 interface Container {
   command: string[];

@@ -13,6 +13,7 @@ export const CATALOG_DIST = join(BUILD_DIR, 'catalog-api/apps/catalog-api/src');
 export const PROVISIONER_DIST = join(BUILD_DIR, 'provisioner/apps/provisioner/src');
 
 import { freePort, processMemory, sleep, stopChild } from '../../lib/child-process';
+import { imageEnv } from '../../lib/deployed-node-args';
 
 export { freePort, processMemory, sleep, stopChild };
 
@@ -136,7 +137,8 @@ export async function startNodeProcess(
   ];
   const child = spawn(process.execPath, [...nodeArgs, requireBuilt(script)], {
     cwd: ROOT,
-    env,
+    // The allocator's settings the image gives every process: their memory is the image's.
+    env: { ...imageEnv(), ...env },
     stdio: ['ignore', options.onLine ? 'pipe' : 'inherit', 'inherit'],
   });
   if (options.onLine) {

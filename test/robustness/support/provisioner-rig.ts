@@ -9,7 +9,7 @@ import type { ImportRecord } from '../../../apps/provisioner/src/imports/import-
 import { DropzoneFixture } from '../../../apps/provisioner/test/support/dropzone-fixture';
 import { freePort, startAppProcess } from '../../support/app-process';
 import { provisionerTestSettings, TEST_WRITE_KEY } from '../../support/provisioner-app';
-import { deployedNodeArgs } from '../../../scripts/lib/deployed-node-args';
+import { deployedNodeArgs, imageEnv } from '../../../scripts/lib/deployed-node-args';
 import { sleep } from './load-loop';
 
 const WORKER_NODE_ARGS = deployedNodeArgs('provisioner/worker-deployment.yaml');
@@ -113,11 +113,13 @@ export async function startRig(env: Record<string, string>): Promise<Provisioner
   };
 const spawnWorker = async (extraEnv: Record<string, string> = {}): Promise<WorkerProcess> => {
     const port = await freePort();
-    // With the flags Kubernetes runs it with: its memory is held to the manifest's limit.
+    // With the flags Kubernetes runs it with and the image's allocator settings: its memory is
+    // held to the manifest's limit.
     const app = startAppProcess(
       'provisioner',
       'src/worker',
       {
+        ...imageEnv(),
         ...env,
         PROVISIONER_API_KEY: TEST_WRITE_KEY,
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
