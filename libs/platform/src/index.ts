@@ -37,6 +37,6 @@ export {
   jsonLimitPassed,
 } from './json-depth';
 export type { JsonLimits } from './json-depth';
-export { forEachTimeSliced, mapTimeSliced } from './time-sliced';
+export { forEachTimeSliced, mapTimeSliced, TimeSlice } from './time-sliced';
 export { admitStreamedAnswer, SlowReaders } from './slow-readers';
 export type { SlowReaderBounds } from './slow-readers';

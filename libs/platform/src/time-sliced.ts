@@ -16,15 +16,32 @@ export async function mapTimeSliced<T, R>(
   sliceMs = DEFAULT_SLICE_MS,
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
-  let sliceStart = performance.now();
+  const slice = new TimeSlice(sliceMs);
   for (let i = 0; i < items.length; i++) {
     results[i] = fn(items[i], i);
-    if (performance.now() - sliceStart >= sliceMs) {
-      await yieldToEventLoop();
-      sliceStart = performance.now();
-    }
+    if (slice.spent) await slice.next();
   }
   return results;
+}
+
+/**
+ * The same slicing for a loop that is not a map over an array (a walk of a directory tree):
+ * after each synchronous step, `if (slice.spent) await slice.next()`.
+ */
+export class TimeSlice {
+  private start = performance.now();
+
+  constructor(private readonly ms = DEFAULT_SLICE_MS) {}
+
+  get spent(): boolean {
+    return performance.now() - this.start >= this.ms;
+  }
+
+  /** Lets the event loop run, then starts the next slice. */
+  async next(): Promise<void> {
+    await yieldToEventLoop();
+    this.start = performance.now();
+  }
 }
 
 /** mapTimeSliced for its effects only. */

@@ -52,6 +52,23 @@ describe('FilesystemStorage', () => {
     expect(await storage.list('projects/P/S/data/raw')).toEqual(['D1']);
   });
 
+  it('locks every directory read-only, in a directory of more entries than one read and deep down', async () => {
+    const area = await storage.openStaging('wide');
+    const wide = Array.from({ length: 600 }, (_, i) => `wide/d${i}`);
+    const deep = Array.from({ length: 40 }, (_, i) => 'x'.repeat(i + 1)).join('/');
+    for (const dir of [...wide, deep]) await area.writeSmallObject(`${dir}/f`, 'a');
+    await area.sync();
+    await storage.publish('wide', 'projects/P/S/data/raw/W', { readOnly: true });
+    const target = join(root, 'projects/P/S/data/raw/W');
+    const modes = new Set(
+      [...wide, deep, 'wide', 'x', deep.slice(0, deep.lastIndexOf('/'))].map(
+        (dir) => statSync(join(target, dir)).mode & 0o777,
+      ),
+    );
+    expect([...modes]).toEqual([0o555]);
+    expect(statSync(join(target, deep, 'f')).mode & 0o777).toBe(0o444);
+  });
+
   it('never publishes over an existing path, even an empty directory, and keeps what is there', async () => {
     mkdirSync(join(root, 'projects/P/S/data/raw/D1'), { recursive: true });
     writeFileSync(join(root, 'projects/P/S/data/raw/D1/keep'), 'precious');

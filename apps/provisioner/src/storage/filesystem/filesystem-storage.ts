@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { constants, mkdirSync, Stats } from 'node:fs';
+import { chmodSync, constants, mkdirSync, opendirSync, Stats } from 'node:fs';
 import {
   chmod,
   lstat,
@@ -14,6 +14,7 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { TimeSlice } from '@app/platform';
 import { mapLimit } from '../../common/map-limit';
 import { formatJournal, JOURNAL_PATH, JournalLines } from '../staged-files-journal';
 import { StagedFileTable } from '../staged-file-table';
@@ -59,17 +60,36 @@ function isMissing(error: unknown): boolean {
 }
 
 /** Applies modes to every entry below `dir` (not `dir` itself); files only when fileMode is set. */
-async function chmodTree(dir: string, fileMode: number | null, dirMode: number): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      await chmodTree(path, fileMode, dirMode);
-      await chmod(path, dirMode);
-    } else if (entry.isFile() && fileMode !== null) {
-      await chmod(path, fileMode);
+/**
+ * Gives every directory below `dir` the mode `dirMode` (files keep theirs: staged objects are
+ * created read-only). In blocking calls, in slices of the event loop's time: here a call through
+ * libuv's pool cost ~10x the call itself (10,000 files in 320 directories: 130 ms against 14,
+ * a million files ~2 s of every import's publish). opendir reads a directory's entries a batch
+ * at a time, so a directory of a million entries is never held whole.
+ */
+async function chmodTree(dir: string, dirMode: number): Promise<void> {
+  const pending = [dir];
+  const slice = new TimeSlice();
+  while (pending.length > 0) {
+    const parent = pending.pop()!;
+    const listing = opendirSync(parent, { bufferSize: DIRECTORY_ENTRIES_PER_READ });
+    try {
+      for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) {
+        if (entry.isDirectory()) {
+          const path = join(parent, entry.name);
+          chmodSync(path, dirMode);
+          pending.push(path);
+        }
+        if (slice.spent) await slice.next();
+      }
+    } finally {
+      listing.closeSync();
     }
   }
 }
+
+/** Entries opendir reads per system call (its default is 32). */
+const DIRECTORY_ENTRIES_PER_READ = 256;
 
 class FilesystemObjectWriter implements ObjectWriter {
   constructor(private readonly handle: import('node:fs/promises').FileHandle) {}
@@ -488,7 +508,7 @@ export class FilesystemStorage implements StorageSystem {
     }
     // An attempt killed while publishing left its directories read-only.
     await chmod(dir, 0o755);
-    await chmodTree(dir, null, 0o755);
+    await chmodTree(dir, 0o755);
     return true;
   }
 
@@ -498,7 +518,7 @@ export class FilesystemStorage implements StorageSystem {
       // An attempt killed after locking its tree leaves read-only directories behind.
       if ((await lstat(dir)).isDirectory()) {
         await chmod(dir, 0o755);
-        await chmodTree(dir, null, 0o755);
+        await chmodTree(dir, 0o755);
       }
     } catch (error) {
       if (isMissing(error)) return;
@@ -525,7 +545,7 @@ export class FilesystemStorage implements StorageSystem {
     await rm(join(source, JOURNAL_PATH), { force: true });
     await rmdir(join(source, dirname(JOURNAL_PATH))).catch(() => undefined);
     // Staged objects are created read-only already; only directories need locking.
-    if (options.readOnly) await chmodTree(source, null, READ_ONLY_DIR);
+    if (options.readOnly) await chmodTree(source, READ_ONLY_DIR);
     // rename(2) replaces an empty directory silently and Node has no RENAME_NOREPLACE:
     // checking first is the guard; the job id makes a concurrent publisher of the same path impossible.
     if (await this.exists(path)) throw new TargetExistsError(path);
