@@ -4,9 +4,9 @@ import {
   addEntry,
   DirectoryPart,
   DirectoryWalker,
-  emptyPart,
   listNames,
   namedEntries,
+  PartBuilder,
   processIds,
   treeChanged,
 } from './payload-walker';
@@ -28,11 +28,12 @@ export const walkOnEventLoop: DirectoryWalker = async (root, directories) => {
       close = pinned.close;
     }
     try {
-      const part = emptyPart();
+      const part = new PartBuilder(dir.relative);
       const named = namedEntries(await listNames(view), dir.relative, part);
+      part.expect(named.length);
       // Blocking lstat in time slices: ~10x cheaper per file than a thread-pool round trip.
       await mapTimeSliced(named, (entry) => addEntry(view, entry, ids, part));
-      parts.push(part);
+      parts.push(part.done());
     } finally {
       await close?.();
     }

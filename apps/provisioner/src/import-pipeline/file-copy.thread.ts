@@ -11,6 +11,7 @@ import {
   WalkBatch,
 } from './copy-batch';
 import { ReadBatch, runReadBatch } from './read-batch';
+import { transferablesOf } from './payload-walker';
 
 /** A large file's progress is posted every this many bytes; the rest comes with the reply. */
 const PROGRESS_BYTES = 16 * 1024 * 1024;
@@ -62,7 +63,10 @@ const answer = (reply: ThreadReply, transfer?: ArrayBuffer[]): void => {
 };
 port.on('message', (batch: CopyBatch | WalkBatch | ReadBatch) => {
   previous = previous.then(async () => {
-    if ('walk' in batch) return answer(runWalkBatch(batch));
+    if ('walk' in batch) {
+      const reply = runWalkBatch(batch);
+      return answer(reply, 'error' in reply.parts ? [] : transferablesOf(reply.parts));
+    }
     if (!('read' in batch)) return answer(await copy(batch));
     growBuffer(batch.bufferBytes);
     const reply = runReadBatch(batch, buffer);

@@ -44,7 +44,20 @@ describe.each([
     const problems = list.details();
     expect(problems).toEqual([]);
     expect([...files.keys()].sort()).toEqual(['a/b/c/deep.bin', 'top.txt']);
-    expect(files.get('top.txt')?.size).toBe(5);
+    const top = statSync(join(root, 'top.txt'));
+    expect(files.get('top.txt')).toEqual({
+      path: 'top.txt',
+      size: 5,
+      mtimeMs: top.mtimeMs,
+      ctimeMs: top.ctimeMs,
+      dev: top.dev,
+      ino: top.ino,
+      readable: true,
+    });
+    expect(files.get('a/b/c/deep.bin')).toMatchObject({
+      size: 0,
+      ino: statSync(join(root, 'a/b/c/deep.bin')).ino,
+    });
   });
 
   it('reports every symlink, FIFO, bad name and reserved name, without following links', async () => {
