@@ -74,7 +74,12 @@ describe('answers about a dataset stay the same size as its file count grows', (
       ),
     );
     for (const reply of replies) expect(reply.status).toBe(202);
-    expect(size(replies[1].body)).toBe(size(replies[0].body));
+    // Whether the worker had taken each job yet shows in its state and start time ('queued',
+    // or 'queued' with a start time: findImportJob reads the state before the job), whatever
+    // the dataset's size: left out of the comparison.
+    const untimed = ({ state: _state, started_at: _started, ...rest }: Record<string, unknown>) =>
+      rest;
+    expect(size(untimed(replies[1].body))).toBe(size(untimed(replies[0].body)));
 
     const [small, large] = await Promise.all(
       replies.map((reply) => waitForImport(apps.api, String(reply.body.id), undefined, 80_000)),
