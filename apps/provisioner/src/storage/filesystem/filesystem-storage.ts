@@ -59,13 +59,12 @@ function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/** Applies modes to every entry below `dir` (not `dir` itself); files only when fileMode is set. */
 /**
- * Gives every directory below `dir` the mode `dirMode` (files keep theirs: staged objects are
- * created read-only). In blocking calls, in slices of the event loop's time: here a call through
- * libuv's pool cost ~10x the call itself (10,000 files in 320 directories: 130 ms against 14,
- * a million files ~2 s of every import's publish). opendir reads a directory's entries a batch
- * at a time, so a directory of a million entries is never held whole.
+ * Gives every directory below `dir` (not `dir` itself) the mode `dirMode` (files keep theirs:
+ * staged objects are created read-only). In blocking calls, in slices of the event loop's time:
+ * here a call through libuv's pool cost ~10x the call itself (10,000 files in 320 directories:
+ * 130 ms against 14, a million files ~2 s of every import's publish). opendir reads a
+ * directory's entries a batch at a time, so a directory of a million entries is never held whole.
  */
 async function chmodTree(dir: string, dirMode: number): Promise<void> {
   const pending = [dir];
