@@ -6,6 +6,7 @@ import { digest, tempDir } from '../../test/support/dropzone-fixture';
 import { cachedBytes } from '../../test/support/page-cache';
 import { allocAligned } from '../storage/local-objects';
 import { CopyBatch, CopyBuffers, runCopyBatch } from './copy-batch';
+import { DIRECT_WRITE_BUFFERS } from './hashing-copy';
 
 const MiB = 1024 * 1024;
 
@@ -40,7 +41,10 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
     const buffer = allocAligned(MiB);
     return {
       buffer,
-      spares: () => (spares++, [allocAligned(buffer.length), allocAligned(buffer.length)]),
+      spares: () => (
+        spares++,
+        Array.from({ length: DIRECT_WRITE_BUFFERS - 1 }, () => allocAligned(buffer.length))
+      ),
     };
   };
 

@@ -144,12 +144,13 @@ export function reviveError(serialized: SerializedError): Error {
 
 /**
  * A copy thread's read buffers, page-aligned (allocAligned) for direct writes: `buffer` for every
- * file, and `spares()` (two more of the same size) for the files written direct: one chunk is
- * read while another is hashed and a third written (copyFileWithHashesOverlapped).
+ * file, and `spares()` (DIRECT_WRITE_BUFFERS - 1 more of the same size) for the files written
+ * direct: one chunk is read while another is hashed and the others written
+ * (copyFileWithHashesOverlapped).
  */
 export interface CopyBuffers {
   buffer: Buffer;
-  spares(): [Buffer, Buffer];
+  spares(): Buffer[];
 }
 
 /**

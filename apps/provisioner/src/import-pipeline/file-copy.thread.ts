@@ -10,6 +10,7 @@ import {
   ThreadReply,
   WalkBatch,
 } from './copy-batch';
+import { DIRECT_WRITE_BUFFERS } from './hashing-copy';
 import { ReadBatch, runReadBatch } from './read-batch';
 import { transferablesOf } from './payload-walker';
 
@@ -26,11 +27,12 @@ if (!parentPort) throw new Error('file-copy.thread runs only as a worker thread'
 const port = parentPort;
 // One read buffer per thread, grown to the largest batch's need; aligned for direct writes.
 let buffer = allocAligned(0);
-// Two more for files written direct, made at the first one (a thread of small files has none).
-let spares: [Buffer, Buffer] | null = null;
-const spareBuffers = (): [Buffer, Buffer] => {
+// The others a file written direct takes in turn, made at the first one (a thread of small
+// files has none).
+let spares: Buffer[] | null = null;
+const spareBuffers = (): Buffer[] => {
   if (spares?.[0].length !== buffer.length)
-    spares = [allocAligned(buffer.length), allocAligned(buffer.length)];
+    spares = Array.from({ length: DIRECT_WRITE_BUFFERS - 1 }, () => allocAligned(buffer.length));
   return spares;
 };
 

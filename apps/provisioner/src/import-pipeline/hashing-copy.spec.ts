@@ -20,6 +20,7 @@ import { cachedBytes } from '../../test/support/page-cache';
 import {
   BackgroundObjectWriter,
   copyFileWithHashesOverlapped,
+  DIRECT_WRITE_BUFFERS,
   copyFileWithHashesSync,
   copyWithHashes,
   writesInBackground,
@@ -367,11 +368,8 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     staging = await storage.openStaging(`o${++areas}`);
   });
 
-  const threeBuffers = (): [Buffer, Buffer, Buffer] => [
-    allocAligned(CHUNK),
-    allocAligned(CHUNK),
-    allocAligned(CHUNK),
-  ];
+  const someBuffers = (count = DIRECT_WRITE_BUFFERS): Buffer[] =>
+    Array.from({ length: count }, () => allocAligned(CHUNK));
 
   /** A staged object created direct, as a copy thread creates a large file. */
   function directObject(path: string): BackgroundObjectWriter {
@@ -382,34 +380,42 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
 
   const staged = (path: string): string => join(dir, `storage/.staging/${staging.id}/${path}`);
 
-  it.each([
-    ['an empty file', 0],
-    ['less than a block', 100],
-    ['one byte short of a chunk', CHUNK - 1],
-    ['exactly a chunk', CHUNK],
-    ['one byte past a chunk', CHUNK + 1],
-    ['several chunks and an odd tail', 5 * CHUNK + 4097],
-  ])('copies %s byte for byte past the page cache, with its SHA-256 and MD5', async (_, size) => {
-    const content = randomBytes(size);
-    writeFileSync(join(dir, 'src.bin'), content);
-    let seen = 0;
-    const result = await copyFileWithHashesOverlapped(
-      join(dir, 'src.bin'),
-      'src.bin',
-      directObject('d/src.bin'),
-      { md5: true, buffers: threeBuffers(), onBytes: (n) => (seen += n) },
-    );
-    expect(result).toEqual({
-      size,
-      sha256: digest('sha256', content),
-      md5: digest('md5', content),
-      source: sourceIdentity(join(dir, 'src.bin')),
-    });
-    expect(seen).toBe(size);
-    expect(cachedBytes(staged('d/src.bin'))).toBe(0);
-    expect(readFileSync(staged('d/src.bin')).equals(content)).toBe(true);
-    expect(statSync(staged('d/src.bin')).mode & 0o777).toBe(0o444);
-  });
+  it.each(
+    [3, DIRECT_WRITE_BUFFERS].flatMap((count) =>
+      [
+        ['an empty file', 0],
+        ['less than a block', 100],
+        ['one byte short of a chunk', CHUNK - 1],
+        ['exactly a chunk', CHUNK],
+        ['one byte past a chunk', CHUNK + 1],
+        ['several chunks and an odd tail', 5 * CHUNK + 4097],
+        ['more chunks than buffers, whole', 4 * count * CHUNK],
+      ].map(([what, size]) => [what as string, size as number, count] as const),
+    ),
+  )(
+    'copies %s (%i bytes, %i buffers) byte for byte past the page cache, with its SHA-256 and MD5',
+    async (_, size, count) => {
+      const content = randomBytes(size);
+      writeFileSync(join(dir, 'src.bin'), content);
+      let seen = 0;
+      const result = await copyFileWithHashesOverlapped(
+        join(dir, 'src.bin'),
+        'src.bin',
+        directObject('d/src.bin'),
+        { md5: true, buffers: someBuffers(count), onBytes: (n) => (seen += n) },
+      );
+      expect(result).toEqual({
+        size,
+        sha256: digest('sha256', content),
+        md5: digest('md5', content),
+        source: sourceIdentity(join(dir, 'src.bin')),
+      });
+      expect(seen).toBe(size);
+      expect(cachedBytes(staged('d/src.bin'))).toBe(0);
+      expect(readFileSync(staged('d/src.bin')).equals(content)).toBe(true);
+      expect(statSync(staged('d/src.bin')).mode & 0o777).toBe(0o444);
+    },
+  );
 
   /**
    * A writer whose writes take a few milliseconds and record when they start and end, and
@@ -462,39 +468,54 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     }) as typeof nodeFs.read);
   }
 
-  it('reads the next chunk and hashes the one before while the previous one is being written', async () => {
-    const content = randomBytes(4 * CHUNK + 10);
-    writeFileSync(join(dir, 'src.bin'), content);
-    const events: string[] = [];
-    const writer = slowWriter(events);
-    const spy = recordReads(events);
-    try {
-      const result = await copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
-        md5: false,
-        buffers: threeBuffers(),
-      });
-      expect(result.sha256).toBe(digest('sha256', content));
-    } finally {
-      spy.mockRestore();
-    }
-    expect(Buffer.concat(writer.written).equals(content)).toBe(true);
-    // While a chunk is written, the next but one is read (the one between is hashed then).
-    for (let k = 0; k < 3; k++) {
-      const started = events.indexOf(`write ${k} started`);
-      const done = events.indexOf(`write ${k} done`);
-      expect(events.slice(started, done)).toContain(`read ${k + 2} started`);
-      // ...and never more than one write at a time.
-      expect(events.indexOf(`write ${k + 1} started`)).toBeGreaterThan(done);
-    }
-    // Nor more than one read: each starts once the one before has ended (file order).
-    for (let k = 0; k < 4; k++)
-      expect(events.indexOf(`read ${k + 1} started`)).toBeGreaterThan(
-        events.indexOf(`read ${k} done`),
-      );
-  });
+  it.each([3, DIRECT_WRITE_BUFFERS])(
+    'with %i buffers, writes chunks side by side while the next is read, never reusing a buffer still being written',
+    async (count) => {
+      const chunks = 4 * count + 1;
+      const content = randomBytes((chunks - 1) * CHUNK + 10);
+      writeFileSync(join(dir, 'src.bin'), content);
+      const events: string[] = [];
+      const writer = slowWriter(events);
+      const spy = recordReads(events);
+      try {
+        const result = await copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
+          md5: false,
+          buffers: someBuffers(count),
+        });
+        expect(result.sha256).toBe(digest('sha256', content));
+      } finally {
+        spy.mockRestore();
+      }
+      // Every chunk reached the writer unchanged (slowWriter fails a chunk whose memory changed
+      // while it was written), in order.
+      expect(Buffer.concat(writer.written).equals(content)).toBe(true);
+      const at = (event: string) => {
+        const index = events.indexOf(event);
+        expect(index).toBeGreaterThanOrEqual(0);
+        return index;
+      };
+      for (let k = 0; k + 1 < chunks; k++) {
+        // Reads go one at a time, in file order.
+        expect(at(`read ${k + 1} started`)).toBeGreaterThan(at(`read ${k} done`));
+        // A chunk's buffer is read into again only once its last chunk's write has ended.
+        if (k + 1 >= count)
+          expect(at(`read ${k + 1} started`)).toBeGreaterThan(at(`write ${k + 1 - count} done`));
+      }
+      // Writes overlap (each takes 20 ms here, reading and hashing a 64 KiB chunk far less), and
+      // never more of them than there are buffers.
+      let inFlight = 0;
+      let most = 0;
+      for (const event of events) {
+        if (/^write \d+ started$/.test(event)) most = Math.max(most, ++inFlight);
+        if (/^write \d+ done$/.test(event)) inFlight -= 1;
+      }
+      expect(most).toBeGreaterThanOrEqual(2);
+      expect(most).toBeLessThanOrEqual(count);
+    },
+  );
 
   it('fails with the write error, once no write is in flight, when a write fails (disk full)', async () => {
-    writeFileSync(join(dir, 'src.bin'), randomBytes(4 * CHUNK));
+    writeFileSync(join(dir, 'src.bin'), randomBytes(8 * DIRECT_WRITE_BUFFERS * CHUNK));
     const events: string[] = [];
     const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), {
       code: 'ENOSPC',
@@ -503,11 +524,15 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
         md5: false,
-        buffers: threeBuffers(),
+        buffers: someBuffers(),
       }),
     ).rejects.toMatchObject({ code: 'ENOSPC' });
     expect(writer.abortedWithWriteInFlight).toBe(false);
-    expect(events).not.toContain('write 3 started');
+    // Chunk 1's write fails: the writes already in flight end, and none starts after it.
+    const failed = events.indexOf('write 1 done');
+    expect(failed).toBeGreaterThan(0);
+    expect(events.slice(failed).filter((event) => event.endsWith('started'))).toEqual([]);
+    expect(writer.written.length).toBeLessThanOrEqual(DIRECT_WRITE_BUFFERS + 1);
   });
 
   it('stops after the chunk in flight when asked, the object aborted once its write has ended', async () => {
@@ -518,7 +543,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', writer, {
         md5: false,
-        buffers: threeBuffers(),
+        buffers: someBuffers(),
         stopRequested: () => ++chunks >= 2,
       }),
     ).rejects.toMatchObject({ name: 'ImportStoppedError' });
@@ -530,7 +555,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'src.bin'), 'src.bin', directObject('stopped.bin'), {
         md5: false,
-        buffers: threeBuffers(),
+        buffers: someBuffers(),
         stopRequested: () => ++realChunks >= 3,
       }),
     ).rejects.toMatchObject({ name: 'ImportStoppedError' });
@@ -558,7 +583,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(path, 'victim.bin', directObject('victim.bin'), {
         md5: false,
-        buffers: threeBuffers(),
+        buffers: someBuffers(),
         afterChunk: () => {
           if (!changed) change(path);
           changed = true;
@@ -577,7 +602,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     await expect(
       copyFileWithHashesOverlapped(join(dir, 'other.bin'), 'other.bin', writer, {
         md5: false,
-        buffers: threeBuffers(),
+        buffers: someBuffers(),
         identity: { dev: 0, ino: 1 },
       }),
     ).rejects.toMatchObject({ code: 'source_changed' });

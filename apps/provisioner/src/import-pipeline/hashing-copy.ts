@@ -180,12 +180,19 @@ export interface SyncCopyOptions {
 /** What both blocking paths take besides their buffers. */
 type SourceOptions = Omit<SyncCopyOptions, 'buffer'>;
 
+/**
+ * Buffers a copy thread gives a file written direct (1 MiB each), taken in turn: one being read
+ * into, one hashed, the others being written. With one 1 MiB write at a time the device's
+ * latency per write, not the hash, set the pace (docs/decisions/copy-threads.md).
+ */
+export const DIRECT_WRITE_BUFFERS = 4;
+
 export interface OverlappedCopyOptions extends SourceOptions {
   /**
-   * Three page-aligned buffers (allocAligned) of the same size, a multiple of the block size:
-   * one being read into, one hashed, one written.
+   * At least three page-aligned buffers (allocAligned) of the same size, a multiple of the block
+   * size, taken in turn: one being read into, one hashed, the others written (DIRECT_WRITE_BUFFERS).
    */
-  buffers: [Buffer, Buffer, Buffer];
+  buffers: Buffer[];
 }
 
 /**
@@ -344,11 +351,14 @@ export const writesInBackground = (writer: SyncObjectWriter): writer is Backgrou
 
 /**
  * copyFileWithHashesSync for a file written direct (a writer with writeInBackground), in three
- * stages: while the device writes chunk k and libuv's pool reads chunk k+2 into a third buffer,
- * this thread hashes chunk k+1, so it does nothing but hash (a file's SHA-256 is one sequential
- * pass: the one stage that cannot be shared out) instead of also copying each chunk out of the
- * page cache. One read and one write in flight at a time, each awaited before its buffer is used
- * again and before the descriptors are closed on any outcome.
+ * stages: while the device writes the chunks before it and libuv's pool reads the next one, this
+ * thread hashes chunk k, so it does nothing but hash (a file's SHA-256 is one sequential pass:
+ * the one stage that cannot be shared out) instead of also copying each chunk out of the page
+ * cache. Each chunk is written at its own position, so several writes are in flight (at most one
+ * per buffer): one O_DIRECT write at a time left the thread waiting on the device's latency for
+ * every chunk (docs/decisions/copy-threads.md). A buffer is read into again only once the write
+ * of its last chunk has ended; one read in flight at a time (reads go in file order); every read
+ * and write is awaited before the descriptors are closed, on any outcome.
  */
 export async function copyFileWithHashesOverlapped(
   sourcePath: string,
@@ -357,40 +367,58 @@ export async function copyFileWithHashesOverlapped(
   options: OverlappedCopyOptions,
 ): Promise<CopyResult> {
   const { buffers } = options;
+  const count = buffers.length;
+  if (count < 3) throw new RangeError('copyFileWithHashesOverlapped takes at least three buffers');
   const size = buffers[0].length;
   const source = BlockingRead.open(sourcePath, displayPath, writer, options);
-  let writing: Promise<void> | null = null;
-  let next = 0;
-  // Never left unobserved while the chunk before it is hashed: rethrown where it is awaited.
-  const readNext = (): Promise<Buffer> => {
-    const pending = source.readInBackground(buffers[next]);
-    pending.catch(() => undefined);
-    next = (next + 1) % buffers.length;
-    return pending;
+  // Writes in flight, oldest first; chunk k is read into (and written from) buffers[k % count].
+  const writes: { chunk: number; done: Promise<void>; ended: boolean }[] = [];
+  let reading: Promise<Buffer> | null = null;
+  const startRead = (chunk: number): void => {
+    reading = source.readInBackground(buffers[chunk % count]);
+    // Never left unobserved while the chunk before it is hashed: rethrown where it is awaited.
+    reading.catch(() => undefined);
   };
-  let reading: Promise<Buffer> | null = readNext();
+  // Waits for the writes up to chunk `last`, oldest first, a failed one throwing its error.
+  const awaitWrites = async (last: number): Promise<void> => {
+    while (writes.length > 0 && writes[0].chunk <= last) await writes.shift()!.done;
+  };
+  startRead(0);
   try {
-    for (;;) {
+    for (let k = 0; ; k++) {
       const chunk: Buffer = await reading!;
       reading = null;
       if (chunk.length === 0) break;
-      // The buffer read into next was written two rounds ago, and that write was awaited
-      // before the last one was started: it is free. A short chunk is the end: nothing after.
-      if (chunk.length === size) reading = readNext();
+      // Writes that have ended leave the list (a failure is thrown here, not lost).
+      while (writes[0]?.ended) await writes.shift()!.done;
+      // Chunk k+1 goes into the buffer chunk k+1-count was written from: read it now if that
+      // write has ended, else once this chunk is hashed and sent. A short chunk is the end.
+      const full = chunk.length === size;
+      if (full && !writes.some((write) => write.chunk <= k + 1 - count)) startRead(k + 1);
       source.hash(chunk);
-      if (writing) await writing;
-      writing = writer.writeInBackground(chunk);
-      // Awaited before anything else is written or closed; until then a failed write (ENOSPC)
-      // must not count as an unhandled rejection, which would end the thread.
-      writing.catch(() => undefined);
+      const write = { chunk: k, done: writer.writeInBackground(chunk), ended: false };
+      // Awaited before its buffer is read into again and before anything is closed; until then
+      // a failed write (ENOSPC) must not count as an unhandled rejection, which would end the
+      // thread.
+      write.done.then(
+        () => (write.ended = true),
+        () => (write.ended = true),
+      );
+      writes.push(write);
       if (!source.continuesAfter(chunk, size)) break;
+      if (!reading) {
+        await awaitWrites(k + 1 - count);
+        startRead(k + 1);
+      }
     }
-    if (writing) await writing;
-    writing = null;
+    await awaitWrites(Infinity);
     source.checkUnchanged();
   } catch (error) {
     // A read or write in flight still uses the descriptors and its buffer: closed only after.
-    await Promise.all([reading?.catch(() => undefined), writing?.catch(() => undefined)]);
+    await Promise.all([
+      (reading as Promise<Buffer> | null)?.catch(() => undefined),
+      ...writes.map((write) => write.done.catch(() => undefined)),
+    ]);
     source.fail(writer);
     throw error;
   }
