@@ -371,19 +371,19 @@ export async function copyFileWithHashesOverlapped(
   if (count < 3) throw new RangeError('copyFileWithHashesOverlapped takes at least three buffers');
   const size = buffers[0].length;
   const source = BlockingRead.open(sourcePath, displayPath, writer, options);
-  // Writes in flight, oldest first; chunk k is read into (and written from) buffers[k % count].
+  // Writes in flight, in chunk order; chunk k is read into (and written from) buffers[k % count].
   const writes: { chunk: number; done: Promise<void>; ended: boolean }[] = [];
-  let reading: Promise<Buffer> | null = null;
-  const startRead = (chunk: number): void => {
-    reading = source.readInBackground(buffers[chunk % count]);
+  const startRead = (chunk: number): Promise<Buffer> => {
+    const pending = source.readInBackground(buffers[chunk % count]);
     // Never left unobserved while the chunk before it is hashed: rethrown where it is awaited.
-    reading.catch(() => undefined);
+    pending.catch(() => undefined);
+    return pending;
   };
   // Waits for the writes up to chunk `last`, oldest first, a failed one throwing its error.
   const awaitWrites = async (last: number): Promise<void> => {
     while (writes.length > 0 && writes[0].chunk <= last) await writes.shift()!.done;
   };
-  startRead(0);
+  let reading: Promise<Buffer> | null = startRead(0);
   try {
     for (let k = 0; ; k++) {
       const chunk: Buffer = await reading!;
@@ -394,7 +394,8 @@ export async function copyFileWithHashesOverlapped(
       // Chunk k+1 goes into the buffer chunk k+1-count was written from: read it now if that
       // write has ended, else once this chunk is hashed and sent. A short chunk is the end.
       const full = chunk.length === size;
-      if (full && !writes.some((write) => write.chunk <= k + 1 - count)) startRead(k + 1);
+      const bufferFree = writes.length === 0 || writes[0].chunk > k + 1 - count;
+      if (full && bufferFree) reading = startRead(k + 1);
       source.hash(chunk);
       const write = { chunk: k, done: writer.writeInBackground(chunk), ended: false };
       // Awaited before its buffer is read into again and before anything is closed; until then
@@ -408,7 +409,7 @@ export async function copyFileWithHashesOverlapped(
       if (!source.continuesAfter(chunk, size)) break;
       if (!reading) {
         await awaitWrites(k + 1 - count);
-        startRead(k + 1);
+        reading = startRead(k + 1);
       }
     }
     await awaitWrites(Infinity);
@@ -416,7 +417,7 @@ export async function copyFileWithHashesOverlapped(
   } catch (error) {
     // A read or write in flight still uses the descriptors and its buffer: closed only after.
     await Promise.all([
-      (reading as Promise<Buffer> | null)?.catch(() => undefined),
+      reading?.catch(() => undefined),
       ...writes.map((write) => write.done.catch(() => undefined)),
     ]);
     source.fail(writer);
