@@ -34,6 +34,14 @@ const throughSourcesFace = {
   regexes: ['(^|/)sources/dataset-directory(/|$)'],
 };
 /**
+ * import-pipeline/copying/ (the copy engine) speaks through its index.ts: the steps and the
+ * worker's module see the pool, the walks and the hashing copy, not how the engine is split.
+ */
+const throughCopyingFace = {
+  message: 'Other folders never import import-pipeline/copying/ files: use its face, import-pipeline/copying.',
+  regexes: ['(^|/)copying/.'],
+};
+/**
  * A controller maps routes to service calls: it never injects a repository. What a repository
  * file declares for its callers (a list's filters, a page size, a row type) stays importable.
  */
@@ -108,7 +116,7 @@ export default tseslint.config(
   { files: ['apps/catalog-api/**'], rules: { 'no-restricted-imports': importsOf(notIntoProvisioner) } },
   {
     files: ['apps/provisioner/**'],
-    rules: { 'no-restricted-imports': importsOf(notIntoCatalog, throughSourcesFace) },
+    rules: { 'no-restricted-imports': importsOf(notIntoCatalog, throughSourcesFace, throughCopyingFace) },
   },
   {
     files: ['apps/catalog-api/**/*.controller.ts'],
@@ -117,7 +125,7 @@ export default tseslint.config(
   {
     files: ['apps/provisioner/**/*.controller.ts'],
     rules: {
-      'no-restricted-imports': importsOf(notIntoCatalog, throughSourcesFace, noRepositories),
+      'no-restricted-imports': importsOf(notIntoCatalog, throughSourcesFace, throughCopyingFace, noRepositories),
     },
   },
   {

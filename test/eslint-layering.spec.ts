@@ -86,11 +86,22 @@ const CASES: Record<string, { refused: string[]; allowed: string[] }> = {
       "import { x } from '../../../catalog-api/src/http-app';",
       "import type { X } from '../../../../apps/catalog-api/src/app.module';",
       "import { x } from '../sources/dataset-directory/manifest';",
+      "import { x } from '../import-pipeline/copying/copy-thread-pool';",
+      "import { x } from '../import-pipeline/copying/index';",
     ],
     allowed: [
       "import { x } from '@app/auth';",
       "import { x } from '../sources/source-system';",
+      "import { x } from '../import-pipeline/copying';",
     ],
+  },
+  'apps/provisioner/src/import-pipeline/layering-fixture.step.ts': {
+    refused: ["import { x } from './copying/hashing-copy';"],
+    allowed: ["import { x } from './copying';", "import { x } from './import-errors';"],
+  },
+  'apps/provisioner/src/import-pipeline/copying/layering-fixture.ts': {
+    refused: ["import { x } from '../../sources/dataset-directory/manifest';"],
+    allowed: ["import { x } from './copy-batch';", "import { x } from '../import-errors';"],
   },
 };
 const casesOf = (kind: 'refused' | 'allowed') =>
@@ -106,7 +117,7 @@ describe('eslint layering rules (eslint.config.mjs)', () => {
     verdicts = lintImports([...refused, ...allowed]);
   }, 60_000);
 
-  it('refuse a library importing an app, either app importing the other, and a way past the face of sources/', () => {
+  it('refuse a library importing an app, either app importing the other, and a way past the face of sources/ or of the copy engine', () => {
     const got = verdicts.slice(0, refused.length);
     for (const verdict of got) {
       expect(verdict).toEqual({

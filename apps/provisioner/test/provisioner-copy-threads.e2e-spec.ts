@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { startProvisionerApps, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import type { ImportRecord } from '../src/imports/import-record';
-import { CopyThreadPool } from '../src/import-pipeline/copy-thread-pool';
+import { CopyThreadPool } from '../src/import-pipeline/copying';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { dropzoneEnv, waitForImport } from './support/provisioner-e2e';
 

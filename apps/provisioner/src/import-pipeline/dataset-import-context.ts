@@ -3,8 +3,7 @@ import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/s
 import type { StorageSystem } from '../storage/storage-system';
 import type { PhaseClock } from './import-phases';
 import type { ImportProgress } from '../imports/import-progress';
-import type { CopyThreadPool } from './copy-thread-pool';
-import type { FileBudget } from './file-budget';
+import type { CopyThreadPool, FileBudget } from './copying';
 
 /** What one attempt of a dataset import is given by the job that runs it. */
 export interface DatasetImportContext {

@@ -18,9 +18,10 @@ import { DropzoneSource } from '../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
 import type { DatasetImportContext } from './dataset-import-context';
 import { runDatasetImport } from './dataset-import-pipeline';
-import * as hashingCopy from './hashing-copy';
+// eslint-disable-next-line no-restricted-imports -- the spy replaces the engine's own export
+import * as hashingCopy from './copying/hashing-copy';
 import { ImportProgress } from '../imports/import-progress';
-import { CopyThreadPool } from './copy-thread-pool';
+import { CopyThreadPool } from './copying';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { cachedBytes } from '../../test/support/page-cache';

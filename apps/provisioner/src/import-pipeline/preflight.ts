@@ -21,15 +21,18 @@ import {
   SourceDatasetLocation,
 } from '../sources/source-system';
 import { ImportRejectedError, ImportTransientError } from './import-errors';
-import { walkOnEventLoop } from './event-loop-walk';
-import { DirectoryWalker, walkPayloadInto } from './payload-walker';
+import {
+  type DirectoryWalker,
+  type FileBudget,
+  walkOnEventLoop,
+  walkOnThreads,
+  walkPayloadInto,
+} from './copying';
 import { PlannedFiles } from './planned-files';
 import { ProblemList } from './problem-list';
 import type { SourceLimits } from '../config/source-config';
 import { objectKeyCheck, type ObjectKeyCheck } from '../storage/object-key-check';
-import type { FileBudget } from './file-budget';
 import type { DatasetImportContext, ResolvedDataset } from './dataset-import-context';
-import { walkOnThreads } from './threaded-walk';
 
 export interface ImportPlan {
   /** In manifest order; mtimeMs and ctimeMs only with PreflightOptions.times. */

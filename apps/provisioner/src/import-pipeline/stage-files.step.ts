@@ -8,16 +8,18 @@ import type {
   StagingArea,
 } from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import-context';
-import { copyWithHashes, CopyResult, type FileIdentity } from './hashing-copy';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
 import type { ImportProgress } from '../imports/import-progress';
 import type { ImportPlan } from './preflight';
 import {
   BATCHES_PER_THREAD,
   copyFilesOnThreads,
+  copyWithHashes,
   type CopyFile,
+  type CopyResult,
   type CopyThreadPool,
-} from './copy-thread-pool';
+  type FileIdentity,
+} from './copying';
 import { ProblemList } from './problem-list';
 import { checkDigests, keepComputedSha256 } from './verify-checksums.step';
 

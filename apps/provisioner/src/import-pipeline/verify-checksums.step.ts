@@ -1,4 +1,4 @@
-import type { CopyResult } from './hashing-copy';
+import type { CopyResult } from './copying';
 import { ImportRejectedError } from './import-errors';
 import type { ImportPlan } from './preflight';
 import { ProblemList } from './problem-list';

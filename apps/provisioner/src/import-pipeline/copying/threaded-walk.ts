@@ -1,6 +1,6 @@
 import { BATCHES_PER_THREAD, CopyThreadPool } from './copy-thread-pool';
 import { reviveError, WalkBatch } from './copy-batch';
-import { ImportStoppedError } from './import-errors';
+import { ImportStoppedError } from '../import-errors';
 import type { DirectoryPart, DirectoryWalker } from './payload-walker';
 
 /** Directories per walk batch at most: each is one readdir and an lstat per entry. */

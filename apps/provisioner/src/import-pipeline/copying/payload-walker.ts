@@ -11,9 +11,9 @@ import {
   pinDirectorySync,
   isProblem,
   kindOf,
-} from '../sources/source-system';
-import { ImportProblem, ImportTransientError } from './import-errors';
-import { ProblemList } from './problem-list';
+} from '../../sources/source-system';
+import { ImportProblem, ImportTransientError } from '../import-errors';
+import { ProblemList } from '../problem-list';
 
 export interface WalkedFile {
   /** POSIX path relative to the payload root. */

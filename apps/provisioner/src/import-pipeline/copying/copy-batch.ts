@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { openLocalObject } from '../storage/local-objects';
-import { StagingLostError } from '../storage/storage-system';
+import { openLocalObject } from '../../storage/local-objects';
+import { StagingLostError } from '../../storage/storage-system';
 import {
   copyFileWithHashesOverlapped,
   copyFileWithHashesSync,
@@ -8,7 +8,7 @@ import {
   FileIdentity,
   writesInBackground,
 } from './hashing-copy';
-import { ImportProblem, ImportStoppedError, ImportTransientError } from './import-errors';
+import { ImportProblem, ImportStoppedError, ImportTransientError } from '../import-errors';
 import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';
 
 /** One file for a copy thread: its path in the payload, and where to create it. */

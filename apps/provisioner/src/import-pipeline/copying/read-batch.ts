@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import type { SyncObjectWriter } from '../storage/storage-system';
+import type { SyncObjectWriter } from '../../storage/storage-system';
 import { FileCopyOutcome, serializeError, ThreadReply } from './copy-batch';
 import { copyFileWithHashesSync, FileIdentity } from './hashing-copy';
-import { ImportStoppedError } from './import-errors';
+import { ImportStoppedError } from '../import-errors';
 
 /** One small file for a copy thread to read whole: its path and the size preflight found. */
 export interface FileReadJob {

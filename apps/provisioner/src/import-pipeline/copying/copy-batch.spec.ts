@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { digest, tempDir } from '../../test/support/dropzone-fixture';
-import { cachedBytes } from '../../test/support/page-cache';
-import { allocAligned } from '../storage/local-objects';
+import { digest, tempDir } from '../../../test/support/dropzone-fixture';
+import { cachedBytes } from '../../../test/support/page-cache';
+import { allocAligned } from '../../storage/local-objects';
 import { CopyBatch, CopyBuffers, runCopyBatch } from './copy-batch';
 import { DIRECT_WRITE_BUFFERS } from './hashing-copy';
 

@@ -12,11 +12,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { digest, makeSpecialFile, tempDir } from '../../test/support/dropzone-fixture';
-import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
-import { allocAligned, openLocalObject } from '../storage/local-objects';
-import type { StagingArea, SyncObjectWriter } from '../storage/storage-system';
-import { cachedBytes } from '../../test/support/page-cache';
+import { digest, makeSpecialFile, tempDir } from '../../../test/support/dropzone-fixture';
+import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
+import { allocAligned, openLocalObject } from '../../storage/local-objects';
+import type { StagingArea, SyncObjectWriter } from '../../storage/storage-system';
+import { cachedBytes } from '../../../test/support/page-cache';
 import {
   BackgroundObjectWriter,
   copyFileWithHashesOverlapped,

@@ -1,5 +1,5 @@
 import { mapTimeSliced } from '@app/platform';
-import { isProblem, pinDirectory } from '../sources/source-system';
+import { isProblem, pinDirectory } from '../../sources/source-system';
 import {
   addEntry,
   DirectoryPart,

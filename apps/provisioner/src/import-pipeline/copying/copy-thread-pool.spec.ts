@@ -9,12 +9,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { digest, tempDir } from '../../test/support/dropzone-fixture';
-import { cachedBytes } from '../../test/support/page-cache';
-import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
-import { StagingArea } from '../storage/storage-system';
+import { digest, tempDir } from '../../../test/support/dropzone-fixture';
+import { cachedBytes } from '../../../test/support/page-cache';
+import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
+import { StagingArea } from '../../storage/storage-system';
 import { CopyResult } from './hashing-copy';
-import { ImportTransientError } from './import-errors';
+import { ImportTransientError } from '../import-errors';
 import { reviveError, serializeError } from './copy-batch';
 import {
   copyFilesOnThreads,
@@ -23,14 +23,14 @@ import {
   CopyThreadPool,
   ThreadedCopyRequest,
 } from './copy-thread-pool';
-import { REAL_IO_MS } from '../../../../test/support/timeouts';
-import { until } from '../../../../test/support/wait';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
+import { until } from '../../../../../test/support/wait';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
 
 /** Copy threads that change grow-*, touch-*, replace-* files as they read them (crash-* ends one). */
-const SOURCE_CHANGING_THREAD = join(__dirname, '../../test/support/source-changing-copy.thread');
+const SOURCE_CHANGING_THREAD = join(__dirname, '../../../test/support/source-changing-copy.thread');
 
 /** Every file below `dir`, as paths relative to it. */
 function filesBelow(dir: string, prefix = ''): string[] {

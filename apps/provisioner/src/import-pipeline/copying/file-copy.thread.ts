@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
-import { allocAligned, roundUpToBlock } from '../storage/local-objects';
+import { allocAligned, roundUpToBlock } from '../../storage/local-objects';
 import {
   runCopyBatch,
   runWalkBatch,

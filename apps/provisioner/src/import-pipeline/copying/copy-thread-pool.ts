@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { OnApplicationShutdown } from '@nestjs/common';
-import { mapLimit } from '../common/map-limit';
-import { startWorkerThread } from '../common/worker-thread';
+import { mapLimit } from '../../common/map-limit';
+import { startWorkerThread } from '../../common/worker-thread';
 import { CopyResult } from './hashing-copy';
 import {
   reviveError,

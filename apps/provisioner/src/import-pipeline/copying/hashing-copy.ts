@@ -1,9 +1,9 @@
 import { createHash, Hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, read, readSync, Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { OPEN_SOURCE_FLAGS } from '../sources/source-system';
-import type { ObjectWriter, SourceIdentity, SyncObjectWriter } from '../storage/storage-system';
-import { ImportStoppedError, ImportTransientError } from './import-errors';
+import { OPEN_SOURCE_FLAGS } from '../../sources/source-system';
+import type { ObjectWriter, SourceIdentity, SyncObjectWriter } from '../../storage/storage-system';
+import { ImportStoppedError, ImportTransientError } from '../import-errors';
 
 export interface CopyResult {
   size: number;

@@ -1,15 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { digest, tempDir } from '../../test/support/dropzone-fixture';
-import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { digest, tempDir } from '../../../test/support/dropzone-fixture';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
 import { copyFilesOnThreads, type CopyFile, CopyThreadPool } from './copy-thread-pool';
 import { CopyResult } from './hashing-copy';
-import { ImportTransientError } from './import-errors';
+import { ImportTransientError } from '../import-errors';
 
 jest.setTimeout(REAL_IO_MS);
 
 /** Copy threads that change grow-* files as they read them (see the copy-thread-pool spec). */
-const SOURCE_CHANGING_THREAD = join(__dirname, '../../test/support/source-changing-copy.thread');
+const SOURCE_CHANGING_THREAD = join(__dirname, '../../../test/support/source-changing-copy.thread');
 
 /**
  * The threads' read mode (no `prepare`: a backend without local files, S3): the threads read and

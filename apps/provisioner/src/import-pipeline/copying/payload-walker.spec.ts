@@ -10,12 +10,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../../test/support/dropzone-fixture';
+import { tempDir } from '../../../test/support/dropzone-fixture';
 import { walkOnEventLoop } from './event-loop-walk';
 import { DirectoryWalker, walkPayload } from './payload-walker';
 import { CopyThreadPool } from './copy-thread-pool';
 import { walkOnThreads } from './threaded-walk';
-import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { REAL_IO_MS } from '../../../../../test/support/timeouts';
 
 // Real threads: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
