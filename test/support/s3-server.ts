@@ -11,7 +11,7 @@ import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createS3Client } from '../../apps/provisioner/src/storage/s3/s3-client';
-import { S3Storage } from '../../apps/provisioner/src/storage/s3/s3-storage';
+import { S3Bucket } from '../../apps/provisioner/src/storage/s3/s3-bucket';
 import { testServices } from './test-services';
 
 const SCRIPT = resolve(__dirname, '../../scripts/s3/swift-s3-server.sh');
@@ -123,13 +123,12 @@ export async function openUploads(client: S3Client, bucket: string): Promise<str
 
 /** Removes the bucket with everything in it (objects, then open uploads, then the bucket). */
 export async function removeTestBucket(client: S3Client, bucket: string): Promise<void> {
-  const storage = new S3Storage(client, {
+  await new S3Bucket(client, {
     bucket,
     prefix: '',
     partBytes: 5 << 20,
     uploadConcurrency: 1,
-  });
-  await storage.abortUploadsUnder('');
+  }).abortUploadsUnder('');
   const keys = await listKeys(client, bucket);
   for (let i = 0; i < keys.length; i += 1000)
     await client.send(

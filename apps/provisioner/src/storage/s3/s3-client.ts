@@ -1,6 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import { SignedPut } from './signed-put';
+import { type S3Timeouts, SignedPut } from './signed-put';
 
 export interface S3ClientOptions {
   endpoint?: string;
@@ -11,15 +11,6 @@ export interface S3ClientOptions {
   maxAttempts?: number;
   /** Connection, request and idle time-outs (ms); absent: none (the SDK's default). */
   timeouts?: S3Timeouts;
-}
-
-export interface S3Timeouts {
-  /** Opening the connection (TCP and TLS). */
-  connectMs: number;
-  /** One request, from sending it to the answer's headers (the body of an upload included). */
-  requestMs: number;
-  /** No byte either way on the connection while a request or its answer is under way. */
-  idleMs: number;
 }
 
 /**

@@ -55,7 +55,7 @@ export const unquote = (etag: string | undefined): string =>
  * server refuses a body that does not match it) and every answer's ETag is compared with it.
  * The object's stored size and ETag (the MD5, or the MD5 of the parts' MD5s and their count) are
  * handed to `stored`, whose owner confirms them against the server's listing before the dataset
- * is committed (S3Storage.publish). Buffers come from the worker's PartBufferPool; the bytes are
+ * is committed (S3StagingArea.publish). Buffers come from the worker's PartBufferPool; the bytes are
  * copied once, from the caller's chunk into the part buffer, and hashed there.
  */
 export class S3ObjectWriter implements ObjectWriter {

@@ -5,8 +5,17 @@ import type { SourceData } from '@smithy/types';
 import { createHash, createHmac, Hash, Hmac } from 'node:crypto';
 import http, { IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { S3Timeouts } from './s3-client';
 import { UNREACHABLE_CODES } from './s3-errors';
+
+/** Time-outs of the client's requests, which the signed put keeps too (createS3Client). */
+export interface S3Timeouts {
+  /** Opening the connection (TCP and TLS). */
+  connectMs: number;
+  /** One request, from sending it to the answer's headers (the body of an upload included). */
+  requestMs: number;
+  /** No byte either way on the connection while a request or its answer is under way. */
+  idleMs: number;
+}
 
 /**
  * Connections kept open to the endpoint, as the SDK's own handler keeps (its default, 50); an

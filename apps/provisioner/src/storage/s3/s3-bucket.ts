@@ -1,0 +1,449 @@
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  ListObjectsV2CommandOutput,
+  ListPartsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createHash } from 'node:crypto';
+import { mapLimit } from '../../common/map-limit';
+import { type ByteRange, StorageRefusedError, StorageUnavailableError } from '../storage-system';
+import { PartBufferPool } from './part-buffer-pool';
+import { signedPutOf } from './s3-client';
+import { UNREACHABLE_CODES } from './s3-errors';
+import {
+  ResumableUpload,
+  S3ObjectWriter,
+  S3Target,
+  S3VerificationError,
+  SentPart,
+  StoredObject,
+  unquote,
+} from './s3-object-writer';
+
+const LIST_CONCURRENCY = 16;
+const DELETE_BATCH = 1000;
+
+export interface S3BucketOptions {
+  bucket: string;
+  /** Key prefix, '' or ending in '/'. */
+  prefix: string;
+  partBytes: number;
+  /** Upload buffers of the whole process, in parts: the memory bound is this × partBytes. */
+  uploadConcurrency: number;
+}
+
+function statusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
+const isNotFound = (error: unknown): boolean => {
+  const name = (error as { name?: string }).name;
+  return statusOf(error) === 404 && name !== 'NoSuchBucket';
+};
+
+/**
+ * S3 failures as the storage interface names them. Refusals no retry can cure (a rejected
+ * credential or signature, no permission, no bucket) become StorageRefusedError; the endpoint
+ * not answering (a time-out, a refused or reset connection, 5xx, throttling) becomes
+ * StorageUnavailableError, which is retried; anything else (a request the server refuses for
+ * what it is) stays as it is.
+ */
+export function asStorageError(error: unknown, bucket: string): unknown {
+  const name = (error as { name?: string }).name ?? '';
+  const code = (error as { code?: string }).code ?? '';
+  const status = statusOf(error);
+  if (
+    status === 403 ||
+    status === 401 ||
+    name === 'NoSuchBucket' ||
+    ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied'].includes(name)
+  )
+    return new StorageRefusedError(
+      `s3 bucket ${bucket} refused the request (${name || 'HTTP ' + String(status)})`,
+    );
+  if (
+    name === 'TimeoutError' ||
+    UNREACHABLE_CODES.has(code) ||
+    (status !== undefined && status >= 500) ||
+    name === 'SlowDown'
+  )
+    return new StorageUnavailableError(
+      `s3 endpoint unavailable for bucket ${bucket}: ${(error as Error).message || name}`,
+    );
+  return error;
+}
+
+interface OpenUpload {
+  key: string;
+  uploadId: string;
+  initiated: number;
+}
+
+/**
+ * One bucket under a key prefix, as the storage and its staging areas use it: objects by key
+ * (read, written whole or in parts, deleted), listings page by page, the confirmation of what an
+ * upload stored against a listing, and the multipart uploads dead attempts left open (aborted,
+ * or resumed by the next upload of the same key). Knows nothing of datasets or staging.
+ */
+export class S3Bucket {
+  private readonly target: S3Target;
+
+  constructor(
+    private readonly client: S3Client,
+    private readonly options: S3BucketOptions,
+  ) {
+    this.target = {
+      client,
+      put: signedPutOf(client),
+      bucket: options.bucket,
+      pool: new PartBufferPool(options.partBytes, options.uploadConcurrency),
+    };
+  }
+
+  get name(): string {
+    return this.options.bucket;
+  }
+
+  get prefix(): string {
+    return this.options.prefix;
+  }
+
+  /** The key of a logical path: the path under the prefix. */
+  key(path: string): string {
+    return `${this.options.prefix}${path}`;
+  }
+
+  /** Runs S3 calls, turning their failures into the storage interface's (asStorageError). */
+  async call<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof S3VerificationError) throw error;
+      throw asStorageError(error, this.name);
+    }
+  }
+
+  /** A GET of the object pre-signed for `seconds`. */
+  presignedGet(key: string, seconds: number): Promise<string> {
+    const command = new GetObjectCommand({ Bucket: this.name, Key: key });
+    return getSignedUrl(this.client, command, { expiresIn: seconds });
+  }
+
+  /** Readiness: the bucket exists and the credential may use it. */
+  async checkReady(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.name }));
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 404) throw new Error(`s3 bucket ${this.name} does not exist`);
+      if (status === 403 || status === 401)
+        throw new Error(`s3 bucket ${this.name}: the credential was refused (HTTP ${status})`);
+      throw new Error(
+        `s3 endpoint does not answer for bucket ${this.name}: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  async objectExists(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.name, Key: key }));
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Whether any object's key starts with `prefix`. */
+  async anyUnder(prefix: string): Promise<boolean> {
+    const page = await this.client.send(
+      new ListObjectsV2Command({ Bucket: this.name, Prefix: prefix, MaxKeys: 1 }),
+    );
+    return (page.KeyCount ?? 0) > 0;
+  }
+
+  /** An object's bytes (with `range`, those), or null when there is no such object. */
+  async getObject(key: string, range?: ByteRange): Promise<Buffer | null> {
+    try {
+      const answer = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.name,
+          Key: key,
+          ...(range ? { Range: `bytes=${range.start}-${range.start + range.length - 1}` } : {}),
+        }),
+      );
+      return Buffer.from(await answer.Body!.transformToByteArray());
+    } catch (error) {
+      if (isNotFound(error) || (error as { name?: string }).name === 'NoSuchKey') return null;
+      // A range starting at or past the end (RFC 9110: 416): the object has no bytes there.
+      if (range && statusOf(error) === 416) return Buffer.alloc(0);
+      throw error;
+    }
+  }
+
+  /** A small object in one request, with its Content-MD5. */
+  async putSmall(key: string, content: string): Promise<void> {
+    const body = Buffer.from(content);
+    await this.target.put.put(
+      this.name,
+      key,
+      body,
+      createHash('md5').update(body).digest('base64'),
+    );
+  }
+
+  writer(
+    key: string,
+    size?: number,
+    stored?: (object: StoredObject) => void,
+    resume?: ResumableUpload,
+  ): S3ObjectWriter {
+    return new S3ObjectWriter(this.target, key, size, stored, resume);
+  }
+
+  async deleteObject(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.name, Key: key }));
+  }
+
+  async *pages(prefix: string, delimiter?: string): AsyncGenerator<ListObjectsV2CommandOutput> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.name,
+          Prefix: prefix,
+          Delimiter: delimiter,
+          ContinuationToken: token,
+        }),
+      );
+      yield page;
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  /** The names one level below `prefix` (the common prefixes, then the objects). */
+  async namesUnder(prefix: string): Promise<string[]> {
+    const names: string[] = [];
+    for await (const page of this.pages(prefix, '/')) {
+      for (const common of page.CommonPrefixes ?? [])
+        names.push(common.Prefix!.slice(prefix.length, -1));
+      for (const object of page.Contents ?? []) names.push(object.Key!.slice(prefix.length));
+    }
+    return names;
+  }
+
+  /** Every object under `prefix`, by its key, read LIST_CONCURRENCY at a time. */
+  async readAllUnder(prefix: string): Promise<Buffer[]> {
+    const keys: string[] = [];
+    for await (const page of this.pages(prefix))
+      for (const object of page.Contents ?? []) keys.push(object.Key!);
+    return mapLimit(
+      keys.sort(),
+      LIST_CONCURRENCY,
+      async (key) => (await this.getObject(key)) ?? Buffer.alloc(0),
+    );
+  }
+
+  /** Whether each of `keys` names an object, LIST_CONCURRENCY at a time. */
+  existing(keys: readonly string[]): Promise<boolean[]> {
+    return mapLimit(keys, LIST_CONCURRENCY, (key) => this.objectExists(key));
+  }
+
+  async deleteUnder(prefix: string): Promise<void> {
+    for await (const page of this.pages(prefix))
+      await this.deleteKeys(
+        (page.Contents ?? []).map((object) => object.Key!),
+        prefix,
+      );
+  }
+
+  async deleteKeys(keys: readonly string[], prefix: string): Promise<void> {
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+      const answer = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.name,
+          Delete: {
+            Objects: keys.slice(i, i + DELETE_BATCH).map((Key) => ({ Key })),
+            Quiet: true,
+          },
+        }),
+      );
+      if (answer.Errors?.length)
+        throw new Error(
+          `s3 could not delete ${answer.Errors.length} staged object(s) under ${prefix}`,
+        );
+    }
+  }
+
+  /**
+   * Deletes every object under `prefix` whose key is not in `keep`; what dead attempts left
+   * half-sent is resumed by the next upload of the same key (resumableUploadsUnder).
+   */
+  async deleteUnderExcept(
+    prefix: string,
+    keep: ReadonlySet<string>,
+  ): Promise<Map<string, ResumableUpload>> {
+    const doomed: string[] = [];
+    for await (const page of this.pages(prefix))
+      for (const object of page.Contents ?? [])
+        if (!keep.has(object.Key!)) doomed.push(object.Key!);
+    await this.deleteKeys(doomed, prefix);
+    return this.resumableUploadsUnder(prefix, keep);
+  }
+
+  /**
+   * Confirms the size and ETag of every uploaded object from a listing of the prefix: one
+   * request per 1,000 objects instead of a HEAD each. A listing may lag behind the objects (Swift
+   * updates its container listings asynchronously when busy) or still show an earlier attempt's
+   * object under the same key, so whatever it does not show as expected is read back with a HEAD,
+   * and the object itself decides: missing or different, the dataset is not committed.
+   */
+  async confirmListed(prefix: string, expected: ReadonlyMap<string, StoredObject>): Promise<void> {
+    const unlisted = await this.unlisted(prefix, expected);
+    await mapLimit(unlisted, LIST_CONCURRENCY, (want) => this.confirmObject(want));
+  }
+
+  /** The keys of `expected` the server holds as expected (confirmListed without the throw). */
+  async stillStored(
+    prefix: string,
+    expected: ReadonlyMap<string, StoredObject>,
+  ): Promise<Set<string>> {
+    const unlisted = await this.unlisted(prefix, expected);
+    const failed = new Set<string>();
+    await mapLimit(unlisted, LIST_CONCURRENCY, (want) =>
+      this.confirmObject(want).catch((error: unknown) => {
+        if (!(error instanceof S3VerificationError)) throw error;
+        failed.add(want.key);
+      }),
+    );
+    return new Set([...expected.keys()].filter((key) => !failed.has(key)));
+  }
+
+  /** What a listing of `prefix` does not show as expected. */
+  private async unlisted(
+    prefix: string,
+    expected: ReadonlyMap<string, StoredObject>,
+  ): Promise<StoredObject[]> {
+    const unconfirmed = new Map(expected);
+    if (unconfirmed.size === 0) return [];
+    for await (const page of this.pages(prefix)) {
+      for (const listed of page.Contents ?? []) {
+        const want = unconfirmed.get(listed.Key!);
+        if (want && listed.Size === want.size && unquote(listed.ETag) === want.etag)
+          unconfirmed.delete(listed.Key!);
+      }
+      if (unconfirmed.size === 0) return [];
+    }
+    return [...unconfirmed.values()];
+  }
+
+  /** Reads one object's size and ETag back: what the server holds is what was sent. */
+  async confirmObject(want: StoredObject): Promise<void> {
+    let head;
+    try {
+      head = await this.client.send(new HeadObjectCommand({ Bucket: this.name, Key: want.key }));
+    } catch (error) {
+      if (isNotFound(error)) throw new S3VerificationError(want.key, 'missing after its upload');
+      throw error;
+    }
+    if (head.ContentLength !== want.size)
+      throw new S3VerificationError(
+        want.key,
+        `holds ${head.ContentLength} bytes, ${want.size} sent`,
+      );
+    if (unquote(head.ETag) !== want.etag)
+      throw new S3VerificationError(want.key, `ETag ${unquote(head.ETag)}, expected ${want.etag}`);
+  }
+
+  async abortUploadsUnder(prefix: string): Promise<number> {
+    const uploads = await this.uploadsUnder(prefix);
+    for (const upload of uploads) await this.abortUpload(upload);
+    return uploads.length;
+  }
+
+  /** Every open multipart upload under `prefix`, listed before any is touched. */
+  private async uploadsUnder(prefix: string): Promise<OpenUpload[]> {
+    const uploads: OpenUpload[] = [];
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (;;) {
+      const page = await this.client.send(
+        new ListMultipartUploadsCommand({
+          Bucket: this.name,
+          Prefix: prefix,
+          KeyMarker: keyMarker,
+          UploadIdMarker: uploadIdMarker,
+        }),
+      );
+      for (const upload of page.Uploads ?? [])
+        uploads.push({
+          key: upload.Key!,
+          uploadId: upload.UploadId!,
+          initiated: upload.Initiated?.getTime() ?? 0,
+        });
+      if (!page.IsTruncated) return uploads;
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+    }
+  }
+
+  private async abortUpload({ key, uploadId }: OpenUpload): Promise<void> {
+    await this.client
+      .send(new AbortMultipartUploadCommand({ Bucket: this.name, Key: key, UploadId: uploadId }))
+      .catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
+  }
+
+  /**
+   * The open multipart uploads under `prefix` a new attempt can resume, by key: for each key not
+   * in `complete` (whose object is kept whole), its newest upload with the parts the server lists
+   * for it; every other upload is aborted.
+   */
+  async resumableUploadsUnder(
+    prefix: string,
+    complete: ReadonlySet<string>,
+  ): Promise<Map<string, ResumableUpload>> {
+    const newest = new Map<string, OpenUpload>();
+    for (const upload of await this.uploadsUnder(prefix)) {
+      const other = newest.get(upload.key);
+      if (complete.has(upload.key)) await this.abortUpload(upload);
+      else if (!other || upload.initiated > other.initiated) {
+        if (other) await this.abortUpload(other);
+        newest.set(upload.key, upload);
+      } else await this.abortUpload(upload);
+    }
+    const resumable = new Map<string, ResumableUpload>();
+    for (const upload of newest.values())
+      resumable.set(upload.key, { uploadId: upload.uploadId, parts: await this.partsOf(upload) });
+    return resumable;
+  }
+
+  /** The parts the server holds of an upload: size and ETag (the part's MD5), by number. */
+  private async partsOf({ key, uploadId }: OpenUpload): Promise<Map<number, SentPart>> {
+    const parts = new Map<number, SentPart>();
+    let marker: string | undefined;
+    for (;;) {
+      const page = await this.client.send(
+        new ListPartsCommand({
+          Bucket: this.name,
+          Key: key,
+          UploadId: uploadId,
+          PartNumberMarker: marker,
+        }),
+      );
+      for (const part of page.Parts ?? [])
+        parts.set(part.PartNumber!, { size: part.Size!, etag: unquote(part.ETag) });
+      if (!page.IsTruncated) return parts;
+      marker = page.NextPartNumberMarker;
+    }
+  }
+}
