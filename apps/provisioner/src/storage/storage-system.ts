@@ -33,13 +33,28 @@ export interface SyncObjectWriter {
   write(chunk: Uint8Array): void;
   commit(): void;
   abort(): void;
-  /**
-   * Where the writer can also write without blocking its thread (a direct object): starts
-   * writing `chunk` on libuv's thread pool. Until the promise settles, the chunk's memory must
-   * stay untouched and nothing else may be written, committed or aborted.
-   */
-  writeInBackground?(chunk: Uint8Array): Promise<void>;
 }
+
+/**
+ * A local object written past the page cache (O_DIRECT): besides the blocking calls, it can
+ * write without blocking its thread.
+ */
+export interface DirectObjectWriter extends SyncObjectWriter {
+  readonly direct: true;
+  /**
+   * Starts writing `chunk` on libuv's thread pool. Until the promise settles, the chunk's memory
+   * must stay untouched and nothing else may be written, committed or aborted.
+   */
+  writeInBackground(chunk: Uint8Array): Promise<void>;
+}
+
+/** A local object written through the page cache. */
+export interface BufferedObjectWriter extends SyncObjectWriter {
+  readonly direct: false;
+}
+
+/** What openLocalObject creates: `direct` says which of the two the filesystem allowed. */
+export type LocalObjectWriter = BufferedObjectWriter | DirectObjectWriter;
 
 /**
  * Where a backend's objects are files on this host (the filesystem backend): what the copy

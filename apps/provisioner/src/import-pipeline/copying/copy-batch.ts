@@ -6,7 +6,6 @@ import {
   copyFileWithHashesSync,
   CopyResult,
   FileIdentity,
-  writesInBackground,
 } from './hashing-copy';
 import { ImportProblem, ImportStoppedError, ImportTransientError } from '../import-errors';
 import { DirectoryPart, PendingDirectory, walkDirectoriesSync } from './payload-walker';
@@ -173,10 +172,10 @@ export async function runCopyBatch(
       const source = join(batch.sourceRoot, job.path);
       const writer = openLocalObject(job.target, batch.stagingId, job.direct);
       const options = { md5: batch.md5, identity: job.identity, onBytes, stopRequested };
-      // A writer without writeInBackground is buffered (a small file, or a filesystem that
-      // refused O_DIRECT): blocking writes into the page cache leave nothing to overlap.
+      // A buffered object (a small file, or a filesystem that refused O_DIRECT): blocking
+      // writes into the page cache leave nothing to overlap.
       outcomes.push(
-        writesInBackground(writer)
+        writer.direct
           ? await copyFileWithHashesOverlapped(source, job.path, writer, {
               ...options,
               buffers: [buffers.buffer, ...buffers.spares()],

@@ -15,15 +15,17 @@ import { join } from 'node:path';
 import { digest, makeSpecialFile, tempDir } from '../../../test/support/dropzone-fixture';
 import { FilesystemStorage } from '../../storage/filesystem/filesystem-storage';
 import { allocAligned, openLocalObject } from '../../storage/local-objects';
-import type { StagingArea, SyncObjectWriter } from '../../storage/storage-system';
+import type {
+  DirectObjectWriter,
+  StagingArea,
+  SyncObjectWriter,
+} from '../../storage/storage-system';
 import { cachedBytes } from '../../../test/support/page-cache';
 import {
-  BackgroundObjectWriter,
   copyFileWithHashesOverlapped,
   DIRECT_WRITE_BUFFERS,
   copyFileWithHashesSync,
   copyWithHashes,
-  writesInBackground,
 } from './hashing-copy';
 
 /** An object of a filesystem staging area, created in blocking calls as a copy thread does. */
@@ -372,9 +374,9 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     Array.from({ length: count }, () => allocAligned(CHUNK));
 
   /** A staged object created direct, as a copy thread creates a large file. */
-  function directObject(path: string): BackgroundObjectWriter {
+  function directObject(path: string): DirectObjectWriter {
     const writer = openLocalObject(staging.localFiles!.prepare(path), staging.id, true);
-    if (!writesInBackground(writer)) throw new Error('this filesystem refused O_DIRECT');
+    if (!writer.direct) throw new Error('this filesystem refused O_DIRECT');
     return writer;
   }
 
@@ -426,6 +428,7 @@ describe('copyFileWithHashesOverlapped (files written direct)', () => {
     let inFlight = 0;
     const writer = {
       abortedWithWriteInFlight: null as boolean | null,
+      direct: true as const,
       written,
       write: (chunk: Uint8Array) => void written.push(Buffer.from(chunk)),
       writeInBackground: (chunk: Uint8Array): Promise<void> => {

@@ -2,7 +2,12 @@ import { createHash, Hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, read, readSync, Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { OPEN_SOURCE_FLAGS } from '../../sources/source-system';
-import type { ObjectWriter, SourceIdentity, SyncObjectWriter } from '../../storage/storage-system';
+import type {
+  DirectObjectWriter,
+  ObjectWriter,
+  SourceIdentity,
+  SyncObjectWriter,
+} from '../../storage/storage-system';
 import { ImportStoppedError, ImportTransientError } from '../import-errors';
 
 export interface CopyResult {
@@ -342,15 +347,8 @@ export function copyFileWithHashesSync(
   return source.commit(writer);
 }
 
-/** A SyncObjectWriter that can write without blocking its thread (a direct object). */
-export type BackgroundObjectWriter = SyncObjectWriter &
-  Required<Pick<SyncObjectWriter, 'writeInBackground'>>;
-
-export const writesInBackground = (writer: SyncObjectWriter): writer is BackgroundObjectWriter =>
-  writer.writeInBackground !== undefined;
-
 /**
- * copyFileWithHashesSync for a file written direct (a writer with writeInBackground), in three
+ * copyFileWithHashesSync for a file written direct (a DirectObjectWriter), in three
  * stages: while the device writes the chunks before it and libuv's pool reads the next one, this
  * thread hashes chunk k, so it does nothing but hash (a file's SHA-256 is one sequential pass:
  * the one stage that cannot be shared out) instead of also copying each chunk out of the page
@@ -363,7 +361,7 @@ export const writesInBackground = (writer: SyncObjectWriter): writer is Backgrou
 export async function copyFileWithHashesOverlapped(
   sourcePath: string,
   displayPath: string,
-  writer: BackgroundObjectWriter,
+  writer: DirectObjectWriter,
   options: OverlappedCopyOptions,
 ): Promise<CopyResult> {
   const { buffers } = options;

@@ -7,7 +7,7 @@ import {
   write,
   writeSync,
 } from 'node:fs';
-import type { SyncObjectWriter } from '../storage-system';
+import type { DirectObjectWriter } from '../storage-system';
 
 /**
  * What O_DIRECT asks of every write: memory address, file offset and length multiples of the
@@ -100,7 +100,8 @@ export function openDirect(path: string, mode: number): number | null {
  * gathered into an aligned scratch buffer first. The last partial block is written padded with
  * zeros, and the file truncated to its real length.
  */
-export class DirectSyncObjectWriter implements SyncObjectWriter {
+export class DirectSyncObjectWriter implements DirectObjectWriter {
+  readonly direct = true;
   private position = 0;
   private scratch: Buffer | null = null;
   /** Bytes at the start of the scratch buffer not written yet (less than one block after a write). */

@@ -1,5 +1,5 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { StagingLostError, SyncObjectWriter } from '../storage-system';
+import { BufferedObjectWriter, LocalObjectWriter, StagingLostError } from '../storage-system';
 import { DirectSyncObjectWriter, openDirect } from './direct-object-writer';
 
 /** Staged objects are created read-only: the descriptor stays writable, publishing needs no chmod. */
@@ -13,10 +13,12 @@ export function stagingLostOnMissing(stagingId: string, error: unknown): unknown
 }
 
 /**
- * A SyncObjectWriter over a file descriptor. Kept apart from filesystem-storage.ts so a copy
+ * A BufferedObjectWriter over a file descriptor. Kept apart from filesystem-storage.ts so a copy
  * thread (file-copy.thread.ts) loads only this and the hashing copy.
  */
-class LocalSyncObjectWriter implements SyncObjectWriter {
+class LocalSyncObjectWriter implements BufferedObjectWriter {
+  readonly direct = false;
+
   constructor(private readonly fd: number) {}
 
   write(chunk: Uint8Array): void {
@@ -41,7 +43,11 @@ class LocalSyncObjectWriter implements SyncObjectWriter {
  * underneath the attempt (StagingLostError with `stagingId`), never re-created here.
  * `direct`: written past the page cache (DirectSyncObjectWriter) where the filesystem allows it.
  */
-export function openLocalObject(path: string, stagingId: string, direct = false): SyncObjectWriter {
+export function openLocalObject(
+  path: string,
+  stagingId: string,
+  direct = false,
+): LocalObjectWriter {
   try {
     const fd = direct ? openDirect(path, READ_ONLY_FILE) : null;
     if (fd !== null) return new DirectSyncObjectWriter(fd);
