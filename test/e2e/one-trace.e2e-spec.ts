@@ -29,8 +29,8 @@ const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const dbSystem = (s: ReceivedSpan) => s.attributes['db.system'] ?? s.attributes['db.system.name'];
 
 /**
- * One import request, one trace: the provisioner API, the imports queue, the worker, its S3
- * calls, the registration queue and the catalog's registration with its SQL, each process
+ * One import request, one trace: the provisioner API, the imports queue, the worker with the
+ * import's steps and its S3 calls, the registration queue and the catalog's registration with its SQL, each process
  * exporting over OTLP/HTTP JSON (the standard OTEL_* settings) to a receiver in this test.
  */
 describe('OpenTelemetry: one trace per import', () => {
@@ -148,6 +148,7 @@ describe('OpenTelemetry: one trace per import', () => {
         (s) => s.service === 'catalog-api' && dbSystem(s) === 'postgresql',
         (s) => s.service === 'provisioner-worker' && s.name === 'process catalog-registration',
         (s) => s.service === 'provisioner-worker' && s.name === 'process imports',
+        (s) => s.service === 'provisioner-worker' && s.name === 'import publish',
       ],
       'the spans of the import, from the request to the registration',
     );
@@ -164,6 +165,17 @@ describe('OpenTelemetry: one trace per import', () => {
     expect(worker).toContainEqual(
       expect.objectContaining({ kind: CONSUMER, name: 'process imports' }),
     );
+    // The import's steps, each a span of its own under the job's (ImportTimeline), named as the
+    // step histogram's labels and the worker's log line name them.
+    const job = worker.find((s) => s.name === 'process imports')!;
+    const steps = worker.filter((s) => s.attributes['provisioner.import.step'] !== undefined);
+    expect(steps.map((s) => s.name).sort()).toEqual(
+      ['resolve', 'plan', 'stage', 'verify', 'flush', 'publish'].map((s) => `import ${s}`).sort(),
+    );
+    for (const step of steps) {
+      expect(step.name).toBe(`import ${step.attributes['provisioner.import.step']}`);
+      expect(step.parentSpanId).toBe(job.spanId);
+    }
     // Its storage calls (the AWS SDK's S3 operations) and the registration queue.
     expect(worker.filter((s) => s.attributes['rpc.service'] === 'S3').length).toBeGreaterThan(0);
     expect(worker).toContainEqual(

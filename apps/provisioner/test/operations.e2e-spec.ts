@@ -82,6 +82,7 @@ describe('GET /metrics', () => {
       'provisioner_import_bytes_total',
       'provisioner_import_files_total',
       'provisioner_import_duration_seconds',
+      'provisioner_import_step_seconds',
       'http_requests_total',
     ]) {
       expect(text).toContain(`# TYPE ${name} `);

@@ -444,6 +444,12 @@ describe('provisioner with a dropzone source (API + worker, Redis, real filesyst
     expect(value('provisioner_import_duration_seconds_count', 'outcome="imported"')).toBe(
       ended('imported').length + 1,
     );
+    // Every dataset import resolved, and those that copied ran every step: the steps' histogram.
+    expect(value('provisioner_import_step_seconds_count', 'step="resolve"')).toBeGreaterThanOrEqual(
+      copied.length,
+    );
+    for (const step of ['plan', 'stage', 'verify', 'flush', 'publish'])
+      expect(value('provisioner_import_step_seconds_count', `step="${step}"`)).toBeGreaterThan(0);
     const sum = (pick: (r: ImportRecord) => number) => copied.reduce((n, r) => n + pick(r), 0);
     expect(value('provisioner_import_bytes_total')).toBeGreaterThanOrEqual(
       sum((r) => r.progress.bytes_done),

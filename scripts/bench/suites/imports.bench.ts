@@ -359,21 +359,21 @@ export async function timeImport(apiUrl: string, datasetId: string): Promise<Imp
   return { ms, id, queueMs };
 }
 
-/** One provisioner set-up (API and worker) on one queue backend, with the phase times its worker logs. */
+/** One provisioner set-up (API and worker) on one queue backend, with the step times its worker logs. */
 export interface Setup {
   label: string;
   backend: 'redis' | 'postgres';
   apiUrl: string;
   api: RunningProcess;
   worker: RunningProcess;
-  phases: Map<string, string>;
+  steps: Map<string, string>;
   stop(): Promise<void>;
 }
 
-function phaseCollector(phases: Map<string, string>) {
+function stepCollector(steps: Map<string, string>) {
   return (line: string): void => {
-    const match = /import (\S+) phases \(ms\): ([^"]+)/.exec(line);
-    if (match) phases.set(match[1], match[2]);
+    const match = /import (\S+) steps \(ms\): ([^"]+)/.exec(line);
+    if (match) steps.set(match[1], match[2]);
   };
 }
 
@@ -387,7 +387,7 @@ export async function startSetup(
   try {
     let env: NodeJS.ProcessEnv;
     const storage = join(base, `storage-${backend}`);
-    // The worker logs at info: its "phases" line is what the bench reads.
+    // The worker logs at info: its "steps" line is what the bench reads.
     if (backend === 'redis') {
       const redis = await startPrivateRedis({ dir: join(base, 'redis') });
       stops.push(() => redis.stop());
@@ -399,8 +399,8 @@ export async function startSetup(
     }
     const api = await startProvisionerApi(env);
     stops.push(() => api.stop());
-    const phases = new Map<string, string>();
-    const worker = await startWorker({ ...env, LOG_LEVEL: 'info' }, phaseCollector(phases));
+    const steps = new Map<string, string>();
+    const worker = await startWorker({ ...env, LOG_LEVEL: 'info' }, stepCollector(steps));
     stops.push(() => worker.stop());
     return {
       label: backend === 'redis' ? 'import (Redis)' : 'import (queue on PostgreSQL)',
@@ -408,7 +408,7 @@ export async function startSetup(
       apiUrl: api.url,
       api,
       worker,
-      phases,
+      steps,
       stop: async () => {
         for (const stop of stops.reverse()) await stop();
       },
@@ -446,7 +446,7 @@ interface CaseResult {
   /** CPU milliseconds per round (the worker's, all its threads; the peer tool's). */
   cpuMs: Map<string, number[]>;
   /** Phase lines per import set-up, one per round. */
-  phases: Map<string, string[]>;
+  steps: Map<string, string[]>;
   queueMs: Map<string, number[]>;
   loadBefore: number;
   /** The disk probes before the first round (see settleDisk). */
@@ -528,7 +528,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
         bytes: c.files.reduce((sum, f) => sum + f.size, 0),
         ms: new Map(),
         cpuMs: new Map(),
-        phases: new Map(setups.map((s) => [s.label, []])),
+        steps: new Map(setups.map((s) => [s.label, []])),
         queueMs: new Map(setups.map((s) => [s.label, []])),
         loadBefore: 0,
         disk: { probesMs: [], waitedMs: 0, settled: false },
@@ -539,7 +539,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
           run: async (round: number) => {
             const timing = await timeImport(setup.apiUrl, importId(c, setup.backend, round));
             result.queueMs.get(setup.label)!.push(timing.queueMs);
-            result.phases.get(setup.label)!.push(setup.phases.get(timing.id) ?? '(no phase line)');
+            result.steps.get(setup.label)!.push(setup.steps.get(timing.id) ?? '(no steps line)');
             return timing.ms;
           },
           cpu: () => cpuMs(setup.worker.child.pid!),
@@ -696,7 +696,7 @@ interface HugeResult {
   ms: Map<string, number[]>;
   cpuMs: Map<string, number[]>;
   cached: Map<string, number[]>;
-  phases: string[];
+  steps: string[];
   loadBefore: number;
   /** A fresh worker's peak RSS after the mixed dataset (`baseline`), then after the rounds. */
   peakAfterMixed: number;
@@ -752,7 +752,7 @@ async function hugeFileCase(
     ms: new Map(),
     cpuMs: new Map(),
     cached: new Map(),
-    phases: [],
+    steps: [],
     loadBefore: 0,
     peakAfterMixed,
     peakAfterHuge: NaN,
@@ -763,7 +763,7 @@ async function hugeFileCase(
       label: HUGE_IMPORT,
       run: async (round) => {
         const timing = await timeImport(setup.apiUrl, `${key}-${round}`);
-        result.phases.push(setup.phases.get(timing.id) ?? '(no phase line)');
+        result.steps.push(setup.steps.get(timing.id) ?? '(no steps line)');
         return timing.ms;
       },
       cpu: () => cpuMs(pid),
@@ -917,14 +917,14 @@ function report(
     lines.push(
       `Queue on PostgreSQL vs Redis: Redis time / PostgreSQL time per round, median **${fmt(setupRatio, 2)}×** (within 10 %: ${verdict(setupOk)}).`,
       '',
-      'Import phase times per round (worker clock, ms; copy+hash includes writing, flush is one syncfs), and',
+      'Import step times per round (worker clock, ms; stage includes writing, flush is one syncfs), and',
       'the time each job waited in the queue (record: created → started):',
       '',
       table(
-        ['import', 'phases per round', 'queue wait ms'],
+        ['import', 'steps per round', 'queue wait ms'],
         imports.map((label) => [
           label,
-          r.phases
+          r.steps
             .get(label)!
             .map((p) => `\`${p}\``)
             .join('<br>'),
@@ -1028,7 +1028,7 @@ function hugeReport(huge: HugeResult | undefined, checks: boolean[]): string[] {
     table([...TIMING_HEADERS, 'source cached before each round'], rows),
     '',
     `Ceiling time / import time per round ${perRound.map((x) => fmt(x, 2)).join(', ')}: median **${fmt(median(perRound), 2)}×** ` +
-      `(target ≥ ${DIRECT_CEILING_TARGET}×: ${verdict(ratioOk)}). Import phases per round (ms): ${huge.phases.map((p) => `\`${p}\``).join('; ')}.`,
+      `(target ≥ ${DIRECT_CEILING_TARGET}×: ${verdict(ratioOk)}). Import steps per round (ms): ${huge.steps.map((p) => `\`${p}\``).join('; ')}.`,
     '',
     `The hash floor: \`${HASH_FLOOR}\` (\`scripts/bench/lib/hash-file.mjs\`: the file hashed by Node's OpenSSL in 1 MiB`,
     "chunks, the next read on libuv's pool meanwhile, as the import's threads do; written nowhere; the process's start",

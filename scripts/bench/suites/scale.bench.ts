@@ -93,7 +93,7 @@ interface Round {
   record: TimedAnswer | null;
   /** The import's `finished_at` until the catalog lists the copy (ms); null if not seen. */
   registerMs: number | null;
-  phases: string;
+  steps: string;
   rsyncMs: number;
   /** The worker's peak resident set (VmHWM) once this round is done: its life's so far. */
   workerPeak: number;
@@ -311,7 +311,7 @@ async function importOnce(
     body: JSON.stringify({ dataset_id: id }),
   });
   if (request.status !== 202)
-    return { request, importMs: null, record: null, registerMs: null, phases: '–' };
+    return { request, importMs: null, record: null, registerMs: null, steps: '–' };
   const recordId = String(request.body.id);
   await awaitImported(setup.apiUrl, recordId);
   const importMs = performance.now() - started;
@@ -324,7 +324,7 @@ async function importOnce(
     importMs,
     record,
     registerMs,
-    phases: `${setup.phases.get(recordId) ?? '–'} register=${registerMs === null ? 'not seen in 120 s' : Math.round(registerMs)}`,
+    steps: `${setup.steps.get(recordId) ?? '–'} register=${registerMs === null ? 'not seen in 120 s' : Math.round(registerMs)}`,
   };
 }
 
@@ -370,9 +370,9 @@ function report(results: SizeResult[]): SuiteReport {
       `${r.rounds.map((round) => fmt(round.workerPeak / MiB)).join(', ')} MiB`,
     ];
   });
-  const phaseRows = imported.map((r) => [
+  const stepRows = imported.map((r) => [
     r.files.toLocaleString('en'),
-    r.rounds.map((round, k) => `${k + 1} (${round.first} first): \`${round.phases}\``).join('<br>'),
+    r.rounds.map((round, k) => `${k + 1} (${round.first} first): \`${round.steps}\``).join('<br>'),
   ]);
   const markdown = [
     '## Imports as the file count grows',
@@ -407,9 +407,9 @@ function report(results: SizeResult[]): SuiteReport {
       rows,
     ),
     '',
-    "The worker's phases (ms) per size and round:",
+    "The worker's steps (ms) per size and round:",
     '',
-    table(['files', 'phases'], phaseRows),
+    table(['files', 'steps'], stepRows),
     '',
     `- cost per file within 1.25× of the smallest size's (medians): ${growth ? 'met' : '**missed**'}`,
     `- at least as fast as rsync at every imported size (median ratio): ${beatsRsync ? 'met' : '**missed**'}`,

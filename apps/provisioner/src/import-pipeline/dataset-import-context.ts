@@ -1,7 +1,7 @@
 import type { SourceLimits } from '../config/source-config';
 import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import type { StorageSystem } from '../storage/storage-system';
-import type { PhaseClock } from './import-phases';
+import type { ImportTimeline } from './import-steps';
 import type { ImportProgress } from '../imports/import-progress';
 import type { CopyThreadPool, FileBudget } from './copying';
 
@@ -32,8 +32,8 @@ export interface DatasetImportContext {
    * applied when it listed and queued the dataset, so the preflight must apply the same.
    */
   sourceLimits: SourceLimits;
-  /** Charged with each phase's time as the import goes (the worker logs it). */
-  phases?: PhaseClock;
+  /** Runs the import's steps (their spans, histogram and log line); default: a timeline of its own. */
+  timeline?: ImportTimeline;
   /**
    * Aborted when the worker stops (SIGTERM): the copy stops after the chunk in flight and the
    * attempt ends with ImportStoppedError, its staging area kept for the next attempt.

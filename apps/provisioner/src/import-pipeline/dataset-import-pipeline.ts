@@ -7,7 +7,8 @@ import type {
 } from './dataset-import-context';
 import { badInputRejection } from './fs-errors';
 import { ImportRejectedError, ImportStoppedError } from './import-errors';
-import { publishDataset } from './publish-dataset.step';
+import { ImportTimeline } from './import-steps';
+import { flushDataset, publishDataset } from './publish-dataset.step';
 import { planDataset } from './preflight';
 import { resolveDataset } from './resolve-dataset.step';
 import { stageFiles } from './stage-files.step';
@@ -15,10 +16,11 @@ import { ensureSubmissionCollection } from './submission-collection';
 import { verifyChecksums } from './verify-checksums.step';
 
 /**
- * One dataset import, in four steps: resolve (what and where to, preflight of every file) ->
- * stage (keep what earlier attempts staged and is unchanged, hash while copying the rest, fsync,
- * stat before/after) -> verify against the manifests -> publish (.provisioner/, then one rename,
- * read-only). Throws ImportRejectedError for bad input, ImportStoppedError when ctx.signal stopped
+ * One dataset import, in six steps, each run through the attempt's timeline (ImportTimeline: a
+ * span, the step histogram, the log line): resolve (what and where to) -> plan (preflight of
+ * every file) -> stage (keep what earlier attempts staged and is unchanged, hash while copying
+ * the rest) -> verify against the manifests -> flush (.provisioner/ written, the area durable)
+ * -> publish (one rename, read-only). Throws ImportRejectedError for bad input, ImportStoppedError when ctx.signal stopped
  * it, and anything else for faults worth a retry. What a failed attempt staged stays for the next
  * one, unless the import is rejected or no attempt follows.
  */
@@ -47,50 +49,49 @@ function checkNotStopping(ctx: DatasetImportContext): void {
 
 async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportResult> {
   const startedAt = new Date();
-  const resolved = await resolveDataset(ctx);
+  const steps = ctx.timeline ?? new ImportTimeline();
+  const resolved = await steps.run('resolve', () => resolveDataset(ctx));
   if ('alreadyPublished' in resolved) return resolved.alreadyPublished;
   checkNotStopping(ctx);
-  const plan = await planDataset(ctx, resolved);
+  const plan = await steps.run('plan', () => planDataset(ctx, resolved));
   try {
     checkNotStopping(ctx);
-    await ensureSubmissionCollection(
-      ctx.storage,
-      ctx.source,
-      resolved.submission,
-      attemptStagingId(ctx.importId, 'collection', ctx.attempt),
-      startedAt,
-    );
-    return await inStaging(ctx, resolved, async (staging) => {
-      const staged = await stageFiles(ctx, plan, staging);
-      verifyChecksums(staged.mismatches);
-      ctx.phases?.lap('verify');
-      return publishDataset(ctx, resolved, plan, staged, staging, startedAt);
+    const { staging, staged } = await steps.run('stage', async () => {
+      await ensureSubmissionCollection(
+        ctx.storage,
+        ctx.source,
+        resolved.submission,
+        attemptStagingId(ctx.importId, 'collection', ctx.attempt),
+        startedAt,
+      );
+      const area = await openStaging(ctx, resolved);
+      return { staging: area, staged: await stageFiles(ctx, plan, area) };
     });
+    await steps.run('verify', () => verifyChecksums(staged.mismatches));
+    await steps.run('flush', () => flushDataset(ctx, resolved, plan, staged, staging, startedAt));
+    return await steps.run('publish', () => publishDataset(ctx, resolved, plan, staging));
+  } catch (error) {
+    // The submission's collection is made whether or not another import made it first; the
+    // dataset's own path appearing meanwhile is a rejection.
+    if (error instanceof TargetExistsError)
+      throw new ImportRejectedError(
+        'target_exists',
+        `${resolved.target} appeared in storage during the import`,
+      );
+    throw error;
   } finally {
     await plan.release();
   }
 }
 
 /**
- * Runs `work` in this attempt's own staging area, which adopts the areas of earlier attempts
- * (what they staged is kept where still valid); runDatasetImport removes it when the import
- * fails for good.
+ * This attempt's own staging area, which adopts the areas of earlier attempts (what they staged
+ * is kept where still valid); runDatasetImport removes it when the import fails for good.
  */
-async function inStaging(
+function openStaging(
   ctx: DatasetImportContext,
   { target, earlierAreas }: ResolvedDataset,
-  work: (staging: StagingArea) => Promise<DatasetImportResult>,
-): Promise<DatasetImportResult> {
+): Promise<StagingArea> {
   const stagingId = attemptStagingId(ctx.importId, 'data', ctx.attempt);
-  const staging = await ctx.storage.openStaging(stagingId, target, { adopt: earlierAreas });
-  try {
-    return await work(staging);
-  } catch (error) {
-    if (error instanceof TargetExistsError)
-      throw new ImportRejectedError(
-        'target_exists',
-        `${target} appeared in storage during the import`,
-      );
-    throw error;
-  }
+  return ctx.storage.openStaging(stagingId, target, { adopt: earlierAreas });
 }

@@ -14,7 +14,7 @@ import { attemptStagingId } from './attempt-staging';
 import { AttemptLease, LeaseLostError, leasedStorage } from './leased-storage';
 import { runDatasetImport } from './dataset-import-pipeline';
 import { ImportRejectedError, ImportStoppedError, ImportTransientError } from './import-errors';
-import { PhaseClock } from './import-phases';
+import { ImportTimeline } from './import-steps';
 import { CopyThreadPool, FileBudget } from './copying';
 import { ensureSubmissionCollection } from './submission-collection';
 import { PROVISIONER_VERSION } from './provisioner-version';
@@ -278,7 +278,7 @@ export class ImportProcessor
     lease: AttemptLease,
     lock: JobLock,
   ): Promise<ImportJobResult> {
-    const phases = new PhaseClock();
+    const timeline = new ImportTimeline(this.metrics);
     this.logger.log(`import ${job.id} attempt ${job.attemptsStarted} started`);
     const result = await runDatasetImport({
       importId: job.id!,
@@ -293,11 +293,11 @@ export class ImportProcessor
       copyPool: this.copyPool,
       fileBudget: this.fileBudget,
       sourceLimits: this.sourceLimits,
-      phases,
+      timeline,
       signal: this.stopping.signal,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
     });
-    if (result.copied) this.logger.log(`import ${job.id} phases (ms): ${phases.toString()}`);
+    if (result.copied) this.logger.log(`import ${job.id} steps (ms): ${timeline.toString()}`);
     await this.registrations.enqueue(job, lock, result.path); // the catalog outbox
     return result;
   }

@@ -13,19 +13,17 @@ import { Provenance, provenanceChunks } from '../storage/provenance';
 import { provenanceFileEntries, storedManifestLines } from './published-lists';
 
 /**
- * Step 4: writes .provisioner/ (the stored manifest and the provenance) into the staging area,
- * makes it durable, and publishes it with one rename, read-only, unless the source withdrew the
- * submission while the files were copied.
+ * The flush step: writes .provisioner/ (the stored manifest and the provenance) into the staging
+ * area and makes the area durable.
  */
-export async function publishDataset(
+export async function flushDataset(
   ctx: DatasetImportContext,
   resolved: ResolvedDataset,
   plan: ImportPlan,
   { kept }: StagedResults,
   staging: StagingArea,
   startedAt: Date,
-): Promise<DatasetImportResult> {
-  const { submission, target } = resolved;
+): Promise<void> {
   // Written from the plan's columns in pieces: an import of a million files never holds
   // either text whole (a copied file's checksums are the manifests', checked as it ended).
   const { files } = plan;
@@ -42,7 +40,18 @@ export async function publishDataset(
     ),
   );
   await staging.sync();
-  ctx.phases?.lap('flush');
+}
+
+/**
+ * The publish step: publishes the flushed area with one rename, read-only, unless the source
+ * withdrew the submission while the files were copied.
+ */
+export async function publishDataset(
+  ctx: DatasetImportContext,
+  { submission, target }: ResolvedDataset,
+  plan: ImportPlan,
+  staging: StagingArea,
+): Promise<DatasetImportResult> {
   const latest = await ctx.source.getSubmission(submission.ref);
   if (!latest?.eligible)
     throw new ImportRejectedError(
@@ -50,7 +59,6 @@ export async function publishDataset(
       `submission ${submission.ref} is no longer eligible (status "${latest?.status ?? 'gone'}")`,
     );
   await ctx.storage.publish(staging.id, target, { readOnly: true });
-  ctx.phases?.lap('publish');
   return { path: target, files: plan.files.count, bytes: plan.bytesTotal, copied: true };
 }
 

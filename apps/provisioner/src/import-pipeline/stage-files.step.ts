@@ -58,11 +58,9 @@ export async function stageFiles(
   const progress = new ProgressReporter(plan.files.count, plan.bytesTotal, ctx.reportProgress);
   progress.kept(kept.files, kept.bytes);
   await progress.flush();
-  ctx.phases?.lap('preflight');
   const stager = new FileStager(ctx, plan, staging, progress, kept.files);
   await stager.run();
   await progress.flush();
-  ctx.phases?.lap('copy+hash');
   return {
     mismatches: stager.mismatches,
     kept: { files: kept.files, bytes: kept.bytes + stager.reusedBytes },

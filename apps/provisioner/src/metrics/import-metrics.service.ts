@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '@app/platform';
 
-/** How an import ended: published, failed for good after its retries, or refused as bad input. */
-/** How an import ended: the metrics' `outcome` label values. */
+/** How an import ended (the metrics' `outcome` label values): published, failed for good after its retries, or refused as bad input. */
 export const IMPORT_OUTCOMES = ['imported', 'failed', 'rejected'] as const;
 export type ImportOutcome = (typeof IMPORT_OUTCOMES)[number];
 
@@ -15,6 +14,7 @@ export type ImportOutcome = (typeof IMPORT_OUTCOMES)[number];
 export class ImportMetrics {
   private readonly imports: Counter<'outcome'>;
   private readonly duration: Histogram<'outcome'>;
+  private readonly steps: Histogram<'step'>;
   private readonly bytes: Counter;
   private readonly files: Counter;
 
@@ -31,6 +31,14 @@ export class ImportMetrics {
       labelNames: ['outcome'],
       // Seconds to hours: copies of large datasets take long.
       buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600],
+      registers: [registry],
+    });
+    this.steps = new Histogram({
+      name: 'provisioner_import_step_seconds',
+      help: "Duration of each step of an import's attempts (resolve, plan, stage, verify, flush, publish), by step",
+      labelNames: ['step'],
+      // Milliseconds (a resolve, a verify) to hours (the stage step of a large dataset).
+      buckets: [0.01, 0.05, 0.25, 1, 5, 15, 60, 300, 900, 3600, 10800],
       registers: [registry],
     });
     this.bytes = new Counter({
@@ -51,6 +59,11 @@ export class ImportMetrics {
   recordImport(outcome: ImportOutcome, durationSeconds: number): void {
     this.imports.inc({ outcome });
     this.duration.observe({ outcome }, Math.max(0, durationSeconds));
+  }
+
+  /** Each step of an attempt as it ends, failed or not (ImportTimeline: its step names). */
+  observeStep(step: string, seconds: number): void {
+    this.steps.observe({ step }, Math.max(0, seconds));
   }
 
   /** Call as bytes are copied (per chunk or per file): the counter then shows throughput live. */
