@@ -5,8 +5,9 @@
 //   node scripts/dev/import-walk.mjs           the count of returns and the files most returned to
 //   node scripts/dev/import-walk.mjs --list    also every file entry in order (the function
 //                                              entered), returns marked
-//
-// docs/architecture.md ("The job path") gives its figures for the code as it stands.
+//   --max-returns N   exit 1 when the walk returns to a file already left more than N times
+//                     (`npm run lint` runs it with the ceiling the code stands at: lower it when
+//                     a change lowers the count, never raise it without the reason)
 //
 // The walk starts at the dataset job's handler (the `[ImportJobName.Dataset]` entry of
 // ImportProcessor.jobHandlers() in apps/provisioner/src/import-pipeline/import.processor.ts),
@@ -35,6 +36,10 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 const list = process.argv.includes('--list');
+const ceilingArg = process.argv[process.argv.indexOf('--max-returns') + 1];
+const maxReturns = process.argv.includes('--max-returns') ? Number(ceilingArg) : undefined;
+if (maxReturns !== undefined && !Number.isInteger(maxReturns))
+  throw new Error(`--max-returns takes a whole number, not ${ceilingArg}`);
 const root = resolve(join(dirname(new URL(import.meta.url).pathname), '../..'));
 const START_FILE = 'apps/provisioner/src/import-pipeline/import.processor.ts';
 /** The property of ImportProcessor.jobHandlers() that runs a dataset job. */
@@ -206,4 +211,10 @@ if (list) {
   console.log(`\nfile entries (* a return), from ${START_FILE}:`);
   for (const { file, name, returned } of entries)
     console.log(`  ${returned ? '*' : ' '} ${file}  ${name}`);
+}
+if (maxReturns !== undefined && returns.length > maxReturns) {
+  console.error(
+    `\nimport-walk --max-returns failed: ${returns.length} returns to a file already left, over the ceiling of ${maxReturns} (run with --list; docs/architecture.md, "The job path").`,
+  );
+  process.exit(1);
 }
