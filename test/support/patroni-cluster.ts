@@ -330,27 +330,27 @@ export async function startPatroniCluster(dir: string): Promise<PatroniCluster> 
     for (const member of members) killPostmaster(member);
   };
 
+  /** Polls until `check` holds; a time-out's error carries the processes' logs. */
+  const explained = (check: () => Promise<boolean>, what: string, timeoutMs: number) =>
+    poll(async () => ((await check()) ? true : undefined), what, timeoutMs, 100).catch(
+      (error: Error) => {
+        throw failure(error.message);
+      },
+    );
   try {
-    await poll(
-      async () =>
-        (await httpStatus(`http://127.0.0.1:${etcdPort}/health`)) === 200 ? true : undefined,
+    await explained(
+      async () => (await httpStatus(`http://127.0.0.1:${etcdPort}/health`)) === 200,
       'etcd',
       15_000,
-      50,
-    ).catch((error: Error) => {
-      throw failure(error.message);
-    });
+    );
     startMember(members[0]);
     const haproxy = spawnLogged('/usr/sbin/haproxy', ['-db', '-f', haproxyFile]);
     started.push(haproxy.child);
-    await poll(
-      async () => ((await leader()) ? true : undefined),
+    await explained(
+      async () => (await leader()) !== undefined,
       'pg0 to bootstrap and lead',
       60_000,
-      200,
-    ).catch((error: Error) => {
-      throw failure(error.message);
-    });
+    );
     startMember(members[1]);
     await awaitHealthy(60_000);
   } catch (error) {

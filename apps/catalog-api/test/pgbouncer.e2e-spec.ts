@@ -152,16 +152,21 @@ describe('catalog behind PgBouncer in transaction mode', () => {
     }
   });
 
+  /** `npm run migrate` with DATABASE_URL on the pooler, as its own process. */
+  const migrateThroughPooler = (directUrl: string, env: Record<string, string>) =>
+    startAppProcess('catalog-api', 'src/database/migrate', {
+      DATABASE_URL: pooled(pooler, directUrl),
+      GLOBAL_API_KEY: TEST_GLOBAL_KEY,
+      ...env,
+    });
+
   // How it was found: `npm run migrate` through the pooler exited 0 while its advisory lock and
   // unlock ran on different server connections, so the lock stayed held by a pooled one.
   it(
     'npm run migrate through the pooler without DATABASE_DIRECT_URL refuses in one line, holding no lock',
     async () => {
       const directUrl = await createEmptyDatabase('migrate-pooled');
-      const migrate = startAppProcess('catalog-api', 'src/database/migrate', {
-        DATABASE_URL: pooled(pooler, directUrl),
-        GLOBAL_API_KEY: TEST_GLOBAL_KEY,
-      });
+      const migrate = migrateThroughPooler(directUrl, {});
       expect(await migrate.exited).toEqual({ code: 1, signal: null });
       expect(await advisoryLocksIn(directUrl)).toEqual([]);
       expect(linesOf(migrate.output())).toEqual([
@@ -181,11 +186,7 @@ describe('catalog behind PgBouncer in transaction mode', () => {
     'npm run migrate with DATABASE_DIRECT_URL migrates on the database itself and leaves no lock held',
     async () => {
       const directUrl = await createEmptyDatabase('migrate-direct');
-      const migrate = startAppProcess('catalog-api', 'src/database/migrate', {
-        DATABASE_URL: pooled(pooler, directUrl),
-        DATABASE_DIRECT_URL: directUrl,
-        GLOBAL_API_KEY: TEST_GLOBAL_KEY,
-      });
+      const migrate = migrateThroughPooler(directUrl, { DATABASE_DIRECT_URL: directUrl });
       expect(await migrate.exited).toEqual({ code: 0, signal: null });
       // Asked at once: a lock left on a pooled connection lives until the pooler closes it.
       expect(await advisoryLocksIn(directUrl)).toEqual([]);
