@@ -3,10 +3,15 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from './config/catalog.settings';
 import { migrateCatalog } from './catalog-migration';
+import { assertSessionDatabase } from './database/session-database';
 import { buildSessionTypeOrmOptions, buildTypeOrmOptions } from './typeorm-options';
 
+/**
+ * Before anything else uses the database: refuses a session URL that reaches a transaction-mode
+ * pooler (session-database.ts), then migrates when MIGRATIONS_RUN says so.
+ */
 @Injectable()
-class MigrateOnStart implements OnModuleInit {
+class SessionWorkOnStart implements OnModuleInit {
   private readonly logger = new Logger('Migrations');
 
   constructor(
@@ -15,6 +20,7 @@ class MigrateOnStart implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
+    await assertSessionDatabase(this.settings);
     if (!this.settings.MIGRATIONS_RUN) return;
     const { migrations } = await this.migrate();
     this.logger.log({ count: migrations.length, names: migrations }, 'migrations applied');
@@ -48,6 +54,6 @@ class MigrateOnStart implements OnModuleInit {
       useFactory: (settings: CatalogSettings) => buildTypeOrmOptions(settings),
     }),
   ],
-  providers: [MigrateOnStart],
+  providers: [SessionWorkOnStart],
 })
 export class DatabaseModule {}

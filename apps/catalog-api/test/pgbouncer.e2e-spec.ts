@@ -1,8 +1,10 @@
 import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { StartRefused } from '@app/platform';
 import { withClient } from '../../../scripts/lib/pg-client';
 import { startPrivatePgBouncer, PrivatePgBouncer } from '../../../scripts/lib/private-pgbouncer';
+import { startAppProcess } from '../../../test/support/app-process';
 import {
   CatalogTestApp,
   startCatalogApp,
@@ -10,7 +12,12 @@ import {
 } from '../../../test/support/catalog-app';
 import { createCatalogDatabase, createEmptyDatabase } from '../../../test/support/databases';
 import { testServices } from '../../../test/support/test-services';
+import { PROCESS_START_MS } from '../../../test/support/timeouts';
 import { until } from '../../../test/support/wait';
+import { runCli } from '../src/cli/run-cli';
+import { loadCatalogSettings } from '../src/config/catalog.settings';
+import { MIGRATION_LOCK_ID } from '../src/database/migration-runner';
+import { createCatalogApp } from '../src/http-app';
 import { CatalogVersionTracker } from '../src/catalog-version/catalog-version-tracker';
 import { SessionLocksRepository } from '../src/database/session-locks.repository';
 import { buildTypeOrmOptions } from '../src/typeorm-options';
@@ -30,6 +37,22 @@ async function advisoryHolders(directUrl: string, key: number): Promise<string[]
     return rows.map((r) => r.application_name);
   });
 }
+
+/** Every advisory lock held in the database at `directUrl`, by whom and on which key. */
+async function advisoryLocksIn(directUrl: string): Promise<string[]> {
+  return withClient(directUrl, async (client) => {
+    const { rows } = await client.query<{ holder: string }>(
+      `SELECT a.application_name || ' ' || l.objid AS holder
+         FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    return rows.map((r) => r.holder);
+  });
+}
+
+/** The lines a process wrote, without npm's own warnings. */
+const linesOf = (output: string) =>
+  output.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'));
 
 /**
  * The catalog behind a PgBouncer in transaction mode (Debian's pgbouncer, started here with the
@@ -127,6 +150,91 @@ describe('catalog behind PgBouncer in transaction mode', () => {
     } finally {
       await direct.destroy();
     }
+  });
+
+  /** `npm run migrate` with DATABASE_URL on the pooler, as its own process. */
+  const migrateThroughPooler = (directUrl: string, env: Record<string, string>) =>
+    startAppProcess('catalog-api', 'src/database/migrate', {
+      DATABASE_URL: pooled(pooler, directUrl),
+      GLOBAL_API_KEY: TEST_GLOBAL_KEY,
+      ...env,
+    });
+
+  // How it was found: `npm run migrate` through the pooler exited 0 while its advisory lock and
+  // unlock ran on different server connections, so the lock stayed held by a pooled one.
+  it(
+    'npm run migrate through the pooler without DATABASE_DIRECT_URL refuses in one line, holding no lock',
+    async () => {
+      const directUrl = await createEmptyDatabase('migrate-pooled');
+      const migrate = migrateThroughPooler(directUrl, {});
+      expect(await migrate.exited).toEqual({ code: 1, signal: null });
+      expect(await advisoryLocksIn(directUrl)).toEqual([]);
+      expect(linesOf(migrate.output())).toEqual([
+        expect.stringMatching(
+          /^the catalog needs a session of its own on DATABASE_URL .*pooler in transaction mode.*set DATABASE_DIRECT_URL to the database itself/,
+        ),
+      ]);
+      const applied = await withClient(directUrl, (client) =>
+        client.query("SELECT to_regclass('public.migrations') IS NOT NULL AS present"),
+      );
+      expect(applied.rows[0].present).toBe(false);
+    },
+    PROCESS_START_MS,
+  );
+
+  it(
+    'npm run migrate with DATABASE_DIRECT_URL migrates on the database itself and leaves no lock held',
+    async () => {
+      const directUrl = await createEmptyDatabase('migrate-direct');
+      const migrate = migrateThroughPooler(directUrl, { DATABASE_DIRECT_URL: directUrl });
+      expect(await migrate.exited).toEqual({ code: 0, signal: null });
+      // Asked at once: a lock left on a pooled connection lives until the pooler closes it.
+      expect(await advisoryLocksIn(directUrl)).toEqual([]);
+      // The next migration takes the lock at once.
+      const holder = new Client({ connectionString: directUrl });
+      await holder.connect();
+      try {
+        const { rows } = await holder.query('SELECT pg_try_advisory_lock($1) AS locked', [
+          MIGRATION_LOCK_ID,
+        ]);
+        expect(rows[0].locked).toBe(true);
+      } finally {
+        await holder.end();
+      }
+    },
+    PROCESS_START_MS,
+  );
+
+  it('the app and the catalog tool refuse a session URL that reaches the pooler, naming what to set', async () => {
+    const directUrl = await createCatalogDatabase();
+    const env = { GLOBAL_API_KEY: TEST_GLOBAL_KEY, MIGRATIONS_RUN: 'false', LOG_LEVEL: 'silent' };
+    const app = await createCatalogApp(
+      loadCatalogSettings({ ...env, DATABASE_URL: pooled(pooler, directUrl) }),
+    );
+    await expect(app.init()).rejects.toThrow(StartRefused);
+    await app.close().catch(() => undefined);
+    // A direct URL that names the pooler as well is no better.
+    const both = await createCatalogApp(
+      loadCatalogSettings({
+        ...env,
+        DATABASE_URL: pooled(pooler, directUrl),
+        DATABASE_DIRECT_URL: pooled(pooler, directUrl),
+      }),
+    );
+    await expect(both.init()).rejects.toThrow(
+      /on DATABASE_DIRECT_URL .*set DATABASE_DIRECT_URL to the database itself, not to the pooler/,
+    );
+    await both.close().catch(() => undefined);
+    // The tool's identity-provider sync holds a session lock: refused before it runs.
+    let err = '';
+    const code = await runCli(
+      ['idp-sync'],
+      { DATABASE_URL: pooled(pooler, directUrl), GLOBAL_API_KEY: TEST_GLOBAL_KEY },
+      { out: () => undefined, err: (text) => (err += text), cwd: process.cwd() },
+    );
+    expect(code).toBe(1);
+    expect(err).toMatch(/^the catalog needs a session of its own on DATABASE_URL /);
+    expect(await advisoryLocksIn(directUrl)).toEqual([]);
   });
 
   it('LISTENs for the data version on the database itself', async () => {

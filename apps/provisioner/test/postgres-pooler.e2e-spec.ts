@@ -6,7 +6,7 @@ import { createEmptyDatabase, uniqueQueuePrefix } from '../../../test/support/da
 import { startProvisionerApps, TEST_WRITE_KEY } from '../../../test/support/provisioner-app';
 import { testServices } from '../../../test/support/test-services';
 import { APP_START_MS, PROCESS_START_MS } from '../../../test/support/timeouts';
-import { PostgresSessionRepository } from '../src/queue/postgres-session.repository';
+import { PostgresSessionRepository } from '@app/platform';
 import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { IMPORT_WAIT_MS, waitForImport } from './support/provisioner-e2e';
 

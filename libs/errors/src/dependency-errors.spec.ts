@@ -4,12 +4,18 @@ import { isDependencyUnavailable } from './dependency-errors';
 const withCode = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
 
 describe('isDependencyUnavailable', () => {
-  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P03', '08006'])(
-    'is true for the connection code %s',
-    (code) => {
-      expect(isDependencyUnavailable(withCode(code))).toBe(true);
-    },
-  );
+  it.each([
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'ETIMEDOUT',
+    'ENOTFOUND',
+    '57P01',
+    '57P03',
+    '08006',
+    '25006',
+  ])('is true for the connection code %s', (code) => {
+    expect(isDependencyUnavailable(withCode(code))).toBe(true);
+  });
 
   it.each([
     'Connection terminated unexpectedly',
@@ -17,6 +23,11 @@ describe('isDependencyUnavailable', () => {
     'timeout exceeded when trying to connect',
     'the database system is starting up',
     'the database system is shutting down',
+    'the database system is in recovery mode',
+    // PgBouncer (src/server.c, src/client.c), SQLSTATE 08P01
+    'server conn crashed?',
+    'server login has been failing, try again later (server_login_retry)',
+    'query_wait_timeout',
     'Connection is closed.',
     "Stream isn't writeable and enableOfflineQueue options is false",
     'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.',
@@ -50,6 +61,10 @@ describe('isDependencyUnavailable', () => {
     expect(isDependencyUnavailable(new Error('relation "x" does not exist'))).toBe(false);
     expect(isDependencyUnavailable(withCode('23505', 'duplicate key value'))).toBe(false);
     expect(isDependencyUnavailable(withCode('ENOENT'))).toBe(false);
+    // A protocol violation PostgreSQL itself reports is a bug, not an outage.
+    expect(isDependencyUnavailable(withCode('08P01', 'invalid frontend message type 0'))).toBe(
+      false,
+    );
     expect(isDependencyUnavailable(new TypeError('x is undefined'))).toBe(false);
   });
 

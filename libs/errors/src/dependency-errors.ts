@@ -14,16 +14,21 @@ const CONNECTION_CODES = new Set([
   '08001',
   '08003',
   '08006',
+  // read_only_sql_transaction: a write reaching a server that a failover or switchover has just
+  // made a standby, before the way to the primary (HAProxy's check, a DNS name) follows it.
+  '25006',
 ]);
 
 /**
- * Postgres's, and ioredis's while Redis is out of reach: a command refused offline (the API
+ * Postgres's; PgBouncer's when it loses or cannot reach its server (it sends these as errors with
+ * SQLSTATE 08P01, protocol_violation, which a real protocol error shares: so by message), and
+ * ioredis's while Redis is out of reach: a command refused offline (the API
  * does not queue them), retries used up, no Sentinel or Cluster node answering, a Cluster slot
  * without a primary, a write reaching a primary demoted by a failover (or one left without a
  * replica in sync, which refuses writes so that a failover loses none).
  */
 const CONNECTION_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|the database system is (starting up|shutting down)|Stream isn't writeable|Reached the max retries per request limit|All sentinels are unreachable|Failed to refresh slots cache|^CLUSTERDOWN|^READONLY|^NOREPLICAS|^LOADING|^MASTERDOWN/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|the database system is (starting up|shutting down|in recovery mode)|server conn crashed\?|server login has been failing|query_wait_timeout|Stream isn't writeable|Reached the max retries per request limit|All sentinels are unreachable|Failed to refresh slots cache|^CLUSTERDOWN|^READONLY|^NOREPLICAS|^LOADING|^MASTERDOWN/i;
 
 /**
  * True for failures that mean a backing service (Postgres, Redis, an upstream API) is not

@@ -16,6 +16,7 @@ export { answeredWithin } from './answered-within';
 export { HealthModule, HEALTH_CHECKS, HealthController } from './health.module';
 export type { HealthCheck } from './health.module';
 export { runMain, StartRefused } from './run-main';
+export { assertKeepsSessions, PostgresSessionRepository } from './postgres-session.repository';
 export { listenUntilSignalled, trackForDrain } from './graceful-shutdown';
 export { exitOnStopSignals } from './stop-signals';
 export * from './metrics';

@@ -1,3 +1,4 @@
+import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -8,7 +9,7 @@ import {
   isDependencyUnavailable,
   ServiceUnavailableError,
 } from '@app/errors';
-import { decodeUtf8, SettingsError } from '@app/platform';
+import { decodeUtf8, SettingsError, StartRefused } from '@app/platform';
 import { CatalogAppModule } from '../app.module';
 import { CatalogSettings, loadCatalogSettings } from '../config/catalog.settings';
 import { probeDatabase } from '../database/database.repository';
@@ -105,9 +106,17 @@ export async function runCli(
     return EXIT_DATABASE_UNREACHABLE;
   }
 
-  const app = await NestFactory.createApplicationContext(CatalogAppModule.forRoot(settings), {
-    logger: false,
-  });
+  let app: INestApplicationContext;
+  try {
+    app = await NestFactory.createApplicationContext(CatalogAppModule.forRoot(settings), {
+      logger: false,
+    });
+  } catch (error) {
+    // A session URL on a transaction-mode pooler (the sync's and the demo load's locks).
+    if (!(error instanceof StartRefused)) throw error;
+    io.err(error.message);
+    return EXIT_BAD_INPUT;
+  }
   try {
     const result = await command.run(
       {

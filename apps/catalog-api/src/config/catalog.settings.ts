@@ -40,7 +40,8 @@ export class CatalogSettings extends FrontDoorSettings {
   /**
    * The database itself, when DATABASE_URL names a pooler in transaction mode (PgBouncer): what
    * needs a session of its own (migrations and their lock, session advisory locks, the version
-   * listener's LISTEN) connects here. Unset: DATABASE_URL, which is then the database itself.
+   * listener's LISTEN) connects here. Unset: DATABASE_URL, which must then be the database itself
+   * (a transaction-mode pooler there is refused at start: database/session-database.ts).
    */
   @IsOptional()
   @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
@@ -61,7 +62,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /**
    * Learn the catalog data version from Postgres notifications (LISTEN, on the session URL)
    * instead of a query per read, and answer repeated reads from memory. Off, every read asks the
-   * database for the version (behind a transaction-mode pooler with no DATABASE_DIRECT_URL).
+   * database for the version.
    */
   @BooleanSetting()
   CATALOG_VERSION_LISTEN = true;

@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
-import { answersHelp, exitOnStopSignals, SettingsError } from '@app/platform';
+import { answersHelp, exitOnStopSignals, SettingsError, StartRefused } from '@app/platform';
 import { isDependencyUnavailable, logSafeMessage } from '@app/errors';
 import { migrateCatalog } from '../catalog-migration';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { buildSessionTypeOrmOptions } from '../typeorm-options';
+import { assertSessionDatabase } from './session-database';
 
 /**
  * `npm run migrate`, and the migration Job. Exit codes: 0 done, 1 bad settings or a failed
@@ -16,7 +17,8 @@ Usage: npm run migrate
 
 Applies the catalog's pending migrations to the database of DATABASE_URL (DATABASE_DIRECT_URL
 when set), under an advisory lock, then loads the term vocabularies shipped with this release
-(unchanged terms are left as they are), and exits: 0 done, 1 bad settings or a failed migration,
+(unchanged terms are left as they are), and exits. That URL must keep a session (the lock is a
+session's): one reaching a pooler in transaction mode (PgBouncer) is refused. Exit codes: 0 done, 1 bad settings or a failed migration,
 2 the database cannot be reached, 143 stopped by SIGTERM (130 by SIGINT) before it finished.
 `;
 
@@ -34,8 +36,10 @@ async function main(): Promise<number> {
       }),
   });
   let dataSource: DataSource;
+  let settings: ReturnType<typeof loadCatalogSettings>;
   try {
-    dataSource = new DataSource(buildSessionTypeOrmOptions(loadCatalogSettings()));
+    settings = loadCatalogSettings();
+    dataSource = new DataSource(buildSessionTypeOrmOptions(settings));
   } catch (error) {
     console.error(error instanceof SettingsError ? error.message : error);
     return 1;
@@ -47,6 +51,8 @@ async function main(): Promise<number> {
     return 2;
   }
   try {
+    // Its advisory lock and time-outs are a session's: never on a transaction-mode pooler.
+    await assertSessionDatabase(settings);
     const { migrations, vocabularies } = await migrateCatalog(dataSource, {
       onLockTimeout: (attempt, error, pauseMs) =>
         log({
@@ -60,6 +66,10 @@ async function main(): Promise<number> {
     log({ msg: 'shipped vocabularies loaded', vocabularies });
     return 0;
   } catch (error) {
+    if (error instanceof StartRefused) {
+      console.error(error.message);
+      return 1;
+    }
     if (isDependencyUnavailable(error)) {
       console.error(`lost the database: ${logSafeMessage(error)}`);
       return 2;

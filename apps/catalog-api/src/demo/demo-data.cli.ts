@@ -4,7 +4,8 @@ import { DataSource } from 'typeorm';
 import { answersHelp, exitOnStopSignals } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
-import { buildTypeOrmOptions } from '../typeorm-options';
+import { buildSessionTypeOrmOptions } from '../typeorm-options';
+import { assertSessionDatabase } from '../database/session-database';
 import { TermsService } from '../terms/terms.service';
 import { demoKeysFromFile, formatDemoKeys } from './demo-keys';
 import { loadDemoData } from './demo-data-loader';
@@ -86,7 +87,9 @@ async function main(): Promise<void> {
 
 /** Before the services boot: some of them read their tables as they start. */
 async function migrate(settings: ReturnType<typeof loadCatalogSettings>): Promise<void> {
-  const dataSource = new DataSource(buildTypeOrmOptions(settings));
+  // On the database itself: the migrations' lock is a session's (DATABASE_DIRECT_URL behind a pooler).
+  await assertSessionDatabase(settings);
+  const dataSource = new DataSource(buildSessionTypeOrmOptions(settings));
   await dataSource.initialize();
   try {
     await runMigrationsWithLock(dataSource);

@@ -1,5 +1,4 @@
-import { StartRefused } from '@app/platform';
-import { PostgresSessionRepository } from './postgres-session.repository';
+import { assertKeepsSessions } from '@app/platform';
 import type { QueueBackendConfig } from './queue-backend';
 
 /**
@@ -10,10 +9,9 @@ import type { QueueBackendConfig } from './queue-backend';
 export async function assertQueueSession(backend: QueueBackendConfig): Promise<void> {
   if (backend.kind !== 'postgres') return;
   const { connectionString } = backend.connection as { connectionString: string };
-  if (await new PostgresSessionRepository(connectionString).keepsSessions()) return;
-  throw new StartRefused(
-    'the PostgreSQL queue backend needs a session of its own (LISTEN), but its database is ' +
-      'reached through a pooler in transaction mode (PgBouncer): set DATABASE_DIRECT_URL to the ' +
-      'database itself, or REDIS_URL',
+  await assertKeepsSessions(
+    connectionString,
+    'the PostgreSQL queue backend needs a session of its own (LISTEN)',
+    'set DATABASE_DIRECT_URL to the database itself, or REDIS_URL',
   );
 }

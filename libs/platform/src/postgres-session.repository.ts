@@ -1,12 +1,14 @@
 import { Client } from 'pg';
+import { StartRefused } from './run-main';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Rounds of the probe: PgBouncer hands a freed server connection to the next client (LIFO). */
 const ROUNDS = 3;
 
 /**
- * Whether connections to a PostgreSQL URL keep a server session of their own, which BullMQ's
- * PostgreSQL backend needs (its workers block on a LISTEN). A pooler in transaction or statement
+ * Whether connections to a PostgreSQL URL keep a server session of their own, which a LISTEN, a
+ * session advisory lock or a session setting needs (BullMQ's PostgreSQL backend, the catalog's
+ * migrations). A pooler in transaction or statement
  * mode (PgBouncer's `pool_mode = transaction`) gives a server connection back to its pool after
  * each transaction, and the next client gets it: two clients then see one backend process.
  */
@@ -47,4 +49,20 @@ export class PostgresSessionRepository {
     client.on('error', () => undefined);
     return client;
   }
+}
+
+/**
+ * Refuses to start (StartRefused) when `url` reaches its database through a pooler in
+ * transaction mode, where `needs` (what of this process needs a session) would silently break
+ * or leak onto other clients' connections; `remedy` says what to set instead.
+ */
+export async function assertKeepsSessions(
+  url: string,
+  needs: string,
+  remedy: string,
+): Promise<void> {
+  if (await new PostgresSessionRepository(url).keepsSessions()) return;
+  throw new StartRefused(
+    `${needs}, but its database is reached through a pooler in transaction mode (PgBouncer): ${remedy}`,
+  );
 }
