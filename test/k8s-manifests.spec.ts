@@ -778,7 +778,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(dns).toBe(true);
   });
 
-  it('lets the worker, and only the worker, reach catalog-api (to register imports)', () => {
+  it('lets the worker (registrations) and provisioner-api (DRS grant checks), and only them, reach catalog-api', () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
     const label = 'network.research-data/catalog-client';
     const clients = workloads
@@ -788,7 +788,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
             ?.metadata?.labels?.[label] === 'true',
       )
       .map((w) => w.metadata.name);
-    expect(clients).toEqual(['provisioner-worker']);
+    expect(clients.sort()).toEqual(['provisioner-api', 'provisioner-worker']);
     const specOf = (name: string) => find(objects, 'NetworkPolicy', name).spec;
     expect(specOf('catalog-client-egress')).toEqual({
       podSelector: { matchLabels: { [label]: 'true' } },
@@ -796,7 +796,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
       egress: [
         {
           to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'catalog-api' } } }],
-          ports: [{ protocol: 'TCP', port: 3000 }],
+          ports: [{ protocol: 'TCP', port: 'http' }],
         },
       ],
     });
@@ -806,17 +806,17 @@ describe.each(overlays)('overlay %s', (overlay) => {
       ingress: [
         {
           from: [{ podSelector: { matchLabels: { [label]: 'true' } } }],
-          ports: [{ protocol: 'TCP', port: 3000 }],
+          ports: [{ protocol: 'TCP', port: 'http' }],
         },
       ],
     });
-    // The worker's settings point at that Service, and its key comes from its Secret.
-    const worker = environmentOf(
-      objects,
-      appContainer(objects, 'Deployment', 'provisioner-worker'),
-    );
-    expect(worker.get('CATALOG_URL')).toBe('http://catalog-api:3000');
-    expect(worker.has('CATALOG_API_KEY')).toBe(true);
+    // Their settings point at that Service, and the keys come from their Secret.
+    for (const name of ['provisioner-worker', 'provisioner-api']) {
+      const env = environmentOf(objects, appContainer(objects, 'Deployment', name));
+      expect(env.get('CATALOG_URL')).toBe('http://catalog-api:3000');
+      expect(env.has('CATALOG_API_KEY')).toBe(true);
+      expect(env.has('DRS_CATALOG_BROKER_KEY')).toBe(true);
+    }
     expect(policies.filter((p) => JSON.stringify(p.spec).includes(label))).toHaveLength(2);
   });
 
