@@ -499,7 +499,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(migrate.image).toBe(appContainer(objects, 'Deployment', 'catalog-api').image);
   });
 
-  it('retries the migration only while the database cannot be reached (exit 2)', () => {
+  it('retries the migration while the database cannot be reached (exit 2) or its pod was evicted, never after a failed migration', () => {
     const spec = migrationJob(objects).spec as {
       backoffLimit: number;
       podFailurePolicy: {
@@ -512,12 +512,14 @@ describe.each(overlays)('overlay %s', (overlay) => {
     };
     expect(podSpecOf(migrationJob(objects)).restartPolicy).toBe('Never');
     expect(spec.backoffLimit).toBeGreaterThan(0);
+    // The first matching rule decides, and an evicted pod exits non-zero too: the disruption
+    // rule must come before FailJob, or a node drain fails the release.
     expect(spec.podFailurePolicy.rules).toEqual([
+      { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] },
       {
         action: 'FailJob',
         onExitCodes: { containerName: 'migrate', operator: 'NotIn', values: [2] },
       },
-      { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] },
     ]);
   });
 

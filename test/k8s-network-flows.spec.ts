@@ -84,14 +84,18 @@ function renderKustomization(
     for (const [name, file] of Object.entries(files))
       copyFileSync(join(ROOT, file), join(dir, name));
     writeFileSync(join(dir, 'kustomization.yaml'), lines(dir).join('\n') + '\n');
-    const text = execFileSync('kubectl', ['kustomize', dir], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject);
+    return renderDir(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function renderDir(dir: string): K8sObject[] {
+  const text = execFileSync('kubectl', ['kustomize', dir], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject);
 }
 
 function renderWith(overlay: string, components: readonly Component[]): K8sObject[] {
@@ -138,6 +142,8 @@ const renders: [string, () => K8sObject[]][] = [
     ],
   ),
   ['prod + every component', () => renderWith('prod', COMPONENTS)],
+  // A site's own overlay on top of prod: its own tag and hosts, every component (docs/operations.md).
+  ['the site overlay k8s/examples/site', () => renderDir(join(ROOT, 'k8s/examples/site'))],
 ];
 
 function templateOf(workload: K8sObject): PodTemplate {

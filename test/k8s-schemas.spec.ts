@@ -38,6 +38,8 @@ it('validates every rendered manifest against the API types of Kubernetes and of
       'overlays/prod + components/gateway-api',
       'overlays/prod + components/keda',
       'overlays/prod + components/prometheus-operator',
+      'overlays/prod + components/drs-offload',
+      'examples/site',
     ]),
   );
   expect(result.kinds).toEqual(
