@@ -52,6 +52,7 @@ type Component = (typeof COMPONENTS)[number];
 const PARAMETERS: Partial<Record<Component, string>> = {
   'gateway-api': 'k8s/components/gateway-api/parameters.example.yaml',
   keda: 'k8s/components/keda/parameters.example.yaml',
+  'prometheus-operator': 'k8s/components/prometheus-operator/parameters.example.yaml',
 };
 
 /** Where the pods outside the app run (the parameters' examples and the documented namespaces). */
