@@ -477,6 +477,8 @@ describe.each(overlays)('overlay %s', (overlay) => {
     ).toEqual(
       [
         'CATALOG_API_KEY',
+        'DRS_CATALOG_BROKER_KEY',
+        'DRS_URL_SIGNING_KEY',
         'PROVISIONER_API_KEY',
         'PROVISIONER_READ_API_KEYS',
         'REDIS_URL',
