@@ -313,6 +313,40 @@ describe.each(overlays)('overlay %s', (overlay) => {
     }
   });
 
+  it("runs every app pod under the app's own ServiceAccount, without a token, spread over nodes and zones", () => {
+    const accounts = objects.filter((o) => o.kind === 'ServiceAccount');
+    expect(accounts.map((o) => o.metadata.name)).toEqual(
+      expect.arrayContaining(['research-data-services']),
+    );
+    for (const workload of workloads.filter((w) =>
+      podSpecOf(w).containers.some((c) => APP_IMAGE.test(c.image)),
+    )) {
+      const pod = podSpecOf(workload) as PodSpec & {
+        serviceAccountName?: string;
+        automountServiceAccountToken?: boolean;
+        topologySpreadConstraints?: { topologyKey: string }[];
+      };
+      expect({
+        name: workload.metadata.name,
+        account: pod.serviceAccountName,
+        token: pod.automountServiceAccountToken,
+      }).toEqual({ name: workload.metadata.name, account: 'research-data-services', token: false });
+      if (workload.kind === 'Deployment')
+        expect(pod.topologySpreadConstraints?.map((c) => c.topologyKey)).toEqual([
+          'kubernetes.io/hostname',
+          'topology.kubernetes.io/zone',
+        ]);
+    }
+  });
+
+  it('requests the memory each container may use (its limit): no pod is evicted first under node pressure', () => {
+    for (const { where, container } of containers)
+      expect({ where, request: container.resources?.requests?.memory }).toEqual({
+        where,
+        request: container.resources?.limits?.memory,
+      });
+  });
+
   it('runs every container non-root, read-only, without capabilities or privilege escalation', () => {
     for (const { where, pod, container } of containers) {
       const sc = container.securityContext ?? {};
