@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { parseAllDocuments } from 'yaml';
 import { isPlaceholderSecret, SettingsError } from '@app/platform';
+import { K8sObject, renderKustomization } from './support/kustomize';
 import {
   CatalogSettings,
   loadCatalogSettings,
@@ -19,20 +20,6 @@ import {
  * with the real `kubectl kustomize` and checks the objects an operator would apply. kubectl
  * missing is a failure, not a skip: CI must render the overlays.
  */
-
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-}
 
 interface Probe {
   httpGet?: { path: string; port: number | string };
@@ -83,16 +70,7 @@ const overlays = readdirSync(overlaysDir, { withFileTypes: true })
   .map((entry) => entry.name)
   .sort();
 
-function renderDir(dir: string): K8sObject[] {
-  const yamlText = execFileSync('kubectl', ['kustomize', dir], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return parseAllDocuments(yamlText).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${dir}: ${doc.errors[0].message}`);
-    return doc.toJS() as K8sObject;
-  });
-}
+const renderDir = renderKustomization;
 
 /** The app overlay alone (what `kubectl delete -k` or a prune of the app would remove). */
 const renderApp = (overlay: string): K8sObject[] => renderDir(join(overlaysDir, overlay));

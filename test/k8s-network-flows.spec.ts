@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { K8sObject, renderKustomization } from './support/kustomize';
 import { NetworkModel, NetworkPolicy, Pod, selects } from './support/network-policies';
 
 /**
@@ -17,19 +16,6 @@ import { NetworkModel, NetworkPolicy, Pod, selects } from './support/network-pol
 
 const ROOT = join(__dirname, '..');
 const NAMESPACE = 'research-data';
-
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-}
 
 interface PodTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -76,7 +62,7 @@ const OUTSIDER: Pod = {
 };
 
 /** A kustomization in a temporary folder, rendered by kubectl (paths relative: kustomize wants them so). */
-function renderKustomization(
+function renderTemporary(
   lines: (dir: string) => string[],
   files: Record<string, string> = {},
 ): K8sObject[] {
@@ -91,19 +77,13 @@ function renderKustomization(
   }
 }
 
-function renderDir(dir: string): K8sObject[] {
-  const text = execFileSync('kubectl', ['kustomize', dir], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject);
-}
+const renderDir = renderKustomization;
 
 function renderWith(overlay: string, components: readonly Component[]): K8sObject[] {
   const parameterFiles = Object.fromEntries(
     components.flatMap((c) => (PARAMETERS[c] ? [[`${c}-parameters.yaml`, PARAMETERS[c]]] : [])),
   );
-  return renderKustomization(
+  return renderTemporary(
     (dir) => [
       'apiVersion: kustomize.config.k8s.io/v1beta1',
       'kind: Kustomization',

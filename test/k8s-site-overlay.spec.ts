@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
@@ -54,13 +54,15 @@ function migrationJobs(objects: K8sObject[]): K8sObject[] {
   );
 }
 
-/** An overlay on `base` (a path relative to the overlay) that sets its own image and tag. */
-function releaseOverlay(base: string, image: string, tag: string, transformer: string): string {
-  return [
+/** An overlay in `dir` on `base` (a folder) that sets its own image and tag, as documented. */
+function writeReleaseOverlay(dir: string, base: string, image: string, tag: string): void {
+  mkdirSync(dir, { recursive: true });
+  const transformer = relative(dir, join(ROOT, 'k8s/transformers/migration-job-name'));
+  const text = [
     'apiVersion: kustomize.config.k8s.io/v1beta1',
     'kind: Kustomization',
     'resources:',
-    `  - ${base}`,
+    `  - ${relative(dir, base)}`,
     'images:',
     `  - name: registry.example.org/research-data/research-data-services`,
     `    newName: ${image}`,
@@ -70,6 +72,7 @@ function releaseOverlay(base: string, image: string, tag: string, transformer: s
     `  - ${transformer}`,
     '',
   ].join('\n');
+  writeFileSync(join(dir, 'kustomization.yaml'), text);
 }
 
 it('renders the documented site overlay: its release names the migration Job, pulled from its registry by digest', async () => {
@@ -117,27 +120,10 @@ it('is the layout docs/operations.md documents', () => {
 it('names the Job by the last release whatever the tags before it held (a dash in prod-level tag included)', async () => {
   const names = await withOverlays(
     (dir) => {
+      const image = 'registry.example.org/research-data/research-data-services';
       const prodLike = join(dir, 'release-candidate');
-      const site = join(dir, 'site');
-      for (const d of [prodLike, site]) cpSync(SITE, d, { recursive: true, filter: () => true });
-      writeFileSync(
-        join(prodLike, 'kustomization.yaml'),
-        releaseOverlay(
-          relative(prodLike, join(ROOT, 'k8s/overlays/prod')),
-          'registry.example.org/research-data/research-data-services',
-          '1.2.0-rc.1',
-          relative(prodLike, join(ROOT, 'k8s/transformers/migration-job-name')),
-        ),
-      );
-      writeFileSync(
-        join(site, 'kustomization.yaml'),
-        releaseOverlay(
-          '../release-candidate',
-          'registry.example.org/research-data/research-data-services',
-          '1.2.1',
-          relative(site, join(ROOT, 'k8s/transformers/migration-job-name')),
-        ),
-      );
+      writeReleaseOverlay(prodLike, join(ROOT, 'k8s/overlays/prod'), image, '1.2.0-rc.1');
+      writeReleaseOverlay(join(dir, 'site'), prodLike, image, '1.2.1');
     },
     async (dir) => [
       migrationJobs(await kustomize(join(dir, 'release-candidate')))[0].metadata.name,
@@ -150,14 +136,11 @@ it('names the Job by the last release whatever the tags before it held (a dash i
 it('fails the render, naming the image, when the repository is not research-data-services', async () => {
   const failure = await withOverlays(
     (dir) =>
-      writeFileSync(
-        join(dir, 'kustomization.yaml'),
-        releaseOverlay(
-          relative(dir, join(ROOT, 'k8s/overlays/prod')),
-          'registry.site.example:5000/mirror/rds',
-          '1.2.0',
-          relative(dir, join(ROOT, 'k8s/transformers/migration-job-name')),
-        ),
+      writeReleaseOverlay(
+        dir,
+        join(ROOT, 'k8s/overlays/prod'),
+        'registry.site.example:5000/mirror/rds',
+        '1.2.0',
       ),
     (dir) =>
       kustomize(dir).then(

@@ -139,45 +139,48 @@ export class NetworkModel {
     });
   }
 
+  /**
+   * Whether the policies of `pod` of one direction admit `peer`: not isolated, or some rule's
+   * peers (all when none are listed) include it on the destination's `port`.
+   */
+  private side(
+    pod: Pod,
+    type: 'Ingress' | 'Egress',
+    peer: Pod,
+    destination: Pod,
+    port: number,
+  ): { allowed: boolean; policies: string } {
+    const policies = this.policiesOf(pod, type);
+    const allowed =
+      policies.length === 0 ||
+      policies.some((p) =>
+        ((type === 'Ingress' ? p.spec.ingress : p.spec.egress) ?? []).some((rule) => {
+          const peers = type === 'Ingress' ? rule.from : rule.to;
+          const namespace = p.metadata.namespace ?? pod.namespace;
+          return (
+            (!peers ||
+              peers.length === 0 ||
+              peers.some((x) => this.peerMatches(x, namespace, peer))) &&
+            this.portMatches(rule.ports, destination, port)
+          );
+        }),
+      );
+    return { allowed, policies: policies.map((p) => p.metadata.name).join(', ') };
+  }
+
   /** Whether `source` may open a TCP connection to `destination`'s `port`, and if not, why. */
   admits(source: Pod, destination: Pod, port: number): { allowed: boolean; reason: string } {
-    const egress = this.policiesOf(source, 'Egress');
-    const egressOk =
-      egress.length === 0 ||
-      egress.some((p) =>
-        (p.spec.egress ?? []).some(
-          (rule) =>
-            (!rule.to ||
-              rule.to.length === 0 ||
-              rule.to.some((peer) =>
-                this.peerMatches(peer, p.metadata.namespace ?? source.namespace, destination),
-              )) &&
-            this.portMatches(rule.ports, destination, port),
-        ),
-      );
-    if (!egressOk)
+    const egress = this.side(source, 'Egress', destination, destination, port);
+    if (!egress.allowed)
       return {
         allowed: false,
-        reason: `no egress rule of ${egress.map((p) => p.metadata.name).join(', ')} lets ${source.name} reach ${destination.name}:${port}`,
+        reason: `no egress rule of ${egress.policies} lets ${source.name} reach ${destination.name}:${port}`,
       };
-    const ingress = this.policiesOf(destination, 'Ingress');
-    const ingressOk =
-      ingress.length === 0 ||
-      ingress.some((p) =>
-        (p.spec.ingress ?? []).some(
-          (rule) =>
-            (!rule.from ||
-              rule.from.length === 0 ||
-              rule.from.some((peer) =>
-                this.peerMatches(peer, p.metadata.namespace ?? destination.namespace, source),
-              )) &&
-            this.portMatches(rule.ports, destination, port),
-        ),
-      );
-    if (!ingressOk)
+    const ingress = this.side(destination, 'Ingress', source, destination, port);
+    if (!ingress.allowed)
       return {
         allowed: false,
-        reason: `no ingress rule of ${ingress.map((p) => p.metadata.name).join(', ')} admits ${source.name} to ${destination.name}:${port}`,
+        reason: `no ingress rule of ${ingress.policies} admits ${source.name} to ${destination.name}:${port}`,
       };
     return { allowed: true, reason: 'admitted' };
   }
