@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import { parseAllDocuments } from 'yaml';
 import { isPlaceholderSecret, SettingsError } from '@app/platform';
+import { K8sObject, renderKustomization } from './support/kustomize';
 import {
   CatalogSettings,
   loadCatalogSettings,
@@ -19,20 +20,6 @@ import {
  * with the real `kubectl kustomize` and checks the objects an operator would apply. kubectl
  * missing is a failure, not a skip: CI must render the overlays.
  */
-
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: Record<string, unknown>;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-}
 
 interface Probe {
   httpGet?: { path: string; port: number | string };
@@ -83,16 +70,7 @@ const overlays = readdirSync(overlaysDir, { withFileTypes: true })
   .map((entry) => entry.name)
   .sort();
 
-function renderDir(dir: string): K8sObject[] {
-  const yamlText = execFileSync('kubectl', ['kustomize', dir], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return parseAllDocuments(yamlText).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${dir}: ${doc.errors[0].message}`);
-    return doc.toJS() as K8sObject;
-  });
-}
+const renderDir = renderKustomization;
 
 /** The app overlay alone (what `kubectl delete -k` or a prune of the app would remove). */
 const renderApp = (overlay: string): K8sObject[] => renderDir(join(overlaysDir, overlay));
@@ -313,6 +291,40 @@ describe.each(overlays)('overlay %s', (overlay) => {
     }
   });
 
+  it("runs every app pod under the app's own ServiceAccount, without a token, spread over nodes and zones", () => {
+    const accounts = objects.filter((o) => o.kind === 'ServiceAccount');
+    expect(accounts.map((o) => o.metadata.name)).toEqual(
+      expect.arrayContaining(['research-data-services']),
+    );
+    for (const workload of workloads.filter((w) =>
+      podSpecOf(w).containers.some((c) => APP_IMAGE.test(c.image)),
+    )) {
+      const pod = podSpecOf(workload) as PodSpec & {
+        serviceAccountName?: string;
+        automountServiceAccountToken?: boolean;
+        topologySpreadConstraints?: { topologyKey: string }[];
+      };
+      expect({
+        name: workload.metadata.name,
+        account: pod.serviceAccountName,
+        token: pod.automountServiceAccountToken,
+      }).toEqual({ name: workload.metadata.name, account: 'research-data-services', token: false });
+      if (workload.kind === 'Deployment')
+        expect(pod.topologySpreadConstraints?.map((c) => c.topologyKey)).toEqual([
+          'kubernetes.io/hostname',
+          'topology.kubernetes.io/zone',
+        ]);
+    }
+  });
+
+  it('requests the memory each container may use (its limit): no pod is evicted first under node pressure', () => {
+    for (const { where, container } of containers)
+      expect({ where, request: container.resources?.requests?.memory }).toEqual({
+        where,
+        request: container.resources?.limits?.memory,
+      });
+  });
+
   it('runs every container non-root, read-only, without capabilities or privilege escalation', () => {
     for (const { where, pod, container } of containers) {
       const sc = container.securityContext ?? {};
@@ -477,6 +489,8 @@ describe.each(overlays)('overlay %s', (overlay) => {
     ).toEqual(
       [
         'CATALOG_API_KEY',
+        'DRS_CATALOG_BROKER_KEY',
+        'DRS_URL_SIGNING_KEY',
         'PROVISIONER_API_KEY',
         'PROVISIONER_READ_API_KEYS',
         'REDIS_URL',
@@ -499,7 +513,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(migrate.image).toBe(appContainer(objects, 'Deployment', 'catalog-api').image);
   });
 
-  it('retries the migration only while the database cannot be reached (exit 2)', () => {
+  it('retries the migration while the database cannot be reached (exit 2) or its pod was evicted, never after a failed migration', () => {
     const spec = migrationJob(objects).spec as {
       backoffLimit: number;
       podFailurePolicy: {
@@ -512,12 +526,14 @@ describe.each(overlays)('overlay %s', (overlay) => {
     };
     expect(podSpecOf(migrationJob(objects)).restartPolicy).toBe('Never');
     expect(spec.backoffLimit).toBeGreaterThan(0);
+    // The first matching rule decides, and an evicted pod exits non-zero too: the disruption
+    // rule must come before FailJob, or a node drain fails the release.
     expect(spec.podFailurePolicy.rules).toEqual([
+      { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] },
       {
         action: 'FailJob',
         onExitCodes: { containerName: 'migrate', operator: 'NotIn', values: [2] },
       },
-      { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] },
     ]);
   });
 
@@ -778,7 +794,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
     expect(dns).toBe(true);
   });
 
-  it('lets the worker, and only the worker, reach catalog-api (to register imports)', () => {
+  it('lets the worker (registrations) and provisioner-api (DRS grant checks), and only them, reach catalog-api', () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
     const label = 'network.research-data/catalog-client';
     const clients = workloads
@@ -788,7 +804,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
             ?.metadata?.labels?.[label] === 'true',
       )
       .map((w) => w.metadata.name);
-    expect(clients).toEqual(['provisioner-worker']);
+    expect(clients.sort()).toEqual(['provisioner-api', 'provisioner-worker']);
     const specOf = (name: string) => find(objects, 'NetworkPolicy', name).spec;
     expect(specOf('catalog-client-egress')).toEqual({
       podSelector: { matchLabels: { [label]: 'true' } },
@@ -796,7 +812,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
       egress: [
         {
           to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'catalog-api' } } }],
-          ports: [{ protocol: 'TCP', port: 3000 }],
+          ports: [{ protocol: 'TCP', port: 'http' }],
         },
       ],
     });
@@ -806,17 +822,17 @@ describe.each(overlays)('overlay %s', (overlay) => {
       ingress: [
         {
           from: [{ podSelector: { matchLabels: { [label]: 'true' } } }],
-          ports: [{ protocol: 'TCP', port: 3000 }],
+          ports: [{ protocol: 'TCP', port: 'http' }],
         },
       ],
     });
-    // The worker's settings point at that Service, and its key comes from its Secret.
-    const worker = environmentOf(
-      objects,
-      appContainer(objects, 'Deployment', 'provisioner-worker'),
-    );
-    expect(worker.get('CATALOG_URL')).toBe('http://catalog-api:3000');
-    expect(worker.has('CATALOG_API_KEY')).toBe(true);
+    // Their settings point at that Service, and the keys come from their Secret.
+    for (const name of ['provisioner-worker', 'provisioner-api']) {
+      const env = environmentOf(objects, appContainer(objects, 'Deployment', name));
+      expect(env.get('CATALOG_URL')).toBe('http://catalog-api:3000');
+      expect(env.has('CATALOG_API_KEY')).toBe(true);
+      expect(env.has('DRS_CATALOG_BROKER_KEY')).toBe(true);
+    }
     expect(policies.filter((p) => JSON.stringify(p.spec).includes(label))).toHaveLength(2);
   });
 

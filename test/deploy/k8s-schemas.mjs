@@ -101,6 +101,12 @@ export function renderAll() {
       name: `overlays/prod + components/${component}`,
       objects: renderWithComponent('prod', component),
     });
+  // The documented layouts of a site's own overlay (prod, every component, its own release).
+  for (const example of dirsOf('k8s/examples'))
+    renders.push({
+      name: `examples/${example}`,
+      objects: kustomize(join(ROOT, 'k8s/examples', example)),
+    });
   return renders;
 }
 

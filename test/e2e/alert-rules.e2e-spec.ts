@@ -126,6 +126,14 @@ beforeAll(async () => {
       })),
     ),
   ];
+  // What Prometheus records of each scrape itself: `up`, 1 for a target that answered.
+  const targets = new Map(scraped.map((s) => [`${s.labels.job}/${s.labels.pod}`, s.labels]));
+  for (const labels of targets.values())
+    scraped.push({
+      name: 'up',
+      labels: { namespace: NAMESPACE, job: labels.job, pod: labels.pod },
+      value: 1,
+    });
 }, APP_START_MS);
 
 afterAll(async () => {
@@ -191,6 +199,11 @@ it('finds the services exposing every metric the rules and queries name', () => 
     'provisioner_catalog_registrations_total',
     'catalog_access_request_refusals_total',
     'http_requests_total',
+    'provisioner_import_bytes_total',
+    'provisioner_import_files_total',
+    'provisioner_queue_worker_connected',
+    'provisioner_storage_free_bytes',
+    'provisioner_storage_size_bytes',
   ])
     expect({ name, exposed: names.has(name) }).toEqual({ name, exposed: true });
   expect(
@@ -212,11 +225,16 @@ it("fires each alert on its condition over the services' real series, and no oth
   const scenarios: Scenario[] = [
     { name: 'as scraped: nothing fires', move: () => undefined },
     {
+      // The workers busy copying (bytes move), yet more imports wait every minute.
       name: 'imports waiting, more and more',
       move: (s) =>
         matches(s, 'provisioner_queue_jobs', { queue: 'imports', state: 'waiting' })
           ? `0+1x${EVAL_MINUTES}`
-          : undefined,
+          : matches(s, 'provisioner_queue_jobs', { queue: 'imports', state: 'active' })
+            ? constant(2)
+            : matches(s, 'provisioner_import_bytes_total', { pod: 'provisioner-worker-0' })
+              ? `0+1000000x${EVAL_MINUTES}`
+              : undefined,
       fires: {
         alertname: 'ImportBacklogGrowing',
         labels: { namespace: NAMESPACE, severity: 'warning' },
@@ -305,8 +323,149 @@ it("fires each alert on its condition over the services' real series, and no oth
         labels: { namespace: NAMESPACE, severity: 'critical' },
       },
     },
+    {
+      name: 'no pod of catalog-api answers its scrape',
+      move: (s) => (matches(s, 'up', { job: 'catalog-api' }) ? stepTo(1, 0) : undefined),
+      fires: {
+        alertname: 'ServiceDown',
+        labels: { namespace: NAMESPACE, job: 'catalog-api', severity: 'critical' },
+      },
+    },
+    {
+      // The Deployment gone: none of its series, `up` included, is there at all.
+      name: 'provisioner-api not scraped at all',
+      move: (s) => (s.labels.job === 'provisioner-api' ? `_x${EVAL_MINUTES}` : undefined),
+      fires: {
+        alertname: 'ServiceTargetsMissing',
+        labels: { job: 'provisioner-api', severity: 'critical' },
+      },
+    },
+    {
+      name: 'an import running, no byte or file copied for half an hour',
+      move: (s) =>
+        matches(s, 'provisioner_queue_jobs', { queue: 'imports', state: 'active' })
+          ? constant(1)
+          : undefined,
+      fires: {
+        alertname: 'ImportStalled',
+        labels: { namespace: NAMESPACE, severity: 'warning' },
+      },
+    },
+    {
+      name: 'storage 95 % full',
+      move: (s) => {
+        if (!matches(s, 'provisioner_storage_free_bytes')) return undefined;
+        const size = scraped.find(
+          series('provisioner_storage_size_bytes', { pod: s.labels.pod }),
+        )!.value;
+        return constant(Math.floor(size * 0.05));
+      },
+      fires: {
+        alertname: 'StorageSpaceLow',
+        labels: { namespace: NAMESPACE, severity: 'warning' },
+      },
+    },
+    {
+      name: "a worker's imports queue connection lost",
+      move: (s) =>
+        matches(s, 'provisioner_queue_worker_connected', {
+          queue: 'imports',
+          pod: 'provisioner-worker-1',
+        })
+          ? stepTo(1, 0)
+          : undefined,
+      fires: {
+        alertname: 'WorkerDisconnected',
+        labels: {
+          namespace: NAMESPACE,
+          pod: 'provisioner-worker-1',
+          queue: 'imports',
+          severity: 'warning',
+        },
+      },
+    },
+    {
+      name: 'imports waiting, none running',
+      move: (s) =>
+        matches(s, 'provisioner_queue_jobs', { queue: 'imports', state: 'waiting' })
+          ? constant(3)
+          : undefined,
+      fires: {
+        alertname: 'ImportsWaitingNoneTaken',
+        labels: { namespace: NAMESPACE, severity: 'critical' },
+      },
+    },
   ];
   promtoolTest(scenarios.map(alertTest));
+});
+
+it('gives every alert a runbook_url into its section of docs/operations.md', () => {
+  const docs = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+  // GitHub's heading anchors: lower case, punctuation dropped, spaces as dashes.
+  const anchors = new Set(
+    [...docs.matchAll(/^#{2,4} (.+)$/gm)].map((m) =>
+      m[1]
+        .toLowerCase()
+        .replace(/[^a-z0-9 -]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+  const runbooks = alertsFile.spec.groups.flatMap((g) =>
+    g.rules.map((r) => ({
+      alert: String(r.alert),
+      runbook: String((r.annotations as Record<string, string>).runbook_url),
+    })),
+  );
+  expect(runbooks.length).toBe(alertNames.length);
+  for (const { alert, runbook } of runbooks) {
+    const [document, anchor] = runbook.split('#');
+    expect({ alert, document, known: anchors.has(anchor) }).toEqual({
+      alert,
+      document: 'set-by-prometheus-operator-parameters',
+      known: true,
+    });
+  }
+});
+
+it("ships a Grafana dashboard whose every query parses and names only the services' metrics", () => {
+  const dashboard = JSON.parse(
+    readFileSync(
+      join(ROOT, 'k8s/components/prometheus-operator/research-data-dashboard.json'),
+      'utf8',
+    ),
+  ) as { uid: string; panels: { title: string; targets: { expr: string }[] }[] };
+  expect(dashboard.uid).toBe('research-data-services');
+  const queries = dashboard.panels.flatMap((panel) =>
+    panel.targets.map((target) => ({ title: panel.title, expr: target.expr })),
+  );
+  expect(queries.length).toBeGreaterThanOrEqual(10);
+  // promtool parses each (as a recording rule, the dashboard variable set to a namespace).
+  writeFileSync(
+    join(dir, 'dashboard-rules.yaml'),
+    stringify({
+      groups: [
+        {
+          name: 'dashboard',
+          rules: queries.map((q, i) => ({
+            record: `dashboard:panel_${i}`,
+            expr: q.expr.replace(/\$namespace/g, NAMESPACE),
+          })),
+        },
+      ],
+    }),
+  );
+  const run = spawnSync(promtool, ['check', 'rules', 'dashboard-rules.yaml'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+  expect({ status: run.status, out: `${run.stdout}${run.stderr}` }).toMatchObject({ status: 0 });
+  const exposed = new Set(scraped.map((s) => s.name));
+  const named = queries.flatMap(({ title, expr }) =>
+    [...expr.matchAll(/\b([a-z_]+_[a-z_]+|up)\{/g)].map((m) => ({ title, metric: m[1] })),
+  );
+  expect(named.length).toBeGreaterThanOrEqual(queries.length);
+  // Histograms are exposed as their _bucket series.
+  expect(named.filter(({ metric }) => !exposed.has(metric))).toEqual([]);
 });
 
 it('scales workers on waiting imports and never below the workers while an import runs', () => {
