@@ -1,6 +1,8 @@
 import { AccessRequestRevocation } from './access-requests/access-request-revocation.entity';
 import { Access } from './accesses/access.entity';
+import { AuditCheckpoint } from './audit/audit-checkpoint.entity';
 import { AuditEntry } from './audit/audit-entry.entity';
+import { AuditHead } from './audit/audit-head.entity';
 import { CatalogVersion } from './catalog-version/catalog-version.entity';
 import { Cohort } from './cohorts/cohort.entity';
 import { Contact } from './contacts/contact.entity';
@@ -50,4 +52,6 @@ export const catalogEntities: (new (...args: never[]) => object)[] = [
   PermissionGrant,
   CatalogVersion,
   AuditEntry,
+  AuditHead,
+  AuditCheckpoint,
 ];

@@ -251,6 +251,24 @@ export class CatalogSettings extends FrontDoorSettings {
   GA4GH_VISA_SOURCE?: string;
 
   /**
+   * File holding the private key (PEM, PKCS#8; Ed25519 or EC P-256) that signs the audit
+   * trail's checkpoints: the head before pruning, and the head an auditor's export carries.
+   * Unset: pruning refuses and exports carry an unsigned head (docs/security.md, the trail).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  AUDIT_SIGNING_KEY_FILE?: string;
+
+  /**
+   * Days the trail keeps an entry; `npm run catalog -- trail prune` deletes older ones after
+   * signing a checkpoint of the last one deleted. Unset: entries are kept forever.
+   */
+  @IsOptional()
+  @IntegerSetting(1, 36500)
+  AUDIT_RETENTION_DAYS?: number;
+
+  /**
    * The institute that publishes the DCAT catalog (`dct:publisher`). Unset: GET /api/dcat
    * answers 404 (the export is not configured). See docs/dcat.md.
    */
