@@ -22,6 +22,8 @@ import { Project } from './projects/project.entity';
 import { Publication } from './projects/publication.entity';
 import { Term } from './terms/term.entity';
 import { Group } from './users/group.entity';
+import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
+import { WebhookSubscription } from './webhooks/webhook-subscription.entity';
 import { User } from './users/user.entity';
 
 /**
@@ -54,4 +56,6 @@ export const catalogEntities: (new (...args: never[]) => object)[] = [
   AuditEntry,
   AuditHead,
   AuditCheckpoint,
+  WebhookSubscription,
+  WebhookDelivery,
 ];

@@ -269,6 +269,35 @@ export class CatalogSettings extends FrontDoorSettings {
   AUDIT_RETENTION_DAYS?: number;
 
   /**
+   * Whether this process sends the subscriptions' webhook messages (every replica may: a
+   * message is leased to one sender). The command-line tool never does.
+   */
+  @BooleanSetting()
+  WEBHOOK_DELIVERY = true;
+
+  /** Seconds between a failed attempt and the next, one per retry; then the dead-letter list. */
+  @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, {
+    message: 'WEBHOOK_RETRY_SECONDS must be a comma list of seconds',
+  })
+  WEBHOOK_RETRY_SECONDS = '5,300,1800,7200,18000,36000';
+
+  /** How long a receiver may take to answer before the attempt counts as failed. */
+  @IntegerSetting(100, 120_000)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** How often the outbox is looked at for new or due messages. */
+  @IntegerSetting(10, 60_000)
+  WEBHOOK_POLL_MS = 500;
+
+  /** Subscriptions may name plain-HTTP URLs (tests, a receiver beside the catalog). */
+  @BooleanSetting()
+  WEBHOOK_ALLOW_HTTP = false;
+
+  get webhookRetrySeconds(): number[] {
+    return this.WEBHOOK_RETRY_SECONDS.split(',').map(Number);
+  }
+
+  /**
    * The institute that publishes the DCAT catalog (`dct:publisher`). Unset: GET /api/dcat
    * answers 404 (the export is not configured). See docs/dcat.md.
    */
