@@ -173,6 +173,29 @@ describe('the audit trail: one hash-chained, append-only log', () => {
     }
   });
 
+  it('chains many entries of one transaction, and gives back the positions of a rolled-back savepoint', async () => {
+    const before = await one<{ seq: string }>('SELECT seq::text AS seq FROM audit_log_head');
+    await c.dataSource.transaction(async (m) => {
+      const insert = (n: number, what: string) =>
+        m.query(
+          `INSERT INTO audit_log (actor_kind, action, object_type, object_id)
+           SELECT 'system', 'test', $2, g::text FROM generate_series(1, $1) g`,
+          [n, what],
+        );
+      await insert(20_000, 'bulk');
+      await m.query('SAVEPOINT s');
+      await insert(5, 'undone');
+      await m.query('ROLLBACK TO SAVEPOINT s');
+      await insert(1, 'after');
+    });
+    const after = await one<{ seq: string }>('SELECT seq::text AS seq FROM audit_log_head');
+    expect(Number(after.seq) - Number(before.seq)).toBe(20_001);
+    expect(await one(`SELECT id::text AS id FROM audit_log WHERE object_type = 'after'`)).toEqual({
+      id: after.seq,
+    });
+    expect((await trail('verify')).code).toBe(0);
+  });
+
   it('nothing lost or half-written when a writer dies mid-transaction', async () => {
     const before = await one<{ seq: string }>('SELECT seq::text AS seq FROM audit_log_head');
     const dying = new Client({ connectionString: c.databaseUrl });

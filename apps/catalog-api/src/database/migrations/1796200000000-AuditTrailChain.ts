@@ -8,9 +8,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - `audit_log_body(row)`: the exact text an entry's hash covers, a JSON array of its fields
  *   (`json_build_array` keeps the order; `change` is printed as jsonb prints it). The verifier
  *   and the exports read it from here, so there is one definition.
- * - `audit_log_chain()` (BEFORE INSERT, each row): locks the head row, gives the row the next
- *   position, the chaining time, the head's hash, and `sha256(prev_hash || body)`, moves the
- *   head. The lock is the transaction's (no session state: safe behind transaction-mode
+ * - `audit_log_chain()` (BEFORE INSERT, each row): locks the head row (a transaction's first
+ *   entry), gives the row the next position, the chaining time, the previous hash, and
+ *   `sha256(prev_hash || body)`; `audit_log_move_head()` (deferred to commit) moves the head. The lock is the transaction's (no session state: safe behind transaction-mode
  *   PgBouncer) and serialises appends from every replica; a rollback gives the position back.
  * - `audit_log_append_only()` (BEFORE UPDATE OR DELETE, each row): refuses, except a delete
  *   inside the pruning transaction, which sets `audit.prune` locally after signing a checkpoint.
@@ -67,19 +67,38 @@ export class AuditTrailChain1796200000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "audit_log" ALTER COLUMN "prev_hash" SET NOT NULL`);
     await queryRunner.query(`ALTER TABLE "audit_log" ALTER COLUMN "hash" SET NOT NULL`);
 
+    // The head is read and locked at a transaction's first entry; its later entries chain from
+    // the position and hash kept in transaction-local settings, and the head row is written once,
+    // at commit (a deferred trigger, by the last entry): rewriting one row per entry made a
+    // transaction of n entries cost n² (each update walks the row's chain of versions).
     await queryRunner.query(`
       CREATE FUNCTION audit_log_chain() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
+        cached text := current_setting('audit.chain_seq', true);
         head_seq bigint;
         head_hash bytea;
       BEGIN
-        SELECT seq, hash INTO head_seq, head_hash FROM audit_log_head WHERE id = 1 FOR UPDATE;
+        IF cached IS NULL OR cached = '' THEN
+          SELECT seq, hash INTO head_seq, head_hash FROM audit_log_head WHERE id = 1 FOR UPDATE;
+        ELSE
+          head_seq := cached::bigint;
+          head_hash := decode(current_setting('audit.chain_hash'), 'hex');
+        END IF;
         NEW.id := head_seq + 1;
         NEW.at := clock_timestamp();
         NEW.prev_hash := head_hash;
         NEW.hash := sha256(head_hash || convert_to(audit_log_body(NEW), 'UTF8'));
-        UPDATE audit_log_head SET seq = NEW.id, hash = NEW.hash WHERE id = 1;
+        PERFORM set_config('audit.chain_seq', NEW.id::text, true);
+        PERFORM set_config('audit.chain_hash', encode(NEW.hash, 'hex'), true);
         RETURN NEW;
+      END $$`);
+    await queryRunner.query(`
+      CREATE FUNCTION audit_log_move_head() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.id = current_setting('audit.chain_seq')::bigint THEN
+          UPDATE audit_log_head SET seq = NEW.id, hash = NEW.hash WHERE id = 1;
+        END IF;
+        RETURN NULL;
       END $$`);
     await queryRunner.query(`
       CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -94,11 +113,15 @@ export class AuditTrailChain1796200000000 implements MigrationInterface {
       FOR EACH ROW EXECUTE FUNCTION audit_log_chain()`);
     await queryRunner.query(`CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
       FOR EACH ROW EXECUTE FUNCTION audit_log_append_only()`);
+    await queryRunner.query(`CREATE CONSTRAINT TRIGGER audit_log_move_head AFTER INSERT ON audit_log
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit_log_move_head()`);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TRIGGER audit_log_move_head ON audit_log`);
     await queryRunner.query(`DROP TRIGGER audit_log_append_only ON audit_log`);
     await queryRunner.query(`DROP TRIGGER audit_log_chain ON audit_log`);
+    await queryRunner.query(`DROP FUNCTION audit_log_move_head()`);
     await queryRunner.query(`DROP FUNCTION audit_log_append_only()`);
     await queryRunner.query(`DROP FUNCTION audit_log_chain()`);
     await queryRunner.query(`DROP FUNCTION audit_log_body(audit_log)`);
