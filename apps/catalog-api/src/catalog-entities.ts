@@ -1,6 +1,8 @@
 import { AccessRequestRevocation } from './access-requests/access-request-revocation.entity';
 import { Access } from './accesses/access.entity';
+import { AuditCheckpoint } from './audit/audit-checkpoint.entity';
 import { AuditEntry } from './audit/audit-entry.entity';
+import { AuditHead } from './audit/audit-head.entity';
 import { CatalogVersion } from './catalog-version/catalog-version.entity';
 import { Cohort } from './cohorts/cohort.entity';
 import { Contact } from './contacts/contact.entity';
@@ -20,6 +22,8 @@ import { Project } from './projects/project.entity';
 import { Publication } from './projects/publication.entity';
 import { Term } from './terms/term.entity';
 import { Group } from './users/group.entity';
+import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
+import { WebhookSubscription } from './webhooks/webhook-subscription.entity';
 import { User } from './users/user.entity';
 
 /**
@@ -50,4 +54,8 @@ export const catalogEntities: (new (...args: never[]) => object)[] = [
   PermissionGrant,
   CatalogVersion,
   AuditEntry,
+  AuditHead,
+  AuditCheckpoint,
+  WebhookSubscription,
+  WebhookDelivery,
 ];

@@ -3,13 +3,14 @@ import { AdminModule } from './admin/admin.module';
 import { AuditModule } from './audit/audit.module';
 import { ImportsModule } from './catalog-imports/imports.module';
 import { StorageRegistrationsModule } from './storage-registrations/storage-registrations.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The write side of the catalog contract (§5): imports, administration, the audit trail, and the
- * provisioner's storage registrations.
+ * provisioner's storage registrations, and webhook subscriptions to the trail.
  */
 @Module({
-  imports: [AuditModule, ImportsModule, AdminModule, StorageRegistrationsModule],
-  exports: [AuditModule, ImportsModule, AdminModule],
+  imports: [AuditModule, ImportsModule, AdminModule, StorageRegistrationsModule, WebhooksModule],
+  exports: [AuditModule, ImportsModule, AdminModule, WebhooksModule],
 })
 export class CatalogWriteModule {}

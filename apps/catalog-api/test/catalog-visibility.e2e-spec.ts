@@ -346,7 +346,11 @@ describe('catalog read visibility per key kind', () => {
     const rows = async () => (await counts()).split(',').slice(0, 7).join(',');
     const before = await rows();
     // As if the last step (the accesses and the entry marking the load) had not committed.
-    await c.dataSource.query(`DELETE FROM audit_log WHERE action = 'load-demo'`);
+    // The trail is append-only: only a delete marked as pruning passes its trigger.
+    await c.dataSource.transaction(async (m) => {
+      await m.query(`SELECT set_config('audit.prune', 'on', true)`);
+      await m.query(`DELETE FROM audit_log WHERE action = 'load-demo'`);
+    });
     await c.dataSource.query(
       `DELETE FROM accesses WHERE access_notes = 'Automatically terminated'`,
     );

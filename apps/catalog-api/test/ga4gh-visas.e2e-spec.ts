@@ -165,6 +165,16 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
       const [visa] = await broker.accept(second);
       expect(visa.claims.exp).toBe(midnight(utcDay(11)));
       expect(visa.claims.jti).not.toBe(decodeJwt(first.ga4gh_passport_v1[0]).jti);
+      // Each visa signed is in the audit trail, once, by its jti; one read again is not.
+      const issued = await t.dataSource.query<{ object_id: string; change: object }[]>(
+        `SELECT object_id, change FROM audit_log WHERE object_type = 'visa' AND action = 'issue'
+         AND change->>'subject' = 'sub-ada' ORDER BY id`,
+      );
+      expect(issued.map((e) => e.object_id).slice(-2)).toEqual([
+        decodeJwt(first.ga4gh_passport_v1[0]).jti,
+        visa.claims.jti,
+      ]);
+      expect(issued.at(-1)?.change).toMatchObject({ subject: 'sub-ada', exp: visa.claims.exp });
     });
 
     it('gives an unknown person an empty passport, and a person without accesses too', async () => {

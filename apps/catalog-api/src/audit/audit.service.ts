@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import type { EntityManager } from 'typeorm';
-import { AuditFilter, AuditRepository, AuditRow } from './audit.repository';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { ReportedEventInput } from './audit-events.dto';
+import { AuditFilter, AuditRepository, AuditRow, ReportedAuditRow } from './audit.repository';
 
 /** Who made a change. Build it from a request principal with `actorFromPrincipal`. */
 export interface AuditActor {
@@ -58,11 +59,45 @@ export function actorFromPrincipal(principal: Principal | undefined): AuditActor
 
 /**
  * The audit trail. `record` writes with the caller's transaction manager, so an entry exists
- * exactly when the change it describes was committed.
+ * exactly when the change it describes was committed; the database chains it (see
+ * AuditEntry). Record last in a transaction: from the first entry on, the transaction holds
+ * the chain head, and every other writer's entry waits for its commit.
  */
 @Injectable()
 export class AuditService {
-  constructor(private readonly entries: AuditRepository) {}
+  constructor(
+    private readonly entries: AuditRepository,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  /**
+   * Events another service saw (the provisioner's DRS decisions, bytes served, imports
+   * published), chained in the order given in one transaction; an event id already in the
+   * trail is skipped, so a retried report records nothing twice.
+   */
+  async report(
+    events: ReportedEventInput[],
+    actor: AuditActor,
+  ): Promise<{ recorded: number; already: number }> {
+    const rows = events.map((event): ReportedAuditRow => {
+      const [objectType, action] = event.type.split('.');
+      const { id, type: _type, object_id, ...facts } = event;
+      return {
+        event_id: id,
+        actor_kind: actor.kind,
+        actor_id: actor.id === undefined || actor.id === null ? null : String(actor.id),
+        actor_name: actor.name ?? null,
+        action,
+        object_type: objectType,
+        object_id,
+        change: withoutSecrets(facts),
+      };
+    });
+    const recorded = await this.dataSource.transaction((manager) =>
+      this.entries.insertReported(manager, rows),
+    );
+    return { recorded, already: events.length - recorded };
+  }
 
   async record(manager: EntityManager, entry: AuditRecord): Promise<void> {
     await this.recordMany(manager, [entry]);

@@ -89,10 +89,11 @@ export async function runCli(
 
   let settings: CatalogSettings;
   try {
-    // The tool never migrates (`npm run migrate` does) and keeps stdout for its JSON.
+    // The tool never migrates (`npm run migrate` does) nor sends webhooks, and keeps stdout for its JSON.
     settings = loadCatalogSettings({
       ...env,
       MIGRATIONS_RUN: 'false',
+      WEBHOOK_DELIVERY: 'false',
       LOG_LEVEL: env.CLI_LOG_LEVEL ?? 'silent',
     });
   } catch (error) {

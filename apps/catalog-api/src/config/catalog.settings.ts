@@ -252,6 +252,53 @@ export class CatalogSettings extends FrontDoorSettings {
   GA4GH_VISA_SOURCE?: string;
 
   /**
+   * File holding the private key (PEM, PKCS#8; Ed25519 or EC P-256) that signs the audit
+   * trail's checkpoints: the head before pruning, and the head an auditor's export carries.
+   * Unset: pruning refuses and exports carry an unsigned head (docs/security.md, the trail).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  AUDIT_SIGNING_KEY_FILE?: string;
+
+  /**
+   * Days the trail keeps an entry; `npm run catalog -- trail prune` deletes older ones after
+   * signing a checkpoint of the last one deleted. Unset: entries are kept forever.
+   */
+  @IsOptional()
+  @IntegerSetting(1, 36500)
+  AUDIT_RETENTION_DAYS?: number;
+
+  /**
+   * Whether this process sends the subscriptions' webhook messages (every replica may: a
+   * message is leased to one sender). The command-line tool never does.
+   */
+  @BooleanSetting()
+  WEBHOOK_DELIVERY = true;
+
+  /** Seconds between a failed attempt and the next, one per retry; then the dead-letter list. */
+  @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, {
+    message: 'WEBHOOK_RETRY_SECONDS must be a comma list of seconds',
+  })
+  WEBHOOK_RETRY_SECONDS = '5,300,1800,7200,18000,36000';
+
+  /** How long a receiver may take to answer before the attempt counts as failed. */
+  @IntegerSetting(100, 120_000)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** How often the outbox is looked at for new or due messages. */
+  @IntegerSetting(10, 60_000)
+  WEBHOOK_POLL_MS = 500;
+
+  /** Subscriptions may name plain-HTTP URLs (tests, a receiver beside the catalog). */
+  @BooleanSetting()
+  WEBHOOK_ALLOW_HTTP = false;
+
+  get webhookRetrySeconds(): number[] {
+    return this.WEBHOOK_RETRY_SECONDS.split(',').map(Number);
+  }
+
+  /**
    * The institute that publishes the DCAT catalog (`dct:publisher`). Unset: GET /api/dcat
    * answers 404 (the export is not configured). See docs/dcat.md.
    */

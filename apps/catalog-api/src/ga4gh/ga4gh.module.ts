@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { Ga4ghController } from './ga4gh.controller';
 import { VisaKeys } from './visa-keys';
 import { VisasRepository } from './visas.repository';
@@ -6,6 +7,7 @@ import { VisasService } from './visas.service';
 
 /** GA4GH Passport visas from the catalog's access grants, and the keys that verify them. */
 @Module({
+  imports: [AuditModule],
   controllers: [Ga4ghController],
   providers: [VisaKeys, VisasRepository, VisasService],
 })

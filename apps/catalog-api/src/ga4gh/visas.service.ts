@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { AuditRecord, AuditService } from '../audit/audit.service';
 import { PassportMemo } from './passport-memo';
 import { signCompact, type PublicJwk } from './visa-signing-key';
 import { VisaIssuer, VisaKeys } from './visa-keys';
@@ -14,6 +15,8 @@ const DAY_SECONDS = 86_400;
 /** Bytes of visas the passport memo holds per replica (about 18 passports of 1,000 visas). */
 const MEMO_BYTES = 16 * 1024 * 1024;
 const RETIRED_KEYS_TTL_MS = 60_000;
+/** The author of a visa in the trail: the catalog signs it when a passport is read. */
+const VISA_ISSUER = { kind: 'system', name: 'visa issuer' };
 
 /** What a visa asserts, bar `iat` and `jti` (which only say when it was signed). */
 interface VisaContent {
@@ -49,6 +52,7 @@ export class VisasService {
     private readonly dataSource: DataSource,
     private readonly keys: VisaKeys,
     private readonly visas: VisasRepository,
+    private readonly audit: AuditService,
   ) {}
 
   private readonly memo = new PassportMemo(MEMO_BYTES);
@@ -75,6 +79,7 @@ export class VisasService {
     const { rows, digest } = await this.visas.accessesOf(manager, state.holder, expired);
     const lifetime = issuer.defaultLifetimeDays * DAY_SECONDS;
     const fresh: SignedVisa[] = [];
+    const issued: AuditRecord[] = [];
     let renewAt = Number.POSITIVE_INFINITY;
     const jws = rows.map((row) => {
       const content = contentOf(issuer, subject, row);
@@ -87,11 +92,19 @@ export class VisasService {
       const exp = reusable ? (row.visa_expires as number) : (content.exp ?? now + lifetime);
       if (content.exp === null) renewAt = Math.min(renewAt, exp - lifetime / 2);
       if (reusable) return row.jws as string;
-      const signed = sign(issuer, content, now, exp);
+      const jti = randomUUID();
+      const signed = sign(issuer, content, now, exp, jti);
       fresh.push({ accessId: row.id, version, jws: signed, expires: exp });
+      issued.push({
+        actor: VISA_ISSUER,
+        action: 'issue',
+        objectType: 'visa',
+        objectId: jti,
+        change: { subject, dataset: row.accession, access_id: row.id, exp, kid: issuer.key.kid },
+      });
       return signed;
     });
-    if (fresh.length > 0) await this.remember(issuer.key.publicJwk, fresh);
+    if (fresh.length > 0) await this.remember(issuer.key.publicJwk, fresh, issued);
     const body = json({ ga4gh_passport_v1: jws });
     this.memo.set(key, digest, body, renewAt);
     return body;
@@ -118,11 +131,13 @@ export class VisasService {
 
   private retired?: { at: number; keys: PublicJwk[] };
 
-  private remember(key: PublicJwk, fresh: SignedVisa[]): Promise<void> {
+  /** Keeps the visas signed, and records each in the audit trail in the same transaction. */
+  private remember(key: PublicJwk, fresh: SignedVisa[], issued: AuditRecord[]): Promise<void> {
     const lastExpires = fresh.reduce((latest, visa) => Math.max(latest, visa.expires), -Infinity);
-    return this.dataSource.transaction((manager) =>
-      this.visas.keep(manager, key, lastExpires, fresh),
-    );
+    return this.dataSource.transaction(async (manager) => {
+      await this.visas.keep(manager, key, lastExpires, fresh);
+      await this.audit.recordMany(manager, issued);
+    });
   }
 }
 
@@ -157,7 +172,13 @@ function versionOf(content: VisaContent, row: VisaAccessRow): string {
     .digest('hex');
 }
 
-function sign(issuer: VisaIssuer, content: VisaContent, iat: number, exp: number): string {
+function sign(
+  issuer: VisaIssuer,
+  content: VisaContent,
+  iat: number,
+  exp: number,
+  jti: string,
+): string {
   // Members in the order REMS writes them; `jti` last.
   const claims = {
     iss: content.iss,
@@ -165,7 +186,7 @@ function sign(issuer: VisaIssuer, content: VisaContent, iat: number, exp: number
     iat,
     exp,
     ga4gh_visa_v1: content.visa,
-    jti: randomUUID(),
+    jti,
   };
   return signCompact(content.header, claims, issuer.key.privateKey, issuer.key.alg);
 }

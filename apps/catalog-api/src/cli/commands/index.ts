@@ -11,6 +11,8 @@ import {
 import { expireAccessesCommand } from './expire-accesses.command';
 import { idpSyncCommand } from './idp-sync.command';
 import { importCommand } from './import.command';
+import { subscriptionsCommand } from './subscriptions.command';
+import { trailCommand } from './trail.command';
 import { createUserCommand, rotateKeyCommand, updateUserCommand } from './users.commands';
 import { auditCommand, loadVocabularyCommand } from './vocabulary-audit.commands';
 
@@ -31,4 +33,6 @@ export const CLI_COMMANDS: CliCommand[] = [
   auditCommand,
   expireAccessesCommand,
   idpSyncCommand,
+  trailCommand,
+  subscriptionsCommand,
 ];

@@ -15,6 +15,8 @@ import { Ga4ghVisas1795800000000 } from './1795800000000-Ga4ghVisas';
 import { StorageCopyBytesAndChecksum1795900000000 } from './1795900000000-StorageCopyBytesAndChecksum';
 import { StorageLocationDigest1796000000000 } from './1796000000000-StorageLocationDigest';
 import { StorageCopyDrsUri1796100000000 } from './1796100000000-StorageCopyDrsUri';
+import { AuditTrailChain1796200000000 } from './1796200000000-AuditTrailChain';
+import { WebhookSubscriptions1796300000000 } from './1796300000000-WebhookSubscriptions';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -37,4 +39,6 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   StorageCopyBytesAndChecksum1795900000000,
   StorageLocationDigest1796000000000,
   StorageCopyDrsUri1796100000000,
+  AuditTrailChain1796200000000,
+  WebhookSubscriptions1796300000000,
 ];
