@@ -9,6 +9,9 @@ import {
 } from './demo-catalog.fixture';
 
 const PD = [
+  // The demo drop zone's datasets, granted to the demo researcher.
+  'Baseline phenotypes',
+  'Baseline whole-exome reads',
   'PD-OMICS blood transcriptomics',
   'PD-OMICS clinical follow-up',
   'PD-OMICS imaging',
@@ -51,6 +54,8 @@ describe('catalog read visibility per key kind', () => {
       [
         'catalogEndpoint',
         [
+          'Baseline phenotypes',
+          'Baseline whole-exome reads',
           'EPIC-DREM chromatin accessibility',
           'EPIC-DREM sequencing data',
           'PD-OMICS blood transcriptomics',
@@ -265,6 +270,7 @@ describe('catalog read visibility per key kind', () => {
           'Alice White',
           'John Black',
           'Olga Auditor',
+          'Rita Researcher',
           'Roy Blue',
           'Sara Steward',
           'Victor Viewer',
