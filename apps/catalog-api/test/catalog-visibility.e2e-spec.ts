@@ -308,6 +308,33 @@ describe('catalog read visibility per key kind', () => {
       expect(res.body).toEqual([await c.accession('PD-OMICS blood transcriptomics')]);
     });
 
+    it('says why an access is left out, to the global key only (explain=true)', async () => {
+      // Roy's accesses of the test above: one listed, one expired, one on an unexposed dataset.
+      const res = await c
+        .get('/api/permissions/demo-oidc-roy-blue?explain=true', 'global')
+        .expect(200);
+      expect(res.body).toEqual({
+        subject: 'demo-oidc-roy-blue',
+        accessions: [await c.accession('PD-OMICS blood transcriptomics')],
+        not_listed: [
+          {
+            accession: await c.accession('EPIC-DREM sequencing data'),
+            title: 'EPIC-DREM sequencing data',
+            reason: 'expired',
+          },
+          {
+            accession: await c.accession('PD-OMICS imaging'),
+            title: 'PD-OMICS imaging',
+            reason: 'not_exposed',
+          },
+        ],
+      });
+      for (const key of ['granted', 'catalogEndpoint'] as const) {
+        await c.get('/api/permissions/demo-oidc-victor-viewer?explain=true', key).expect(403);
+      }
+      await c.get('/api/permissions/nobody?explain=true', 'global').expect(404);
+    });
+
     it('a user key may ask only about itself', async () => {
       await c.get('/api/permissions/demo-oidc-victor-viewer', 'granted').expect(200);
       const res = await c.get('/api/permissions/demo-oidc-lars-jensen', 'granted').expect(403);
