@@ -110,9 +110,12 @@ describe('npm start: the first hour', () => {
   }, START_MS + 60_000);
 
   afterAll(async () => {
-    if (start?.child.exitCode === null) {
+    if (start?.child.exitCode === null && start.child.signalCode === null) {
       start.child.kill('SIGTERM');
+      // A stop that hangs is a failure of its own; its processes still end (they watch npm start).
+      const kill = setTimeout(() => start.child.kill('SIGKILL'), STOP_MS);
       await start.exited;
+      clearTimeout(kill);
     }
     rmSync(dir, { recursive: true, force: true });
   }, STOP_MS * 2);
