@@ -8,14 +8,17 @@
 // catalog with a registration key of its own (the catalog gets only the key's SHA-256).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { embeddedPostgresBlocker } from './lib/embedded-postgres.mjs';
-import { startOptions, USAGE } from './lib/start-options.mjs';
+import { deathOf, startOptions, USAGE } from './lib/start-options.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const dataDir = join(root, '.data');
+// START_DATA_DIR: another place for the keys, the embedded database and the state file (tests).
+const dataDir = resolve(root, process.env.START_DATA_DIR ?? '.data');
+/** What a running `npm start` tells the tools beside it (the catalog CLI, `npm run drs`). */
+const stateFile = join(dataDir, 'npm-start.json');
 const say = (message) => process.stdout.write(`[start] ${message}\n`);
 
 function run(command, args, env = process.env) {
@@ -23,9 +26,10 @@ function run(command, args, env = process.env) {
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.status})`);
 }
 
+/** The newest modification time of the TypeScript under `path` that a build compiles (tests aside). */
 function newestMtime(path) {
   const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
+  if (!stat.isDirectory()) return path.endsWith('.ts') && !/\.(e2e-)?spec\.ts$/.test(path) ? stat.mtimeMs : 0;
   return readdirSync(path).reduce((max, name) => Math.max(max, newestMtime(join(path, name))), 0);
 }
 
@@ -36,14 +40,25 @@ function installIfNeeded() {
   run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
+/** The compiled entry points: a build is current when none is older than the newest source. */
+const BUILT = [
+  'dist/apps/catalog-api/apps/catalog-api/src/main.js',
+  'dist/apps/provisioner/apps/provisioner/src/main.js',
+  'dist/apps/provisioner/apps/provisioner/src/worker.js',
+];
+
 function buildIfNeeded() {
-  const built = join(root, 'dist', '.built');
-  const sources = Math.max(newestMtime(join(root, 'apps')), newestMtime(join(root, 'libs')));
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  const sources = Math.max(...['apps/catalog-api/src', 'apps/provisioner/src', 'libs'].map((dir) => newestMtime(join(root, dir))));
+  const built = BUILT.map((path) => join(root, path));
+  if (built.every((path) => existsSync(path) && statSync(path).mtimeMs >= sources)) return;
   say('building…');
   run('npm', ['run', 'build']);
-  writeFileSync(built, new Date().toISOString());
 }
+
+/** The demo researcher's subject (DEMO_RESEARCHER in apps/catalog-api/src/demo/demo-catalog.ts). */
+const DEMO_RESEARCHER = 'demo-oidc-rita-researcher';
+/** The publisher /api/dcat names when the demo runs without DCAT_PUBLISHER_NAME. */
+const DEMO_DCAT_PUBLISHER = 'Demo Institute (npm start; set DCAT_PUBLISHER_NAME)';
 
 const LOCAL_KEYS = [
   'GLOBAL_API_KEY',
@@ -96,7 +111,7 @@ async function ensureDatabases(serverUrl, names) {
 async function waitReady(url, child, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${url}: the process exited (${child.exitCode})`);
+    if (ended(child)) throw new Error(`${url}: the process exited (${child.signalCode ?? child.exitCode})`);
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
       if (res.ok) return;
@@ -107,6 +122,9 @@ async function waitReady(url, child, timeoutMs = 60_000) {
   }
   throw new Error(`${url} not ready within ${timeoutMs / 1000} s`);
 }
+
+/** The child has ended: exited (exitCode) or been killed by a signal (signalCode, exitCode null). */
+const ended = (child) => child.exitCode !== null || child.signalCode !== null;
 
 const children = [];
 let embedded;
@@ -124,7 +142,14 @@ function startEmbeddedDatabase(dir, port) {
   });
   return new Promise((resolveStart, reject) => {
     let buffered = '';
-    child.once('exit', (code) => reject(new Error(`the embedded PostgreSQL exited (${code})`)));
+    child.once('exit', (code, signal) => {
+      reject(new Error(`the embedded PostgreSQL exited (${signal ?? code})`));
+      // After it started: the services lose their database, so say so and stop them all.
+      if (!stopping) {
+        say(`the embedded PostgreSQL DIED: ${deathOf(code, signal)}; stopping everything`);
+        void stopAll(1);
+      }
+    });
     child.stdout.on('data', (chunk) => {
       buffered += chunk;
       const line = buffered.split('\n')[0];
@@ -132,9 +157,10 @@ function startEmbeddedDatabase(dir, port) {
       const { url } = JSON.parse(line);
       resolveStart({
         url,
+        pid: child.pid,
         stop: () =>
           new Promise((done) => {
-            if (child.exitCode !== null) return done();
+            if (ended(child)) return done();
             child.once('exit', done);
             child.kill('SIGTERM');
           }),
@@ -151,7 +177,7 @@ async function stopAll(code) {
     children.map(
       ({ child }) =>
         new Promise((done) => {
-          if (child.exitCode !== null) return done();
+          if (ended(child)) return done();
           const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
           child.once('exit', () => {
             clearTimeout(kill);
@@ -165,16 +191,28 @@ async function stopAll(code) {
     say('stopping the embedded PostgreSQL…');
     await embedded.stop();
   }
+  rmSync(stateFile, { force: true });
   say('stopped.');
   process.exit(code);
 }
 
-/** Services run in process groups of their own, so each gets exactly one SIGTERM, from us. */
+/**
+ * Services run in process groups of their own, so each gets exactly one SIGTERM, from us. Their
+ * stdin is a pipe from this process, watched by scripts/lib/end-with-parent.js: however this
+ * process ends (a SIGKILL included), the pipe closes and each service shuts down.
+ */
 function startProcess(name, script, env, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: root, env, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+  const watch = ['--require', join(root, 'scripts/lib/end-with-parent.js')];
+  const child = spawn(process.execPath, [...watch, ...nodeArgs, script], {
+    cwd: root,
+    env: { ...env, END_WITH_PARENT: '1' },
+    detached: true,
+    stdio: ['pipe', 'inherit', 'inherit'],
+  });
   child.on('exit', (code, signal) => {
     if (!stopping) {
-      say(`${name} exited unexpectedly (${signal ?? code}); stopping everything`);
+      process.exitCode = 1;
+      say(`${name} DIED: ${deathOf(code, signal, nodeArgs)}; stopping everything`);
       void stopAll(1);
     }
   });
@@ -202,8 +240,8 @@ async function main() {
   let catalogDb = process.env.DATABASE_URL;
   let provisionerDb = process.env.PROVISIONER_DATABASE_URL ?? process.env.DATABASE_URL;
   if (options.embedded) {
-    say('no DATABASE_URL: starting an embedded PostgreSQL (data in .data/postgres)…');
-    embedded = await startEmbeddedDatabase(join(dataDir, 'postgres'), Number(process.env.EMBEDDED_POSTGRES_PORT ?? 54329));
+    say(`no DATABASE_URL: starting an embedded PostgreSQL (data in ${join(dataDir, 'postgres')})…`);
+    embedded = await startEmbeddedDatabase(join(dataDir, 'postgres'), options.ports.embeddedPostgres);
     await ensureDatabases(embedded.url, ['catalog', 'provisioner']);
     catalogDb = `${embedded.url}/catalog`;
     provisionerDb = `${embedded.url}/provisioner`;
@@ -219,10 +257,13 @@ async function main() {
     ...base,
     DATABASE_URL: catalogDb,
     GLOBAL_API_KEY: keys.GLOBAL_API_KEY,
-    REGISTRATION_API_KEY_SHA256: createHash('sha256').update(keys.CATALOG_API_KEY).digest('hex'),
-    GA4GH_BROKER_API_KEY_SHA256: createHash('sha256').update(keys.GA4GH_BROKER_API_KEY).digest('hex'),
-    PORT: process.env.CATALOG_PORT ?? '3000',
+    REGISTRATION_API_KEY_SHA256: sha256(keys.CATALOG_API_KEY),
+    // The provisioner's local broker key, beside the brokers the operator configured.
+    GA4GH_BROKER_API_KEY_SHA256: appendToList(process.env.GA4GH_BROKER_API_KEY_SHA256, sha256(keys.GA4GH_BROKER_API_KEY)),
+    PORT: String(options.ports.catalog),
   };
+  // /api/dcat is off without a publisher: the demo names one (an operator's setting wins).
+  if (options.demoData) catalogEnv.DCAT_PUBLISHER_NAME ??= DEMO_DCAT_PUBLISHER;
   // Visas name the public URL (iss, jku): locally, the address the catalog listens on.
   catalogEnv.CATALOG_SOURCE ??= `http://${probeHost(options.host)}:${catalogEnv.PORT}`;
   catalogEnv.GA4GH_VISA_KEY_FILE ??= localVisaKey();
@@ -234,8 +275,8 @@ async function main() {
     // Every import the worker publishes is registered in this catalog.
     CATALOG_URL: process.env.CATALOG_URL ?? `http://${probeHost(options.host)}:${catalogEnv.PORT}`,
     CATALOG_API_KEY: keys.CATALOG_API_KEY,
-    PORT: process.env.PROVISIONER_PORT ?? '3001',
-    WORKER_HEALTH_PORT: process.env.WORKER_HEALTH_PORT ?? '3002',
+    PORT: String(options.ports.provisioner),
+    WORKER_HEALTH_PORT: String(options.ports.worker),
   };
   // Imported data served as GA4GH DRS objects to holders of the catalog's visas.
   provisionerEnv.DRS_PUBLIC_URL ??= `http://${probeHost(options.host)}:${provisionerEnv.PORT}`;
@@ -266,7 +307,35 @@ async function main() {
     waitReady(`http://${probeHost(options.host)}:${provisionerEnv.PORT}/health/ready`, api),
     waitReady(`http://${probeHost(options.host)}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`, worker),
   ]);
-  printBanner(catalogEnv, provisionerEnv, keys, demo);
+  writeFileSync(
+    stateFile,
+    JSON.stringify(
+      {
+        pid: process.pid,
+        catalog_url: `http://${probeHost(options.host)}:${catalogEnv.PORT}`,
+        provisioner_url: provisionerEnv.DRS_PUBLIC_URL,
+        catalog_database_url: embedded ? catalogDb : undefined,
+        broker_key_file: join(dataDir, 'local-keys.json'),
+        demo_researcher: options.demoData ? DEMO_RESEARCHER : undefined,
+        processes: {
+          ...Object.fromEntries(children.map(({ name, child }) => [name, child.pid])),
+          ...(embedded ? { 'embedded-postgres': embedded.pid } : {}),
+        },
+      },
+      null,
+      2,
+    ),
+    { mode: 0o600 },
+  );
+  printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl: embedded && catalogDb, demoData: options.demoData });
+}
+
+const sha256 = (text) => createHash('sha256').update(text).digest('hex');
+
+/** `value` added to a comma list, which keeps what it held (an operator's setting is never dropped). */
+function appendToList(list, value) {
+  const items = (list ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+  return [...new Set([...items, value])].join(',');
 }
 
 /** Where this machine reaches a service listening on `host` (a wildcard: the loopback). */
@@ -303,24 +372,44 @@ async function loadDemoData(catalogDist, provisionerDist, catalogEnv, provisione
   return results;
 }
 
-function printBanner(catalogEnv, provisionerEnv, keys, demo) {
+function printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl, demoData }) {
   const host = probeHost(catalogEnv.HOST) === '127.0.0.1' ? 'localhost' : probeHost(catalogEnv.HOST);
+  const catalog = `http://${host}:${catalogEnv.PORT}`;
+  const provisioner = `http://${host}:${provisionerEnv.PORT}`;
+  const writeKey = keys.PROVISIONER_API_KEY;
   const lines = [
     '',
     `Everything is up, listening on ${catalogEnv.HOST}${catalogEnv.HOST === '127.0.0.1' ? ' (this machine only; HOST=0.0.0.0 opens it to the network)' : ''}:`,
-    `  catalog-api         http://${host}:${catalogEnv.PORT}   (try /api/cohorts)`,
-    `  provisioner API     http://${host}:${provisionerEnv.PORT}   (try /submissions/dropzone)`,
-    `  provisioner worker  http://${host}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`,
-    `  GA4GH DRS           http://${host}:${provisionerEnv.PORT}/ga4gh/drs/v1/service-info   (imported data, to visa holders)`,
-    '',
-    'Keys (local use only; kept in .data/local-keys.json):',
-    `  catalog global key        ${keys.GLOBAL_API_KEY}`,
-    `  provisioner write key     ${keys.PROVISIONER_API_KEY}`,
-    `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS.split(',')[0]}`,
+    `  catalog-api         ${catalog}   (try /api/cohorts)`,
+    `    API docs          ${catalog}/api/docs   metrics ${catalog}/metrics`,
+    `  provisioner API     ${provisioner}   (try /submissions/dropzone)`,
+    `    API docs          ${provisioner}/docs   metrics ${provisioner}/metrics`,
+    `    queue dashboard   ${provisioner}/admin/queues   (sign in with the provisioner write key)`,
+    `  provisioner worker  http://${host}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready   metrics /metrics`,
+    `  GA4GH DRS           ${provisioner}/ga4gh/drs/v1/service-info   (imported data, to visa holders)`,
   ];
-  if (demo.keys) lines.push('', 'Demo keys (random for this installation; kept in .data/demo-keys.json):');
+  if (catalogEnv.DCAT_PUBLISHER_NAME) lines.push(`  DCAT                ${catalog}/api/dcat   (publisher: ${catalogEnv.DCAT_PUBLISHER_NAME})`);
+  if (embeddedUrl) lines.push(`  embedded database   ${embeddedUrl}   (\`npm run catalog\` finds it while this runs)`);
+  lines.push(
+    '',
+    `Keys (local use only; kept in ${join(dataDir, 'local-keys.json')}):`,
+    `  catalog global key        ${keys.GLOBAL_API_KEY}`,
+    `  provisioner write key     ${writeKey}`,
+    `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS.split(',')[0]}`,
+  );
+  if (demo.keys) lines.push('', `Demo keys (random for this installation; kept in ${join(dataDir, 'demo-keys.json')}):`);
   for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  ${name}: ${value}`);
-  lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' http://${host}:${catalogEnv.PORT}/api/datasets`, 'Ctrl-C stops everything.', '');
+  if (demoData) {
+    lines.push(
+      '',
+      `The journey: a deposit to a researcher's bytes (the demo researcher, subject ${DEMO_RESEARCHER}, holds a grant for the demo drop zone's datasets):`,
+      `  curl -i -X POST -H 'X-API-Key: ${writeKey}' -H 'Content-Type: application/json' -d '{"dataset_id":"ELX-DS-0001"}' ${provisioner}/datasets/dropzone/import`,
+      `  curl -H 'X-API-Key: ${writeKey}' ${provisioner}/imports/<id from the Location header>   (catalog.drs_uri, once registered)`,
+      `  npm run drs -- get <drs_uri>             the dataset's manifest: the DRS URI of each file`,
+      `  npm run drs -- get <a file's drs URI>    the file, its SHA-256 verified`,
+    );
+  }
+  lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' ${catalog}/api/datasets`, 'Ctrl-C stops everything.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }
 

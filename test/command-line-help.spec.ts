@@ -37,6 +37,7 @@ describe('command-line entries answer --help without side effects', () => {
       '5',
     ],
     'npm run bench': [...TS, 'scripts/bench/bench.ts'],
+    'npm run drs': ['scripts/drs.mjs', 'get'],
     'demo drop zone (npm start)': entryCommand('provisioner', 'src/demo/demo-dropzone.cli').args,
   };
 

@@ -22,6 +22,7 @@ interface StartOptions {
   embedded: boolean;
   demoData: boolean;
   host: string;
+  ports: Record<string, number>;
 }
 
 /** What `npm start` decides for this environment and these arguments (the module is ESM, run by node). */
@@ -58,6 +59,29 @@ describe('npm start (scripts/start.mjs) defaults', () => {
       embedded: false,
       demoData: true,
     });
+  });
+
+  it('refuses PORT, which cannot name its three listeners, and reads the four port variables', () => {
+    expect(() => startOptions({ PORT: '8080' })).toThrow(
+      /PORT is not read by npm start, which runs three services: set CATALOG_PORT \(3000\), PROVISIONER_PORT \(3001\) and WORKER_HEALTH_PORT \(3002\) instead/,
+    );
+    expect(startOptions({}).ports).toEqual({
+      catalog: 3000,
+      provisioner: 3001,
+      worker: 3002,
+      embeddedPostgres: 54329,
+    });
+    expect(
+      startOptions({
+        CATALOG_PORT: '4000',
+        PROVISIONER_PORT: '4001',
+        WORKER_HEALTH_PORT: '4002',
+        EMBEDDED_POSTGRES_PORT: '5500',
+      }).ports,
+    ).toEqual({ catalog: 4000, provisioner: 4001, worker: 4002, embeddedPostgres: 5500 });
+    expect(() => startOptions({ CATALOG_PORT: 'http' })).toThrow(
+      /CATALOG_PORT must be a port number \(1-65535\), not "http"/,
+    );
   });
 
   it('refuses an argument it does not know instead of ignoring it', () => {

@@ -7,7 +7,29 @@ export const USAGE = `Usage: npm start [-- --demo-data]
 
 Builds when needed and runs the catalog API, the provisioner API and its worker on this machine.
 Without DATABASE_URL an embedded PostgreSQL under .data/ is started and the demo data loaded into
-it; --demo-data loads the demo data into the configured database too. See README.md.`;
+it; --demo-data loads the demo data into the configured database too. Ports: CATALOG_PORT (3000),
+PROVISIONER_PORT (3001), WORKER_HEALTH_PORT (3002), EMBEDDED_POSTGRES_PORT (54329). See README.md.`;
+
+/** The ports npm start listens on, by the variable that sets each, with its default. */
+const PORTS = {
+  catalog: ['CATALOG_PORT', 3000],
+  provisioner: ['PROVISIONER_PORT', 3001],
+  worker: ['WORKER_HEALTH_PORT', 3002],
+  embeddedPostgres: ['EMBEDDED_POSTGRES_PORT', 54329],
+};
+
+function portsOf(env) {
+  const ports = {};
+  for (const [name, [variable, fallback]] of Object.entries(PORTS)) {
+    const text = env[variable];
+    const port = text === undefined || text === '' ? fallback : Number(text);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new Error(`${variable} must be a port number (1-65535), not "${text}"`);
+    }
+    ports[name] = port;
+  }
+  return ports;
+}
 
 /**
  * `embedded`: no DATABASE_URL, so an embedded PostgreSQL is started under .data/.
@@ -21,10 +43,28 @@ export function startOptions(env, argv) {
     throw new Error(`unknown argument ${unknown.join(' ')} (usage: npm start [-- --demo-data])`);
   }
   if (argv.includes('--help') || argv.includes('-h')) return { help: true };
+  // One PORT cannot name three listeners: refused, never silently ignored.
+  if (env.PORT) {
+    throw new Error(
+      `PORT is not read by npm start, which runs three services: set CATALOG_PORT (3000), PROVISIONER_PORT (3001) and WORKER_HEALTH_PORT (3002) instead, and unset PORT`,
+    );
+  }
   const embedded = !env.DATABASE_URL;
   return {
     embedded,
     demoData: embedded || argv.includes('--demo-data'),
     host: env.HOST || '127.0.0.1',
+    ports: portsOf(env),
   };
+}
+
+/** Why a child process ended, in words: a kill by SIGKILL may be the out-of-memory killer. */
+export function deathOf(code, signal, nodeArgs = []) {
+  if (signal === 'SIGKILL') {
+    const heap = nodeArgs.find((arg) => arg.startsWith('--max-old-space-size='));
+    const cap = heap ? `; its heap cap is ${heap.split('=')[1]} MiB` : '';
+    return `killed by SIGKILL (the out-of-memory killer, or a kill -9${cap})`;
+  }
+  if (signal) return `killed by ${signal}`;
+  return `exited with code ${code} (its last log lines above say why)`;
 }

@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import {
   chmodSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -388,6 +389,19 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     const count = await run('samtools', ['view', '-c', '-X', bam, bai, REGION], dir);
     expect(made.localCount).toBeGreaterThan(100);
     expect(Number(count.toString().trim())).toBe(made.localCount);
+  });
+
+  it("lets samtools find the BAM's index by URL alone (<url>.bai), as beside a local file", async () => {
+    const ids = await objectIds();
+    const bam = await accessUrl(ids.get('reads.bam')!);
+    // An empty working directory: htslib keeps a remote index there, and looks there first.
+    const fresh = mkdtempSync(join(dir, 'no-index-'));
+    const count = await run('samtools', ['view', '-c', bam, REGION], fresh);
+    expect(Number(count.toString().trim())).toBe(made.localCount);
+    // The index's bytes under its own name; a name that is no file beside the object is a 404.
+    expect((await bytesOf(`${bam}.bai`)).equals(made.bai)).toBe(true);
+    const other = await fetch(bam.replace(/[^/]+$/, 'elsewhere.bam'));
+    expect(other.status).toBe(404);
   });
 
   it('answers curl range reads with the stored bytes: 206, HEAD, ETag, and 416 past the end', async () => {

@@ -68,6 +68,19 @@ describe('docs/openapi/ holds the documents the services serve', () => {
     const served = (await request(catalog.server).get('/api/docs-json').expect(200))
       .body as OpenAPIObject;
     compare('catalog-api', served);
+    // A newcomer's first request names the docs, open to all.
+    const home = await request(catalog.server).get('/').expect(200);
+    expect(home.body).toEqual({
+      service: 'Catalog API',
+      version: served.info.version,
+      links: {
+        docs: '/api/docs',
+        openapi: '/api/docs-json',
+        health: '/health/ready',
+        metrics: '/metrics',
+      },
+    });
+    await request(catalog.server).get(home.body.links.docs).redirects(1).expect(200);
   });
 
   it('provisioner.json', async () => {
@@ -77,6 +90,19 @@ describe('docs/openapi/ holds the documents the services serve', () => {
       const served = (await request(api.getHttpServer()).get('/docs-json').expect(200))
         .body as OpenAPIObject;
       compare('provisioner', served);
+      const home = await request(api.getHttpServer()).get('/').expect(200);
+      expect(home.body).toEqual({
+        service: 'Provisioner API',
+        version: served.info.version,
+        links: {
+          docs: '/docs',
+          openapi: '/docs-json',
+          health: '/health/ready',
+          metrics: '/metrics',
+          queue_dashboard: '/admin/queues',
+        },
+      });
+      await request(api.getHttpServer()).get(home.body.links.docs).redirects(1).expect(200);
     } finally {
       await api.close();
     }

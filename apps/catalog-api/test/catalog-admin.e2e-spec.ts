@@ -5,6 +5,7 @@ import {
   TEST_GLOBAL_KEY,
 } from '../../../test/support/catalog-app';
 import { loadDemoData } from '../src/demo/demo-data-loader';
+import { DEMO_DATASETS } from '../src/demo/demo-catalog';
 import { DEMO_KEYS, KEYS } from './demo-catalog.fixture';
 import { expectRefusedUnchanged, writer } from './catalog-writes.fixture';
 
@@ -125,7 +126,7 @@ describe('catalog administration routes', () => {
       expect(row.api_key_hash).not.toContain(firstKey);
       // An auditor sees every dataset.
       const datasets = await w.get('/api/datasets', firstKey).expect(200);
-      expect(datasets.body.items).toHaveLength(10);
+      expect(datasets.body.items).toHaveLength(DEMO_DATASETS.length);
     });
 
     it('refuses a taken username (409) and bad fields (400), changing nothing', async () => {

@@ -1,5 +1,5 @@
 import { CatalogTestApp, startCatalogApp } from '../../../test/support/catalog-app';
-import { DEMO_USERS } from '../src/demo/demo-catalog';
+import { DEMO_DATASETS, DEMO_USERS } from '../src/demo/demo-catalog';
 import { DemoCatalog, startDemoCatalog } from './demo-catalog.fixture';
 import { writer } from './catalog-writes.fixture';
 
@@ -63,7 +63,7 @@ describe('round trip: export, import, export again', () => {
     expect(records(first.partners).length).toBe(5);
     expect(records(first.cohorts).length).toBe(2);
     expect(records(first.projects).length).toBe(3);
-    expect(records(first.datasets).length).toBe(10);
+    expect(records(first.datasets).length).toBe(DEMO_DATASETS.length);
     expect(records(first.contracts).length).toBe(1);
   });
 

@@ -9,6 +9,9 @@ import {
 } from './demo-catalog.fixture';
 
 const PD = [
+  // The demo drop zone's datasets, granted to the demo researcher.
+  'Baseline phenotypes',
+  'Baseline whole-exome reads',
   'PD-OMICS blood transcriptomics',
   'PD-OMICS clinical follow-up',
   'PD-OMICS imaging',
@@ -51,6 +54,8 @@ describe('catalog read visibility per key kind', () => {
       [
         'catalogEndpoint',
         [
+          'Baseline phenotypes',
+          'Baseline whole-exome reads',
           'EPIC-DREM chromatin accessibility',
           'EPIC-DREM sequencing data',
           'PD-OMICS blood transcriptomics',
@@ -265,6 +270,7 @@ describe('catalog read visibility per key kind', () => {
           'Alice White',
           'John Black',
           'Olga Auditor',
+          'Rita Researcher',
           'Roy Blue',
           'Sara Steward',
           'Victor Viewer',
@@ -300,6 +306,33 @@ describe('catalog read visibility per key kind', () => {
       );
       const res = await c.get('/api/permissions/demo-oidc-roy-blue', 'global').expect(200);
       expect(res.body).toEqual([await c.accession('PD-OMICS blood transcriptomics')]);
+    });
+
+    it('says why an access is left out, to the global key only (explain=true)', async () => {
+      // Roy's accesses of the test above: one listed, one expired, one on an unexposed dataset.
+      const res = await c
+        .get('/api/permissions/demo-oidc-roy-blue?explain=true', 'global')
+        .expect(200);
+      expect(res.body).toEqual({
+        subject: 'demo-oidc-roy-blue',
+        accessions: [await c.accession('PD-OMICS blood transcriptomics')],
+        not_listed: [
+          {
+            accession: await c.accession('EPIC-DREM sequencing data'),
+            title: 'EPIC-DREM sequencing data',
+            reason: 'expired',
+          },
+          {
+            accession: await c.accession('PD-OMICS imaging'),
+            title: 'PD-OMICS imaging',
+            reason: 'not_exposed',
+          },
+        ],
+      });
+      for (const key of ['granted', 'catalogEndpoint'] as const) {
+        await c.get('/api/permissions/demo-oidc-victor-viewer?explain=true', key).expect(403);
+      }
+      await c.get('/api/permissions/nobody?explain=true', 'global').expect(404);
     });
 
     it('a user key may ask only about itself', async () => {

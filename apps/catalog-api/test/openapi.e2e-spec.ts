@@ -161,6 +161,10 @@ const CONTRACT_QUERIES: Record<string, object[]> = {
   'GET /api/ga4gh/permissions/{user_oidc_id}': [
     { name: 'expired', required: false, schema: { type: 'boolean' } },
   ],
+  // Issue 56: a permission query says why an access is left out, to the global key.
+  'GET /api/permissions/{user_oidc_id}': [
+    { name: 'explain', required: false, schema: { type: 'boolean' } },
+  ],
 };
 
 /** Errors each route answers beyond the shared ones (401/403/400/413/415/500/503). */

@@ -8,6 +8,7 @@ import { PROVISIONER_VERSION } from './import-pipeline/provisioner-version';
 import { configureQueueBackend } from './queue/queue-backend';
 import { assertQueueSession } from './queue/queue-session';
 import { ProvisionerWorkerModule } from './worker.module';
+import { QUEUE_DASHBOARD_ROUTE } from './queue-dashboard/queue-dashboard.module';
 
 async function create(
   module: DynamicModule,
@@ -33,7 +34,12 @@ export async function createProvisionerApiApp(
   const backend = configureQueueBackend(settings, 'api');
   await assertQueueSession(backend);
   const app = await create(ProvisionerApiModule.forRoot(settings, backend), settings);
-  setupOpenApi(app, { title: 'Provisioner API', version: PROVISIONER_VERSION, path: 'docs' });
+  setupOpenApi(app, {
+    title: 'Provisioner API',
+    version: PROVISIONER_VERSION,
+    path: 'docs',
+    links: { queue_dashboard: QUEUE_DASHBOARD_ROUTE },
+  });
   return app;
 }
 

@@ -91,6 +91,8 @@ describe('the demo drop zone of npm start', () => {
         .set('X-API-Key', TEST_WRITE_KEY)
         .send({ dataset_id: id })
         .expect(202);
+      // Where the queued import is followed.
+      expect(res.headers.location).toBe(`/imports/${res.body.id}`);
       const done = await waitForImport(apps.api, res.body.id);
       expect(done).toMatchObject({ state: 'imported', error: null });
       expect(done.path).toBe(`projects/PD-OMICS/ELX_LU_SUB-1/data/raw/${id}`);

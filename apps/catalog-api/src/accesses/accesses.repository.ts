@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessStatus } from './access.entity';
-import { USABLE_ACCESS_SQL } from './usable-access';
+import { CURRENT_ACCESS_SQL, USABLE_ACCESS_SQL } from './usable-access';
 
 /** Who holds an access: a user or a contact. */
 export interface AccessHolder {
@@ -56,6 +56,32 @@ export class AccessesRepository {
       [holder.id],
     );
     return rows.map((row) => row.elu_accession);
+  }
+
+  /**
+   * Every access of the holder with what decides whether /api/permissions lists it: whether it
+   * is current, and whether its dataset has an accession and an exposure (usable-access.ts).
+   */
+  async explainedAccesses(
+    manager: EntityManager,
+    holder: AccessHolder,
+  ): Promise<
+    {
+      accession: string | null;
+      title: string;
+      status: AccessStatus;
+      current: boolean;
+      exposed: boolean;
+    }[]
+  > {
+    const column = holder.kind === 'user' ? 'user_id' : 'contact_id';
+    return manager.query(
+      `SELECT d.elu_accession AS accession, d.title, a.status, (${CURRENT_ACCESS_SQL}) AS current,
+         EXISTS (SELECT 1 FROM exposures e WHERE e.dataset_id = d.id) AS exposed
+       FROM accesses a JOIN datasets d ON d.id = a.dataset_id
+       WHERE a.${column} = $1 ORDER BY d.title, a.id`,
+      [holder.id],
+    );
   }
 
   /** The datasets' accesses with their notes, oldest first. */

@@ -121,6 +121,18 @@ export const DEMO_CONTACTS: {
   },
 ];
 
+/**
+ * The researcher of the demo's whole journey: granted the datasets of the demo drop zone, whose
+ * imports register under these titles in PD-OMICS (apps/provisioner/src/demo/demo-dropzone.ts),
+ * so their DRS objects are hers to read. `npm start` prints her subject (scripts/start.mjs) and
+ * `npm run drs` acts as her beside it.
+ */
+export const DEMO_RESEARCHER = {
+  username: 'rita.researcher',
+  subject: 'demo-oidc-rita-researcher',
+  datasets: ['Baseline whole-exome reads', 'Baseline phenotypes'],
+} as const;
+
 export const DEMO_USERS: {
   username: string;
   first: string;
@@ -181,6 +193,15 @@ export const DEMO_USERS: {
     active: true,
     oidc: 'demo-oidc-victor-viewer',
     withKey: true,
+  },
+  {
+    username: DEMO_RESEARCHER.username,
+    first: 'Rita',
+    last: 'Researcher',
+    groups: [],
+    active: true,
+    oidc: DEMO_RESEARCHER.subject,
+    withKey: false,
   },
   {
     username: 'former.staff',
@@ -395,6 +416,21 @@ export const DEMO_DATASETS: DemoDataset[] = [
   ),
   dataset('Iron deficiency proteomics', 'IRON-DEF', ['alice.white'], ['Proteomics'], []),
   dataset('Iron deficiency pilot', 'IRON-DEF', ['alice.white'], ['Other_omics_data'], []),
+  // The demo drop zone's datasets: its imports register their storage copies here.
+  dataset(
+    DEMO_RESEARCHER.datasets[0],
+    'PD-OMICS',
+    ['alice.white'],
+    ['Exome_sequencing'],
+    ["Luxembourg Parkinson's Study"],
+  ),
+  dataset(
+    DEMO_RESEARCHER.datasets[1],
+    'PD-OMICS',
+    ['alice.white'],
+    ['Clinical_data'],
+    ["Luxembourg Parkinson's Study"],
+  ),
 ];
 
 export const DEMO_ENDPOINTS = [
@@ -413,4 +449,6 @@ export const DEMO_EXPOSURES: [string, number, number, boolean][] = [
   ['PD-OMICS clinical follow-up', 1, 8, true],
   ['EPIC-DREM sequencing data', 0, 9, false],
   ['EPIC-DREM chromatin accessibility', 0, 9, true],
+  [DEMO_RESEARCHER.datasets[0], 0, 7, false],
+  [DEMO_RESEARCHER.datasets[1], 0, 7, false],
 ];

@@ -25,6 +25,7 @@ import { UsersRepository } from '../users/users.repository';
 import {
   DEMO_COHORTS,
   DEMO_CONTACTS,
+  DEMO_RESEARCHER,
   DEMO_ENDPOINTS,
   DEMO_EXPOSURES,
   DEMO_PARTNERS,
@@ -251,6 +252,20 @@ async function writeAccessesAndMarkLoaded(app: INestApplicationContext): Promise
         wasGeneratedAutomatically: false,
         applicationId: null,
       },
+      // The demo researcher's grants: the drop zone's datasets, read over DRS once imported.
+      ...(await Promise.all(
+        DEMO_RESEARCHER.datasets.map(async (title) => ({
+          datasetId: await datasetIdByTitle(app, title, m),
+          holder: { kind: 'user' as const, id: await userId(DEMO_RESEARCHER.username) },
+          status: 'active' as const,
+          grantedOn: today,
+          grantExpiresOn: null,
+          accessNotes: 'Demo researcher: the demo drop zone, read over GA4GH DRS.',
+          createdById: steward,
+          wasGeneratedAutomatically: false,
+          applicationId: null,
+        })),
+      )),
     ];
     // A catalog loaded before the load was marked (an older loader) has them already.
     const present = await accesses.notesOf(

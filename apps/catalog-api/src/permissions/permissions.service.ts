@@ -5,6 +5,7 @@ import { AccessesRepository } from '../accesses/accesses.repository';
 import { PeopleRepository } from '../people/people.repository';
 import { UsersRepository } from '../users/users.repository';
 import type { Viewer } from '../auth/viewer';
+import type { NotListedReason, PermissionsExplained } from './permissions.dto';
 
 @Injectable()
 export class PermissionsService {
@@ -36,4 +37,42 @@ export class PermissionsService {
     if (person === undefined) throw new NotFoundError('No user or contact with this identifier');
     return this.accesses.usableDatasetAccessions(manager, person);
   }
+
+  /**
+   * Why each of the person's accesses is listed or not, for the global key only: an admin who
+   * gets `[]` learns that the access ended, or that its dataset has no exposure yet
+   * (`npm run catalog -- expose`), instead of guessing.
+   */
+  async explain(
+    manager: EntityManager,
+    viewer: Viewer,
+    oidcId: string,
+  ): Promise<PermissionsExplained> {
+    if (viewer.kind !== 'global') {
+      throw new ForbiddenError('Only the global key may ask why (explain=true)');
+    }
+    const person = await this.people.findBySubject(manager, oidcId);
+    if (person === undefined) throw new NotFoundError('No user or contact with this identifier');
+    const rows = await this.accesses.explainedAccesses(manager, person);
+    const accessions = new Set<string>();
+    const notListed: PermissionsExplained['not_listed'] = [];
+    for (const row of rows) {
+      const reason = notListedReason(row);
+      if (reason === undefined) accessions.add(row.accession!);
+      else notListed.push({ accession: row.accession, title: row.title, reason });
+    }
+    return { subject: oidcId, accessions: [...accessions].sort(), not_listed: notListed };
+  }
+}
+
+function notListedReason(row: {
+  accession: string | null;
+  status: string;
+  current: boolean;
+  exposed: boolean;
+}): NotListedReason | undefined {
+  if (!row.current) return row.status === 'terminated' ? 'terminated' : 'expired';
+  if (row.accession === null) return 'no_accession';
+  if (!row.exposed) return 'not_exposed';
+  return undefined;
 }

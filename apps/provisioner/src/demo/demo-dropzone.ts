@@ -53,6 +53,7 @@ function demoSubmissions(): DemoSubmission[] {
       datasets: [
         {
           id: 'ELX-DS-0001',
+          // The titles of DEMO_RESEARCHER's datasets in the demo catalog, whose grants they get.
           title: 'Baseline whole-exome reads',
           files: {
             'README.txt': Buffer.from('Paired-end reads of two baseline samples (demo data).\n'),

@@ -35,7 +35,10 @@ const MAX_REMEMBERED_SUBJECTS = 10_000;
  * catalog's one rule (its accesses/usable-access.ts), never decided here.
  */
 export class DrsAuthorizer {
-  private readonly grants = new Map<string, { until: number; answer: Promise<DrsCaller> }>();
+  private readonly grants = new Map<
+    string,
+    { until: number; asked: number; answer: Promise<DrsCaller> }
+  >();
 
   constructor(
     private readonly verifier: VisaVerifier,
@@ -76,7 +79,17 @@ export class DrsAuthorizer {
     }
     const [subject] = subjects;
     note(subject);
-    const current = await this.currentGrants(`subject:${subject}`, subject);
+    const key = `subject:${subject}`;
+    let current = await this.currentGrants(key, subject);
+    // A visa signed after the remembered answer was asked for speaks of a grant that answer may
+    // not know yet: asked again at once, so a new grant is as prompt as a revocation (each new
+    // visa causes at most one more question; older visas, a revoked grant's, cause none).
+    const unconfirmed = verified.filter((visa) => !current.accessions.has(visa.value));
+    // `iat` is in whole seconds: a visa of second n may be signed up to n + 1.
+    const newest = unconfirmed.reduce((max, visa) => Math.max(max, visa.iat + 1), 0) * 1000;
+    if (newest > (this.grants.get(key)?.asked ?? Infinity)) {
+      current = await this.currentGrants(key, subject, undefined, true);
+    }
     const claimed = new Set(verified.map((visa) => visa.value));
     return {
       subject,
@@ -100,16 +113,25 @@ export class DrsAuthorizer {
   }
 
   /** The subject's current grants per the catalog, remembered for the grant-check time. */
-  private currentGrants(key: string, subject: string, login?: string): Promise<DrsCaller> {
+  private currentGrants(
+    key: string,
+    subject: string,
+    login?: string,
+    fresh = false,
+  ): Promise<DrsCaller> {
     const now = Date.now();
     const kept = this.grants.get(key);
-    if (kept !== undefined && kept.until > now) return kept.answer;
+    if (!fresh && kept !== undefined && kept.until > now) return kept.answer;
     const answer = this.askCatalog(subject, login);
     this.grants.delete(key);
     if (this.grants.size >= MAX_REMEMBERED_SUBJECTS) {
       this.grants.delete(this.grants.keys().next().value as string);
     }
-    this.grants.set(key, { until: now + this.options.grantCheckSeconds * 1000, answer });
+    this.grants.set(key, {
+      until: now + this.options.grantCheckSeconds * 1000,
+      asked: now,
+      answer,
+    });
     // A failed answer is never remembered.
     answer.catch(() => {
       if (this.grants.get(key)?.answer === answer) this.grants.delete(key);

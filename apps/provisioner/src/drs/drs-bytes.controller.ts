@@ -13,8 +13,8 @@ import { DrsService } from './drs.service';
 
 /**
  * The bytes behind an access URL (`/drs-bytes/<token>/<name>`): the token is the credential, so
- * the route is outside the API-key guard; the name is only for clients that guess a format from
- * a URL's last segment. GET (and HEAD, which Express routes to GET), one range at a time.
+ * the route is outside the API-key guard; the name is the object's, or a file's beside it in the
+ * same dataset (an index found by URL: DrsService.bytesOf). GET (and HEAD, which Express routes to GET), one range at a time.
  */
 @ApiExcludeController()
 @Controller(ACCESS_URL_ROUTE)
@@ -32,12 +32,17 @@ export class DrsBytesController {
   }
 
   @Get(':token/:name')
-  get(@Param('token') token: string, @Req() req: Request, @Res() res: Response) {
-    return this.send(token, req, res);
+  get(
+    @Param('token') token: string,
+    @Param('name') name: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    return this.send(token, name, req, res);
   }
 
-  private async send(token: string, req: Request, res: Response): Promise<void> {
-    const target = await this.drs.bytesOf(token);
+  private async send(token: string, name: string, req: Request, res: Response): Promise<void> {
+    const target = await this.drs.bytesOf(token, name);
     if (target.kind === 'url') return res.redirect(307, target.url);
     if (target.kind === 'file' && this.offloadPrefix !== null) {
       // As sendFile: only the regular file of the recorded size is handed over (nginx's

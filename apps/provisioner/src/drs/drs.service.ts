@@ -214,14 +214,20 @@ export class DrsService {
     };
   }
 
-  /** What an access token lets its holder read, or a refusal (expired, forged, gone). */
-  async bytesOf(token: string): Promise<ByteTarget> {
+  /**
+   * What an access token lets its holder read, or a refusal (expired, forged, gone). `name`, the
+   * URL's last segment, is the object's own name or a file beside it in the same dataset (the
+   * grant is the dataset's): a client that finds an index by URL (htslib asks for
+   * `<url of foo.bam>.bai`) gets the index, never the object's bytes under the index's name.
+   */
+  async bytesOf(token: string, name?: string): Promise<ByteTarget> {
     this.enabled();
     const grant = this.urls.read(token);
     if (grant === 'expired') throw new DrsError(403, 'url_expired', 'The access URL has expired');
     if (grant === undefined)
       throw new DrsError(403, 'url_invalid', 'Not an access URL of this service');
-    const { dataset, file } = await this.resolve(grant.object);
+    const resolved = await this.resolve(grant.object);
+    const { dataset, file } = name === undefined ? resolved : namedIn(resolved, name);
     if (file === undefined) {
       return {
         kind: 'bytes',
@@ -405,6 +411,23 @@ export class DrsService {
 
 function summary(requested: number, resolved: number) {
   return { requested, resolved, unresolved: requested - resolved };
+}
+
+/** The object of an access URL, or the file named `name` beside it; else a 404. */
+function namedIn(resolved: Resolved, name: string): Resolved {
+  const { dataset, file } = resolved;
+  const own = file === undefined ? manifestName(dataset) : nameOf(file.path);
+  if (name === own) return resolved;
+  if (file !== undefined) {
+    const dir = file.path.slice(0, file.path.lastIndexOf('/') + 1);
+    const beside = dataset.files.filter(
+      (f) => f.path.startsWith(dir) && !f.path.slice(dir.length).includes('/'),
+    );
+    const found =
+      beside.find((f) => f.path === `${dir}${name}`) ?? beside.find((f) => nameOf(f.path) === name);
+    if (found !== undefined) return { dataset, file: found };
+  }
+  throw new DrsError(404, 'not_found', `This access URL is for ${own}: no ${name} beside it`);
 }
 
 /** A portable file name ([A-Za-z0-9._-], the spec's `name`) from a path's last segment. */

@@ -13,6 +13,8 @@ export interface VerifiedVisa {
   sub: string;
   value: string;
   exp: number;
+  /** When the visa was signed (epoch seconds; 0 when it does not say). */
+  iat: number;
 }
 
 /** Why a visa was refused (audited with the refusal). */
@@ -75,7 +77,12 @@ export class VisaVerifier {
       return 'signature';
     }
     const visa = claims.ga4gh_visa_v1 as { value: string };
-    const verified = { sub: claims.sub as string, value: visa.value, exp: claims.exp as number };
+    const verified = {
+      sub: claims.sub as string,
+      value: visa.value,
+      exp: claims.exp as number,
+      iat: typeof claims.iat === 'number' ? claims.iat : 0,
+    };
     this.remember(digest, verified, now);
     return verified;
   }

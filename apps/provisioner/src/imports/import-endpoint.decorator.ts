@@ -12,15 +12,27 @@ import { ImportRecord, ImportReply } from './import-record';
 export function ImportEndpoint(summary: string): MethodDecorator {
   return applyDecorators(
     ApiOperation({ summary }),
-    ApiResponse({ status: 202, description: 'Queued: the import record' }),
-    ApiResponse({ status: 200, description: 'Already imported: the import record' }),
+    ApiResponse({
+      status: 202,
+      description: 'Queued: the import record; `Location` is where it is followed',
+      headers: { Location: { description: '`/imports/<id>`', schema: { type: 'string' } } },
+    }),
+    ApiResponse({
+      status: 200,
+      description: 'Already imported: the import record',
+      headers: { Location: { description: '`/imports/<id>`', schema: { type: 'string' } } },
+    }),
     ApiErrorResponses(404, 409, 503),
     Post('import'),
   );
 }
 
-/** The status depends on the outcome, so it is set on the passthrough response; the body is the record. */
+/**
+ * The status depends on the outcome, so it is set on the passthrough response; the body is the
+ * record, and `Location` names where it is followed (`GET /imports/<id>`, RFC 9110 15.3.3).
+ */
 export function sendImportReply(res: Response, reply: ImportReply): ImportRecord {
   res.status(reply.status);
+  res.setHeader('Location', `/imports/${encodeURIComponent(reply.record.id)}`);
   return reply.record;
 }

@@ -1,3 +1,4 @@
+import type { Application } from 'express';
 import { INestApplication } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer, Reflector } from '@nestjs/core';
@@ -17,6 +18,8 @@ export interface OpenApiOptions {
   description?: string;
   /** Where the UI is served (`api/docs`); the document is at `<path>-json`. */
   path: string;
+  /** Further pages `GET /` names besides the docs, health and metrics (e.g. a dashboard). */
+  links?: Record<string, string>;
 }
 
 type Access = { kind: 'public' | 'optional' | 'key'; bearer: boolean };
@@ -145,14 +148,29 @@ export function buildOpenApiDocument(
 }
 
 /**
- * Serves the document (`<path>-json`) and its UI (`<path>`), both open: the Swagger routes are
- * plain Express routes, outside the global guard. Call before `init()`/`listen()`.
+ * Serves the document (`<path>-json`) and its UI (`<path>`), both open, and `GET /`, which names
+ * them (a newcomer's first request): plain Express routes, outside the global guard. Call before
+ * `init()`/`listen()`.
  */
 export function setupOpenApi(app: INestApplication, options: OpenApiOptions): OpenAPIObject {
   const document = buildOpenApiDocument(app, options);
   SwaggerModule.setup(options.path, app, document, {
     jsonDocumentUrl: `${options.path}-json`,
     raw: ['json'],
+  });
+  const home = JSON.stringify({
+    service: options.title,
+    version: options.version,
+    links: {
+      docs: `/${options.path}`,
+      openapi: `/${options.path}-json`,
+      health: '/health/ready',
+      metrics: '/metrics',
+      ...options.links,
+    },
+  });
+  (app.getHttpAdapter().getInstance() as Application).get('/', (_req, res) => {
+    res.type('application/json; charset=utf-8').send(home);
   });
   return document;
 }
