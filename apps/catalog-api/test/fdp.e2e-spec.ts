@@ -156,6 +156,9 @@ describe('GET /fdp (a FAIR Data Point over the catalog)', () => {
     await q(`INSERT INTO storage_locations (dataset_id, platform, location, byte_size, manifest_sha256)
       SELECT id, 'HPC', '/srv/' || id, 1000 + id, encode(sha256(convert_to('m' || id, 'UTF8')), 'hex')
       FROM datasets WHERE title LIKE '% copy'`);
+    // The NON_PUBLIC copy is served by the provisioner's DRS (a dcat:accessService).
+    await q(`UPDATE storage_locations SET drs_uri = 'drs://drs.catalog.test/P~S~' || dataset_id
+      WHERE dataset_id = (SELECT id FROM datasets WHERE title = 'controlled_access copy')`);
     await q(`INSERT INTO transfers (dataset_id, partner_id, transfer_details, transfer_date, import_id)
       SELECT id, (SELECT id FROM partners WHERE acronym = 'CH'), 'import', DATE '2026-03-01', 'import-' || id
       FROM datasets WHERE title LIKE '% copy'`);

@@ -470,6 +470,12 @@ export class DcatExporter {
           node.ref(iri('dcatap', 'applicableLegislation'), law);
       ds.ref(iri('dcat', 'distribution'), node.id);
       nodes.push(node);
+      const service = drsService(storage.drs_uri);
+      if (service !== undefined) {
+        // The GA4GH DRS server that serves the copy: HealthDCAT-AP's access service.
+        node.ref(iri('dcat', 'accessService'), service.id);
+        nodes.push(service.ref(iri('dcat', 'servesDataset'), id));
+      }
       if (storage.manifest_sha256 !== null) {
         const checksum = new RdfNode(`${node.id}-checksum`, [iri('spdx', 'Checksum')])
           .ref(iri('spdx', 'algorithm'), SHA256)
@@ -484,6 +490,23 @@ export class DcatExporter {
     }
     return nodes;
   }
+}
+
+/**
+ * The GA4GH DRS service a `drs://<host>/<id>` URI names: the DRS 1.x API at
+ * `https://<host>/ga4gh/drs/v1/` (the spec's hostname-based URI resolution).
+ */
+function drsService(drsUri: string | null): RdfNode | undefined {
+  const host = drsUri === null ? null : /^drs:\/\/([^/]+)\//.exec(drsUri)?.[1];
+  if (host === null || host === undefined) return undefined;
+  const endpoint = `https://${host}/ga4gh/drs/v1/`;
+  return new RdfNode(endpoint, [iri('dcat', 'DataService')])
+    .lit(iri('dct', 'title'), `GA4GH Data Repository Service at ${host}`)
+    .ref(iri('dcat', 'endpointURL'), endpoint)
+    .lit(
+      iri('dct', 'description'),
+      'GA4GH DRS 1.x: resolves the drs:// URI of the copy to its files once access is granted.',
+    );
 }
 
 /** SPDX's SHA-256 (the range shape wants it typed spdx:ChecksumAlgorithm in the graph). */
