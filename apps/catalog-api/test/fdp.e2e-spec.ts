@@ -193,6 +193,21 @@ describe('GET /fdp (a FAIR Data Point over the catalog)', () => {
         .map((l) => `${BASE}/fdp/distribution/${accessions.get(`${l} nocopy`)}/access-request`)
         .sort(),
     );
+    // The copy served by DRS names its server as a dcat:DataService.
+    const drs = 'https://drs.catalog.test/ga4gh/drs/v1/';
+    expect(
+      crawl.union
+        .filter((q) => q.predicate.value === `${DCAT}accessService`)
+        .map((q) => q.object.value),
+    ).toEqual([drs]);
+    expect(
+      crawl.union.some(
+        (q) =>
+          q.subject.value === drs &&
+          q.predicate.value === RDF_TYPE &&
+          q.object.value === `${DCAT}DataService`,
+      ),
+    ).toBe(true);
     // The catalog was read over two pages (six datasets, four a page).
     expect(crawl.records.has(`${BASE}/fdp/catalog?page=2`)).toBe(true);
   });
