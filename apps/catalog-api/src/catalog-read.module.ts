@@ -4,6 +4,7 @@ import { CohortsModule } from './cohorts/cohorts.module';
 import { ContractsModule } from './contracts/contracts.module';
 import { DatasetsModule } from './datasets/datasets.module';
 import { DcatModule } from './dcat/dcat.module';
+import { FdpModule } from './fdp/fdp.module';
 import { PartnersModule } from './partners/partners.module';
 import { PermissionsModule } from './permissions/permissions.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -21,6 +22,7 @@ import { UsersModule } from './users/users.module';
     UsersModule,
     PermissionsModule,
     DcatModule,
+    FdpModule,
   ],
 })
 export class CatalogReadModule {}

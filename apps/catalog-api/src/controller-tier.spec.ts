@@ -33,8 +33,18 @@ const PUBLIC = [
   'POST /api/accessreq/revoke',
   'GET /api/jwk',
   'GET /api/dcat/context.jsonld',
+  'GET /fdp/profile/:kind',
+  'GET /fdp/profile/:kind/shacl',
 ];
-const OPTIONAL_KEY = ['GET /api/partners', 'GET /api/dcat', 'GET /api/dcat/datasets/:accession'];
+const OPTIONAL_KEY = [
+  'GET /api/partners',
+  'GET /api/dcat',
+  'GET /api/dcat/datasets/:accession',
+  'GET /fdp',
+  'GET /fdp/catalog',
+  'GET /fdp/dataset/:accession',
+  'GET /fdp/distribution/:accession/:key',
+];
 /** Routes for the global key alone: other kinds are refused even where they could read. */
 const GLOBAL_ONLY =
   /^(POST \/api\/(partners|cohorts|projects|datasets|contracts)|\w+ \/api\/(admin|idp)\/.*)$/;

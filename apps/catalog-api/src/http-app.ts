@@ -14,6 +14,7 @@ import { AccessRequestRefusalsService } from './access-requests/access-request-r
 import { AccessRequestGate } from './access-requests/access-request-gate';
 import { CatalogAppModule } from './app.module';
 import { FastReads } from './read-cache/fast-reads';
+import { FdpIndexScheduler } from './fdp/fdp-index.scheduler';
 import type { CatalogSettings } from './config/catalog.settings';
 
 /** Version of the HTTP contract (spec/catalog-api.md) shown in the OpenAPI document. */
@@ -65,5 +66,7 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
     .attach(app.getHttpServer(), app.get(HttpMetrics), (req) => !!slowReaders.refusal(req));
   // In front of that: every answer is followed while it is sent, the fast ones too.
   slowReaders.watch(app.getHttpServer());
+  // The HTTP app only (the CLI boots the same modules): FAIR Data Point indexes learn of it.
+  app.get(FdpIndexScheduler).start();
   return app;
 }

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,6 +6,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { TEST_GLOBAL_KEY } from '../../../test/support/catalog-app';
 import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
+import { DCAT_TEST_ENV, rdfCheck } from './support/dcat-test-env';
 
 /**
  * GET /api/dcat: the catalog as DCAT-AP 3.0.1 with the HealthDCAT-AP profile, checked with
@@ -17,18 +17,8 @@ import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
  */
 
 const BASE = 'https://catalog.test';
-const ENV = {
-  DCAT_PUBLISHER_NAME: 'Luxembourg Centre for Systems Biomedicine',
-  DCAT_PUBLISHER_TYPE:
-    'https://hdeu-dcat.data.health.europa.eu/resource/authority/publisher-type/public-health-institute',
-  DCAT_CONTACT_EMAIL: 'data-catalog@lcsb.example',
-  DCAT_HDAB_NAME: 'Luxembourg Health Data Access Body',
-  DCAT_HDAB_URI: 'https://hdab.example.lu/',
-  DCAT_HDAB_EMAIL: 'access@hdab.example.lu',
-  DCAT_PAGE_SIZE: '20',
-};
+const ENV = { ...DCAT_TEST_ENV, DCAT_PAGE_SIZE: '20' };
 const CONTEXT_FILE = join(__dirname, '../src/dcat/dcat-ap-3.0.1.context.json');
-const CHECKER = join(__dirname, 'support/rdf-check.mjs');
 const ACCESS_RIGHT = 'http://publications.europa.eu/resource/authority/access-right/';
 const GENERATED = 12;
 /**
@@ -57,16 +47,7 @@ let fileNo = 0;
 function check<T>(text: string, req: Record<string, unknown>): Promise<T> {
   const file = join(dir, `export-${++fileNo}`);
   writeFileSync(file, text);
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      process.execPath,
-      [CHECKER],
-      { maxBuffer: 256 * 1024 * 1024 },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as T),
-    );
-    child.stdin!.end(JSON.stringify({ ...req, file, context: CONTEXT_FILE }));
-  });
+  return rdfCheck<T>({ ...req, file, context: CONTEXT_FILE });
 }
 
 /** Violations by path and constraint, with a count and one focus node each: a short failure message. */

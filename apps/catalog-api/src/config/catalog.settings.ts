@@ -350,6 +350,23 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1, 10000)
   DCAT_PAGE_SIZE = 1000;
 
+  /**
+   * Mark the FAIR Data Point's root, catalog and datasets `ejp:vpConnection ejp:VPDiscoverable`:
+   * the EJP RD Virtual Platform's index lists only resources so marked (docs/fdp.md).
+   */
+  @BooleanSetting()
+  FDP_VP_DISCOVERABLE = false;
+
+  /**
+   * FAIR Data Point indexes to ping with the FDP's root, comma-separated (e.g.
+   * https://home.fairdatapoint.org): at start, then weekly. Unset: none.
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s,]+(,https?:\/\/[^\s,]+)*$/, {
+    message: 'FDP_INDEX_URL must be a comma list of http(s) URLs',
+  })
+  FDP_INDEX_URL?: string;
+
   /** Where work that needs a session of its own connects: the database itself. */
   get sessionDatabaseUrl(): string {
     return this.DATABASE_DIRECT_URL ?? this.DATABASE_URL;
@@ -357,6 +374,11 @@ export class CatalogSettings extends FrontDoorSettings {
 
   get source(): string {
     return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');
+  }
+
+  /** FDP_INDEX_URL as a list. */
+  get fdpIndexUrls(): string[] {
+    return this.FDP_INDEX_URL === undefined ? [] : this.FDP_INDEX_URL.split(',');
   }
 
   /** DCAT_APPLICABLE_LEGISLATION as a list. */

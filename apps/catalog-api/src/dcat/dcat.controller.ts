@@ -15,6 +15,7 @@ import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
 import { admitStreamedAnswer } from '@app/platform';
 import { ApiCall } from '../common/api-docs';
 import { viewerOf } from '../auth/viewer';
+import { acceptedTypes } from './accept-header';
 import { DcatDatasetParams, DcatFormatQuery, DcatQuery } from './dcat.dto';
 import type { DcatViewer } from './dcat.repository';
 import { DCAT_CONTEXT, DcatService, RdfAnswer } from './dcat.service';
@@ -35,16 +36,7 @@ const RdfResponse = (description: string) =>
 /** Accept's media types by preference (q, then order), mapped to a format; Turtle by default. */
 export function negotiate(accept: string | undefined, format?: RdfFormat): RdfFormat {
   if (format !== undefined) return format;
-  const wanted = (accept ?? '')
-    .split(',')
-    .map((part, index) => {
-      const [type, ...params] = part.trim().toLowerCase().split(';');
-      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-      return { type: type.trim(), q: q === undefined ? 1 : Number(q.slice(2)) || 0, index };
-    })
-    .filter((w) => w.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index);
-  for (const { type } of wanted) {
+  for (const type of acceptedTypes(accept ?? '')) {
     if (type === MEDIA_TYPES.ttl || type === 'text/*' || type === '*/*') return 'ttl';
     if (type === MEDIA_TYPES.jsonld || type === 'application/json') return 'jsonld';
     if (type === MEDIA_TYPES.rdf || type === 'application/xml') return 'rdf';

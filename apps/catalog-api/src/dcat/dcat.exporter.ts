@@ -118,7 +118,7 @@ const seg = (value: string | number) => encodeURIComponent(String(value));
 
 /** IRIs of the catalog's resources, all under the public base URL. */
 export class DcatIris {
-  constructor(private readonly base: string) {}
+  constructor(protected readonly base: string) {}
   catalog = () => `${this.base}/api/dcat`;
   page = (n: number) => `${this.base}/api/dcat?page=${n}`;
   context = () => `${this.base}/api/dcat/context.jsonld`;
@@ -142,8 +142,12 @@ export function accessLevel(facts: DatasetFacts): AccessLevel | null {
 export class DcatExporter {
   readonly iris: DcatIris;
 
-  constructor(private readonly config: DcatConfig) {
-    this.iris = new DcatIris(config.base);
+  /** `iris`: where the records live (the FAIR Data Point names them under /fdp). */
+  constructor(
+    readonly config: DcatConfig,
+    iris?: DcatIris,
+  ) {
+    this.iris = iris ?? new DcatIris(config.base);
   }
 
   /** The catalog itself, its publisher and the shared nodes (written once, on the first page). */
@@ -193,7 +197,7 @@ export class DcatExporter {
     return node;
   }
 
-  private publisherIri = () => this.config.publisherUri ?? this.iris.publisher();
+  publisherIri = () => this.config.publisherUri ?? this.iris.publisher();
 
   /** The publisher and the HDAB, each with one cv:ContactPoint (HealthDCAT-AP's Health Agent). */
   agentNodes(): RdfNode[] {
@@ -296,8 +300,11 @@ export class DcatExporter {
       ds.ref(iri('dct', 'accessRights'), right);
       nodes.push(new RdfNode(right, [iri('dct', 'RightsStatement')]));
     }
-    const nonPublic = level === 'NON_PUBLIC';
-    if (nonPublic) {
+    // HealthDCAT-AP asks the same of a dataset at every access level (its public, restricted
+    // and non-public shapes): the legislation, the health data access body, whether variables
+    // are described. A dataset whose access no declaration states is at no level.
+    const declared = level !== null;
+    if (declared) {
       for (const law of config.applicableLegislation)
         ds.ref(iri('dcatap', 'applicableLegislation'), law);
       for (const node of this.legislation()) nodes.push(node);
@@ -308,7 +315,7 @@ export class DcatExporter {
     }
     for (const node of this.subjects(ds, facts)) nodes.push(node);
     for (const node of this.conditions(ds, id, facts)) nodes.push(node);
-    for (const node of this.distributions(ds, id, facts, nonPublic)) nodes.push(node);
+    for (const node of this.distributions(ds, id, facts, level)) nodes.push(node);
     return merge(nodes);
   }
 
@@ -434,16 +441,18 @@ export class DcatExporter {
     ds: RdfNode,
     id: string,
     facts: DatasetFacts,
-    nonPublic: boolean,
+    level: AccessLevel | null,
   ): RdfNode[] {
     const nodes: RdfNode[] = [];
-    if (facts.storages.length === 0 && nonPublic) {
-      // HealthDCAT-AP wants a distribution on every NON_PUBLIC dataset: without a registered
-      // copy, it is how access is requested (the dataset's page, through the access committee).
+    if (facts.storages.length === 0 && level !== null) {
+      // HealthDCAT-AP wants a distribution on every dataset: without a registered copy, it is
+      // how access is had (the dataset's page: a request to the access committee, or the
+      // catalog's registration for registered access; the page itself for open access).
+      const [title, note] = ACCESS_WITHOUT_COPY[level];
       const node = new RdfNode(`${id}#access-request`, [iri('dcat', 'Distribution')])
-        .lit(iri('dct', 'title'), 'Access by request')
+        .lit(iri('dct', 'title'), title)
         .ref(iri('dcat', 'accessURL'), id)
-        .lit(iri('dct', 'description'), ACCESS_REQUEST_NOTE);
+        .lit(iri('dct', 'description'), note);
       for (const law of this.config.applicableLegislation)
         node.ref(iri('dcatap', 'applicableLegislation'), law);
       ds.ref(iri('dcat', 'distribution'), node.id);
@@ -456,11 +465,17 @@ export class DcatExporter {
         .lit(iri('dct', 'issued'), facts.imports[0], xsd('date'))
         .lit(iri('dct', 'modified'), facts.imports[facts.imports.length - 1], xsd('date'))
         .lit(iri('dcat', 'byteSize'), storage.byte_size, xsd('nonNegativeInteger'));
-      if (nonPublic)
+      if (level !== null)
         for (const law of this.config.applicableLegislation)
           node.ref(iri('dcatap', 'applicableLegislation'), law);
       ds.ref(iri('dcat', 'distribution'), node.id);
       nodes.push(node);
+      const service = drsService(storage.drs_uri);
+      if (service !== undefined) {
+        // The GA4GH DRS server that serves the copy: HealthDCAT-AP's access service.
+        node.ref(iri('dcat', 'accessService'), service.id);
+        nodes.push(service.ref(iri('dcat', 'servesDataset'), id));
+      }
       if (storage.manifest_sha256 !== null) {
         const checksum = new RdfNode(`${node.id}-checksum`, [iri('spdx', 'Checksum')])
           .ref(iri('spdx', 'algorithm'), SHA256)
@@ -477,6 +492,23 @@ export class DcatExporter {
   }
 }
 
+/**
+ * The GA4GH DRS service a `drs://<host>/<id>` URI names: the DRS 1.x API at
+ * `https://<host>/ga4gh/drs/v1/` (the spec's hostname-based URI resolution).
+ */
+function drsService(drsUri: string | null): RdfNode | undefined {
+  const host = drsUri === null ? null : /^drs:\/\/([^/]+)\//.exec(drsUri)?.[1];
+  if (host === null || host === undefined) return undefined;
+  const endpoint = `https://${host}/ga4gh/drs/v1/`;
+  return new RdfNode(endpoint, [iri('dcat', 'DataService')])
+    .lit(iri('dct', 'title'), `GA4GH Data Repository Service at ${host}`)
+    .ref(iri('dcat', 'endpointURL'), endpoint)
+    .lit(
+      iri('dct', 'description'),
+      'GA4GH DRS 1.x: resolves the drs:// URI of the copy to its files once access is granted.',
+    );
+}
+
 /** SPDX's SHA-256 (the range shape wants it typed spdx:ChecksumAlgorithm in the graph). */
 const SHA256 = iri('spdx', 'checksumAlgorithm_sha256');
 const MANIFEST_CHECKSUM =
@@ -485,6 +517,19 @@ const MANIFEST_CHECKSUM =
 const ACCESS_REQUEST_NOTE =
   'The data are not public: access is requested from the data access committee (through the ' +
   "catalog's access request process); a granted request is a GA4GH visa for this dataset.";
+/** The distribution of a dataset without a registered copy, by access level: title, description. */
+const ACCESS_WITHOUT_COPY: Record<AccessLevel, [string, string]> = {
+  NON_PUBLIC: ['Access by request', ACCESS_REQUEST_NOTE],
+  RESTRICTED: [
+    'Access after registration',
+    'The data are available to registered users: access is requested through the ' +
+      "catalog's access request process, which registers the requester.",
+  ],
+  PUBLIC: [
+    'Access through the catalog',
+    "The data are open: how to obtain them is described on the dataset's page.",
+  ],
+};
 const MANIFEST_NOTE =
   'A storage copy of the dataset (many files). Its spdx:checksum is the SHA-256 of the ' +
   "copy's manifest of per-file SHA-256 checksums (.provisioner/manifest-sha256.txt), not of " +
@@ -497,7 +542,7 @@ export interface PageInfo {
 }
 
 /** Nodes with the same IRI as one node (statements of all, in order), so each subject is written once. */
-function merge(nodes: RdfNode[]): RdfNode[] {
+export function merge(nodes: RdfNode[]): RdfNode[] {
   const byId = new Map<string, RdfNode>();
   for (const node of nodes) {
     const seen = byId.get(node.id);

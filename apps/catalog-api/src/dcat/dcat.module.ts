@@ -7,5 +7,6 @@ import { DcatService } from './dcat.service';
 @Module({
   controllers: [DcatController],
   providers: [DcatService, DcatRepository],
+  exports: [DcatService, DcatRepository],
 })
 export class DcatModule {}

@@ -82,6 +82,39 @@ export class DcatRepository {
   }
 
   /**
+   * When the viewer's datasets (all, or the one with `accession`) were first released and when
+   * what it sees of them last changed: the latest dataset update, release or withdrawal (a
+   * withdrawal anywhere changes every listing).
+   */
+  async lifetime(
+    manager: EntityManager,
+    viewer: DcatViewer,
+    accession?: string,
+  ): Promise<{ issued: string | null; modified: string | null }> {
+    const params = new SqlParams();
+    const only = accession === undefined ? '' : `AND d.elu_accession = ${params.add(accession)}`;
+    const [row] = await manager.query<{ issued: string | null; modified: string | null }[]>(
+      `SELECT ${utc('min(e.created_at)')} AS issued,
+         ${utc(`greatest(max(d.updated_at), max(e.created_at), max(e.deprecated_at),
+           (SELECT max(w.deprecated_at) FROM exposures w))`)} AS modified
+       FROM datasets d LEFT JOIN exposures e ON e.dataset_id = d.id
+       WHERE ${visible(viewer, params)} ${only}`,
+      params.values,
+    );
+    return row;
+  }
+
+  /** Whether the dataset was published once and is no longer: every exposure withdrawn. */
+  async withdrawn(manager: EntityManager, accession: string): Promise<boolean> {
+    const [row] = await manager.query<{ withdrawn: boolean }[]>(
+      `SELECT count(e.id) > 0 AND bool_and(e.deprecated_at IS NOT NULL) AS withdrawn
+       FROM datasets d JOIN exposures e ON e.dataset_id = d.id WHERE d.elu_accession = $1`,
+      [accession],
+    );
+    return row?.withdrawn ?? false;
+  }
+
+  /**
    * As for the JSON export: compiling the facts statement's plan (JIT) costs more than the
    * statement itself. SET LOCAL ends with the caller's transaction.
    */

@@ -3,7 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { NotFoundError } from '@app/errors';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import context from './dcat-ap-3.0.1.context.json';
-import { DcatConfig, DcatExporter } from './dcat.exporter';
+import { DcatConfig, DcatExporter, DcatIris } from './dcat.exporter';
 import { DatasetFacts, DcatRepository, DcatViewer } from './dcat.repository';
 import type { RdfNode } from './rdf-graph';
 import { RdfFormat, rdfWriter } from './rdf-writers';
@@ -45,8 +45,11 @@ export class DcatService {
     this.readSlots = Math.max(1, Math.floor(settings.DATABASE_POOL_SIZE / 2));
   }
 
-  /** The exporter of the configured catalog; 404 while the publisher is not configured. */
-  private exporter(): DcatExporter {
+  /**
+   * The exporter of the configured catalog (its records named by `iris`, else under
+   * /api/dcat); 404 while the publisher is not configured.
+   */
+  exporter(iris?: (base: string) => DcatIris): DcatExporter {
     const s = this.settings;
     if (s.DCAT_PUBLISHER_NAME === undefined)
       throw new NotFoundError('The DCAT catalog is not configured (DCAT_PUBLISHER_NAME is unset)');
@@ -60,7 +63,7 @@ export class DcatService {
     };
     if (s.DCAT_HDAB_NAME !== undefined && s.DCAT_HDAB_EMAIL !== undefined)
       config.hdab = { name: s.DCAT_HDAB_NAME, uri: s.DCAT_HDAB_URI, email: s.DCAT_HDAB_EMAIL };
-    return new DcatExporter(config);
+    return new DcatExporter(config, iris?.(s.source));
   }
 
   /**
@@ -106,7 +109,7 @@ export class DcatService {
    * The facts of `ids`, BATCH datasets a statement; the next batch is asked for before this one
    * is stored, so PostgreSQL reads it meanwhile.
    */
-  private async facts(
+  async facts(
     manager: EntityManager,
     viewer: DcatViewer,
     ids: number[],
@@ -153,7 +156,7 @@ export class DcatService {
    * `read` in one REPEATABLE READ transaction without JIT, on a connection held only meanwhile,
    * once one of the read slots is free (first come, first served).
    */
-  private async inSnapshot<T>(read: (manager: EntityManager) => Promise<T>): Promise<T> {
+  async inSnapshot<T>(read: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (this.reading < this.readSlots) this.reading += 1;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {

@@ -25,6 +25,11 @@ export const NS = {
   healthdcatap: 'http://healthdataportal.eu/ns/health#',
   eli: 'http://data.europa.eu/eli/ontology#',
   spdx: 'http://spdx.org/rdf/terms#',
+  ldp: 'http://www.w3.org/ns/ldp#',
+  fdp: 'https://w3id.org/fdp/fdp-o#',
+  prof: 'http://www.w3.org/ns/dx/prof/',
+  r3d: 'http://www.re3data.org/schema/3-0#',
+  ejp: 'https://w3id.org/ejp-rd/vocabulary#',
 } as const;
 
 export type Prefix = keyof typeof NS;

@@ -4,12 +4,16 @@
 //
 //   {"op":"parse","format":"ttl|jsonld|rdf","file":…,"context":…}
 //     -> {"triples":[sorted N-Triples lines],"blankNodes":n}
-//   {"op":"validate","profile":"dcat-ap-3.0.1|healthdcat-ap-r8-non-public","file":…(Turtle)}
+//   {"op":"validate","profile":"dcat-ap-3.0.1|healthdcat-ap-r8-<public|restricted|non-public>","file":…(Turtle)}
 //     -> {"violations":[…],"warnings":n,"conforms":bool}
+//   {"op":"shapes","profile":…,"out":…} -> the profile's shapes as the checker fixes them, as
+//     N-Triples in `out` (for another engine: Apache Jena, test/support/jena-shacl.ts)
+//   {"op":"data","file":…(Turtle),"level":…?,"out":…} -> the data (of one access level) and the
+//     EU vocabularies as N-Triples in `out`; answers {"subjects":[the data's own subjects]}
 //
 // The shapes and vocabularies are read from ../shared/reference/dcat/ (their README says how
 // they combine and which upstream problems the checker works around; docs/dcat.md repeats it).
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Parser, Store, DataFactory, Writer } from 'n3';
@@ -84,15 +88,17 @@ function shapesOf(profile) {
       ].map((f) => join(s, f)),
     );
   } else {
+    const level = /^healthdcat-ap-r8-(public|restricted|non-public)$/.exec(profile)?.[1];
+    if (level === undefined) throw new Error(`unknown profile ${profile}`);
     const v = join(REF, 'healthdcat-ap/release-8/validator');
     const old = join(REF, 'healthdcat-ap/dcat-ap-3.0.0-imports/html/shacl');
     files.push(
       join(v, 'shapes/graph-guard.ttl'),
       join(old, 'deprecateduris.ttl'),
       join(v, 'ranges/range.ttl'),
-      join(v, 'shapes/non-public-shapes.ttl'),
+      join(v, `shapes/${level}-shapes.ttl`),
       join(v, 'controlled-vocabularies/mdr-vocabularies.shape.ttl'),
-      join(v, 'recommended/non-public-shapes_recommended.ttl'),
+      join(v, `recommended/${level}-shapes_recommended.ttl`),
       join(old, 'shapes.ttl'),
       join(old, 'range.ttl'),
       join(old, 'shapes_recommended.ttl'),
@@ -166,11 +172,20 @@ function keepLevel(quads, level) {
       .map((q) => q.subject.value),
   );
   const dropped = [...datasets].filter((d) => !kept.has(d));
+  // Their distributions too, wherever they are named (a FAIR Data Point gives each its own IRI).
+  const droppedSet = new Set(dropped);
+  for (const q of quads)
+    if (
+      droppedSet.has(q.subject.value) &&
+      q.predicate.value === 'http://www.w3.org/ns/dcat#distribution'
+    )
+      dropped.push(q.object.value);
   const gone = (iri) => dropped.some((d) => iri === d || iri.startsWith(`${d}#`));
   return quads.filter((q) => !gone(q.subject.value) && !gone(q.object.value));
 }
 
-async function validate(profile, text, level) {
+/** The data (of one access level) and the EU vocabularies it is checked with, and its own subjects. */
+async function dataGraph(text, level) {
   let data = parseTurtle(text);
   if (level !== undefined) data = keepLevel(data, level);
   const exportSubjects = new Set(data.map((q) => q.subject.value));
@@ -185,6 +200,18 @@ async function validate(profile, text, level) {
   ]) {
     dataset.addQuads(await loadRdfXmlFile(join(vocabularies, f)));
   }
+  return { data, dataset, exportSubjects };
+}
+
+function writeNTriples(store, out) {
+  writeFileSync(
+    out,
+    new Writer({ format: 'N-Triples' }).quadsToString(store.getQuads(null, null, null, null)),
+  );
+}
+
+async function validate(profile, text, level) {
+  const { data, dataset, exportSubjects } = await dataGraph(text, level);
   // Loaded here only: shacl-engine with its SPARQL engine takes seconds to import.
   const { default: Validator } = await import('shacl-engine/Validator.js');
   const { targetResolvers, validations } = await import('shacl-engine/sparql.js');
@@ -214,9 +241,16 @@ async function validate(profile, text, level) {
 }
 
 const request = JSON.parse(readFileSync(0, 'utf8'));
-const text = readFileSync(request.file, 'utf8');
+const text = request.file === undefined ? '' : readFileSync(request.file, 'utf8');
 let answer;
-if (request.op === 'parse') {
+if (request.op === 'shapes') {
+  writeNTriples(shapesOf(request.profile), request.out);
+  answer = {};
+} else if (request.op === 'data') {
+  const { dataset, exportSubjects } = await dataGraph(text, request.level);
+  writeNTriples(dataset, request.out);
+  answer = { subjects: [...exportSubjects] };
+} else if (request.op === 'parse') {
   const quads = await parse(request.format, text, request.context);
   const blank = new Set();
   for (const q of quads)
