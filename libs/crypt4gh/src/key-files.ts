@@ -60,27 +60,38 @@ function unarmour(text: string): { label: string; body: Buffer } | undefined {
   return { label: begin[1], body: Buffer.from(base64, 'base64') };
 }
 
-function isText(bytes: Uint8Array): boolean {
-  return (
-    bytes.length > KEY_LENGTH ||
-    Buffer.from(bytes).subarray(0, 11).toString('latin1') === '-----BEGIN '
-  );
+/**
+ * A key given as 32 raw bytes (`raw`), or the PEM block of a key file (`armoured`): what both
+ * kinds of key input share before their formats part.
+ */
+function keyInput(
+  file: string | Uint8Array,
+  kind: 'public' | 'secret',
+): { raw: Buffer } | { armoured: { label: string; body: Buffer } } {
+  const text =
+    typeof file === 'string' ||
+    file.length > KEY_LENGTH ||
+    Buffer.from(file).subarray(0, 11).toString('latin1') === '-----BEGIN ';
+  if (!text) {
+    if (file.length !== KEY_LENGTH) {
+      throw new Crypt4ghError(
+        'bad-key',
+        `A raw ${kind} key is ${KEY_LENGTH} bytes, not ${file.length}`,
+      );
+    }
+    return { raw: Buffer.from(file) };
+  }
+  const armoured = unarmour(typeof file === 'string' ? file : Buffer.from(file).toString('utf8'));
+  if (!armoured)
+    throw new Crypt4ghError('bad-key', `Not a Crypt4GH ${kind} key file (no PEM block)`);
+  return { armoured };
 }
 
 /** A public key from a Crypt4GH public key file or 32 raw bytes. */
 export function parsePublicKey(file: string | Uint8Array): Buffer {
-  if (typeof file !== 'string' && !isText(file)) {
-    if (file.length !== KEY_LENGTH)
-      throw new Crypt4ghError(
-        'bad-key',
-        `A raw public key is ${KEY_LENGTH} bytes, not ${file.length}`,
-      );
-    return Buffer.from(file);
-  }
-  const text = typeof file === 'string' ? file : Buffer.from(file).toString('utf8');
-  const armoured = unarmour(text);
-  if (!armoured)
-    throw new Crypt4ghError('bad-key', `Not a Crypt4GH public key file (no ${PUBLIC_PEM} block)`);
+  const input = keyInput(file, 'public');
+  if ('raw' in input) return input.raw;
+  const { armoured } = input;
   if (armoured.label !== PUBLIC_PEM) {
     throw new Crypt4ghError(
       'bad-key',
@@ -172,18 +183,9 @@ export async function parseSecretKey(
   file: string | Uint8Array,
   passphrase?: string,
 ): Promise<Buffer> {
-  if (typeof file !== 'string' && !isText(file)) {
-    if (file.length !== KEY_LENGTH)
-      throw new Crypt4ghError(
-        'bad-key',
-        `A raw secret key is ${KEY_LENGTH} bytes, not ${file.length}`,
-      );
-    return Buffer.from(file);
-  }
-  const text = typeof file === 'string' ? file : Buffer.from(file).toString('utf8');
-  const armoured = unarmour(text);
-  if (!armoured)
-    throw new Crypt4ghError('bad-key', 'Not a Crypt4GH secret key file (no PEM block)');
+  const input = keyInput(file, 'secret');
+  if ('raw' in input) return input.raw;
+  const { armoured } = input;
   const bytes = armoured.body;
   if (!bytes.subarray(0, C4GH_MAGIC.length).equals(C4GH_MAGIC)) {
     throw new Crypt4ghError(

@@ -13,28 +13,16 @@ import { Crypt4ghError, KEY_LENGTH } from './format';
 const PKCS8_X25519 = Buffer.from('302e020100300506032b656e04220420', 'hex');
 const SPKI_X25519 = Buffer.from('302a300506032b656e032100', 'hex');
 
-function checkLength(key: Uint8Array, what: string): void {
+/** A raw X25519 key as Node's key object (`secret` takes a secret key, else a public one). */
+function keyObject(key: Uint8Array, secret: boolean): KeyObject {
+  const what = secret ? 'An X25519 secret key' : 'An X25519 public key';
   if (key.length !== KEY_LENGTH) {
     throw new Crypt4ghError('bad-key', `${what} must be ${KEY_LENGTH} bytes, not ${key.length}`);
   }
-}
-
-function secretKeyObject(secret: Uint8Array): KeyObject {
-  checkLength(secret, 'An X25519 secret key');
-  return createPrivateKey({
-    key: Buffer.concat([PKCS8_X25519, secret]),
-    format: 'der',
-    type: 'pkcs8',
-  });
-}
-
-function publicKeyObject(publicKey: Uint8Array): KeyObject {
-  checkLength(publicKey, 'An X25519 public key');
-  return createPublicKey({
-    key: Buffer.concat([SPKI_X25519, publicKey]),
-    format: 'der',
-    type: 'spki',
-  });
+  const der = Buffer.concat([secret ? PKCS8_X25519 : SPKI_X25519, key]);
+  return secret
+    ? createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })
+    : createPublicKey({ key: der, format: 'der', type: 'spki' });
 }
 
 /** A new secret key: 32 random bytes (X25519 clamps them itself). */
@@ -44,7 +32,7 @@ export function generateSecretKey(): Buffer {
 
 /** The public key of a secret key (X25519(secret, 9), RFC 7748 section 6.1). */
 export function publicKeyOf(secret: Uint8Array): Buffer {
-  const spki = createPublicKey(secretKeyObject(secret)).export({ format: 'der', type: 'spki' });
+  const spki = createPublicKey(keyObject(secret, true)).export({ format: 'der', type: 'spki' });
   return spki.subarray(SPKI_X25519.length);
 }
 
@@ -62,8 +50,8 @@ export function packetKey(
   let shared: Buffer;
   try {
     shared = diffieHellman({
-      privateKey: secretKeyObject(ownSecret),
-      publicKey: publicKeyObject(peerPublic),
+      privateKey: keyObject(ownSecret, true),
+      publicKey: keyObject(peerPublic, false),
     });
   } catch (error) {
     if (error instanceof Crypt4ghError) throw error;
