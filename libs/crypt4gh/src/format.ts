@@ -21,6 +21,8 @@ export const KEY_LENGTH = 32;
  */
 export const MAX_HEADER_PACKETS = 1024;
 export const MAX_PACKET_LENGTH = 1024 * 1024;
+/** All packets together: 1,024 packets of 1 MiB would be 1 GiB held before any is opened. */
+export const MAX_HEADER_LENGTH = 4 * 1024 * 1024;
 
 export type Crypt4ghFault =
   | 'bad-magic'

@@ -10,6 +10,7 @@ import {
   KEY_LENGTH,
   MAC_LENGTH,
   MAGIC,
+  MAX_HEADER_LENGTH,
   MAX_HEADER_PACKETS,
   MAX_PACKET_LENGTH,
   NONCE_LENGTH,
@@ -174,6 +175,7 @@ export async function readHeaderPackets(reader: ByteReader): Promise<Buffer[]> {
     );
   }
   const packets: Buffer[] = [];
+  let total = 0;
   for (let i = 0; i < count; i++) {
     const lengthField = await reader.readExactly(
       4,
@@ -184,6 +186,13 @@ export async function readHeaderPackets(reader: ByteReader): Promise<Buffer[]> {
       throw new Crypt4ghError(
         'bad-packet',
         `Header packet ${i + 1} says it is ${length} bytes (${SEALED_OVERHEAD} to ${MAX_PACKET_LENGTH} accepted)`,
+      );
+    }
+    total += length;
+    if (total > MAX_HEADER_LENGTH) {
+      throw new Crypt4ghError(
+        'bad-packet',
+        `The header's packets come to more than ${MAX_HEADER_LENGTH} bytes (by packet ${i + 1} of ${count})`,
       );
     }
     const rest = await reader.readExactly(

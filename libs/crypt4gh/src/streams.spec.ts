@@ -9,6 +9,7 @@ import {
   encryptBody,
   encryptStream,
   generateKeyPair,
+  MAX_PACKET_LENGTH,
   headerPackets,
   openHeader,
   openStream,
@@ -212,6 +213,17 @@ describe('hostile Crypt4GH input', () => {
         'bad-packet',
       );
     }
+  });
+
+  it('refuses a header whose packets together pass 4 MiB, before holding them', async () => {
+    const header = Buffer.alloc(16 + 5 * MAX_PACKET_LENGTH);
+    header.write('crypt4gh');
+    header.writeUInt32LE(1, 8);
+    header.writeUInt32LE(5, 12);
+    for (let i = 0; i < 5; i++) header.writeUInt32LE(MAX_PACKET_LENGTH, 16 + i * MAX_PACKET_LENGTH);
+    const { error } = await failure(decrypt([header], [alice.secretKey]));
+    expect(error.fault).toBe('bad-packet');
+    expect(error.message).toMatch(/by packet 5 of 5/);
   });
 
   it('refuses bytes after a header stored on its own', async () => {
