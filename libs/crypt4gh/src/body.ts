@@ -13,27 +13,28 @@ import {
   SEGMENT_SIZE,
 } from './format';
 
-function sealSegment(plain: Buffer, dataKey: Buffer): Buffer {
-  const segment = Buffer.allocUnsafe(NONCE_LENGTH + plain.length + MAC_LENGTH);
-  const nonce = segment.subarray(0, NONCE_LENGTH);
-  randomBytes(NONCE_LENGTH).copy(nonce);
+/** One segment as its three parts: nonce, cipher-text, MAC. */
+function sealSegment(plain: Buffer, dataKey: Buffer): [Buffer, Buffer, Buffer] {
+  const nonce = randomBytes(NONCE_LENGTH);
   const cipher = createCipheriv('chacha20-poly1305', dataKey, nonce, { authTagLength: MAC_LENGTH });
-  const written =
-    cipher.update(plain).copy(segment, NONCE_LENGTH) +
-    cipher.final().copy(segment, NONCE_LENGTH + plain.length);
-  if (written !== plain.length)
-    throw new Error('ChaCha20-Poly1305 returned a cipher-text of another length');
-  cipher.getAuthTag().copy(segment, NONCE_LENGTH + plain.length);
-  return segment;
+  const sealed = cipher.update(plain);
+  cipher.final();
+  return [nonce, sealed, cipher.getAuthTag()];
 }
 
-/** The body of `source`'s bytes: one sealed segment per 64 KiB of plain-text. */
+/**
+ * The body of `source`'s bytes: one sealed segment per 64 KiB of plain-text, handed out as its
+ * nonce, cipher-text and MAC (not joined: that would copy every segment once more).
+ */
 export async function* encryptBody(source: ByteSource, dataKey: Buffer): AsyncGenerator<Buffer> {
   const reader = new ByteReader(source);
   for (;;) {
     const plain = await reader.read(SEGMENT_SIZE);
     if (!plain) return;
-    yield sealSegment(plain, dataKey);
+    const [nonce, sealed, mac] = sealSegment(plain, dataKey);
+    yield nonce;
+    yield sealed;
+    yield mac;
   }
 }
 
