@@ -18,10 +18,8 @@ import {
 } from './format';
 import { generateSecretKey, packetKey, publicKeyOf } from './x25519';
 
-const PACKET_X25519_CHACHA20_POLY1305 = 0;
-const PACKET_DATA_KEY = 0;
-const PACKET_EDIT_LIST = 1;
-const DATA_CHACHA20_POLY1305 = 0;
+/** The format's numbers: the one header cipher, the two packet types, the one data cipher. */
+const CODE = { x25519Chacha20: 0, dataKeyPacket: 0, editListPacket: 1, chacha20Data: 0 } as const;
 /** length, method, writer's public key, nonce ... MAC */
 const SEALED_OVERHEAD = 4 + 4 + KEY_LENGTH + NONCE_LENGTH + MAC_LENGTH;
 
@@ -46,12 +44,12 @@ function uint32(value: number): Buffer {
 function dataKeyPayload(key: Buffer): Buffer {
   if (key.length !== KEY_LENGTH)
     throw new Crypt4ghError('bad-key', `A data key is ${KEY_LENGTH} bytes`);
-  return Buffer.concat([uint32(PACKET_DATA_KEY), uint32(DATA_CHACHA20_POLY1305), key]);
+  return Buffer.concat([uint32(CODE.dataKeyPacket), uint32(CODE.chacha20Data), key]);
 }
 
 function editListPayload(lengths: number[]): Buffer {
   const payload = Buffer.alloc(8 + 8 * lengths.length);
-  payload.writeUInt32LE(PACKET_EDIT_LIST, 0);
+  payload.writeUInt32LE(CODE.editListPacket, 0);
   payload.writeUInt32LE(lengths.length, 4);
   lengths.forEach((length, i) => {
     if (!Number.isSafeInteger(length) || length < 0)
@@ -74,7 +72,7 @@ function seal(
   const sealed = Buffer.concat([cipher.update(payload), cipher.final(), cipher.getAuthTag()]);
   return Buffer.concat([
     uint32(SEALED_OVERHEAD + payload.length),
-    uint32(PACKET_X25519_CHACHA20_POLY1305),
+    uint32(CODE.x25519Chacha20),
     writerPublic,
     nonce,
     sealed,
@@ -83,7 +81,7 @@ function seal(
 
 /** The payload of `packet` (length field included) if one of `secrets` opens it. */
 function open(packet: Buffer, secrets: readonly SecretKey[]): Buffer | undefined {
-  if (packet.readUInt32LE(4) !== PACKET_X25519_CHACHA20_POLY1305) return undefined;
+  if (packet.readUInt32LE(4) !== CODE.x25519Chacha20) return undefined;
   const writerPublic = packet.subarray(8, 8 + KEY_LENGTH);
   const nonce = packet.subarray(8 + KEY_LENGTH, 8 + KEY_LENGTH + NONCE_LENGTH);
   const sealed = packet.subarray(8 + KEY_LENGTH + NONCE_LENGTH);
@@ -257,14 +255,14 @@ export function openHeader(
     if (payload.length < 4)
       throw new Crypt4ghError('bad-packet', 'A header packet is too short to hold its type');
     const type = payload.readUInt32LE(0);
-    if (type === PACKET_DATA_KEY) {
+    if (type === CODE.dataKeyPacket) {
       if (payload.length < 8 + KEY_LENGTH)
         throw new Crypt4ghError('bad-packet', 'A data key packet is too short to hold a key');
       const method = payload.readUInt32LE(4);
-      if (method !== DATA_CHACHA20_POLY1305)
+      if (method !== CODE.chacha20Data)
         throw new Crypt4ghError('unsupported', `Data encryption method ${method} is not supported`);
       dataKeys.push(Buffer.from(payload.subarray(8, 8 + KEY_LENGTH)));
-    } else if (type === PACKET_EDIT_LIST) {
+    } else if (type === CODE.editListPacket) {
       if (editList !== undefined)
         throw new Crypt4ghError(
           'two-edit-lists',
