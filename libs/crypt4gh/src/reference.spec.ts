@@ -80,6 +80,11 @@ async function ourDecrypt(encrypted: string, secrets: Buffer[]): Promise<Buffer>
   return Buffer.concat(parts);
 }
 
+/** The reference CLI run with `args`, reading `stdin` and writing `stdout` (files). */
+function theirs(args: string[], stdin: string, stdout: string): Promise<void> {
+  return reference.cli(args, { stdin, stdout });
+}
+
 async function theirDecrypt(
   encrypted: string,
   secretKeyPath: string,
@@ -156,12 +161,10 @@ describe('key files', () => {
     ).toBe(true);
     const plain = file('plain', randomBytes(70_000));
     const encrypted = path('theirs.c4gh');
-    await reference.cli(
+    await theirs(
       ['encrypt', '--recipient_pk', file('ours.pub', publicKeyFile(keys.publicKey))],
-      {
-        stdin: plain,
-        stdout: encrypted,
-      },
+      plain,
+      encrypted,
     );
     expect(
       (await theirDecrypt(encrypted, who.sec, options.passphrase)).equals(readFileSync(plain)),
@@ -188,12 +191,10 @@ describe('files both ways', () => {
       file('plain', randomBytes(200_003)),
     ]) {
       const encrypted = path('theirs.c4gh');
-      await reference.cli(
+      await theirs(
         ['encrypt', '--sk', bob.plainSec, '--recipient_pk', alice.pub, '--recipient_pk', bob.pub],
-        {
-          stdin: plain,
-          stdout: encrypted,
-        },
+        plain,
+        encrypted,
       );
       expect((await ourDecrypt(encrypted, [alice.secret])).equals(readFileSync(plain))).toBe(true);
       expect((await ourDecrypt(encrypted, [bob.secret])).equals(readFileSync(plain))).toBe(true);
@@ -208,25 +209,17 @@ describe('files both ways', () => {
     const abcd = join(reference.common, 'testfile.abcd');
     const abbbc = readFileSync(join(reference.common, 'testfile.abbbc'));
     const ranged = path('ranged.c4gh');
-    await reference.cli(
+    await theirs(
       ['encrypt', '--sk', bob.plainSec, '--recipient_pk', alice.pub, '--range', '65535-131074'],
-      {
-        stdin: abcd,
-        stdout: ranged,
-      },
+      abcd,
+      ranged,
     );
     expect((await ourDecrypt(ranged, [alice.secret])).equals(abbbc)).toBe(true);
 
     const whole = path('whole.c4gh');
-    await reference.cli(['encrypt', '--sk', bob.plainSec, '--recipient_pk', bob.pub], {
-      stdin: abcd,
-      stdout: whole,
-    });
+    await theirs(['encrypt', '--sk', bob.plainSec, '--recipient_pk', bob.pub], abcd, whole);
     const rearranged = path('rearranged.c4gh');
-    await reference.cli(['rearrange', '--sk', bob.plainSec, '--range', '65535-131074'], {
-      stdin: whole,
-      stdout: rearranged,
-    });
+    await theirs(['rearrange', '--sk', bob.plainSec, '--range', '65535-131074'], whole, rearranged);
     expect((await ourDecrypt(rearranged, [bob.secret])).equals(abbbc)).toBe(true);
 
     // tests/_common/edit_list_gen.py: a message in pieces between random filler, kept by an edit list.
@@ -244,10 +237,7 @@ describe('re-wrapped headers', () => {
   it("re-wraps a reference file's header for another reader, leaving the body byte for byte", async () => {
     const plain = file('plain', randomBytes(150_000));
     const encrypted = path('theirs.c4gh');
-    await reference.cli(['encrypt', '--sk', bob.plainSec, '--recipient_pk', bob.pub], {
-      stdin: plain,
-      stdout: encrypted,
-    });
+    await theirs(['encrypt', '--sk', bob.plainSec, '--recipient_pk', bob.pub], plain, encrypted);
     const rewrapped = path('rewrapped.c4gh');
     await pipeline(
       Readable.from(rewrap(createReadStream(encrypted), [bob.secret], [alice.publicKey])),
@@ -266,12 +256,10 @@ describe('re-wrapped headers', () => {
     const plain = file('plain', randomBytes(80_000));
     const encrypted = await ourEncrypt(plain, [bob.publicKey]);
     const reencrypted = path('reencrypted.c4gh');
-    await reference.cli(
+    await theirs(
       ['reencrypt', '--sk', bob.plainSec, '--recipient_pk', bob.pub, '--recipient_pk', alice.pub],
-      {
-        stdin: encrypted,
-        stdout: reencrypted,
-      },
+      encrypted,
+      reencrypted,
     );
     expect((await ourDecrypt(reencrypted, [alice.secret])).equals(readFileSync(plain))).toBe(true);
   });
