@@ -107,7 +107,7 @@ export default tseslint.config(
         regexes: [
           '(^|/)apps(/|$)',
           // Only the libraries have aliases (tsconfig.base.json); any other @app/ name is an app.
-          '^@app/(?!(errors|auth|platform)$)',
+          '^@app/(?!(errors|auth|platform|crypt4gh)$)',
         ],
       }),
     },

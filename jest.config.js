@@ -16,7 +16,7 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper: {
-    '^@app/(errors|auth|platform)$': '<rootDir>/libs/$1/src',
+    '^@app/(errors|auth|platform|crypt4gh)$': '<rootDir>/libs/$1/src',
     '^@app/platform/telemetry$': '<rootDir>/libs/platform/src/telemetry',
   },
 };

@@ -16,6 +16,7 @@ import { catalogReplicasBench } from './suites/catalog-replicas.bench';
 import { catalogImportBench } from './suites/catalog-import.bench';
 import { dcatBench } from './suites/dcat.bench';
 import { diffBench } from './suites/diff.bench';
+import { crypt4ghBench } from './suites/crypt4gh.bench';
 import { drsBench } from './suites/drs.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
@@ -49,6 +50,7 @@ const SUITES: Suite[] = [
   { name: 'records', needs: ['provisioner'], run: recordsBench },
   { name: 'registration', needs: ['catalog-api', 'provisioner'], run: registrationBench },
   { name: 'drs', needs: ['catalog-api', 'provisioner'], run: drsBench },
+  { name: 'crypt4gh', needs: [], run: crypt4ghBench },
 ];
 
 /** The suites' names in run order: the `--only` values, the help text, the report's sections. */

@@ -59,6 +59,7 @@ const ALIASES = {
   '@app/errors': 'libs/errors/src',
   '@app/auth': 'libs/auth/src',
   '@app/platform': 'libs/platform/src',
+  '@app/crypt4gh': 'libs/crypt4gh/src',
 };
 
 /**

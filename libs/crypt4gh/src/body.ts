@@ -1,0 +1,127 @@
+/**
+ * The Crypt4GH body (crypt4gh.tex, "Encrypted Data"): the plain-text in 64 KiB segments, each
+ * sealed with ChaCha20-IETF-Poly1305 under the data key and a random nonce, stored as
+ * nonce || cipher-text || MAC. Both directions hold one segment at a time.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ByteReader, ByteSource } from './byte-reader';
+import {
+  CIPHER_SEGMENT_SIZE,
+  Crypt4ghError,
+  MAC_LENGTH,
+  NONCE_LENGTH,
+  SEGMENT_SIZE,
+} from './format';
+
+/** One segment as its three parts: nonce, cipher-text, MAC. */
+function sealSegment(plain: Buffer, dataKey: Buffer): [Buffer, Buffer, Buffer] {
+  const nonce = randomBytes(NONCE_LENGTH);
+  const cipher = createCipheriv('chacha20-poly1305', dataKey, nonce, { authTagLength: MAC_LENGTH });
+  const sealed = cipher.update(plain);
+  cipher.final();
+  return [nonce, sealed, cipher.getAuthTag()];
+}
+
+/**
+ * The body of `source`'s bytes: one sealed segment per 64 KiB of plain-text, handed out as its
+ * nonce, cipher-text and MAC (not joined: that would copy every segment once more).
+ */
+export async function* encryptBody(source: ByteSource, dataKey: Buffer): AsyncGenerator<Buffer> {
+  const reader = new ByteReader(source);
+  for (;;) {
+    const plain = await reader.read(SEGMENT_SIZE);
+    if (!plain) return;
+    const [nonce, sealed, mac] = sealSegment(plain, dataKey);
+    yield nonce;
+    yield sealed;
+    yield mac;
+  }
+}
+
+/** Segment `index`'s plain-text; `keys` are tried in turn, and a MAC no key verifies is refused. */
+function openSegment(segment: Buffer, keys: readonly Buffer[], index: number): Buffer {
+  const nonce = segment.subarray(0, NONCE_LENGTH);
+  const sealed = segment.subarray(NONCE_LENGTH, segment.length - MAC_LENGTH);
+  const mac = segment.subarray(segment.length - MAC_LENGTH);
+  for (const key of keys) {
+    const decipher = createDecipheriv('chacha20-poly1305', key, nonce, {
+      authTagLength: MAC_LENGTH,
+    });
+    decipher.setAuthTag(mac);
+    const plain = decipher.update(sealed);
+    try {
+      decipher.final();
+      return plain;
+    } catch {
+      // Not this key's segment (a file may use several data keys): try the next one.
+    }
+  }
+  throw new Crypt4ghError(
+    'segment-mac',
+    `Segment ${index} (plain-text bytes from ${index * SEGMENT_SIZE}) fails its MAC: the body was altered or is not this header's`,
+  );
+}
+
+/**
+ * The plain-text of the body `reader` is at, segment by segment, each verified before any of its
+ * bytes is handed out. `firstSegment` numbers the first one (for messages about a part of a body).
+ */
+export async function* decryptBody(
+  reader: ByteReader,
+  dataKeys: readonly Buffer[],
+  firstSegment = 0,
+): AsyncGenerator<Buffer> {
+  for (let index = firstSegment; ; index++) {
+    const segment = await reader.read(CIPHER_SEGMENT_SIZE);
+    if (!segment) return;
+    if (segment.length <= NONCE_LENGTH + MAC_LENGTH) {
+      throw new Crypt4ghError(
+        'truncated',
+        `The last segment (${index}) is ${segment.length} bytes: too short to hold a nonce, data and a MAC`,
+      );
+    }
+    yield openSegment(segment, dataKeys, index);
+  }
+}
+
+/**
+ * The plain-text `editList` selects (crypt4gh.tex, "Edit List": skip, keep, skip, keep ...; after
+ * a last skip, everything that follows is kept). An edit list that reaches past the end of the
+ * plain-text is refused; every segment is still read (and verified) to the end.
+ */
+export async function* applyEditList(
+  plain: AsyncIterable<Buffer>,
+  editList: readonly number[],
+): AsyncGenerator<Buffer> {
+  if (editList.length === 0) {
+    // An empty list edits nothing (the specification's trivial case).
+    yield* plain;
+    return;
+  }
+  let step = 0;
+  let left = editList[0];
+  while (left === 0 && step < editList.length) left = editList[++step] ?? 0;
+  let position = 0;
+  for await (let chunk of plain) {
+    position += chunk.length;
+    while (chunk.length > 0) {
+      if (step >= editList.length) {
+        // Past the last length: after a skip the rest is kept, after a keep it is dropped.
+        if (editList.length % 2 === 1) yield chunk;
+        break;
+      }
+      const used = Math.min(left, chunk.length);
+      if (step % 2 === 1 && used > 0) yield chunk.subarray(0, used);
+      chunk = chunk.subarray(used);
+      left -= used;
+      while (left === 0 && step < editList.length) left = editList[++step] ?? 0;
+    }
+  }
+  if (step < editList.length) {
+    const total = editList.reduce((sum, length) => sum + length, 0);
+    throw new Crypt4ghError(
+      'edit-list-past-end',
+      `The edit list covers ${total} bytes; the plain-text holds ${position}`,
+    );
+  }
+}
