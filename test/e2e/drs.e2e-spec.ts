@@ -26,6 +26,7 @@ import {
 } from '../support/provisioner-app';
 import { poll, until } from '../support/wait';
 import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
+import { sendRaw } from '../support/raw-http';
 import { provisionerTestSettings } from '../support/provisioner-app';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
 import { AccessUrls } from '../../apps/provisioner/src/drs/access-urls';
@@ -761,8 +762,9 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         }
       ).o;
       // Signed with the deployment's own key, but an hour ago with a lifetime of one second.
-      const expired = new AccessUrls(OFFLOAD_SIGNING_KEY, 1).issue(
+      const expired = new AccessUrls({ signing: OFFLOAD_SIGNING_KEY }, 1).issue(
         object,
+        READER,
         Date.now() / 1000 - 3600,
       );
       // The plain API's access URL: the same object, another key.
@@ -805,6 +807,58 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         chmodSync(dataset, mode);
       }
       expect((await fetch(url)).status).toBe(200);
+      // nginx logs the refusal's request line in its error log: never with the token.
+      const token = new URL(url).pathname.split('/')[2];
+      expect(nginx.errorLog()).not.toContain(token.split('.')[1]);
+      expect(nginx.accessLog()).not.toContain(token.split('.')[1]);
+    });
+
+    it('writes no token to any log while the API is down (502), in any spelling of the route', async () => {
+      const url = await offloadedUrl((await objectIds()).get('reads.bam')!);
+      const path = new URL(url).pathname;
+      const token = path.split('/')[2];
+      // An nginx whose API has gone (a restart): every request is a 502 nginx logs as an error.
+      const gone = await startOffloadNginx(
+        join(dir, 'nginx-gone'),
+        `127.0.0.1:${await freePort()}`,
+        storageRoot,
+      );
+      try {
+        const spellings = [
+          path,
+          `/${path}`,
+          path.replace('/drs-bytes/', '/./drs-bytes/'),
+          path.replace('/drs-bytes/', '/drs-bytes;x/'),
+          path.replace('/drs-bytes/', '/%64rs-bytes/'),
+          `/anything?u=${token}`,
+        ];
+        for (const spelling of spellings) {
+          // As sent, byte for byte: a client library would normalise `/./` and the like.
+          const res = await sendRaw(
+            Number(new URL(gone.url).port),
+            `GET ${spelling} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+          );
+          expect([spelling, res?.status]).toEqual([spelling, 502]);
+        }
+        const lines = await poll(
+          () => {
+            const found = gone.accessLog().trim().split('\n').filter(Boolean);
+            return found.length >= spellings.length ? found : undefined;
+          },
+          'an access line per request',
+          10_000,
+          20,
+        );
+        for (const line of lines) {
+          expect(JSON.parse(line)).toMatchObject({ status: 502, upstream_status: '502' });
+        }
+        for (const log of [gone.accessLog(), gone.errorLog()]) {
+          expect(log).not.toContain(token.split('.')[1]);
+          expect(log).not.toContain(token.split('.')[0]);
+        }
+      } finally {
+        await gone.stop();
+      }
     });
 
     it('answers 404 to a direct request for the internal prefix', async () => {

@@ -6,7 +6,9 @@ import {
   Matches,
   MaxLength,
   MinLength,
+  ValidateBy,
   ValidateIf,
+  type ValidationArguments,
 } from 'class-validator';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -397,13 +399,53 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   /**
    * The key that signs access URLs (at least 32 characters; the same on every API replica).
-   * Unset, each process makes one at start, so a URL works only on the replica that issued it.
+   * Required with DRS_PUBLIC_URL in production (NODE_ENV=production, as the image sets it):
+   * unset, each process makes one at start, so a URL works only on the replica that issued it
+   * and until it restarts (docs/decisions/drs-access-url-keys.md).
+   */
+  @ValidateIf(
+    (s: ProvisionerSettings) =>
+      (s.DRS_PUBLIC_URL !== undefined && s.production) || s.DRS_URL_SIGNING_KEY !== undefined,
+  )
+  @ValidateBy({
+    name: 'drsUrlSigningKey',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && value.length >= 32,
+      defaultMessage: (args?: ValidationArguments) =>
+        args?.value === undefined
+          ? 'DRS_URL_SIGNING_KEY is required with DRS_PUBLIC_URL in production (NODE_ENV=production): every replica must sign access URLs with the same key'
+          : 'DRS_URL_SIGNING_KEY must be at least 32 characters long',
+    },
+  })
+  @RealSecret()
+  DRS_URL_SIGNING_KEY?: string;
+
+  /**
+   * The key that will sign access URLs next: accepted (never used to sign) so that replicas
+   * already signing with it and those not yet overlap during a rotation.
    */
   @IsOptional()
   @IsString()
-  @MinLength(32, { message: 'DRS_URL_SIGNING_KEY must be at least 32 characters long' })
+  @MinLength(32, { message: 'DRS_URL_NEXT_SIGNING_KEY must be at least 32 characters long' })
   @RealSecret()
-  DRS_URL_SIGNING_KEY?: string;
+  @OnlyWith('DRS_URL_SIGNING_KEY')
+  DRS_URL_NEXT_SIGNING_KEY?: string;
+
+  /**
+   * The key that signed access URLs before DRS_URL_SIGNING_KEY: still accepted, so URLs issued
+   * before a rotation work until they expire (remove it DRS_ACCESS_URL_SECONDS after).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'DRS_URL_PREVIOUS_SIGNING_KEY must be at least 32 characters long' })
+  @RealSecret()
+  @OnlyWith('DRS_URL_SIGNING_KEY')
+  DRS_URL_PREVIOUS_SIGNING_KEY?: string;
+
+  /** NODE_ENV=production: settings a deployment needs (DRS_URL_SIGNING_KEY) are required. */
+  @IsOptional()
+  @IsString()
+  NODE_ENV?: string;
 
   /** Object ids one bulk request may name (service-info's maxBulkRequestLength); past it, 413. */
   @IntegerSetting(1, 100_000)
@@ -447,6 +489,11 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
+
+  /** A deployment (NODE_ENV=production, which the image sets), not a developer's machine. */
+  get production(): boolean {
+    return this.NODE_ENV === 'production';
+  }
 
   /** The queue runs on Redis: one server, a Sentinel set or a Cluster. */
   get redisConfigured(): boolean {

@@ -99,6 +99,14 @@ export class DrsAuthorizer {
     return this.currentGrants(key, subject, token);
   }
 
+  /**
+   * The accessions `subject` may read now, per the catalog (remembered as every grant check
+   * is): what an access URL's read is checked against while its bytes are sent.
+   */
+  async accessionsOf(subject: string): Promise<ReadonlySet<string>> {
+    return (await this.currentGrants(`subject:${subject}`, subject)).accessions;
+  }
+
   /** The subject's current grants per the catalog, remembered for the grant-check time. */
   private currentGrants(key: string, subject: string, login?: string): Promise<DrsCaller> {
     const now = Date.now();

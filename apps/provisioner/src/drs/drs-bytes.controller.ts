@@ -22,6 +22,8 @@ import { DrsService } from './drs.service';
 @UseFilters(DrsErrorsFilter)
 export class DrsBytesController {
   private readonly offloadPrefix: string | null;
+  /** How often a download under way checks its grant again (see DRS_GRANT_CHECK_SECONDS). */
+  private readonly recheckMs: number;
 
   constructor(
     private readonly drs: DrsService,
@@ -29,6 +31,7 @@ export class DrsBytesController {
   ) {
     this.offloadPrefix =
       settings.DRS_BYTES_OFFLOAD === 'nginx' ? settings.DRS_BYTES_OFFLOAD_PREFIX : null;
+    this.recheckMs = Math.max(1, settings.DRS_GRANT_CHECK_SECONDS) * 1000;
   }
 
   @Get(':token/:name')
@@ -57,7 +60,14 @@ export class DrsBytesController {
       );
       return void res.status(200).end();
     }
-    if (target.kind === 'file') return sendFile(req, res, target);
+    if (target.kind === 'file') {
+      // The grant's answer is remembered for DRS_GRANT_CHECK_SECONDS and asked again after as
+      // long: a revoked grant ends a download under way within twice that (at least 2 s).
+      return sendFile(req, res, target, {
+        everyMs: this.recheckMs,
+        stillAllowed: target.stillGranted,
+      });
+    }
     const range = answerHead(req, res, target.bytes.length, target.etag, target.name);
     if (range === undefined) return void res.end();
     res.end(target.bytes.subarray(range.start, range.end + 1));
