@@ -1,5 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
+import { connect, type Socket } from 'node:net';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import {
   chmodSync,
@@ -27,6 +28,7 @@ import {
 import { poll, until } from '../support/wait';
 import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
 import { sendRaw } from '../support/raw-http';
+import { metricSample } from '../support/prometheus-text';
 import { provisionerTestSettings } from '../support/provisioner-app';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
 import { AccessUrls } from '../../apps/provisioner/src/drs/access-urls';
@@ -44,6 +46,8 @@ const BROKER_KEY = generateApiKey(48);
 const DRS = '/ga4gh/drs/v1';
 const READER = 'sub-drs-reader';
 const REGION = 'chr1:20000-40000';
+/** 24 MiB: many times what loopback's socket buffers take from an answer nobody reads. */
+const BIG = Buffer.alloc(24 * 1024 * 1024, 'drs slow readers ');
 /**
  * Clients run beside the apps, which serve from this process: never a blocking call. In `cwd`,
  * as htslib keeps a copy of a remote index in the working directory.
@@ -178,13 +182,22 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     });
     await catalog.app.listen(catalogPort, '127.0.0.1');
     dropzone
-      .submission('SUB-1', { project: 'PD-OMICS', datasets: ['DS-BAM', 'DS-OTHER', 'DS-LARGE'] })
+      .submission('SUB-1', {
+        project: 'PD-OMICS',
+        datasets: ['DS-BAM', 'DS-OTHER', 'DS-LARGE', 'DS-BIG'],
+      })
       .dataset('DS-BAM', {
         submission: 'SUB-1',
         title: 'Aligned reads',
         files: { 'reads.bam': made.bam, 'reads.bam.bai': made.bai, 'notes/read me.txt': 'hello' },
       })
       .dataset('DS-OTHER', { submission: 'SUB-1', title: 'Other reads', files: { 'o.txt': 'o' } })
+      // One file far larger than what a stopped socket absorbs (imported by the slow readers).
+      .dataset('DS-BIG', {
+        submission: 'SUB-1',
+        title: 'One large file',
+        files: { 'big.bin': BIG },
+      })
       // One file more than DRS_MAX_DATASET_FILES below: too large to serve here.
       .dataset('DS-LARGE', {
         submission: 'SUB-1',
@@ -629,6 +642,190 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       const token = new URL(url).pathname.split('/')[2];
       const cut = url.replace(token, `${token.split('.')[0]}.x`);
       expect((await fetch(cut)).status).toBe(403);
+    });
+  });
+
+  describe('downloads that stop reading, and downloads whose grant is revoked', () => {
+    const STALL_MS = 2000;
+    let bounded: NestExpressApplication;
+    let boundedUrl: string;
+    const sockets: Socket[] = [];
+    const grant = (status: 'active' | 'terminated') =>
+      catalog.dataSource.query(
+        `UPDATE accesses SET status = $3, updated_at = now()
+         WHERE user_id = (SELECT id FROM users WHERE oidc_id = $1)
+           AND dataset_id = (SELECT id FROM datasets WHERE elu_accession = $2)`,
+        [READER, accession.big, status],
+      );
+    const bigUrl = async () => {
+      const manifest = await bytesOf(await accessUrl(datasetId('DS-BIG')));
+      const id = (JSON.parse(manifest.toString()) as { objects: { id: string }[] }).objects[0].id;
+      const res = await request(bounded.getHttpServer())
+        .post(`${DRS}/objects/${id}/access/https`)
+        .send({ passports: [await passportOf()] })
+        .expect(200);
+      return res.body.url as string;
+    };
+    /**
+     * Asks for `url` as `client` (through the trusted proxy) and reads nothing past the first
+     * bytes (or, `trickle`, 64 KiB every 50 ms): resolves with the status once it arrives.
+     */
+    const download = (url: string, client: string, trickle = false) => {
+      const { port, pathname } = new URL(url);
+      const socket = connect(Number(port), '127.0.0.1');
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      let received = 0;
+      const closed = new Promise<number>((resolve) =>
+        socket.once('close', () => resolve(received)),
+      );
+      const status = new Promise<string>((resolve) => {
+        socket.once('data', (chunk: Buffer) => {
+          resolve(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 'none');
+        });
+        socket.once('close', () => resolve('closed'));
+      });
+      let draining = false;
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (draining) return;
+        socket.pause();
+        if (trickle) setTimeout(() => socket.resume(), 50);
+      });
+      socket.write(
+        `GET ${pathname} HTTP/1.1\r\nHost: drs.test\r\nX-Forwarded-For: ${client}\r\n\r\n`,
+      );
+      /** Reads everything left, to the end the server gave it. */
+      const drain = () => {
+        draining = true;
+        socket.resume();
+        return closed;
+      };
+      return { status, drain };
+    };
+    const metric = async (name: string) =>
+      metricSample(await (await fetch(`${boundedUrl}/metrics`)).text(), name) ?? 0;
+
+    beforeAll(async () => {
+      const res = await api()
+        .post('/datasets/dropzone/import')
+        .set('X-API-Key', TEST_WRITE_KEY)
+        .send({ dataset_id: 'DS-BIG' });
+      await waitForImport(apps.api, res.body.id as string);
+      await until(
+        async () => {
+          const r = await api().get(`/imports/${res.body.id}`).set('X-API-Key', TEST_WRITE_KEY);
+          record.big = r.body as ImportRecord;
+          return record.big.catalog?.state === 'registered';
+        },
+        'DS-BIG registered',
+        30_000,
+        50,
+      );
+      accession.big = record.big.catalog!.accession!;
+      await catalog.dataSource.query(
+        `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
+         SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = $1`,
+        [accession.big],
+      );
+      await catalog.dataSource.query(
+        `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+         SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
+         WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
+        [accession.big, READER],
+      );
+      const port = await freePort();
+      boundedUrl = `http://127.0.0.1:${port}`;
+      bounded = await createProvisionerApiApp(
+        provisionerTestSettings({
+          ...apiEnv,
+          DRS_PUBLIC_URL: boundedUrl,
+          TRUSTED_PROXIES: '127.0.0.1',
+          SLOW_READER_TIMEOUT_MS: String(STALL_MS),
+          SLOW_READERS_PER_CLIENT: '3',
+          SLOW_READERS_MAX: '5',
+        }),
+      );
+      await bounded.listen(port, '127.0.0.1');
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await bounded?.close();
+    });
+
+    it('bounds them per client (429) and in all (503), keeps health answering, and cuts the stalled', async () => {
+      const url = await bigUrl();
+      const cutBefore = await metric('http_responses_stalled_total');
+      const first = Array.from({ length: 8 }, () => download(url, '10.9.0.1'));
+      const firstStatuses = await Promise.all(first.map((d) => d.status));
+      const others = [...Array.from({ length: 4 }, (_, i) => download(url, `10.9.1.${i}`))];
+      const otherStatuses = await Promise.all(others.map((d) => d.status));
+      const live = await fetch(`${boundedUrl}/health/live`);
+      expect(live.status).toBe(200);
+      expect(await metric('http_responses_sending')).toBe(5);
+
+      // Three for the one client, the rest of it 429; two more for others, then 503.
+      expect(firstStatuses.sort()).toEqual([
+        '200',
+        '200',
+        '200',
+        '429',
+        '429',
+        '429',
+        '429',
+        '429',
+      ]);
+      expect(otherStatuses.sort()).toEqual(['200', '200', '503', '503']);
+      // Every admitted download is cut once its client has taken nothing for the stall time
+      // (what the server holds; a paused client sees the end only once it reads again).
+      const started = Date.now();
+      await until(
+        async () => (await metric('http_responses_sending')) === 0,
+        'every stalled download cut',
+        2 * STALL_MS + 10_000,
+        100,
+      );
+      expect(Date.now() - started).toBeLessThan(2 * STALL_MS + 10_000);
+      expect((await metric('http_responses_stalled_total')) - cutBefore).toBe(5);
+      const admitted = [...first, ...others].filter(
+        (_, i) => [...firstStatuses, ...otherStatuses][i] === '200',
+      );
+      for (const bytes of await Promise.all(admitted.map((d) => d.drain()))) {
+        expect(bytes).toBeLessThan(BIG.length);
+      }
+      // Free again: the whole file, read by a client that reads.
+      const whole = await fetch(url);
+      expect(whole.status).toBe(200);
+      expect(Buffer.from(await whole.arrayBuffer()).equals(BIG)).toBe(true);
+    });
+
+    it('ends a download under way within the documented bound once its grant is revoked', async () => {
+      const url = await bigUrl();
+      const cutBefore = await metric('http_responses_stalled_total');
+      // A slow but steady reader (never stalled): 64 KiB every 50 ms would take 20 s.
+      const reader = download(url, '10.9.2.1', true);
+      expect(await reader.status).toBe('200');
+      await grant('terminated');
+      try {
+        const revoked = Date.now();
+        // DRS_GRANT_CHECK_SECONDS=0 here: asked again every second (docs: within 2 × it, ≥ 1 s).
+        await until(
+          async () => (await metric('http_responses_sending')) === 0,
+          'the download ended by the revocation',
+          10_000,
+          50,
+        );
+        const ended = Date.now() - revoked;
+        expect(ended).toBeLessThan(1000 + 2000);
+        expect(await reader.drain()).toBeLessThan(BIG.length);
+        expect(await metric('http_responses_stalled_total')).toBe(cutBefore);
+        // And a new read of the same URL is refused.
+        expect((await fetch(url)).status).toBe(403);
+      } finally {
+        await grant('active');
+      }
+      expect((await fetch(url, { headers: { range: 'bytes=0-9' } })).status).toBe(206);
     });
   });
 

@@ -124,25 +124,6 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1024 * 1024)
   RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
-  /**
-   * An answer whose client takes none of it for this long is cut (docs/security.md, slow
-   * readers): a reader that stops reading holds its answer's memory and socket no longer. Node
-   * checks the socket's progress once a period, so the cut comes within twice this.
-   */
-  @IntegerSetting(1000, 3_600_000)
-  SLOW_READER_TIMEOUT_MS = 30_000;
-
-  /** Answers being sent to one client (address; IPv6: /64) at once; more requests get 429. */
-  @IntegerSetting(1, 100_000)
-  SLOW_READERS_PER_CLIENT = 8;
-
-  /**
-   * Answers being sent at once to all clients; more requests get 503 (health and metrics
-   * excepted). Each holds at most a DCAT page's facts or a list the response cache shares.
-   */
-  @IntegerSetting(1, 100_000)
-  SLOW_READERS_MAX = 32;
-
   @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
 

@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { lstat } from 'node:fs/promises';
 import { Public } from '@app/auth';
+import { admitStreamedAnswer } from '@app/platform';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
 import { ACCESS_URL_ROUTE } from './access-urls';
 import { accelRedirectTarget } from './accel-redirect';
@@ -40,6 +41,9 @@ export class DrsBytesController {
   }
 
   private async send(token: string, req: Request, res: Response): Promise<void> {
+    // Counted as a download being sent from now (checked and counted in one step), not from its
+    // first byte: a burst of reads cannot all pass the slow-reader bounds before any is counted.
+    admitStreamedAnswer(req);
     const target = await this.drs.bytesOf(token);
     if (target.kind === 'url') return res.redirect(307, target.url);
     if (target.kind === 'file' && this.offloadPrefix !== null) {
