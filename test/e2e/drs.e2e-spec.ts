@@ -395,6 +395,35 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     expect(refused.body).toMatchObject({ status_code: 401, more: { reason: 'bad_login' } });
   });
 
+  it('DRS users do not share one address at the catalog: 40 bad logins all hear 401, a good one still reads', async () => {
+    const id = (await objectIds()).get('reads.bam')!;
+    const good = await kc.accessToken({ sub: READER });
+    const [h, p] = good.split('.');
+    const expired = await kc.accessToken({ sub: READER }, { expiresInSeconds: -60 });
+    // Twice the catalog's failure limit (AUTH_FAILURE_LIMIT, 20 a minute), from anyone: forged
+    // tokens (the catalog verifies and refuses them) and expired ones (refused at once).
+    const reasons: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const token =
+        i % 4 === 0 ? expired : `${h}.${p}.${Buffer.from(`forged-${i}`).toString('base64url')}`;
+      const res = await api().get(`${DRS}/objects/${id}`).set('Authorization', `Bearer ${token}`);
+      reasons.push(`${res.status} ${res.body.more?.reason}`);
+    }
+    expect(new Set(reasons)).toEqual(new Set(['401 bad_login', '401 login_expired']));
+    // The catalog took none of it for a guess from the provisioner's address.
+    await api().get(`${DRS}/objects/${id}`).set('Authorization', `Bearer ${good}`).expect(200);
+  });
+
+  it('a login whose subject is `.` or `..` cannot change the catalog route: 401', async () => {
+    const id = (await objectIds()).get('reads.bam')!;
+    for (const sub of ['.', '..']) {
+      const res = await api()
+        .get(`${DRS}/objects/${id}`)
+        .set('Authorization', `Bearer ${await kc.accessToken({ sub })}`);
+      expect([sub, res.status, res.body.more?.reason]).toEqual([sub, 401, 'bad_subject']);
+    }
+  });
+
   it('lets samtools count the reads of a region through the access URLs, as on the local file', async () => {
     const ids = await objectIds();
     const bam = await accessUrl(ids.get('reads.bam')!);

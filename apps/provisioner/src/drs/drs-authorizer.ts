@@ -5,6 +5,7 @@ import {
   CatalogRefusedLoginError,
   CatalogVisasClient,
   CatalogVisasUnavailableError,
+  UnnamableSubjectError,
 } from './catalog-visas.client';
 import type { VerifiedVisa, VisaVerifier } from './visa-verifier';
 
@@ -86,13 +87,18 @@ export class DrsAuthorizer {
 
   private async fromLogin(token: string, note: (subject: string) => void): Promise<DrsCaller> {
     let subject: unknown;
+    let exp: unknown;
     try {
-      subject = decodeJwt(token).sub;
+      ({ sub: subject, exp } = decodeJwt(token));
     } catch {
       subject = undefined;
     }
     if (typeof subject !== 'string' || subject === '') {
       throw drsUnauthorized('bad_login', 'The login token is not a JWT naming its subject');
+    }
+    // Said at once, without asking the catalog: log in again.
+    if (typeof exp === 'number' && exp <= Date.now() / 1000) {
+      throw drsUnauthorized('login_expired', 'The login token has expired; log in again');
     }
     note(subject);
     const key = `login:${createHash('sha256').update(token).digest('base64url')}`;
@@ -132,6 +138,9 @@ export class DrsAuthorizer {
     } catch (error) {
       if (error instanceof CatalogRefusedLoginError) {
         throw drsUnauthorized('bad_login', 'The login token was refused');
+      }
+      if (error instanceof UnnamableSubjectError) {
+        throw drsUnauthorized('bad_subject', 'The token names no person this service can look up');
       }
       if (error instanceof CatalogVisasUnavailableError) {
         throw drsUnavailable('The catalog cannot confirm the grants now; retry later');
