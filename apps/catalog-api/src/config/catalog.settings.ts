@@ -11,6 +11,7 @@ import {
 } from 'class-validator';
 import { hostname } from 'node:os';
 import {
+  BaseUrlSetting,
   BooleanSetting,
   FrontDoorSettings,
   IntegerSetting,
@@ -99,6 +100,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** Public base URL of this service, put in `source` on every exported record. */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true })
+  @BaseUrlSetting()
   CATALOG_SOURCE?: string;
 
   @IntegerSetting(1024)
@@ -146,6 +148,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** Base URL of the Keycloak server (e.g. https://idp.example.org or .../auth for old ones). */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @BaseUrlSetting()
   IDP_URL?: string;
 
   @ValidateIf((s: CatalogSettings) => s.IDP_URL !== undefined)
@@ -229,6 +232,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** `source` of every visa: the granting institute's URL (default: CATALOG_SOURCE). */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true })
+  @BaseUrlSetting()
   GA4GH_VISA_SOURCE?: string;
 
   /**
@@ -289,7 +293,7 @@ export class CatalogSettings extends FrontDoorSettings {
   }
 
   get source(): string {
-    return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');
+    return this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`;
   }
 
   /** DCAT_APPLICABLE_LEGISLATION as a list. */
@@ -310,7 +314,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** The realm's base URL, when an identity provider is configured. */
   get idpRealmUrl(): string | undefined {
     if (this.IDP_URL === undefined || this.IDP_REALM === undefined) return undefined;
-    return `${this.IDP_URL.replace(/\/+$/, '')}/realms/${encodeURIComponent(this.IDP_REALM)}`;
+    return `${this.IDP_URL}/realms/${encodeURIComponent(this.IDP_REALM)}`;
   }
 }
 

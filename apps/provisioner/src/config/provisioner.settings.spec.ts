@@ -41,6 +41,23 @@ describe('provisioner settings', () => {
       expect(loadProvisionerSettings({ REDIS_URL, NODE_ENV: 'production' }).drs).toBeNull();
     });
 
+    it('base URLs are normalised once, at load: no trailing slash wherever they are used', () => {
+      const settings = loadProvisionerSettings({
+        ...drs,
+        DRS_VISA_ISSUER: 'https://catalog.example.org//',
+        CATALOG_URL: 'https://catalog.example.org/base/',
+        CATALOG_API_KEY: KEY,
+      });
+      expect(settings.DRS_PUBLIC_URL).toBe('https://drs.example.org');
+      expect(settings.drs).toMatchObject({
+        publicUrl: 'https://drs.example.org',
+        issuer: 'https://catalog.example.org',
+        jku: 'https://catalog.example.org/api/jwk',
+        catalogUrl: 'https://catalog.example.org/base',
+      });
+      expect(settings.catalogRegistration?.url).toBe('https://catalog.example.org/base');
+    });
+
     it('the next and previous keys: real secrets of 32 characters, only beside a signing key', () => {
       expect(
         problemsOf({

@@ -13,6 +13,7 @@ import {
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import {
+  BaseUrlSetting,
   BooleanSetting,
   FrontDoorSettings,
   IntegerSetting,
@@ -315,6 +316,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
     { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
     { message: 'CATALOG_URL must be an http(s) URL (required with DRS_PUBLIC_URL)' },
   )
+  @BaseUrlSetting()
   CATALOG_URL?: string;
 
   /** The catalog's registration key (its SHA-256 is the catalog's REGISTRATION_API_KEY_SHA256). */
@@ -351,6 +353,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
    */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @BaseUrlSetting()
   DRS_PUBLIC_URL?: string;
 
   /**
@@ -365,6 +368,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
         "DRS_VISA_ISSUER must be the catalog's visa issuer URL (required with DRS_PUBLIC_URL)",
     },
   )
+  @BaseUrlSetting()
   DRS_VISA_ISSUER?: string;
 
   /**
@@ -519,20 +523,20 @@ export class ProvisionerSettings extends FrontDoorSettings {
   /** Registration is on when the catalog and the key to it are both configured. */
   get catalogRegistration(): { url: string; apiKey: string } | null {
     if (this.CATALOG_URL === undefined || this.CATALOG_API_KEY === undefined) return null;
-    return { url: this.CATALOG_URL.replace(/\/+$/, ''), apiKey: this.CATALOG_API_KEY };
+    return { url: this.CATALOG_URL, apiKey: this.CATALOG_API_KEY };
   }
 
   /** DRS when DRS_PUBLIC_URL is set: the base URL without a trailing slash, and the trust. */
   get drs(): DrsSettings | null {
     if (this.DRS_PUBLIC_URL === undefined) return null;
-    const publicUrl = this.DRS_PUBLIC_URL.replace(/\/+$/, '');
-    const issuer = this.DRS_VISA_ISSUER!.replace(/\/+$/, '');
+    const publicUrl = this.DRS_PUBLIC_URL;
+    const issuer = this.DRS_VISA_ISSUER!;
     return {
       publicUrl,
       host: new URL(publicUrl).host,
       issuer,
       jku: this.DRS_VISA_JKU ?? `${issuer}/api/jwk`,
-      catalogUrl: this.CATALOG_URL!.replace(/\/+$/, ''),
+      catalogUrl: this.CATALOG_URL!,
       brokerKey: this.DRS_CATALOG_BROKER_KEY!,
       bearerIssuer: this.DRS_BEARER_ISSUER,
     };

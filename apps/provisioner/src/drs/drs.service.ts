@@ -10,12 +10,17 @@ import { ACCESS_URL_ROUTE, AccessUrls } from './access-urls';
 import { CatalogVisasClient } from './catalog-visas.client';
 import { DrsAuthorizer, type DrsCaller, type DrsCredentials } from './drs-authorizer';
 import { DrsError, drsForbidden, drsNotFound } from './drs-errors';
-import { parseDrsId } from './drs-ids';
+import { datasetDrsId, type DatasetRef, parseDrsId } from './drs-ids';
+import { mapLimit } from '../common/map-limit';
 import { type StoredDataset, StoredDatasets, type StoredFile } from './stored-datasets';
 import { VisaVerifier } from './visa-verifier';
 
 /** The one access method of every object, and its `access_id`. */
 export const ACCESS_ID = 'https';
+/** Distinct datasets one anonymous bulk OPTIONS may name (each costs a storage read). */
+export const MAX_ANONYMOUS_DATASETS = 50;
+/** Datasets looked up at once by a bulk OPTIONS (a provenance head each). */
+const LOOKUP_CONCURRENCY = 8;
 /** How long service-info's totals are reused (they walk storage). */
 const TOTALS_TTL_MS = 60_000;
 
@@ -157,13 +162,41 @@ export class DrsService {
     return this.authorizationsOf(id);
   }
 
+  /**
+   * OPTIONS of several objects, to anyone: the work is bounded by the datasets named, not the
+   * ids. Each distinct dataset is looked up once, at most MAX_ANONYMOUS_DATASETS of them (more:
+   * 413, before any storage read), several at a time and by their provenance's head first, so
+   * ids of datasets that do not exist cost one small read per dataset and never a whole one.
+   */
   async bulkAuthorizations(ids: string[]) {
     this.checkBulk(ids.length);
+    this.enabled();
+    const parsed = ids.map((id) => ({ id, ref: parseDrsId(id) }));
+    const datasets = new Map<string, DatasetRef>();
+    for (const { ref } of parsed) {
+      if (ref !== undefined) datasets.set(datasetDrsId(ref.dataset), ref.dataset);
+    }
+    if (datasets.size > MAX_ANONYMOUS_DATASETS) {
+      throw new DrsError(
+        413,
+        'too_many_datasets',
+        `An OPTIONS request may name objects of at most ${MAX_ANONYMOUS_DATASETS} datasets; this one names ${datasets.size}`,
+        { max: MAX_ANONYMOUS_DATASETS },
+      );
+    }
+    const published = new Set<string>();
+    await mapLimit([...datasets], LOOKUP_CONCURRENCY, async ([key, ref]) => {
+      if (await this.datasets.published(ref)) published.add(key);
+    });
     const resolved: AuthorizationsBody[] = [];
     const missing: string[] = [];
-    for (const id of ids) {
-      if ((await this.tryResolve(id)) === undefined) missing.push(id);
-      else resolved.push(this.authorizationsOf(id));
+    for (const { id, ref } of parsed) {
+      const found =
+        ref !== undefined &&
+        published.has(datasetDrsId(ref.dataset)) &&
+        (await this.tryResolve(id)) !== undefined;
+      if (found) resolved.push(this.authorizationsOf(id));
+      else missing.push(id);
     }
     return {
       summary: summary(ids.length, resolved.length),
