@@ -446,9 +446,10 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @OnlyWith('DRS_URL_SIGNING_KEY')
   DRS_URL_PREVIOUS_SIGNING_KEY?: string;
 
-  /** NODE_ENV=production: settings a deployment needs (DRS_URL_SIGNING_KEY) are required. */
-  @IsOptional()
-  @IsString()
+  /**
+   * NODE_ENV=production: settings a deployment needs (DRS_URL_SIGNING_KEY) are required. Set by
+   * the image, not by a deployment's ConfigMap: read as given, no setting of its own.
+   */
   NODE_ENV?: string;
 
   /** Object ids one bulk request may name (service-info's maxBulkRequestLength); past it, 413. */
