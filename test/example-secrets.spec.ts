@@ -140,6 +140,8 @@ describe('example secrets in the repository', () => {
       'DATABASE_DIRECT_URL',
       'DATABASE_URL',
       'DRS_CATALOG_BROKER_KEY',
+      'DRS_URL_NEXT_SIGNING_KEY',
+      'DRS_URL_PREVIOUS_SIGNING_KEY',
       'DRS_URL_SIGNING_KEY',
       'PROVISIONER_API_KEY',
       'PROVISIONER_READ_API_KEYS',

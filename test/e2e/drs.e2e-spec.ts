@@ -1,5 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
+import { connect, type Socket } from 'node:net';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import {
   chmodSync,
@@ -27,6 +28,8 @@ import {
 } from '../support/provisioner-app';
 import { poll, until } from '../support/wait';
 import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
+import { sendRaw } from '../support/raw-http';
+import { metricSample } from '../support/prometheus-text';
 import { provisionerTestSettings } from '../support/provisioner-app';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
 import { AccessUrls } from '../../apps/provisioner/src/drs/access-urls';
@@ -44,6 +47,8 @@ const BROKER_KEY = generateApiKey(48);
 const DRS = '/ga4gh/drs/v1';
 const READER = 'sub-drs-reader';
 const REGION = 'chr1:20000-40000';
+/** 24 MiB: many times what loopback's socket buffers take from an answer nobody reads. */
+const BIG = Buffer.alloc(24 * 1024 * 1024, 'drs slow readers ');
 /**
  * Clients run beside the apps, which serve from this process: never a blocking call. In `cwd`,
  * as htslib keeps a copy of a remote index in the working directory.
@@ -178,13 +183,22 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     });
     await catalog.app.listen(catalogPort, '127.0.0.1');
     dropzone
-      .submission('SUB-1', { project: 'PD-OMICS', datasets: ['DS-BAM', 'DS-OTHER', 'DS-LARGE'] })
+      .submission('SUB-1', {
+        project: 'PD-OMICS',
+        datasets: ['DS-BAM', 'DS-OTHER', 'DS-LARGE', 'DS-BIG'],
+      })
       .dataset('DS-BAM', {
         submission: 'SUB-1',
         title: 'Aligned reads',
         files: { 'reads.bam': made.bam, 'reads.bam.bai': made.bai, 'notes/read me.txt': 'hello' },
       })
       .dataset('DS-OTHER', { submission: 'SUB-1', title: 'Other reads', files: { 'o.txt': 'o' } })
+      // One file far larger than what a stopped socket absorbs (imported by the slow readers).
+      .dataset('DS-BIG', {
+        submission: 'SUB-1',
+        title: 'One large file',
+        files: { 'big.bin': BIG },
+      })
       // One file more than DRS_MAX_DATASET_FILES below: too large to serve here.
       .dataset('DS-LARGE', {
         submission: 'SUB-1',
@@ -380,6 +394,35 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       .set('Authorization', `Bearer ${h}.${p}.AAAA`)
       .expect(401);
     expect(refused.body).toMatchObject({ status_code: 401, more: { reason: 'bad_login' } });
+  });
+
+  it('DRS users do not share one address at the catalog: 40 bad logins all hear 401, a good one still reads', async () => {
+    const id = (await objectIds()).get('reads.bam')!;
+    const good = await kc.accessToken({ sub: READER });
+    const [h, p] = good.split('.');
+    const expired = await kc.accessToken({ sub: READER }, { expiresInSeconds: -60 });
+    // Twice the catalog's failure limit (AUTH_FAILURE_LIMIT, 20 a minute), from anyone: forged
+    // tokens (the catalog verifies and refuses them) and expired ones (refused at once).
+    const reasons: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const token =
+        i % 4 === 0 ? expired : `${h}.${p}.${Buffer.from(`forged-${i}`).toString('base64url')}`;
+      const res = await api().get(`${DRS}/objects/${id}`).set('Authorization', `Bearer ${token}`);
+      reasons.push(`${res.status} ${res.body.more?.reason}`);
+    }
+    expect(new Set(reasons)).toEqual(new Set(['401 bad_login', '401 login_expired']));
+    // The catalog took none of it for a guess from the provisioner's address.
+    await api().get(`${DRS}/objects/${id}`).set('Authorization', `Bearer ${good}`).expect(200);
+  });
+
+  it('a login whose subject is `.` or `..` cannot change the catalog route: 401', async () => {
+    const id = (await objectIds()).get('reads.bam')!;
+    for (const sub of ['.', '..']) {
+      const res = await api()
+        .get(`${DRS}/objects/${id}`)
+        .set('Authorization', `Bearer ${await kc.accessToken({ sub })}`);
+      expect([sub, res.status, res.body.more?.reason]).toEqual([sub, 401, 'bad_subject']);
+    }
   });
 
   it('lets samtools count the reads of a region through the access URLs, as on the local file', async () => {
@@ -645,6 +688,190 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     });
   });
 
+  describe('downloads that stop reading, and downloads whose grant is revoked', () => {
+    const STALL_MS = 2000;
+    let bounded: NestExpressApplication;
+    let boundedUrl: string;
+    const sockets: Socket[] = [];
+    const grant = (status: 'active' | 'terminated') =>
+      catalog.dataSource.query(
+        `UPDATE accesses SET status = $3, updated_at = now()
+         WHERE user_id = (SELECT id FROM users WHERE oidc_id = $1)
+           AND dataset_id = (SELECT id FROM datasets WHERE elu_accession = $2)`,
+        [READER, accession.big, status],
+      );
+    const bigUrl = async () => {
+      const manifest = await bytesOf(await accessUrl(datasetId('DS-BIG')));
+      const id = (JSON.parse(manifest.toString()) as { objects: { id: string }[] }).objects[0].id;
+      const res = await request(bounded.getHttpServer())
+        .post(`${DRS}/objects/${id}/access/https`)
+        .send({ passports: [await passportOf()] })
+        .expect(200);
+      return res.body.url as string;
+    };
+    /**
+     * Asks for `url` as `client` (through the trusted proxy) and reads nothing past the first
+     * bytes (or, `trickle`, 64 KiB every 50 ms): resolves with the status once it arrives.
+     */
+    const download = (url: string, client: string, trickle = false) => {
+      const { port, pathname } = new URL(url);
+      const socket = connect(Number(port), '127.0.0.1');
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      let received = 0;
+      const closed = new Promise<number>((resolve) =>
+        socket.once('close', () => resolve(received)),
+      );
+      const status = new Promise<string>((resolve) => {
+        socket.once('data', (chunk: Buffer) => {
+          resolve(/^HTTP\/1\.1 (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 'none');
+        });
+        socket.once('close', () => resolve('closed'));
+      });
+      let draining = false;
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (draining) return;
+        socket.pause();
+        if (trickle) setTimeout(() => socket.resume(), 50);
+      });
+      socket.write(
+        `GET ${pathname} HTTP/1.1\r\nHost: drs.test\r\nX-Forwarded-For: ${client}\r\n\r\n`,
+      );
+      /** Reads everything left, to the end the server gave it. */
+      const drain = () => {
+        draining = true;
+        socket.resume();
+        return closed;
+      };
+      return { status, drain };
+    };
+    const metric = async (name: string) =>
+      metricSample(await (await fetch(`${boundedUrl}/metrics`)).text(), name) ?? 0;
+
+    beforeAll(async () => {
+      const res = await api()
+        .post('/datasets/dropzone/import')
+        .set('X-API-Key', TEST_WRITE_KEY)
+        .send({ dataset_id: 'DS-BIG' });
+      await waitForImport(apps.api, res.body.id as string);
+      await until(
+        async () => {
+          const r = await api().get(`/imports/${res.body.id}`).set('X-API-Key', TEST_WRITE_KEY);
+          record.big = r.body as ImportRecord;
+          return record.big.catalog?.state === 'registered';
+        },
+        'DS-BIG registered',
+        30_000,
+        50,
+      );
+      accession.big = record.big.catalog!.accession!;
+      await catalog.dataSource.query(
+        `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
+         SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = $1`,
+        [accession.big],
+      );
+      await catalog.dataSource.query(
+        `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+         SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
+         WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
+        [accession.big, READER],
+      );
+      const port = await freePort();
+      boundedUrl = `http://127.0.0.1:${port}`;
+      bounded = await createProvisionerApiApp(
+        provisionerTestSettings({
+          ...apiEnv,
+          DRS_PUBLIC_URL: boundedUrl,
+          TRUSTED_PROXIES: '127.0.0.1',
+          SLOW_READER_TIMEOUT_MS: String(STALL_MS),
+          SLOW_READERS_PER_CLIENT: '3',
+          SLOW_READERS_MAX: '5',
+        }),
+      );
+      await bounded.listen(port, '127.0.0.1');
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await bounded?.close();
+    });
+
+    it('bounds them per client (429) and in all (503), keeps health answering, and cuts the stalled', async () => {
+      const url = await bigUrl();
+      const cutBefore = await metric('http_responses_stalled_total');
+      const first = Array.from({ length: 8 }, () => download(url, '10.9.0.1'));
+      const firstStatuses = await Promise.all(first.map((d) => d.status));
+      const others = [...Array.from({ length: 4 }, (_, i) => download(url, `10.9.1.${i}`))];
+      const otherStatuses = await Promise.all(others.map((d) => d.status));
+      const live = await fetch(`${boundedUrl}/health/live`);
+      expect(live.status).toBe(200);
+      expect(await metric('http_responses_sending')).toBe(5);
+
+      // Three for the one client, the rest of it 429; two more for others, then 503.
+      expect(firstStatuses.sort()).toEqual([
+        '200',
+        '200',
+        '200',
+        '429',
+        '429',
+        '429',
+        '429',
+        '429',
+      ]);
+      expect(otherStatuses.sort()).toEqual(['200', '200', '503', '503']);
+      // Every admitted download is cut once its client has taken nothing for the stall time
+      // (what the server holds; a paused client sees the end only once it reads again).
+      const started = Date.now();
+      await until(
+        async () => (await metric('http_responses_sending')) === 0,
+        'every stalled download cut',
+        2 * STALL_MS + 10_000,
+        100,
+      );
+      expect(Date.now() - started).toBeLessThan(2 * STALL_MS + 10_000);
+      expect((await metric('http_responses_stalled_total')) - cutBefore).toBe(5);
+      const admitted = [...first, ...others].filter(
+        (_, i) => [...firstStatuses, ...otherStatuses][i] === '200',
+      );
+      for (const bytes of await Promise.all(admitted.map((d) => d.drain()))) {
+        expect(bytes).toBeLessThan(BIG.length);
+      }
+      // Free again: the whole file, read by a client that reads.
+      const whole = await fetch(url);
+      expect(whole.status).toBe(200);
+      expect(Buffer.from(await whole.arrayBuffer()).equals(BIG)).toBe(true);
+    });
+
+    it('ends a download under way within the documented bound once its grant is revoked', async () => {
+      const url = await bigUrl();
+      const cutBefore = await metric('http_responses_stalled_total');
+      // A slow but steady reader (never stalled): 64 KiB every 50 ms would take 20 s.
+      const reader = download(url, '10.9.2.1', true);
+      expect(await reader.status).toBe('200');
+      await grant('terminated');
+      try {
+        const revoked = Date.now();
+        // DRS_GRANT_CHECK_SECONDS=0 here: asked again every second (docs: within 2 × it, ≥ 1 s).
+        await until(
+          async () => (await metric('http_responses_sending')) === 0,
+          'the download ended by the revocation',
+          10_000,
+          50,
+        );
+        const ended = Date.now() - revoked;
+        expect(ended).toBeLessThan(1000 + 2000);
+        expect(await reader.drain()).toBeLessThan(BIG.length);
+        expect(await metric('http_responses_stalled_total')).toBe(cutBefore);
+        // And a new read of the same URL is refused.
+        expect((await fetch(url)).status).toBe(403);
+      } finally {
+        await grant('active');
+      }
+      expect((await fetch(url, { headers: { range: 'bytes=0-9' } })).status).toBe(206);
+    });
+  });
+
   describe('DRS_BYTES_OFFLOAD=nginx: the API checks the access URL, a real nginx sends the bytes', () => {
     const OFFLOAD_SIGNING_KEY = 'offload-test-signing-key-0123456789abcdef';
     let offloadApi: NestExpressApplication;
@@ -775,8 +1002,9 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         }
       ).o;
       // Signed with the deployment's own key, but an hour ago with a lifetime of one second.
-      const expired = new AccessUrls(OFFLOAD_SIGNING_KEY, 1).issue(
+      const expired = new AccessUrls({ signing: OFFLOAD_SIGNING_KEY }, 1).issue(
         object,
+        READER,
         Date.now() / 1000 - 3600,
       );
       // The plain API's access URL: the same object, another key.
@@ -819,6 +1047,58 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         chmodSync(dataset, mode);
       }
       expect((await fetch(url)).status).toBe(200);
+      // nginx logs the refusal's request line in its error log: never with the token.
+      const token = new URL(url).pathname.split('/')[2];
+      expect(nginx.errorLog()).not.toContain(token.split('.')[1]);
+      expect(nginx.accessLog()).not.toContain(token.split('.')[1]);
+    });
+
+    it('writes no token to any log while the API is down (502), in any spelling of the route', async () => {
+      const url = await offloadedUrl((await objectIds()).get('reads.bam')!);
+      const path = new URL(url).pathname;
+      const token = path.split('/')[2];
+      // An nginx whose API has gone (a restart): every request is a 502 nginx logs as an error.
+      const gone = await startOffloadNginx(
+        join(dir, 'nginx-gone'),
+        `127.0.0.1:${await freePort()}`,
+        storageRoot,
+      );
+      try {
+        const spellings = [
+          path,
+          `/${path}`,
+          path.replace('/drs-bytes/', '/./drs-bytes/'),
+          path.replace('/drs-bytes/', '/drs-bytes;x/'),
+          path.replace('/drs-bytes/', '/%64rs-bytes/'),
+          `/anything?u=${token}`,
+        ];
+        for (const spelling of spellings) {
+          // As sent, byte for byte: a client library would normalise `/./` and the like.
+          const res = await sendRaw(
+            Number(new URL(gone.url).port),
+            `GET ${spelling} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+          );
+          expect([spelling, res?.status]).toEqual([spelling, 502]);
+        }
+        const lines = await poll(
+          () => {
+            const found = gone.accessLog().trim().split('\n').filter(Boolean);
+            return found.length >= spellings.length ? found : undefined;
+          },
+          'an access line per request',
+          10_000,
+          20,
+        );
+        for (const line of lines) {
+          expect(JSON.parse(line)).toMatchObject({ status: 502, upstream_status: '502' });
+        }
+        for (const log of [gone.accessLog(), gone.errorLog()]) {
+          expect(log).not.toContain(token.split('.')[1]);
+          expect(log).not.toContain(token.split('.')[0]);
+        }
+      } finally {
+        await gone.stop();
+      }
     });
 
     it('answers 404 to a direct request for the internal prefix', async () => {

@@ -11,6 +11,8 @@ export interface OffloadNginx {
   url: string;
   /** What nginx wrote to its stdout so far: the template's access lines. */
   accessLog(): string;
+  /** Everything else nginx wrote: its error log file and its stderr. */
+  errorLog(): string;
   stop(): Promise<void>;
 }
 
@@ -58,7 +60,8 @@ export async function startOffloadNginx(
       process.getuid?.() === 0 ? 'user root;' : '',
       'worker_processes 1;',
       `pid ${join(dir, 'nginx.pid')};`,
-      `error_log ${join(dir, 'error.log')} warn;`,
+      // Everything from `info` up: what a verbose operator would keep.
+      `error_log ${join(dir, 'error.log')} info;`,
       'events { worker_connections 256; }',
       'http {',
       `  access_log ${join(dir, 'access.log')};`,
@@ -91,6 +94,7 @@ export async function startOffloadNginx(
   return {
     url: `http://127.0.0.1:${port}`,
     accessLog: () => readFileSync(stdoutPath, 'utf8'),
+    errorLog: () => `${readFileSync(join(dir, 'error.log'), 'utf8')}${stderr}`,
     async stop() {
       if (child.exitCode === null) child.kill('SIGQUIT');
       await exited;

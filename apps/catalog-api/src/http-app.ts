@@ -34,13 +34,7 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   useHttpMetrics(app);
   const logger = new Logger('SlowReaders');
   const slowReaders = new SlowReaders(
-    {
-      stallTimeoutMs: settings.SLOW_READER_TIMEOUT_MS,
-      perClient: settings.SLOW_READERS_PER_CLIENT,
-      total: settings.SLOW_READERS_MAX,
-      trustedProxies: settings.trustedProxies,
-      exempt: ['/health/live', '/health/ready', '/metrics'],
-    },
+    settings.slowReaderBounds,
     app.get(METRICS_REGISTRY),
     (message) => logger.warn(message),
   );

@@ -2,6 +2,6 @@
 // in place before the libraries it instruments load (libs/platform/src/telemetry).
 import { startTelemetry } from '@app/platform/telemetry';
 // Only constants (and node:crypto): nothing an instrumentation patches loads before it.
-import { ACCESS_URL_TOKEN_PATHS } from './drs/access-urls';
+import { ACCESS_URL_TOKENS } from './drs/access-urls';
 
-startTelemetry('provisioner-api', ACCESS_URL_TOKEN_PATHS);
+startTelemetry('provisioner-api', ACCESS_URL_TOKENS);

@@ -8,7 +8,7 @@ import { ProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
 import { ProvisionerHealthModule } from './provisioner-health.module';
 import { DatasetsModule } from './datasets/datasets.module';
-import { ACCESS_URL_TOKEN_PATHS } from './drs/access-urls';
+import { ACCESS_URL_TOKENS } from './drs/access-urls';
 import { DrsModule } from './drs/drs.module';
 import { ImportQueueModule } from './import-queue.module';
 import { ImportsModule } from './imports/imports.module';
@@ -29,7 +29,7 @@ export class ProvisionerApiModule {
       module: ProvisionerApiModule,
       imports: [
         SettingsModule.forRoot(settings),
-        LoggingModule.forRoot({ level: settings.LOG_LEVEL, tokenPaths: ACCESS_URL_TOKEN_PATHS }),
+        LoggingModule.forRoot({ level: settings.LOG_LEVEL, urlTokens: ACCESS_URL_TOKENS }),
         QueueModule.forRoot(backend),
         ImportQueueModule.forApi(),
         // Route modules before the others: routes (and the OpenAPI paths) keep their order.

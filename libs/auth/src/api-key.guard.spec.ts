@@ -27,6 +27,7 @@ const PRINCIPALS: Record<string, Principal> = {
   'writer-key': { kind: 'write', name: 'write', canWrite: true },
   'scoped-key': { kind: 'registrar', name: 'registrar', canWrite: true, scope: 'registration' },
   'other-scope-key': { kind: 'other', name: 'other', canWrite: true, scope: 'elsewhere' },
+  'broker-key': { kind: 'broker', name: 'broker', canWrite: false, vouchesForLogins: true },
 };
 
 /** Counts lookups so a spec can show that public routes never read a key. */
@@ -406,6 +407,23 @@ describe('ApiKeyGuard', () => {
         .set('X-API-Key', 'user-key')
         .expect(200);
       expect(res.body.principal.kind).toBe('user');
+    });
+
+    it('forwarded beside a key that vouches for logins: the login is the principal, a bad one 401', async () => {
+      const res = await http
+        .get('/t/bearer')
+        .set('Authorization', 'Bearer good-token')
+        .set('X-API-Key', 'broker-key')
+        .expect(200);
+      expect(res.body.principal).toEqual({ kind: 'bearer', id: 'sub-1', canWrite: false });
+      const bad = await http
+        .get('/t/bearer')
+        .set('Authorization', 'Bearer bad-token')
+        .set('X-API-Key', 'broker-key');
+      expectError(bad, 401, 'Invalid API key');
+      // Without a login, the key is the principal; on a route without bearer tokens, too.
+      const alone = await http.get('/t/bearer').set('X-API-Key', 'broker-key').expect(200);
+      expect(alone.body.principal.kind).toBe('broker');
     });
 
     it('a non-Bearer Authorization header counts as no credentials', async () => {

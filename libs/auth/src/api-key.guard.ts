@@ -78,7 +78,15 @@ export class ApiKeyGuard implements CanActivate {
     allowBearer: boolean,
   ): Promise<Principal | null | undefined> {
     const apiKey = extractApiKey(req);
-    if (apiKey !== undefined) return this.limiter.attempt(req, () => this.keys.resolve(apiKey));
+    if (apiKey !== undefined) {
+      const principal = await this.limiter.attempt(req, () => this.keys.resolve(apiKey));
+      const login =
+        allowBearer && principal?.vouchesForLogins ? extractBearerToken(req) : undefined;
+      if (login === undefined || this.bearer === undefined) return principal;
+      // A caller's login, forwarded by the service that holds the key: its failure is the
+      // caller's (answered 401), never a guess from the service's address.
+      return (await this.bearer.resolve(login)) ?? null;
+    }
     const bearer = allowBearer ? this.bearer : undefined;
     const token = bearer && extractBearerToken(req);
     if (bearer && token !== undefined)

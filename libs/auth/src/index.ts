@@ -19,3 +19,4 @@ export type { SqlRunner } from './throttle/postgres-auth-failures.repository';
 export { RedisAuthFailuresStore } from './throttle/redis-auth-failures-store';
 export * from './query-key';
 export { ASYMMETRIC_JWS_ALGORITHMS } from './jws-algorithms';
+export * from './ga4gh-visa';

@@ -12,6 +12,13 @@ export interface Principal {
    * same scope; every other route, reads included, answers it 403.
    */
   scope?: string;
+  /**
+   * A service that exchanges its own callers' logins (the DRS side's broker key): on a route
+   * that allows bearer tokens, the `Authorization: Bearer` it forwards beside its key is
+   * verified and becomes the principal, and a refused login is not counted against the
+   * service's address by the failure limiter (many people stand behind it; it answers them).
+   */
+  vouchesForLogins?: boolean;
 }
 
 /** Maps an API key to a principal; each app implements it (catalog: database; provisioner: settings). */
@@ -36,3 +43,10 @@ export interface AuthOptions {
 export const DEFAULT_AUTH_OPTIONS: AuthOptions = {
   writeDeniedMessage: 'Write operations require the global API key',
 };
+
+/**
+ * The answer header of a route read with a verified login: its subject (percent-encoded). A
+ * service forwarding a caller's login (`vouchesForLogins`) requires it, so that an answer given
+ * with the service's own rights is never taken for the caller's.
+ */
+export const LOGIN_SUBJECT_HEADER = 'X-Login-Subject';

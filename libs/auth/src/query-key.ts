@@ -48,17 +48,40 @@ export function redactApiKeys(url: string): string {
 const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
 /**
- * The URL (a path, or an absolute URL) with the segment after any of `prefixes` replaced by
- * `[REDACTED]`: for routes whose path carries a bearer token (a DRS access URL,
- * `/drs-bytes/<token>/<name>`). A prefix is matched in any case, as Express routes it.
+ * Credentials a service hands out inside URLs (a DRS access URL, `/drs-bytes/<token>/<name>`):
+ * the routes whose next path segment is one, and what one looks like, so that it is found
+ * wherever it stands (another spelling of the route, `//drs-bytes/`, `/%64rs-bytes/`,
+ * `/drs-bytes;x/`, a query parameter, a Referer). `shape` must be a global RegExp.
  */
-export function redactPathTokens(url: string, prefixes: readonly string[]): string {
-  if (prefixes.length === 0) return url;
-  const origin = ORIGIN.exec(url)?.[0] ?? '';
-  const path = url.slice(origin.length);
+export interface UrlTokens {
+  routes: readonly string[];
+  shape?: RegExp;
+}
+
+export const NO_URL_TOKENS: UrlTokens = { routes: [] };
+
+/** One URL character, as it is or percent-encoded: a token is found however it is spelt. */
+const URL_CHAR = '(?:[A-Za-z0-9_-]|%[0-9A-Fa-f]{2})';
+
+/**
+ * The shape of `<payload>.<MAC>` tokens, both base64url, the MAC an HMAC-SHA256 (43
+ * characters), each character as it is or percent-encoded, and whatever follows them.
+ */
+export const SIGNED_TOKEN_SHAPE = new RegExp(`${URL_CHAR}{16,}(?:\\.|%2[Ee])${URL_CHAR}{43,}`, 'g');
+
+/**
+ * The URL (a path, or an absolute URL) with every credential of `tokens` replaced by
+ * `[REDACTED]`: the segment after a token route (matched in any case, as Express routes it),
+ * and anything of the token's shape, wherever it stands.
+ */
+export function redactPathTokens(url: string, tokens: UrlTokens): string {
+  const shaped = tokens.shape === undefined ? url : url.replace(tokens.shape, REDACTED);
+  if (tokens.routes.length === 0) return shaped;
+  const origin = ORIGIN.exec(shaped)?.[0] ?? '';
+  const path = shaped.slice(origin.length);
   const lower = path.toLowerCase();
-  const prefix = prefixes.find((p) => lower.startsWith(p.toLowerCase()));
-  if (prefix === undefined) return url;
+  const prefix = tokens.routes.find((p) => lower.startsWith(p.toLowerCase()));
+  if (prefix === undefined) return shaped;
   const rest = path.slice(prefix.length);
   const end = rest.search(/[/?#]/);
   return `${origin}${path.slice(0, prefix.length)}${REDACTED}${end === -1 ? '' : rest.slice(end)}`;

@@ -3,6 +3,7 @@ import { IpAllowList } from '@app/auth';
 import type { AuthThrottleOptions } from '@app/auth';
 import { DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_JSON_OBJECTS } from './json-depth';
 import { IntegerSetting, IsIpAllowList } from './settings';
+import type { SlowReaderBounds } from './slow-readers';
 
 const DAY_MS = 86_400_000;
 
@@ -43,6 +44,37 @@ export class FrontDoorSettings {
    */
   @IntegerSetting(1000, 100_000_000)
   MAX_JSON_OBJECTS = DEFAULT_MAX_JSON_OBJECTS;
+
+  /**
+   * An answer whose client takes none of it for this long is cut (docs/security.md, slow
+   * readers): a reader that stops reading holds its answer's memory and socket no longer. Node
+   * checks the socket's progress once a period, so the cut comes within twice this.
+   */
+  @IntegerSetting(1000, 3_600_000)
+  SLOW_READER_TIMEOUT_MS = 30_000;
+
+  /** Answers being sent to one client (address; IPv6: /64) at once; more requests get 429. */
+  @IntegerSetting(1, 100_000)
+  SLOW_READERS_PER_CLIENT = 8;
+
+  /**
+   * Answers being sent at once to all clients; more requests get 503 (health and metrics
+   * excepted). Each holds at most a DCAT page's facts, a list the response cache shares, or a
+   * download's read buffer (1 MiB) and socket.
+   */
+  @IntegerSetting(1, 100_000)
+  SLOW_READERS_MAX = 32;
+
+  /** The slow-reader bounds of the service's HTTP server (see SlowReaders). */
+  get slowReaderBounds(): SlowReaderBounds {
+    return {
+      stallTimeoutMs: this.SLOW_READER_TIMEOUT_MS,
+      perClient: this.SLOW_READERS_PER_CLIENT,
+      total: this.SLOW_READERS_MAX,
+      trustedProxies: this.trustedProxies,
+      exempt: ['/health/live', '/health/ready', '/metrics'],
+    };
+  }
 
   get trustedProxies(): IpAllowList {
     return IpAllowList.parse(this.TRUSTED_PROXIES);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { redactUrl, requestId, serializeRequest, serializeResponse } from './logging.module';
+import { SIGNED_TOKEN_SHAPE } from '@app/auth';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -55,7 +56,7 @@ describe('serializeRequest', () => {
 });
 
 describe('tokens in a path (a DRS access URL)', () => {
-  const paths = ['/drs-bytes/'];
+  const paths = { routes: ['/drs-bytes/'] };
 
   it('hides the segment after a token path, in any case, in a path or an absolute URL', () => {
     expect(redactUrl('/drs-bytes/eyJvIjoiYSJ9.mac/reads.bam', paths)).toBe(
@@ -94,6 +95,40 @@ describe('tokens in a path (a DRS access URL)', () => {
       url: '/drs-bytes/[REDACTED]/a',
       headers: { referer: 'http://h/drs-bytes/[REDACTED]/a' },
     });
+  });
+});
+
+describe('tokens by their shape, wherever they stand', () => {
+  const tokens = { routes: ['/drs-bytes/'], shape: SIGNED_TOKEN_SHAPE };
+  const payload = Buffer.from(JSON.stringify({ o: 'P~S~D', s: 'sub', e: 1 })).toString('base64url');
+  const token = `${payload}.${'A'.repeat(42)}E`;
+  const escaped = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16)}`);
+
+  it.each([
+    ['//drs-bytes/', `//drs-bytes/${token}/reads.bam`],
+    ['/./drs-bytes/', `/./drs-bytes/${token}/reads.bam`],
+    ['/drs-bytes;x/', `/drs-bytes;x/${token}/reads.bam`],
+    ['/%64rs-bytes/', `/%64rs-bytes/${token}/reads.bam`],
+    ['a percent-encoded token', `/drs-bytes/${escaped(token).join('')}/reads.bam`],
+    ['an encoded dot', `/x/${token.replace('.', '%2E')}`],
+    ['a query parameter', `/anything?url=${token}&page=2`],
+    ['characters appended', `/drs-bytes;x/${token}!!/reads.bam`],
+    ['an absolute URL', `https://h:8443/%2fdrs-bytes/${token}/reads.bam`],
+  ])('%s', (_name, url) => {
+    const logged = redactUrl(url, tokens)!;
+    expect(logged).toContain('[REDACTED]');
+    expect(logged).not.toContain(token.slice(-43));
+    expect(logged).not.toContain(escaped(token.slice(-43)).join(''));
+  });
+
+  it('keeps what is not a token (names, ids, short dotted words)', () => {
+    for (const url of [
+      '/ga4gh/drs/v1/objects/PD-OMICS~SUB-1~DS-BAM~0123456789abcdef0123',
+      '/drs/reads.sorted.bam',
+      `/x/${'a'.repeat(15)}.${'b'.repeat(43)}`,
+    ]) {
+      expect(redactUrl(url, tokens)).toBe(url);
+    }
   });
 });
 

@@ -7,7 +7,13 @@ import type {
   OutgoingHttpHeaders,
   ServerResponse,
 } from 'node:http';
-import { REDACTED, redactApiKeys, redactPathTokens } from '@app/auth';
+import {
+  NO_URL_TOKENS,
+  REDACTED,
+  redactApiKeys,
+  redactPathTokens,
+  type UrlTokens,
+} from '@app/auth';
 import { logSafeError } from '@app/errors';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -37,13 +43,13 @@ export function assignRequestId(req: IncomingMessage & { id?: unknown }): string
 /**
  * Keys travel in the query string in the older form: never let one reach a log line, however
  * the parameter name is encoded (see `isApiKeyParameter`); nor the token of a route whose path
- * carries one (`tokenPaths`, see `redactPathTokens`).
+ * carries one (`urlTokens`, see `redactPathTokens`).
  */
 export function redactUrl(
   url: string | undefined,
-  tokenPaths: readonly string[] = [],
+  urlTokens: UrlTokens = NO_URL_TOKENS,
 ): string | undefined {
-  return url === undefined ? undefined : redactPathTokens(redactApiKeys(url), tokenPaths);
+  return url === undefined ? undefined : redactPathTokens(redactApiKeys(url), urlTokens);
 }
 
 /**
@@ -53,11 +59,11 @@ export function redactUrl(
  */
 function redactHeaders(
   headers: IncomingHttpHeaders | undefined,
-  tokenPaths: readonly string[],
+  urlTokens: UrlTokens,
 ): IncomingHttpHeaders | undefined {
   return headers?.referer === undefined
     ? headers
-    : { ...headers, referer: redactUrl(headers.referer, tokenPaths) };
+    : { ...headers, referer: redactUrl(headers.referer, urlTokens) };
 }
 
 /**
@@ -66,13 +72,13 @@ function redactHeaders(
  */
 export function serializeRequest(
   req: { id?: unknown; method?: string; url?: string; headers?: IncomingHttpHeaders },
-  tokenPaths: readonly string[] = [],
+  urlTokens: UrlTokens = NO_URL_TOKENS,
 ) {
   return {
     id: req.id,
     method: req.method,
-    url: redactUrl(req.url, tokenPaths),
-    headers: redactHeaders(req.headers, tokenPaths),
+    url: redactUrl(req.url, urlTokens),
+    headers: redactHeaders(req.headers, urlTokens),
   };
 }
 
@@ -119,8 +125,8 @@ export interface LoggingOptions {
   level: string;
   /** Pretty output for a developer terminal; JSON (the default) everywhere else. */
   pretty?: boolean;
-  /** Path prefixes (`/name/`) whose next segment is a credential, redacted in every URL logged. */
-  tokenPaths?: readonly string[];
+  /** Credentials handed out in URLs, redacted in every URL logged (see `UrlTokens`). */
+  urlTokens?: UrlTokens;
 }
 
 @Module({})
@@ -143,7 +149,7 @@ export class LoggingModule {
             },
             serializers: {
               req: (req: Parameters<typeof serializeRequest>[0]) =>
-                serializeRequest(req, options.tokenPaths),
+                serializeRequest(req, options.urlTokens),
               res: serializeResponse,
               // Every `{ err }` of every logger: database errors without their SQL parameters.
               err: logSafeError,

@@ -80,6 +80,16 @@ export function IntegerSetting(min: number, max?: number): PropertyDecorator {
   );
 }
 
+/**
+ * A base URL setting, normalised once as it is loaded: without a trailing slash, so every user
+ * joins paths to it as they are (`${url}/api/...`).
+ */
+export function BaseUrlSetting(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.replace(/\/+$/, '') : value,
+  );
+}
+
 /** A boolean setting, spelled true/false/1/0/yes/no/on/off in the environment. */
 export function BooleanSetting(): PropertyDecorator {
   return all(

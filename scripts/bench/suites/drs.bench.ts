@@ -208,6 +208,8 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
         DRS_PUBLIC_URL: drsUrl,
         DRS_VISA_ISSUER: catalogUrl,
         DRS_CATALOG_BROKER_KEY: brokerKey,
+        // Production (NODE_ENV) requires it: replicas share the key that signs access URLs.
+        DRS_URL_SIGNING_KEY: randomBytes(32).toString('base64url'),
       },
     });
     const api = await startProvisionerApi(env, apiPort);

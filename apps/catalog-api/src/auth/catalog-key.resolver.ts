@@ -52,7 +52,13 @@ export class CatalogKeyResolver implements ApiKeyResolver {
       };
     }
     if (matchesAny(hash, this.brokerDigests)) {
-      return { kind: BROKER_KIND, name: BROKER_KIND, canWrite: false, scope: VISAS_SCOPE };
+      return {
+        kind: BROKER_KIND,
+        name: BROKER_KIND,
+        canWrite: false,
+        scope: VISAS_SCOPE,
+        vouchesForLogins: true,
+      };
     }
     const version = this.tracker.known();
     if (version !== null && version === this.cachedVersion) {

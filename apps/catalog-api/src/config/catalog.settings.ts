@@ -11,6 +11,7 @@ import {
 } from 'class-validator';
 import { hostname } from 'node:os';
 import {
+  BaseUrlSetting,
   BooleanSetting,
   FrontDoorSettings,
   IntegerSetting,
@@ -100,6 +101,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** Public base URL of this service, put in `source` on every exported record. */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true })
+  @BaseUrlSetting()
   CATALOG_SOURCE?: string;
 
   @IntegerSetting(1024)
@@ -125,25 +127,6 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1024 * 1024)
   RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
-  /**
-   * An answer whose client takes none of it for this long is cut (docs/security.md, slow
-   * readers): a reader that stops reading holds its answer's memory and socket no longer. Node
-   * checks the socket's progress once a period, so the cut comes within twice this.
-   */
-  @IntegerSetting(1000, 3_600_000)
-  SLOW_READER_TIMEOUT_MS = 30_000;
-
-  /** Answers being sent to one client (address; IPv6: /64) at once; more requests get 429. */
-  @IntegerSetting(1, 100_000)
-  SLOW_READERS_PER_CLIENT = 8;
-
-  /**
-   * Answers being sent at once to all clients; more requests get 503 (health and metrics
-   * excepted). Each holds at most a DCAT page's facts or a list the response cache shares.
-   */
-  @IntegerSetting(1, 100_000)
-  SLOW_READERS_MAX = 32;
-
   @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
 
@@ -166,6 +149,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** Base URL of the Keycloak server (e.g. https://idp.example.org or .../auth for old ones). */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @BaseUrlSetting()
   IDP_URL?: string;
 
   @ValidateIf((s: CatalogSettings) => s.IDP_URL !== undefined)
@@ -249,6 +233,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** `source` of every visa: the granting institute's URL (default: CATALOG_SOURCE). */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true })
+  @BaseUrlSetting()
   GA4GH_VISA_SOURCE?: string;
 
   /**
@@ -373,7 +358,7 @@ export class CatalogSettings extends FrontDoorSettings {
   }
 
   get source(): string {
-    return (this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`).replace(/\/+$/, '');
+    return this.CATALOG_SOURCE ?? `http://${hostname()}:${this.PORT}`;
   }
 
   /** FDP_INDEX_URL as a list. */
@@ -399,7 +384,7 @@ export class CatalogSettings extends FrontDoorSettings {
   /** The realm's base URL, when an identity provider is configured. */
   get idpRealmUrl(): string | undefined {
     if (this.IDP_URL === undefined || this.IDP_REALM === undefined) return undefined;
-    return `${this.IDP_URL.replace(/\/+$/, '')}/realms/${encodeURIComponent(this.IDP_REALM)}`;
+    return `${this.IDP_URL}/realms/${encodeURIComponent(this.IDP_REALM)}`;
   }
 }
 

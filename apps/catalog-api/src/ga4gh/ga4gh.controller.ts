@@ -1,6 +1,14 @@
-import { Controller, Get, Header, Param, Query, StreamableFile } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query, Res, StreamableFile } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
-import { AllowBearer, CurrentPrincipal, Public, RequireKinds, ScopedRoute } from '@app/auth';
+import {
+  AllowBearer,
+  CurrentPrincipal,
+  LOGIN_SUBJECT_HEADER,
+  Public,
+  RequireKinds,
+  ScopedRoute,
+} from '@app/auth';
 import type { Principal } from '@app/auth';
 import { ForbiddenError } from '@app/errors';
 import { BROKER_KIND, VISAS_SCOPE } from '../auth/catalog-key.resolver';
@@ -38,10 +46,15 @@ export class Ga4ghController {
     @Param() { user_oidc_id: subject }: VisaPermissionParams,
     @Query() { expired }: VisaPermissionQuery,
     @CurrentPrincipal() principal: Principal,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<StreamableFile> {
     if (principal.kind === 'bearer' && principal.id !== subject) {
       throw new ForbiddenError('A login may only read its own visas');
     }
+    // Says the answer is a verified login's own (a broker forwarding a login relies on it: a
+    // catalog that did not verify the login would answer with the broker's rights instead).
+    if (principal.kind === 'bearer')
+      res.setHeader(LOGIN_SUBJECT_HEADER, encodeURIComponent(subject));
     // The passport (PassportBody) as JSON already: a 1,000-visa passport is about a megabyte,
     // sent as it was remembered rather than serialised again on every read.
     const body = await this.visas.passport(subject, expired ?? false);

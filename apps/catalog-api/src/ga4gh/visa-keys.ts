@@ -49,7 +49,7 @@ export class VisaKeys {
       key: { ...key, privateKey: key.privateKey },
       issuer: settings.source,
       jku: `${settings.source}/api/jwk`,
-      source: (settings.GA4GH_VISA_SOURCE ?? settings.source).replace(/\/+$/, ''),
+      source: settings.GA4GH_VISA_SOURCE ?? settings.source,
       defaultLifetimeDays: settings.GA4GH_VISA_DEFAULT_LIFETIME_DAYS,
     };
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AuditRecord, AuditService } from '../audit/audit.service';
+import type { ControlledAccessGrant } from '@app/auth';
 import { PassportMemo } from './passport-memo';
 import { signCompact, type PublicJwk } from './visa-signing-key';
 import { VisaIssuer, VisaKeys } from './visa-keys';
@@ -25,13 +26,7 @@ interface VisaContent {
   sub: string;
   /** null: the access has no end, so `exp` is the default lifetime after signing. */
   exp: number | null;
-  visa: {
-    type: 'ControlledAccessGrants';
-    value: string;
-    source: string;
-    by: 'dac';
-    asserted: number;
-  };
+  visa: ControlledAccessGrant & { by: 'dac' };
 }
 
 /**

@@ -47,7 +47,7 @@ export class KeycloakAdminClient {
     ) {
       this.connection = {
         realmUrl,
-        adminUrl: `${settings.IDP_URL.replace(/\/+$/, '')}/admin/realms/${encodeURIComponent(settings.IDP_REALM)}`,
+        adminUrl: `${settings.IDP_URL}/admin/realms/${encodeURIComponent(settings.IDP_REALM)}`,
         clientId: settings.IDP_CLIENT_ID,
         clientSecret: settings.IDP_CLIENT_SECRET,
       };

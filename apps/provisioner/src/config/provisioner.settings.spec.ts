@@ -18,6 +18,72 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('provisioner settings', () => {
+  describe('DRS access-URL keys', () => {
+    const drs = {
+      REDIS_URL,
+      DRS_PUBLIC_URL: 'https://drs.example.org/',
+      DRS_VISA_ISSUER: 'https://catalog.example.org',
+      CATALOG_URL: 'https://catalog.example.org',
+      DRS_CATALOG_BROKER_KEY: 'b'.repeat(40),
+    };
+
+    it('in production (NODE_ENV=production) DRS needs DRS_URL_SIGNING_KEY, and says so by name', () => {
+      expect(problemsOf({ ...drs, NODE_ENV: 'production' })).toEqual([
+        expect.stringMatching(/^DRS_URL_SIGNING_KEY is required with DRS_PUBLIC_URL in production/),
+      ]);
+      expect(
+        loadProvisionerSettings({ ...drs, NODE_ENV: 'production', DRS_URL_SIGNING_KEY: KEY })
+          .DRS_URL_SIGNING_KEY,
+      ).toBe(KEY);
+      // A developer's machine (npm start, tests) makes a key per process; so does a service
+      // without DRS.
+      expect(loadProvisionerSettings(drs).DRS_URL_SIGNING_KEY).toBeUndefined();
+      expect(loadProvisionerSettings({ REDIS_URL, NODE_ENV: 'production' }).drs).toBeNull();
+    });
+
+    it('base URLs are normalised once, at load: no trailing slash wherever they are used', () => {
+      const settings = loadProvisionerSettings({
+        ...drs,
+        DRS_VISA_ISSUER: 'https://catalog.example.org//',
+        CATALOG_URL: 'https://catalog.example.org/base/',
+        CATALOG_API_KEY: KEY,
+      });
+      expect(settings.DRS_PUBLIC_URL).toBe('https://drs.example.org');
+      expect(settings.drs).toMatchObject({
+        publicUrl: 'https://drs.example.org',
+        issuer: 'https://catalog.example.org',
+        jku: 'https://catalog.example.org/api/jwk',
+        catalogUrl: 'https://catalog.example.org/base',
+      });
+      expect(settings.catalogRegistration?.url).toBe('https://catalog.example.org/base');
+    });
+
+    it('the next and previous keys: real secrets of 32 characters, only beside a signing key', () => {
+      expect(
+        problemsOf({
+          ...drs,
+          DRS_URL_NEXT_SIGNING_KEY: 'short',
+          DRS_URL_PREVIOUS_SIGNING_KEY: KEY,
+        }),
+      ).toEqual(
+        expect.arrayContaining([
+          'DRS_URL_NEXT_SIGNING_KEY must be at least 32 characters long',
+          expect.stringMatching(/^DRS_URL_NEXT_SIGNING_KEY is only read with DRS_URL_SIGNING_KEY/),
+          expect.stringMatching(
+            /^DRS_URL_PREVIOUS_SIGNING_KEY is only read with DRS_URL_SIGNING_KEY/,
+          ),
+        ]),
+      );
+      expect(
+        problemsOf({
+          ...drs,
+          DRS_URL_SIGNING_KEY: KEY,
+          DRS_URL_NEXT_SIGNING_KEY: `example-${'x'.repeat(32)}`,
+        }),
+      ).toEqual([expect.stringMatching(/^DRS_URL_NEXT_SIGNING_KEY holds a placeholder/)]);
+    });
+  });
+
   it('S3 storage: every problem listed at once; the prefix ends in "/"; filesystem stays the default', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).STORAGE_BACKEND).toBe('filesystem');
     const problems = problemsOf({

@@ -6,11 +6,14 @@ import {
   Matches,
   MaxLength,
   MinLength,
+  ValidateBy,
   ValidateIf,
+  type ValidationArguments,
 } from 'class-validator';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import {
+  BaseUrlSetting,
   BooleanSetting,
   FrontDoorSettings,
   IntegerSetting,
@@ -313,6 +316,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
     { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
     { message: 'CATALOG_URL must be an http(s) URL (required with DRS_PUBLIC_URL)' },
   )
+  @BaseUrlSetting()
   CATALOG_URL?: string;
 
   /** The catalog's registration key (its SHA-256 is the catalog's REGISTRATION_API_KEY_SHA256). */
@@ -349,6 +353,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
    */
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @BaseUrlSetting()
   DRS_PUBLIC_URL?: string;
 
   /**
@@ -363,6 +368,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
         "DRS_VISA_ISSUER must be the catalog's visa issuer URL (required with DRS_PUBLIC_URL)",
     },
   )
+  @BaseUrlSetting()
   DRS_VISA_ISSUER?: string;
 
   /**
@@ -397,13 +403,54 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   /**
    * The key that signs access URLs (at least 32 characters; the same on every API replica).
-   * Unset, each process makes one at start, so a URL works only on the replica that issued it.
+   * Required with DRS_PUBLIC_URL in production (NODE_ENV=production, as the image sets it):
+   * unset, each process makes one at start, so a URL works only on the replica that issued it
+   * and until it restarts (docs/decisions/drs-access-url-keys.md).
+   */
+  @ValidateIf(
+    (s: ProvisionerSettings) =>
+      (s.DRS_PUBLIC_URL !== undefined && s.production) || s.DRS_URL_SIGNING_KEY !== undefined,
+  )
+  @ValidateBy({
+    name: 'drsUrlSigningKey',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && value.length >= 32,
+      defaultMessage: (args?: ValidationArguments) =>
+        args?.value === undefined
+          ? 'DRS_URL_SIGNING_KEY is required with DRS_PUBLIC_URL in production (NODE_ENV=production): every replica must sign access URLs with the same key'
+          : 'DRS_URL_SIGNING_KEY must be at least 32 characters long',
+    },
+  })
+  @RealSecret()
+  DRS_URL_SIGNING_KEY?: string;
+
+  /**
+   * The key that will sign access URLs next: accepted (never used to sign) so that replicas
+   * already signing with it and those not yet overlap during a rotation.
    */
   @IsOptional()
   @IsString()
-  @MinLength(32, { message: 'DRS_URL_SIGNING_KEY must be at least 32 characters long' })
+  @MinLength(32, { message: 'DRS_URL_NEXT_SIGNING_KEY must be at least 32 characters long' })
   @RealSecret()
-  DRS_URL_SIGNING_KEY?: string;
+  @OnlyWith('DRS_URL_SIGNING_KEY')
+  DRS_URL_NEXT_SIGNING_KEY?: string;
+
+  /**
+   * The key that signed access URLs before DRS_URL_SIGNING_KEY: still accepted, so URLs issued
+   * before a rotation work until they expire (remove it DRS_ACCESS_URL_SECONDS after).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'DRS_URL_PREVIOUS_SIGNING_KEY must be at least 32 characters long' })
+  @RealSecret()
+  @OnlyWith('DRS_URL_SIGNING_KEY')
+  DRS_URL_PREVIOUS_SIGNING_KEY?: string;
+
+  /**
+   * NODE_ENV=production: settings a deployment needs (DRS_URL_SIGNING_KEY) are required. Set by
+   * the image, not by a deployment's ConfigMap: read as given, no setting of its own.
+   */
+  NODE_ENV?: string;
 
   /** Object ids one bulk request may name (service-info's maxBulkRequestLength); past it, 413. */
   @IntegerSetting(1, 100_000)
@@ -448,6 +495,11 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
 
+  /** A deployment (NODE_ENV=production, which the image sets), not a developer's machine. */
+  get production(): boolean {
+    return this.NODE_ENV === 'production';
+  }
+
   /** The queue runs on Redis: one server, a Sentinel set or a Cluster. */
   get redisConfigured(): boolean {
     return (
@@ -472,20 +524,20 @@ export class ProvisionerSettings extends FrontDoorSettings {
   /** Registration is on when the catalog and the key to it are both configured. */
   get catalogRegistration(): { url: string; apiKey: string } | null {
     if (this.CATALOG_URL === undefined || this.CATALOG_API_KEY === undefined) return null;
-    return { url: this.CATALOG_URL.replace(/\/+$/, ''), apiKey: this.CATALOG_API_KEY };
+    return { url: this.CATALOG_URL, apiKey: this.CATALOG_API_KEY };
   }
 
   /** DRS when DRS_PUBLIC_URL is set: the base URL without a trailing slash, and the trust. */
   get drs(): DrsSettings | null {
     if (this.DRS_PUBLIC_URL === undefined) return null;
-    const publicUrl = this.DRS_PUBLIC_URL.replace(/\/+$/, '');
-    const issuer = this.DRS_VISA_ISSUER!.replace(/\/+$/, '');
+    const publicUrl = this.DRS_PUBLIC_URL;
+    const issuer = this.DRS_VISA_ISSUER!;
     return {
       publicUrl,
       host: new URL(publicUrl).host,
       issuer,
       jku: this.DRS_VISA_JKU ?? `${issuer}/api/jwk`,
-      catalogUrl: this.CATALOG_URL!.replace(/\/+$/, ''),
+      catalogUrl: this.CATALOG_URL!,
       brokerKey: this.DRS_CATALOG_BROKER_KEY!,
       bearerIssuer: this.DRS_BEARER_ISSUER,
     };

@@ -71,14 +71,23 @@ export function answerHead(
   return { start, end };
 }
 
+/** Asked every `everyMs` while a file is sent: false ends the answer (its connection closed). */
+export interface SendingCheck {
+  everyMs: number;
+  stillAllowed: () => Promise<boolean>;
+}
+
 /**
  * Sends a stored file: opened without following links, and only while it is still the regular
- * file of the size its provenance records (anything else in its place is not served).
+ * file of the size its provenance records (anything else in its place is not served). While it
+ * is sent, `check` is asked again and again; a refusal cuts the answer (a revoked grant ends a
+ * download under way), a check that cannot answer leaves it running.
  */
 export async function sendFile(
   req: Request,
   res: Response,
   file: { file: string; size: number; etag: string; name: string },
+  check?: SendingCheck,
 ): Promise<void> {
   const handle = await open(file.file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
   if (handle === null) throw new DrsError(404, 'not_found', 'The object is no longer stored');
@@ -95,9 +104,19 @@ export async function sendFile(
       highWaterMark: READ_CHUNK_BYTES,
       autoClose: true,
     });
+    const recheck =
+      check === undefined
+        ? undefined
+        : setInterval(() => {
+            check.stillAllowed().then(
+              (allowed) => allowed || res.destroy(),
+              () => undefined,
+            );
+          }, check.everyMs).unref();
     await new Promise<void>((resolve) => {
       // A client that goes away stops the read; either way the file is closed.
       res.once('close', () => {
+        clearInterval(recheck);
         stream.destroy();
         resolve();
       });

@@ -5,6 +5,7 @@ import {
   CatalogRefusedLoginError,
   CatalogVisasClient,
   CatalogVisasUnavailableError,
+  UnnamableSubjectError,
 } from './catalog-visas.client';
 import type { VerifiedVisa, VisaVerifier } from './visa-verifier';
 
@@ -99,17 +100,30 @@ export class DrsAuthorizer {
 
   private async fromLogin(token: string, note: (subject: string) => void): Promise<DrsCaller> {
     let subject: unknown;
+    let exp: unknown;
     try {
-      subject = decodeJwt(token).sub;
+      ({ sub: subject, exp } = decodeJwt(token));
     } catch {
       subject = undefined;
     }
     if (typeof subject !== 'string' || subject === '') {
       throw drsUnauthorized('bad_login', 'The login token is not a JWT naming its subject');
     }
+    // Said at once, without asking the catalog: log in again.
+    if (typeof exp === 'number' && exp <= Date.now() / 1000) {
+      throw drsUnauthorized('login_expired', 'The login token has expired; log in again');
+    }
     note(subject);
     const key = `login:${createHash('sha256').update(token).digest('base64url')}`;
     return this.currentGrants(key, subject, token);
+  }
+
+  /**
+   * The accessions `subject` may read now, per the catalog (remembered as every grant check
+   * is): what an access URL's read is checked against while its bytes are sent.
+   */
+  async accessionsOf(subject: string): Promise<ReadonlySet<string>> {
+    return (await this.currentGrants(`subject:${subject}`, subject)).accessions;
   }
 
   /** The subject's current grants per the catalog, remembered for the grant-check time. */
@@ -146,6 +160,9 @@ export class DrsAuthorizer {
     } catch (error) {
       if (error instanceof CatalogRefusedLoginError) {
         throw drsUnauthorized('bad_login', 'The login token was refused');
+      }
+      if (error instanceof UnnamableSubjectError) {
+        throw drsUnauthorized('bad_subject', 'The token names no person this service can look up');
       }
       if (error instanceof CatalogVisasUnavailableError) {
         throw drsUnavailable('The catalog cannot confirm the grants now; retry later');

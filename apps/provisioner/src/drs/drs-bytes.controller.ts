@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { lstat } from 'node:fs/promises';
 import { Public } from '@app/auth';
+import { admitStreamedAnswer } from '@app/platform';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
 import { ACCESS_URL_ROUTE } from './access-urls';
 import { accelRedirectTarget } from './accel-redirect';
@@ -22,6 +23,8 @@ import { DrsService } from './drs.service';
 @UseFilters(DrsErrorsFilter)
 export class DrsBytesController {
   private readonly offloadPrefix: string | null;
+  /** How often a download under way checks its grant again (see DRS_GRANT_CHECK_SECONDS). */
+  private readonly recheckMs: number;
 
   constructor(
     private readonly drs: DrsService,
@@ -29,6 +32,7 @@ export class DrsBytesController {
   ) {
     this.offloadPrefix =
       settings.DRS_BYTES_OFFLOAD === 'nginx' ? settings.DRS_BYTES_OFFLOAD_PREFIX : null;
+    this.recheckMs = Math.max(1, settings.DRS_GRANT_CHECK_SECONDS) * 1000;
   }
 
   @Get(':token/:name')
@@ -42,6 +46,9 @@ export class DrsBytesController {
   }
 
   private async send(token: string, name: string, req: Request, res: Response): Promise<void> {
+    // Counted as a download being sent from now (checked and counted in one step), not from its
+    // first byte: a burst of reads cannot all pass the slow-reader bounds before any is counted.
+    admitStreamedAnswer(req);
     const target = await this.drs.bytesOf(token, name);
     if (target.kind === 'url') return res.redirect(307, target.url);
     if (target.kind === 'file' && this.offloadPrefix !== null) {
@@ -62,7 +69,14 @@ export class DrsBytesController {
       );
       return void res.status(200).end();
     }
-    if (target.kind === 'file') return sendFile(req, res, target);
+    if (target.kind === 'file') {
+      // The grant's answer is remembered for DRS_GRANT_CHECK_SECONDS and asked again after as
+      // long: a revoked grant ends a download under way within twice that (at least 2 s).
+      return sendFile(req, res, target, {
+        everyMs: this.recheckMs,
+        stillAllowed: target.stillGranted,
+      });
+    }
     const range = answerHead(req, res, target.bytes.length, target.etag, target.name);
     if (range === undefined) return void res.end();
     res.end(target.bytes.subarray(range.start, range.end + 1));

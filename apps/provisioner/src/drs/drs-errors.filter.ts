@@ -2,7 +2,7 @@ import { Catch, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { redactPathTokens } from '@app/auth';
 import { AllExceptionsFilter, type AppError } from '@app/errors';
-import { ACCESS_URL_TOKEN_PATHS } from './access-urls';
+import { ACCESS_URL_TOKENS } from './access-urls';
 
 /**
  * The errors of the DRS routes: the one filter's envelope with DRS 1.5's `msg` and
@@ -23,7 +23,7 @@ export class DrsErrorsFilter extends AllExceptionsFilter {
           method: req.method,
           // The path names the object; the query, the body and an access URL's token
           // (credentials) are never logged.
-          path: redactPathTokens(req.path, ACCESS_URL_TOKEN_PATHS).slice(0, 1024),
+          path: redactPathTokens(req.path, ACCESS_URL_TOKENS).slice(0, 1024),
           subject: (req as Request & { drsSubject?: string }).drsSubject,
           client: req.ip,
         },

@@ -105,6 +105,18 @@ export class StoredDatasets {
     }
   }
 
+  /**
+   * Whether a complete copy is published under `ref`: a dataset already parsed is, else its
+   * provenance's head is read (one small read, never the list of files), so that many can be
+   * asked at once where only one dataset is read whole at a time.
+   */
+  async published(ref: DatasetRef): Promise<boolean> {
+    if (this.cache.has(datasetDrsId(ref))) return true;
+    return (
+      (await readProvenanceHead(this.storage, datasetCommitObject(datasetPathOf(ref)))) !== null
+    );
+  }
+
   private async read(id: string, ref: DatasetRef): Promise<StoredDataset | undefined> {
     const path = datasetPathOf(ref);
     const head = await readProvenanceHead(this.storage, datasetCommitObject(path));

@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
-import { ASYMMETRIC_JWS_ALGORITHMS } from '@app/auth';
+import {
+  ASYMMETRIC_JWS_ALGORITHMS,
+  type ControlledAccessGrant,
+  isControlledAccessGrant,
+} from '@app/auth';
 import {
   compactVerify,
   createRemoteJWKSet,
@@ -76,7 +80,7 @@ export class VisaVerifier {
       if (isUnavailable(error)) throw error;
       return 'signature';
     }
-    const visa = claims.ga4gh_visa_v1 as { value: string };
+    const visa = claims.ga4gh_visa_v1 as ControlledAccessGrant;
     const verified = {
       sub: claims.sub as string,
       value: visa.value,
@@ -102,18 +106,8 @@ function contentRefusal(claims: JWTPayload, now: number): VisaRefusal | undefine
   if (typeof claims.sub !== 'string' || claims.sub === '') return 'unparsable';
   if (typeof claims.exp !== 'number' || claims.exp <= now) return 'expired';
   if (typeof claims.iat === 'number' && claims.iat > now + SKEW_SECONDS) return 'not yet valid';
-  const visa = claims.ga4gh_visa_v1 as Record<string, unknown> | undefined;
-  if (
-    visa === null ||
-    typeof visa !== 'object' ||
-    visa.type !== 'ControlledAccessGrants' ||
-    typeof visa.value !== 'string' ||
-    visa.value === '' ||
-    typeof visa.source !== 'string' ||
-    typeof visa.asserted !== 'number'
-  ) {
-    return 'not a ControlledAccessGrants visa';
-  }
+  const visa = claims.ga4gh_visa_v1;
+  if (!isControlledAccessGrant(visa)) return 'not a ControlledAccessGrants visa';
   if (visa.asserted > now + SKEW_SECONDS) return 'not yet valid';
   if ('conditions' in visa) return 'conditions';
   return undefined;

@@ -3,6 +3,7 @@
 // first required, so they must be registered before those load. This file requires nothing else
 // while telemetry is off (the default), so off costs nothing.
 import type { NodeSDK } from '@opentelemetry/sdk-node';
+import type { UrlTokens } from '../../../auth/src/query-key';
 
 let sdk: NodeSDK | undefined;
 
@@ -26,16 +27,16 @@ export function telemetryEnabled(env: NodeJS.ProcessEnv = process.env): boolean 
 /**
  * Starts the OpenTelemetry SDK when the environment asks for it (see `telemetryEnabled`), named
  * `serviceName` unless `OTEL_SERVICE_NAME` (or `service.name` in `OTEL_RESOURCE_ATTRIBUTES`)
- * names it; `tokenPaths` as the logging module's (a path segment that is a credential). Call
+ * names it; `urlTokens` as the logging module's (credentials handed out in URLs). Call
  * once, first thing in an entry point.
  */
-export function startTelemetry(serviceName: string, tokenPaths: readonly string[] = []): void {
+export function startTelemetry(serviceName: string, urlTokens?: UrlTokens): void {
   if (sdk !== undefined || !telemetryEnabled()) return;
   // Loaded only now, synchronously: the instrumentations must be in place before the entry
   // point's next import, so an `import()` (asynchronous) would come too late.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startNodeSdk } = require('./node-sdk') as typeof import('./node-sdk');
-  sdk = startNodeSdk(serviceName, tokenPaths);
+  sdk = startNodeSdk(serviceName, urlTokens);
 }
 
 /** Exports the spans still buffered and stops the SDK: part of a graceful shutdown. */

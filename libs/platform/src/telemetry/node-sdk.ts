@@ -8,7 +8,12 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import type { Span } from '@opentelemetry/api';
 // The one module of the auth library the redaction needs, by path: '@app/auth' would load Nest
 // and Express before the instrumentations are registered.
-import { redactApiKeys, redactPathTokens } from '../../../auth/src/query-key';
+import {
+  NO_URL_TOKENS,
+  redactApiKeys,
+  redactPathTokens,
+  type UrlTokens,
+} from '../../../auth/src/query-key';
 
 /** The span attributes that hold a request's URL, path or target, in either semantic convention. */
 const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full', 'url.path'];
@@ -16,18 +21,18 @@ const URL_ATTRIBUTES = ['http.target', 'http.url', 'url.full', 'url.path'];
 /**
  * Keys travel in the query string in the older form (`?API_KEY=`): their value never leaves in
  * a span, however the name is spelt or encoded, as in the logs; nor does the token of a route
- * whose path carries one (`tokenPaths`). The instrumentations redact only names they know; this
+ * whose URL carries one (`urlTokens`). The instrumentations redact only names they know; this
  * rewrites what they recorded.
  */
 const redactKeys =
-  (tokenPaths: readonly string[]) =>
+  (urlTokens: UrlTokens) =>
   (span: Span): void => {
     const attributes = (span as unknown as { attributes?: Record<string, unknown> }).attributes;
     if (attributes === undefined) return;
     for (const name of URL_ATTRIBUTES) {
       const value = attributes[name];
       if (typeof value === 'string')
-        span.setAttribute(name, redactPathTokens(redactApiKeys(value), tokenPaths));
+        span.setAttribute(name, redactPathTokens(redactApiKeys(value), urlTokens));
     }
     const query = attributes['url.query'];
     if (typeof query === 'string')
@@ -46,7 +51,7 @@ const UNTRACED_PATHS = /^\/(health(\/|$)|metrics$)/;
  * the libraries the services use, and only inside a trace (a request, a job): no root span for
  * every Redis poll, version heartbeat or health probe.
  */
-export function startNodeSdk(serviceName: string, tokenPaths: readonly string[] = []): NodeSDK {
+export function startNodeSdk(serviceName: string, urlTokens: UrlTokens = NO_URL_TOKENS): NodeSDK {
   process.env.OTEL_METRICS_EXPORTER ??= 'none';
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
   const named =
@@ -58,7 +63,7 @@ export function startNodeSdk(serviceName: string, tokenPaths: readonly string[] 
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.test(request.url ?? ''),
         requireParentforOutgoingSpans: true,
-        requestHook: redactKeys(tokenPaths),
+        requestHook: redactKeys(urlTokens),
       }),
       new ExpressInstrumentation(),
       // Statements without their parameters (no catalog value ever leaves in a span).
@@ -66,7 +71,7 @@ export function startNodeSdk(serviceName: string, tokenPaths: readonly string[] 
       new IORedisInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation({
         requireParentforSpans: true,
-        requestHook: redactKeys(tokenPaths),
+        requestHook: redactKeys(urlTokens),
       }),
       new AwsInstrumentation({ suppressInternalInstrumentation: true }),
     ],
