@@ -652,7 +652,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
       // mounted Secret).
       (name) =>
         /KEY|SECRET|_URL$|^SOURCES$/.test(name) &&
-        !/^(IDP|CATALOG|DRS_PUBLIC)_URL$|_FILE$/.test(name),
+        !/^(IDP|CATALOG|DRS_PUBLIC|FDP_INDEX)_URL$|_FILE$/.test(name),
     );
     for (const name of secretLike) {
       expect({

@@ -46,4 +46,6 @@ secret provisioner-secrets \
   --from-literal=CATALOG_API_KEY="$registration_key" \
   --from-literal=DRS_CATALOG_BROKER_KEY= \
   --from-literal=DRS_URL_SIGNING_KEY= \
+  --from-literal=DRS_URL_NEXT_SIGNING_KEY= \
+  --from-literal=DRS_URL_PREVIOUS_SIGNING_KEY= \
   --from-literal=SOURCES='[{"name":"dropzone","type":"dropzone","root":"/data/dropzone"}]'
