@@ -52,11 +52,12 @@ describe('VisaVerifier', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  it('a valid visa: its subject, accession and expiry', async () => {
+  it('a valid visa: its subject, accession, expiry and signing time', async () => {
     expect(await verifier.verify(await visa())).toEqual({
       sub: 'sub-1',
       value: 'ACC-1',
       exp: NOW + 3600,
+      iat: NOW - 10,
     });
   });
 
