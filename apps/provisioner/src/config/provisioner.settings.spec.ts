@@ -58,6 +58,50 @@ describe('provisioner settings', () => {
       expect(settings.catalogRegistration?.url).toBe('https://catalog.example.org/base');
     });
 
+    it('DRS reads one settings group, derived from the DRS_* settings (and the catalog time limit)', () => {
+      expect(
+        loadProvisionerSettings({
+          ...drs,
+          DRS_URL_SIGNING_KEY: KEY,
+          DRS_URL_PREVIOUS_SIGNING_KEY: 'p'.repeat(32),
+          DRS_ACCESS_URL_SECONDS: '120',
+          DRS_GRANT_CHECK_SECONDS: '5',
+          DRS_MAX_VISAS: '7',
+          DRS_MAX_BULK_REQUEST_LENGTH: '9',
+          DRS_MAX_DATASET_FILES: '11',
+          DRS_BYTES_OFFLOAD: 'nginx',
+          DRS_BYTES_OFFLOAD_PREFIX: '/_bytes/',
+          CATALOG_TIMEOUT_MS: '1500',
+        }).drsSettings,
+      ).toEqual({
+        endpoint: {
+          publicUrl: 'https://drs.example.org',
+          host: 'drs.example.org',
+          issuer: 'https://catalog.example.org',
+          jku: 'https://catalog.example.org/api/jwk',
+          catalogUrl: 'https://catalog.example.org',
+          brokerKey: 'b'.repeat(40),
+          bearerIssuer: undefined,
+        },
+        accessUrlKeys: { signing: KEY, next: undefined, previous: 'p'.repeat(32) },
+        accessUrlSeconds: 120,
+        grantCheckSeconds: 5,
+        maxVisas: 7,
+        maxBulkRequestLength: 9,
+        maxDatasetFiles: 11,
+        bytesOffloadPrefix: '/_bytes/',
+        catalogTimeoutMs: 1500,
+      });
+      // DRS off: no endpoint; this process sends the bytes unless nginx is named.
+      expect(loadProvisionerSettings({ REDIS_URL }).drsSettings).toMatchObject({
+        endpoint: null,
+        accessUrlKeys: {},
+        bytesOffloadPrefix: null,
+        accessUrlSeconds: 300,
+        grantCheckSeconds: 60,
+      });
+    });
+
     it('the next and previous keys: real secrets of 32 characters, only beside a signing key', () => {
       expect(
         problemsOf({

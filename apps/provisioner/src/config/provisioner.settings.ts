@@ -25,6 +25,7 @@ import {
 import { IsSourcesSetting, sourcesFromSetting } from './sources-setting';
 import { IsHostPortList, OneRedisTopology, OnlyWith } from './redis-settings';
 import { DEFAULT_SOURCE_LIMITS, type SourceConfig, type SourceLimits } from './source-config';
+import type { DrsEndpoint, DrsSettings } from './drs-settings';
 
 /**
  * Copy threads per worker process unless IMPORT_COPY_THREADS says otherwise: one per core, as
@@ -528,7 +529,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
   }
 
   /** DRS when DRS_PUBLIC_URL is set: the base URL without a trailing slash, and the trust. */
-  get drs(): DrsSettings | null {
+  get drs(): DrsEndpoint | null {
     if (this.DRS_PUBLIC_URL === undefined) return null;
     const publicUrl = this.DRS_PUBLIC_URL;
     const issuer = this.DRS_VISA_ISSUER!;
@@ -540,6 +541,25 @@ export class ProvisionerSettings extends FrontDoorSettings {
       catalogUrl: this.CATALOG_URL!,
       brokerKey: this.DRS_CATALOG_BROKER_KEY!,
       bearerIssuer: this.DRS_BEARER_ISSUER,
+    };
+  }
+
+  /** The DRS settings group (config/drs-settings.ts), derived once by the DRS module. */
+  get drsSettings(): DrsSettings {
+    return {
+      endpoint: this.drs,
+      accessUrlKeys: {
+        signing: this.DRS_URL_SIGNING_KEY,
+        next: this.DRS_URL_NEXT_SIGNING_KEY,
+        previous: this.DRS_URL_PREVIOUS_SIGNING_KEY,
+      },
+      accessUrlSeconds: this.DRS_ACCESS_URL_SECONDS,
+      grantCheckSeconds: this.DRS_GRANT_CHECK_SECONDS,
+      maxVisas: this.DRS_MAX_VISAS,
+      maxBulkRequestLength: this.DRS_MAX_BULK_REQUEST_LENGTH,
+      maxDatasetFiles: this.DRS_MAX_DATASET_FILES,
+      bytesOffloadPrefix: this.DRS_BYTES_OFFLOAD === 'nginx' ? this.DRS_BYTES_OFFLOAD_PREFIX : null,
+      catalogTimeoutMs: this.CATALOG_TIMEOUT_MS,
     };
   }
 
@@ -555,19 +575,6 @@ export class ProvisionerSettings extends FrontDoorSettings {
       .map((key) => key.trim())
       .filter((key) => key.length > 0);
   }
-}
-
-/** The DRS service's addresses and the visa issuer it trusts. */
-export interface DrsSettings {
-  publicUrl: string;
-  /** The host of `drs://<host>/<id>` URIs. */
-  host: string;
-  issuer: string;
-  jku: string;
-  /** The catalog asked for a person's current visas, and the broker key it is asked with. */
-  catalogUrl: string;
-  brokerKey: string;
-  bearerIssuer?: string;
 }
 
 export const PROVISIONER_SETTINGS = Symbol('PROVISIONER_SETTINGS');

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SIGNED_TOKEN_SHAPE, type UrlTokens } from '@app/auth';
+import type { AccessUrlKeys } from '../config/drs-settings';
 
 /**
  * The route of access URLs, `/drs-bytes/<token>/<name>`. Its token is a credential: logs and
@@ -19,13 +20,6 @@ export interface AccessToken {
   subject: string;
   /** Epoch seconds. */
   exp: number;
-}
-
-/** The keys of access URLs: one signs; each of them (it, the next, the previous) verifies. */
-export interface AccessUrlKeys {
-  signing?: string;
-  next?: string;
-  previous?: string;
 }
 
 /** A token exactly as this service writes it: two canonical base64url parts, a 32-byte MAC. */

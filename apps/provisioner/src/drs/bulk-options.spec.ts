@@ -16,7 +16,7 @@ describe('bulk OPTIONS /objects: the work an anonymous request can cause', () =>
     DRS_VISA_ISSUER: 'https://catalog.example.org',
     CATALOG_URL: 'https://catalog.example.org',
     DRS_CATALOG_BROKER_KEY: 'b'.repeat(40),
-  });
+  }).drsSettings;
   let reads: string[];
   let inFlight: number;
   let most: number;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
+import type { DrsSettings } from '../config/drs-settings';
 import { DrsError, drsUnauthorized, drsUnavailable } from './drs-errors';
 import {
   CatalogRefusedLoginError,
@@ -44,7 +45,7 @@ export class DrsAuthorizer {
   constructor(
     private readonly verifier: VisaVerifier,
     private readonly catalog: CatalogVisasClient,
-    private readonly options: { maxVisas: number; grantCheckSeconds: number },
+    private readonly options: Pick<DrsSettings, 'maxVisas' | 'grantCheckSeconds'>,
   ) {}
 
   async authorize(credentials: DrsCredentials): Promise<DrsCaller> {

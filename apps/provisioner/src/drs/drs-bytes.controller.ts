@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { lstat } from 'node:fs/promises';
 import { Public } from '@app/auth';
 import { admitStreamedAnswer } from '@app/platform';
-import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
+import { DRS_SETTINGS, type DrsSettings } from '../config/drs-settings';
 import { ACCESS_URL_ROUTE } from './access-urls';
 import { accelRedirectTarget } from './accel-redirect';
 import { answerHead, sendFile } from './byte-ranges';
@@ -28,11 +28,10 @@ export class DrsBytesController {
 
   constructor(
     private readonly drs: DrsService,
-    @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
+    @Inject(DRS_SETTINGS) settings: DrsSettings,
   ) {
-    this.offloadPrefix =
-      settings.DRS_BYTES_OFFLOAD === 'nginx' ? settings.DRS_BYTES_OFFLOAD_PREFIX : null;
-    this.recheckMs = Math.max(1, settings.DRS_GRANT_CHECK_SECONDS) * 1000;
+    this.offloadPrefix = settings.bytesOffloadPrefix;
+    this.recheckMs = Math.max(1, settings.grantCheckSeconds) * 1000;
   }
 
   @Get(':token/:name')

@@ -1,9 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  PROVISIONER_SETTINGS,
-  ProvisionerSettings,
-  type DrsSettings,
-} from '../config/provisioner.settings';
+import { DRS_SETTINGS, type DrsEndpoint, type DrsSettings } from '../config/drs-settings';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { ByteSource, StorageSystem } from '../storage/storage-system';
 import { ACCESS_URL_ROUTE, AccessUrls } from './access-urls';
@@ -86,7 +82,7 @@ export type ByteTarget =
  */
 @Injectable()
 export class DrsService {
-  private readonly settings: DrsSettings | null;
+  private readonly endpoint: DrsEndpoint | null;
   private readonly authorizer?: DrsAuthorizer;
   private readonly urls: AccessUrls;
   private totalsCache?: { at: number; value: Promise<{ objects: number; bytes: number }> };
@@ -100,34 +96,24 @@ export class DrsService {
   >();
 
   constructor(
-    @Inject(PROVISIONER_SETTINGS) private readonly all: ProvisionerSettings,
+    @Inject(DRS_SETTINGS) private readonly settings: DrsSettings,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     private readonly datasets: StoredDatasets,
   ) {
-    this.settings = all.drs;
-    this.urls = new AccessUrls(
-      {
-        signing: all.DRS_URL_SIGNING_KEY,
-        next: all.DRS_URL_NEXT_SIGNING_KEY,
-        previous: all.DRS_URL_PREVIOUS_SIGNING_KEY,
-      },
-      all.DRS_ACCESS_URL_SECONDS,
-    );
-    if (this.settings !== null) {
+    const { endpoint, catalogTimeoutMs } = settings;
+    this.endpoint = endpoint;
+    this.urls = new AccessUrls(settings.accessUrlKeys, settings.accessUrlSeconds);
+    if (endpoint !== null) {
       this.authorizer = new DrsAuthorizer(
-        new VisaVerifier(this.settings.issuer, this.settings.jku, all.CATALOG_TIMEOUT_MS),
-        new CatalogVisasClient(
-          this.settings.catalogUrl,
-          this.settings.brokerKey,
-          all.CATALOG_TIMEOUT_MS,
-        ),
-        { maxVisas: all.DRS_MAX_VISAS, grantCheckSeconds: all.DRS_GRANT_CHECK_SECONDS },
+        new VisaVerifier(endpoint.issuer, endpoint.jku, catalogTimeoutMs),
+        new CatalogVisasClient(endpoint.catalogUrl, endpoint.brokerKey, catalogTimeoutMs),
+        settings,
       );
     }
   }
 
   get maxBulkRequestLength(): number {
-    return this.all.DRS_MAX_BULK_REQUEST_LENGTH;
+    return this.settings.maxBulkRequestLength;
   }
 
   /** service-info (GA4GH service-info 1.0.0 with the DRS 1.5 members). */
@@ -317,14 +303,14 @@ export class DrsService {
     return this.authorizer!.accessionsOf(subject);
   }
 
-  private enabled(): DrsSettings {
-    if (this.settings === null)
+  private enabled(): DrsEndpoint {
+    if (this.endpoint === null)
       throw new DrsError(
         404,
         'drs_off',
         'This service serves no DRS objects (DRS_PUBLIC_URL is not set)',
       );
-    return this.settings;
+    return this.endpoint;
   }
 
   private caller(credentials: DrsCredentials): Promise<DrsCaller> {
@@ -471,7 +457,7 @@ export class DrsService {
     if (file !== undefined) {
       const source: ByteSource = await this.storage.byteSource(
         `${dataset.path}/${file.path}`,
-        this.all.DRS_ACCESS_URL_SECONDS,
+        this.settings.accessUrlSeconds,
       );
       if (source.kind === 'url') return { url: source.url };
     }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mapLimit } from '../common/map-limit';
 import { ImportRecordsRepository } from '../imports/import-records.repository';
 import { isSafeSegment } from '../sources/safe-segment';
-import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
+import { DRS_SETTINGS, type DrsSettings } from '../config/drs-settings';
 import { parseProvenance, readProvenanceHead, type Provenance } from '../storage/provenance';
 import { datasetCommitObject } from '../storage/storage-layout';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
@@ -72,9 +72,9 @@ export class StoredDatasets {
   constructor(
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     private readonly records: ImportRecordsRepository,
-    @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
+    @Inject(DRS_SETTINGS) settings: DrsSettings,
   ) {
-    this.maxFiles = settings.DRS_MAX_DATASET_FILES;
+    this.maxFiles = settings.maxDatasetFiles;
   }
 
   /**
