@@ -79,5 +79,6 @@ describe('describeRegistration of a dataset of many files', () => {
     expect(provenanceReads).toEqual([
       { path: `${DATASET}/.provisioner/provenance.json`, range: { start: 0, length: 64 * 1024 } },
     ]);
-  });
+    // Writing and hashing a 120,000-file manifest: ~1 s alone, several under a loaded machine.
+  }, 60_000);
 });
