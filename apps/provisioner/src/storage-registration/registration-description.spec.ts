@@ -11,6 +11,7 @@ const FILES = 120_000;
 const DATASET = 'P1/SUB-1/data/raw/DS-BIG';
 
 describe('describeRegistration of a dataset of many files', () => {
+  // Its time-out: writing and hashing a 120,000-file manifest takes ~1 s alone, several under load.
   it('reads the head of the provenance and hashes the stored manifest a piece at a time', async () => {
     const root = tempDir('registration');
     const fileAt = (i: number) => ({
@@ -79,6 +80,5 @@ describe('describeRegistration of a dataset of many files', () => {
     expect(provenanceReads).toEqual([
       { path: `${DATASET}/.provisioner/provenance.json`, range: { start: 0, length: 64 * 1024 } },
     ]);
-    // Writing and hashing a 120,000-file manifest: ~1 s alone, several under a loaded machine.
   }, 60_000);
 });
