@@ -457,7 +457,7 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
       await t.dataSource.query('UPDATE datasets SET elu_accession = NULL WHERE title = $1', [
         titles.noAccession,
       ]);
-      const dan = await addUser(t.dataSource, 'dan', { oidcId: 'sub-dan' });
+      const person = await addUser(t.dataSource, 'explained', { oidcId: 'sub-explained' });
       await t.dataSource.query(
         `INSERT INTO accesses (dataset_id, user_id, status, grant_expires_on, access_notes)
          SELECT d.id, $1, o.status::access_status, o.until::date, 'explain test'
@@ -465,7 +465,7 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
            ($4, 'active', $7), ($5, 'active', NULL), ($6, 'active', NULL))
            AS o(title, status, until) ON o.title = d.title`,
         [
-          dan,
+          person,
           titles.listed,
           titles.terminated,
           titles.expired,
@@ -477,9 +477,9 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
     });
 
     it('gives the global key each reason, and the passport holds exactly the listed access', async () => {
-      const res = await explain('sub-dan').set('X-API-Key', TEST_GLOBAL_KEY).expect(200);
+      const res = await explain('sub-explained').set('X-API-Key', TEST_GLOBAL_KEY).expect(200);
       expect(res.body).toEqual({
-        subject: 'sub-dan',
+        subject: 'sub-explained',
         accessions: [accessions.listed],
         not_listed: [
           { accession: accessions.expired, title: titles.expired, reason: 'expired' },
@@ -488,7 +488,7 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
           { accession: accessions.terminated, title: titles.terminated, reason: 'terminated' },
         ],
       });
-      expect(await granted('sub-dan')).toEqual([accessions.listed]);
+      expect(await granted('sub-explained')).toEqual([accessions.listed]);
     });
 
     it('answers 404 for an unknown person, where the passport is empty', async () => {
@@ -498,7 +498,7 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
     });
 
     it('refuses a broker key and a person’s own login (403); user and endpoint keys as ever', async () => {
-      const broker = await explain('sub-dan').set('X-API-Key', BROKER_KEY).expect(403);
+      const broker = await explain('sub-explained').set('X-API-Key', BROKER_KEY).expect(403);
       expect(broker.body.description).toBe('Only the global key may ask why (explain=true)');
       const own = await explain('sub-ada')
         .set('Authorization', `Bearer ${await kc.accessToken({ sub: 'sub-ada' })}`)
