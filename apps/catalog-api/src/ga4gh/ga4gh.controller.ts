@@ -46,6 +46,8 @@ export class Ga4ghController {
       '[{accession, title, reason}]}` (reason `terminated`, `expired`, `no_accession` or ' +
       '`not_exposed`; an unknown person is a 404).',
     responses: [{ status: 200, description: 'The passport', body: PassportBody }],
+    // Only with explain=true: without it an unknown person has an empty passport.
+    errors: [404],
   })
   @Get('ga4gh/permissions/:user_oidc_id')
   @ScopedRoute(VISAS_SCOPE)
