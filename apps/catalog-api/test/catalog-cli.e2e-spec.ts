@@ -73,6 +73,7 @@ describe('npm run catalog: the command-line tool', () => {
       'unpublish',
       'load-vocabulary',
       'audit',
+      'permissions',
     ]) {
       expect(all.out).toContain(`  ${name} `);
     }
@@ -286,6 +287,31 @@ describe('npm run catalog: the command-line tool', () => {
         )
       ).code,
     ).toBe(1);
+  });
+
+  it('permissions explain: the global key’s explanation, from the shell', async () => {
+    // roy.blue in the demo catalog, given one access the explanation lists and one it does not.
+    await db.query(
+      `INSERT INTO accesses (dataset_id, user_id, status, grant_expires_on, access_notes)
+       SELECT d.id, u.id, 'active', (now() AT TIME ZONE 'UTC')::date + o.days, 'cli test'
+       FROM users u, datasets d, (VALUES ('PD-OMICS blood transcriptomics', 0),
+         ('EPIC-DREM sequencing data', -1)) AS o(title, days)
+       WHERE u.username = 'roy.blue' AND d.title = o.title`,
+    );
+    const [{ elu_accession: expired }] = await db.query<{ elu_accession: string }[]>(
+      `SELECT elu_accession FROM datasets WHERE title = 'EPIC-DREM sequencing data'`,
+    );
+    const ran = await cli('permissions', 'explain', 'demo-oidc-roy-blue');
+    expect(ran.code).toBe(0);
+    expect(ran.json).toMatchObject({ subject: 'demo-oidc-roy-blue' });
+    expect(ran.json.not_listed).toContainEqual({
+      accession: expired,
+      title: 'EPIC-DREM sequencing data',
+      reason: 'expired',
+    });
+    expect((await cli('permissions', 'explain', 'nobody')).code).toBe(1);
+    expect((await cli('permissions', 'explain')).err).toContain('<subject> is required');
+    expect((await cli('permissions', 'list', 'demo-oidc-roy-blue')).code).toBe(1);
   });
 
   it('publish and unpublish', async () => {

@@ -434,6 +434,83 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
     });
   });
 
+  describe('explain=true: why an access has no visa (the explanation of /api/permissions)', () => {
+    const explain = (subject: string) =>
+      request(t.server).get(`/api/ga4gh/permissions/${subject}?explain=true`);
+    const titles = {
+      listed: 'Explained: listed',
+      terminated: 'Explained: terminated',
+      expired: 'Explained: expired',
+      noAccession: 'Explained: no accession',
+      notExposed: 'Explained: not exposed',
+    };
+    let accessions: Record<keyof typeof titles, string>;
+
+    beforeAll(async () => {
+      accessions = {
+        listed: await addDataset(t.dataSource, titles.listed),
+        terminated: await addDataset(t.dataSource, titles.terminated),
+        expired: await addDataset(t.dataSource, titles.expired),
+        noAccession: await addDataset(t.dataSource, titles.noAccession),
+        notExposed: await addDataset(t.dataSource, titles.notExposed, false),
+      };
+      await t.dataSource.query('UPDATE datasets SET elu_accession = NULL WHERE title = $1', [
+        titles.noAccession,
+      ]);
+      const person = await addUser(t.dataSource, 'explained', { oidcId: 'sub-explained' });
+      await t.dataSource.query(
+        `INSERT INTO accesses (dataset_id, user_id, status, grant_expires_on, access_notes)
+         SELECT d.id, $1, o.status::access_status, o.until::date, 'explain test'
+         FROM datasets d JOIN (VALUES ($2, 'active', NULL), ($3, 'terminated', NULL),
+           ($4, 'active', $7), ($5, 'active', NULL), ($6, 'active', NULL))
+           AS o(title, status, until) ON o.title = d.title`,
+        [
+          person,
+          titles.listed,
+          titles.terminated,
+          titles.expired,
+          titles.noAccession,
+          titles.notExposed,
+          utcDay(-1),
+        ],
+      );
+    });
+
+    it('gives the global key each reason, and the passport holds exactly the listed access', async () => {
+      const res = await explain('sub-explained').set('X-API-Key', TEST_GLOBAL_KEY).expect(200);
+      expect(res.body).toEqual({
+        subject: 'sub-explained',
+        accessions: [accessions.listed],
+        not_listed: [
+          { accession: accessions.expired, title: titles.expired, reason: 'expired' },
+          { accession: null, title: titles.noAccession, reason: 'no_accession' },
+          { accession: accessions.notExposed, title: titles.notExposed, reason: 'not_exposed' },
+          { accession: accessions.terminated, title: titles.terminated, reason: 'terminated' },
+        ],
+      });
+      expect(await granted('sub-explained')).toEqual([accessions.listed]);
+    });
+
+    it('answers 404 for an unknown person, where the passport is empty', async () => {
+      const res = await explain('sub-nobody').set('X-API-Key', TEST_GLOBAL_KEY).expect(404);
+      expect(res.body.status).toBe('Error');
+      expect((await passport('sub-nobody')).ga4gh_passport_v1).toEqual([]);
+    });
+
+    it('refuses a broker key and a person’s own login (403); user and endpoint keys as ever', async () => {
+      const broker = await explain('sub-explained').set('X-API-Key', BROKER_KEY).expect(403);
+      expect(broker.body.description).toBe('Only the global key may ask why (explain=true)');
+      const own = await explain('sub-ada')
+        .set('Authorization', `Bearer ${await kc.accessToken({ sub: 'sub-ada' })}`)
+        .expect(403);
+      expect(own.body.description).toBe('Only the global key may ask why (explain=true)');
+      for (const key of [USER_KEY, ENDPOINT_KEY]) {
+        await explain('sub-ada').set('X-API-Key', key).expect(403);
+      }
+      await explain('sub-ada').expect(401);
+    });
+  });
+
   describe('the broker’s acceptance rules (each one can refuse)', () => {
     /** A visa as ours, signed with our key, with the header or claims changed. */
     type Json = Record<string, unknown>;

@@ -158,10 +158,12 @@ const CONTRACT_QUERIES: Record<string, object[]> = {
   'POST /api/admin/terms/{category}': [
     { name: 'format', required: false, schema: { enum: ['obo', 'tsv'] } },
   ],
+  // Issue 56: a permission query, and the visa query, say why an access is left out, to the
+  // global key.
   'GET /api/ga4gh/permissions/{user_oidc_id}': [
     { name: 'expired', required: false, schema: { type: 'boolean' } },
+    { name: 'explain', required: false, schema: { type: 'boolean' } },
   ],
-  // Issue 56: a permission query says why an access is left out, to the global key.
   'GET /api/permissions/{user_oidc_id}': [
     { name: 'explain', required: false, schema: { type: 'boolean' } },
   ],
@@ -171,6 +173,7 @@ const CONTRACT_QUERIES: Record<string, object[]> = {
 const ROUTE_ERRORS: Record<string, number[]> = {
   'GET /api/termsearch/{category}': [404],
   'GET /api/permissions/{user_oidc_id}': [404],
+  'GET /api/ga4gh/permissions/{user_oidc_id}': [404],
   'GET /api/dcat': [404],
   'GET /api/dcat/datasets/{accession}': [404],
   'POST /api/admin/users': [409],

@@ -1,6 +1,7 @@
 import { Controller, Get, Header, Param, Query, Res, StreamableFile } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
+import { DataSource } from 'typeorm';
 import {
   AllowBearer,
   CurrentPrincipal,
@@ -13,6 +14,8 @@ import type { Principal } from '@app/auth';
 import { ForbiddenError } from '@app/errors';
 import { BROKER_KIND, VISAS_SCOPE } from '../auth/catalog-key.resolver';
 import { ApiCall } from '../common/api-docs';
+import type { PermissionsExplained } from '../permissions/permissions.dto';
+import { PermissionsService } from '../permissions/permissions.service';
 import { JwkSetBody, PassportBody, VisaPermissionParams, VisaPermissionQuery } from './ga4gh.dto';
 import { VisasService } from './visas.service';
 
@@ -24,7 +27,11 @@ import { VisasService } from './visas.service';
 @ApiTags('ga4gh')
 @Controller('api')
 export class Ga4ghController {
-  constructor(private readonly visas: VisasService) {}
+  constructor(
+    private readonly visas: VisasService,
+    private readonly permissions: PermissionsService,
+    private readonly dataSource: DataSource,
+  ) {}
 
   @ApiCall({
     summary: "A person's access grants as signed GA4GH Passport visas",
@@ -33,8 +40,14 @@ export class Ga4ghController {
       'One `ControlledAccessGrants` visa per active, unexpired access to a dataset with an ' +
       'exposure (the datasets /api/permissions lists); `value` is the dataset accession. An ' +
       'unknown person has an empty list. A bearer token may read only its own subject (else ' +
-      '403); user and endpoint keys are refused. 503 while no signing key is configured.',
+      '403); user and endpoint keys are refused. 503 while no signing key is configured. ' +
+      'The global key learns why an access has no visa with `explain=true` (any other caller: ' +
+      '403), which answers as /api/permissions does: `{subject, accessions, not_listed: ' +
+      '[{accession, title, reason}]}` (reason `terminated`, `expired`, `no_accession` or ' +
+      '`not_exposed`; an unknown person is a 404).',
     responses: [{ status: 200, description: 'The passport', body: PassportBody }],
+    // Only with explain=true: without it an unknown person has an empty passport.
+    errors: [404],
   })
   @Get('ga4gh/permissions/:user_oidc_id')
   @ScopedRoute(VISAS_SCOPE)
@@ -44,13 +57,15 @@ export class Ga4ghController {
   @Header('Cache-Control', 'no-store')
   async passport(
     @Param() { user_oidc_id: subject }: VisaPermissionParams,
-    @Query() { expired }: VisaPermissionQuery,
+    @Query() { expired, explain }: VisaPermissionQuery,
     @CurrentPrincipal() principal: Principal,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<StreamableFile> {
+  ): Promise<StreamableFile | PermissionsExplained> {
     if (principal.kind === 'bearer' && principal.id !== subject) {
       throw new ForbiddenError('A login may only read its own visas');
     }
+    // A visa is issued for exactly the accesses /api/permissions lists, so the same reasons hold.
+    if (explain) return this.permissions.explain(this.dataSource.manager, principal.kind, subject);
     // Says the answer is a verified login's own (a broker forwarding a login relies on it: a
     // catalog that did not verify the login would answer with the broker's rights instead).
     if (principal.kind === 'bearer')

@@ -12,6 +12,13 @@ export class VisaPermissionQuery {
       '(REMS `expired`); default false',
   )
   expired?: boolean;
+
+  @BooleanParam(
+    "Global key only: answer why each of the person's accesses has a visa or not " +
+      '(`{subject, accessions, not_listed}`, as /api/permissions) instead of the passport; ' +
+      'default false',
+  )
+  explain?: boolean;
 }
 
 export class PassportBody {

@@ -42,7 +42,7 @@ export class PermissionsController {
     @CurrentPrincipal() principal: Principal | undefined,
     @ReadSnapshot() manager: EntityManager,
   ) {
-    if (explain) return this.permissions.explain(manager, viewerOf(principal), oidcId);
+    if (explain) return this.permissions.explain(manager, viewerOf(principal).kind, oidcId);
     // In the read's snapshot: a second connection per request could exhaust the pool under load.
     return this.permissions.datasetAccessionsFor(manager, viewerOf(principal), oidcId);
   }

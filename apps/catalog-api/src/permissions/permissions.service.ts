@@ -41,14 +41,16 @@ export class PermissionsService {
   /**
    * Why each of the person's accesses is listed or not, for the global key only: an admin who
    * gets `[]` learns that the access ended, or that its dataset has no exposure yet
-   * (`npm run catalog -- expose`), instead of guessing.
+   * (`npm run catalog -- expose`), instead of guessing. Also what the visas route and
+   * `npm run catalog -- permissions explain` answer: the visas are these same accesses.
+   * `callerKind` is the credential's kind (`global`, `user`, `endpoint`, a broker's, `bearer`).
    */
   async explain(
     manager: EntityManager,
-    viewer: Viewer,
+    callerKind: string,
     oidcId: string,
   ): Promise<PermissionsExplained> {
-    if (viewer.kind !== 'global') {
+    if (callerKind !== 'global') {
       throw new ForbiddenError('Only the global key may ask why (explain=true)');
     }
     const person = await this.people.findBySubject(manager, oidcId);

@@ -11,6 +11,7 @@ import {
 import { expireAccessesCommand } from './expire-accesses.command';
 import { idpSyncCommand } from './idp-sync.command';
 import { importCommand } from './import.command';
+import { permissionsCommand } from './permissions.command';
 import { subscriptionsCommand } from './subscriptions.command';
 import { trailCommand } from './trail.command';
 import { createUserCommand, rotateKeyCommand, updateUserCommand } from './users.commands';
@@ -35,4 +36,5 @@ export const CLI_COMMANDS: CliCommand[] = [
   idpSyncCommand,
   trailCommand,
   subscriptionsCommand,
+  permissionsCommand,
 ];
