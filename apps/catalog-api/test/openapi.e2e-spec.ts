@@ -194,7 +194,7 @@ const ROUTE_ERRORS: Record<string, number[]> = {
 };
 
 /** The writes that take no body. */
-const BODILESS = /\/(publish|unpublish|api-key|force)$/;
+const BODILESS = /\/(publish|unpublish|api-key|force)$|^\/api\/admin\/subscriptions\/\{id\}$/;
 
 describe('Catalog OpenAPI document', () => {
   it('covers the routes of the contract (§3-§5), and the audit trail', () => {
@@ -232,7 +232,13 @@ describe('Catalog OpenAPI document', () => {
         ...publishing,
         'POST /api/admin/terms/{category}',
         'GET /api/admin/audit',
+        'POST /api/admin/subscriptions',
+        'GET /api/admin/subscriptions',
+        'DELETE /api/admin/subscriptions/{id}',
+        'GET /api/admin/subscriptions/{id}/dead-letters',
+        'POST /api/admin/subscriptions/{id}/dead-letters/replay',
         'POST /api/registrations',
+        'POST /api/trail/events',
         'GET /api/ga4gh/permissions/{user_oidc_id}',
         'GET /api/jwk',
       ].sort(),

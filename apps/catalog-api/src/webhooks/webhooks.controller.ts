@@ -4,7 +4,9 @@ import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
+import { SuccessStatus } from '../common/response-properties';
 import {
+  ReplayedDeadLetters,
   CreateSubscriptionBody,
   DeadLetterList,
   ReplayBody,
@@ -48,7 +50,7 @@ export class WebhooksController {
   @ApiCall({
     summary: 'End a subscription (its undelivered messages are dropped)',
     caller: 'global key only',
-    responses: [],
+    responses: [{ status: 200, description: 'Ended', body: SuccessStatus }],
     errors: [404],
   })
   @Delete(':id')
@@ -71,7 +73,7 @@ export class WebhooksController {
     summary: 'Send dead letters again (all, or those named)',
     caller: 'global key only',
     body: ReplayBody,
-    responses: [],
+    responses: [{ status: 200, description: 'Queued again', body: ReplayedDeadLetters }],
     errors: [404],
   })
   @Post(':id/dead-letters/replay')

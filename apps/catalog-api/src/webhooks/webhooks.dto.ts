@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PositiveIntParam, TextField, TextListField } from '@app/platform';
+import { Count } from '../common/response-properties';
 
 /** `<object type>.<action>`, as the trail names its entries (docs/events/). */
 const EVENT_TYPE = /^[a-z_]+\.[a-z_-]+$/;
@@ -91,4 +92,9 @@ export class SubscriptionList {
 export class DeadLetterList {
   @ApiProperty({ type: [DeadLetterView], description: 'Oldest first, at most 1,000' })
   results!: DeadLetterView[];
+}
+
+/** The answer of a replay: how many dead letters were queued again. */
+export class ReplayedDeadLetters {
+  @Count() replayed!: number;
 }
