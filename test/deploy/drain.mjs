@@ -480,19 +480,19 @@ class S3Target {
 
   /**
    * Empties and removes the bucket from the app image, with the provisioner's own S3 client and
-   * storage (Swift wants a Content-MD5 on DeleteObjects, which that client sends).
+   * bucket (Swift wants a Content-MD5 on DeleteObjects, which that client sends).
    */
   removeBucket(stack) {
     const s3 = 'dist/apps/provisioner/apps/provisioner/src/storage/s3';
     const script = `
       const { createS3Client } = require('./${s3}/s3-client');
-      const { S3Storage } = require('./${s3}/s3-storage');
+      const { S3Bucket } = require('./${s3}/s3-bucket');
       const { ListObjectsV2Command, DeleteObjectsCommand, DeleteBucketCommand } = require('@aws-sdk/client-s3');
       const e = process.env, Bucket = e.S3_BUCKET;
       const client = createS3Client({ endpoint: e.S3_ENDPOINT, region: e.S3_REGION, forcePathStyle: true,
         credentials: { accessKeyId: e.S3_ACCESS_KEY_ID, secretAccessKey: e.S3_SECRET_ACCESS_KEY } });
       (async () => {
-        await new S3Storage(client, { bucket: Bucket, prefix: '', partBytes: 5 << 20, uploadConcurrency: 1 }).abortUploadsUnder('');
+        await new S3Bucket(client, { bucket: Bucket, prefix: '', partBytes: 5 << 20, uploadConcurrency: 1 }).abortUploadsUnder('');
         for (;;) {
           const page = await client.send(new ListObjectsV2Command({ Bucket }));
           const Objects = (page.Contents || []).map((o) => ({ Key: o.Key }));
