@@ -6,6 +6,7 @@ import {
   publishCommand,
   revokeCommand,
   unpublishCommand,
+  vpDiscoverableCommand,
   withdrawCommand,
 } from './catalog-admin.commands';
 import { expireAccessesCommand } from './expire-accesses.command';
@@ -35,4 +36,5 @@ export const CLI_COMMANDS: CliCommand[] = [
   idpSyncCommand,
   trailCommand,
   subscriptionsCommand,
+  vpDiscoverableCommand,
 ];
