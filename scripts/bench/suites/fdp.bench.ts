@@ -38,7 +38,7 @@ async function crawlFdp(url: string): Promise<Crawl> {
   const queue = [`${url}/fdp`];
   const seen = new Set(queue);
   const linked =
-    /<https:\/\/catalog\.bench\.example(\/fdp\/(?:catalog\?page=\d+|dataset\/[^>#]+|distribution\/[^>#]+))>/g;
+    /<https:\/\/catalog\.bench\.example(\/fdp\/(?:catalog(?:\?page=\d+)?|dataset\/[^>#]+|distribution\/[^>#]+))>/g;
   while (queue.length > 0) {
     const next = queue.shift()!;
     const started = performance.now();
@@ -117,10 +117,10 @@ export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
       ctx.log(`${datasets} /api/dcat: ${fmt(dcat.ms, 0)} ms in ${dcat.pages} page(s)`);
       const fdp = await crawlFdp(app.url);
       ctx.log(`${datasets} /fdp crawl: ${fmt(fdp.ms, 0)} ms, ${fdp.records} records`);
-      const cond = await conditionalGets(app.url, fdp.etags, samples);
-      const peakMiB = processMemory(app.child.pid!, 'VmHWM') / MiB;
       if (fdp.datasets !== datasets)
         throw new Error(`the crawl reached ${fdp.datasets} of ${datasets} datasets`);
+      const cond = await conditionalGets(app.url, fdp.etags, samples);
+      const peakMiB = processMemory(app.child.pid!, 'VmHWM') / MiB;
       const perDataset = { fdp: fdp.ms / fdp.datasets, dcat: dcat.ms / datasets };
       const p99 = {
         keyed: percentile(cond.keyed, 99),
