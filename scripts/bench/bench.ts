@@ -1,4 +1,4 @@
-// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build] [--scale-sizes <n>,...] [--scale-rounds <n>] [--huge-gib <n>]`: measures each figure as
+// `npm run bench [-- --only <suite>[,<suite>...]] [--quick] [--no-build] [--scale-sizes <n>,...] [--scale-rounds <n>] [--huge-gib <n>] [--fdp-datasets <n>]`: measures each figure as
 // a ratio against a physical limit in the same run and writes docs/benchmarks.md. The suites, in
 // the order they run and their sections appear, are SUITES below (`--help` lists them).
 import { spawnSync } from 'node:child_process';
@@ -16,6 +16,7 @@ import { catalogReplicasBench } from './suites/catalog-replicas.bench';
 import { catalogImportBench } from './suites/catalog-import.bench';
 import { dcatBench } from './suites/dcat.bench';
 import { diffBench } from './suites/diff.bench';
+import { fdpBench } from './suites/fdp.bench';
 import { crypt4ghBench } from './suites/crypt4gh.bench';
 import { drsBench } from './suites/drs.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
@@ -41,6 +42,7 @@ const SUITES: Suite[] = [
   { name: 'access-requests', needs: ['catalog-api'], run: accessRequestsBench },
   { name: 'catalog-import', needs: ['catalog-api'], run: catalogImportBench },
   { name: 'dcat', needs: ['catalog-api'], run: dcatBench },
+  { name: 'fdp', needs: ['catalog-api'], run: fdpBench },
   { name: 'ga4gh-visas', needs: ['catalog-api'], run: ga4ghVisasBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
   { name: 'scale', needs: ['provisioner', 'catalog-api'], run: scaleBench },
@@ -63,6 +65,7 @@ function parseArgs(argv: string[]) {
   let scaleSizes: number[] | undefined;
   let scaleRounds: number | undefined;
   let hugeGiB: number | undefined;
+  let fdpDatasets: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
@@ -84,6 +87,11 @@ function parseArgs(argv: string[]) {
       if (!Number.isFinite(hugeGiB) || hugeGiB <= 0) {
         throw new Error('--huge-gib takes the size of the single-file import case in GiB');
       }
+    } else if (arg === '--fdp-datasets' || arg.startsWith('--fdp-datasets=')) {
+      const value = arg.includes('=') ? arg.slice('--fdp-datasets='.length) : argv[++i];
+      fdpDatasets = Number(value);
+      if (!Number.isInteger(fdpDatasets) || fdpDatasets < 1)
+        throw new Error('--fdp-datasets takes the number of datasets of the fdp suite');
     } else if (arg === '--only' || arg.startsWith('--only=')) {
       const value = arg.includes('=') ? arg.slice('--only='.length) : argv[++i];
       only = (value ?? '').split(',').filter(Boolean);
@@ -93,7 +101,7 @@ function parseArgs(argv: string[]) {
       }
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { only, quick, build, scaleSizes, scaleRounds, hugeGiB };
+  return { only, quick, build, scaleSizes, scaleRounds, hugeGiB, fdpDatasets };
 }
 
 function redisVersion(): string {
@@ -112,7 +120,7 @@ async function main(): Promise<void> {
   if (
     answersHelp(
       `Usage: npm run bench [-- --only ${SUITE_NAMES.join('|')} (comma-separated)] ` +
-        '[--quick] [--no-build] [--scale-sizes <files>,...] [--scale-rounds <n>] [--huge-gib <GiB>]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
+        '[--quick] [--no-build] [--scale-sizes <files>,...] [--scale-rounds <n>] [--huge-gib <GiB>] [--fdp-datasets <n>]\n\nBuilds the apps, runs the benchmark suites on private copies ' +
         'of the services and rewrites docs/benchmarks.md section by section. --huge-gib adds to the imports ' +
         'suite one file of that size against `dd oflag=direct` (it needs 2.5 times that size free).',
     )
@@ -130,6 +138,7 @@ async function main(): Promise<void> {
     scaleSizes: options.scaleSizes,
     scaleRounds: options.scaleRounds,
     hugeGiB: options.hugeGiB,
+    fdpDatasets: options.fdpDatasets,
     tempDir,
     log: (message) => process.stdout.write(`[bench] ${message}\n`),
   };

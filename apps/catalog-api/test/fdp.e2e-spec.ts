@@ -323,6 +323,29 @@ describe('GET /fdp (a FAIR Data Point over the catalog)', () => {
     expect([contained(first), contained(second)]).toEqual([4, 2]);
   });
 
+  it("gives every distribution its dataset's access rights, NON_PUBLIC with and without a copy", () => {
+    const rights = (url: string) =>
+      crawl.records
+        .get(url)!
+        .quads.filter(
+          (q) =>
+            q.subject.value === url &&
+            q.predicate.value === 'http://purl.org/dc/terms/accessRights',
+        )
+        .map((q) => q.object.value);
+    const distributions = [...crawl.records.keys()].filter((k) => k.includes('/fdp/distribution/'));
+    expect(distributions).toHaveLength(6);
+    for (const [category, level] of Object.entries(LEVELS))
+      for (const copy of ['copy', 'nocopy']) {
+        const accession = accessions.get(`${category} ${copy}`)!;
+        const own = distributions.filter((d) => d.includes(`/distribution/${accession}/`));
+        expect(own).toHaveLength(1);
+        expect(rights(own[0])).toEqual([
+          `http://publications.europa.eu/resource/authority/access-right/${level}`,
+        ]);
+      }
+  });
+
   it('marks the root, the catalog and the datasets ejp:VPDiscoverable (FDP_VP_DISCOVERABLE)', () => {
     const marked = crawl.union
       .filter((q) => q.object.value === 'https://w3id.org/ejp-rd/vocabulary#VPDiscoverable')

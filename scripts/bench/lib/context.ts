@@ -8,6 +8,8 @@ export interface BenchContext {
   scaleRounds?: number;
   /** `--huge-gib`: the size of the imports suite's optional single-file case (off without it). */
   hugeGiB?: number;
+  /** `--fdp-datasets`: the size of the fdp suite's catalog instead of its own. */
+  fdpDatasets?: number;
   /** A private temporary directory under .bench/, removed at the end. */
   tempDir: string;
   log(message: string): void;

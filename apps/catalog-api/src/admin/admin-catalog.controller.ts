@@ -1,18 +1,27 @@
-import { Body, Controller, Delete, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireKinds } from '@app/auth';
 import type { Principal } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
 import { ApiCall } from '../common/api-docs';
-import { EndpointCreated, ExposureView, GrantRevoked, GrantView } from './admin-responses.dto';
+import {
+  DatasetVpDiscoverable,
+  EndpointCreated,
+  ExposureView,
+  GrantRevoked,
+  GrantView,
+} from './admin-responses.dto';
 import {
   CreateEndpointBody,
   CreateExposureBody,
+  DatasetRefParams,
   ExposureIdParams,
   GrantBody,
+  VpDiscoverableBody,
   WithdrawExposureBody,
 } from './admin-catalog.dto';
+import { DatasetsAdminService } from './datasets-admin.service';
 import { EndpointsAdminService } from './endpoints-admin.service';
 import { ExposuresAdminService } from './exposures-admin.service';
 import { GrantsAdminService } from './grants-admin.service';
@@ -26,6 +35,7 @@ export class AdminCatalogController {
     private readonly endpoints: EndpointsAdminService,
     private readonly exposures: ExposuresAdminService,
     private readonly grants: GrantsAdminService,
+    private readonly datasets: DatasetsAdminService,
   ) {}
 
   /** 201 with the endpoint's 64-character key, shown this once. */
@@ -101,5 +111,27 @@ export class AdminCatalogController {
   @HttpCode(200)
   revoke(@Body() body: GrantBody, @CurrentPrincipal() principal?: Principal) {
     return this.grants.revoke(body, actorFromPrincipal(principal));
+  }
+
+  @ApiCall({
+    summary: 'Tag a dataset for the EJP RD Virtual Platform in the FAIR Data Point, or untag it',
+    caller: 'global key only',
+    description:
+      "Sets the dataset's own `ejp:vpConnection ejp:VPDiscoverable` flag, shown in its " +
+      '`/fdp/dataset/{accession}` record. FDP_VP_DISCOVERABLE=true tags every dataset regardless.',
+    responses: [{ status: 200, description: "The dataset's flag", body: DatasetVpDiscoverable }],
+    errors: [404],
+  })
+  @Put('datasets/:dataset/vp-discoverable')
+  setVpDiscoverable(
+    @Param() { dataset }: DatasetRefParams,
+    @Body() body: VpDiscoverableBody,
+    @CurrentPrincipal() principal?: Principal,
+  ) {
+    return this.datasets.setVpDiscoverable(
+      dataset,
+      body.discoverable,
+      actorFromPrincipal(principal),
+    );
   }
 }

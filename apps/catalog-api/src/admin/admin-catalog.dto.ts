@@ -4,6 +4,7 @@ import {
   IdOrNameField,
   IntegerField,
   OneOfField,
+  PathTextParam,
   PositiveIntParam,
   TextField,
 } from '@app/platform';
@@ -80,4 +81,19 @@ export class GrantBody {
     description: 'Accession, name (acronym for projects) or id; contracts by id',
   })
   object!: number | string;
+}
+
+export class DatasetRefParams {
+  @PathTextParam("The dataset's accession, else its exact name", 255)
+  dataset!: string;
+}
+
+export class VpDiscoverableBody {
+  @BooleanField({
+    required: true,
+    description:
+      'Tag the dataset `ejp:vpConnection ejp:VPDiscoverable` in the FAIR Data Point (for the ' +
+      'EJP RD Virtual Platform); false removes its own tag (FDP_VP_DISCOVERABLE still tags all)',
+  })
+  discoverable!: boolean;
 }

@@ -129,3 +129,8 @@ export class AuditPage {
   @ListOf(AuditEntry) results!: AuditEntry[];
   @One(Pagination) pagination!: Pagination;
 }
+
+export class DatasetVpDiscoverable {
+  @TextOrNull() accession!: string | null;
+  @Bool() vp_discoverable!: boolean;
+}

@@ -6,6 +6,7 @@ import { AdminCatalogController } from './admin-catalog.controller';
 import { AdminPublishingController } from './admin-publishing.controller';
 import { AdminTermsController } from './admin-terms.controller';
 import { AdminUsersController } from './admin-users.controller';
+import { DatasetsAdminService } from './datasets-admin.service';
 import { EndpointsAdminService } from './endpoints-admin.service';
 import { ExposuresAdminService } from './exposures-admin.service';
 import { GrantsAdminService } from './grants-admin.service';
@@ -17,6 +18,7 @@ const services = [
   UsersAdminService,
   EndpointsAdminService,
   ExposuresAdminService,
+  DatasetsAdminService,
   GrantsAdminService,
   PublishingService,
   VocabularyAdminService,

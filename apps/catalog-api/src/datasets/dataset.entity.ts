@@ -30,6 +30,13 @@ export class Dataset extends TrackedRecord {
   @Column({ name: 'other_external_id', type: 'varchar', length: 255, nullable: true })
   otherExternalId!: string | null;
 
+  /**
+   * Tag it `ejp:vpConnection ejp:VPDiscoverable` in the FAIR Data Point, for the EJP RD Virtual
+   * Platform (besides the catalog-wide FDP_VP_DISCOVERABLE).
+   */
+  @Column({ name: 'vp_discoverable', type: 'boolean', default: false })
+  vpDiscoverable!: boolean;
+
   @ManyToOne(() => Project, { nullable: true, onDelete: 'SET NULL' })
   @JoinColumn({ name: 'project_id' })
   project!: Project | null;

@@ -194,6 +194,27 @@ export class DatasetsRepository {
   }
 
   /** A dataset by accession, else by exact title. */
+  /**
+   * Sets the dataset's EJP RD Virtual Platform flag (`ref`: its accession, else its exact title);
+   * its id and accession, undefined when there is no such dataset.
+   */
+  async setVpDiscoverable(
+    manager: EntityManager,
+    ref: string,
+    discoverable: boolean,
+  ): Promise<{ id: number; accession: string | null } | undefined> {
+    const id = await this.idByAccessionOrTitle(manager, ref);
+    if (id === undefined) return undefined;
+    // A CTE: TypeORM answers a bare UPDATE ... RETURNING with [rows, count].
+    const rows = await manager.query<{ id: number; accession: string | null }[]>(
+      `WITH changed AS (UPDATE datasets SET vp_discoverable = $2::boolean,
+           updated_at = CASE WHEN vp_discoverable = $2::boolean THEN updated_at ELSE now() END
+         WHERE id = $1 RETURNING id, elu_accession) SELECT id, elu_accession AS accession FROM changed`,
+      [id, discoverable],
+    );
+    return rows[0];
+  }
+
   async idByAccessionOrTitle(manager: EntityManager, ref: string): Promise<number | undefined> {
     const rows = await manager.query<{ id: number }[]>(
       'SELECT id FROM datasets WHERE elu_accession = $1 OR title = $1 ORDER BY (elu_accession = $1) DESC LIMIT 1',

@@ -433,6 +433,17 @@ export class DcatExporter {
   }
 
   /**
+   * What a distribution of a dataset at `level` says of access: the dataset's access right (so a
+   * harvester reading the distribution alone, as an FDP crawler does, knows a NON_PUBLIC copy is
+   * not downloadable) and the legislation it falls under.
+   */
+  private accessTerms(node: RdfNode, level: AccessLevel) {
+    node.ref(iri('dct', 'accessRights'), `${EU}access-right/${level}`);
+    for (const law of this.config.applicableLegislation)
+      node.ref(iri('dcatap', 'applicableLegislation'), law);
+  }
+
+  /**
    * Each storage copy is a distribution, reached through the dataset's page (access by request),
    * with the size and checksum the provisioner registered for it, if any. A copy is many files:
    * its checksum is the SHA-256 of its manifest (the SHA-256 of every file), and says so.
@@ -453,8 +464,7 @@ export class DcatExporter {
         .lit(iri('dct', 'title'), title)
         .ref(iri('dcat', 'accessURL'), id)
         .lit(iri('dct', 'description'), note);
-      for (const law of this.config.applicableLegislation)
-        node.ref(iri('dcatap', 'applicableLegislation'), law);
+      this.accessTerms(node, level);
       ds.ref(iri('dcat', 'distribution'), node.id);
       nodes.push(node);
     }
@@ -465,9 +475,7 @@ export class DcatExporter {
         .lit(iri('dct', 'issued'), facts.imports[0], xsd('date'))
         .lit(iri('dct', 'modified'), facts.imports[facts.imports.length - 1], xsd('date'))
         .lit(iri('dcat', 'byteSize'), storage.byte_size, xsd('nonNegativeInteger'));
-      if (level !== null)
-        for (const law of this.config.applicableLegislation)
-          node.ref(iri('dcatap', 'applicableLegislation'), law);
+      if (level !== null) this.accessTerms(node, level);
       ds.ref(iri('dcat', 'distribution'), node.id);
       nodes.push(node);
       const service = drsService(storage.drs_uri);

@@ -53,6 +53,8 @@ export interface DatasetFacts {
   custodians: { id: number; first_name: string; last_name: string; email: string }[];
   /** The endpoint viewer's exposure, when it is deprecated (DAISY's `deprecated`). */
   deprecated_at: string | null;
+  /** Tagged for the EJP RD Virtual Platform in the FAIR Data Point (its own flag). */
+  vp_discoverable: boolean;
 }
 
 /** Predicate on a `datasets` row aliased `d`: what the viewer may see. */
@@ -221,7 +223,8 @@ export class DcatRepository {
         'storages', COALESCE(storages_of.list, '[]'),
         'imports', COALESCE(imports_of.list, '[]'),
         'custodians', COALESCE(custodians_of.list, '[]'),
-        'deprecated_at', CASE WHEN x.deprecated THEN ${utc('x.deprecated_at')} END
+        'deprecated_at', CASE WHEN x.deprecated THEN ${utc('x.deprecated_at')} END,
+        'vp_discoverable', d.vp_discoverable
       ) AS facts
       FROM datasets d
       LEFT JOIN projects p ON p.id = d.project_id

@@ -194,7 +194,8 @@ export class FdpRecords {
     if (!ds.statements.has(iri('dcat', 'theme')))
       // Every dataset of a research institute's catalog is research data (the FDP needs a theme).
       ds.ref(iri('dcat', 'theme'), `${EU_THEME}TECH`);
-    if (this.vpDiscoverable) ds.ref(iri('ejp', 'vpConnection'), VP_DISCOVERABLE);
+    if (this.vpDiscoverable || facts.vp_discoverable)
+      ds.ref(iri('ejp', 'vpConnection'), VP_DISCOVERABLE);
     const container = this.container(
       `${id}#distributions`,
       'Distributions',

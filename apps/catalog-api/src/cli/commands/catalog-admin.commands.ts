@@ -2,10 +2,13 @@ import { validateInput } from '@app/errors';
 import {
   CreateEndpointBody,
   CreateExposureBody,
+  DatasetRefParams,
   ExposureIdParams,
   GrantBody,
+  VpDiscoverableBody,
   WithdrawExposureBody,
 } from '../../admin/admin-catalog.dto';
+import { DatasetsAdminService } from '../../admin/datasets-admin.service';
 import { EndpointsAdminService } from '../../admin/endpoints-admin.service';
 import { ExposuresAdminService } from '../../admin/exposures-admin.service';
 import { GrantsAdminService } from '../../admin/grants-admin.service';
@@ -131,3 +134,24 @@ function publishing(published: boolean): CliCommand {
 
 export const publishCommand = publishing(true);
 export const unpublishCommand = publishing(false);
+
+export const vpDiscoverableCommand: CliCommand = {
+  name: 'vp-discoverable',
+  usage: '<dataset accession or name> true|false',
+  summary: 'Tag a dataset for the EJP RD Virtual Platform in the FAIR Data Point (or untag it)',
+  async run(ctx, args) {
+    allowOptions(args, []);
+    const { dataset } = await validateInput(
+      DatasetRefParams,
+      { dataset: positional(args, 0, 'dataset accession or name') },
+      'param',
+    );
+    const flag = positional(args, 1, 'true|false');
+    if (flag !== 'true' && flag !== 'false')
+      throw new CliUsageError('the second argument must be true or false');
+    const body = await validateInput(VpDiscoverableBody, { discoverable: flag === 'true' }, 'body');
+    return ctx.app
+      .get(DatasetsAdminService)
+      .setVpDiscoverable(dataset, body.discoverable, ctx.actor);
+  },
+};

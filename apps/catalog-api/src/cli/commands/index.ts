@@ -6,6 +6,7 @@ import {
   publishCommand,
   revokeCommand,
   unpublishCommand,
+  vpDiscoverableCommand,
   withdrawCommand,
 } from './catalog-admin.commands';
 import { expireAccessesCommand } from './expire-accesses.command';
@@ -37,4 +38,5 @@ export const CLI_COMMANDS: CliCommand[] = [
   trailCommand,
   subscriptionsCommand,
   permissionsCommand,
+  vpDiscoverableCommand,
 ];

@@ -17,6 +17,7 @@ import { StorageLocationDigest1796000000000 } from './1796000000000-StorageLocat
 import { StorageCopyDrsUri1796100000000 } from './1796100000000-StorageCopyDrsUri';
 import { AuditTrailChain1796200000000 } from './1796200000000-AuditTrailChain';
 import { WebhookSubscriptions1796300000000 } from './1796300000000-WebhookSubscriptions';
+import { DatasetVpDiscoverable1796450000000 } from './1796450000000-DatasetVpDiscoverable';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -41,4 +42,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   StorageCopyDrsUri1796100000000,
   AuditTrailChain1796200000000,
   WebhookSubscriptions1796300000000,
+  DatasetVpDiscoverable1796450000000,
 ];

@@ -1,0 +1,187 @@
+import { loadavg } from 'node:os';
+import { deployedNodeArgs } from '../../lib/deployed-node-args';
+import { BENCH_GLOBAL_KEY, startCatalog, withGeneratedCatalog } from '../lib/catalog-process';
+import type { BenchContext } from '../lib/context';
+import { timeGet } from '../lib/http-load';
+import { processMemory } from '../lib/processes';
+import { fmt, percentile, SuiteReport, table, verdict } from '../lib/report';
+
+const RESIDENT_TARGET_MIB = 400;
+const CONDITIONAL_P99_TARGET_MS = 5;
+const MiB = 1024 * 1024;
+/** The IRIs the records name (CATALOG_SOURCE of the bench catalog), read at the process's URL. */
+const SOURCE = 'https://catalog.bench.example';
+
+const ENV = {
+  DCAT_PUBLISHER_NAME: 'Bench Institute',
+  DCAT_CONTACT_EMAIL: 'catalog@bench.example',
+  DCAT_HDAB_NAME: 'Bench HDAB',
+  DCAT_HDAB_EMAIL: 'hdab@bench.example',
+};
+const KEY = { 'X-API-Key': BENCH_GLOBAL_KEY };
+
+interface Crawl {
+  ms: number;
+  records: number;
+  datasets: number;
+  bytes: number;
+  /** Each record read with its ETag (for the conditional GETs). */
+  etags: Map<string, string>;
+}
+
+/**
+ * Breadth-first from /fdp over the records each record names (ldp:contains, and the catalog's
+ * pages), in Turtle, one request at a time, as a harvester crawls an FDP.
+ */
+async function crawlFdp(url: string): Promise<Crawl> {
+  const crawl: Crawl = { ms: 0, records: 0, datasets: 0, bytes: 0, etags: new Map() };
+  const queue = [`${url}/fdp`];
+  const seen = new Set(queue);
+  const linked =
+    /<https:\/\/catalog\.bench\.example(\/fdp\/(?:catalog(?:\?page=\d+)?|dataset\/[^>#]+|distribution\/[^>#]+))>/g;
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    const started = performance.now();
+    const res = await fetch(next, { headers: { ...KEY, Accept: 'text/turtle' } });
+    const body = await res.text();
+    crawl.ms += performance.now() - started;
+    if (res.status !== 200) throw new Error(`${next} answered ${res.status}`);
+    crawl.records++;
+    crawl.bytes += Buffer.byteLength(body);
+    if (next.includes('/fdp/dataset/')) crawl.datasets++;
+    crawl.etags.set(next, res.headers.get('etag') ?? '');
+    for (const m of body.matchAll(linked)) {
+      const target = `${url}${m[1]}`;
+      if (!seen.has(target)) {
+        seen.add(target);
+        queue.push(target);
+      }
+    }
+  }
+  return crawl;
+}
+
+/** Every page of GET /api/dcat in Turtle, following hydra:next (dcat.bench.ts reads it so). */
+async function walkDcat(url: string): Promise<{ ms: number; bytes: number; pages: number }> {
+  let next: string | undefined = `${url}/api/dcat?format=ttl`;
+  const walk = { ms: 0, bytes: 0, pages: 0 };
+  while (next !== undefined) {
+    const res = await timeGet(next, KEY);
+    if (res.status !== 200) throw new Error(`${next} answered ${res.status}`);
+    walk.ms += res.ms;
+    walk.bytes += res.body.length;
+    walk.pages++;
+    const link = /hydra:next <[^>]*page=(\d+)/.exec(res.body.toString());
+    next = link === null ? undefined : `${url}/api/dcat?page=${link[1]}&format=ttl`;
+  }
+  return walk;
+}
+
+/** If-None-Match on `samples` records (global key: each rebuilt and compared), and anonymous on the root. */
+async function conditionalGets(url: string, etags: Map<string, string>, samples: number) {
+  const records = [...etags].filter(([u]) => u.includes('/fdp/dataset/'));
+  const keyed: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const [u, etag] = records[i % records.length];
+    const res = await timeGet(u, { ...KEY, Accept: 'text/turtle', 'If-None-Match': etag });
+    if (res.status !== 304) throw new Error(`${u} answered ${res.status} to If-None-Match`);
+    keyed.push(res.ms);
+  }
+  const first = await fetch(`${url}/fdp`, { headers: { Accept: 'text/turtle' } });
+  const rootTag = first.headers.get('etag') ?? '';
+  await first.text();
+  const anonymous: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const res = await timeGet(`${url}/fdp`, { Accept: 'text/turtle', 'If-None-Match': rootTag });
+    if (res.status !== 304) throw new Error(`/fdp answered ${res.status} to If-None-Match`);
+    anonymous.push(res.ms);
+  }
+  return { keyed, anonymous };
+}
+
+/**
+ * The FAIR Data Point crawled from its root (every record: root, catalog pages, datasets,
+ * distributions) beside every page of GET /api/dcat over the same synthetic catalog, per
+ * dataset; then conditional GETs (If-None-Match) at p99; the catalog's peak resident set.
+ * `--fdp-datasets <n>` sets the catalog's size (10,000 by default, 300 with --quick).
+ */
+export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
+  const datasets = ctx.fdpDatasets ?? (ctx.quick ? 300 : 10_000);
+  const samples = ctx.quick ? 200 : 2000;
+  const nodeArgs = deployedNodeArgs('catalog-api/deployment.yaml');
+  const loadBefore = loadavg()[0];
+  return withGeneratedCatalog(ctx, datasets, async (catalog) => {
+    const app = await startCatalog({ ...catalog.env, ...ENV, CATALOG_SOURCE: SOURCE }, nodeArgs);
+    try {
+      const dcat = await walkDcat(app.url);
+      ctx.log(`${datasets} /api/dcat: ${fmt(dcat.ms, 0)} ms in ${dcat.pages} page(s)`);
+      const fdp = await crawlFdp(app.url);
+      ctx.log(`${datasets} /fdp crawl: ${fmt(fdp.ms, 0)} ms, ${fdp.records} records`);
+      if (fdp.datasets !== datasets)
+        throw new Error(`the crawl reached ${fdp.datasets} of ${datasets} datasets`);
+      const cond = await conditionalGets(app.url, fdp.etags, samples);
+      const peakMiB = processMemory(app.child.pid!, 'VmHWM') / MiB;
+      const perDataset = { fdp: fdp.ms / fdp.datasets, dcat: dcat.ms / datasets };
+      const p99 = {
+        keyed: percentile(cond.keyed, 99),
+        anonymous: percentile(cond.anonymous, 99),
+      };
+      const fastEnough = perDataset.fdp <= perDataset.dcat;
+      const conditionalOk = p99.anonymous < CONDITIONAL_P99_TARGET_MS;
+      const memoryOk = peakMiB < RESIDENT_TARGET_MIB;
+      const markdown = [
+        '## FAIR Data Point crawl',
+        '',
+        `A synthetic catalog of ${datasets} datasets, the built catalog run as deployed (\`node ${nodeArgs.join(' ')}\`), global key.`,
+        'FDP: breadth-first from `GET /fdp` over every record it names (catalog pages, datasets, distributions), Turtle,',
+        'one request at a time; DCAT: every page of `GET /api/dcat` in Turtle (the same datasets, 1,000 a page). Per',
+        "dataset: the time to read it with its distributions. Conditional GETs: `If-None-Match` with the record's ETag",
+        `(${samples} each): dataset records with the global key (rebuilt, then compared) and the root anonymously (kept per`,
+        `data version). Targets: FDP per dataset <= DCAT per dataset; anonymous conditional GET p99 < ${CONDITIONAL_P99_TARGET_MS} ms;`,
+        `peak resident < ${RESIDENT_TARGET_MIB} MiB.${ctx.quick || ctx.fdpDatasets !== undefined ? ' **Reduced size: not the real figure.**' : ''}`,
+        '',
+        table(
+          ['read', 'requests', 'MiB', 'ms', 'ms per dataset'],
+          [
+            [
+              'FDP crawl',
+              fdp.records,
+              fmt(fdp.bytes / MiB, 1),
+              fmt(fdp.ms, 0),
+              fmt(perDataset.fdp, 2),
+            ],
+            [
+              '/api/dcat',
+              dcat.pages,
+              fmt(dcat.bytes / MiB, 1),
+              fmt(dcat.ms, 0),
+              fmt(perDataset.dcat, 2),
+            ],
+          ],
+        ),
+        '',
+        table(
+          ['conditional GET (304)', 'p50 ms', 'p99 ms'],
+          [
+            ['dataset record, global key', fmt(percentile(cond.keyed, 50), 2), fmt(p99.keyed, 2)],
+            ['root, anonymous', fmt(percentile(cond.anonymous, 50), 2), fmt(p99.anonymous, 2)],
+          ],
+        ),
+        '',
+        `FDP per dataset / DCAT per dataset: ${fmt(perDataset.fdp / perDataset.dcat, 2)}: ${verdict(fastEnough)}.`,
+        `Anonymous conditional GET p99 ${fmt(p99.anonymous, 2)} ms: ${verdict(conditionalOk)}.`,
+        `Peak resident ${fmt(peakMiB, 0)} MiB: ${verdict(memoryOk)}.`,
+        '',
+        `Load average (1 min) at the start and end: ${fmt(loadBefore, 1)} and ${fmt(loadavg()[0], 1)}.`,
+      ].join('\n');
+      return {
+        name: 'fdp',
+        title: 'FAIR Data Point crawl',
+        markdown,
+        targetsMet: fastEnough && conditionalOk && memoryOk,
+      };
+    } finally {
+      await app.stop();
+    }
+  });
+}
