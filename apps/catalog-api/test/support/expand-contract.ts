@@ -74,9 +74,23 @@ export interface Schema {
   columns: Map<string, Column>;
 }
 
+/**
+ * A column has a default when it declares one, or when a BEFORE INSERT row trigger of its table
+ * assigns it (`NEW.<column> :=`, as the audit trail's chain does): an insert that leaves it out
+ * still gets a value. (tgtype bits: 1 row, 2 before, 4 insert.)
+ */
 export const SCHEMA_QUERY = `SELECT c.table_name AS "table", c.column_name AS "column",
     c.data_type || coalesce('(' || c.character_maximum_length || ')', '') AS "type",
-    c.is_nullable = 'YES' AS "nullable", c.column_default IS NOT NULL AS "hasDefault"
+    c.is_nullable = 'YES' AS "nullable",
+    c.column_default IS NOT NULL OR EXISTS (
+      SELECT 1 FROM pg_trigger tg
+        JOIN pg_class r ON r.oid = tg.tgrelid
+        JOIN pg_namespace n ON n.oid = r.relnamespace
+        JOIN pg_proc p ON p.oid = tg.tgfoid
+       WHERE n.nspname = c.table_schema AND r.relname = c.table_name AND NOT tg.tgisinternal
+         AND tg.tgtype & 7 = 7
+         AND p.prosrc ~* ('NEW\\.' || c.column_name || '\\s*:=')
+    ) AS "hasDefault"
   FROM information_schema.columns c
   JOIN information_schema.tables t USING (table_schema, table_name)
   WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'`;

@@ -34,9 +34,6 @@ export class AuditTrailChain1796200000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "audit_log" ADD "hash" bytea`);
     await queryRunner.query(`ALTER TABLE "audit_log" ALTER COLUMN "id" DROP DEFAULT`);
     await queryRunner.query(`DROP SEQUENCE "audit_log_id_seq"`);
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX "UQ_audit_log_event_id" ON "audit_log"  ("event_id") `,
-    );
 
     await queryRunner.query(`
       CREATE FUNCTION audit_log_body(e audit_log) RETURNS text LANGUAGE sql STABLE AS $$
@@ -125,7 +122,6 @@ export class AuditTrailChain1796200000000 implements MigrationInterface {
     await queryRunner.query(`DROP FUNCTION audit_log_append_only()`);
     await queryRunner.query(`DROP FUNCTION audit_log_chain()`);
     await queryRunner.query(`DROP FUNCTION audit_log_body(audit_log)`);
-    await queryRunner.query(`DROP INDEX "public"."UQ_audit_log_event_id"`);
     await queryRunner.query(
       `CREATE SEQUENCE IF NOT EXISTS "audit_log_id_seq" OWNED BY "audit_log"."id"`,
     );

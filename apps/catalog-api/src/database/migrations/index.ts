@@ -16,6 +16,7 @@ import { StorageCopyBytesAndChecksum1795900000000 } from './1795900000000-Storag
 import { StorageLocationDigest1796000000000 } from './1796000000000-StorageLocationDigest';
 import { StorageCopyDrsUri1796100000000 } from './1796100000000-StorageCopyDrsUri';
 import { AuditTrailChain1796200000000 } from './1796200000000-AuditTrailChain';
+import { AuditEventIdIndex1796200000001 } from './1796200000001-AuditEventIdIndex';
 import { WebhookSubscriptions1796300000000 } from './1796300000000-WebhookSubscriptions';
 import { DatasetVpDiscoverable1796450000000 } from './1796450000000-DatasetVpDiscoverable';
 
@@ -41,6 +42,7 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   StorageLocationDigest1796000000000,
   StorageCopyDrsUri1796100000000,
   AuditTrailChain1796200000000,
+  AuditEventIdIndex1796200000001,
   WebhookSubscriptions1796300000000,
   DatasetVpDiscoverable1796450000000,
 ];
