@@ -53,6 +53,9 @@ export async function startCatalogApp(
     MIGRATIONS_RUN: 'false',
     DATABASE_POOL_SIZE: '4',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // No webhook sender polling the outbox in the background (the webhooks' tests turn it on):
+    // tests that count an answer's queries see only the answer's.
+    WEBHOOK_DELIVERY: 'false',
     ...env,
   });
   const app = await createCatalogApp(settings);

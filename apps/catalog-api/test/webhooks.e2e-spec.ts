@@ -77,6 +77,7 @@ describe('webhook subscriptions: the trail as Standard Webhooks messages', () =>
   beforeAll(async () => {
     receiver = await startReceiver(secrets);
     c = await startDemoCatalog({
+      WEBHOOK_DELIVERY: 'true',
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_POLL_MS: '20',
       WEBHOOK_RETRY_SECONDS: '0.1,0.1',

@@ -19,7 +19,8 @@ export class AuditEventIdIndex1796200000001 implements MigrationInterface {
     });
   }
 
+  /** A plain DROP: a down migration may run inside a transaction (undoLastMigration's default). */
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP INDEX CONCURRENTLY IF EXISTS "${INDEX}"`);
+    await queryRunner.query(`DROP INDEX IF EXISTS "${INDEX}"`);
   }
 }
