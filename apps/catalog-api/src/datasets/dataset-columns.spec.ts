@@ -23,8 +23,12 @@ const EXPORT_SQL = read('datasets/dataset-exports.sql.ts');
 const IMPORTER =
   read('catalog-imports/datasets.importer.ts') + read('catalog-imports/import-rows.repository.ts');
 
-/** Bookkeeping columns: neither exported nor imported. */
-const BOOKKEEPING = ['id', 'created_at', 'updated_at'];
+/**
+ * Bookkeeping columns, and this catalog's own publishing settings (the EJP RD Virtual Platform
+ * flag of the FAIR Data Point, set through the admin API): neither exported nor imported, since
+ * the DAISY export's shape has no place for them.
+ */
+const BOOKKEEPING = ['id', 'created_at', 'updated_at', 'vp_discoverable'];
 /** Exported keys that are not columns of `datasets` (collections, the project's accession). */
 const NOT_COLUMNS = [
   'project_external_id',
