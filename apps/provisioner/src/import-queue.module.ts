@@ -1,5 +1,6 @@
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import type { Queue } from 'bullmq';
 import { StorageRegistrationModule } from './storage-registration/storage-registration.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
@@ -47,7 +48,7 @@ const fileBudget: Provider = {
 };
 
 const producerSide = {
-  imports: [BullModule.registerQueue({ name: IMPORTS_QUEUE })],
+  imports: [BullModule.registerQueue({ name: IMPORTS_QUEUE }), DiscoveryModule],
   providers: [importRecords, ImportProducer, QueueErrorLogger],
   exports: [BullModule, ImportRecordsRepository, ImportProducer],
 };

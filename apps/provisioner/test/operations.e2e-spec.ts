@@ -1,4 +1,7 @@
+import { Logger } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { Queue } from 'bullmq';
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { documentedRoutes, registeredRoutes } from '../../../test/support/openapi-routes';
@@ -10,6 +13,8 @@ import {
   type ProvisionerTestApps,
 } from '../../../test/support/provisioner-app';
 import { metricSample } from '../../../test/support/prometheus-text';
+import { IMPORTS_QUEUE } from '../src/imports/import.queue';
+import { STORAGE_REGISTRATION_QUEUE } from '../src/storage-registration/storage-registration.queue';
 import {
   dashboardSessionToken,
   LOGIN_BODY_MAX_BYTES,
@@ -90,6 +95,41 @@ describe('GET /metrics', () => {
     expect(
       metricSample(text, 'http_requests_total', { route: '/health/live', status: '200' }),
     ).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("queues' connection errors", () => {
+  it('are logged as warnings for every queue either process opens, never printed raw', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    const raw = jest.spyOn(console, 'error');
+    try {
+      for (const app of [apps.api, apps.worker]) {
+        const queues = app
+          .get(DiscoveryService)
+          .getProviders()
+          .flatMap(({ instance }) => (instance instanceof Queue ? [instance] : []));
+        // The imports queue and the registrations' (the dashboard's, the metrics', the outbox's).
+        expect(queues.map((queue) => queue.name)).toEqual(
+          expect.arrayContaining([IMPORTS_QUEUE, STORAGE_REGISTRATION_QUEUE]),
+        );
+        for (const queue of queues) {
+          warn.mockClear();
+          // What the backend emits when a connection drops (PostgreSQL's failover: 57P01).
+          queue.emit(
+            'error',
+            Object.assign(new Error('terminating connection'), { code: '57P01' }),
+          );
+          expect(warn).toHaveBeenCalledWith(
+            expect.objectContaining({ err: expect.objectContaining({ code: '57P01' }) }),
+            `queue ${queue.name}: connection error; reconnecting`,
+          );
+        }
+      }
+      expect(raw).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      raw.mockRestore();
+    }
   });
 });
 

@@ -24,8 +24,10 @@ describe('isDependencyUnavailable', () => {
     'the database system is starting up',
     'the database system is shutting down',
     'the database system is in recovery mode',
-    // PgBouncer (src/server.c, src/client.c), SQLSTATE 08P01
+    // PgBouncer (src/server.c, src/client.c; src/objects.c check_fast_fail, whose message was
+    // "pgbouncer cannot connect to server" before 1.17), SQLSTATE 08P01
     'server conn crashed?',
+    'pgbouncer cannot connect to server',
     'server login has been failing, try again later (server_login_retry)',
     'query_wait_timeout',
     'Connection is closed.',

@@ -1,14 +1,17 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import { DiscoveryService } from '@nestjs/core';
+import { Queue } from 'bullmq';
 import { IMPORTS_QUEUE } from './import.queue';
 
 /** How long start-up waits for the queue's first connection before serving without it. */
 const FIRST_CONNECTION_WAIT_MS = 10_000;
 
 /**
- * Turns the imports queue's connection errors (Redis or Postgres restarting) into structured log
- * lines. BullMQ reconnects by itself; without a listener it would print raw stack traces.
+ * Turns every queue's connection errors (Redis or Postgres restarting, a failover) into
+ * structured log lines: each queue a module of the process registered, whichever it is. BullMQ
+ * reconnects by itself; a queue without a listener prints raw stack traces instead
+ * (`console.error` of an "Unhandled error" event).
  *
  * Start-up also waits, bounded, for the first connection: the API's Redis client queues no
  * commands while disconnected (an outage answers 503 at once), so without this wait the first
@@ -19,12 +22,20 @@ const FIRST_CONNECTION_WAIT_MS = 10_000;
 export class QueueErrorLogger implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('Queue');
 
-  constructor(@InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue) {}
+  constructor(
+    @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
+    private readonly discovery: DiscoveryService,
+  ) {}
 
   onModuleInit(): void {
-    this.queue.on('error', (error: Error) =>
-      this.logger.warn({ err: error }, 'queue connection error; reconnecting'),
-    );
+    // A queue registered in two modules is two instances: each gets its listener.
+    for (const { instance } of this.discovery.getProviders()) {
+      if (!(instance instanceof Queue)) continue;
+      const queue = instance;
+      queue.on('error', (error: Error) =>
+        this.logger.warn({ err: error }, `queue ${queue.name}: connection error; reconnecting`),
+      );
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
-import { Logger, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { STORAGE_REGISTRATION_QUEUE } from '../storage-registration/storage-registration.queue';
 import { IMPORTS_QUEUE } from '../imports/import.queue';
@@ -21,14 +21,7 @@ export class QueueDashboardModule implements NestModule {
   constructor(
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     @InjectQueue(STORAGE_REGISTRATION_QUEUE) private readonly registrations: Queue,
-  ) {
-    // The API opens this queue only for the dashboard: its connection errors (Redis restarting,
-    // a failover) are logged like the imports queue's, never printed raw.
-    const logger = new Logger('Queue');
-    registrations.on('error', (error: Error) =>
-      logger.warn({ err: error }, `queue ${registrations.name}: connection error; reconnecting`),
-    );
-  }
+  ) {}
 
   configure(consumer: MiddlewareConsumer): void {
     const serverAdapter = new ExpressAdapter();
