@@ -28,9 +28,10 @@ const PATHS = ['/api/dcat', '/api/dcat?format=jsonld', '/api/dcat?format=rdf', '
  * Clients that ask for large answers and stop reading, against the built catalog as deployed:
  * 40 addresses (through a trusted proxy) × 4 requests, 160 in all against a pool of 10
  * connections. Readiness answers throughout (the pages' reads take at most half the pool and no
- * answer holds a connection while it is sent), SLOW_READERS_MAX answers are admitted and the
- * rest refused at once, the resident set stays under 75 % of the pod's limit, and every stalled
- * answer is cut after SLOW_READER_TIMEOUT_MS.
+ * answer holds a connection while it is sent), at most SLOW_READERS_MAX answers are admitted,
+ * holding at most DCAT_HELD_DATASETS_MAX datasets' facts, and the rest refused at once, the
+ * resident set stays under 75 % of the pod's limit, and every stalled answer is cut after
+ * SLOW_READER_TIMEOUT_MS.
  */
 describe('catalog-api under slow readers', () => {
   let app: AppProcess;
@@ -78,7 +79,7 @@ describe('catalog-api under slow readers', () => {
 
   /**
    * Asks `path` as `client` and stops reading after the first bytes: resolves with the status
-   * once they arrive (`busy`: the 503 of SLOW_READERS_MAX, not another).
+   * once they arrive (`busy`: the 503 of SLOW_READERS_MAX; `heavy`: DCAT_HELD_DATASETS_MAX's).
    */
   function stall(path: string, client: string, withKey: boolean): Promise<string> {
     const socket = connect(port, '127.0.0.1');
@@ -89,7 +90,9 @@ describe('catalog-api under slow readers', () => {
         socket.pause();
         const head = chunk.toString('latin1');
         const status = /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 'none';
-        resolve(status === '503' && head.includes('Too many answers') ? 'busy' : status);
+        if (status === '503' && head.includes('Too many answers')) resolve('busy');
+        else if (status === '503' && head.includes('hold too much')) resolve('heavy');
+        else resolve(status);
       });
       socket.once('close', () => resolve('closed'));
       socket.write(
@@ -127,6 +130,7 @@ describe('catalog-api under slow readers', () => {
     await prober;
     const count = (status: string) => statuses.filter((s) => s === status).length;
     const held = await sample('http_responses_sending');
+    const heldDatasets = await sample('http_responses_held_weight');
     const probes: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t = Date.now();
@@ -146,16 +150,19 @@ describe('catalog-api under slow readers', () => {
     process.stdout.write(
       `slow readers: ${statuses.length} requests from ${CLIENTS} clients, answered in ` +
         `${Date.now() - started} ms: ${JSON.stringify(byStatus)} (busy: 503 of SLOW_READERS_MAX); ` +
-        `${held} held at once after; health/ready ${during.length} times while they came, slowest ` +
+        `${held} held at once after, holding ${heldDatasets} datasets' facts; health/ready ${during.length} times while they came, slowest ` +
         `${Math.max(...during.map((p) => p.ms))} ms, then ${probes.join('/')} ms while held; peak ` +
         `resident ${peak.toFixed(0)} MiB of ${limit} (${MEMORY_SHARE * 100} %: ` +
         `${(limit * MEMORY_SHARE).toFixed(0)}); ${cut} cut\n`,
     );
     expect(during.filter((p) => p.status !== 200)).toEqual([]);
-    // SLOW_READERS_MAX admitted, every one read and answered; the others refused at once.
-    expect(count('200')).toBe(defaults.SLOW_READERS_MAX);
-    expect(count('busy')).toBe(statuses.length - defaults.SLOW_READERS_MAX);
+    // At most SLOW_READERS_MAX held at once, holding at most DCAT_HELD_DATASETS_MAX datasets
+    // (pages of 1,200 and more: three at most); the others refused, by number or by weight.
+    expect(count('200') + count('busy') + count('heavy')).toBe(statuses.length);
+    expect(count('heavy')).toBeGreaterThan(0);
     expect(held).toBeLessThanOrEqual(defaults.SLOW_READERS_MAX);
+    expect(heldDatasets).toBeGreaterThan(0);
+    expect(heldDatasets).toBeLessThanOrEqual(defaults.DCAT_HELD_DATASETS_MAX);
     // None was read to its end: every one admitted is cut.
     expect(cut).toBe(count('200'));
     if (entryCommand('catalog-api', 'src/main').built)

@@ -34,7 +34,7 @@ export async function createCatalogApp(settings: CatalogSettings): Promise<NestE
   useHttpMetrics(app);
   const logger = new Logger('SlowReaders');
   const slowReaders = new SlowReaders(
-    settings.slowReaderBounds,
+    { ...settings.slowReaderBounds, maxHeldWeight: settings.DCAT_HELD_DATASETS_MAX },
     app.get(METRICS_REGISTRY),
     (message) => logger.warn(message),
   );

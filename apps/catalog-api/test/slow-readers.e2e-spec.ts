@@ -54,8 +54,8 @@ describe('slow readers (clients that stop reading large answers)', () => {
    * A request from `client` (through the trusted proxy) on a socket that stops reading after the
    * first bytes of the answer: resolves with its status once they arrived.
    */
-  function stall(path: string, client: string): Promise<number> {
-    const socket = connect(port, '127.0.0.1');
+  function stall(path: string, client: string, at = port): Promise<number> {
+    const socket = connect(at, '127.0.0.1');
     socket.on('error', () => undefined);
     sockets.push(socket);
     const status = new Promise<number>((resolve) => {
@@ -147,6 +147,60 @@ describe('slow readers (clients that stop reading large answers)', () => {
     await request(c.server).get('/health/ready').expect(200);
     await request(c.server).get('/health/live').expect(200);
     await request(c.server).get('/metrics').expect(200);
+  });
+
+  describe('with DCAT_HELD_DATASETS_MAX', () => {
+    let bounded: CatalogTestApp;
+    let boundedPort: number;
+    const held = () => metric(bounded.server, 'http_responses_held_weight');
+
+    beforeAll(async () => {
+      bounded = await startCatalogApp(
+        {
+          ...ENV,
+          SLOW_READERS_PER_CLIENT: '100',
+          // A first page of 100 big datasets (about 6.5 MB, enough to stall), and room for one.
+          DCAT_PAGE_SIZE: '100',
+          DCAT_HELD_DATASETS_MAX: '150',
+        },
+        c.databaseUrl,
+      );
+      await new Promise<void>((resolve) => bounded.server.listen(0, '127.0.0.1', resolve));
+      boundedPort = (bounded.server.address() as AddressInfo).port;
+    });
+    afterAll(() => bounded.close());
+
+    it('refuses a DCAT answer whose facts would pass what stalled answers may hold (503), not a smaller one, and serves it again once they are read', async () => {
+      expect(await stall('/api/dcat', '10.3.0.1', boundedPort)).toBe(200);
+      await until(async () => (await held()) === 100, 'the first page to be held');
+      const refused = await request(bounded.server)
+        .get('/api/dcat?format=jsonld')
+        .set('X-API-Key', KEYS.global)
+        .set('X-Forwarded-For', '10.3.0.2')
+        .expect(503);
+      expect(refused.headers['retry-after']).toBe('30');
+      expect(refused.body.description).toBe(
+        'Answers still being sent to slow clients hold too much; retry later',
+      );
+      // One dataset fits beside the held page; health never waits.
+      const accession = await c.accession('Big dataset 1');
+      await request(bounded.server)
+        .get(`/api/dcat/datasets/${accession}`)
+        .set('X-API-Key', KEYS.global)
+        .expect(200);
+      await request(bounded.server).get('/health/live').expect(200);
+      expect(await held()).toBe(100);
+      // The held page read (here: hung up), the next one is served.
+      for (const socket of sockets.splice(0)) socket.destroy();
+      await until(async () => (await held()) === 0, 'the held page to be let go');
+      const page = await request(bounded.server)
+        .get('/api/dcat?format=jsonld')
+        .set('X-API-Key', KEYS.global)
+        .expect(200);
+      // The first page: the demo catalog's datasets, then the big ones.
+      expect(page.text.length).toBeGreaterThan(80 * 64_000);
+      expect(page.text).toContain('Big dataset 1');
+    });
   });
 
   describe(`with SLOW_READER_TIMEOUT_MS`, () => {

@@ -39,5 +39,5 @@ export {
 } from './json-depth';
 export type { JsonLimits } from './json-depth';
 export { forEachTimeSliced, mapTimeSliced, TimeSlice } from './time-sliced';
-export { admitStreamedAnswer, SlowReaders } from './slow-readers';
+export { admitStreamedAnswer, SlowReaders, weighStreamedAnswer } from './slow-readers';
 export type { SlowReaderBounds } from './slow-readers';

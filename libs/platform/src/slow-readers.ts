@@ -18,18 +18,38 @@ export interface SlowReaderBounds {
   trustedProxies: IpAllowList;
   /** Paths never refused (health probes, metrics): they are tiny and must keep answering. */
   exempt: string[];
+  /**
+   * What the answers admitted with a weight (`admitStreamedAnswer`) may hold together, in the
+   * unit their caller weighs them in (a DCAT page: its datasets); one more that would pass it
+   * is refused (503) unless none is held. Unbounded when absent.
+   */
+  maxHeldWeight?: number;
 }
 
 const ADMISSION = Symbol('slow-readers admission');
-type Admittable = IncomingMessage & { [ADMISSION]?: () => void };
+const WEIGHING = Symbol('slow-readers weighing');
+type Admittable = IncomingMessage & {
+  [ADMISSION]?: () => void;
+  [WEIGHING]?: (weight: number) => void;
+};
 
 /**
  * For an answer that holds memory of its own from before its first byte (a DCAT page's facts,
- * read whole before it is sent): refuses it as a new request would be refused (429, 503),
- * else counts it as being sent from now on. A request the bounds do not watch passes.
+ * read whole before it is sent), before it reads: refuses it as a new request would be refused
+ * (429, 503), or when held answers already hold all they may (`maxHeldWeight`); else counts it
+ * as being sent from now on. A request the bounds do not watch passes.
  */
 export function admitStreamedAnswer(req: IncomingMessage): void {
   (req as Admittable)[ADMISSION]?.();
+}
+
+/**
+ * Once its read is done, what an admitted answer holds, in its caller's unit: refused (503) when
+ * it would take what the answers being sent hold past `maxHeldWeight` (unless it is alone),
+ * else held until its client has taken it.
+ */
+export function weighStreamedAnswer(req: IncomingMessage, weight: number): void {
+  (req as Admittable)[WEIGHING]?.(weight);
 }
 
 /** How long a refused client is asked to wait: the time its slowest answer may still take. */
@@ -51,7 +71,10 @@ const retryAfterSeconds = (bounds: SlowReaderBounds) =>
 export class SlowReaders {
   private readonly byClient = new Map<string, number>();
   private sending = 0;
+  /** The weight the admitted answers being sent hold together. */
+  private held = 0;
   private readonly gauge: Gauge;
+  private readonly heldGauge: Gauge;
   private readonly cut: Counter;
 
   constructor(
@@ -62,6 +85,11 @@ export class SlowReaders {
     this.gauge = new Gauge({
       name: 'http_responses_sending',
       help: 'Answers whose first byte is sent and whose last is not yet taken by the client',
+      registers: [registry],
+    });
+    this.heldGauge = new Gauge({
+      name: 'http_responses_held_weight',
+      help: 'What the answers being sent hold before their first byte, in their own unit (DCAT: datasets)',
       registers: [registry],
     });
     this.cut = new Counter({
@@ -123,10 +151,11 @@ export class SlowReaders {
    */
   private follow(req: IncomingMessage, res: ServerResponse): void {
     let counted = false;
+    let weighed = 0;
     const count = () => {
       if (counted) return;
       counted = true;
-      this.count(this.clientOf(req), res);
+      this.count(this.clientOf(req), res, () => weighed);
     };
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
     res.writeHead = ((...args: unknown[]) => {
@@ -138,14 +167,42 @@ export class SlowReaders {
     }) as ServerResponse['writeHead'];
     (req as Admittable)[ADMISSION] = () => {
       // Checked and counted in one step: a burst cannot pass the check before any is counted.
-      const refused = this.refusal(req);
+      const refused = this.refusal(req) ?? this.weightRefusal(1);
       if (refused !== undefined) throw refused;
       count();
     };
+    (req as Admittable)[WEIGHING] = (weight) => {
+      if (!counted || weighed > 0) return;
+      // Refused, its error answer ends it: `count`'s end lets go of what it was counted for.
+      const refused = this.weightRefusal(weight);
+      if (refused !== undefined) throw refused;
+      weighed = weight;
+      this.held += weight;
+      this.heldGauge.set(this.held);
+    };
   }
 
-  /** One more answer being sent to `client`, until `res` is finished or closed. */
-  private count(client: string, res: ServerResponse): void {
+  /**
+   * Why an answer holding `weight` more is refused now, if it is: what the answers being sent
+   * hold would pass `maxHeldWeight`. One is always let through when none holds anything.
+   */
+  private weightRefusal(weight: number): AppError | undefined {
+    const max = this.bounds.maxHeldWeight;
+    if (max === undefined || this.held === 0 || this.held + weight <= max) return undefined;
+    return new AppError(
+      503,
+      'busy',
+      'Answers still being sent to slow clients hold too much; retry later',
+      {},
+      { 'Retry-After': String(retryAfterSeconds(this.bounds)) },
+    );
+  }
+
+  /**
+   * One more answer being sent to `client` until `res` is finished or closed, then letting go of
+   * what it was weighed at (`weight()`, 0 unless weighed).
+   */
+  private count(client: string, res: ServerResponse, weight: () => number): void {
     this.byClient.set(client, (this.byClient.get(client) ?? 0) + 1);
     this.sending += 1;
     this.gauge.set(this.sending);
@@ -157,7 +214,9 @@ export class SlowReaders {
       if (left === 0) this.byClient.delete(client);
       else this.byClient.set(client, left);
       this.sending -= 1;
+      this.held -= weight();
       this.gauge.set(this.sending);
+      this.heldGauge.set(this.held);
     };
     res.once('finish', end);
     res.once('close', end);

@@ -336,6 +336,16 @@ export class CatalogSettings extends FrontDoorSettings {
   DCAT_PAGE_SIZE = 1000;
 
   /**
+   * Datasets whose facts the DCAT answers being sent may hold together: a page's facts stay in
+   * memory until its client has taken it, so slow readers are bounded in what they hold, not
+   * only in number. One more answer past it gets 503 with Retry-After (one is always served).
+   * A full page of 1,000 held costs about 15 MB: the default keeps four under a quarter of the
+   * 256 MiB heap the deployment gives the catalog.
+   */
+  @IntegerSetting(1, 10_000_000)
+  DCAT_HELD_DATASETS_MAX = 4000;
+
+  /**
    * Mark the FAIR Data Point's root, catalog and datasets `ejp:vpConnection ejp:VPDiscoverable`:
    * the EJP RD Virtual Platform's index lists only resources so marked (docs/fdp.md).
    */

@@ -12,7 +12,7 @@ import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
-import { admitStreamedAnswer } from '@app/platform';
+import { admitStreamedAnswer, weighStreamedAnswer } from '@app/platform';
 import { ApiCall } from '../common/api-docs';
 import { viewerOf } from '../auth/viewer';
 import { acceptedTypes } from './accept-header';
@@ -48,7 +48,12 @@ export function negotiate(accept: string | undefined, format?: RdfFormat): RdfFo
  * Streams an answer read already, written as the client takes it: one serialised batch ahead
  * at most (Readable.from would otherwise write sixteen ahead of a client that does not read).
  */
-function stream(answer: RdfAnswer): StreamableFile {
+/**
+ * The answer, weighed by the datasets whose facts it holds until its client has taken it: refused
+ * (503) when the answers being sent to slow readers would hold too many.
+ */
+function stream(req: IncomingMessage, answer: RdfAnswer): StreamableFile {
+  weighStreamedAnswer(req, answer.datasets);
   return new StreamableFile(Readable.from(answer.body, { objectMode: true, highWaterMark: 1 }), {
     type: `${answer.mediaType}; charset=utf-8`,
   });
@@ -85,7 +90,7 @@ export class DcatController {
     const format = negotiate(accept, query.format);
     // The page's facts are held from their read until the client has taken the answer.
     admitStreamedAnswer(req);
-    return stream(await this.dcat.catalogPage(viewer(principal), format, query.page ?? 1));
+    return stream(req, await this.dcat.catalogPage(viewer(principal), format, query.page ?? 1));
   }
 
   @ApiCall({
@@ -125,6 +130,6 @@ export class DcatController {
   ) {
     const format = negotiate(accept, query.format);
     admitStreamedAnswer(req);
-    return stream(await this.dcat.dataset(viewer(principal), format, accession));
+    return stream(req, await this.dcat.dataset(viewer(principal), format, accession));
   }
 }

@@ -25,6 +25,8 @@ export const DCAT_CONTEXT = JSON.stringify(context);
 export interface RdfAnswer {
   mediaType: string;
   body: AsyncGenerator<string>;
+  /** The datasets whose facts it holds until sent: the weight of its memory (SlowReaders). */
+  datasets: number;
 }
 
 @Injectable()
@@ -149,7 +151,8 @@ export class DcatService {
         yield writer.nodes(facts.flatMap((f) => exporter.datasetNodes(f)));
       yield writer.end();
     }
-    return { mediaType: writer.mediaType, body: body() };
+    const datasets = batches.reduce((sum, facts) => sum + facts.length, 0);
+    return { mediaType: writer.mediaType, body: body(), datasets };
   }
 
   /**
