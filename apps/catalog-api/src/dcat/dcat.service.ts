@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { NotFoundError } from '@app/errors';
+import { TimeSlice } from '@app/platform';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
 import context from './dcat-ap-3.0.1.context.json';
 import { DcatConfig, DcatExporter, DcatIris } from './dcat.exporter';
@@ -146,9 +147,22 @@ export class DcatService {
     const writer = rdfWriter(format, exporter.iris.context());
     async function* body(): AsyncGenerator<string> {
       yield writer.start() + writer.nodes(head);
-      // Each batch is let go once written: what is sent is not kept.
-      for (let facts = batches.shift(); facts !== undefined; facts = batches.shift())
-        yield writer.nodes(facts.flatMap((f) => exporter.datasetNodes(f)));
+      // Mapped and written a slice of time at a time, the event loop let run between slices:
+      // a page's chunks would otherwise follow each other in one chain of promises, while the
+      // socket takes them, and health probes would wait for the whole page. Each batch is let
+      // go once written: what is sent is not kept.
+      const slice = new TimeSlice();
+      for (let facts = batches.shift(); facts !== undefined; facts = batches.shift()) {
+        let nodes: RdfNode[] = [];
+        for (const dataset of facts) {
+          for (const node of exporter.datasetNodes(dataset)) nodes.push(node);
+          if (!slice.spent) continue;
+          yield writer.nodes(nodes);
+          nodes = [];
+          await slice.next();
+        }
+        if (nodes.length > 0) yield writer.nodes(nodes);
+      }
       yield writer.end();
     }
     const datasets = batches.reduce((sum, facts) => sum + facts.length, 0);
