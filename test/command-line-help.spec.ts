@@ -39,6 +39,10 @@ describe('command-line entries answer --help without side effects', () => {
     'npm run bench': [...TS, 'scripts/bench/bench.ts'],
     'npm run drs': ['scripts/drs.mjs', 'get'],
     'demo drop zone (npm start)': entryCommand('provisioner', 'src/demo/demo-dropzone.cli').args,
+    'npm run provisioner': [
+      ...entryCommand('provisioner', 'src/provisioner.cli').args,
+      'reregister',
+    ],
   };
 
   it.each(Object.keys(ENTRIES))(

@@ -7,7 +7,7 @@
 # A Redis snapshot (queue.rdb) is not loaded by this script: a Redis server reads it at start
 # (copy it as its dump.rdb, with appendonly off for that start), or a managed Redis imports it
 # by its own tool. Then start the apps: the migration Job applies what is newer than the dump;
-# registrations the snapshot did not hold are found as the runbook says.
+# then `provisioner reregister` registers every stored dataset the catalog lacks (the runbook).
 # Usage: CATALOG_DATABASE_URL=… [STORAGE_ROOT=…] [QUEUE_DATABASE_URL=…] deploy/backup/restore.sh <folder>
 set -euo pipefail
 

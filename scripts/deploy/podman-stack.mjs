@@ -243,6 +243,7 @@ export class Stack {
    */
   constructor({ project, env, publish = [] }) {
     this.project = project;
+    this.env = env;
     this.publish = publish;
     this.compose = loadCompose(env);
     this.services = this.compose.services;
@@ -256,8 +257,12 @@ export class Stack {
     return podman(['pod', 'exists', this.project], { allowFail: true }).status === 0;
   }
 
-  /** Creates what is missing (pod, volumes, containers) and starts the services in dependency order, health-gated. */
-  async up({ log = () => {} } = {}) {
+  /**
+   * Creates what is missing (pod, volumes, containers) and starts the services in dependency order, health-gated.
+   * `only`: those services alone (a restore fills the database before the apps start).
+   */
+  async up({ log = () => {}, only } = {}) {
+    const wanted = (name) => only === undefined || only.includes(name);
     if (!this.podExists()) {
       const hosts = Object.keys(this.services).flatMap((name) => [
         '--add-host',
@@ -280,7 +285,7 @@ export class Stack {
       if (podman(['volume', 'exists', name], { allowFail: true }).status !== 0)
         podman(['volume', 'create', name]);
     }
-    for (const name of startOrder(this.services)) {
+    for (const name of startOrder(this.services).filter(wanted)) {
       const service = this.services[name];
       for (const [dep, { condition } = {}] of Object.entries(service.depends_on ?? {})) {
         if (condition === 'service_healthy')
@@ -295,7 +300,7 @@ export class Stack {
         podman(['start', this.container(name)]);
       log(`${name} started`);
     }
-    for (const name of Object.keys(this.services)) {
+    for (const name of Object.keys(this.services).filter(wanted)) {
       if (this.services[name].healthcheck)
         await waitHealthy(this.container(name), this.services[name].healthcheck);
     }

@@ -9,6 +9,10 @@
 //   compose  health-gated start; demo import drop zone -> storage -> catalog -> GET /api/datasets
 //   faults   worker killed during an import, Postgres and Redis restarted, the whole stack
 //            stopped and started
+//   restore  backup.sh and a queue snapshot of the stack with its imports and grants, the stack
+//            destroyed, restore.sh into new volumes, `provisioner reregister`: every table,
+//            import record, file and registration as before; imports after it once
+//            (backup-restore.mjs)
 //   drains   2 GiB imports stopped at half by SIGTERM and by SIGKILL, on the volume and on S3
 //            (drain.mjs): what was copied again, published and registered once
 //   limits   each container's CPU and memory are its manifest's; no OOM kill, no restart
@@ -25,6 +29,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { backupRestoreChecks } from './backup-restore.mjs';
 import { drainChecks } from './drain.mjs';
 import { addDataset, request } from './fixtures.mjs';
 import { checkAll, KUBERNETES_RELEASE } from './k8s-schemas.mjs';
@@ -603,6 +608,27 @@ async function main() {
       );
       assert.deepEqual(digests(volumePath(stack, 'storage')), files);
       return `stopped in ${stopped.toFixed(1)} s, each app exit 0; ${datasets} datasets, ${imports.length} imports, ${Object.keys(files).length} files kept`;
+    });
+
+    // ---- backup and restore: the recovery runbook on this stack -------------------------------
+    // Before the drains: their 2 GiB copies would only lengthen the backup.
+    stack = await backupRestoreChecks({
+      check,
+      stack,
+      client,
+      envDir,
+      keys,
+      postgresImage: bases.POSTGRES_IMAGE,
+      psql: (sql) => psql(stack, sql),
+      volumePath,
+      digests,
+      waitReady: () =>
+        until(
+          'ready after the restore',
+          async () =>
+            (await client.ready(client.catalog)) && (await client.ready(client.provisioner)),
+          90_000,
+        ),
     });
 
     // ---- drains: imports stopped by SIGTERM and SIGKILL at half, resumed ---------------------------

@@ -42,8 +42,28 @@ describe('CatalogClient', () => {
 
   it('returns the accession, sending the key in the header only', async () => {
     answer = { status: 200, body: { status: 'Success', accession: 'ELU_I_7' } };
-    await expect(client(url).register(REGISTRATION)).resolves.toEqual({ accession: 'ELU_I_7' });
+    await expect(client(url).register(REGISTRATION)).resolves.toEqual({
+      accession: 'ELU_I_7',
+      changed: false,
+    });
     expect(keys.at(-1)).toBe(KEY);
+  });
+
+  it('says whether the registration changed the catalog (any of its *_created flags)', async () => {
+    answer = {
+      status: 200,
+      body: {
+        status: 'Success',
+        accession: 'ELU_I_7',
+        dataset_created: false,
+        storage_created: false,
+        transfer_created: true,
+      },
+    };
+    await expect(client(url).register(REGISTRATION)).resolves.toEqual({
+      accession: 'ELU_I_7',
+      changed: true,
+    });
   });
 
   it('calls a 4xx a refusal, with the reason the catalog gives', async () => {

@@ -18,6 +18,13 @@ export interface StorageRegistration {
   transfer?: { partner: string; source: string; submission: string; date: string };
 }
 
+/** What the catalog answered a registration with. */
+export interface RegistrationAnswer {
+  accession: string;
+  /** The call added the dataset, its storage row or its transfer (else all were there). */
+  changed: boolean;
+}
+
 /** The catalog said no (a 4xx other than 408/429): retrying the same request cannot help. */
 export class CatalogRefusedError extends Error {
   constructor(
@@ -44,7 +51,7 @@ const RETRYABLE_4XX = new Set([408, 425, 429]);
 export class CatalogClient {
   constructor(@Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings) {}
 
-  async register(registration: StorageRegistration): Promise<{ accession: string }> {
+  async register(registration: StorageRegistration): Promise<RegistrationAnswer> {
     const target = this.settings.catalogRegistration;
     if (target === null) throw new CatalogUnavailableError('catalog registration is off');
     let res: Response;
@@ -63,10 +70,20 @@ export class CatalogClient {
     }
     const body = (await res.json().catch(() => null)) as {
       accession?: unknown;
+      dataset_created?: unknown;
+      storage_created?: unknown;
+      transfer_created?: unknown;
       description?: unknown;
       more?: { reason?: unknown };
     } | null;
-    if (res.ok && typeof body?.accession === 'string') return { accession: body.accession };
+    if (res.ok && typeof body?.accession === 'string')
+      return {
+        accession: body.accession,
+        changed:
+          body.dataset_created === true ||
+          body.storage_created === true ||
+          body.transfer_created === true,
+      };
     const description = typeof body?.description === 'string' ? body.description : res.statusText;
     if (res.status >= 400 && res.status < 500 && !RETRYABLE_4XX.has(res.status)) {
       const reason =

@@ -35,21 +35,33 @@ export class StorageRegistrationProducer {
     });
     if (!written) throw new LockLostError(importJob.id!);
     if (!on) return;
-    const jobId = storageRegistrationJobId(importJob.id!);
-    const previous = await this.queue.getJob(jobId);
-    if (previous && ((await previous.isCompleted()) || (await previous.isFailed())))
-      await previous.remove();
-    const data: StorageRegistrationJobData = {
+    await queueRegistration(this.queue, this.settings, {
       import_id: importJob.id!,
       path,
       published_on: new Date().toISOString().slice(0, 10),
-    };
-    await this.queue.add(StorageRegistrationJobName.Register, data, {
-      jobId,
-      ...storageRegistrationRetryPreset(
-        this.settings.CATALOG_MAX_ATTEMPTS,
-        this.settings.CATALOG_RETRY_DELAY_MS,
-      ),
     });
   }
+}
+
+/**
+ * Adds the registration job of an import, replacing one that already ended (completed or
+ * failed): an unfinished one is left to run (BullMQ's add finds it by its id). Also how
+ * `provisioner reregister` has an import record's registration told again.
+ */
+export async function queueRegistration(
+  queue: Queue,
+  settings: Pick<ProvisionerSettings, 'CATALOG_MAX_ATTEMPTS' | 'CATALOG_RETRY_DELAY_MS'>,
+  data: StorageRegistrationJobData,
+): Promise<void> {
+  const jobId = storageRegistrationJobId(data.import_id);
+  const previous = await queue.getJob(jobId);
+  if (previous && ((await previous.isCompleted()) || (await previous.isFailed())))
+    await previous.remove();
+  await queue.add(StorageRegistrationJobName.Register, data, {
+    jobId,
+    ...storageRegistrationRetryPreset(
+      settings.CATALOG_MAX_ATTEMPTS,
+      settings.CATALOG_RETRY_DELAY_MS,
+    ),
+  });
 }
