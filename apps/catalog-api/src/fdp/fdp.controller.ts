@@ -5,8 +5,8 @@ import { AppError } from '@app/errors';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
 import { ApiCall } from '../common/api-docs';
 import { acceptedTypes } from '../dcat/accept-header';
-import { viewerOf } from '../auth/viewer';
-import type { DcatViewer } from '../dcat/dcat.repository';
+import { viewerIdentity, viewerOf } from '../auth/viewer';
+import { endWithBody } from '../read-cache/json-body';
 import {
   FdpCatalogQuery,
   FdpDatasetParams,
@@ -15,7 +15,7 @@ import {
   FdpFormatQuery,
   FdpProfileParams,
 } from './fdp.dto';
-import { FdpAnswer, FdpService, FdpTarget } from './fdp.service';
+import { FdpAnswer, FdpNotModified, FdpReader, FdpService, FdpTarget } from './fdp.service';
 
 const TYPES: Record<string, FdpFormat | undefined> = {
   'text/turtle': 'ttl',
@@ -51,33 +51,35 @@ export function negotiateFdp(accept: string | undefined, format?: FdpFormat): Fd
   throw new NotAcceptableError();
 }
 
-const viewer = (principal: Principal | undefined): DcatViewer =>
-  principal === undefined ? { kind: 'anonymous' } : viewerOf(principal);
+const reader = (principal: Principal | undefined): FdpReader => ({
+  viewer: principal === undefined ? { kind: 'anonymous' } : viewerOf(principal),
+  identity: viewerIdentity(principal),
+});
 
 /**
- * Sends `answer`, or an empty 304 when the client holds it already: If-None-Match (ETag) first,
- * else If-Modified-Since (RFC 9110 §13.2.2).
+ * Sends `answer`, or an empty 304 when the client holds it already: If-None-Match (compared by
+ * the service before anything is built) first, else If-Modified-Since (RFC 9110 §13.2.2).
  */
-function send(res: Response, answer: FdpAnswer, ifNoneMatch?: string, ifModifiedSince?: string) {
+function send(res: Response, answer: FdpAnswer | FdpNotModified, ifModifiedSince?: string) {
   res.setHeader('ETag', answer.etag);
   res.setHeader('Vary', 'Accept');
   res.setHeader('Cache-Control', 'no-cache');
+  if ('notModified' in answer) {
+    res.status(304).end();
+    return;
+  }
   if (answer.links.length > 0) res.setHeader('Link', answer.links.join(', '));
   if (answer.lastModified !== undefined) res.setHeader('Last-Modified', answer.lastModified);
-  const notModified =
-    ifNoneMatch !== undefined
-      ? ifNoneMatch
-          .split(',')
-          .some((t) => ['*', answer.etag, `W/${answer.etag}`].includes(t.trim()))
-      : ifModifiedSince !== undefined &&
-        answer.lastModified !== undefined &&
-        Date.parse(answer.lastModified) <= Date.parse(ifModifiedSince);
-  if (notModified) {
+  if (
+    ifModifiedSince !== undefined &&
+    answer.lastModified !== undefined &&
+    Date.parse(answer.lastModified) <= Date.parse(ifModifiedSince)
+  ) {
     res.status(304).end();
     return;
   }
   res.status(200).setHeader('Content-Type', `${answer.mediaType}; charset=utf-8`);
-  res.end(answer.body);
+  endWithBody(res, answer.body);
 }
 
 const RECORD_DOC: { caller: 'public; any valid key sees more'; responses: []; errors: number[] } = {
@@ -102,7 +104,8 @@ export class FdpController {
     ims: string | undefined,
   ) {
     const chosen = negotiateFdp(accept, format);
-    send(res, await this.fdp.answer(viewer(principal), target, chosen), inm, ims);
+    // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.1.3).
+    send(res, await this.fdp.answer(reader(principal), target, chosen, inm), inm ? undefined : ims);
   }
 
   @ApiCall({
@@ -224,10 +227,7 @@ export class FdpController {
     @Param() p: FdpProfileParams,
     @Headers('if-none-match') inm: string | undefined,
   ) {
-    send(
-      res,
-      await this.fdp.answer({ kind: 'anonymous' }, { kind: 'shacl', profile: p.kind }, 'ttl'),
-      inm,
-    );
+    const target: FdpTarget = { kind: 'shacl', profile: p.kind };
+    send(res, await this.fdp.answer(reader(undefined), target, 'ttl', inm));
   }
 }
