@@ -25,9 +25,7 @@ import {
 
 /** What a GET of the FDP asks for. */
 export type FdpTarget =
-  | RecordTarget
-  | { kind: 'profile'; profile: string }
-  | { kind: 'shacl'; profile: string };
+  RecordTarget | { kind: 'profile'; profile: string } | { kind: 'shacl'; profile: string };
 
 /** A record that shows catalog data (read per data version and caller). */
 type RecordTarget =
@@ -53,6 +51,14 @@ export interface FdpAnswer {
   lastModified?: string;
   /** Link header values: profile, describedby, type, paging. */
   links: string[];
+}
+
+/** An answer, the version it shows (null: static), and the records built with it. */
+export interface FdpRead {
+  answer: FdpAnswer;
+  version: string | null;
+  /** Other records of the batch it was built in (read ahead), in the same type. */
+  companions: { target: FdpTarget; answer: FdpAnswer }[];
 }
 
 /** The caller holds the record already (If-None-Match matched its tag): nothing was built. */
@@ -143,18 +149,18 @@ export class FdpService {
     target: FdpTarget,
     format: FdpFormat,
     ifNoneMatch?: string,
-  ): Promise<FdpAnswer | FdpNotModified> {
+  ): Promise<FdpRead | FdpNotModified> {
     if (target.kind === 'profile' || target.kind === 'shacl') {
       const answer = this.profile(target, format);
       return matchesEtag(ifNoneMatch, answer.etag)
         ? { notModified: true, etag: answer.etag }
-        : answer;
+        : { answer, version: null, companions: [] };
     }
     const seen = this.tracker.known() ?? (await this.versions.current());
     const etag = this.etag(seen, reader, target, format);
     if (matchesEtag(ifNoneMatch, etag)) return { notModified: true, etag };
     const hit = this.cache.get(this.recordKey(seen, reader, target, format));
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) return { answer: hit, version: seen, companions: [] };
     return this.build(reader, target, format, seen);
   }
 
@@ -202,7 +208,7 @@ export class FdpService {
     target: RecordTarget,
     format: FdpFormat,
     seen: string,
-  ): Promise<FdpAnswer> {
+  ): Promise<FdpRead> {
     const exporter = this.dcat.exporter((b) => new FdpIris(b));
     const iris = new FdpIris(this.settings.source);
     const records = new FdpRecords(
@@ -224,20 +230,19 @@ export class FdpService {
       return { version, ...read };
     });
     if (listing !== undefined) this.remember({ ...listing, key: `${version}|${reader.identity}` });
+    const wanted = targetKey(target);
     let answer: FdpAnswer | undefined;
+    const companions: FdpRead['companions'] = [];
     for (const one of built) {
-      const written = this.record(
-        format,
-        one.record,
-        this.etag(version, reader, one.target, format),
-        one.links,
-      );
+      const etag = this.etag(version, reader, one.target, format);
+      const written = this.record(format, one.record, etag, one.links);
       this.cache.set(this.recordKey(version, reader, one.target, format), written);
-      if (targetKey(one.target) === targetKey(target)) answer = written;
+      if (targetKey(one.target) === wanted) answer = written;
+      else companions.push({ target: one.target, answer: written });
     }
     // Only a distribution can be missing from what was built: its dataset has no such key.
-    if (answer === undefined) throw new NotFoundError(`No distribution ${targetKey(target)}`);
-    return answer;
+    if (answer === undefined) throw new NotFoundError(`No distribution ${wanted}`);
+    return { answer, version, companions };
   }
 
   /**
