@@ -104,9 +104,10 @@ async function conditionalGets(url: string, etags: Map<string, string>, samples:
 
 /**
  * The FAIR Data Point crawled from its root (every record: root, catalog pages, datasets,
- * distributions) beside every page of GET /api/dcat over the same synthetic catalog, per
- * dataset; then conditional GETs (If-None-Match) at p99; the catalog's peak resident set.
- * `--fdp-datasets <n>` sets the catalog's size (10,000 by default, 300 with --quick).
+ * distributions) between two walks of every page of GET /api/dcat over the same synthetic
+ * catalog, per record and per dataset, with the catalog's CPU time; then conditional GETs
+ * (If-None-Match) at p99; the catalog's peak resident set. `--fdp-datasets <n>` sets the
+ * catalog's size (10,000 by default, 300 with --quick).
  */
 export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
   const datasets = ctx.fdpDatasets ?? (ctx.quick ? 300 : 10_000);
