@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataFactory, Parser, Quad, Writer } from 'n3';
 import request from 'supertest';
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import {
   CatalogTestApp,
   startCatalogApp,
@@ -14,6 +13,7 @@ import { DCAT_TEST_ENV, rdfCheck } from './support/dcat-test-env';
 import { jenaValidate, ShaclResult } from './support/jena-shacl';
 import { shapeMutants } from './support/shape-mutants';
 import { FdpService } from '../src/fdp/fdp.service';
+import { queriesDuring } from './support/queries-during';
 
 /**
  * The catalog as a FAIR Data Point (GET /fdp), crawled as a harvester crawls one and checked
@@ -50,17 +50,6 @@ let fileNo = 0;
 const file = (ext: string) => join(dir, `f-${++fileNo}.${ext}`);
 
 const checker = rdfCheck;
-
-/** The statements `work` sends to PostgreSQL (through the app's pools). */
-async function statements(work: () => Promise<unknown>): Promise<number> {
-  const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
-  try {
-    await work();
-    return spy.mock.calls.length;
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 const DCT = 'http://purl.org/dc/terms/';
 const HEALTH = 'http://healthdataportal.eu/ns/health#';
@@ -391,7 +380,7 @@ describe('GET /fdp (a FAIR Data Point over the catalog)', () => {
         'build',
       );
       const at = (h: Record<string, string>) => request(replica.server).get(path).set(h);
-      const sent = await statements(async () => {
+      const sent = await queriesDuring(async () => {
         await at({ ...key, 'If-None-Match': keyed.headers.etag }).expect(304);
         await at({ 'If-None-Match': anonymous.headers.etag }).expect(304);
         await at({ 'If-None-Match': `"other", ${anonymous.headers.etag}` }).expect(304);
@@ -423,7 +412,7 @@ describe('GET /fdp (a FAIR Data Point over the catalog)', () => {
       expect(facts).toHaveBeenCalledTimes(1);
       expect(facts.mock.calls[0][2]).toHaveLength(4);
       const distributions: string[] = [];
-      const rest = await statements(async () => {
+      const rest = await queriesDuring(async () => {
         for (const url of datasets.slice(1)) {
           const res = await at(url).expect(200);
           distributions.push(
