@@ -1,5 +1,4 @@
 import request from 'supertest';
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { CatalogVersionTracker } from '../src/catalog-version/catalog-version-tracker';
 import { CatalogVersionRepository } from '../src/catalog-version/catalog-version.repository';
 import { FastReads } from '../src/read-cache/fast-reads';
@@ -9,23 +8,13 @@ import { metricSample } from '../../../test/support/prometheus-text';
 import { until } from '../../../test/support/wait';
 import { withClient } from '../../../scripts/lib/pg-client';
 import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
+import { queriesDuring } from './support/queries-during';
 
 interface LogLine {
   msg: string;
   req: { id: string; method: string; url: string; headers: Record<string, string> };
   res: { statusCode: number };
   responseTime: unknown;
-}
-
-/** Counts what the full pipeline's database layer runs during `work` (the fast path runs nothing). */
-async function queriesDuring(work: () => Promise<unknown>): Promise<number> {
-  const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
-  try {
-    await work();
-    return spy.mock.calls.length;
-  } finally {
-    spy.mockRestore();
-  }
 }
 
 /** How many requests the fast path answered during `work`. */

@@ -3,10 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataFactory, Parser, Quad, Writer } from 'n3';
 import request from 'supertest';
-import { CatalogTestApp, startCatalogApp } from '../../../test/support/catalog-app';
+import {
+  CatalogTestApp,
+  startCatalogApp,
+  TEST_GLOBAL_KEY,
+} from '../../../test/support/catalog-app';
+import { DcatRepository } from '../src/dcat/dcat.repository';
 import { DCAT_TEST_ENV, rdfCheck } from './support/dcat-test-env';
 import { jenaValidate, ShaclResult } from './support/jena-shacl';
 import { shapeMutants } from './support/shape-mutants';
+import { FdpService } from '../src/fdp/fdp.service';
+import { queriesDuring } from './support/queries-during';
 
 /**
  * The catalog as a FAIR Data Point (GET /fdp), crawled as a harvester crawls one and checked
@@ -43,6 +50,49 @@ let fileNo = 0;
 const file = (ext: string) => join(dir, `f-${++fileNo}.${ext}`);
 
 const checker = rdfCheck;
+
+const DCT = 'http://purl.org/dc/terms/';
+const HEALTH = 'http://healthdataportal.eu/ns/health#';
+const CV = 'http://data.europa.eu/m8g/';
+const DPV_PD = 'https://w3id.org/dpv/dpv-pd#';
+const ACCESS_RIGHT = 'http://publications.europa.eu/resource/authority/access-right/';
+
+/**
+ * What HealthDCAT-AP asks of each dataset that the catalog knows (issue 58, item 4), read from a
+ * graph, by accession: the HDAB with its contact's e-mail, the personal-data categories, the
+ * access rights of its distributions, and the data services they are accessed through.
+ */
+function healthFacts(quads: Quad[]) {
+  const objects = (s: string, p: string) =>
+    quads
+      .filter((q) => q.subject.value === s && q.predicate.value === p)
+      .map((q) => q.object.value)
+      .sort();
+  const datasets = quads
+    .filter((q) => q.predicate.value === RDF_TYPE && q.object.value === `${DCAT}Dataset`)
+    .map((q) => q.subject.value);
+  const facts: Record<string, unknown> = {};
+  for (const ds of datasets) {
+    const accession = objects(ds, `${DCT}identifier`).find((v) => !v.startsWith('urn:'))!;
+    const distributions = objects(ds, `${DCAT}distribution`);
+    facts[accession] = {
+      accessRights: objects(ds, `${DCT}accessRights`),
+      hdab: objects(ds, `${HEALTH}hdab`).map((a) => ({
+        name: objects(a, 'http://xmlns.com/foaf/0.1/name'),
+        email: objects(a, `${CV}contactPoint`).flatMap((c) => objects(c, `${CV}email`)),
+      })),
+      personalData: objects(ds, 'https://w3id.org/dpv#hasPersonalData'),
+      distributions: distributions.map((d) => ({
+        accessRights: objects(d, `${DCT}accessRights`),
+        services: objects(d, `${DCAT}accessService`).map((a) => ({
+          types: objects(a, RDF_TYPE),
+          endpointURL: objects(a, `${DCAT}endpointURL`),
+        })),
+      })),
+    };
+  }
+  return facts;
+}
 
 const ntriples = (quads: Quad[]) => new Writer({ format: 'N-Triples' }).quadsToString(quads);
 
@@ -309,6 +359,128 @@ describe('GET /fdp (a FAIR Data Point over the catalog)', () => {
       [accessions.get('open_access copy')],
     );
     await c.versionSettled();
+  });
+
+  it('tags a record by data version, caller and type: a 304 is answered before anything is read or built, by any replica', async () => {
+    const path = `/fdp/dataset/${accessions.get('controlled_access copy')}`;
+    const key = { 'X-API-Key': TEST_GLOBAL_KEY };
+    const anonymous = await get(path).expect(200);
+    const keyed = await get(path).set(key).expect(200);
+    // Each caller sees its own catalog: its own tag, and another caller's is no match.
+    expect(keyed.headers.etag).not.toBe(anonymous.headers.etag);
+    expect(keyed.headers.vary).toBe('Accept, X-API-Key, Authorization');
+    await get(path).set('If-None-Match', keyed.headers.etag).expect(200);
+    // A second replica over the same data, nothing built or kept yet: the same tags, and 304s
+    // that read nothing but the version (which its tracker holds once settled).
+    const replica = await startCatalogApp(ENV, c.databaseUrl);
+    try {
+      await replica.versionSettled();
+      const build = jest.spyOn(
+        replica.app.get(FdpService) as unknown as { build: () => unknown },
+        'build',
+      );
+      const at = (h: Record<string, string>) => request(replica.server).get(path).set(h);
+      const sent = await queriesDuring(async () => {
+        await at({ ...key, 'If-None-Match': keyed.headers.etag }).expect(304);
+        await at({ 'If-None-Match': anonymous.headers.etag }).expect(304);
+        await at({ 'If-None-Match': `"other", ${anonymous.headers.etag}` }).expect(304);
+      });
+      expect(build).not.toHaveBeenCalled();
+      expect(sent).toBe(0);
+      const again = await at(key).expect(200);
+      expect(again.headers.etag).toBe(keyed.headers.etag);
+      expect(again.text).toBe(keyed.text);
+      expect(build).toHaveBeenCalledTimes(1);
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it("reads a listed page's datasets ahead in one batch: the records after the first read nothing", async () => {
+    const replica = await startCatalogApp(ENV, c.databaseUrl);
+    try {
+      await replica.versionSettled();
+      const at = (url: string) =>
+        request(replica.server).get(url.slice(BASE.length)).set('Accept', 'text/turtle');
+      const facts = jest.spyOn(replica.app.get(DcatRepository), 'facts');
+      const page = await at(`${BASE}/fdp/catalog`).expect(200);
+      const datasets = [...page.text.matchAll(/<(https:\/\/catalog\.test\/fdp\/dataset\/[^>#]+)>/g)]
+        .map((m) => m[1])
+        .filter((u, i, all) => all.indexOf(u) === i);
+      expect(datasets).toHaveLength(4);
+      const first = await at(datasets[0]).expect(200);
+      expect(facts).toHaveBeenCalledTimes(1);
+      expect(facts.mock.calls[0][2]).toHaveLength(4);
+      const distributions: string[] = [];
+      const rest = await queriesDuring(async () => {
+        for (const url of datasets.slice(1)) {
+          const res = await at(url).expect(200);
+          distributions.push(
+            ...[
+              ...res.text.matchAll(/<(https:\/\/catalog\.test\/fdp\/distribution\/[^>#]+)>/g),
+            ].map((m) => m[1]),
+          );
+        }
+        distributions.push(
+          ...[
+            ...first.text.matchAll(/<(https:\/\/catalog\.test\/fdp\/distribution\/[^>#]+)>/g),
+          ].map((m) => m[1]),
+        );
+        for (const url of new Set(distributions)) await at(url).expect(200);
+      });
+      expect(new Set(distributions).size).toBe(4);
+      expect(rest).toBe(0);
+      // What was read ahead is what a record read alone says (a replica that listed nothing).
+      const alone = await startCatalogApp(ENV, c.databaseUrl);
+      try {
+        await alone.versionSettled();
+        for (const url of [...datasets, ...distributions]) {
+          const own = await request(alone.server).get(url.slice(BASE.length)).expect(200);
+          const ahead = await at(url).expect(200);
+          expect([ahead.text, ahead.headers.etag]).toEqual([own.text, own.headers.etag]);
+        }
+      } finally {
+        await alone.close();
+      }
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it('carries what HealthDCAT-AP asks and the catalog knows, in /api/dcat and the FDP alike: the HDAB and its contact, personal-data categories, the DRS service, access rights on every distribution', async () => {
+    const dcat: Quad[] = [];
+    for (const page of [1, 2]) {
+      const res = await get(`/api/dcat?page=${page}&format=ttl`).expect(200);
+      dcat.push(...new Parser({ baseIRI: BASE }).parse(res.text));
+    }
+    const exported = healthFacts(dcat);
+    const published = [...accessions].filter(([title]) => title.includes('_access'));
+    expect(Object.keys(exported).sort()).toEqual(published.map(([, a]) => a).sort());
+    // The same facts through the FDP (its dataset and distribution IRIs differ; the facts do not).
+    expect(healthFacts(crawl.union)).toEqual(exported);
+    for (const [title, accession] of published) {
+      const level = LEVELS[title.split(' ')[0] as keyof typeof LEVELS];
+      expect(exported[accession]).toEqual({
+        accessRights: [`${ACCESS_RIGHT}${level}`],
+        hdab: [{ name: [DCAT_TEST_ENV.DCAT_HDAB_NAME], email: [DCAT_TEST_ENV.DCAT_HDAB_EMAIL] }],
+        personalData: [`${DPV_PD}Genetic`, `${DPV_PD}Health`],
+        distributions: [
+          {
+            accessRights: [`${ACCESS_RIGHT}${level}`],
+            // The copy the provisioner serves by DRS (the NON_PUBLIC one here).
+            services:
+              title === 'controlled_access copy'
+                ? [
+                    {
+                      types: [`${DCAT}DataService`],
+                      endpointURL: ['https://drs.catalog.test/ga4gh/drs/v1/'],
+                    },
+                  ]
+                : [],
+          },
+        ],
+      });
+    }
   });
 
   it("pages the catalog's dataset container (LDP paging: Link rel=next/prev/first/last)", async () => {

@@ -106,6 +106,27 @@ export class DcatRepository {
     return row;
   }
 
+  /**
+   * `lifetime` of each of the datasets `ids` (visible to the caller: the FAIR Data Point's
+   * dataset records), in one statement for the whole batch, by accession.
+   */
+  async lifetimes(
+    manager: EntityManager,
+    ids: number[],
+  ): Promise<Map<string, { issued: string | null; modified: string | null }>> {
+    const rows = await manager.query<
+      { accession: string; issued: string | null; modified: string | null }[]
+    >(
+      `SELECT d.elu_accession AS accession, ${utc('min(e.created_at)')} AS issued,
+         ${utc(`greatest(d.updated_at, max(e.created_at), max(e.deprecated_at),
+           (SELECT max(w.deprecated_at) FROM exposures w))`)} AS modified
+       FROM datasets d LEFT JOIN exposures e ON e.dataset_id = d.id
+       WHERE d.id = ANY ($1::int[]) GROUP BY d.id`,
+      [ids],
+    );
+    return new Map(rows.map(({ accession, ...times }) => [accession, times]));
+  }
+
   /** Whether the dataset was published once and is no longer: every exposure withdrawn. */
   async withdrawn(manager: EntityManager, accession: string): Promise<boolean> {
     const [row] = await manager.query<{ withdrawn: boolean }[]>(

@@ -1,12 +1,13 @@
-import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { AppError } from '@app/errors';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
 import { ApiCall } from '../common/api-docs';
 import { acceptedTypes } from '../dcat/accept-header';
-import { viewerOf } from '../auth/viewer';
-import type { DcatViewer } from '../dcat/dcat.repository';
+import { viewerIdentity, viewerOf } from '../auth/viewer';
+import { FastReads } from '../read-cache/fast-reads';
+import { endWithBody } from '../read-cache/json-body';
 import {
   FdpCatalogQuery,
   FdpDatasetParams,
@@ -15,7 +16,7 @@ import {
   FdpFormatQuery,
   FdpProfileParams,
 } from './fdp.dto';
-import { FdpAnswer, FdpService, FdpTarget } from './fdp.service';
+import { FdpAnswer, FdpReader, FdpService, FdpTarget } from './fdp.service';
 
 const TYPES: Record<string, FdpFormat | undefined> = {
   'text/turtle': 'ttl',
@@ -51,35 +52,36 @@ export function negotiateFdp(accept: string | undefined, format?: FdpFormat): Fd
   throw new NotAcceptableError();
 }
 
-const viewer = (principal: Principal | undefined): DcatViewer =>
-  principal === undefined ? { kind: 'anonymous' } : viewerOf(principal);
+const reader = (principal: Principal | undefined): FdpReader => ({
+  viewer: principal === undefined ? { kind: 'anonymous' } : viewerOf(principal),
+  identity: viewerIdentity(principal),
+});
 
-/**
- * Sends `answer`, or an empty 304 when the client holds it already: If-None-Match (ETag) first,
- * else If-Modified-Since (RFC 9110 §13.2.2).
- */
-function send(res: Response, answer: FdpAnswer, ifNoneMatch?: string, ifModifiedSince?: string) {
-  res.setHeader('ETag', answer.etag);
-  res.setHeader('Vary', 'Accept');
-  res.setHeader('Cache-Control', 'no-cache');
-  if (answer.links.length > 0) res.setHeader('Link', answer.links.join(', '));
-  if (answer.lastModified !== undefined) res.setHeader('Last-Modified', answer.lastModified);
-  const notModified =
-    ifNoneMatch !== undefined
-      ? ifNoneMatch
-          .split(',')
-          .some((t) => ['*', answer.etag, `W/${answer.etag}`].includes(t.trim()))
-      : ifModifiedSince !== undefined &&
-        answer.lastModified !== undefined &&
-        Date.parse(answer.lastModified) <= Date.parse(ifModifiedSince);
-  if (notModified) {
-    res.status(304).end();
-    return;
-  }
-  res.status(200).setHeader('Content-Type', `${answer.mediaType}; charset=utf-8`);
-  res.end(answer.body);
+/** The route templates of the records a read may bring with it (for the fast index's metrics). */
+const COMPANION_ROUTES = {
+  dataset: '/fdp/dataset/:accession',
+  distribution: '/fdp/distribution/:accession/:key',
+};
+
+/** Where a client asks for `target` (the routes below), or undefined for the others. */
+function pathOf(target: FdpTarget): string | undefined {
+  const seg = encodeURIComponent;
+  if (target.kind === 'dataset') return `/fdp/dataset/${seg(target.accession)}`;
+  if (target.kind === 'distribution')
+    return `/fdp/distribution/${seg(target.accession)}/${seg(target.key)}`;
+  return undefined;
 }
 
+/** The headers of an answer that are its own (the rest are the app's, the same for every record). */
+function ownHeaders(answer: FdpAnswer): Record<string, string> {
+  const headers: Record<string, string> = {
+    etag: answer.etag,
+    'content-type': `${answer.mediaType}; charset=utf-8`,
+  };
+  if (answer.links.length > 0) headers.link = answer.links.join(', ');
+  if (answer.lastModified !== undefined) headers['last-modified'] = answer.lastModified;
+  return headers;
+}
 const RECORD_DOC: { caller: 'public; any valid key sees more'; responses: []; errors: number[] } = {
   caller: 'public; any valid key sees more',
   responses: [],
@@ -90,9 +92,20 @@ const RECORD_DOC: { caller: 'public; any valid key sees more'; responses: []; er
 @ApiProduces('text/turtle', 'application/ld+json')
 @Controller('fdp')
 export class FdpController {
-  constructor(private readonly fdp: FdpService) {}
+  constructor(
+    private readonly fdp: FdpService,
+    private readonly fastReads: FastReads,
+  ) {}
 
+  /**
+   * Sends the answer, or an empty 304 when the client holds it already: If-None-Match (compared
+   * by the service before anything is built) first, else If-Modified-Since (RFC 9110 §13.2.2).
+   * The answer, and the records read with it, go to the fast index for this caller and Accept
+   * (when the type came from Accept alone): a harvester's next GETs are answered in front of
+   * the framework.
+   */
   private async serve(
+    req: Request,
     res: Response,
     principal: Principal | undefined,
     target: FdpTarget,
@@ -102,7 +115,44 @@ export class FdpController {
     ims: string | undefined,
   ) {
     const chosen = negotiateFdp(accept, format);
-    send(res, await this.fdp.answer(viewer(principal), target, chosen), inm, ims);
+    const read = await this.fdp.answer(reader(principal), target, chosen, inm);
+    res.setHeader('ETag', 'notModified' in read ? read.etag : read.answer.etag);
+    // Each caller sees its own catalog, in the type it asked for.
+    res.setHeader('Vary', 'Accept, X-API-Key, Authorization');
+    res.setHeader('Cache-Control', 'no-cache');
+    if ('notModified' in read) {
+      res.status(304).end();
+      return;
+    }
+    const { answer } = read;
+    for (const [name, value] of Object.entries(ownHeaders(answer))) res.setHeader(name, value);
+    if (read.version !== null) {
+      this.fastReads.remember(req, res, read.version, answer);
+      if (format === undefined && read.companions.length > 0)
+        this.fastReads.rememberAlso(
+          req,
+          res,
+          read.version,
+          read.companions.flatMap(({ target: t, answer: a }) => {
+            const url = pathOf(t);
+            if (url === undefined || !(t.kind in COMPANION_ROUTES)) return [];
+            const route = COMPANION_ROUTES[t.kind as keyof typeof COMPANION_ROUTES];
+            return [{ url, route, response: a, headers: ownHeaders(a) }];
+          }),
+        );
+    }
+    // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.1.3).
+    if (
+      inm === undefined &&
+      ims !== undefined &&
+      answer.lastModified !== undefined &&
+      Date.parse(answer.lastModified) <= Date.parse(ims)
+    ) {
+      res.status(304).end();
+      return;
+    }
+    res.status(200);
+    endWithBody(res, answer.body);
   }
 
   @ApiCall({
@@ -115,6 +165,7 @@ export class FdpController {
   @Get()
   @OptionalAuth()
   async root(
+    @Req() req: Request,
     @Res() res: Response,
     @Query() q: FdpFormatQuery,
     @Headers('accept') accept: string | undefined,
@@ -122,7 +173,7 @@ export class FdpController {
     @Headers('if-modified-since') ims: string | undefined,
     @CurrentPrincipal() principal: Principal | undefined,
   ) {
-    await this.serve(res, principal, { kind: 'root' }, accept, q.format, inm, ims);
+    await this.serve(req, res, principal, { kind: 'root' }, accept, q.format, inm, ims);
   }
 
   @ApiCall({
@@ -133,6 +184,7 @@ export class FdpController {
   @Get('catalog')
   @OptionalAuth()
   async catalog(
+    @Req() req: Request,
     @Res() res: Response,
     @Query() q: FdpCatalogQuery,
     @Headers('accept') accept: string | undefined,
@@ -141,7 +193,7 @@ export class FdpController {
     @CurrentPrincipal() principal: Principal | undefined,
   ) {
     const target: FdpTarget = { kind: 'catalog', page: q.page ?? 1 };
-    await this.serve(res, principal, target, accept, q.format, inm, ims);
+    await this.serve(req, res, principal, target, accept, q.format, inm, ims);
   }
 
   @ApiCall({
@@ -153,6 +205,7 @@ export class FdpController {
   @Get('dataset/:accession')
   @OptionalAuth()
   async dataset(
+    @Req() req: Request,
     @Res() res: Response,
     @Param() p: FdpDatasetParams,
     @Query() q: FdpFormatQuery,
@@ -162,7 +215,7 @@ export class FdpController {
     @CurrentPrincipal() principal: Principal | undefined,
   ) {
     const target: FdpTarget = { kind: 'dataset', accession: p.accession };
-    await this.serve(res, principal, target, accept, q.format, inm, ims);
+    await this.serve(req, res, principal, target, accept, q.format, inm, ims);
   }
 
   @ApiCall({
@@ -173,6 +226,7 @@ export class FdpController {
   @Get('distribution/:accession/:key')
   @OptionalAuth()
   async distribution(
+    @Req() req: Request,
     @Res() res: Response,
     @Param() p: FdpDistributionParams,
     @Query() q: FdpFormatQuery,
@@ -182,7 +236,7 @@ export class FdpController {
     @CurrentPrincipal() principal: Principal | undefined,
   ) {
     const target: FdpTarget = { kind: 'distribution', accession: p.accession, key: p.key };
-    await this.serve(res, principal, target, accept, q.format, inm, ims);
+    await this.serve(req, res, principal, target, accept, q.format, inm, ims);
   }
 
   @ApiCall({
@@ -194,6 +248,7 @@ export class FdpController {
   @Get('profile/:kind')
   @Public()
   async profile(
+    @Req() req: Request,
     @Res() res: Response,
     @Param() p: FdpProfileParams,
     @Query() q: FdpFormatQuery,
@@ -201,6 +256,7 @@ export class FdpController {
     @Headers('if-none-match') inm: string | undefined,
   ) {
     await this.serve(
+      req,
       res,
       undefined,
       { kind: 'profile', profile: p.kind },
@@ -220,14 +276,12 @@ export class FdpController {
   @Get('profile/:kind/shacl')
   @Public()
   async shacl(
+    @Req() req: Request,
     @Res() res: Response,
     @Param() p: FdpProfileParams,
     @Headers('if-none-match') inm: string | undefined,
   ) {
-    send(
-      res,
-      await this.fdp.answer({ kind: 'anonymous' }, { kind: 'shacl', profile: p.kind }, 'ttl'),
-      inm,
-    );
+    const target: FdpTarget = { kind: 'shacl', profile: p.kind };
+    await this.serve(req, res, undefined, target, undefined, 'ttl', inm, undefined);
   }
 }

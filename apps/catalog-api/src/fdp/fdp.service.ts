@@ -1,12 +1,17 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AppError, NotFoundError } from '@app/errors';
+import { CatalogVersionRepository } from '../catalog-version/catalog-version.repository';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version-tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { DcatRepository, type DcatViewer } from '../dcat/dcat.repository';
+import { DcatRepository, type DatasetFacts, type DcatViewer } from '../dcat/dcat.repository';
 import { DcatService } from '../dcat/dcat.service';
 import type { RdfNode } from '../dcat/rdf-graph';
 import { rdfWriter } from '../dcat/rdf-writers';
+import { matchesEtag } from '../read-cache/json-body';
+import { ownedCopy, ResponseCache, stringBytes } from '../read-cache/response-cache';
 import type { FdpFormat } from './fdp.dto';
 import { FdpRecord, FdpRecords, FdpIris, RecordTimes } from './fdp-records';
 import {
@@ -20,16 +25,26 @@ import {
 
 /** What a GET of the FDP asks for. */
 export type FdpTarget =
+  RecordTarget | { kind: 'profile'; profile: string } | { kind: 'shacl'; profile: string };
+
+/** A record that shows catalog data (read per data version and caller). */
+type RecordTarget =
   | { kind: 'root' }
   | { kind: 'catalog'; page: number }
   | { kind: 'dataset'; accession: string }
-  | { kind: 'distribution'; accession: string; key: string }
-  | { kind: 'profile'; profile: string }
-  | { kind: 'shacl'; profile: string };
+  | { kind: 'distribution'; accession: string; key: string };
+
+/** Who reads: what visibility depends on, and a stable name of the caller for keys and tags. */
+export interface FdpReader {
+  viewer: DcatViewer;
+  /** `viewerIdentity` of the caller: one caller never gets another's record or tag. */
+  identity: string;
+}
 
 /** An answer written whole (records are small), with what conditional GETs compare. */
 export interface FdpAnswer {
-  body: Buffer;
+  body: readonly Buffer[];
+  bytes: number;
   mediaType: string;
   etag: string;
   /** HTTP date; absent for the static profiles. */
@@ -38,9 +53,37 @@ export interface FdpAnswer {
   links: string[];
 }
 
-/** Answers kept for conditional and repeated GETs, per data version. */
-const CACHE_ENTRIES = 2_000;
-const CACHE_BYTES = 32 * 1024 * 1024;
+/** An answer, the version it shows (null: static), and the records built with it. */
+export interface FdpRead {
+  answer: FdpAnswer;
+  version: string | null;
+  /** Other records of the batch it was built in (read ahead), in the same type. */
+  companions: { target: FdpTarget; answer: FdpAnswer }[];
+}
+
+/** The caller holds the record already (If-None-Match matched its tag): nothing was built. */
+export interface FdpNotModified {
+  notModified: true;
+  etag: string;
+}
+
+/**
+ * Datasets read and mapped together when a harvester walks a catalog page's datasets (the
+ * batch of /api/dcat's pages, DcatService.facts).
+ */
+export const READ_AHEAD = 100;
+/** Catalog pages remembered for read-ahead (their dataset ids in order), the latest first. */
+const LISTINGS = 16;
+
+/** The files whose code decides a record's bytes besides the data and the settings. */
+const RECORD_CODE = [
+  __filename,
+  require.resolve('./fdp-records'),
+  require.resolve('./fdp-profiles'),
+  require.resolve('../dcat/dcat.exporter'),
+  require.resolve('../dcat/rdf-graph'),
+  require.resolve('../dcat/rdf-writers'),
+];
 
 export class GoneError extends AppError {
   constructor(description: string) {
@@ -48,116 +91,257 @@ export class GoneError extends AppError {
   }
 }
 
+/** A catalog page's datasets as a reader saw them at a version: where read-ahead goes next. */
+interface Listing {
+  key: string;
+  ids: number[];
+  index: Map<string, number>;
+}
+
+/** One dataset's records built, keyed by what a GET asks (their answers filed by `recordKey`). */
+type Built = { target: FdpTarget; record: FdpRecord }[];
+
 @Injectable()
 export class FdpService {
-  private readonly cache = new Map<string, FdpAnswer>();
-  private cachedBytes = 0;
+  private readonly cache: ResponseCache<FdpAnswer>;
+  private listings: Listing[] = [];
+  /** What else than the data version and the request decides a record's bytes. */
+  private readonly fingerprint: string;
 
   constructor(
     private readonly dcat: DcatService,
     private readonly dcatRepository: DcatRepository,
-    private readonly versions: CatalogVersionTracker,
+    private readonly versions: CatalogVersionRepository,
+    private readonly tracker: CatalogVersionTracker,
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
-  ) {}
+  ) {
+    // Half the read cache's bytes: records are small and a crawl's are read once or twice.
+    this.cache = new ResponseCache<FdpAnswer>(
+      {
+        maxEntries: settings.RESPONSE_CACHE_MAX_ENTRIES,
+        maxBytes: Math.floor(settings.RESPONSE_CACHE_MAX_BYTES / 2),
+      },
+      (a) => stringBytes(a.mediaType) + a.links.reduce((n, l) => n + stringBytes(l), 0) + 64,
+    );
+    const hash = createHash('sha256');
+    // The settings the records are made of, and the code that makes them: another build or
+    // configuration never answers 304 to a tag of the previous one; replicas of one agree.
+    hash.update(
+      JSON.stringify([
+        settings.source,
+        Object.entries(settings).filter(([k]) => k.startsWith('DCAT_') || k.startsWith('FDP_')),
+      ]),
+    );
+    for (const file of RECORD_CODE) hash.update(readFileSync(file));
+    this.fingerprint = hash.digest('base64url');
+  }
 
   /**
-   * The answer to `target` in `format`. Anonymous answers are kept per data version: a repeated
-   * or conditional GET at the same version reads nothing from the database.
+   * The answer to `target` in `format`, or "not modified" when `ifNoneMatch` names its tag. A
+   * record's tag is derived from the catalog's data version (what the version tracker vouches
+   * for, else one read of it), the caller, the record and the type: a conditional GET of an
+   * unchanged record is answered without reading or building it. Answers are kept per data
+   * version and caller; a dataset read from a catalog page just listed brings the next
+   * READ_AHEAD datasets of the page with it, read and mapped as one batch as /api/dcat does.
    */
-  async answer(viewer: DcatViewer, target: FdpTarget, format: FdpFormat): Promise<FdpAnswer> {
-    const version = viewer.kind === 'anonymous' ? this.versions.known() : null;
-    const key = `${version}|${format}|${JSON.stringify(target)}`;
-    if (version !== null) {
-      const hit = this.cache.get(key);
-      if (hit !== undefined) {
-        this.cache.delete(key);
-        this.cache.set(key, hit);
-        return hit;
-      }
+  async answer(
+    reader: FdpReader,
+    target: FdpTarget,
+    format: FdpFormat,
+    ifNoneMatch?: string,
+  ): Promise<FdpRead | FdpNotModified> {
+    if (target.kind === 'profile' || target.kind === 'shacl') {
+      const answer = this.profile(target, format);
+      return matchesEtag(ifNoneMatch, answer.etag)
+        ? { notModified: true, etag: answer.etag }
+        : { answer, version: null, companions: [] };
     }
-    const answer = await this.build(viewer, target, format);
-    if (version !== null && this.versions.known() === version) this.keep(key, answer);
+    const seen = this.tracker.known() ?? (await this.versions.current());
+    const etag = this.etag(seen, reader, target, format);
+    if (matchesEtag(ifNoneMatch, etag)) return { notModified: true, etag };
+    const hit = this.cache.get(this.recordKey(seen, reader, target, format));
+    if (hit !== undefined) return { answer: hit, version: seen, companions: [] };
+    return this.build(reader, target, format, seen);
+  }
+
+  private recordKey(version: string, reader: FdpReader, target: FdpTarget, format: FdpFormat) {
+    return `${version}|${reader.identity}|${format}|${targetKey(target)}`;
+  }
+
+  private etag(version: string, reader: FdpReader, target: FdpTarget, format: FdpFormat) {
+    const tag = createHash('sha256')
+      .update(`${this.fingerprint}\n${this.recordKey(version, reader, target, format)}`)
+      .digest('base64url');
+    return `"${tag.slice(0, 32)}"`;
+  }
+
+  /** The static profiles and their shapes: kept once built, tagged by their bytes. */
+  private profile(target: { kind: 'profile' | 'shacl'; profile: string }, format: FdpFormat) {
+    const key = `static|${format}|${targetKey(target)}`;
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit;
+    const base = this.settings.source;
+    const kind = this.profileKind(target.profile);
+    const text =
+      target.kind === 'shacl'
+        ? { body: shaclOf(base, kind), mediaType: 'text/turtle' }
+        : this.serialise(format, profileNodes(base, kind));
+    const body = ownedCopy(Buffer.from(text.body));
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+    const answer: FdpAnswer = {
+      body: [body],
+      bytes: body.length,
+      mediaType: text.mediaType,
+      etag,
+      links: [],
+    };
+    this.cache.set(key, answer);
     return answer;
   }
 
-  private keep(key: string, answer: FdpAnswer) {
-    if (answer.body.length > CACHE_BYTES / 8) return;
-    this.cache.set(key, answer);
-    this.cachedBytes += answer.body.length;
-    for (const [oldest, old] of this.cache) {
-      if (this.cache.size <= CACHE_ENTRIES && this.cachedBytes <= CACHE_BYTES) break;
-      this.cache.delete(oldest);
-      this.cachedBytes -= old.body.length;
+  /**
+   * Reads and writes the record in one REPEATABLE READ snapshot, files it (and the records
+   * built with it) under the snapshot's version, and tags it with that version.
+   */
+  private async build(
+    reader: FdpReader,
+    target: RecordTarget,
+    format: FdpFormat,
+    seen: string,
+  ): Promise<FdpRead> {
+    const exporter = this.dcat.exporter((b) => new FdpIris(b));
+    const iris = new FdpIris(this.settings.source);
+    const records = new FdpRecords(
+      exporter,
+      iris,
+      this.settings.source,
+      this.settings.FDP_VP_DISCOVERABLE,
+    );
+    const { version, built, listing } = await this.dcat.inSnapshot(async (m) => {
+      const version = await this.versions.current(m);
+      const read = await this.read(
+        m,
+        reader,
+        target,
+        version === seen ? seen : null,
+        records,
+        iris,
+      );
+      return { version, ...read };
+    });
+    if (listing !== undefined) this.remember({ ...listing, key: `${version}|${reader.identity}` });
+    const wanted = targetKey(target);
+    let answer: FdpAnswer | undefined;
+    const companions: FdpRead['companions'] = [];
+    for (const one of built) {
+      const etag = this.etag(version, reader, one.target, format);
+      const written = this.record(format, one.record, etag, one.links);
+      this.cache.set(this.recordKey(version, reader, one.target, format), written);
+      if (targetKey(one.target) === wanted) answer = written;
+      else companions.push({ target: one.target, answer: written });
     }
+    // Only a distribution can be missing from what was built: its dataset has no such key.
+    if (answer === undefined) throw new NotFoundError(`No distribution ${wanted}`);
+    return { answer, version, companions };
   }
 
-  private async build(
-    viewer: DcatViewer,
-    target: FdpTarget,
-    format: FdpFormat,
-  ): Promise<FdpAnswer> {
-    const base = this.settings.source;
-    if (target.kind === 'profile' || target.kind === 'shacl') {
-      const kind = this.profileKind(target.profile);
-      if (target.kind === 'shacl')
-        return this.finish(Buffer.from(shaclOf(base, kind)), 'text/turtle', []);
-      return this.write(format, profileNodes(base, kind), []);
-    }
-    const iris = new FdpIris(base);
-    const exporter = this.dcat.exporter((b) => new FdpIris(b));
-    const records = new FdpRecords(exporter, iris, base, this.settings.FDP_VP_DISCOVERABLE);
+  /**
+   * What `target` shows, read in the snapshot `m`. `listed`: the version the snapshot reads
+   * when it is the one the reader's listings were made at (their ids are then exactly what
+   * the reader may see), else null.
+   */
+  private async read(
+    m: EntityManager,
+    reader: FdpReader,
+    target: RecordTarget,
+    listed: string | null,
+    records: FdpRecords,
+    iris: FdpIris,
+  ): Promise<{ built: (Built[number] & { links?: string[] })[]; listing?: Omit<Listing, 'key'> }> {
     const repo = this.dcatRepository;
+    const { viewer } = reader;
     if (target.kind === 'root') {
-      const times = await this.dcat.inSnapshot((m) => repo.lifetime(m, viewer));
-      return this.record(format, records.root(this.times(times)));
+      const times = await repo.lifetime(m, viewer);
+      return { built: [{ target, record: records.root(this.times(times)) }] };
     }
     if (target.kind === 'catalog') {
       const size = this.settings.DCAT_PAGE_SIZE;
-      const read = await this.dcat.inSnapshot(async (m) => {
-        const total = await repo.count(m, viewer);
-        const last = Math.max(1, Math.ceil(total / size));
-        if (target.page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
-        const ids = await repo.pageIds(m, viewer, (target.page - 1) * size, size);
-        const accessions = ids.length === 0 ? [] : await repo.accessions(m, ids);
-        return { total, last, accessions, times: await repo.lifetime(m, viewer) };
-      });
-      const page = { number: target.page, last: read.last, total: read.total };
+      const total = await repo.count(m, viewer);
+      const last = Math.max(1, Math.ceil(total / size));
+      if (target.page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
+      const ids = await repo.pageIds(m, viewer, (target.page - 1) * size, size);
+      const accessions = ids.length === 0 ? [] : await repo.accessions(m, ids);
+      const times = await repo.lifetime(m, viewer);
+      const page = { number: target.page, last, total };
       const record = records.catalog(
-        read.accessions.map((a) => iris.dataset(a)),
+        accessions.map((a) => iris.dataset(a)),
         page,
-        this.times(read.times),
+        this.times(times),
       );
       const links = [];
-      if (read.last > 1) {
+      if (last > 1) {
         links.push(`<http://www.w3.org/ns/ldp#Page>; rel="type"`);
-        links.push(`<${iris.page(1)}>; rel="first"`, `<${iris.page(read.last)}>; rel="last"`);
-        if (page.number < read.last) links.push(`<${iris.page(page.number + 1)}>; rel="next"`);
+        links.push(`<${iris.page(1)}>; rel="first"`, `<${iris.page(last)}>; rel="last"`);
+        if (page.number < last) links.push(`<${iris.page(page.number + 1)}>; rel="next"`);
         if (page.number > 1) links.push(`<${iris.page(page.number - 1)}>; rel="prev"`);
       }
-      return this.record(format, record, links);
+      const index = new Map(accessions.map((a, i) => [a, i]));
+      return { built: [{ target, record, links }], listing: { ids, index } };
     }
-    const read = await this.dcat.inSnapshot(async (m) => {
-      const ids = await repo.pageIds(m, viewer, 0, 1, target.accession);
+    const ahead =
+      listed === null ? undefined : this.ahead(`${listed}|${reader.identity}`, target.accession);
+    let ids = ahead;
+    if (ids === undefined) {
+      ids = await repo.pageIds(m, viewer, 0, 1, target.accession);
       if (ids.length === 0) {
         if (await repo.withdrawn(m, target.accession))
           throw new GoneError(`Dataset ${target.accession} has been withdrawn`);
         throw new NotFoundError(`No dataset ${target.accession}`);
       }
-      const [facts] = await repo.facts(m, viewer, ids);
-      const times = await repo.lifetime(m, viewer, target.accession);
-      return { facts, times };
-    });
-    const split = records.dataset(read.facts, this.times(read.times, read.facts.modified));
-    const id =
-      target.kind === 'dataset'
-        ? iris.dataset(target.accession)
-        : iris.distribution(target.accession, target.key);
-    const record = split.get(id);
-    if (record === undefined)
-      throw new NotFoundError(
-        `No distribution ${target.kind === 'distribution' ? target.key : ''} of ${target.accession}`,
-      );
-    return this.record(format, record);
+    }
+    const facts = (await this.dcat.facts(m, viewer, ids)).flat();
+    const lifetimes = await repo.lifetimes(m, ids);
+    return { built: facts.flatMap((f) => this.datasetRecords(records, iris, f, lifetimes)) };
+  }
+
+  /** A dataset's record and its distributions' records. */
+  private datasetRecords(
+    records: FdpRecords,
+    iris: FdpIris,
+    facts: DatasetFacts,
+    lifetimes: Map<string, { issued: string | null; modified: string | null }>,
+  ): Built {
+    const times = lifetimes.get(facts.accession) ?? { issued: null, modified: null };
+    const split = records.dataset(facts, this.times(times, facts.modified));
+    const out: Built = [];
+    const prefix = iris.distribution(facts.accession, '');
+    for (const [id, record] of split)
+      out.push({
+        target:
+          record.kind === 'dataset'
+            ? { kind: 'dataset', accession: facts.accession }
+            : {
+                kind: 'distribution',
+                accession: facts.accession,
+                key: decodeURIComponent(id.slice(prefix.length)),
+              },
+        record,
+      });
+    return out;
+  }
+
+  /** The ids of the datasets after `accession` (itself first) on a listing the reader read. */
+  private ahead(key: string, accession: string): number[] | undefined {
+    for (const listing of this.listings) {
+      if (listing.key !== key) continue;
+      const at = listing.index.get(accession);
+      if (at !== undefined) return listing.ids.slice(at, at + READ_AHEAD);
+    }
+    return undefined;
+  }
+
+  private remember(listing: Listing) {
+    this.listings = [listing, ...this.listings.filter((l) => l !== listing)].slice(0, LISTINGS);
   }
 
   private profileKind(name: string): ProfileKind {
@@ -176,26 +360,52 @@ export class FdpService {
     };
   }
 
-  private record(format: FdpFormat, record: FdpRecord, links: string[] = []): FdpAnswer {
+  private record(
+    format: FdpFormat,
+    record: FdpRecord,
+    etag: string,
+    links: string[] = [],
+  ): FdpAnswer {
     const base = this.settings.source;
-    const answer = this.write(format, record.nodes, [
-      `<${profileIri(base, record.kind)}>; rel="profile"`,
-      `<${shaclIri(base, record.kind)}>; rel="describedby"`,
-      `<http://www.w3.org/ns/ldp#RDFSource>; rel="type"`,
-      ...links,
-    ]);
-    answer.lastModified = new Date(record.modified).toUTCString();
-    return answer;
+    const { body, mediaType } = this.serialise(format, record.nodes);
+    const bytes = ownedCopy(Buffer.from(body));
+    return {
+      body: [bytes],
+      bytes: bytes.length,
+      mediaType,
+      etag,
+      lastModified: new Date(record.modified).toUTCString(),
+      links: [
+        `<${profileIri(base, record.kind)}>; rel="profile"`,
+        `<${shaclIri(base, record.kind)}>; rel="describedby"`,
+        `<http://www.w3.org/ns/ldp#RDFSource>; rel="type"`,
+        ...links,
+      ],
+    };
   }
 
-  private write(format: FdpFormat, nodes: RdfNode[], links: string[]): FdpAnswer {
+  private serialise(format: FdpFormat, nodes: RdfNode[]) {
     const writer = rdfWriter(format, `${this.settings.source}/api/dcat/context.jsonld`);
-    const body = Buffer.from(writer.start() + writer.nodes(nodes) + writer.end());
-    return this.finish(body, writer.mediaType, links);
+    return {
+      body: writer.start() + writer.nodes(nodes) + writer.end(),
+      mediaType: writer.mediaType,
+    };
   }
+}
 
-  private finish(body: Buffer, mediaType: string, links: string[]): FdpAnswer {
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-    return { body, mediaType, etag, links };
+/** A target as a key part: what a GET asks, in a fixed order. */
+function targetKey(target: FdpTarget): string {
+  switch (target.kind) {
+    case 'root':
+      return 'root';
+    case 'catalog':
+      return `catalog ${target.page}`;
+    case 'dataset':
+      return `dataset ${target.accession}`;
+    case 'distribution':
+      return `distribution ${target.accession} ${target.key}`;
+    case 'profile':
+    case 'shacl':
+      return `${target.kind} ${target.profile}`;
   }
 }

@@ -16,6 +16,19 @@ interface FastEntry extends CachedResponse {
   headers: string[];
   route: string;
   expiresAt?: number;
+  /** Last-Modified, for If-Modified-Since (the FAIR Data Point's records carry one). */
+  lastModified?: string;
+}
+
+/** An answer to another URL, built with the one being sent (the FAIR Data Point's read-ahead). */
+export interface CompanionRead {
+  /** Path and query as a client asks it. */
+  url: string;
+  /** The route template, for the metrics. */
+  route: string;
+  response: CachedResponse;
+  /** Its own headers (lower-case names), in place of the sent answer's of the same names. */
+  headers: Record<string, string>;
 }
 
 /** Who asks: an `X-API-Key`, or nobody (public routes); null for any other credential. */
@@ -110,25 +123,42 @@ export class FastReads {
     response: CachedResponse,
     expiresAt?: number,
   ): void {
-    const caller = callerOf(req);
-    if (!this.enabled || req.method !== 'GET' || caller === null) return;
-    // The older key-in-the-URL form, however the name is encoded: such URLs are never indexed,
-    // so no raw key stays in memory.
-    if (queryCarriesApiKey(req.originalUrl)) return;
-    const headers: string[] = [];
-    for (const name of res.getHeaderNames()) {
-      // Per request: set again on each answer.
-      if (name === 'x-request-id') continue;
-      const value = res.getHeader(name)!;
-      for (const one of Array.isArray(value) ? value : [value]) headers.push(name, String(one));
-    }
-    headers.push('content-length', String(response.bytes));
-    this.index.set(this.keyOf(version, caller, req.originalUrl), {
+    const caller = this.indexable(req);
+    if (caller === null) return;
+    this.index.set(this.keyOf(version, caller, req.originalUrl, req.headers.accept), {
       ...response,
-      headers,
+      headers: headerList(res, {}, response.bytes),
       route: routeTemplate(req),
       expiresAt,
+      lastModified: res.getHeader('last-modified') as string | undefined,
     });
+  }
+
+  /**
+   * Indexes, for the caller of `req` and the same Accept, answers to other URLs that were built
+   * with the one `res` sends (read ahead: the FAIR Data Point's next records of a harvester's
+   * walk), each with `res`'s headers but its own where it has them.
+   */
+  rememberAlso(req: Request, res: Response, version: string, reads: CompanionRead[]): void {
+    const caller = this.indexable(req);
+    if (caller === null) return;
+    for (const read of reads)
+      this.index.set(this.keyOf(version, caller, read.url, req.headers.accept), {
+        ...read.response,
+        headers: headerList(res, read.headers, read.response.bytes),
+        route: read.route,
+        lastModified: read.headers['last-modified'],
+      });
+  }
+
+  /** The caller whose answers may be indexed, null when none may. */
+  private indexable(req: Request): Caller | null {
+    const caller = callerOf(req);
+    if (!this.enabled || req.method !== 'GET' || caller === null) return null;
+    // The older key-in-the-URL form, however the name is encoded: such URLs are never indexed,
+    // so no raw key stays in memory.
+    if (queryCarriesApiKey(req.originalUrl)) return null;
+    return caller;
   }
 
   /** True when the request was answered here. */
@@ -146,7 +176,7 @@ export class FastReads {
     if (req.headers['transfer-encoding'] !== undefined) return false;
     const length = req.headers['content-length'];
     if (length !== undefined && length !== '0') return false;
-    const entry = this.index.get(this.keyOf(version, caller, req.url ?? ''));
+    const entry = this.index.get(this.keyOf(version, caller, req.url ?? '', req.headers.accept));
     if (entry === undefined) return false;
     if (entry.expiresAt !== undefined && Date.now() >= entry.expiresAt) return false;
     if (this.refused?.(req)) return false;
@@ -162,7 +192,13 @@ export class FastReads {
       logRequestCompleted(req, res, Math.round(performance.now() - started));
     });
     // Headers as one flat list: writeHead then skips the per-header bookkeeping of setHeader.
-    if (matchesEtag(req.headers['if-none-match'], entry.etag)) {
+    const ifNoneMatch = req.headers['if-none-match'];
+    const ifModifiedSince = req.headers['if-modified-since'];
+    if (
+      ifNoneMatch !== undefined
+        ? matchesEtag(ifNoneMatch, entry.etag)
+        : notModifiedSince(entry.lastModified, ifModifiedSince)
+    ) {
       // A 304 carries the validators but no body, so no Content-Length.
       res.writeHead(304, [...entry.headers.slice(0, -2), 'x-request-id', id]);
       res.end();
@@ -172,7 +208,34 @@ export class FastReads {
     endWithBody(res, entry.body);
   }
 
-  private keyOf(version: string, caller: Caller, url: string): string {
-    return `${version}\n${caller.apiKey === undefined ? 'public' : hashApiKey(caller.apiKey)}\n${url}`;
+  /**
+   * Accept is part of the key: an answer negotiated by type (the FAIR Data Point's Turtle and
+   * JSON-LD at one URL) is another answer; a JSON route gets an entry per Accept its callers send.
+   */
+  private keyOf(version: string, caller: Caller, url: string, accept: string | undefined): string {
+    return `${version}\n${caller.apiKey === undefined ? 'public' : hashApiKey(caller.apiKey)}\n${accept ?? ''}\n${url}`;
   }
+}
+
+/**
+ * `res`'s headers as `writeHead` takes them, `own` in place of those of the same names, with the
+ * body's Content-Length; never the per-request id.
+ */
+function headerList(res: Response, own: Record<string, string>, bytes: number): string[] {
+  const headers: string[] = [];
+  for (const name of res.getHeaderNames()) {
+    // Per request: set again on each answer.
+    if (name === 'x-request-id' || name === 'content-length' || name in own) continue;
+    const value = res.getHeader(name)!;
+    for (const one of Array.isArray(value) ? value : [value]) headers.push(name, String(one));
+  }
+  for (const [name, value] of Object.entries(own)) headers.push(name, value);
+  headers.push('content-length', String(bytes));
+  return headers;
+}
+
+/** If-Modified-Since (without If-None-Match) holds for an answer last modified then. */
+function notModifiedSince(lastModified: string | undefined, since: string | undefined): boolean {
+  if (lastModified === undefined || since === undefined) return false;
+  return Date.parse(lastModified) <= Date.parse(since);
 }
