@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Res, StreamableFile } from '@nestjs/common';
-import { ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { ServerResponse } from 'node:http';
 import { CurrentPrincipal, Principal, RequireKinds } from '@app/auth';
 import { actorFromPrincipal } from '../audit/audit.service';
@@ -22,16 +22,15 @@ export class AuditCrateController {
       'terms (DUO), everyone granted access (when, by whom), every trail entry of the project ' +
       'with its hashes, every byte range served, and the signed trail head. Streamed; the ' +
       'export itself is recorded in the trail. See docs/security.md.',
-    responses: [
-      {
-        status: 200,
-        description: 'The crate (application/zip)',
-        body: { type: 'string', format: 'binary' },
-      },
-    ],
+    responses: [],
     errors: [404],
   })
-  @ApiProduces('application/zip')
+  // The body is a ZIP, not the catalog's JSON (errors stay JSON envelopes).
+  @ApiResponse({
+    status: 200,
+    description: 'The crate',
+    content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+  })
   @Get()
   async crate(
     @Param() { acronym }: AuditCrateParams,
