@@ -12,6 +12,7 @@ import { fromBuffer, type Entry, type ZipFile } from 'yauzl';
 import { generateApiKey, hashApiKey } from '@app/auth';
 import { AuditCrateRepository } from '../src/audit-crate/audit-crate.repository';
 import { AuditCrateService, CRATE_PAGE } from '../src/audit-crate/audit-crate.service';
+import { OUTPUT_COLUMNS } from '../src/audit-crate/crate-entities';
 import { runCli } from '../src/cli/run-cli';
 import { DemoCatalog, KeyName, startDemoCatalog } from './demo-catalog.fixture';
 
@@ -353,20 +354,13 @@ describe('GET /api/projects/{acronym}/audit-crate: the auditor’s Five Safes RO
         .trim()
         .split('\r\n')
         .map((line) => line.split(','));
-      expect(header).toEqual([
-        'seq',
-        'event_id',
-        'chained_at',
-        'occurred_at',
-        'subject',
-        'dataset',
-        'drs_object',
-        'range_start',
-        'bytes',
-        'visa',
-        'hash',
-      ]);
-      expect(rows.map((r) => [r[1], r[4], r[5], r[6], Number(r[7]), Number(r[8])])).toEqual(
+      expect(header).toEqual(OUTPUT_COLUMNS);
+      const at = (name: string) => OUTPUT_COLUMNS.indexOf(name);
+      const fields = ['event_id', 'subject', 'dataset', 'drs_object'].map(at);
+      const numbers = ['range_start', 'bytes'].map(at);
+      expect(
+        rows.map((r) => [...fields.map((n) => r[n]), ...numbers.map((n) => Number(r[n]))]),
+      ).toEqual(
         served.map((s) => [
           s.id,
           'sub-auditee',
@@ -410,7 +404,6 @@ describe('GET /api/projects/{acronym}/audit-crate: the auditor’s Five Safes RO
         actor: { kind: 'global' },
       });
       const types = new Set(entries.map((e) => e.type));
-      expect(types).toEqual(expect.objectContaining({}));
       expect([...types]).toEqual(expect.arrayContaining(['access.grant', 'drs_object.serve']));
       // The other project's read is not the auditor's business.
       expect(entries.some((e) => e.object.id === 'elsewhere-1')).toBe(false);
@@ -479,7 +472,7 @@ describe('GET /api/projects/{acronym}/audit-crate: the auditor’s Five Safes RO
         .get(AuditCrateService)
         .open(PROJECT, { kind: 'cli', name: 't' });
       // Nobody reads: once the stream's buffer is full and no page is being read, it waits.
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 30_000;
       let settled = 0;
       while (settled < 50) {
         if (Date.now() > deadline)
@@ -498,5 +491,5 @@ describe('GET /api/projects/{acronym}/audit-crate: the auditor’s Five Safes RO
     } finally {
       spy.mockRestore();
     }
-  }, 60_000);
+  }, 90_000);
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { AuditRow } from '../audit/audit.repository';
 
 /** The DAISY project an audit crate is about (safe project). */
 export interface CrateProject {
@@ -56,16 +57,10 @@ export interface CrateScope {
 }
 
 /** One trail entry as exported: its fields, the hashed text of its body and its hashes. */
-export interface CrateTrailRow {
+export interface CrateTrailRow extends Omit<AuditRow, 'change'> {
   seq: string;
   event_id: string;
   at: Date;
-  actor_kind: string;
-  actor_id: string | null;
-  actor_name: string | null;
-  action: string;
-  object_type: string;
-  object_id: string | null;
   change: Record<string, unknown>;
   /** `audit_log_body(row)`: the exact text hashed, `hash = sha256(prev_hash || body)`. */
   body: string;
