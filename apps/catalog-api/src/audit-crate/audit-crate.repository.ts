@@ -133,33 +133,35 @@ export class AuditCrateRepository {
   }
 
   /**
-   * Up to `limit` of the project's trail entries after position `after`, up to `through` (the
-   * head the export was cut at), in chain order; with `types`, only those `<object>.<action>`s.
-   * An index scan of the primary key from `after`: the whole export reads the trail once per
-   * pass, whatever its length.
+   * The project's trail entries at positions `after` < seq <= `upTo`, in chain order; with
+   * `types`, only those `<object>.<action>`s. The caller bounds the window (a few thousand
+   * positions), so a statement reads at most that many entries whatever the project's share of
+   * the trail. The window is read first, by the primary key alone (a materialised CTE), then
+   * filtered: with a LIMIT instead, or the filters beside the range, the planner gathered and
+   * sorted every match, or built a bitmap of every DRS event, for each statement (past the
+   * statement time-out, or minutes per export, with a million entries).
    */
   async trailPage(
     manager: EntityManager,
     scope: CrateScope,
     after: string,
-    through: string,
-    limit: number,
+    upTo: string,
     types?: string[],
   ): Promise<CrateTrailRow[]> {
     return manager.query<CrateTrailRow[]>(
-      `SELECT a.id::text AS seq, a.event_id, a.at, a.actor_kind, a.actor_id, a.actor_name,
+      `WITH win AS MATERIALIZED (SELECT * FROM audit_log WHERE id > $1::bigint AND id <= $2::bigint)
+       SELECT a.id::text AS seq, a.event_id, a.at, a.actor_kind, a.actor_id, a.actor_name,
               a.action, a.object_type, a.object_id, a.change,
-              audit_log_body(a) AS body, encode(a.prev_hash, 'hex') AS prev_hash,
+              audit_log_body(a::audit_log) AS body, encode(a.prev_hash, 'hex') AS prev_hash,
               encode(a.hash, 'hex') AS hash,
               ad.elu_accession AS access_dataset,
               COALESCE(ac.request_subject, au.oidc_id, acn.oidc_id) AS access_subject
-       FROM audit_log a
+       FROM win a
        LEFT JOIN accesses ac ON a.object_type = 'access' AND ac.id::text = a.object_id
        LEFT JOIN datasets ad ON ad.id = ac.dataset_id
        LEFT JOIN users au ON au.id = ac.user_id
        LEFT JOIN contacts acn ON acn.id = ac.contact_id
-       WHERE a.id > $1::bigint AND a.id <= $2::bigint
-         AND ($8::text[] IS NULL OR a.object_type || '.' || a.action = ANY($8::text[]))
+       WHERE ($8::text[] IS NULL OR a.object_type || '.' || a.action = ANY($8::text[]))
          AND (
            (a.object_type = 'access' AND ac.dataset_id = ANY($3::int[]))
            OR (a.object_type = 'dataset' AND a.object_id = ANY($4::text[]))
@@ -169,17 +171,16 @@ export class AuditCrateRepository {
                 (SELECT e.id::text FROM exposures e WHERE e.dataset_id = ANY($3::int[])))
            OR (a.object_type IN ('visa', 'drs_object') AND a.change->>'dataset' = ANY($4::text[]))
            OR (a.object_type = 'drs_object' AND a.object_id = ANY($7::text[])))
-       ORDER BY a.id LIMIT $9`,
+       ORDER BY a.id`,
       [
         after,
-        through,
+        upTo,
         scope.datasetIds,
         scope.datasetKeys,
         String(scope.projectId),
         scope.contractIds,
         scope.drsObjectIds,
         types ?? null,
-        limit,
       ],
     );
   }

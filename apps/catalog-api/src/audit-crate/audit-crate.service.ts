@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { NotFoundError } from '@app/errors';
+import { AuditRepository } from '../audit/audit.repository';
 import { AuditActor, AuditService } from '../audit/audit.service';
 import { AuditSigner } from '../audit/audit-signer';
 import { AuditTrailService, SignedHead } from '../audit/audit-trail.service';
@@ -32,8 +33,13 @@ import {
   RO_CRATE_CONTEXT,
 } from './crate-entities';
 
-/** Trail entries read per statement: a few hundred kB, whatever the trail's length. */
-export const CRATE_PAGE = 1000;
+/**
+ * Trail positions read per statement: at most this many entries (about 1 MB with their bodies)
+ * in memory, whatever the trail's length.
+ */
+export const CRATE_WINDOW = 2000;
+/** Lines of a file written per chunk. */
+const LINES_PER_CHUNK = 1000;
 
 export const CRATE_FILES = {
   metadata: 'ro-crate-metadata.json',
@@ -72,6 +78,7 @@ export class AuditCrateService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly rows: AuditCrateRepository,
+    private readonly chain: AuditRepository,
     private readonly datasetRows: DatasetsRepository,
     private readonly audit: AuditService,
     private readonly trail: AuditTrailService,
@@ -156,21 +163,23 @@ export class AuditCrateService {
     return { fileName: `${bagName}.zip`, stream: bag.output };
   }
 
-  /** The trail entries of the project up to the export's head, page by page. */
+  /** The trail entries of the project up to the export's head, a window of positions at a time. */
   private async *pages(facts: CrateFacts, types?: string[]): AsyncGenerator<CrateTrailRow> {
-    let after = '0';
-    for (;;) {
+    const manager = this.dataSource.manager;
+    const head = BigInt(facts.head.claims.seq);
+    const first = await this.chain.firstId(manager);
+    let after = first === undefined ? head : BigInt(first) - 1n;
+    while (after < head) {
+      const upTo = after + BigInt(CRATE_WINDOW) < head ? after + BigInt(CRATE_WINDOW) : head;
       const page = await this.rows.trailPage(
-        this.dataSource.manager,
+        manager,
         facts.scope,
-        after,
-        facts.head.claims.seq,
-        CRATE_PAGE,
+        String(after),
+        String(upTo),
         types,
       );
       for (const row of page) yield row;
-      if (page.length < CRATE_PAGE) return;
-      after = page[page.length - 1].seq;
+      after = upTo;
     }
   }
 
@@ -209,7 +218,7 @@ export class AuditCrateService {
           body: row.body,
         }),
       );
-      if (lines.length === CRATE_PAGE) {
+      if (lines.length === LINES_PER_CHUNK) {
         yield `${lines.join('\n')}\n`;
         lines = [];
       }
@@ -223,7 +232,7 @@ export class AuditCrateService {
     let lines: string[] = [];
     for await (const row of this.pages(facts, ['drs_object.serve'])) {
       lines.push(csvLine(outputRow(row)));
-      if (lines.length === CRATE_PAGE) {
+      if (lines.length === LINES_PER_CHUNK) {
         yield lines.join('');
         lines = [];
       }
