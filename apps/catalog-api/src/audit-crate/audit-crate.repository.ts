@@ -82,8 +82,8 @@ export interface CrateCheckpoint {
 
 /**
  * What an auditor's export of one project reads: the project's records, once, and its trail
- * entries in keyset pages (`id > after ORDER BY id LIMIT n`), so no statement reads more than a
- * page and no connection is held between pages.
+ * entries a window of positions at a time, so no statement reads more than a window and no
+ * connection is held between windows.
  */
 @Injectable()
 export class AuditCrateRepository {

@@ -69,9 +69,9 @@ interface CrateFacts {
 /**
  * The auditor's export of one project (issue 59 item 3): a Five Safes RO-Crate 0.4 (RO-Crate
  * 1.2 in a BagIt bag, zipped). Safe project, safe data and the trail's head are read once; safe
- * people, the trail entries and safe outputs are read from the trail in keyset pages up to
- * that head while the ZIP is written, one page in memory at a time, no connection held between
- * pages. The export is itself a trail entry (read access to personal data is processing).
+ * people, the trail entries and safe outputs are read from the trail in windows of positions
+ * up to that head while the ZIP is written, one window in memory at a time, no connection held
+ * between windows. The export is itself a trail entry (read access to personal data is processing).
  */
 @Injectable()
 export class AuditCrateService {
