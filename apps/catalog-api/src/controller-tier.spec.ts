@@ -47,7 +47,7 @@ const OPTIONAL_KEY = [
 ];
 /** Routes for the global key alone: other kinds are refused even where they could read. */
 const GLOBAL_ONLY =
-  /^(POST \/api\/(partners|cohorts|projects|datasets|contracts)|\w+ \/api\/(admin|idp)\/.*)$/;
+  /^(POST \/api\/(partners|cohorts|projects|datasets|contracts)|\w+ \/api\/(admin|idp)\/.*|GET \/api\/projects\/:acronym\/audit-crate)$/;
 const WRITE = /^(POST|PUT|PATCH|DELETE) /;
 const WRITE_DENIED = '403 Write operations require the global API key';
 

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { RequestAccessesRepository } from './access-requests/request-accesses.repository';
 import { AccessesRepository } from './accesses/accesses.repository';
 import { AuditRepository } from './audit/audit.repository';
+import { AuditCrateRepository } from './audit-crate/audit-crate.repository';
 import { ApiKeyOwnersRepository } from './auth/api-key-owners.repository';
 import { CatalogVersionRepository } from './catalog-version/catalog-version.repository';
 import { CohortsRepository } from './cohorts/cohorts.repository';
@@ -24,6 +25,7 @@ const REPOSITORIES = [
   AccessesRepository,
   ApiKeyOwnersRepository,
   AuditRepository,
+  AuditCrateRepository,
   CatalogVersionRepository,
   CohortsRepository,
   ContactsRepository,

@@ -277,6 +277,7 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
             application: 4056,
             dataset: ds1,
             subject: 'sub-new',
+            duo: [],
             after: { status: 'active', grant_expires_on: '2031-08-03' },
           },
         },
@@ -285,6 +286,35 @@ describe('POST /api/accessreq (REMS entitlements)', () => {
         `SELECT is_active FROM users WHERE username = 'system::access-requests'`,
       );
       expect(system.is_active).toBe(false);
+    });
+
+    it("records the dataset's data-use terms as DUO IRIs in the grant's trail entry", async () => {
+      // Two declarations: the terms of both, each once; IP has no DUO term and is left out.
+      await main.dataSource.query(
+        `WITH dd AS (INSERT INTO data_declarations (dataset_id, title)
+           SELECT id, t FROM datasets, (VALUES ('x'), ('y')) v(t) WHERE elu_accession = $1
+           RETURNING id, title)
+         INSERT INTO use_conditions (data_declaration_id, use_class, use_condition_rule)
+         SELECT id, c::use_class, 'PERMISSION' FROM dd,
+           unnest(CASE WHEN title = 'x' THEN ARRAY['HMB', 'IP'] ELSE ARRAY['GRU', 'HMB'] END) c`,
+        [ds2],
+      );
+      try {
+        await post(main, [item({ resource: ds2 })]).expect(200);
+        const [entry] = await main.dataSource.query<{ change: { duo: string[] } }[]>(
+          `SELECT change FROM audit_log WHERE object_type = 'access' AND action = 'grant'`,
+        );
+        expect(entry.change.duo).toEqual([
+          'http://purl.obolibrary.org/obo/DUO_0000006',
+          'http://purl.obolibrary.org/obo/DUO_0000042',
+        ]);
+      } finally {
+        await main.dataSource.query(
+          `DELETE FROM data_declarations WHERE dataset_id =
+             (SELECT id FROM datasets WHERE elu_accession = $1)`,
+          [ds2],
+        );
+      }
     });
 
     it('takes the end date in UTC and defaults to 90 days when there is none', async () => {

@@ -193,6 +193,7 @@ async function addEdgeDatasets(c: DemoCatalog) {
             {
               use_class: 'PUB',
               use_class_label: 'Publication required',
+              duo_iri: 'http://purl.obolibrary.org/obo/DUO_0000019',
               use_class_note: 'Cite us.',
               use_condition_note: null,
               use_condition_rule: 'OBLIGATION',
@@ -200,6 +201,7 @@ async function addEdgeDatasets(c: DemoCatalog) {
             {
               use_class: 'GRU',
               use_class_label: 'General research use',
+              duo_iri: 'http://purl.obolibrary.org/obo/DUO_0000042',
               use_class_note: null,
               use_condition_note: 'Any.',
               use_condition_rule: 'PERMISSION',

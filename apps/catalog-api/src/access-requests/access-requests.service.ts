@@ -53,6 +53,7 @@ function accessAudit(
   action: 'grant' | 'revoke',
   item: KeyedEntitlement,
   change: AccessChange,
+  duo?: string[],
 ): AuditRecord[] {
   if (change.outcome === 'unchanged') return [];
   return [
@@ -65,6 +66,8 @@ function accessAudit(
         application: item.application,
         dataset: item.resource,
         subject: item.user,
+        // The data-use terms the person was granted the dataset under, as they stood then.
+        ...(duo === undefined ? {} : { duo }),
         ...(change.before === undefined ? {} : { before: change.before }),
         after: change.after,
       },
@@ -140,8 +143,14 @@ export class AccessRequestsService {
         rowEnds: entitlement.rowEnds,
       }));
       const results = await this.accesses.grantAll(manager, inputs, context);
+      // Read only when the trail gets an entry: a retried delivery changes nothing.
+      const terms = results.some((change) => change.outcome !== 'unchanged')
+        ? await this.datasets.duoTerms(manager, [...new Set(datasets.values())])
+        : new Map<number, string[]>();
       results.forEach((change, n) => {
-        for (const entry of accessAudit(actor, 'grant', entitlements[n], change)) trail.push(entry);
+        const duo = terms.get(datasets.get(entitlements[n].resource) as number) ?? [];
+        for (const entry of accessAudit(actor, 'grant', entitlements[n], change, duo))
+          trail.push(entry);
       });
       await this.audit.recordMany(manager, trail);
       return results;

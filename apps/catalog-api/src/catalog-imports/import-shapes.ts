@@ -156,8 +156,8 @@ const useConditionShape = record(
     use_condition_note: field(text({ nullable: true }), { aliases: ['use_restriction_note'] }),
     use_condition_rule: field(oneOf(USE_CONDITION_RULES), { aliases: ['use_restriction_rule'] }),
   },
-  // use_class_label is derived from use_class; the restriction objects are not stored.
-  { ignored: ['use_class_label', 'use_restriction_objects'] },
+  // use_class_label and duo_iri are derived from use_class; the restriction objects are not stored.
+  { ignored: ['use_class_label', 'duo_iri', 'use_restriction_objects'] },
 );
 
 const declarationShape = record(

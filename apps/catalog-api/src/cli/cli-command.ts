@@ -14,6 +14,8 @@ export interface CliContext {
   actor: AuditActor;
   /** Reads a file named on the command line (relative to the working directory). */
   readFile(path: string): string;
+  /** Writes a stream to a file named on the command line; its size in bytes. */
+  writeFile(path: string, stream: NodeJS.ReadableStream): Promise<number>;
 }
 
 /**

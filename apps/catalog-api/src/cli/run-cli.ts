@@ -1,8 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import {
   AppError,
   fromDatabaseConflict,
@@ -124,6 +125,11 @@ export async function runCli(
         app,
         actor: { kind: 'cli', name: env.CATALOG_CLI_USER ?? userInfo().username },
         readFile: (path) => decodeUtf8(readFileSync(resolve(io.cwd, path)), path),
+        writeFile: async (path, stream) => {
+          const file = createWriteStream(resolve(io.cwd, path));
+          await pipeline(stream, file);
+          return file.bytesWritten;
+        },
       },
       args,
     );

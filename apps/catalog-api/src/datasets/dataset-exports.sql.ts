@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { SqlParams } from '../common/sql-params';
 import { USER_EXPORTABLE, userPersonJson } from '../contacts/contact.sql';
 import type { Viewer } from '../auth/viewer';
-import { USE_CLASS_LABELS } from './use-condition-codes';
+import { DUO_IRIS, USE_CLASS_LABELS } from './use-condition-codes';
 
 /**
  * `object` (the JSON of a row) without its key `key` when that key holds `value` (JSON text):
@@ -40,6 +40,7 @@ const timestamp = (column: string) =>
  */
 function renderExportsSql(ids: string, params: SqlParams, source?: string): string {
   const labels = params.add(JSON.stringify(USE_CLASS_LABELS));
+  const duo = params.add(JSON.stringify(DUO_IRIS));
   const lists = `page AS MATERIALIZED (${ids}),
     declarations AS MATERIALIZED (SELECT dd.* FROM data_declarations dd
       WHERE dd.dataset_id = ANY (ARRAY(SELECT id FROM page))),
@@ -52,7 +53,9 @@ function renderExportsSql(ids: string, params: SqlParams, source?: string): stri
     use_conditions_of AS (SELECT uc.data_declaration_id AS id,
         array_agg(row_to_json(uv) ORDER BY uc.id) AS list
       FROM use_conditions uc LEFT JOIN json_each_text(${labels}::json) label ON label.key = uc.use_class::text
+      LEFT JOIN json_each_text(${duo}::json) term ON term.key = uc.use_class::text
       CROSS JOIN LATERAL (SELECT uc.use_class, label.value AS use_class_label,
+        term.value AS duo_iri,
         NULLIF(uc.use_class_note, '') AS use_class_note,
         NULLIF(uc.use_condition_note, '') AS use_condition_note, uc.use_condition_rule) uv
       WHERE uc.data_declaration_id = ANY (ARRAY(SELECT id FROM declarations))
@@ -136,7 +139,7 @@ function renderExportsSql(ids: string, params: SqlParams, source?: string): stri
 
 /**
  * What a stored export was rendered by: a hash of the rendering statement and of its values
- * (the use-class labels). A stored export of another format (code that renders differently) is
+ * (the use-class labels and DUO IRIs). A stored export of another format (code that renders differently) is
  * never used, and the refresher renders it again.
  */
 export const EXPORT_FORMAT = (() => {

@@ -48,6 +48,11 @@ class DeclarationCohort {
 class UseConditionRecord {
   @Text({ description: 'GA4GH consent code' }) use_class!: string;
   @Text() use_class_label!: string;
+  @TextOrNull({
+    description:
+      'The consent code as a Data Use Ontology term (http://purl.obolibrary.org/obo/DUO_…); null for IP and Other, which DUO lacks',
+  })
+  duo_iri!: string | null;
   @TextOrNull() use_class_note!: string | null;
   @TextOrNull() use_condition_note!: string | null;
   @OneOf(USE_CONDITION_RULES) use_condition_rule!: string;

@@ -12,6 +12,7 @@ import { DatabaseRepository, SnapshotReader } from '../database/database.reposit
 import { datasetVisible } from '../visibility/visibility.sql';
 import type { Viewer } from '../auth/viewer';
 import { exportPageSql, storeStaleExportsSql } from './dataset-exports.sql';
+import { duoIri } from './use-condition-codes';
 
 export interface DatasetFilter {
   projectId?: number;
@@ -191,6 +192,24 @@ export class DatasetsRepository {
       [accessions],
     );
     return new Map(rows.map((row) => [row.elu_accession, row.id]));
+  }
+
+  /**
+   * The data-use terms of each dataset, as DUO IRIs (sorted, each once), over all its
+   * declarations' use conditions; consent codes DUO lacks (IP, Other) are left out. A dataset
+   * without use conditions is absent from the map.
+   */
+  async duoTerms(manager: EntityManager, datasetIds: number[]): Promise<Map<number, string[]>> {
+    if (datasetIds.length === 0) return new Map();
+    const rows = await manager.query<{ id: number; codes: string[] }[]>(
+      `SELECT dd.dataset_id AS id, array_agg(DISTINCT uc.use_class::text) AS codes
+       FROM use_conditions uc JOIN data_declarations dd ON dd.id = uc.data_declaration_id
+       WHERE dd.dataset_id = ANY($1::int[]) GROUP BY dd.dataset_id`,
+      [datasetIds],
+    );
+    return new Map(
+      rows.map((row) => [row.id, row.codes.flatMap((code) => duoIri(code) ?? []).sort()]),
+    );
   }
 
   /** A dataset by accession, else by exact title. */

@@ -34,3 +34,47 @@ export const USE_CONDITION_RULES = [
   'CONSTRAINED_PERMISSION',
 ] as const;
 export type UseConditionRule = (typeof USE_CONDITION_RULES)[number];
+
+/**
+ * GA4GH consent codes as Data Use Ontology terms (DUO, purl.obolibrary.org/obo/duo.owl): the one
+ * mapping behind the JSON API's `duo_iri`, DCAT's `dct:type`, the trail's `duo` and the audit
+ * crate. IP and Other have no DUO term: they stay a label and note.
+ */
+const DUO_TERMS: Partial<Record<UseClass, string>> = {
+  NRES: 'DUO_0000004',
+  GRU: 'DUO_0000042',
+  HMB: 'DUO_0000006',
+  DS: 'DUO_0000007',
+  POA: 'DUO_0000011',
+  RS: 'DUO_0000012',
+  RUO: 'DUO_0000014',
+  NMDS: 'DUO_0000015',
+  GSO: 'DUO_0000016',
+  NPU: 'DUO_0000018',
+  PUB: 'DUO_0000019',
+  COL: 'DUO_0000020',
+  IRB: 'DUO_0000021',
+  GS: 'DUO_0000022',
+  MOR: 'DUO_0000024',
+  TS: 'DUO_0000025',
+  US: 'DUO_0000026',
+  PS: 'DUO_0000027',
+  IS: 'DUO_0000028',
+  RTN: 'DUO_0000029',
+};
+
+export const DUO_BASE = 'http://purl.obolibrary.org/obo/';
+
+/** The DUO term's IRI of a consent code, or null when DUO has none (IP, Other). */
+export function duoIri(useClass: string): string | null {
+  const term = DUO_TERMS[useClass as UseClass];
+  return term === undefined ? null : `${DUO_BASE}${term}`;
+}
+
+/** Every consent code with a DUO term, and its IRI (for SQL that renders the IRI itself). */
+export const DUO_IRIS: Record<string, string> = Object.fromEntries(
+  USE_CLASSES.flatMap((code) => {
+    const found = duoIri(code);
+    return found === null ? [] : [[code, found]];
+  }),
+);

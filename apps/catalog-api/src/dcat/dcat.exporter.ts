@@ -1,3 +1,4 @@
+import { duoIri } from '../datasets/use-condition-codes';
 import type { DatasetFacts } from './dcat.repository';
 import { iri, RdfNode } from './rdf-graph';
 
@@ -34,33 +35,6 @@ export const ACCESS_RIGHTS = {
 const ACCESS_ORDER = ['PUBLIC', 'RESTRICTED', 'NON_PUBLIC'] as const;
 export type AccessLevel = (typeof ACCESS_ORDER)[number];
 
-/**
- * GA4GH consent codes as Data Use Ontology terms (DUO, purl.obolibrary.org/obo/duo.owl). IP and
- * Other have no DUO term: they stay a label and note.
- */
-export const DUO_TERMS: Record<string, string | undefined> = {
-  NRES: 'DUO_0000004',
-  GRU: 'DUO_0000042',
-  HMB: 'DUO_0000006',
-  DS: 'DUO_0000007',
-  POA: 'DUO_0000011',
-  RS: 'DUO_0000012',
-  RUO: 'DUO_0000014',
-  NMDS: 'DUO_0000015',
-  GSO: 'DUO_0000016',
-  NPU: 'DUO_0000018',
-  PUB: 'DUO_0000019',
-  COL: 'DUO_0000020',
-  IRB: 'DUO_0000021',
-  GS: 'DUO_0000022',
-  MOR: 'DUO_0000024',
-  TS: 'DUO_0000025',
-  US: 'DUO_0000026',
-  PS: 'DUO_0000027',
-  IS: 'DUO_0000028',
-  RTN: 'DUO_0000029',
-};
-
 /** HealthDCAT-AP health categories (EHDS art. 51) a data-type name falls in, by its wording. */
 const HEALTH_CATEGORY_RULES: [RegExp, string, string][] = [
   [
@@ -86,6 +60,9 @@ const LEGAL_BASES: Record<string, string> = {
   '6.1(f)': 'A6-1-f',
 };
 const DPV_GDPR = 'https://w3id.org/dpv/legal/eu/gdpr#';
+
+/** A GDPR art. 6.1 code (`6.1(a)`) as its DPV term's IRI (DCAT's and the audit crate's). */
+export const legalBasisIri = (code: string): string => `${DPV_GDPR}${LEGAL_BASES[code]}`;
 const DPV_PD = 'https://w3id.org/dpv/dpv-pd#';
 
 /**
@@ -391,7 +368,7 @@ export class DcatExporter {
     const nodes: RdfNode[] = [];
     for (const basis of facts.legal_bases) {
       for (const code of basis.legal_basis_codes) {
-        const term = `${DPV_GDPR}${LEGAL_BASES[code]}`;
+        const term = legalBasisIri(code);
         ds.ref(iri('dpv', 'hasLegalBasis'), term);
         nodes.push(
           new RdfNode(term, [iri('dpv', 'LegalBasis')]).lit(
@@ -422,9 +399,8 @@ export class DcatExporter {
           .lit(iri('skos', 'notation'), rule.use_class)
           .lit(iri('rdfs', 'comment'), rule.use_class_note)
           .lit(iri('rdfs', 'comment'), rule.use_condition_note);
-        const duo = DUO_TERMS[rule.use_class];
-        if (duo !== undefined)
-          node.ref(iri('dct', 'type'), `http://purl.obolibrary.org/obo/${duo}`);
+        const duo = duoIri(rule.use_class);
+        if (duo !== null) node.ref(iri('dct', 'type'), duo);
         policy.ref(iri('odrl', property), node.id);
         nodes.push(node);
       }

@@ -1,4 +1,5 @@
 import type { CliCommand } from '../cli-command';
+import { auditCrateCommand } from './audit-crate.command';
 import {
   createEndpointCommand,
   exposeCommand,
@@ -39,4 +40,5 @@ export const CLI_COMMANDS: CliCommand[] = [
   subscriptionsCommand,
   permissionsCommand,
   vpDiscoverableCommand,
+  auditCrateCommand,
 ];

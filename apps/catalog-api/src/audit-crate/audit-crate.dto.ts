@@ -1,0 +1,7 @@
+import { PathTextParam } from '@app/platform';
+
+/** Project acronyms are at most 200 characters (the column). */
+export class AuditCrateParams {
+  @PathTextParam('Project acronym', 200)
+  acronym!: string;
+}

@@ -1,0 +1,20 @@
+import { AuditCrateService } from '../../audit-crate/audit-crate.service';
+import { allowOptions, CliCommand, option, positional } from '../cli-command';
+
+/**
+ * The twin of `GET /api/projects/{acronym}/audit-crate`: the same crate, written to a file
+ * (default: its own name in the working directory), recorded in the trail as the CLI's.
+ */
+export const auditCrateCommand: CliCommand = {
+  name: 'audit-crate',
+  usage: '<project acronym> [--out FILE.zip]',
+  summary: "Write the auditor's export of a project (a Five Safes RO-Crate zip) to a file",
+  async run(ctx, args) {
+    allowOptions(args, ['out']);
+    const acronym = positional(args, 0, 'project acronym');
+    const crate = await ctx.app.get(AuditCrateService).open(acronym, ctx.actor);
+    const file = option(args, 'out', true) ?? crate.fileName;
+    const bytes = await ctx.writeFile(file, crate.stream);
+    return { file, bytes };
+  },
+};
