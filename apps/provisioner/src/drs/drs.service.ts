@@ -416,7 +416,7 @@ export class DrsService {
       unresolved.push({ error_code: 403, object_ids: refused });
       // A whole request refused is recorded by DrsErrorsFilter; these are refused one by one.
       await this.trail.emit(
-        ...refused.map((id) => ({
+        refused.map((id) => ({
           type: 'drs_object.refuse' as const,
           object_id: id,
           subject: caller.subject,
@@ -430,7 +430,7 @@ export class DrsService {
   /** The trail's record of objects given to a caller: the dataset and the visa that granted it. */
   private allowed(caller: DrsCaller, objects: { id: string; accession: string }[]): Promise<void> {
     return this.trail.emit(
-      ...objects.map(({ id, accession }) => ({
+      objects.map(({ id, accession }) => ({
         type: 'drs_object.allow' as const,
         object_id: id,
         subject: caller.subject,

@@ -39,15 +39,16 @@ export class TrailEmitter {
     return this.on;
   }
 
-  /** Queues the events, in the order given. */
-  async emit(...events: TrailFacts[]): Promise<void> {
+  /** Queues the event, or the events in the order given. */
+  async emit(facts: TrailFacts | TrailFacts[]): Promise<void> {
+    const events = Array.isArray(facts) ? facts : [facts];
     if (!this.on || events.length === 0) return;
     const now = new Date().toISOString();
-    const jobs = events.map((facts) => {
+    const jobs = events.map((one) => {
       const event = bounded({
-        ...facts,
-        id: facts.id ?? randomUUID(),
-        occurred_at: facts.occurred_at ?? now,
+        ...one,
+        id: one.id ?? randomUUID(),
+        occurred_at: one.occurred_at ?? now,
       });
       return {
         name: TrailJobName.Report,
