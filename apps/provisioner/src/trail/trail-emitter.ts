@@ -33,6 +33,12 @@ export class TrailEmitter {
     @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
   ) {
     this.on = settings.catalogRegistration !== null;
+    // BullMQ reconnects by itself; without a listener it would print raw stack traces.
+    if (this.on) {
+      queue.on('error', (error: Error) =>
+        this.logger.warn({ err: error }, `queue ${TRAIL_QUEUE}: connection error; reconnecting`),
+      );
+    }
   }
 
   get enabled(): boolean {
