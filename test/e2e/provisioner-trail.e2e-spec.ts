@@ -3,11 +3,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import { SignJWT } from 'jose';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
 import { freePort } from '../support/app-process';
-import { startCatalogApp, TEST_GLOBAL_KEY } from '../support/catalog-app';
+import { startCatalogApp } from '../support/catalog-app';
+import { brokerPassport, catalogVisas, grantReader } from '../support/drs-reader';
 import {
   startProvisionerApps,
   TEST_WRITE_KEY,
@@ -15,7 +15,6 @@ import {
 } from '../support/provisioner-app';
 import { poll, until } from '../support/wait';
 import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
-import { addUser } from '../../apps/catalog-api/test/support/integration-fixture';
 import { AuditTrailService } from '../../apps/catalog-api/src/audit/audit-trail.service';
 import type { CatalogTestApp } from '../support/catalog-app';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
@@ -80,21 +79,7 @@ describe('the provisioner reports to the catalog’s access trail through its ou
       50,
     );
   /** The reader's passport: the catalog's visas in a broker's JWT. */
-  const passport = async () => {
-    const visas = (
-      await request(catalog.server)
-        .get(`/api/ga4gh/permissions/${READER}`)
-        .set('X-API-Key', TEST_GLOBAL_KEY)
-        .expect(200)
-    ).body.ga4gh_passport_v1 as string[];
-    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    return new SignJWT({ ga4gh_passport_v1: visas })
-      .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
-      .setSubject(READER)
-      .setIssuedAt()
-      .setExpirationTime('1h')
-      .sign(privateKey);
-  };
+  const passport = async () => brokerPassport(READER, await catalogVisas(catalog.server, READER));
   /** The provisioner's entries after position `after`, in trail order. */
   const reported = async (after: string): Promise<TrailRow[]> =>
     catalog.dataSource.query(
@@ -155,17 +140,11 @@ describe('the provisioner reports to the catalog’s access trail through its ou
     for (const name of ['DS-READ', 'DS-OTHER']) {
       accession[name] = await registered(await importDataset(name));
     }
-    await addUser(catalog.dataSource, 'trail-reader', { oidcId: READER });
-    await catalog.dataSource.query(
-      `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
-       SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = ANY($1)`,
-      [[accession['DS-READ'], accession['DS-OTHER']]],
-    );
-    await catalog.dataSource.query(
-      `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
-       SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
-       WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
-      [accession['DS-READ'], READER],
+    await grantReader(
+      catalog.dataSource,
+      { subject: READER, username: 'trail-reader' },
+      [accession['DS-READ'], accession['DS-OTHER']],
+      accession['DS-READ'],
     );
   }, 120_000);
 

@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
-import { CatalogClient } from '../storage-registration/catalog.client';
+import { CatalogClient } from '../catalog-client/catalog.client';
 import { TrailEmitter } from './trail-emitter';
 import { TrailMetrics } from './trail-metrics.service';
 import { configureTrailProcessor, TrailProcessor } from './trail.processor';

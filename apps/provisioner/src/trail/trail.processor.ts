@@ -4,7 +4,7 @@ import { Job, Queue, UnrecoverableError, Worker, WorkerOptions } from 'bullmq';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
 import { WorkerWatchService } from '../queue/worker-watch.service';
-import { CatalogClient, CatalogRefusedError } from '../storage-registration/catalog.client';
+import { CatalogClient, CatalogRefusedError } from '../catalog-client/catalog.client';
 import { TrailMetrics } from './trail-metrics.service';
 import {
   TRAIL_QUEUE,
@@ -36,8 +36,9 @@ export function configureTrailProcessor(settings: ProvisionerSettings): void {
  * Delivers trail events to the catalog (worker process only), one at a time in order. The
  * catalog unreachable or answering 5xx: the queue pauses with exponential backoff and the same
  * event is delivered again first (`Worker.RateLimitError` puts it back at the head of the queue,
- * its attempts untouched), so nothing is lost or reordered however long the outage. A 4xx is a
- * malformed event: failed and kept (counted, one log line), and delivery goes on.
+ * its attempts untouched), so nothing is lost or reordered however long the outage, or until a
+ * refused key (401, 403) is set right. Another 4xx is a malformed event: failed and kept
+ * (counted, one log line), and delivery goes on.
  */
 @Processor(TRAIL_QUEUE)
 export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplicationBootstrap {
@@ -83,7 +84,8 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
       return result;
     } catch (error) {
       const message = (error as Error).message;
-      if (error instanceof CatalogRefusedError) {
+      // The key refused (401, 403) is this deployment's settings, not the event: wait, in order.
+      if (error instanceof CatalogRefusedError && error.status !== 401 && error.status !== 403) {
         this.metrics.record('refused');
         this.logger.warn(
           `trail event ${job.data.id} (${job.data.type}) refused by the catalog: ${error.reason}: ${message}`,
