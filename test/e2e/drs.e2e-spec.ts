@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { Logger } from '@nestjs/common';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
@@ -27,6 +27,7 @@ import {
   type ProvisionerTestApps,
 } from '../support/provisioner-app';
 import { poll, until } from '../support/wait';
+import { brokerPassport, catalogVisas, grantReader } from '../support/drs-reader';
 import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
 import { sendRaw } from '../support/raw-http';
 import { metricSample } from '../support/prometheus-text';
@@ -36,7 +37,6 @@ import { AccessUrls } from '../../apps/provisioner/src/drs/access-urls';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { readVisaKey, signCompact } from '../../apps/catalog-api/src/ga4gh/visa-signing-key';
-import { addUser } from '../../apps/catalog-api/test/support/integration-fixture';
 import { FakeKeycloak } from '../../apps/catalog-api/test/support/fake-keycloak';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
@@ -99,23 +99,8 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
 
   const api = () => request(apps.api.getHttpServer());
   /** The reader's passport as a broker would hand it over: the catalog's visas in a JWT. */
-  const passportOf = async (visas?: string[]) => {
-    const own =
-      visas ??
-      ((
-        await request(catalog.server)
-          .get(`/api/ga4gh/permissions/${READER}`)
-          .set('X-API-Key', TEST_GLOBAL_KEY)
-          .expect(200)
-      ).body.ga4gh_passport_v1 as string[]);
-    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    return new SignJWT({ ga4gh_passport_v1: own })
-      .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
-      .setSubject(READER)
-      .setIssuedAt()
-      .setExpirationTime('1h')
-      .sign(privateKey);
-  };
+  const passportOf = async (visas?: string[]) =>
+    brokerPassport(READER, visas ?? (await catalogVisas(catalog.server, READER)));
   /** A visa signed with the catalog's own key (or `key`), with `change` applied to its claims. */
   const visa = (change: (claims: Record<string, unknown>) => void, pem = keyPem) => {
     const key = readVisaKey(pem, 'RS256', 'test');
@@ -249,17 +234,11 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       accession[key] = record[key].catalog!.accession!;
     }
     // The reader is granted DS-BAM only (its registered dataset needs an exposure to be granted).
-    await addUser(catalog.dataSource, 'drs-reader', { oidcId: READER });
-    await catalog.dataSource.query(
-      `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
-       SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = ANY($1)`,
-      [[accession.bam, accession.other]],
-    );
-    await catalog.dataSource.query(
-      `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
-       SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
-       WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
-      [accession.bam, READER],
+    await grantReader(
+      catalog.dataSource,
+      { subject: READER, username: 'drs-reader' },
+      [accession.bam, accession.other],
+      accession.bam,
     );
   }, 120_000);
 

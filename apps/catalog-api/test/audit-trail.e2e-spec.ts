@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { generateApiKey, hashApiKey } from '@app/auth';
+import { AuditTrailService } from '../src/audit/audit-trail.service';
 import { runCli } from '../src/cli/run-cli';
 import { buildTypeOrmOptions } from '../src/typeorm-options';
 import { DemoCatalog, startDemoCatalog } from './demo-catalog.fixture';
@@ -128,6 +129,59 @@ describe('the audit trail: one hash-chained, append-only log', () => {
       saved.hash,
     ]);
     expect((await trail('verify')).code).toBe(0);
+  });
+
+  it('checks in ranges, several at once in one snapshot, and names the same entry wherever the ranges fall', async () => {
+    const service = c.app.get(AuditTrailService);
+    // Ranges of 3 (1-3, 4-6, 7-9, ...), 3 at once: entry 7 starts a range, entry 6 ends one.
+    const bothWays = async () => {
+      const whole = await service.verify();
+      const ranged = await service.verify(undefined, { batch: 3, parallel: 3 });
+      const { entries: _e, ...found } = ranged;
+      const { entries: _w, ...expected } = whole;
+      expect(found).toEqual(expected);
+      return ranged;
+    };
+    const intact = await bothWays();
+    expect(intact).toMatchObject({ ok: true });
+    expect(intact.entries).toBeGreaterThan(9);
+    expect((await service.verify(undefined, { batch: 3, parallel: 3 })).entries).toBe(
+      intact.entries,
+    );
+    const broken = async () => (await bothWays()).broken;
+
+    // An entry edited at the start of a range.
+    const seven = await one<{ change: object }>('SELECT change FROM audit_log WHERE id = 7');
+    await asOwner(`UPDATE audit_log SET change = change || '{"x": 1}' WHERE id = 7`);
+    expect(await broken()).toMatchObject({ id: '7', problem: 'hash' });
+    await asOwner('UPDATE audit_log SET change = $1 WHERE id = 7', [seven.change]);
+
+    // An entry replaced at the end of a range: the next range's first entry names it.
+    const six = await one<{ row: object; action: string; hash: Buffer }>(
+      'SELECT row_to_json(a) AS row, action, hash FROM audit_log a WHERE id = 6',
+    );
+    await asOwner(`UPDATE audit_log SET action = 'forged' WHERE id = 6`);
+    await asOwner(
+      `UPDATE audit_log a SET hash = sha256(prev_hash || convert_to(audit_log_body(a), 'UTF8')) WHERE id = 6`,
+    );
+    expect(await broken()).toMatchObject({ id: '7', problem: 'link' });
+    await asOwner('UPDATE audit_log SET action = $1, hash = $2 WHERE id = 6', [
+      six.action,
+      six.hash,
+    ]);
+
+    // An entry removed at the end of a range: the next range's first entry follows nothing.
+    await asOwner('DELETE FROM audit_log WHERE id = 6');
+    expect(await broken()).toMatchObject({ id: '7', problem: 'gap' });
+    await c.dataSource.transaction(async (m) => {
+      await m.query('ALTER TABLE audit_log DISABLE TRIGGER USER');
+      await m.query(
+        'INSERT INTO audit_log SELECT * FROM json_populate_record(NULL::audit_log, $1)',
+        [six.row],
+      );
+      await m.query('ALTER TABLE audit_log ENABLE TRIGGER USER');
+    });
+    expect(await bothWays()).toMatchObject({ ok: true });
   });
 
   it('one order across replicas: concurrent writers from separate pools take positions one at a time', async () => {

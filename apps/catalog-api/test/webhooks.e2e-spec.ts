@@ -9,6 +9,10 @@ import { until } from '../../../test/support/wait';
 import { runCli } from '../src/cli/run-cli';
 import request from 'supertest';
 import { DemoCatalog, KeyName, KEYS, startDemoCatalog } from './demo-catalog.fixture';
+import { startCatalogApp, type CatalogTestApp } from '../../../test/support/catalog-app';
+import { CatalogVersionTracker } from '../src/catalog-version/catalog-version-tracker';
+import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 
 interface Received {
   path: string;
@@ -271,5 +275,82 @@ describe('webhook subscriptions: the trail as Standard Webhooks messages', () =>
       json: { status: 'Success' },
     });
     expect((await cli('subscriptions', 'delete', String(made.json.id))).code).toBe(1);
+  });
+});
+
+/**
+ * The sender polled its fan-out every WEBHOOK_POLL_MS whether or not anyone subscribed (issue
+ * 59): with no subscription it now runs no query, and a subscription made or ended by another
+ * writer (the CLI here, as another replica would) is heard at once.
+ */
+describe('the webhook sender without subscriptions', () => {
+  let c: CatalogTestApp;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  const secrets: Record<string, string> = {};
+
+  beforeAll(async () => {
+    receiver = await startReceiver(secrets);
+    c = await startCatalogApp({
+      WEBHOOK_DELIVERY: 'true',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_POLL_MS: '20',
+      WEBHOOK_TIMEOUT_MS: '500',
+    });
+  });
+  afterAll(async () => {
+    await c?.close();
+    await receiver?.close();
+  });
+
+  const cli = async (...argv: string[]) => {
+    let out = '';
+    const code = await runCli(
+      argv,
+      { DATABASE_URL: c.databaseUrl, WEBHOOK_ALLOW_HTTP: 'true', CATALOG_CLI_USER: 'ops' },
+      { out: (t) => (out += t), err: () => undefined, cwd: __dirname },
+    );
+    expect(code).toBe(0);
+    return JSON.parse(out) as { id: number; secret?: string };
+  };
+
+  it('runs no query while there is none; one made elsewhere starts delivery; its end stops it', async () => {
+    const dispatcher = c.app.get(WebhookDispatcher);
+    const outbox = c.app.get(WebhooksRepository);
+    const rounds = jest.spyOn(dispatcher, 'runRound');
+    const asked = jest.spyOn(outbox, 'anySubscription');
+    const fanOut = jest.spyOn(outbox, 'fanOut');
+    const take = jest.spyOn(outbox, 'take');
+    /** `n` more rounds of the sender, from now. */
+    const roundsPass = async (n: number) => {
+      const from = rounds.mock.calls.length;
+      await until(() => rounds.mock.calls.length >= from + n, `${n} rounds of the sender`);
+    };
+    try {
+      await until(() => c.app.get(CatalogVersionTracker).listening(), 'the listener to be up');
+      await roundsPass(2);
+      for (const spy of [asked, fanOut, take]) spy.mockClear();
+      await roundsPass(10);
+      expect([asked, fanOut, take].map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0]);
+
+      const made = await cli('subscriptions', 'create', '--url', `${receiver.base}/elsewhere`);
+      secrets['/elsewhere'] = made.secret!;
+      await c.dataSource.query(
+        `INSERT INTO audit_log (actor_kind, action, object_type, object_id) VALUES ('system', 'update', 'dataset', 'heard')`,
+      );
+      await until(
+        () => receiver.received.some((r) => r.body.data.object.id === 'heard'),
+        'the entry delivered to the subscription the CLI made',
+      );
+
+      await cli('subscriptions', 'delete', String(made.id));
+      // The end is heard: the sender asks once more, then stops querying again.
+      await until(() => asked.mock.calls.length > 0, 'the sender to ask again');
+      await roundsPass(2);
+      for (const spy of [asked, fanOut, take]) spy.mockClear();
+      await roundsPass(10);
+      expect([asked, fanOut, take].map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0]);
+    } finally {
+      for (const spy of [rounds, asked, fanOut, take]) spy.mockRestore();
+    }
   });
 });

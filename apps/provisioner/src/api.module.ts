@@ -20,6 +20,7 @@ import { StorageModule } from './storage/storage.module';
 import { SubmissionsModule } from './submissions/submissions.module';
 import { QueueBackendConfig } from './queue/queue-backend';
 import { QueueModule } from './queue/queue.module';
+import { TrailModule } from './trail/trail.module';
 
 /** The provisioner's HTTP API process: the routes and the imports queue's producer, never a worker. */
 @Module({})
@@ -32,6 +33,8 @@ export class ProvisionerApiModule {
         LoggingModule.forRoot({ level: settings.LOG_LEVEL, urlTokens: ACCESS_URL_TOKENS }),
         QueueModule.forRoot(backend),
         ImportQueueModule.forApi(),
+        // The DRS routes' decisions and reads go to the trail's outbox.
+        TrailModule.forApi(),
         // Route modules before the others: routes (and the OpenAPI paths) keep their order.
         SubmissionsModule,
         DatasetsModule,

@@ -3,6 +3,7 @@ import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type { Queue } from 'bullmq';
 import { StorageRegistrationModule } from './storage-registration/storage-registration.module';
+import { TrailModule } from './trail/trail.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
 import { CopyThreadPool, FileBudget } from './import-pipeline/copying';
 import type { QueueBackendConfig } from './queue/queue-backend';
@@ -75,8 +76,12 @@ export class ImportQueueModule {
     return {
       module: ImportQueueModule,
       ...producerSide,
-      // A published import hands its registration to the catalog's outbox queue.
-      imports: [...producerSide.imports, StorageRegistrationModule.forWorker(settings)],
+      // A published import hands its registration and its trail event to the catalog's outboxes.
+      imports: [
+        ...producerSide.imports,
+        StorageRegistrationModule.forWorker(settings),
+        TrailModule.forWorker(settings),
+      ],
       providers: [
         ...producerSide.providers,
         ImportProcessor,

@@ -67,7 +67,7 @@ describe('GET /metrics', () => {
     ).toBe(2);
     expect(text).not.toContain('nothing-here');
     expect(metricSample(text, 'provisioner_queue_up', { queue: 'imports' })).toBe(1);
-    for (const queue of ['imports', 'catalog-registration'])
+    for (const queue of ['imports', 'catalog-registration', 'catalog-trail'])
       for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
         expect(metricSample(text, 'provisioner_queue_jobs', { queue, state })).toEqual(
           expect.any(Number),
@@ -177,6 +177,7 @@ describe('queue dashboard at /admin/queues', () => {
     expect((queues.body as { queues: { name: string }[] }).queues.map((q) => q.name)).toEqual([
       'imports',
       'catalog-registration',
+      'catalog-trail',
     ]);
 
     await api.get('/admin/queues/api/queues').set('Cookie', 'queue_dashboard=forged').expect(401);

@@ -2,11 +2,18 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConflictError, ServiceUnavailableError } from '@app/errors';
 import { DataSource, EntityManager } from 'typeorm';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { AuditRepository, ChainPoint } from './audit.repository';
+import { AuditRepository, ChainPoint, ChainRange, RangeCheck } from './audit.repository';
 import { AuditSigner, CheckpointClaims } from './audit-signer';
 
 /** Entries checked per statement: a few MB of hashing, a statement well under its time-out. */
 const VERIFY_BATCH = 100_000;
+/**
+ * Statements checking ranges at once, each on its own connection in the one snapshot: hashing
+ * is the database's CPU, and every entry is checked against stored values only (its own hash,
+ * the hash stored before it), so ranges are independent. Bounded by the pool less the
+ * snapshot's own connection.
+ */
+const VERIFY_PARALLEL = 4;
 const GENESIS: ChainPoint = { seq: '0', hash: Buffer.alloc(32) };
 
 export type ChainProblem = 'hash' | 'gap' | 'link' | 'unanchored' | 'checkpoint' | 'head';
@@ -29,6 +36,12 @@ export interface TrailVerification {
   head: { seq: string; hash: string };
   /** The first entry that breaks the chain. */
   broken?: { id: string; problem: ChainProblem; message: string };
+}
+
+/** How `verify` splits the work (tests make ranges small to cross their boundaries). */
+export interface VerifyOptions {
+  batch?: number;
+  parallel?: number;
 }
 
 export interface SignedHead {
@@ -58,13 +71,24 @@ export class AuditTrailService {
   /**
    * Checks the whole chain in one snapshot (REPEATABLE READ, so appends and pruning meanwhile
    * change nothing it sees), from the start or the signed checkpoint the oldest entry follows,
-   * to the head; names the first entry that breaks it.
+   * to the head; names the first entry that breaks it. The positions are checked in ranges of
+   * `batch`, up to `parallel` at once on connections that share the snapshot
+   * (`pg_export_snapshot`); the first broken entry is the lowest any range names.
    */
-  verify(onProgress?: (checked: number) => void): Promise<TrailVerification> {
+  verify(
+    onProgress?: (checked: number) => void,
+    options: VerifyOptions = {},
+  ): Promise<TrailVerification> {
+    const batch = options.batch ?? VERIFY_BATCH;
+    const parallel = Math.max(
+      0,
+      Math.min(options.parallel ?? VERIFY_PARALLEL, this.settings.DATABASE_POOL_SIZE - 1),
+    );
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const snapshot = parallel > 0 ? await this.entries.exportSnapshot(manager) : undefined;
       const head = await this.entries.head(manager);
-      const first = await this.entries.firstId(manager);
-      const baseSeq = first === undefined ? head.seq : String(BigInt(first) - 1n);
+      const span = await this.entries.span(manager);
+      const baseSeq = span === undefined ? head.seq : String(BigInt(span.first) - 1n);
       const result: TrailVerification = {
         ok: true,
         entries: 0,
@@ -76,25 +100,40 @@ export class AuditTrailService {
         result.broken = { id, problem, message: PROBLEMS[problem] };
         return result;
       };
-      const firstAfterBase = String(BigInt(baseSeq) + 1n);
-      let at = GENESIS;
+      const firstAfterBase = BigInt(baseSeq) + 1n;
+      let start = GENESIS;
       if (baseSeq !== '0') {
         const anchor = await this.anchor(manager, baseSeq);
         if (anchor === 'unanchored' || anchor === 'checkpoint')
-          return broken(firstAfterBase, anchor);
-        at = anchor;
+          return broken(String(firstAfterBase), anchor);
+        start = anchor;
       }
-      for (;;) {
-        const batch = await this.entries.checkBatch(manager, at, VERIFY_BATCH);
-        result.entries += batch.entries;
-        if (batch.broken !== undefined) return broken(batch.broken.id, batch.broken.problem);
-        if (batch.last === undefined) break;
-        at = batch.last;
+      const ranges: ChainRange[] = [];
+      const last = span === undefined ? firstAfterBase - 1n : BigInt(span.last);
+      for (let from = firstAfterBase; from <= last; from += BigInt(batch)) {
+        const to = from + BigInt(batch) - 1n;
+        ranges.push({
+          from: String(from),
+          to: String(to < last ? to : last),
+          // The first range follows the anchor; the others the entry stored before them.
+          before: from === firstAfterBase ? start.hash : undefined,
+        });
+      }
+      const check = (range: ChainRange) =>
+        snapshot === undefined
+          ? this.entries.checkRange(manager, range)
+          : this.dataSource.transaction('REPEATABLE READ', async (m) => {
+              await this.entries.useSnapshot(m, snapshot);
+              return this.entries.checkRange(m, range);
+            });
+      const firstBroken = await checkInOrder(ranges, Math.max(1, parallel), check, (n) => {
+        result.entries += n;
         onProgress?.(result.entries);
-        if (batch.entries < VERIFY_BATCH) break;
-      }
-      if (at.seq !== head.seq || !at.hash.equals(head.hash)) {
-        return broken(String(BigInt(at.seq) + 1n), 'head');
+      });
+      if (firstBroken !== undefined) return broken(firstBroken.id, firstBroken.problem);
+      const end = span === undefined ? start : await this.entries.pointAt(manager, span.last);
+      if (end === undefined || end.seq !== head.seq || !end.hash.equals(head.hash)) {
+        return broken(String(BigInt(end?.seq ?? start.seq) + 1n), 'head');
       }
       return result;
     });
@@ -181,4 +220,33 @@ export class AuditTrailService {
     }
     return { seq, hash: checkpoint.hash };
   }
+}
+
+/**
+ * Runs `check` on every range, up to `parallel` at once, in order of their start, and returns
+ * the first broken entry of the earliest range that has one. Once a range is broken, ranges
+ * after it are not started (their answer could not come first).
+ */
+async function checkInOrder(
+  ranges: ChainRange[],
+  parallel: number,
+  check: (range: ChainRange) => Promise<RangeCheck>,
+  onChecked: (entries: number) => void,
+): Promise<RangeCheck['broken']> {
+  const found: RangeCheck['broken'][] = new Array<RangeCheck['broken']>(ranges.length);
+  let next = 0;
+  let stopAt = ranges.length;
+  const worker = async () => {
+    while (next < stopAt) {
+      const index = next++;
+      const answer = await check(ranges[index]);
+      onChecked(answer.entries);
+      if (answer.broken !== undefined) {
+        found[index] = answer.broken;
+        stopAt = Math.min(stopAt, index);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, ranges.length) }, worker));
+  return found.find((broken) => broken !== undefined);
 }

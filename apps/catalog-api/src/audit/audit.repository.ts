@@ -24,10 +24,19 @@ export interface ChainPoint {
   hash: Buffer;
 }
 
-/** One batch of the chain checked: how far it reached and the first entry that breaks it. */
-export interface ChainBatch {
+/**
+ * Positions `from`..`to` of the chain, to check; `before` is the hash the first of them
+ * follows (the anchor's), else the hash stored at position `from` − 1.
+ */
+export interface ChainRange {
+  from: string;
+  to: string;
+  before?: Buffer;
+}
+
+/** One range checked: its entries and the first entry that breaks the chain. */
+export interface RangeCheck {
   entries: number;
-  last?: ChainPoint;
   broken?: { id: string; problem: 'hash' | 'gap' | 'link' };
 }
 
@@ -100,62 +109,73 @@ export class AuditRepository {
     return head;
   }
 
-  /** The first position still in the log, or undefined when it is empty. */
-  async firstId(manager: EntityManager): Promise<string | undefined> {
-    const [row] = await manager.query<{ id: string | null }[]>(
-      'SELECT min(id)::text AS id FROM audit_log',
+  /** The first and last positions still in the log, or undefined when it is empty. */
+  async span(manager: EntityManager): Promise<{ first: string; last: string } | undefined> {
+    const [row] = await manager.query<{ first: string | null; last: string | null }[]>(
+      'SELECT min(id)::text AS first, max(id)::text AS last FROM audit_log',
     );
-    return row.id ?? undefined;
+    return row.first === null || row.last === null
+      ? undefined
+      : { first: row.first, last: row.last };
+  }
+
+  /** The entry at position `seq` as a chain point, if it is there. */
+  async pointAt(manager: EntityManager, seq: string): Promise<ChainPoint | undefined> {
+    const [row] = await manager.query<ChainPoint[]>(
+      'SELECT id::text AS seq, hash FROM audit_log WHERE id = $1',
+      [seq],
+    );
+    return row;
+  }
+
+  /** Names the caller's snapshot (REPEATABLE READ) so other connections can read in it. */
+  async exportSnapshot(manager: EntityManager): Promise<string> {
+    const [row] = await manager.query<{ id: string }[]>('SELECT pg_export_snapshot() AS id');
+    return row.id;
+  }
+
+  /** Reads in a snapshot another transaction exported: the first statement of a REPEATABLE READ one. */
+  async useSnapshot(manager: EntityManager, snapshot: string): Promise<void> {
+    if (!/^[0-9A-F-]+$/i.test(snapshot)) throw new Error(`not a snapshot id: ${snapshot}`);
+    await manager.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
   }
 
   /**
-   * Checks up to `limit` entries after position `after`, whose hash is `afterHash`: each
-   * entry's hash against its body, its position against the one before plus one, and its
-   * previous hash against the hash before. One statement: only the first broken entry and the
-   * last one checked leave the database.
+   * Checks the entries at positions `range.from`..`range.to`: each entry's hash against its
+   * body, its position against the one before plus one, and its previous hash against the hash
+   * before. The entry before the range is the one stored at `from` − 1 (or the anchor's hash):
+   * when it is missing, the range's first entry does not follow it (a gap). One statement, one
+   * pass, no sort: only the count and the first broken entry leave the database. The body is
+   * hashed straight from the table's row, so PostgreSQL inlines `audit_log_body` on its columns.
    */
-  async checkBatch(manager: EntityManager, after: ChainPoint, limit: number): Promise<ChainBatch> {
+  async checkRange(manager: EntityManager, range: ChainRange): Promise<RangeCheck> {
     const [row] = await manager.query<
-      {
-        entries: number;
-        last_id: string | null;
-        last_hash: Buffer | null;
-        broken_id: string | null;
-        problem: 'hash' | 'gap' | 'link' | null;
-      }[]
+      { entries: number; broken_id: string | null; problem: 'hash' | 'gap' | 'link' | null }[]
     >(
-      `WITH batch AS (
-         SELECT id, prev_hash, hash,
-                sha256(prev_hash || convert_to(audit_log_body(a), 'UTF8')) AS computed,
-                lag(id) OVER (ORDER BY id) AS before_id,
-                lag(hash) OVER (ORDER BY id) AS before_hash
-         FROM (SELECT * FROM audit_log WHERE id > $1 ORDER BY id LIMIT $3) a
+      `WITH before AS (
+         SELECT coalesce($3::bytea, (SELECT hash FROM audit_log WHERE id = $1::bigint - 1)) AS hash
        ),
        checked AS (
-         SELECT id, CASE
-           WHEN computed <> hash THEN 'hash'
-           WHEN id <> coalesce(before_id, $1) + 1 THEN 'gap'
-           WHEN prev_hash <> coalesce(before_hash, $2) THEN 'link'
+         SELECT a.id, CASE
+           WHEN sha256(a.prev_hash || convert_to(audit_log_body(a), 'UTF8')) <> a.hash THEN 'hash'
+           WHEN a.id <> coalesce(lag(a.id) OVER w, $1::bigint - 1) + 1 THEN 'gap'
+           WHEN lag(a.id) OVER w IS NULL AND (SELECT hash FROM before) IS NULL THEN 'gap'
+           WHEN a.prev_hash <> coalesce(lag(a.hash) OVER w, (SELECT hash FROM before)) THEN 'link'
          END AS problem
-         FROM batch
+         FROM audit_log a WHERE a.id BETWEEN $1 AND $2
+         WINDOW w AS (ORDER BY a.id)
        )
-       SELECT (SELECT count(*)::int FROM batch) AS entries,
-              (SELECT b.id::text FROM batch b ORDER BY b.id DESC LIMIT 1) AS last_id,
-              (SELECT b.hash FROM batch b ORDER BY b.id DESC LIMIT 1) AS last_hash,
-              b.id::text AS broken_id, b.problem
-       FROM (SELECT 1) one
-       LEFT JOIN LATERAL (
-         SELECT id, problem FROM checked WHERE problem IS NOT NULL ORDER BY id LIMIT 1
-       ) b ON true`,
-      [after.seq, after.hash, limit],
+       SELECT count(*)::int AS entries,
+              ((array_agg(id ORDER BY id) FILTER (WHERE problem IS NOT NULL))[1])::text AS broken_id,
+              (array_agg(problem ORDER BY id) FILTER (WHERE problem IS NOT NULL))[1] AS problem
+       FROM checked`,
+      [range.from, range.to, range.before ?? null],
     );
     return {
       entries: row.entries,
-      last: row.last_id === null ? undefined : { seq: row.last_id, hash: row.last_hash as Buffer },
-      broken:
-        row.broken_id === null
-          ? undefined
-          : { id: row.broken_id, problem: row.problem as 'hash' | 'gap' | 'link' },
+      ...(row.broken_id === null
+        ? {}
+        : { broken: { id: row.broken_id, problem: row.problem as 'hash' | 'gap' | 'link' } }),
     };
   }
 

@@ -39,6 +39,8 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
   private stopped = false;
   private retryMs = RECONNECT_MIN_MS;
   private timer: NodeJS.Timeout | null = null;
+  /** Other channels heard on the same connection, and what each notification invalidates. */
+  private readonly watched = new Map<string, () => void>();
 
   constructor(
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
@@ -50,6 +52,22 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     if (this.started || !this.settings.CATALOG_VERSION_LISTEN) return;
     this.started = true;
     void this.connect();
+  }
+
+  /**
+   * Hears `channel` on the listening connection (one connection per replica, whatever listens):
+   * `onChange` runs on each of its notifications, and whenever some may have been missed (the
+   * connection lost, or up again). Call before `start`.
+   */
+  watch(channel: string, onChange: () => void): void {
+    if (this.started)
+      throw new Error(`${channel} is watched too late: the tracker listens already`);
+    this.watched.set(channel, onChange);
+  }
+
+  /** Whether notifications arrive now: a cache invalidated by them may be trusted meanwhile. */
+  listening(): boolean {
+    return this.client !== null;
   }
 
   /** The current version if this replica can vouch for it right now, else null. */
@@ -82,6 +100,11 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     this.epoch += 1;
   }
 
+  /** The watched channels' notifications may have been missed: their caches are unknown. */
+  private watchedUnknown(): void {
+    for (const onChange of this.watched.values()) onChange();
+  }
+
   private async connect(): Promise<void> {
     if (this.stopped) return;
     const client = new Client({
@@ -97,6 +120,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
       lost = true;
       if (this.client === client) this.client = null;
       this.invalidate();
+      this.watchedUnknown();
       client.end().catch(() => undefined);
       if (this.stopped) return;
       this.logger.warn(
@@ -111,6 +135,7 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     try {
       await client.connect();
       await this.versions.listen(client);
+      for (const channel of this.watched.keys()) await this.versions.listenOn(client, channel);
     } catch (error) {
       onLost(error as Error);
       return;
@@ -121,12 +146,16 @@ export class CatalogVersionTracker implements OnApplicationShutdown {
     }
     this.client = client;
     this.retryMs = RECONNECT_MIN_MS;
+    // Up again: what the watched channels said while it was down is unknown.
+    this.watchedUnknown();
     // LISTEN first, then read: a commit in between is either in the read or notified after it.
     await this.refresh();
     this.scheduleHeartbeat(client);
   }
 
   private onNotification(message: Notification): void {
+    const watched = this.watched.get(message.channel);
+    if (watched !== undefined) return watched();
     if (message.channel !== CATALOG_VERSION_CHANNEL || !/^\d+$/.test(message.payload ?? '')) return;
     // Heard, not read: never a reason to vouch again after an invalidation.
     this.learn(message.payload!);

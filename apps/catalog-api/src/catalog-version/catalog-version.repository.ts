@@ -28,6 +28,12 @@ export class CatalogVersionRepository {
     await client.query(`LISTEN ${CATALOG_VERSION_CHANNEL}`);
   }
 
+  /** Subscribes the tracker's connection to another channel (see CatalogVersionTracker.watch). */
+  async listenOn(client: Client, channel: string): Promise<void> {
+    if (!/^[a-z_]+$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    await client.query(`LISTEN ${channel}`);
+  }
+
   /** The version read on a dedicated connection: the listener's heartbeat. */
   async currentOn(client: Client): Promise<string> {
     const result = await client.query<{ version: string }>(CURRENT_VERSION_SQL);

@@ -7,8 +7,13 @@ import {
 } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
+import { CatalogVersionTracker } from '../catalog-version/catalog-version-tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { DueMessage, WebhooksRepository } from './webhooks.repository';
+import {
+  DueMessage,
+  WEBHOOK_SUBSCRIPTIONS_CHANNEL,
+  WebhooksRepository,
+} from './webhooks.repository';
 
 /** Trail entries fanned out per subscription per round. */
 const FAN_OUT_BATCH = 5000;
@@ -37,6 +42,11 @@ export function messageBody(message: DueMessage): string {
  * messages, signed as Standard Webhooks (`webhook-id` is the event id, the same on every
  * retry), never more than IN_FLIGHT at once and never two of one subject at once. Runs beside
  * the request path: a grant only appends to the trail, whatever the receivers do.
+ *
+ * Without any subscription a round runs no query: whether one exists is kept, and forgotten
+ * when one is made or ended on any replica (the `webhook_subscriptions` notification, heard on
+ * the version tracker's connection) or when notifications may have been missed. While that
+ * connection is down (or CATALOG_VERSION_LISTEN is off) each round asks, one small query.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -45,15 +55,30 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private round?: Promise<void>;
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
+  /** Whether a subscription exists, while notifications vouch for it; null: ask. */
+  private subscribed: boolean | null = null;
+  /** Bumped by every notification: an answer asked for before one is not kept. */
+  private epoch = 0;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly outbox: WebhooksRepository,
+    private readonly tracker: CatalogVersionTracker,
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
-  ) {}
+  ) {
+    // At construction: before any module's start-up hook starts the tracker's connection.
+    if (settings.WEBHOOK_DELIVERY) {
+      tracker.watch(WEBHOOK_SUBSCRIPTIONS_CHANNEL, () => {
+        this.subscribed = null;
+        this.epoch += 1;
+      });
+    }
+  }
 
   onApplicationBootstrap(): void {
-    if (this.settings.WEBHOOK_DELIVERY) this.schedule();
+    if (!this.settings.WEBHOOK_DELIVERY) return;
+    this.tracker.start();
+    this.schedule();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -75,6 +100,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   /** One pass: fan out, then take and send what is due, as far as the in-flight bound allows. */
   async runRound(): Promise<void> {
+    if (!(await this.anySubscription())) return;
     await this.dataSource.transaction((m) => this.outbox.fanOut(m, FAN_OUT_BATCH));
     const room = IN_FLIGHT - this.inFlight.size;
     if (room <= 0) return;
@@ -84,6 +110,16 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const sending = this.send(message).finally(() => this.inFlight.delete(sending));
       this.inFlight.add(sending);
     }
+  }
+
+  /** Kept while the listener is up; asked (and kept if nothing changed meanwhile) otherwise. */
+  private async anySubscription(): Promise<boolean> {
+    if (this.subscribed !== null && this.tracker.listening()) return this.subscribed;
+    const epoch = this.epoch;
+    const listening = this.tracker.listening();
+    const any = await this.outbox.anySubscription(this.dataSource.manager);
+    if (listening && epoch === this.epoch) this.subscribed = any;
+    return any;
   }
 
   private async send(message: DueMessage): Promise<void> {

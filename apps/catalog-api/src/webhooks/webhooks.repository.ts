@@ -36,8 +36,19 @@ export interface DueMessage {
   prev_hash: Buffer;
 }
 
+/** The channel a subscription made or ended is announced on (the migrations' trigger). */
+export const WEBHOOK_SUBSCRIPTIONS_CHANNEL = 'webhook_subscriptions';
+
 @Injectable()
 export class WebhooksRepository {
+  /** Whether any subscription exists (without one, the sender has nothing to do). */
+  async anySubscription(manager: EntityManager): Promise<boolean> {
+    const [row] = await manager.query<{ any: boolean }[]>(
+      'SELECT EXISTS (SELECT 1 FROM webhook_subscriptions) AS any',
+    );
+    return row.any;
+  }
+
   /** A new subscription, starting after the trail's current head. */
   async insert(
     manager: EntityManager,

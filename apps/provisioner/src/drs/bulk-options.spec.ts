@@ -1,9 +1,11 @@
-import { loadProvisionerSettings } from '../config/provisioner.settings';
+import type { Queue } from 'bullmq';
+import { loadProvisionerSettings, type ProvisionerSettings } from '../config/provisioner.settings';
 import type { ImportRecordsRepository } from '../imports/import-records.repository';
 import type { StorageSystem } from '../storage/storage-system';
 import { DrsError } from './drs-errors';
 import { DrsService, MAX_ANONYMOUS_DATASETS } from './drs.service';
 import { StoredDatasets } from './stored-datasets';
+import { TrailEmitter } from '../trail/trail-emitter';
 
 /**
  * An anonymous bulk OPTIONS of 1,000 unknown ids once made 1,000 storage reads, one at a time
@@ -35,6 +37,8 @@ describe('bulk OPTIONS /objects: the work an anonymous request can cause', () =>
     settings,
     storage,
     new StoredDatasets(storage, {} as ImportRecordsRepository, settings),
+    // No catalog configured: the emitter records nothing and never touches its queue.
+    new TrailEmitter({} as Queue, { catalogRegistration: null } as ProvisionerSettings),
   );
   beforeEach(() => {
     reads = [];

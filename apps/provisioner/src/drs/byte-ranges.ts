@@ -77,18 +77,25 @@ export interface SendingCheck {
   stillAllowed: () => Promise<boolean>;
 }
 
+/** What an answer sent: its first byte and how many bytes were handed to the connection. */
+export interface Served {
+  start: number;
+  bytes: number;
+}
+
 /**
  * Sends a stored file: opened without following links, and only while it is still the regular
  * file of the size its provenance records (anything else in its place is not served). While it
  * is sent, `check` is asked again and again; a refusal cuts the answer (a revoked grant ends a
- * download under way), a check that cannot answer leaves it running.
+ * download under way), a check that cannot answer leaves it running. Resolves, once the answer
+ * has ended, with what was sent (undefined for a HEAD or an empty file: no bytes).
  */
 export async function sendFile(
   req: Request,
   res: Response,
   file: { file: string; size: number; etag: string; name: string },
   check?: SendingCheck,
-): Promise<void> {
+): Promise<Served | undefined> {
   const handle = await open(file.file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
   if (handle === null) throw new DrsError(404, 'not_found', 'The object is no longer stored');
   try {
@@ -97,7 +104,8 @@ export async function sendFile(
       throw new DrsError(404, 'not_found', 'The object is no longer stored as recorded');
     }
     const range = answerHead(req, res, file.size, file.etag, file.name);
-    if (range === undefined) return;
+    if (range === undefined) return undefined;
+    const served: Served = { start: range.start, bytes: 0 };
     const stream = handle.createReadStream({
       start: range.start,
       end: range.end,
@@ -121,8 +129,13 @@ export async function sendFile(
         resolve();
       });
       stream.once('error', () => res.destroy());
+      // Read and handed to the response: a client gone mid-way is counted up to where it left.
+      stream.on('data', (chunk: string | Buffer) => {
+        served.bytes += chunk.length;
+      });
       stream.pipe(res);
     });
+    return served;
   } finally {
     await handle.close().catch(() => undefined);
   }

@@ -22,6 +22,8 @@ export interface DrsCredentials {
 export interface DrsCaller {
   subject: string;
   accessions: ReadonlySet<string>;
+  /** The `jti` of the catalog's visa behind each accession (what the trail names as the grant). */
+  visas?: ReadonlyMap<string, string>;
 }
 
 /** Subjects (and login tokens) whose current grants are remembered at once. */
@@ -96,6 +98,7 @@ export class DrsAuthorizer {
     return {
       subject,
       accessions: new Set([...current.accessions].filter((value) => claimed.has(value))),
+      visas: current.visas,
     };
   }
 
@@ -171,11 +174,15 @@ export class DrsAuthorizer {
       throw error;
     }
     const accessions = new Set<string>();
+    const ids = new Map<string, string>();
     for (const jws of visas) {
       const visa = await this.verifyOrUnavailable(jws);
-      if (typeof visa !== 'string' && visa.sub === subject) accessions.add(visa.value);
+      if (typeof visa !== 'string' && visa.sub === subject) {
+        accessions.add(visa.value);
+        if (visa.jti !== undefined) ids.set(visa.value, visa.jti);
+      }
     }
-    return { subject, accessions };
+    return { subject, accessions, visas: ids };
   }
 
   private async verifyOrUnavailable(jws: string) {

@@ -7,10 +7,11 @@ import { admitStreamedAnswer } from '@app/platform';
 import { DRS_SETTINGS, type DrsSettings } from '../config/drs-settings';
 import { ACCESS_URL_ROUTE } from './access-urls';
 import { accelRedirectTarget } from './accel-redirect';
-import { answerHead, sendFile } from './byte-ranges';
+import { answerHead, sendFile, type Served } from './byte-ranges';
 import { DrsError } from './drs-errors';
-import { DrsErrorsFilter } from './drs-errors.filter';
-import { DrsService } from './drs.service';
+import { DrsErrorsFilter, noteDrsRequest } from './drs-errors.filter';
+import { DrsService, type ReadFacts } from './drs.service';
+import { TrailEmitter } from '../trail/trail-emitter';
 
 /**
  * The bytes behind an access URL (`/drs-bytes/<token>/<name>`): the token is the credential, so
@@ -28,6 +29,7 @@ export class DrsBytesController {
 
   constructor(
     private readonly drs: DrsService,
+    private readonly trail: TrailEmitter,
     @Inject(DRS_SETTINGS) settings: DrsSettings,
   ) {
     this.offloadPrefix = settings.bytesOffloadPrefix;
@@ -48,8 +50,12 @@ export class DrsBytesController {
     // Counted as a download being sent from now (checked and counted in one step), not from its
     // first byte: a burst of reads cannot all pass the slow-reader bounds before any is counted.
     admitStreamedAnswer(req);
-    const target = await this.drs.bytesOf(token, name);
-    if (target.kind === 'url') return res.redirect(307, target.url);
+    const target = await this.drs.bytesOf(token, name, (facts) => noteDrsRequest(req, facts));
+    // Handed to the store (a signed URL) or to nginx: the bytes they send are theirs to count.
+    if (target.kind === 'url') {
+      await this.served(target.read);
+      return res.redirect(307, target.url);
+    }
     if (target.kind === 'file' && this.offloadPrefix !== null) {
       // As sendFile: only the regular file of the recorded size is handed over (nginx's
       // disable_symlinks also refuses links met on the way).
@@ -66,18 +72,33 @@ export class DrsBytesController {
         'X-Accel-Redirect',
         accelRedirectTarget(this.offloadPrefix, target.storagePath),
       );
+      await this.served(target.read);
       return void res.status(200).end();
     }
     if (target.kind === 'file') {
       // The grant's answer is remembered for DRS_GRANT_CHECK_SECONDS and asked again after as
       // long: a revoked grant ends a download under way within twice that (at least 2 s).
-      return sendFile(req, res, target, {
+      const sent = await sendFile(req, res, target, {
         everyMs: this.recheckMs,
         stillAllowed: target.stillGranted,
       });
+      if (sent !== undefined) await this.served(target.read, sent);
+      return;
     }
     const range = answerHead(req, res, target.bytes.length, target.etag, target.name);
     if (range === undefined) return void res.end();
     res.end(target.bytes.subarray(range.start, range.end + 1));
+    await this.served(target.read, { start: range.start, bytes: range.end - range.start + 1 });
+  }
+
+  /** The trail's record of a read: after the bytes (its outbox never holds a download up). */
+  private served(read: ReadFacts, sent?: Served): Promise<void> {
+    return this.trail.emit({
+      type: 'drs_object.serve',
+      object_id: read.object,
+      subject: read.subject,
+      dataset: read.dataset,
+      ...(sent === undefined ? {} : { range_start: sent.start, bytes: sent.bytes }),
+    });
   }
 }

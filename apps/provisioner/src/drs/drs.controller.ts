@@ -26,7 +26,7 @@ import {
   ObjectParams,
   PassportsBody,
 } from './drs.dto';
-import { DrsErrorsFilter } from './drs-errors.filter';
+import { DrsErrorsFilter, noteDrsRequest } from './drs-errors.filter';
 import { DrsService } from './drs.service';
 
 /** The login token of `Authorization: Bearer …`, if the request has one. */
@@ -193,6 +193,6 @@ function credentials(
   return {
     passports,
     bearer: bearerOf(authorization),
-    onSubject: (subject) => Object.assign(req, { drsSubject: subject }),
+    onSubject: (subject) => noteDrsRequest(req, { subject }),
   };
 }

@@ -10,6 +10,7 @@ import { datasetDrsId, type DatasetRef, parseDrsId } from './drs-ids';
 import { mapLimit } from '../common/map-limit';
 import { type StoredDataset, StoredDatasets, type StoredFile } from './stored-datasets';
 import { VisaVerifier } from './visa-verifier';
+import { TrailEmitter } from '../trail/trail-emitter';
 
 /** The one access method of every object, and its `access_id`. */
 export const ACCESS_ID = 'https';
@@ -70,9 +71,20 @@ export type ByteTarget =
       name: string;
       /** Whether the URL's holder may still read it (false once the grant is revoked). */
       stillGranted: () => Promise<boolean>;
+      read: ReadFacts;
     }
-  | { kind: 'bytes'; bytes: Buffer; etag: string; name: string }
-  | { kind: 'url'; url: string };
+  | { kind: 'bytes'; bytes: Buffer; etag: string; name: string; read: ReadFacts }
+  | { kind: 'url'; url: string; read: ReadFacts };
+
+/** Who reads which object of which dataset through an access URL (what the trail records). */
+export interface ReadFacts {
+  object: string;
+  subject: string;
+  dataset: string;
+}
+
+/** Told what an access URL names as soon as that is known (for the refusal audit). */
+export type NoteRead = (facts: { subject: string; object: string }) => void;
 
 /**
  * The stored datasets as GA4GH DRS 1.5 objects: every file of a published dataset, and each
@@ -99,6 +111,7 @@ export class DrsService {
     @Inject(DRS_SETTINGS) private readonly settings: DrsSettings,
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     private readonly datasets: StoredDatasets,
+    private readonly trail: TrailEmitter,
   ) {
     const { endpoint, catalogTimeoutMs } = settings;
     this.endpoint = endpoint;
@@ -197,13 +210,15 @@ export class DrsService {
     const object = await this.resolve(id);
     const caller = await this.caller(credentials);
     const [accession] = await this.permit(caller, [object]);
-    return this.bodyOf(id, object, accession as string);
+    await this.allowed(caller, [{ id, accession }]);
+    return this.bodyOf(id, object, accession);
   }
 
   async bulkObjects(ids: string[], credentials: DrsCredentials) {
     this.checkBulk(ids.length);
     const caller = await this.caller(credentials);
     const { granted, unresolved } = await this.sortOut(ids, caller);
+    await this.allowed(caller, granted);
     return {
       summary: summary(ids.length, granted.length),
       ...(unresolved.length > 0 ? { unresolved_drs_objects: unresolved } : {}),
@@ -217,7 +232,8 @@ export class DrsService {
     const object = await this.resolve(id);
     if (accessId !== ACCESS_ID) throw drsNotFound('No access method with this access_id');
     const caller = await this.caller(credentials);
-    await this.permit(caller, [object]);
+    const [accession] = await this.permit(caller, [object]);
+    await this.allowed(caller, [{ id, accession }]);
     return this.urlOf(id, object, caller.subject);
   }
 
@@ -234,6 +250,10 @@ export class DrsService {
     const accessIds = new Map(requests.map((r) => [r.bulk_object_id, r.bulk_access_ids]));
     const urls = [];
     const noMethod: string[] = [];
+    await this.allowed(
+      caller,
+      granted.filter(({ id }) => (accessIds.get(id) ?? []).includes(ACCESS_ID)),
+    );
     for (const { id, object } of granted) {
       if (!(accessIds.get(id) ?? []).includes(ACCESS_ID)) {
         noMethod.push(id);
@@ -261,28 +281,36 @@ export class DrsService {
    * by URL (htslib asks for `<url of foo.bam>.bai`) gets the index, never the object's bytes
    * under the index's name.
    */
-  async bytesOf(token: string, name?: string): Promise<ByteTarget> {
+  async bytesOf(token: string, name?: string, note?: NoteRead): Promise<ByteTarget> {
     this.enabled();
     const grant = this.urls.read(token);
     if (grant === 'expired') throw new DrsError(403, 'url_expired', 'The access URL has expired');
     if (grant === undefined)
       throw new DrsError(403, 'url_invalid', 'Not an access URL of this service');
+    note?.({ subject: grant.subject, object: grant.object });
     const resolved = await this.resolve(grant.object);
     const caller = { subject: grant.subject, accessions: await this.grantsOf(grant.subject) };
-    await this.permit(caller, [resolved]);
+    const [accession] = await this.permit(caller, [resolved]);
     const { dataset, file } = name === undefined ? resolved : namedIn(resolved, name);
+    const read: ReadFacts = {
+      object: file?.id ?? datasetDrsId(dataset.ref),
+      subject: grant.subject,
+      dataset: accession,
+    };
     if (file === undefined) {
       return {
         kind: 'bytes',
         bytes: dataset.manifest,
         etag: `"${dataset.manifestSha256}"`,
         name: manifestName(dataset),
+        read,
       };
     }
     const storagePath = `${dataset.path}/${file.path}`;
     const source = await this.storage.byteSource(storagePath, 60);
-    if (source.kind === 'url') return source;
+    if (source.kind === 'url') return { ...source, read };
     return {
+      read,
       kind: 'file',
       file: source.file,
       storagePath,
@@ -384,8 +412,32 @@ export class DrsService {
     }
     const unresolved: Unresolved[] = [];
     if (unknown.length > 0) unresolved.push({ error_code: 404, object_ids: unknown });
-    if (refused.length > 0) unresolved.push({ error_code: 403, object_ids: refused });
+    if (refused.length > 0) {
+      unresolved.push({ error_code: 403, object_ids: refused });
+      // A whole request refused is recorded by DrsErrorsFilter; these are refused one by one.
+      await this.trail.emit(
+        refused.map((id) => ({
+          type: 'drs_object.refuse' as const,
+          object_id: id,
+          subject: caller.subject,
+          reason: 'not_granted: no current visa of the caller grants the dataset',
+        })),
+      );
+    }
     return { granted, unresolved };
+  }
+
+  /** The trail's record of objects given to a caller: the dataset and the visa that granted it. */
+  private allowed(caller: DrsCaller, objects: { id: string; accession: string }[]): Promise<void> {
+    return this.trail.emit(
+      objects.map(({ id, accession }) => ({
+        type: 'drs_object.allow' as const,
+        object_id: id,
+        subject: caller.subject,
+        dataset: accession,
+        visa: caller.visas?.get(accession),
+      })),
+    );
   }
 
   private authorizationsOf(id: string): AuthorizationsBody {

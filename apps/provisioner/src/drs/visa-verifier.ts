@@ -19,6 +19,8 @@ export interface VerifiedVisa {
   exp: number;
   /** When the visa was signed (epoch seconds; 0 when it does not say). */
   iat: number;
+  /** The visa's id (`jti`), when it has one: what the trail names as the grant of an access. */
+  jti?: string;
 }
 
 /** Why a visa was refused (audited with the refusal). */
@@ -86,6 +88,7 @@ export class VisaVerifier {
       value: visa.value,
       exp: claims.exp as number,
       iat: typeof claims.iat === 'number' ? claims.iat : 0,
+      ...(typeof claims.jti === 'string' && claims.jti !== '' ? { jti: claims.jti } : {}),
     };
     this.remember(digest, verified, now);
     return verified;

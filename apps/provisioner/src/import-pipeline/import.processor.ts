@@ -8,6 +8,8 @@ import {
 } from '@nestjs/common';
 import { Job, UnrecoverableError, WaitingError, WorkerOptions } from 'bullmq';
 import { StorageRegistrationProducer } from '../storage-registration/storage-registration.producer';
+import { TrailEmitter } from '../trail/trail-emitter';
+import { derivedEventId } from '../trail/trail.queue';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
 import type { SourceLimits } from '../config/source-config';
 import { attemptStagingId } from './attempt-staging';
@@ -92,6 +94,7 @@ export class ImportProcessor
     private readonly copyPool: CopyThreadPool,
     private readonly fileBudget: FileBudget,
     private readonly registrations: StorageRegistrationProducer,
+    private readonly trail: TrailEmitter,
     private readonly watch: WorkerWatchService,
     @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
   ) {
@@ -299,6 +302,14 @@ export class ImportProcessor
     });
     if (result.copied) this.logger.log(`import ${job.id} steps (ms): ${timeline.toString()}`);
     await this.registrations.enqueue(job, lock, result.path); // the catalog outbox
+    // The trail's record of the publication: one id per import job (a retried attempt, which
+    // finds the copy published, reaches here again and queues nothing new).
+    await this.trail.emit({
+      id: derivedEventId('import.publish', job.id!, String(job.timestamp)),
+      type: 'import.publish',
+      object_id: job.id!,
+      location: result.path,
+    });
     return result;
   }
 

@@ -5,6 +5,7 @@ import { Gauge, Registry } from 'prom-client';
 import { answeredWithin, METRICS_REGISTRY } from '@app/platform';
 import { IMPORTS_QUEUE } from '../imports/import.queue';
 import { STORAGE_REGISTRATION_QUEUE } from '../storage-registration/storage-registration.queue';
+import { TRAIL_QUEUE } from '../trail/trail.queue';
 import { logSafeMessage } from '@app/errors';
 
 const STATES: JobType[] = [
@@ -23,8 +24,9 @@ const COUNT_TIMEOUT_MS = 2000;
 type JobCounts = Record<string, number>;
 
 /**
- * Depth by state of the imports queue and of the catalog-registration queue (a registration
- * backlog: the catalog down or refusing), read from the queue backend at scrape time. Every
+ * Depth by state of the imports queue, of the catalog-registration queue (a registration
+ * backlog: the catalog down or refusing) and of the catalog-trail queue (trail events not yet
+ * delivered: the trail's lag), read from the queue backend at scrape time. Every
  * provisioner pod reports the same numbers: aggregate with max(), not sum().
  */
 @Injectable()
@@ -37,8 +39,9 @@ export class QueueMetricsCollector {
     @Inject(METRICS_REGISTRY) registry: Registry,
     @InjectQueue(IMPORTS_QUEUE) imports: Queue,
     @InjectQueue(STORAGE_REGISTRATION_QUEUE) registrations: Queue,
+    @InjectQueue(TRAIL_QUEUE) trail: Queue,
   ) {
-    const queues = [imports, registrations];
+    const queues = [imports, registrations, trail];
     const counts = (queue: Queue) => this.counts(queue);
     new Gauge({
       name: 'provisioner_queue_up',

@@ -6,28 +6,39 @@ import { MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { STORAGE_REGISTRATION_QUEUE } from '../storage-registration/storage-registration.queue';
 import { IMPORTS_QUEUE } from '../imports/import.queue';
+import { TRAIL_QUEUE } from '../trail/trail.queue';
 import { QueueDashboardAuthMiddleware } from './queue-dashboard-auth.middleware';
 
 export const QUEUE_DASHBOARD_ROUTE = '/admin/queues';
 
 /**
- * Bull Board over the imports and catalog-registration queues at /admin/queues, behind the
- * write key (a registration that gave up is retried from there). Mounted by hand
+ * Bull Board over the imports, catalog-registration and catalog-trail queues at /admin/queues,
+ * behind the write key (a registration that gave up is retried from there). Mounted by hand
  * rather than through @bull-board/nestjs: that package pulls in @nestjs/bull-shared 12, which
  * is ESM-only and cannot be loaded by jest on Node 20 (see reference/stack.md).
  */
-@Module({ imports: [BullModule.registerQueue({ name: STORAGE_REGISTRATION_QUEUE })] })
+@Module({
+  imports: [
+    BullModule.registerQueue({ name: STORAGE_REGISTRATION_QUEUE }),
+    BullModule.registerQueue({ name: TRAIL_QUEUE }),
+  ],
+})
 export class QueueDashboardModule implements NestModule {
   constructor(
     @InjectQueue(IMPORTS_QUEUE) private readonly queue: Queue,
     @InjectQueue(STORAGE_REGISTRATION_QUEUE) private readonly registrations: Queue,
+    @InjectQueue(TRAIL_QUEUE) private readonly trail: Queue,
   ) {}
 
   configure(consumer: MiddlewareConsumer): void {
     const serverAdapter = new ExpressAdapter();
     serverAdapter.setBasePath(QUEUE_DASHBOARD_ROUTE);
     createBullBoard({
-      queues: [new BullMQAdapter(this.queue), new BullMQAdapter(this.registrations)],
+      queues: [
+        new BullMQAdapter(this.queue),
+        new BullMQAdapter(this.registrations),
+        new BullMQAdapter(this.trail),
+      ],
       serverAdapter,
       options: { uiConfig: { boardTitle: 'Provisioner queues' } },
     });

@@ -9,7 +9,7 @@ import {
   SUBMISSION_FILE,
 } from '../storage/storage-layout';
 import type { StorageSystem } from '../storage/storage-system';
-import type { StorageRegistration } from './catalog.client';
+import type { StorageRegistration } from '../catalog-client/catalog.client';
 
 /** The published copy cannot be described (removed from storage, no provenance): not retried. */
 export class RegistrationUnusableError extends Error {

@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
-import { CatalogClient } from './catalog.client';
+import { CatalogClient } from '../catalog-client/catalog.client';
 import { StorageRegistrationMetrics } from './storage-registration-metrics.service';
 import {
   StorageRegistrationProcessor,

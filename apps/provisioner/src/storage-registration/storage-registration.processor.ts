@@ -6,7 +6,7 @@ import { ImportRecordsRepository, JobLock } from '../imports/import-records.repo
 import type { CatalogRegistrationState } from '../imports/import.queue';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { StorageSystem } from '../storage/storage-system';
-import { CatalogClient, CatalogRefusedError } from './catalog.client';
+import { CatalogClient, CatalogRefusedError } from '../catalog-client/catalog.client';
 import { StorageRegistrationMetrics } from './storage-registration-metrics.service';
 import {
   STORAGE_REGISTRATION_QUEUE,

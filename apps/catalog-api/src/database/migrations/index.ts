@@ -19,6 +19,7 @@ import { AuditTrailChain1796200000000 } from './1796200000000-AuditTrailChain';
 import { AuditEventIdIndex1796200000001 } from './1796200000001-AuditEventIdIndex';
 import { WebhookSubscriptions1796300000000 } from './1796300000000-WebhookSubscriptions';
 import { DatasetVpDiscoverable1796450000000 } from './1796450000000-DatasetVpDiscoverable';
+import { WebhookSubscriptionsNotify1796500000000 } from './1796500000000-WebhookSubscriptionsNotify';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -45,4 +46,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   AuditEventIdIndex1796200000001,
   WebhookSubscriptions1796300000000,
   DatasetVpDiscoverable1796450000000,
+  WebhookSubscriptionsNotify1796500000000,
 ];

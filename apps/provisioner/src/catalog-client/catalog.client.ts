@@ -44,22 +44,48 @@ export class CatalogUnavailableError extends Error {}
 const RETRYABLE_4XX = new Set([408, 425, 429]);
 
 /**
- * The provisioner's only call to the catalog, with the registration key. The key travels in a
- * header only, never in a URL or a log line.
+ * The provisioner's calls to the catalog with the registration key: registrations and trail
+ * events. The key travels in a header only, never in a URL or a log line.
  */
 @Injectable()
 export class CatalogClient {
   constructor(@Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings) {}
 
   async register(registration: StorageRegistration): Promise<RegistrationAnswer> {
+    const body = await this.post('/api/registrations', registration);
+    if (typeof body?.accession === 'string')
+      return {
+        accession: body.accession,
+        changed:
+          body.dataset_created === true ||
+          body.storage_created === true ||
+          body.transfer_created === true,
+      };
+    throw new CatalogUnavailableError('catalog answered without an accession');
+  }
+
+  /** `POST /api/trail/events`: the events chained in the order given (idempotent by id). */
+  async reportEvents(events: unknown[]): Promise<{ recorded: number; already: number }> {
+    const body = await this.post('/api/trail/events', { events });
+    if (typeof body?.recorded === 'number' && typeof body.already === 'number') {
+      return { recorded: body.recorded, already: body.already };
+    }
+    throw new CatalogUnavailableError('catalog answered without a count of recorded events');
+  }
+
+  /**
+   * One POST: the parsed answer of a 2xx; CatalogRefusedError for a 4xx that says "no";
+   * CatalogUnavailableError for anything worth retrying.
+   */
+  private async post(path: string, payload: unknown): Promise<Record<string, unknown> | null> {
     const target = this.settings.catalogRegistration;
     if (target === null) throw new CatalogUnavailableError('catalog registration is off');
     let res: Response;
     try {
-      res = await fetch(`${target.url}/api/registrations`, {
+      res = await fetch(`${target.url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey },
-        body: JSON.stringify(registration),
+        body: JSON.stringify(payload),
         signal: AbortSignal.timeout(this.settings.CATALOG_TIMEOUT_MS),
       });
     } catch (error) {
@@ -68,22 +94,13 @@ export class CatalogClient {
         `catalog unreachable: ${cause ?? (error as Error).name}: ${(error as Error).message}`,
       );
     }
-    const body = (await res.json().catch(() => null)) as {
-      accession?: unknown;
-      dataset_created?: unknown;
-      storage_created?: unknown;
-      transfer_created?: unknown;
-      description?: unknown;
-      more?: { reason?: unknown };
-    } | null;
-    if (res.ok && typeof body?.accession === 'string')
-      return {
-        accession: body.accession,
-        changed:
-          body.dataset_created === true ||
-          body.storage_created === true ||
-          body.transfer_created === true,
-      };
+    const body = (await res.json().catch(() => null)) as
+      | ({
+          description?: unknown;
+          more?: { reason?: unknown };
+        } & Record<string, unknown>)
+      | null;
+    if (res.ok) return body;
     const description = typeof body?.description === 'string' ? body.description : res.statusText;
     if (res.status >= 400 && res.status < 500 && !RETRYABLE_4XX.has(res.status)) {
       const reason =

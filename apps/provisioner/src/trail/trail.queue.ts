@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The trail outbox: every event the provisioner reports to the catalog's access trail (its
+ * `POST /api/trail/events`) is first a job of this queue, written where it happens (a DRS
+ * decision, a byte read, a published import), never a call to the catalog. The worker delivers
+ * the jobs one at a time, in the queue's order (docs/decisions/provisioner-trail-outbox.md).
+ */
+export const TRAIL_QUEUE = 'catalog-trail';
+
+export enum TrailJobName {
+  /** Reports one event to the catalog's trail. */
+  Report = 'report',
+}
+
+/** What the provisioner reports, as the catalog's ReportedEventInput names it. */
+export type TrailEventType =
+  'drs_object.allow' | 'drs_object.refuse' | 'drs_object.serve' | 'import.publish';
+
+/** One event, as sent: the body of one entry of `POST /api/trail/events`. */
+export interface TrailEvent {
+  /** Chosen here, once: the job id, and the catalog's idempotency key. */
+  id: string;
+  type: TrailEventType;
+  occurred_at: string;
+  /** The DRS object id, or the import id. */
+  object_id: string;
+  subject?: string;
+  /** The dataset's catalog accession. */
+  dataset?: string;
+  /** The `jti` of the catalog's visa that granted the dataset. */
+  visa?: string;
+  reason?: string;
+  range_start?: number;
+  bytes?: number;
+  location?: string;
+}
+
+/** What each job name returns: the processor's handler map is typed by it. */
+export interface TrailJobResults {
+  [TrailJobName.Report]: { recorded: number; already: number };
+}
+
+/** The catalog's limits on a reported field: longer text is cut, never refused. */
+export const TRAIL_TEXT_MAX = { object_id: 255, subject: 255, dataset: 255, visa: 255 } as const;
+export const TRAIL_LONG_TEXT_MAX = 2000;
+
+/**
+ * A UUID (RFC 9562 version 8, lowercase) derived from `parts`: an event that may be reached
+ * twice (an import attempt retried after publishing) gets the same id each time, so it is
+ * queued once and recorded once.
+ */
+export function derivedEventId(...parts: string[]): string {
+  const hex = createHash('sha256').update(parts.join('\n')).digest('hex');
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * Waiting after the n-th delivery in a row that failed: CATALOG_RETRY_DELAY_MS × 2^(n−1), at
+ * most TRAIL_MAX_BACKOFF_MS. Never given up: the event waits at the head of the queue, the
+ * later ones behind it, until the catalog answers.
+ */
+export const TRAIL_MAX_BACKOFF_MS = 60_000;
+
+export function trailBackoffMs(failuresInARow: number, delayMs: number): number {
+  return Math.min(TRAIL_MAX_BACKOFF_MS, delayMs * 2 ** Math.max(0, failuresInARow - 1));
+}
