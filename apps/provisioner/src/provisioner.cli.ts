@@ -6,7 +6,7 @@ import { IMPORTS_QUEUE } from './imports/import.queue';
 import { configureQueueBackend } from './queue/queue-backend';
 import { queueConnection } from './queue/queue.module';
 import { storageFromSettings } from './storage/storage.module';
-import { CatalogClient } from './storage-registration/catalog.client';
+import { CatalogClient } from './catalog-client/catalog.client';
 import {
   ReregisteredDataset,
   registrationQueue,

@@ -167,7 +167,7 @@ export class AuditCrateService {
   private async *pages(facts: CrateFacts, types?: string[]): AsyncGenerator<CrateTrailRow> {
     const manager = this.dataSource.manager;
     const head = BigInt(facts.head.claims.seq);
-    const first = await this.chain.firstId(manager);
+    const first = (await this.chain.span(manager))?.first;
     let after = first === undefined ? head : BigInt(first) - 1n;
     while (after < head) {
       const upTo = after + BigInt(CRATE_WINDOW) < head ? after + BigInt(CRATE_WINDOW) : head;

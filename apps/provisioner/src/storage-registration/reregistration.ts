@@ -5,7 +5,7 @@ import type { CatalogRegistrationState } from '../imports/import.queue';
 import { readProvenanceHead } from '../storage/provenance';
 import { datasetCommitObject, rawPath } from '../storage/storage-layout';
 import type { StorageSystem } from '../storage/storage-system';
-import { CatalogClient, CatalogRefusedError, CatalogUnavailableError } from './catalog.client';
+import { CatalogClient, CatalogRefusedError, CatalogUnavailableError } from '../catalog-client/catalog.client';
 import { describeRegistration, RegistrationUnusableError } from './registration-description';
 import { queueRegistration } from './storage-registration.producer';
 import { StorageRegistrationJobData, storageRegistrationJobId } from './storage-registration.queue';
