@@ -35,6 +35,7 @@ describe('bulk OPTIONS /objects: the work an anonymous request can cause', () =>
     settings,
     storage,
     new StoredDatasets(storage, {} as ImportRecordsRepository, settings),
+    null,
   );
   beforeEach(() => {
     reads = [];

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Request, Response } from 'express';
+import type { Readable } from 'node:stream';
 import { DrsError } from './drs-errors';
 
 /** Read buffer of a served file: large reads keep a gigabyte stream near the disk's speed. */
@@ -104,26 +105,40 @@ export async function sendFile(
       highWaterMark: READ_CHUNK_BYTES,
       autoClose: true,
     });
-    const recheck =
-      check === undefined
-        ? undefined
-        : setInterval(() => {
-            check.stillAllowed().then(
-              (allowed) => allowed || res.destroy(),
-              () => undefined,
-            );
-          }, check.everyMs).unref();
-    await new Promise<void>((resolve) => {
-      // A client that goes away stops the read; either way the file is closed.
-      res.once('close', () => {
-        clearInterval(recheck);
-        stream.destroy();
-        resolve();
-      });
-      stream.once('error', () => res.destroy());
-      stream.pipe(res);
-    });
+    await pipeWhileAllowed(res, stream, check);
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/**
+ * Pipes `stream` into the answer while `check` (asked every `check.everyMs`) allows it: a refusal
+ * cuts the answer (a revoked grant ends a download under way), a check that cannot answer leaves
+ * it running. Resolves once the answer is closed, the stream destroyed.
+ */
+export async function pipeWhileAllowed(
+  res: Response,
+  stream: Readable,
+  check?: SendingCheck,
+): Promise<void> {
+  const recheck =
+    check === undefined
+      ? undefined
+      : setInterval(() => {
+          check.stillAllowed().then(
+            (allowed) => allowed || res.destroy(),
+            () => undefined,
+          );
+        }, check.everyMs).unref();
+  await new Promise<void>((resolve) => {
+    // A client that goes away stops the read.
+    res.once('close', () => {
+      clearInterval(recheck);
+      stream.destroy();
+      resolve();
+    });
+    // A read failing mid-way ends the answer before its Content-Length.
+    stream.once('error', () => res.destroy());
+    stream.pipe(res);
+  });
 }

@@ -11,6 +11,7 @@ import { answerHead, sendFile } from './byte-ranges';
 import { DrsError } from './drs-errors';
 import { DrsErrorsFilter } from './drs-errors.filter';
 import { DrsService } from './drs.service';
+import { readerKeyOf, sendReencrypted } from './reencrypted-download';
 
 /**
  * The bytes behind an access URL (`/drs-bytes/<token>/<name>`): the token is the credential, so
@@ -48,7 +49,7 @@ export class DrsBytesController {
     // Counted as a download being sent from now (checked and counted in one step), not from its
     // first byte: a burst of reads cannot all pass the slow-reader bounds before any is counted.
     admitStreamedAnswer(req);
-    const target = await this.drs.bytesOf(token, name);
+    const target = await this.drs.bytesOf(token, name, readerKeyOf(req));
     if (target.kind === 'url') return res.redirect(307, target.url);
     if (target.kind === 'file' && this.offloadPrefix !== null) {
       // As sendFile: only the regular file of the recorded size is handed over (nginx's
@@ -67,6 +68,12 @@ export class DrsBytesController {
         accelRedirectTarget(this.offloadPrefix, target.storagePath),
       );
       return void res.status(200).end();
+    }
+    if (target.kind === 'crypt4gh') {
+      return sendReencrypted(req, res, target, {
+        everyMs: this.recheckMs,
+        stillAllowed: target.stillGranted,
+      });
     }
     if (target.kind === 'file') {
       // The grant's answer is remembered for DRS_GRANT_CHECK_SECONDS and asked again after as

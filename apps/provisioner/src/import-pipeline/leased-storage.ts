@@ -137,6 +137,7 @@ export function leasedStorage(storage: StorageSystem, lease: AttemptLease): Stor
   // here is a compile error, not a facet the pipeline silently loses.
   const leased: Complete<StorageSystem> = {
     description: storage.description,
+    encryption: storage.encryption,
     maxKeyBytes: storage.maxKeyBytes,
     keyBytes: storage.keyBytes && ((path) => storage.keyBytes!(path)),
     location: (path) => storage.location(path),

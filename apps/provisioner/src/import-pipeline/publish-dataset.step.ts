@@ -84,6 +84,7 @@ function provenanceOf(
     },
     versions: ctx.versions,
     totals: { files: plan.files.count, bytes: plan.bytesTotal },
+    ...(ctx.storage.encryption ? { encryption: ctx.storage.encryption } : {}),
     verification: {
       result: 'passed',
       manifests: plan.algorithms,

@@ -114,6 +114,7 @@ export function archiveStorage(storage: StorageSystem, recipient: Buffer): Stora
   // Every member named: a member added to StorageSystem and not passed on is a compile error.
   const archived: Complete<StorageSystem> = {
     description: storage.description,
+    encryption: { format: 'crypt4gh', headers: HEADERS_DIR, recipient: recipient.toString('base64') },
     // A file's longest key is its header's, HEADERS_DIR deeper than its body's.
     maxKeyBytes:
       storage.maxKeyBytes === undefined

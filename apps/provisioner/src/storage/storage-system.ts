@@ -192,8 +192,19 @@ export class TargetExistsError extends Error {
   }
 }
 
+/** How a store in archive mode keeps data files (archive-storage.ts); recorded in the provenance. */
+export interface StoredEncryption {
+  format: 'crypt4gh';
+  /** Where a file's header is, relative to its dataset: `<headers>/<path>`. */
+  headers: string;
+  /** The archive's public key the headers are encrypted for, base64. */
+  recipient: string;
+}
+
 export interface StorageSystem {
   readonly description: string;
+  /** Set in archive mode (STORAGE_ENCRYPTION=crypt4gh): imports store data files encrypted. */
+  readonly encryption?: StoredEncryption;
   /** Where the store limits how long an object's name may be (S3: 1,024 bytes of key). */
   readonly maxKeyBytes?: number;
   /** The UTF-8 bytes of the name a logical path takes in the store (with an S3 prefix). */

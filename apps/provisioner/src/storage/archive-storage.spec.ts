@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { bodySize, generateKeyPair, secretKeyFile } from '@app/crypt4gh';
+import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
+import { referenceCrypt4gh } from '../../../../test/support/crypt4gh-reference';
+import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
+import { runDatasetImport } from '../import-pipeline/dataset-import-pipeline';
+import type { DatasetImportContext } from '../import-pipeline/dataset-import-context';
+import { CopyThreadPool } from '../import-pipeline/copying';
+import { closeSourceScanner, sourceScanner } from '../sources/source-system';
+import { DropzoneSource } from '../sources/dropzone/dropzone.source';
+import { archiveStorage, headerPath } from './archive-storage';
+import { FilesystemStorage } from './filesystem/filesystem-storage';
+import { parseProvenance } from './provenance';
+
+// Real threads and files, and the reference CLI in Python: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
+
+const pool = new CopyThreadPool(2);
+const archive = generateKeyPair();
+
+/** Sizes around the 64 KiB segment, several segments, a file read in more than one chunk. */
+const FILES: Record<string, Buffer> = {
+  'empty.dat': Buffer.alloc(0),
+  'a.txt': Buffer.from('alpha\n'),
+  'segment.bin': randomBytes(65_536),
+  'nested/deep/three-and-a-bit.bin': randomBytes(3 * 65_536 + 17),
+  'big/two-mib.bin': randomBytes(2 * 1024 * 1024 + 5),
+};
+
+function walk(root: string): string[] {
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((entry) => statSync(join(root, entry)).isFile())
+    .map((entry) => relative(root, join(root, entry)));
+}
+
+describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () => {
+  let base: string;
+  let storage: FilesystemStorage;
+  let source: DropzoneSource;
+  let secretKeyPath: string;
+
+  beforeAll(async () => {
+    await Promise.all([sourceScanner().start(), pool.start()]);
+    base = tempDir('archive-storage');
+    secretKeyPath = join(base, 'archive.sec');
+    writeFileSync(secretKeyPath, await secretKeyFile(archive.secretKey, { passphrase: 'pw' }));
+  }, 30_000);
+
+  afterAll(async () => {
+    await pool.close();
+    await closeSourceScanner();
+  });
+
+  beforeEach(() => {
+    const dir = tempDir('archive-import');
+    const dropzone = new DropzoneFixture(join(dir, 'dropzone'));
+    dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1'] });
+    dropzone.dataset('DS1', { submission: 'SUB-1', files: FILES });
+    storage = new FilesystemStorage(join(dir, 'storage'));
+    source = new DropzoneSource({
+      name: 'dropzone',
+      type: 'dropzone',
+      root: dropzone.root,
+      importable_statuses: ['completed'],
+    });
+  });
+
+  function context(overrides: Partial<DatasetImportContext>): DatasetImportContext {
+    return {
+      importId: 'dropzone-dataset-DS1',
+      attempt: 1,
+      queuedAt: null,
+      source,
+      storage: archiveStorage(storage, archive.publicKey),
+      datasetId: 'DS1',
+      versions: { provisioner: 'test' },
+      reportProgress: () => Promise.resolve(),
+      bufferBytes: 64 * 1024,
+      sourceLimits: DEFAULT_SOURCE_LIMITS,
+      ...overrides,
+    };
+  }
+
+  /** The reference CLI's plain-text of a stored file: its header, then its body, decrypted. */
+  async function theirDecrypt(dataset: string, path: string): Promise<Buffer> {
+    const joined = join(base, `joined-${randomBytes(4).toString('hex')}.c4gh`);
+    writeFileSync(
+      joined,
+      Buffer.concat([
+        readFileSync(join(dataset, headerPath(path))),
+        readFileSync(join(dataset, path)),
+      ]),
+    );
+    const out = `${joined}.plain`;
+    await referenceCrypt4gh().cli(['decrypt', '--sk', secretKeyPath], {
+      stdin: joined,
+      stdout: out,
+      passphrase: 'pw',
+    });
+    return readFileSync(out);
+  }
+
+  it.each([
+    ['on the copy threads (small files read there, every object written here)', { copyPool: pool }],
+    ['on the main thread lanes', { copyPool: undefined }],
+  ])(
+    'stores only Crypt4GH bodies, headers apart, plain-text checksums in the provenance: %s',
+    async (_how, overrides) => {
+      const result = await runDatasetImport(context(overrides));
+      const dataset = storage.absolute(result.path);
+      const stored = walk(dataset).sort();
+      const paths = Object.keys(FILES).sort();
+      expect(stored).toEqual(
+        [
+          ...paths,
+          ...paths.map(headerPath),
+          '.provisioner/manifest-sha256.txt',
+          '.provisioner/provenance.json',
+        ].sort(),
+      );
+      const provenance = parseProvenance(
+        readFileSync(join(dataset, '.provisioner/provenance.json')),
+      )!;
+      const manifest = readFileSync(join(dataset, '.provisioner/manifest-sha256.txt'), 'utf8');
+      for (const [path, plain] of Object.entries(FILES)) {
+        const body = readFileSync(join(dataset, path));
+        // A body, never the plain-text: its size is the segments', and no 16 plain bytes show.
+        expect(body.length).toBe(bodySize(plain.length));
+        if (plain.length >= 16) expect(body.includes(plain.subarray(0, 16))).toBe(false);
+        expect(provenance.files.find((file) => file.path === path)).toEqual({
+          path,
+          size: plain.length,
+          sha256: digest('sha256', plain),
+        });
+        expect(manifest).toContain(`${digest('sha256', plain)}  ${path}`);
+        expect((await theirDecrypt(dataset, path)).equals(plain)).toBe(true);
+      }
+      expect(provenance.totals.bytes).toBe(
+        Object.values(FILES).reduce((sum, plain) => sum + plain.length, 0),
+      );
+    },
+  );
+});
