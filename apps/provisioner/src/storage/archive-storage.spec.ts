@@ -138,6 +138,11 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         expect(manifest).toContain(`${digest('sha256', plain)}  ${path}`);
         expect((await theirDecrypt(dataset, path)).equals(plain)).toBe(true);
       }
+      expect(provenance.encryption).toEqual({
+        format: 'crypt4gh',
+        headers: '.provisioner/c4gh-headers',
+        recipient: archive.publicKey.toString('base64'),
+      });
       expect(provenance.totals.bytes).toBe(
         Object.values(FILES).reduce((sum, plain) => sum + plain.length, 0),
       );
