@@ -173,10 +173,9 @@ export class ProvisionerSettings extends FrontDoorSettings {
     (s: ProvisionerSettings) =>
       s.STORAGE_ENCRYPTION === 'crypt4gh' || s.C4GH_ARCHIVE_SECRET_KEY_FILE !== undefined,
   )
-  @IsString({
-    message: 'C4GH_ARCHIVE_SECRET_KEY_FILE is required with STORAGE_ENCRYPTION=crypt4gh',
+  @Matches(/\S/, {
+    message: 'C4GH_ARCHIVE_SECRET_KEY_FILE is required with STORAGE_ENCRYPTION=crypt4gh (a file path)',
   })
-  @MinLength(1, { message: 'C4GH_ARCHIVE_SECRET_KEY_FILE must be a file path' })
   C4GH_ARCHIVE_SECRET_KEY_FILE?: string;
 
   /** A file whose first line is the passphrase of an encrypted C4GH_ARCHIVE_SECRET_KEY_FILE. */
