@@ -944,7 +944,9 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       await waitForImport(archiveApps.api, res.body.id as string);
       const registered = await poll(
         async () => {
-          const r = await archived().get(`/imports/${res.body.id}`).set('X-API-Key', TEST_WRITE_KEY);
+          const r = await archived()
+            .get(`/imports/${res.body.id}`)
+            .set('X-API-Key', TEST_WRITE_KEY);
           const state = (r.body as ImportRecord).catalog;
           return state?.state === 'registered' ? state : undefined;
         },
@@ -998,7 +1000,9 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       expect(res.body).toMatchObject({
         name: 'genome.vcf',
         size: PLAIN.length,
-        checksums: [{ type: 'sha-256', checksum: createHash('sha256').update(PLAIN).digest('hex') }],
+        checksums: [
+          { type: 'sha-256', checksum: createHash('sha256').update(PLAIN).digest('hex') },
+        ],
       });
     });
 
@@ -1042,15 +1046,23 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         headers: { 'X-C4GH-Public-Key': readerHeader, range: `bytes=${cut}-` },
       });
       expect(rest.status).toBe(206);
-      expect(rest.headers.get('content-range')).toBe(`bytes ${cut}-${whole.length - 1}/${whole.length}`);
+      expect(rest.headers.get('content-range')).toBe(
+        `bytes ${cut}-${whole.length - 1}/${whole.length}`,
+      );
       const tail = Buffer.from(await rest.arrayBuffer());
       expect(tail).toEqual(whole.subarray(cut));
-      expect((await theirDecrypt(Buffer.concat([whole.subarray(0, cut), tail]))).equals(PLAIN)).toBe(
-        true,
-      );
+      expect(
+        (await theirDecrypt(Buffer.concat([whole.subarray(0, cut), tail]))).equals(PLAIN),
+      ).toBe(true);
       // A range that ends inside the header.
-      const head = await fetch(url, { headers: { 'X-C4GH-Public-Key': readerHeader, range: 'bytes=0-9' } });
-      expect(Buffer.from(await head.arrayBuffer()).subarray(0, 8).toString()).toBe('crypt4gh');
+      const head = await fetch(url, {
+        headers: { 'X-C4GH-Public-Key': readerHeader, range: 'bytes=0-9' },
+      });
+      expect(
+        Buffer.from(await head.arrayBuffer())
+          .subarray(0, 8)
+          .toString(),
+      ).toBe('crypt4gh');
     });
   });
 

@@ -25,7 +25,9 @@ export class C4ghRecipientController {
   @Header('Content-Type', 'text/plain; charset=utf-8')
   recipient(): string {
     if (this.key === null)
-      throw new NotFoundError('Archive mode is off (STORAGE_ENCRYPTION): files are stored unencrypted');
+      throw new NotFoundError(
+        'Archive mode is off (STORAGE_ENCRYPTION): files are stored unencrypted',
+      );
     return this.key.publicKeyFile;
   }
 }

@@ -174,7 +174,8 @@ export class ProvisionerSettings extends FrontDoorSettings {
       s.STORAGE_ENCRYPTION === 'crypt4gh' || s.C4GH_ARCHIVE_SECRET_KEY_FILE !== undefined,
   )
   @Matches(/\S/, {
-    message: 'C4GH_ARCHIVE_SECRET_KEY_FILE is required with STORAGE_ENCRYPTION=crypt4gh (a file path)',
+    message:
+      'C4GH_ARCHIVE_SECRET_KEY_FILE is required with STORAGE_ENCRYPTION=crypt4gh (a file path)',
   })
   C4GH_ARCHIVE_SECRET_KEY_FILE?: string;
 

@@ -351,7 +351,7 @@ export class DrsService {
       etag: `"${createHash('sha256').update(header).digest('hex')}"`,
       name: `${nameOf(file.path)}.c4gh`,
       async *readBody(start, end) {
-        for (let at = start; at <= end; ) {
+        for (let at = start; at <= end;) {
           const length = Math.min(BODY_PIECE_BYTES, end + 1 - at);
           const piece = await storage.readObject(bodyPath, { start: at, length });
           if (piece === null || piece.length < length)

@@ -87,6 +87,9 @@ function leasedWriter(writer: ObjectWriter, lease: AttemptLease): ObjectWriter {
     get reusedBytes() {
       return writer.reusedBytes;
     },
+    get plaintext() {
+      return writer.plaintext;
+    },
   };
   return leased;
 }

@@ -18,12 +18,19 @@ export const ARCHIVE_KEY = Symbol('ARCHIVE_KEY');
  * passphrase is the file's first line), read once at start: a missing file, a wrong passphrase
  * or a malformed key stops the process with a message naming the setting.
  */
-export async function loadArchiveKey(keyFile: string, passphraseFile?: string): Promise<ArchiveKey> {
+export async function loadArchiveKey(
+  keyFile: string,
+  passphraseFile?: string,
+): Promise<ArchiveKey> {
   let passphrase: string | undefined;
   if (passphraseFile !== undefined) {
-    passphrase = (await readFile(passphraseFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new Error(`C4GH_ARCHIVE_PASSPHRASE_FILE ${passphraseFile} cannot be read (${error.code})`);
-    })).split(/\r?\n/)[0];
+    passphrase = (
+      await readFile(passphraseFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        throw new Error(
+          `C4GH_ARCHIVE_PASSPHRASE_FILE ${passphraseFile} cannot be read (${error.code})`,
+        );
+      })
+    ).split(/\r?\n/)[0];
   }
   const text = await readFile(keyFile).catch((error: NodeJS.ErrnoException) => {
     throw new Error(`C4GH_ARCHIVE_SECRET_KEY_FILE ${keyFile} cannot be read (${error.code})`);

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { bodySize, generateKeyPair, secretKeyFile } from '@app/crypt4gh';
+import {
+  bodySize,
+  encrypt,
+  generateKeyPair,
+  headerAt,
+  headerPackets,
+  openHeader,
+  publicKeyFile,
+  secretKey,
+  secretKeyFile,
+} from '@app/crypt4gh';
 import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
 import { referenceCrypt4gh } from '../../../../test/support/crypt4gh-reference';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
@@ -20,6 +30,13 @@ jest.setTimeout(REAL_IO_MS);
 
 const pool = new CopyThreadPool(2);
 const archive = generateKeyPair();
+const depositor = generateKeyPair();
+
+async function encrypted(plain: Buffer, readers: Buffer[]): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of encrypt([plain], readers)) parts.push(part);
+  return Buffer.concat(parts);
+}
 
 /** Sizes around the 64 KiB segment, several segments, a file read in more than one chunk. */
 const FILES: Record<string, Buffer> = {
@@ -54,9 +71,11 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
     await closeSourceScanner();
   });
 
+  let dropzone: DropzoneFixture;
+
   beforeEach(() => {
     const dir = tempDir('archive-import');
-    const dropzone = new DropzoneFixture(join(dir, 'dropzone'));
+    dropzone = new DropzoneFixture(join(dir, 'dropzone'));
     dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1'] });
     dropzone.dataset('DS1', { submission: 'SUB-1', files: FILES });
     storage = new FilesystemStorage(join(dir, 'storage'));
@@ -68,14 +87,20 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
     });
   });
 
-  function context(overrides: Partial<DatasetImportContext>): DatasetImportContext {
+  function context(
+    overrides: Partial<DatasetImportContext>,
+    datasetId = 'DS1',
+  ): DatasetImportContext {
     return {
-      importId: 'dropzone-dataset-DS1',
+      importId: `dropzone-dataset-${datasetId}`,
       attempt: 1,
       queuedAt: null,
       source,
-      storage: archiveStorage(storage, archive.publicKey),
-      datasetId: 'DS1',
+      storage: archiveStorage(storage, {
+        ...archive,
+        publicKeyFile: publicKeyFile(archive.publicKey),
+      }),
+      datasetId,
       versions: { provisioner: 'test' },
       reportProgress: () => Promise.resolve(),
       bufferBytes: 64 * 1024,
@@ -148,4 +173,97 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       );
     },
   );
+
+  it.each([
+    ['on the copy threads', { copyPool: pool }],
+    ['on the main thread lanes', { copyPool: undefined }],
+  ])(
+    'takes a deposit encrypted for the archive key (*.c4gh): header re-wrapped, body byte for byte, listed by its plain-text: %s',
+    async (_how, overrides) => {
+      // Small and large: the copy threads read the small one, the lanes stream the large one.
+      const small = Buffer.from('a small deposited note\n');
+      const large = randomBytes(2 * 1024 * 1024 + 333);
+      const deposits = {
+        'note.txt.c4gh': await encrypted(small, [depositor.publicKey, archive.publicKey]),
+        'reads/reads.bam.c4gh': await encrypted(large, [archive.publicKey]),
+      };
+      dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS2'] });
+      dropzone.dataset('DS2', {
+        submission: 'SUB-1',
+        files: deposits,
+        manifests: ['sha256', 'md5'],
+      });
+      const result = await runDatasetImport(context(overrides, 'DS2'));
+      const dataset = storage.absolute(result.path);
+      expect(walk(dataset).sort()).toEqual(
+        [
+          'note.txt',
+          'reads/reads.bam',
+          headerPath('note.txt'),
+          headerPath('reads/reads.bam'),
+          '.provisioner/manifest-sha256.txt',
+          '.provisioner/provenance.json',
+        ].sort(),
+      );
+      const provenance = parseProvenance(
+        readFileSync(join(dataset, '.provisioner/provenance.json')),
+      )!;
+      const manifest = readFileSync(join(dataset, '.provisioner/manifest-sha256.txt'), 'utf8');
+      for (const [path, plain, deposited] of [
+        ['note.txt', small, deposits['note.txt.c4gh']],
+        ['reads/reads.bam', large, deposits['reads/reads.bam.c4gh']],
+      ] as const) {
+        // The body as deposited: never decrypted to be stored.
+        const { length } = (await headerAt(deposited))!;
+        expect(readFileSync(join(dataset, path)).equals(deposited.subarray(length))).toBe(true);
+        // A header for the archive key alone: the depositor's packets are gone.
+        const header = readFileSync(join(dataset, headerPath(path)));
+        const packets = await headerPackets(header);
+        expect(() => openHeader(packets, [secretKey(depositor.secretKey)])).toThrow(
+          expect.objectContaining({ fault: 'no-key' }),
+        );
+        expect(provenance.files.find((file) => file.path === path)).toEqual({
+          path,
+          size: plain.length,
+          sha256: digest('sha256', plain),
+          md5: digest('md5', plain),
+        });
+        expect(manifest).toContain(`${digest('sha256', plain)}  ${path}\n`);
+        expect((await theirDecrypt(dataset, path)).equals(plain)).toBe(true);
+      }
+      expect(manifest).not.toContain('.c4gh');
+      expect(provenance.totals.bytes).toBe(small.length + large.length);
+    },
+  );
+
+  it.each([
+    [
+      'not for the archive key',
+      async () => ({ 'x.bin.c4gh': await encrypted(Buffer.from('secret'), [depositor.publicKey]) }),
+      'c4gh_deposit_refused',
+    ],
+    [
+      'not Crypt4GH at all',
+      () => Promise.resolve({ 'x.bin.c4gh': Buffer.from('plain text in disguise') }),
+      'c4gh_deposit_refused',
+    ],
+    [
+      'named as another file of the dataset is stored',
+      async () => ({
+        'x.bin': 'plain',
+        'x.bin.c4gh': await encrypted(Buffer.from('x'), [archive.publicKey]),
+      }),
+      'c4gh_deposit_name_taken',
+    ],
+  ])('rejects a deposit %s, naming it', async (_what, files, code) => {
+    dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS3'] });
+    dropzone.dataset('DS3', { submission: 'SUB-1', files: await files() });
+    const error = (await runDatasetImport(context({}, 'DS3')).catch((e: unknown) => e)) as {
+      name: string;
+      code: string;
+      details: { code: string; path?: string }[];
+    };
+    expect(error).toMatchObject({ name: 'ImportRejectedError', code });
+    expect(error.details).toEqual([expect.objectContaining({ code, path: 'x.bin.c4gh' })]);
+  });
 });

@@ -16,6 +16,20 @@ export interface ObjectWriter {
   suspend?(): Promise<void>;
   /** After commit: bytes the store already held from an earlier attempt, not written again. */
   readonly reusedBytes?: number;
+  /**
+   * After commit, where the bytes written were a file encrypted by its depositor, which the store
+   * keeps re-wrapped (archive mode, `*.c4gh`): its plain-text's size and checksums, computed in
+   * memory, and the name it is stored under.
+   */
+  readonly plaintext?: DepositedPlaintext;
+}
+
+/** What a deposited encrypted file holds (ObjectWriter.plaintext). */
+export interface DepositedPlaintext {
+  storedPath: string;
+  size: number;
+  sha256: string;
+  md5: string;
 }
 
 /** What StagingArea.writeSmallObject takes. */

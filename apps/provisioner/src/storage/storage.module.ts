@@ -74,7 +74,7 @@ export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage 
       provide: STORAGE_SYSTEM,
       inject: [STORAGE_BACKEND, ARCHIVE_KEY],
       useFactory: (backend: StorageSystem, key: ArchiveKey | null) =>
-        key ? archiveStorage(backend, key.publicKey) : backend,
+        key ? archiveStorage(backend, key) : backend,
     },
     { provide: STORAGE_HEALTH_CHECKS, inject: [STORAGE_BACKEND], useFactory: storageHealthChecks },
   ],
