@@ -19,6 +19,7 @@ import { Logger } from '@nestjs/common';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
 import {
+  encrypt as c4ghEncrypt,
   generateKeyPair as generateC4ghKeyPair,
   parsePublicKey,
   publicKeyFile,
@@ -882,6 +883,8 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
   describe('archive mode (STORAGE_ENCRYPTION=crypt4gh): stored encrypted, re-encrypted for each reader', () => {
     /** Four segments and a bit: ranges inside the body cross segment boundaries. */
     const PLAIN = randomBytes(4 * 65_536 + 1_000);
+    /** Deposited already encrypted for the archive key, as deposit.vcf.c4gh. */
+    const DEPOSITED = randomBytes(65_536 + 7);
     const archiveKey = generateC4ghKeyPair();
     const reader = generateC4ghKeyPair();
     const readerHeader = Buffer.from(publicKeyFile(reader.publicKey)).toString('base64');
@@ -891,7 +894,14 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     let readerSecretPath: string;
     const archived = () => request(archiveApps.api.getHttpServer());
     let fileId: string;
+    const idOf = (path: string) =>
+      `PD-OMICS~SUB-C4GH~DS-C4GH~${createHash('sha256').update(path).digest('hex').slice(0, 20)}`;
 
+    const collect = async (parts: AsyncIterable<Buffer>): Promise<Buffer> => {
+      const all: Buffer[] = [];
+      for await (const part of parts) all.push(part);
+      return Buffer.concat(all);
+    };
     /** The reference CLI's plain-text of a Crypt4GH stream, with the reader's secret key. */
     const theirDecrypt = async (stream: Buffer): Promise<Buffer> => {
       const input = join(dir, `served-${randomBytes(4).toString('hex')}.c4gh`);
@@ -902,9 +912,9 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       });
       return readFileSync(`${input}.plain`);
     };
-    const archivedAccessUrl = async () => {
+    const archivedAccessUrl = async (id = fileId) => {
       const res = await archived()
-        .post(`${DRS}/objects/${fileId}/access/https`)
+        .post(`${DRS}/objects/${id}/access/https`)
         .send({ passports: [await passportOf()] })
         .expect(200);
       return res.body.url as string;
@@ -916,7 +926,10 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         .dataset('DS-C4GH', {
           submission: 'SUB-C4GH',
           title: 'Encrypted at rest',
-          files: { 'genome.vcf': PLAIN },
+          files: {
+            'genome.vcf': PLAIN,
+            'deposit.vcf.c4gh': await collect(c4ghEncrypt([DEPOSITED], [archiveKey.publicKey])),
+          },
         });
       readerSecretPath = join(dir, 'reader.sec');
       writeFileSync(readerSecretPath, await secretKeyFile(reader.secretKey));
@@ -964,7 +977,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
          WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
         [registered.accession, READER],
       );
-      fileId = `PD-OMICS~SUB-C4GH~DS-C4GH~${createHash('sha256').update('genome.vcf').digest('hex').slice(0, 20)}`;
+      fileId = idOf('genome.vcf');
     }, 120_000);
 
     afterAll(() => archiveApps?.close());
@@ -1033,6 +1046,27 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       expect(both.status).toBe(400);
       const bad = await fetch(url, { headers: { 'X-C4GH-Public-Key': 'bm90IGEga2V5' } });
       expect(bad.status).toBe(400);
+    });
+
+    it('serves a deposit encrypted for the archive key under its name without .c4gh, with its plain-text checksum', async () => {
+      const id = idOf('deposit.vcf');
+      const object = await archived()
+        .post(`${DRS}/objects/${id}`)
+        .send({ passports: [await passportOf()] })
+        .expect(200);
+      expect(object.body).toMatchObject({
+        name: 'deposit.vcf',
+        size: DEPOSITED.length,
+        checksums: [
+          { type: 'sha-256', checksum: createHash('sha256').update(DEPOSITED).digest('hex') },
+        ],
+      });
+      const res = await fetch(await archivedAccessUrl(id), {
+        headers: { 'X-C4GH-Public-Key': readerHeader },
+      });
+      expect(res.status).toBe(200);
+      const stream = Buffer.from(await res.arrayBuffer());
+      expect((await theirDecrypt(stream)).equals(DEPOSITED)).toBe(true);
     });
 
     it('applies HTTP ranges to that stream, so a client resumes it as SDA’s clients do', async () => {
