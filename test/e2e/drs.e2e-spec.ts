@@ -25,7 +25,7 @@ import {
   publicKeyFile,
   secretKeyFile,
 } from '@app/crypt4gh';
-import { referenceCrypt4gh } from '../support/crypt4gh-reference';
+import { referenceDecrypt } from '../support/crypt4gh-reference';
 import { freePort } from '../support/app-process';
 import { TEST_GLOBAL_KEY } from '../support/catalog-app';
 import { drsAnswerChecker } from '../support/drs-openapi';
@@ -903,15 +903,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       return Buffer.concat(all);
     };
     /** The reference CLI's plain-text of a Crypt4GH stream, with the reader's secret key. */
-    const theirDecrypt = async (stream: Buffer): Promise<Buffer> => {
-      const input = join(dir, `served-${randomBytes(4).toString('hex')}.c4gh`);
-      writeFileSync(input, stream);
-      await referenceCrypt4gh().cli(['decrypt', '--sk', readerSecretPath], {
-        stdin: input,
-        stdout: `${input}.plain`,
-      });
-      return readFileSync(`${input}.plain`);
-    };
+    const theirDecrypt = (stream: Buffer) => referenceDecrypt([stream], readerSecretPath, dir);
     const archivedAccessUrl = async (id = fileId) => {
       const res = await archived()
         .post(`${DRS}/objects/${id}/access/https`)
@@ -996,13 +988,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       const header = readFileSync(join(dataset, '.provisioner/c4gh-headers/genome.vcf'));
       const keyPath = join(dir, 'archive-plain.sec');
       writeFileSync(keyPath, await secretKeyFile(archiveKey.secretKey));
-      const input = join(dir, 'stored.c4gh');
-      writeFileSync(input, Buffer.concat([header, body]));
-      await referenceCrypt4gh().cli(['decrypt', '--sk', keyPath], {
-        stdin: input,
-        stdout: `${input}.plain`,
-      });
-      expect(readFileSync(`${input}.plain`).equals(PLAIN)).toBe(true);
+      expect((await referenceDecrypt([header, body], keyPath, dir)).equals(PLAIN)).toBe(true);
     });
 
     it('gives the plain-text size and SHA-256 in the DRS object', async () => {

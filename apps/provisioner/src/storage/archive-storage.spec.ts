@@ -13,7 +13,7 @@ import {
   secretKeyFile,
 } from '@app/crypt4gh';
 import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
-import { referenceCrypt4gh } from '../../../../test/support/crypt4gh-reference';
+import { referenceDecrypt } from '../../../../test/support/crypt4gh-reference';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { runDatasetImport } from '../import-pipeline/dataset-import-pipeline';
@@ -110,23 +110,13 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
   }
 
   /** The reference CLI's plain-text of a stored file: its header, then its body, decrypted. */
-  async function theirDecrypt(dataset: string, path: string): Promise<Buffer> {
-    const joined = join(base, `joined-${randomBytes(4).toString('hex')}.c4gh`);
-    writeFileSync(
-      joined,
-      Buffer.concat([
-        readFileSync(join(dataset, headerPath(path))),
-        readFileSync(join(dataset, path)),
-      ]),
+  const theirDecrypt = (dataset: string, path: string): Promise<Buffer> =>
+    referenceDecrypt(
+      [readFileSync(join(dataset, headerPath(path))), readFileSync(join(dataset, path))],
+      secretKeyPath,
+      base,
+      'pw',
     );
-    const out = `${joined}.plain`;
-    await referenceCrypt4gh().cli(['decrypt', '--sk', secretKeyPath], {
-      stdin: joined,
-      stdout: out,
-      passphrase: 'pw',
-    });
-    return readFileSync(out);
-  }
 
   it.each([
     ['on the copy threads (small files read there, every object written here)', { copyPool: pool }],
