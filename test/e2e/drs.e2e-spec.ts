@@ -162,6 +162,20 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     expect(check('/objects/{object_id}/access/{access_id}', 'post', 200, res.body)).toEqual([]);
     return res.body.url as string;
   };
+  /** The reader is granted the dataset of `registered` (its dataset needs an exposure first). */
+  const grantReader = async (registered: string) => {
+    await catalog.dataSource.query(
+      `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
+       SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = $1`,
+      [registered],
+    );
+    await catalog.dataSource.query(
+      `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+       SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
+       WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
+      [registered, READER],
+    );
+  };
   const bytesOf = async (url: string, range?: string) => {
     const res = await fetch(url, range === undefined ? {} : { headers: { range } });
     return Buffer.from(await res.arrayBuffer());
@@ -774,17 +788,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         50,
       );
       accession.big = record.big.catalog!.accession!;
-      await catalog.dataSource.query(
-        `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
-         SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = $1`,
-        [accession.big],
-      );
-      await catalog.dataSource.query(
-        `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
-         SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
-         WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
-        [accession.big, READER],
-      );
+      await grantReader(accession.big);
       const port = await freePort();
       boundedUrl = `http://127.0.0.1:${port}`;
       bounded = await createProvisionerApiApp(
@@ -958,17 +962,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         'DS-C4GH registered',
         30_000,
       );
-      await catalog.dataSource.query(
-        `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
-         SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = $1`,
-        [registered.accession],
-      );
-      await catalog.dataSource.query(
-        `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
-         SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
-         WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
-        [registered.accession, READER],
-      );
+      await grantReader(registered.accession!);
       fileId = idOf('genome.vcf');
     }, 120_000);
 

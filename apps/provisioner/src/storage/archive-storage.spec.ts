@@ -53,6 +53,25 @@ function walk(root: string): string[] {
     .map((entry) => relative(root, join(root, entry)));
 }
 
+/**
+ * Checks that a stored dataset holds exactly `paths` (bodies), their headers and its two lists,
+ * and returns the lists.
+ */
+function storedLists(dataset: string, stored: string[], paths: string[]) {
+  expect(stored).toEqual(
+    [
+      ...paths,
+      ...paths.map(headerPath),
+      '.provisioner/manifest-sha256.txt',
+      '.provisioner/provenance.json',
+    ].sort(),
+  );
+  return {
+    provenance: parseProvenance(readFileSync(join(dataset, '.provisioner/provenance.json')))!,
+    manifest: readFileSync(join(dataset, '.provisioner/manifest-sha256.txt'), 'utf8'),
+  };
+}
+
 describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () => {
   let base: string;
   let storage: FilesystemStorage;
@@ -127,19 +146,7 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       const result = await runDatasetImport(context(overrides));
       const dataset = storage.absolute(result.path);
       const stored = walk(dataset).sort();
-      const paths = Object.keys(FILES).sort();
-      expect(stored).toEqual(
-        [
-          ...paths,
-          ...paths.map(headerPath),
-          '.provisioner/manifest-sha256.txt',
-          '.provisioner/provenance.json',
-        ].sort(),
-      );
-      const provenance = parseProvenance(
-        readFileSync(join(dataset, '.provisioner/provenance.json')),
-      )!;
-      const manifest = readFileSync(join(dataset, '.provisioner/manifest-sha256.txt'), 'utf8');
+      const { provenance, manifest } = storedLists(dataset, stored, Object.keys(FILES));
       for (const [path, plain] of Object.entries(FILES)) {
         const body = readFileSync(join(dataset, path));
         // A body, never the plain-text: its size is the segments', and no 16 plain bytes show.
@@ -185,20 +192,10 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       });
       const result = await runDatasetImport(context(overrides, 'DS2'));
       const dataset = storage.absolute(result.path);
-      expect(walk(dataset).sort()).toEqual(
-        [
-          'note.txt',
-          'reads/reads.bam',
-          headerPath('note.txt'),
-          headerPath('reads/reads.bam'),
-          '.provisioner/manifest-sha256.txt',
-          '.provisioner/provenance.json',
-        ].sort(),
-      );
-      const provenance = parseProvenance(
-        readFileSync(join(dataset, '.provisioner/provenance.json')),
-      )!;
-      const manifest = readFileSync(join(dataset, '.provisioner/manifest-sha256.txt'), 'utf8');
+      const { provenance, manifest } = storedLists(dataset, walk(dataset).sort(), [
+        'note.txt',
+        'reads/reads.bam',
+      ]);
       for (const [path, plain, deposited] of [
         ['note.txt', small, deposits['note.txt.c4gh']],
         ['reads/reads.bam', large, deposits['reads/reads.bam.c4gh']],

@@ -14,6 +14,7 @@ import {
   SegmentEncryptor,
 } from '@app/crypt4gh';
 import type { ArchiveKey } from './archive-key';
+import { type Complete, storageReads } from './storage-decorator';
 import { PROVENANCE_DIR } from './storage-layout';
 import type {
   DepositedPlaintext,
@@ -55,9 +56,6 @@ export function isEncryptedDeposit(path: string): boolean {
 export function depositStoredPath(path: string): string {
   return path.slice(0, -DEPOSIT_SUFFIX.length);
 }
-
-/** T with every member required to be named, optional ones as possibly undefined. */
-type Complete<T> = { [K in keyof Required<T>]: T[K] };
 
 /** Plain-text written to it leaves as the segments of a body (SegmentEncryptor). */
 function encryptingWriter(writer: ObjectWriter, dataKey: Buffer): ObjectWriter {
@@ -232,9 +230,8 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
  */
 export function archiveStorage(storage: StorageSystem, key: ArchiveKey): StorageSystem {
   const recipient = key.publicKey;
-  // Every member named: a member added to StorageSystem and not passed on is a compile error.
   const archived: Complete<StorageSystem> = {
-    description: storage.description,
+    ...storageReads(storage),
     encryption: {
       format: 'crypt4gh',
       headers: HEADERS_DIR,
@@ -245,14 +242,6 @@ export function archiveStorage(storage: StorageSystem, key: ArchiveKey): Storage
       storage.maxKeyBytes === undefined
         ? undefined
         : storage.maxKeyBytes - Buffer.byteLength(`${HEADERS_DIR}/`),
-    keyBytes: storage.keyBytes && ((path) => storage.keyBytes!(path)),
-    location: (path) => storage.location(path),
-    exists: (path) => storage.exists(path),
-    list: (path) => storage.list(path),
-    readObject: (path, range) => storage.readObject(path, range),
-    listStaging: () => storage.listStaging(),
-    freeBytes: () => storage.freeBytes(),
-    byteSource: (path, seconds) => storage.byteSource(path, seconds),
     ensureCollection: (path) => storage.ensureCollection(path),
     openStaging: async (id, target, options) =>
       archiveArea(await storage.openStaging(id, target, options), key),
