@@ -18,7 +18,9 @@ export const USAGE = `Usage: npm run drs -- get <drs://host/id> [--out FILE] [--
 
 Reads one GA4GH DRS object: resolves it, follows its access URL and verifies its SHA-256 before
 the file is kept (as --out, else as the object's name in the current directory; never over an
-existing file). A dataset's object is its manifest: the DRS id of each of its files.
+existing file). A dataset's object is its manifest: the DRS id of each of its files. An object
+stored encrypted (archive mode) is asked for with a Crypt4GH key made for this read alone and
+decrypted as it arrives (this needs npm run build).
 
 Credentials, the first that applies:
   --passport FILE   a GA4GH passport (JWT) or visa, from a broker; "-" reads standard input
@@ -123,16 +125,43 @@ async function call(url, credentials, method = 'POST') {
 
 const say = (text) => process.stderr.write(`${text}\n`);
 
+/** The project's Crypt4GH library as built (npm run build; npm start builds it). */
+async function crypt4gh() {
+  const built = join(root, 'dist/apps/provisioner/libs/crypt4gh/src/index.js');
+  if (!existsSync(built)) throw new Error(`the object is stored encrypted (Crypt4GH), and reading it needs ${built}: run npm run build`);
+  return (await import(built)).default;
+}
+
+/**
+ * The access URL's answer. An object the archive stores encrypted is refused without a reader's
+ * key (400 c4gh_key_required): then it is asked for again with a key pair made for this read
+ * alone, and the Crypt4GH stream it answers is decrypted here, as it arrives.
+ */
+async function open(access) {
+  const res = await fetch(access.url, { headers: access.headers ?? {} });
+  if (res.status === 400) {
+    const text = await res.text();
+    if (!text.includes('c4gh_key_required')) throw new Error(`the access URL answered 400: ${text}`);
+    const c4gh = await crypt4gh();
+    const reader = c4gh.generateKeyPair();
+    const key = Buffer.from(c4gh.publicKeyFile(reader.publicKey)).toString('base64');
+    const encrypted = await fetch(access.url, { headers: { ...access.headers, 'X-C4GH-Public-Key': key } });
+    if (!encrypted.ok || encrypted.body === null) throw new Error(`the access URL answered ${encrypted.status} to a Crypt4GH read`);
+    return Readable.from(c4gh.decrypt(Readable.fromWeb(encrypted.body), [reader.secretKey]));
+  }
+  if (!res.ok || res.body === null) throw new Error(`the access URL answered ${res.status}`);
+  return Readable.fromWeb(res.body);
+}
+
 /** Streams `url` into `target` (through a temporary file), checking its SHA-256 and size. */
 async function download(access, target, expected) {
-  const res = await fetch(access.url, { headers: access.headers ?? {} });
-  if (!res.ok || res.body === null) throw new Error(`the access URL answered ${res.status}`);
+  const body = await open(access);
   const partial = `${target}.part-${process.pid}`;
   const hash = createHash('sha256');
   let bytes = 0;
   try {
     await pipeline(
-      Readable.fromWeb(res.body),
+      body,
       async function* (chunks) {
         for await (const chunk of chunks) {
           hash.update(chunk);

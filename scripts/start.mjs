@@ -94,6 +94,25 @@ function localVisaKey() {
   return file;
 }
 
+/**
+ * The archive's Crypt4GH secret key of this installation (c4gh-v1, unencrypted, as
+ * `crypt4gh-keygen --nocrypt` writes it), made once in .data/ and never committed: `npm start`
+ * runs in archive mode (STORAGE_ENCRYPTION=crypt4gh) unless the environment says otherwise.
+ */
+function localArchiveKey() {
+  const file = join(dataDir, 'c4gh-archive.sec');
+  if (!existsSync(file)) {
+    const { privateKey } = generateKeyPairSync('x25519');
+    const secret = Buffer.from(privateKey.export({ format: 'jwk' }).d, 'base64url');
+    // Each field of the key file: its length (2 bytes, big-endian), then its bytes.
+    const field = (value) => Buffer.concat([Buffer.from([value.length >> 8, value.length & 0xff]), value]);
+    const body = Buffer.concat([Buffer.from('c4gh-v1'), field(Buffer.from('none')), field(Buffer.from('none')), field(secret)]);
+    const pem = `-----BEGIN CRYPT4GH PRIVATE KEY-----\n${body.toString('base64')}\n-----END CRYPT4GH PRIVATE KEY-----\n`;
+    writeFileSync(file, pem, { mode: 0o600 });
+  }
+  return file;
+}
+
 async function ensureDatabases(serverUrl, names) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: `${serverUrl}/postgres` });
@@ -283,6 +302,9 @@ async function main() {
   provisionerEnv.DRS_VISA_ISSUER ??= catalogEnv.CATALOG_SOURCE;
   provisionerEnv.DRS_CATALOG_BROKER_KEY ??= keys.GA4GH_BROKER_API_KEY;
   provisionerEnv.DRS_URL_SIGNING_KEY ??= keys.DRS_URL_SIGNING_KEY;
+  // Archive mode: every imported file stored as Crypt4GH for a key kept in .data/.
+  provisionerEnv.STORAGE_ENCRYPTION ??= 'crypt4gh';
+  if (provisionerEnv.STORAGE_ENCRYPTION === 'crypt4gh') provisionerEnv.C4GH_ARCHIVE_SECRET_KEY_FILE ??= localArchiveKey();
 
   const catalogDist = join(root, 'dist/apps/catalog-api/apps/catalog-api/src');
   const provisionerDist = join(root, 'dist/apps/provisioner/apps/provisioner/src');

@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { connect, type Socket } from 'node:net';
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   mkdtempSync,
@@ -18,6 +18,14 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { Logger } from '@nestjs/common';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
+import {
+  encrypt as c4ghEncrypt,
+  generateKeyPair as generateC4ghKeyPair,
+  parsePublicKey,
+  publicKeyFile,
+  secretKeyFile,
+} from '@app/crypt4gh';
+import { referenceDecrypt } from '../support/crypt4gh-reference';
 import { freePort } from '../support/app-process';
 import { TEST_GLOBAL_KEY } from '../support/catalog-app';
 import { drsAnswerChecker } from '../support/drs-openapi';
@@ -31,7 +39,7 @@ import { brokerPassport, catalogVisas, grantReader } from '../support/drs-reader
 import { startOffloadNginx, type OffloadNginx } from '../support/nginx';
 import { sendRaw } from '../support/raw-http';
 import { metricSample } from '../support/prometheus-text';
-import { provisionerTestSettings } from '../support/provisioner-app';
+import { provisionerTestSettings, queueEnv } from '../support/provisioner-app';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
 import { AccessUrls } from '../../apps/provisioner/src/drs/access-urls';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -138,6 +146,20 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       .expect(200);
     expect(check('/objects/{object_id}/access/{access_id}', 'post', 200, res.body)).toEqual([]);
     return res.body.url as string;
+  };
+  /** The reader is granted the dataset of `registered` (its dataset needs an exposure first). */
+  const exposeAndGrant = async (registered: string) => {
+    await catalog.dataSource.query(
+      `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
+       SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = $1`,
+      [registered],
+    );
+    await catalog.dataSource.query(
+      `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+       SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
+       WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
+      [registered, READER],
+    );
   };
   const bytesOf = async (url: string, range?: string) => {
     const res = await fetch(url, range === undefined ? {} : { headers: { range } });
@@ -745,17 +767,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         50,
       );
       accession.big = record.big.catalog!.accession!;
-      await catalog.dataSource.query(
-        `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
-         SELECT 1, d.id, (SELECT min(id) FROM endpoints) FROM datasets d WHERE d.elu_accession = $1`,
-        [accession.big],
-      );
-      await catalog.dataSource.query(
-        `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
-         SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
-         WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
-        [accession.big, READER],
-      );
+      await exposeAndGrant(accession.big);
       const port = await freePort();
       boundedUrl = `http://127.0.0.1:${port}`;
       bounded = await createProvisionerApiApp(
@@ -848,6 +860,202 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         await grant('active');
       }
       expect((await fetch(url, { headers: { range: 'bytes=0-9' } })).status).toBe(206);
+    });
+  });
+
+  describe('archive mode (STORAGE_ENCRYPTION=crypt4gh): stored encrypted, re-encrypted for each reader', () => {
+    /** Four segments and a bit: ranges inside the body cross segment boundaries. */
+    const PLAIN = randomBytes(4 * 65_536 + 1_000);
+    /** Deposited already encrypted for the archive key, as deposit.vcf.c4gh. */
+    const DEPOSITED = randomBytes(65_536 + 7);
+    const archiveKey = generateC4ghKeyPair();
+    const reader = generateC4ghKeyPair();
+    const readerHeader = Buffer.from(publicKeyFile(reader.publicKey)).toString('base64');
+    const archiveStorageRoot = join(dir, 'archive-storage');
+    let archiveApps: ProvisionerTestApps;
+    let archiveUrl: string;
+    let readerSecretPath: string;
+    const archived = () => request(archiveApps.api.getHttpServer());
+    let fileId: string;
+    const idOf = (path: string) =>
+      `PD-OMICS~SUB-C4GH~DS-C4GH~${createHash('sha256').update(path).digest('hex').slice(0, 20)}`;
+
+    const collect = async (parts: AsyncIterable<Buffer>): Promise<Buffer> => {
+      const all: Buffer[] = [];
+      for await (const part of parts) all.push(part);
+      return Buffer.concat(all);
+    };
+    /** The reference CLI's plain-text of a Crypt4GH stream, with the reader's secret key. */
+    const theirDecrypt = (stream: Buffer) => referenceDecrypt([stream], readerSecretPath, dir);
+    const archivedAccessUrl = async (id = fileId) => {
+      const res = await archived()
+        .post(`${DRS}/objects/${id}/access/https`)
+        .send({ passports: [await passportOf()] })
+        .expect(200);
+      return res.body.url as string;
+    };
+
+    beforeAll(async () => {
+      dropzone
+        .submission('SUB-C4GH', { project: 'PD-OMICS', datasets: ['DS-C4GH'] })
+        .dataset('DS-C4GH', {
+          submission: 'SUB-C4GH',
+          title: 'Encrypted at rest',
+          files: {
+            'genome.vcf': PLAIN,
+            'deposit.vcf.c4gh': await collect(c4ghEncrypt([DEPOSITED], [archiveKey.publicKey])),
+          },
+        });
+      readerSecretPath = join(dir, 'reader.sec');
+      writeFileSync(readerSecretPath, await secretKeyFile(reader.secretKey));
+      const keyFile = join(dir, 'archive.sec');
+      const passphraseFile = join(dir, 'archive.passphrase');
+      writeFileSync(keyFile, await secretKeyFile(archiveKey.secretKey, { passphrase: 'archive' }));
+      writeFileSync(passphraseFile, 'archive\n');
+      const port = await freePort();
+      archiveUrl = `http://127.0.0.1:${port}`;
+      // A queue and a store of their own: the plain apps' worker never takes these imports.
+      archiveApps = await startProvisionerApps({
+        ...apiEnv,
+        ...(await queueEnv()),
+        STORAGE_ROOT: archiveStorageRoot,
+        DRS_PUBLIC_URL: archiveUrl,
+        STORAGE_ENCRYPTION: 'crypt4gh',
+        C4GH_ARCHIVE_SECRET_KEY_FILE: keyFile,
+        C4GH_ARCHIVE_PASSPHRASE_FILE: passphraseFile,
+      });
+      await archiveApps.api.listen(port, '127.0.0.1');
+      const res = await archived()
+        .post('/datasets/dropzone/import')
+        .set('X-API-Key', TEST_WRITE_KEY)
+        .send({ dataset_id: 'DS-C4GH' });
+      await waitForImport(archiveApps.api, res.body.id as string);
+      const registered = await poll(
+        async () => {
+          const r = await archived()
+            .get(`/imports/${res.body.id}`)
+            .set('X-API-Key', TEST_WRITE_KEY);
+          const state = (r.body as ImportRecord).catalog;
+          return state?.state === 'registered' ? state : undefined;
+        },
+        'DS-C4GH registered',
+        30_000,
+      );
+      await exposeAndGrant(registered.accession!);
+      fileId = idOf('genome.vcf');
+    }, 120_000);
+
+    afterAll(() => archiveApps?.close());
+
+    it('serves the archive key at /.well-known/c4gh-recipient; the plain apps answer 404 there', async () => {
+      const res = await archived().get('/.well-known/c4gh-recipient').expect(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      expect(parsePublicKey(res.text)).toEqual(archiveKey.publicKey);
+      await api().get('/.well-known/c4gh-recipient').expect(404);
+    });
+
+    it('stores no plain-text: a body the reference CLI decrypts with its header, kept apart', async () => {
+      const dataset = join(archiveStorageRoot, 'projects/PD-OMICS/SUB-C4GH/data/raw/DS-C4GH');
+      const body = readFileSync(join(dataset, 'genome.vcf'));
+      expect(body.includes(PLAIN.subarray(0, 32))).toBe(false);
+      const header = readFileSync(join(dataset, '.provisioner/c4gh-headers/genome.vcf'));
+      const keyPath = join(dir, 'archive-plain.sec');
+      writeFileSync(keyPath, await secretKeyFile(archiveKey.secretKey));
+      expect((await referenceDecrypt([header, body], keyPath, dir)).equals(PLAIN)).toBe(true);
+    });
+
+    it('gives the plain-text size and SHA-256 in the DRS object', async () => {
+      const res = await archived()
+        .post(`${DRS}/objects/${fileId}`)
+        .send({ passports: [await passportOf()] })
+        .expect(200);
+      expect(res.body).toMatchObject({
+        name: 'genome.vcf',
+        size: PLAIN.length,
+        checksums: [
+          { type: 'sha-256', checksum: createHash('sha256').update(PLAIN).digest('hex') },
+        ],
+      });
+    });
+
+    it('refuses the access URL without a reader key: 400 naming the file', async () => {
+      const res = await fetch(await archivedAccessUrl());
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { description: string; more: { reason: string } };
+      expect(body.more.reason).toBe('c4gh_key_required');
+      expect(body.description).toContain('genome.vcf');
+      expect(body.description).toContain('X-C4GH-Public-Key');
+    });
+
+    it('answers a Crypt4GH stream for X-C4GH-Public-Key (or Htsget-Context-Public-Key) that the reference CLI decrypts', async () => {
+      const url = await archivedAccessUrl();
+      for (const name of ['X-C4GH-Public-Key', 'Htsget-Context-Public-Key']) {
+        const res = await fetch(url, { headers: { [name]: readerHeader } });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-disposition')).toBe(
+          'attachment; filename="genome.vcf.c4gh"',
+        );
+        const stream = Buffer.from(await res.arrayBuffer());
+        expect(Number(res.headers.get('content-length'))).toBe(stream.length);
+        expect((await theirDecrypt(stream)).equals(PLAIN)).toBe(true);
+      }
+      const both = await fetch(url, {
+        headers: { 'X-C4GH-Public-Key': readerHeader, 'Htsget-Context-Public-Key': readerHeader },
+      });
+      expect(both.status).toBe(400);
+      const bad = await fetch(url, { headers: { 'X-C4GH-Public-Key': 'bm90IGEga2V5' } });
+      expect(bad.status).toBe(400);
+    });
+
+    it('serves a deposit encrypted for the archive key under its name without .c4gh, with its plain-text checksum', async () => {
+      const id = idOf('deposit.vcf');
+      const object = await archived()
+        .post(`${DRS}/objects/${id}`)
+        .send({ passports: [await passportOf()] })
+        .expect(200);
+      expect(object.body).toMatchObject({
+        name: 'deposit.vcf',
+        size: DEPOSITED.length,
+        checksums: [
+          { type: 'sha-256', checksum: createHash('sha256').update(DEPOSITED).digest('hex') },
+        ],
+      });
+      const res = await fetch(await archivedAccessUrl(id), {
+        headers: { 'X-C4GH-Public-Key': readerHeader },
+      });
+      expect(res.status).toBe(200);
+      const stream = Buffer.from(await res.arrayBuffer());
+      expect((await theirDecrypt(stream)).equals(DEPOSITED)).toBe(true);
+    });
+
+    it('applies HTTP ranges to that stream, so a client resumes it as SDA’s clients do', async () => {
+      const url = await archivedAccessUrl();
+      const whole = Buffer.from(
+        await (await fetch(url, { headers: { 'X-C4GH-Public-Key': readerHeader } })).arrayBuffer(),
+      );
+      // Cut mid-segment; the rest comes from another request, with another header of the same size.
+      const cut = whole.length - 100_000;
+      const rest = await fetch(url, {
+        headers: { 'X-C4GH-Public-Key': readerHeader, range: `bytes=${cut}-` },
+      });
+      expect(rest.status).toBe(206);
+      expect(rest.headers.get('content-range')).toBe(
+        `bytes ${cut}-${whole.length - 1}/${whole.length}`,
+      );
+      const tail = Buffer.from(await rest.arrayBuffer());
+      expect(tail).toEqual(whole.subarray(cut));
+      expect(
+        (await theirDecrypt(Buffer.concat([whole.subarray(0, cut), tail]))).equals(PLAIN),
+      ).toBe(true);
+      // A range that ends inside the header.
+      const head = await fetch(url, {
+        headers: { 'X-C4GH-Public-Key': readerHeader, range: 'bytes=0-9' },
+      });
+      expect(
+        Buffer.from(await head.arrayBuffer())
+          .subarray(0, 8)
+          .toString(),
+      ).toBe('crypt4gh');
     });
   });
 

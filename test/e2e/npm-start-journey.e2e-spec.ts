@@ -159,6 +159,10 @@ describe('npm start: the first hour', () => {
 
   it('takes the demo researcher from a deposit to verified bytes with `npm run drs`', async () => {
     const write = keys().PROVISIONER_API_KEY;
+    // npm start runs in archive mode: the bytes below travel encrypted, decrypted by the CLI.
+    const recipient = await fetch(`${state().provisioner_url}/.well-known/c4gh-recipient`);
+    expect(recipient.status).toBe(200);
+    expect(await recipient.text()).toMatch(/^-----BEGIN CRYPT4GH PUBLIC KEY-----/);
     const queued = await fetch(`${state().provisioner_url}/datasets/dropzone/import`, {
       method: 'POST',
       headers: { 'X-API-Key': write, 'Content-Type': 'application/json' },

@@ -11,7 +11,16 @@
  * Anything missing fails the test that asked, saying what to install or set: never a skip.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, renameSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -138,4 +147,25 @@ export function referenceCrypt4gh(): ReferenceCrypt4gh {
     script: (args, io) => run(python, root, args, io),
   };
   return found;
+}
+
+/**
+ * The reference CLI's plain-text of a Crypt4GH stream given in `parts` (a header and a body kept
+ * apart, or a whole stream), decrypted with the secret key file at `secretKeyPath`; written to
+ * and read from files in `dir`.
+ */
+export async function referenceDecrypt(
+  parts: readonly Buffer[],
+  secretKeyPath: string,
+  dir: string,
+  passphrase?: string,
+): Promise<Buffer> {
+  const input = join(dir, `reference-input-${process.pid}-${Date.now()}-${Math.random()}.c4gh`);
+  writeFileSync(input, Buffer.concat(parts));
+  await referenceCrypt4gh().cli(['decrypt', '--sk', secretKeyPath], {
+    stdin: input,
+    stdout: `${input}.plain`,
+    passphrase,
+  });
+  return readFileSync(`${input}.plain`);
 }

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { AUTH_FAILURE_STORE, AuthModule } from '@app/auth';
 import { LoggingModule, MetricsModule } from '@app/platform';
+import { ArchiveModule } from './archive/archive.module';
 import { ProvisionerAuthFailuresStore } from './auth/provisioner-auth-failures.service';
 import { ProvisionerKeyResolver } from './auth/provisioner-key.resolver';
 import { ProvisionerSettings } from './config/provisioner.settings';
@@ -40,6 +41,7 @@ export class ProvisionerApiModule {
         DatasetsModule,
         ImportsModule,
         DrsModule,
+        ArchiveModule,
         AuthModule.forRoot({
           resolver: ProvisionerKeyResolver,
           options: { writeDeniedMessage: 'Write operations require the provisioner write key' },

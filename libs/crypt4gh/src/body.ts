@@ -38,6 +38,47 @@ export async function* encryptBody(source: ByteSource, dataKey: Buffer): AsyncGe
   }
 }
 
+/**
+ * encryptBody for a writer that is handed the plain-text chunk by chunk (a copy that hashes what
+ * it reads): each full segment is sealed as soon as it is complete, so at most one segment of
+ * plain-text is held. Returns what to write, in order; `end()` seals the last, shorter segment.
+ */
+export class SegmentEncryptor {
+  private readonly pending = Buffer.allocUnsafe(SEGMENT_SIZE);
+  private held = 0;
+
+  constructor(private readonly dataKey: Buffer) {}
+
+  push(chunk: Uint8Array): Buffer[] {
+    const out: Buffer[] = [];
+    let at = 0;
+    // Whole segments straight from the chunk when nothing is held: no copy into `pending`.
+    while (this.held === 0 && chunk.length - at >= SEGMENT_SIZE) {
+      const plain = Buffer.from(chunk.buffer, chunk.byteOffset + at, SEGMENT_SIZE);
+      for (const part of sealSegment(plain, this.dataKey)) out.push(part);
+      at += SEGMENT_SIZE;
+    }
+    while (at < chunk.length) {
+      const taken = Math.min(SEGMENT_SIZE - this.held, chunk.length - at);
+      this.pending.set(chunk.subarray(at, at + taken), this.held);
+      this.held += taken;
+      at += taken;
+      if (this.held === SEGMENT_SIZE) {
+        for (const part of sealSegment(this.pending, this.dataKey)) out.push(part);
+        this.held = 0;
+      }
+    }
+    return out;
+  }
+
+  end(): Buffer[] {
+    if (this.held === 0) return [];
+    const last = sealSegment(this.pending.subarray(0, this.held), this.dataKey);
+    this.held = 0;
+    return last;
+  }
+}
+
 /** Segment `index`'s plain-text; `keys` are tried in turn, and a MAC no key verifies is refused. */
 function openSegment(segment: Buffer, keys: readonly Buffer[], index: number): Buffer {
   const nonce = segment.subarray(0, NONCE_LENGTH);

@@ -12,6 +12,14 @@ export { buildHeader, headerPackets, openHeader, rewrapHeader, secretKey } from 
 export type { HeaderContent, OpenedHeader, SecretKey } from './header';
 export { ByteReader } from './byte-reader';
 export type { ByteSource } from './byte-reader';
-export { applyEditList, decryptBody, encryptBody } from './body';
-export { decrypt, encrypt, encryptStream, openStream, plaintextRange, rewrap } from './streams';
+export { applyEditList, decryptBody, encryptBody, SegmentEncryptor } from './body';
+export {
+  decrypt,
+  encrypt,
+  encryptStream,
+  headerAt,
+  openStream,
+  plaintextRange,
+  rewrap,
+} from './streams';
 export type { Encryption, OpenedStream, PlaintextRange } from './streams';

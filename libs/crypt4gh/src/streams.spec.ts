@@ -18,6 +18,7 @@ import {
   rewrap,
   rewrapHeader,
   secretKey,
+  SegmentEncryptor,
   SEGMENT_SIZE,
 } from '@app/crypt4gh';
 
@@ -55,6 +56,27 @@ const bob = generateKeyPair();
 const carol = generateKeyPair();
 
 describe('Crypt4GH streams', () => {
+  it.each([
+    [0, 1000],
+    [SEGMENT_SIZE, SEGMENT_SIZE],
+    [3 * SEGMENT_SIZE + 5, 7_777],
+    [3 * SEGMENT_SIZE + 5, 2 * SEGMENT_SIZE + 3],
+  ])(
+    'SegmentEncryptor: %i bytes pushed in chunks of %i make a body that decrypts to them',
+    async (size, chunk) => {
+      const plain = randomBytes(size);
+      const dataKey = randomBytes(32);
+      const encryptor = new SegmentEncryptor(dataKey);
+      const parts: Buffer[] = [];
+      for (const piece of chunked(plain, chunk)) parts.push(...encryptor.push(piece));
+      parts.push(...encryptor.end());
+      const body = Buffer.concat(parts);
+      expect(body.length).toBe(bodySize(size));
+      const header = buildHeader({ dataKeys: [dataKey] }, [alice.publicKey]);
+      expect(await collect(decrypt([body], [alice.secretKey], { header }))).toEqual(plain);
+    },
+  );
+
   it.each([0, 1, SEGMENT_SIZE - 1, SEGMENT_SIZE, SEGMENT_SIZE + 1, 3 * SEGMENT_SIZE + 5])(
     'encrypts and decrypts %i bytes, whatever size the chunks come in',
     async (size) => {

@@ -105,6 +105,25 @@ export async function* rewrap(
   yield* reader.rest();
 }
 
+/**
+ * The header at the start of `bytes` (the first bytes of a Crypt4GH stream, as they arrive) and
+ * its length, or undefined while `bytes` ends before the header does. A malformed header is
+ * refused as soon as enough of it is there to tell, and its packets' lengths are checked before
+ * any is held (readHeaderPackets), so a writer can keep adding bytes until this answers.
+ */
+export async function headerAt(
+  bytes: Uint8Array,
+): Promise<{ packets: Buffer[]; length: number } | undefined> {
+  const reader = new ByteReader([bytes]);
+  try {
+    const packets = await readHeaderPackets(reader);
+    return { packets, length: reader.position };
+  } catch (error) {
+    if (error instanceof Crypt4ghError && error.fault === 'truncated') return undefined;
+    throw error;
+  }
+}
+
 export interface PlaintextRange {
   /** The header for the reader: the data keys and an edit list selecting bytes start..end. */
   header: Buffer;

@@ -209,6 +209,34 @@ describe('provisioner settings', () => {
     );
   });
 
+  it('archive mode: off by default; crypt4gh needs the key file, the passphrase file only beside it', () => {
+    expect(loadProvisionerSettings({ REDIS_URL }).STORAGE_ENCRYPTION).toBe('off');
+    expect(loadProvisionerSettings({ REDIS_URL }).archiveKeyFiles).toBeNull();
+    expect(problemsOf({ REDIS_URL, STORAGE_ENCRYPTION: 'crypt4gh' })).toEqual([
+      expect.stringContaining(
+        'C4GH_ARCHIVE_SECRET_KEY_FILE is required with STORAGE_ENCRYPTION=crypt4gh',
+      ),
+    ]);
+    expect(problemsOf({ REDIS_URL, STORAGE_ENCRYPTION: 'aes' })).toEqual([
+      expect.stringContaining('STORAGE_ENCRYPTION must be off or crypt4gh'),
+    ]);
+    expect(problemsOf({ REDIS_URL, C4GH_ARCHIVE_PASSPHRASE_FILE: '/run/pass' })).toEqual([
+      expect.stringContaining(
+        'C4GH_ARCHIVE_PASSPHRASE_FILE is only read with C4GH_ARCHIVE_SECRET_KEY_FILE',
+      ),
+    ]);
+    const on = loadProvisionerSettings({
+      REDIS_URL,
+      STORAGE_ENCRYPTION: 'crypt4gh',
+      C4GH_ARCHIVE_SECRET_KEY_FILE: '/run/archive.sec',
+      C4GH_ARCHIVE_PASSPHRASE_FILE: '/run/pass',
+    });
+    expect(on.archiveKeyFiles).toEqual({
+      keyFile: '/run/archive.sec',
+      passphraseFile: '/run/pass',
+    });
+  });
+
   it('refuses to start with neither a Redis setting nor DATABASE_URL', () => {
     expect(problemsOf({})).toEqual([
       'DATABASE_URL must be a postgres:// URL (it is required when neither REDIS_URL, REDIS_SENTINELS nor REDIS_CLUSTER_NODES is set)',

@@ -157,6 +157,35 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IsString()
   STORAGE_ROOT = resolve('data/storage');
 
+  /**
+   * Archive mode: `crypt4gh` stores every imported file as Crypt4GH for the archive's key
+   * (C4GH_ARCHIVE_SECRET_KEY_FILE), its header apart from its body; `off` stores plain-text
+   * (docs/decisions/archive-encryption.md).
+   */
+  @IsIn(['off', 'crypt4gh'], { message: 'STORAGE_ENCRYPTION must be off or crypt4gh' })
+  STORAGE_ENCRYPTION: 'off' | 'crypt4gh' = 'off';
+
+  /**
+   * The archive's Crypt4GH secret key file (c4gh-v1, as `crypt4gh-keygen` writes it), read at
+   * start. Required with STORAGE_ENCRYPTION=crypt4gh.
+   */
+  @ValidateIf(
+    (s: ProvisionerSettings) =>
+      s.STORAGE_ENCRYPTION === 'crypt4gh' || s.C4GH_ARCHIVE_SECRET_KEY_FILE !== undefined,
+  )
+  @Matches(/\S/, {
+    message:
+      'C4GH_ARCHIVE_SECRET_KEY_FILE is required with STORAGE_ENCRYPTION=crypt4gh (a file path)',
+  })
+  C4GH_ARCHIVE_SECRET_KEY_FILE?: string;
+
+  /** A file whose first line is the passphrase of an encrypted C4GH_ARCHIVE_SECRET_KEY_FILE. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'C4GH_ARCHIVE_PASSPHRASE_FILE must be a file path' })
+  @OnlyWith('C4GH_ARCHIVE_SECRET_KEY_FILE')
+  C4GH_ARCHIVE_PASSPHRASE_FILE?: string;
+
   /** The S3 endpoint (https://… of Ceph RGW, MinIO, iRODS's S3 API, …); unset = AWS. */
   @IsOptional()
   @IsUrl(
@@ -560,6 +589,15 @@ export class ProvisionerSettings extends FrontDoorSettings {
       maxDatasetFiles: this.DRS_MAX_DATASET_FILES,
       bytesOffloadPrefix: this.DRS_BYTES_OFFLOAD === 'nginx' ? this.DRS_BYTES_OFFLOAD_PREFIX : null,
       catalogTimeoutMs: this.CATALOG_TIMEOUT_MS,
+    };
+  }
+
+  /** The archive key's files in archive mode; null with STORAGE_ENCRYPTION=off. */
+  get archiveKeyFiles(): { keyFile: string; passphraseFile?: string } | null {
+    if (this.STORAGE_ENCRYPTION !== 'crypt4gh') return null;
+    return {
+      keyFile: this.C4GH_ARCHIVE_SECRET_KEY_FILE!,
+      passphraseFile: this.C4GH_ARCHIVE_PASSPHRASE_FILE,
     };
   }
 

@@ -39,6 +39,7 @@ describe('bulk OPTIONS /objects: the work an anonymous request can cause', () =>
     new StoredDatasets(storage, {} as ImportRecordsRepository, settings),
     // No catalog configured: the emitter records nothing and never touches its queue.
     new TrailEmitter({} as Queue, { catalogRegistration: null } as ProvisionerSettings),
+    null,
   );
   beforeEach(() => {
     reads = [];

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Request, Response } from 'express';
+import type { Readable } from 'node:stream';
 import { DrsError } from './drs-errors';
 
 /** Read buffer of a served file: large reads keep a gigabyte stream near the disk's speed. */
@@ -105,38 +106,52 @@ export async function sendFile(
     }
     const range = answerHead(req, res, file.size, file.etag, file.name);
     if (range === undefined) return undefined;
-    const served: Served = { start: range.start, bytes: 0 };
     const stream = handle.createReadStream({
       start: range.start,
       end: range.end,
       highWaterMark: READ_CHUNK_BYTES,
       autoClose: true,
     });
-    const recheck =
-      check === undefined
-        ? undefined
-        : setInterval(() => {
-            check.stillAllowed().then(
-              (allowed) => allowed || res.destroy(),
-              () => undefined,
-            );
-          }, check.everyMs).unref();
-    await new Promise<void>((resolve) => {
-      // A client that goes away stops the read; either way the file is closed.
-      res.once('close', () => {
-        clearInterval(recheck);
-        stream.destroy();
-        resolve();
-      });
-      stream.once('error', () => res.destroy());
-      // Read and handed to the response: a client gone mid-way is counted up to where it left.
-      stream.on('data', (chunk: string | Buffer) => {
-        served.bytes += chunk.length;
-      });
-      stream.pipe(res);
-    });
-    return served;
+    return { start: range.start, bytes: await pipeWhileAllowed(res, stream, check) };
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/**
+ * Pipes `stream` into the answer while `check` (asked every `check.everyMs`) allows it: a refusal
+ * cuts the answer (a revoked grant ends a download under way), a check that cannot answer leaves
+ * it running. Resolves once the answer is closed, the stream destroyed, with the bytes read and
+ * handed to the answer (a client gone mid-way is counted up to where it left).
+ */
+export async function pipeWhileAllowed(
+  res: Response,
+  stream: Readable,
+  check?: SendingCheck,
+): Promise<number> {
+  let handed = 0;
+  const recheck =
+    check === undefined
+      ? undefined
+      : setInterval(() => {
+          check.stillAllowed().then(
+            (allowed) => allowed || res.destroy(),
+            () => undefined,
+          );
+        }, check.everyMs).unref();
+  await new Promise<void>((resolve) => {
+    // A client that goes away stops the read.
+    res.once('close', () => {
+      clearInterval(recheck);
+      stream.destroy();
+      resolve();
+    });
+    // A read failing mid-way ends the answer before its Content-Length.
+    stream.once('error', () => res.destroy());
+    stream.on('data', (chunk: string | Buffer) => {
+      handed += chunk.length;
+    });
+    stream.pipe(res);
+  });
+  return handed;
 }

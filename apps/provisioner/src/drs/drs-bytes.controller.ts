@@ -11,6 +11,7 @@ import { answerHead, sendFile, type Served } from './byte-ranges';
 import { DrsError } from './drs-errors';
 import { DrsErrorsFilter, noteDrsRequest } from './drs-errors.filter';
 import { DrsService, type ReadFacts } from './drs.service';
+import { readerKeyOf, sendReencrypted } from './reencrypted-download';
 import { TrailEmitter } from '../trail/trail-emitter';
 
 /**
@@ -50,7 +51,9 @@ export class DrsBytesController {
     // Counted as a download being sent from now (checked and counted in one step), not from its
     // first byte: a burst of reads cannot all pass the slow-reader bounds before any is counted.
     admitStreamedAnswer(req);
-    const target = await this.drs.bytesOf(token, name, (facts) => noteDrsRequest(req, facts));
+    const target = await this.drs.bytesOf(token, name, readerKeyOf(req), (facts) =>
+      noteDrsRequest(req, facts),
+    );
     // Handed to the store (a signed URL) or to nginx: the bytes they send are theirs to count.
     if (target.kind === 'url') {
       await this.served(target.read);
@@ -74,6 +77,15 @@ export class DrsBytesController {
       );
       await this.served(target.read);
       return void res.status(200).end();
+    }
+    if (target.kind === 'crypt4gh') {
+      // Counted in the stream sent: the reader's header, then the stored body.
+      const sent = await sendReencrypted(req, res, target, {
+        everyMs: this.recheckMs,
+        stillAllowed: target.stillGranted,
+      });
+      if (sent !== undefined) await this.served(target.read, sent);
+      return;
     }
     if (target.kind === 'file') {
       // The grant's answer is remembered for DRS_GRANT_CHECK_SECONDS and asked again after as

@@ -1,4 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { bodySize, rewrapHeader, secretKey } from '@app/crypt4gh';
+import { ARCHIVE_KEY, type ArchiveKey } from '../storage/archive-key';
 import { DRS_SETTINGS, type DrsEndpoint, type DrsSettings } from '../config/drs-settings';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { ByteSource, StorageSystem } from '../storage/storage-system';
@@ -8,6 +11,7 @@ import { DrsAuthorizer, type DrsCaller, type DrsCredentials } from './drs-author
 import { DrsError, drsForbidden, drsNotFound } from './drs-errors';
 import { datasetDrsId, type DatasetRef, parseDrsId } from './drs-ids';
 import { mapLimit } from '../common/map-limit';
+import type { ReencryptedTarget } from './reencrypted-download';
 import { type StoredDataset, StoredDatasets, type StoredFile } from './stored-datasets';
 import { VisaVerifier } from './visa-verifier';
 import { TrailEmitter } from '../trail/trail-emitter';
@@ -20,6 +24,8 @@ export const MAX_ANONYMOUS_DATASETS = 50;
 const LOOKUP_CONCURRENCY = 8;
 /** How long service-info's totals are reused (they walk storage). */
 const TOTALS_TTL_MS = 60_000;
+/** A stored Crypt4GH body is read for a reader this much at a time (memory stays flat). */
+const BODY_PIECE_BYTES = 1024 * 1024;
 
 /** An object the id resolved to: a file of a dataset, or the dataset's manifest. */
 interface Resolved {
@@ -74,6 +80,12 @@ export type ByteTarget =
       read: ReadFacts;
     }
   | { kind: 'bytes'; bytes: Buffer; etag: string; name: string; read: ReadFacts }
+  | ({
+      kind: 'crypt4gh';
+      etag: string;
+      stillGranted: () => Promise<boolean>;
+      read: ReadFacts;
+    } & ReencryptedTarget)
   | { kind: 'url'; url: string; read: ReadFacts };
 
 /** Who reads which object of which dataset through an access URL (what the trail records). */
@@ -112,6 +124,7 @@ export class DrsService {
     @Inject(STORAGE_SYSTEM) private readonly storage: StorageSystem,
     private readonly datasets: StoredDatasets,
     private readonly trail: TrailEmitter,
+    @Inject(ARCHIVE_KEY) private readonly archiveKey: ArchiveKey | null,
   ) {
     const { endpoint, catalogTimeoutMs } = settings;
     this.endpoint = endpoint;
@@ -281,7 +294,12 @@ export class DrsService {
    * by URL (htslib asks for `<url of foo.bam>.bai`) gets the index, never the object's bytes
    * under the index's name.
    */
-  async bytesOf(token: string, name?: string, note?: NoteRead): Promise<ByteTarget> {
+  async bytesOf(
+    token: string,
+    name?: string,
+    reader?: Buffer,
+    note?: NoteRead,
+  ): Promise<ByteTarget> {
     this.enabled();
     const grant = this.urls.read(token);
     if (grant === 'expired') throw new DrsError(403, 'url_expired', 'The access URL has expired');
@@ -306,6 +324,19 @@ export class DrsService {
         read,
       };
     }
+    const stillGranted = async () => {
+      const accessions = await this.datasets.accessionsOf([dataset]);
+      const accession = accessions.get(dataset.id);
+      return accession !== undefined && (await this.grantsOf(grant.subject)).has(accession);
+    };
+    if (dataset.encryption !== undefined) {
+      return {
+        kind: 'crypt4gh',
+        ...(await this.reencrypted(dataset, file, reader)),
+        stillGranted,
+        read,
+      };
+    }
     const storagePath = `${dataset.path}/${file.path}`;
     const source = await this.storage.byteSource(storagePath, 60);
     if (source.kind === 'url') return { ...source, read };
@@ -317,10 +348,56 @@ export class DrsService {
       size: file.size,
       etag: `"${file.sha256}"`,
       name: nameOf(file.path),
-      stillGranted: async () => {
-        const accessions = await this.datasets.accessionsOf([dataset]);
-        const accession = accessions.get(dataset.id);
-        return accession !== undefined && (await this.grantsOf(grant.subject)).has(accession);
+      stillGranted,
+    };
+  }
+
+  /**
+   * A file stored in archive mode as `reader` receives it: its stored header re-wrapped for
+   * their key (same data key; the body is never decrypted), then the stored body. Refused
+   * without a reader's key (400, naming the file), or when this process has no archive key.
+   */
+  private async reencrypted(
+    dataset: StoredDataset,
+    file: StoredFile,
+    reader: Buffer | undefined,
+  ): Promise<ReencryptedTarget & { etag: string }> {
+    if (reader === undefined) {
+      throw new DrsError(
+        400,
+        'c4gh_key_required',
+        `${file.path} is stored encrypted (Crypt4GH): send your Crypt4GH public key file, base64-encoded, in X-C4GH-Public-Key (or Htsget-Context-Public-Key)`,
+        { path: file.path },
+      );
+    }
+    if (this.archiveKey === null) {
+      throw new DrsError(
+        503,
+        'archive_key_missing',
+        `${file.path} is stored encrypted, and this process has no archive key (STORAGE_ENCRYPTION=crypt4gh, C4GH_ARCHIVE_SECRET_KEY_FILE)`,
+      );
+    }
+    const bodyPath = `${dataset.path}/${file.path}`;
+    const stored = await this.storage.readObject(
+      `${dataset.path}/${dataset.encryption!.headers}/${file.path}`,
+    );
+    if (stored === null) throw new DrsError(404, 'not_found', 'The object is no longer stored');
+    const header = await rewrapHeader(stored, [secretKey(this.archiveKey.secretKey)], [reader]);
+    const storage = this.storage;
+    return {
+      header,
+      bodySize: bodySize(file.size),
+      etag: `"${createHash('sha256').update(header).digest('hex')}"`,
+      name: `${nameOf(file.path)}.c4gh`,
+      async *readBody(start, end) {
+        for (let at = start; at <= end;) {
+          const length = Math.min(BODY_PIECE_BYTES, end + 1 - at);
+          const piece = await storage.readObject(bodyPath, { start: at, length });
+          if (piece === null || piece.length < length)
+            throw new Error(`${bodyPath} is shorter than its recorded body`);
+          yield piece;
+          at += length;
+        }
       },
     };
   }
@@ -506,7 +583,9 @@ export class DrsService {
     subject: string,
   ): Promise<{ url: string }> {
     const drs = this.enabled();
-    if (file !== undefined) {
+    // A stored Crypt4GH body is never handed out by the store's own URL: its header is ours to
+    // re-wrap for the reader.
+    if (file !== undefined && dataset.encryption === undefined) {
       const source: ByteSource = await this.storage.byteSource(
         `${dataset.path}/${file.path}`,
         this.settings.accessUrlSeconds,

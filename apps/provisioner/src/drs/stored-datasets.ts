@@ -7,7 +7,7 @@ import { DRS_SETTINGS, type DrsSettings } from '../config/drs-settings';
 import { parseProvenance, readProvenanceHead, type Provenance } from '../storage/provenance';
 import { datasetCommitObject } from '../storage/storage-layout';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
-import type { StorageSystem } from '../storage/storage-system';
+import type { StorageSystem, StoredEncryption } from '../storage/storage-system';
 import { DrsError } from './drs-errors';
 import { datasetDrsId, datasetPathOf, type DatasetRef, filePathDigest } from './drs-ids';
 
@@ -32,6 +32,8 @@ export interface StoredDataset {
   /** When the import staged the copy (the content's creation), RFC 3339. */
   createdTime: string;
   files: StoredFile[];
+  /** Archive mode: its files are Crypt4GH bodies, headers apart (the provenance says where). */
+  encryption?: StoredEncryption;
   byDigest: Map<string, StoredFile>;
   totalBytes: number;
   /** The compound object's manifest (JSON listing every file's DRS id) and its SHA-256. */
@@ -251,6 +253,7 @@ function datasetOf(
     importId: provenance.import.id,
     createdTime: provenance.import.staged_at,
     files,
+    ...(provenance.encryption ? { encryption: provenance.encryption } : {}),
     byDigest: new Map(files.map((file) => [file.id.slice(-20), file])),
     totalBytes: provenance.totals.bytes,
     manifest,

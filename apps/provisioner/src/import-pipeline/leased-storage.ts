@@ -1,3 +1,4 @@
+import { type Complete, storageReads } from '../storage/storage-decorator';
 import type { ObjectWriter, StagingArea, StorageSystem } from '../storage/storage-system';
 
 /**
@@ -68,9 +69,6 @@ export class AttemptLease {
   }
 }
 
-/** T with every member required to be named, optional ones as possibly undefined. */
-type Complete<T> = { [K in keyof Required<T>]: T[K] };
-
 function leasedWriter(writer: ObjectWriter, lease: AttemptLease): ObjectWriter {
   const leased: Complete<ObjectWriter> = {
     write: async (chunk) => {
@@ -86,6 +84,9 @@ function leasedWriter(writer: ObjectWriter, lease: AttemptLease): ObjectWriter {
     suspend: writer.suspend && (() => writer.suspend!()),
     get reusedBytes() {
       return writer.reusedBytes;
+    },
+    get plaintext() {
+      return writer.plaintext;
     },
   };
   return leased;
@@ -136,16 +137,8 @@ export function leasedStorage(storage: StorageSystem, lease: AttemptLease): Stor
   // Every member named, optional ones too: a member added to StorageSystem and not passed on
   // here is a compile error, not a facet the pipeline silently loses.
   const leased: Complete<StorageSystem> = {
-    description: storage.description,
+    ...storageReads(storage),
     maxKeyBytes: storage.maxKeyBytes,
-    keyBytes: storage.keyBytes && ((path) => storage.keyBytes!(path)),
-    location: (path) => storage.location(path),
-    exists: (path) => storage.exists(path),
-    list: (path) => storage.list(path),
-    readObject: (path, range) => storage.readObject(path, range),
-    listStaging: () => storage.listStaging(),
-    freeBytes: () => storage.freeBytes(),
-    byteSource: (path, seconds) => storage.byteSource(path, seconds),
     ensureCollection: async (path) => {
       lease.assertHeld();
       return storage.ensureCollection(path);

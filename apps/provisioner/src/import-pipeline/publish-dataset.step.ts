@@ -27,16 +27,18 @@ export async function flushDataset(
   // Written from the plan's columns in pieces: an import of a million files never holds
   // either text whole (a copied file's checksums are the manifests', checked as it ended).
   const { files } = plan;
+  // Archive mode: encrypted deposits are listed under the names they are stored under.
+  const rewrapped = ctx.storage.encryption !== undefined;
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${STORED_MANIFEST_FILE}`,
-    byteChunks(files.sortedByPath(), storedManifestLines(files)),
+    byteChunks(files.sortedByPath(), storedManifestLines(files, rewrapped)),
   );
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
     provenanceChunks(
       provenanceOf(ctx, resolved, plan, kept, startedAt),
       files.count,
-      provenanceFileEntries(files, plan.algorithms.includes('md5')),
+      provenanceFileEntries(files, plan.algorithms.includes('md5'), rewrapped),
     ),
   );
   await staging.sync();
@@ -84,6 +86,7 @@ function provenanceOf(
     },
     versions: ctx.versions,
     totals: { files: plan.files.count, bytes: plan.bytesTotal },
+    ...(ctx.storage.encryption ? { encryption: ctx.storage.encryption } : {}),
     verification: {
       result: 'passed',
       manifests: plan.algorithms,

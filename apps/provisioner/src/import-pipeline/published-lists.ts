@@ -1,4 +1,5 @@
 import { decimalBytes, type EntryWriter, textEntries, writeDecimal } from '../common/byte-chunks';
+import { DEPOSIT_SUFFIX, depositStoredPath, isEncryptedDeposit } from '../storage/archive-storage';
 import { fileEntry } from '../storage/provenance';
 import { DIGEST_BYTES, type PlannedFiles } from './planned-files';
 
@@ -12,16 +13,26 @@ import { DIGEST_BYTES, type PlannedFiles } from './planned-files';
 const SPACE = 0x20;
 const NEWLINE = 0x0a;
 
+/**
+ * The bytes a file's listed path loses: in archive mode (`rewrapped`), an encrypted deposit is
+ * listed under the name it is stored and served under, without `.c4gh`.
+ */
+function droppedSuffix(files: PlannedFiles, rewrapped: boolean): (i: number) => number {
+  if (!rewrapped) return () => 0;
+  return (i) => (isEncryptedDeposit(files.path(i)) ? DEPOSIT_SUFFIX.length : 0);
+}
+
 /** The stored manifest's lines, `<sha256 hex>  <path>\n`, in the order given (sortedByPath). */
-export function storedManifestLines(files: PlannedFiles): EntryWriter {
+export function storedManifestLines(files: PlannedFiles, rewrapped = false): EntryWriter {
   const hexBytes = DIGEST_BYTES.sha256 * 2;
+  const dropped = droppedSuffix(files, rewrapped);
   return {
-    bytes: (i) => hexBytes + 3 + files.pathBytes(i),
+    bytes: (i) => hexBytes + 3 + files.pathBytes(i) - dropped(i),
     write: (i, target, at) => {
       let k = files.writeDigestHex('sha256', i, target, at);
       target[k++] = SPACE;
       target[k++] = SPACE;
-      k = files.writePath(i, target, k);
+      k = files.writePath(i, target, k) - dropped(i);
       target[k++] = NEWLINE;
       return k;
     },
@@ -44,10 +55,16 @@ function put(bytes: Uint8Array, target: Buffer, at: number): number {
  * The provenance's files as fileEntry writes them; a path JSON escapes characters of (a quote, a
  * backslash, a control character) goes through fileEntry itself.
  */
-export function provenanceFileEntries(files: PlannedFiles, md5: boolean): EntryWriter {
+export function provenanceFileEntries(
+  files: PlannedFiles,
+  md5: boolean,
+  rewrapped = false,
+): EntryWriter {
+  const dropped = droppedSuffix(files, rewrapped);
+  const plain = (i: number) => files.isJsonPlain(i) && dropped(i) === 0;
   const escaped = textEntries((i) =>
     fileEntry({
-      path: files.path(i),
+      path: dropped(i) === 0 ? files.path(i) : depositStoredPath(files.path(i)),
       size: files.size[i],
       sha256: files.digestHex('sha256', i)!,
       ...(md5 ? { md5: files.digestHex('md5', i) } : {}),
@@ -62,11 +79,9 @@ export function provenanceFileEntries(files: PlannedFiles, md5: boolean): EntryW
     CLOSE.length;
   return {
     bytes: (i) =>
-      files.isJsonPlain(i)
-        ? fixed + files.pathBytes(i) + decimalBytes(files.size[i])
-        : escaped.bytes(i),
+      plain(i) ? fixed + files.pathBytes(i) + decimalBytes(files.size[i]) : escaped.bytes(i),
     write: (i, target, at) => {
-      if (!files.isJsonPlain(i)) return escaped.write(i, target, at);
+      if (!plain(i)) return escaped.write(i, target, at);
       let k = files.writePath(i, target, put(OPEN, target, at));
       k = writeDecimal(files.size[i], target, put(SIZE, target, k));
       k = files.writeDigestHex('sha256', i, target, put(SHA256, target, k));

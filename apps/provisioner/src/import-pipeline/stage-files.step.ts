@@ -1,14 +1,17 @@
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
 import { mergeSort } from '../common/merge-sort';
+import { Crypt4ghError } from '@app/crypt4gh';
+import { depositStoredPath, isEncryptedDeposit } from '../storage/archive-storage';
 import type {
+  DepositedPlaintext,
   InheritedFiles,
   LocalFiles,
   StagedFile,
   StagingArea,
 } from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import-context';
-import { ImportStoppedError, ImportTransientError } from './import-errors';
+import { ImportRejectedError, ImportStoppedError, ImportTransientError } from './import-errors';
 import type { ImportProgress } from '../imports/import-progress';
 import type { ImportPlan } from './preflight';
 import {
@@ -50,6 +53,7 @@ export async function stageFiles(
   plan: ImportPlan,
   staging: StagingArea,
 ): Promise<StagedResults> {
+  if (ctx.storage.encryption !== undefined) checkDepositNames(plan);
   const kept = keepInherited(plan, staging.inherited);
   await staging.discardExcept((path) => {
     const index = plan.files.indexOf(path);
@@ -65,6 +69,40 @@ export async function stageFiles(
     mismatches: stager.mismatches,
     kept: { files: kept.files, bytes: kept.bytes + stager.reusedBytes },
   };
+}
+
+/**
+ * Archive mode: an encrypted deposit (`x.c4gh`) is stored as `x`, so a payload holding both is
+ * refused before anything is copied.
+ */
+function checkDepositNames({ files }: ImportPlan): void {
+  const problems = new ProblemList();
+  for (let i = 0; i < files.count; i++) {
+    const path = files.path(i);
+    if (isEncryptedDeposit(path) && files.indexOf(depositStoredPath(path)) >= 0) {
+      problems.add({
+        code: 'c4gh_deposit_name_taken',
+        path,
+        message: `${path} would be stored as ${depositStoredPath(path)}, which the dataset also holds`,
+      });
+    }
+  }
+  if (problems.total > 0)
+    throw new ImportRejectedError(
+      'c4gh_deposit_name_taken',
+      `${problems.total} encrypted deposit(s) would take the name of another file`,
+      problems.details(),
+    );
+}
+
+/** A deposited `*.c4gh` file the archive key does not open, or that is not Crypt4GH: bad input. */
+function refusedDeposit(path: string, error: unknown): unknown {
+  if (!(error instanceof Crypt4ghError)) return error;
+  return new ImportRejectedError(
+    'c4gh_deposit_refused',
+    `${path} is not a Crypt4GH file the archive can take: ${error.message}`,
+    [{ code: 'c4gh_deposit_refused', path, message: error.message }],
+  );
 }
 
 /**
@@ -146,17 +184,34 @@ class FileStager {
       );
   }
 
-  private readonly done = (index: number, result: CopyResult): void => {
+  private readonly done = (
+    index: number,
+    result: CopyResult,
+    plaintext?: DepositedPlaintext,
+  ): void => {
     const path = this.plan.files.path(index);
     this.checkSize(index, result);
     checkDigests(this.plan, index, result, this.mismatches);
     keepComputedSha256(this.plan, index, result.sha256);
+    if (plaintext) this.storedAsPlaintext(index, result.size, plaintext);
     this.copiedFiles += 1;
     this.reusedBytes += result.reusedBytes ?? 0;
     this.recorder.copied(path, result);
     this.progress.fileDone();
     this.ctx.copyMeter?.addFiles(1);
   };
+
+  /**
+   * A deposit stored re-wrapped (archive mode): its manifest checksums were those of the bytes
+   * deposited (checked above); what the dataset lists from here on is its plain-text.
+   */
+  private storedAsPlaintext(index: number, depositedSize: number, plaintext: DepositedPlaintext) {
+    const { files, algorithms } = this.plan;
+    files.size[index] = plaintext.size;
+    this.plan.bytesTotal += plaintext.size - depositedSize;
+    files.setDigest('sha256', index, plaintext.sha256);
+    if (algorithms.includes('md5')) files.setDigest('md5', index, plaintext.md5);
+  }
 
   private readonly onBytes = (n: number): void => {
     this.progress.bytes(n);
@@ -216,15 +271,16 @@ class FileStager {
         if (this.stopping) return;
         const index = small[position];
         this.checkSize(index, result);
-        const writer = await this.staging.createObject(this.plan.files.path(index), result.size);
+        const path = this.plan.files.path(index);
+        const writer = await this.staging.createObject(path, result.size);
         try {
           await writer.write(bytes!);
+          await writer.commit();
         } catch (error) {
           await writer.abort().catch(() => undefined);
-          throw error;
+          throw refusedDeposit(path, error);
         }
-        await writer.commit();
-        this.done(index, result);
+        this.done(index, result, writer.plaintext);
       },
       bytes: this.onBytes,
       stopped: () => this.failed || this.stopping,
@@ -265,8 +321,8 @@ class FileStager {
     await mapLimit(Array.from(order), lanes, async (index) => {
       if (this.failed || this.stopping) return;
       const buffers = buffersOfLanes.pop()!;
+      const file = this.fileAt(index);
       try {
-        const file = this.fileAt(index);
         const writer = await this.staging.createObject(file.path, file.size);
         const result = await copyWithHashes(
           join(this.plan.payloadRoot, file.path),
@@ -280,10 +336,10 @@ class FileStager {
             stopRequested: () => this.stopping,
           },
         );
-        this.done(index, result);
+        this.done(index, result, writer.plaintext);
       } catch (error) {
         this.failed = true;
-        firstError ??= { error };
+        firstError ??= { error: refusedDeposit(file.path, error) };
       } finally {
         buffersOfLanes.push(buffers);
       }

@@ -1,6 +1,6 @@
 import { byteChunks, type EntryWriter, textEntries } from '../common/byte-chunks';
 import { ChecksumAlgorithm } from '../sources/source-system';
-import type { StorageSystem } from './storage-system';
+import type { StorageSystem, StoredEncryption } from './storage-system';
 
 export interface ProvenanceFile {
   path: string;
@@ -26,6 +26,12 @@ export interface Provenance {
   };
   versions: Record<string, string>;
   totals: { files: number; bytes: number };
+  /**
+   * Present in archive mode only: the files are Crypt4GH bodies, each header at
+   * `<headers>/<path>`, encrypted for `recipient` (the archive's public key, base64). Sizes and
+   * checksums are the plain-text's.
+   */
+  encryption?: StoredEncryption;
   verification: { result: 'passed'; manifests: ChecksumAlgorithm[]; computed: ChecksumAlgorithm[] };
   files: ProvenanceFile[];
 }

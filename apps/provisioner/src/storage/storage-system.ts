@@ -16,6 +16,20 @@ export interface ObjectWriter {
   suspend?(): Promise<void>;
   /** After commit: bytes the store already held from an earlier attempt, not written again. */
   readonly reusedBytes?: number;
+  /**
+   * After commit, where the bytes written were a file encrypted by its depositor, which the store
+   * keeps re-wrapped (archive mode, `*.c4gh`): its plain-text's size and checksums, computed in
+   * memory, and the name it is stored under.
+   */
+  readonly plaintext?: DepositedPlaintext;
+}
+
+/** What a deposited encrypted file holds (ObjectWriter.plaintext). */
+export interface DepositedPlaintext {
+  storedPath: string;
+  size: number;
+  sha256: string;
+  md5: string;
 }
 
 /** What StagingArea.writeSmallObject takes. */
@@ -192,8 +206,19 @@ export class TargetExistsError extends Error {
   }
 }
 
+/** How a store in archive mode keeps data files (archive-storage.ts); recorded in the provenance. */
+export interface StoredEncryption {
+  format: 'crypt4gh';
+  /** Where a file's header is, relative to its dataset: `<headers>/<path>`. */
+  headers: string;
+  /** The archive's public key the headers are encrypted for, base64. */
+  recipient: string;
+}
+
 export interface StorageSystem {
   readonly description: string;
+  /** Set in archive mode (STORAGE_ENCRYPTION=crypt4gh): imports store data files encrypted. */
+  readonly encryption?: StoredEncryption;
   /** Where the store limits how long an object's name may be (S3: 1,024 bytes of key). */
   readonly maxKeyBytes?: number;
   /** The UTF-8 bytes of the name a logical path takes in the store (with an S3 prefix). */

@@ -6,10 +6,20 @@ import { FilesystemStorage } from './filesystem/filesystem-storage';
 import { createS3Client } from './s3/s3-client';
 import { S3Storage } from './s3/s3-storage';
 import type { StorageSystem } from './storage-system';
+import { ARCHIVE_KEY, type ArchiveKey, loadArchiveKey } from './archive-key';
+import { archiveStorage } from './archive-storage';
 
 export const STORAGE_SYSTEM = Symbol('STORAGE_SYSTEM');
 /** The readiness checks of the store itself, where its backend has one (HealthCheck[]). */
 export const STORAGE_HEALTH_CHECKS = Symbol('STORAGE_HEALTH_CHECKS');
+/** The backend itself (a FilesystemStorage or an S3Storage), beneath archive mode's encryption. */
+const STORAGE_BACKEND = Symbol('STORAGE_BACKEND');
+
+/** The archive key in archive mode (STORAGE_ENCRYPTION=crypt4gh), else null. */
+export function archiveKeyFromSettings(settings: ProvisionerSettings): Promise<ArchiveKey | null> {
+  const files = settings.archiveKeyFiles;
+  return files ? loadArchiveKey(files.keyFile, files.passphraseFile) : Promise.resolve(null);
+}
 
 /** An S3 bucket must exist and admit the credential; a filesystem has nothing to ask. */
 export function storageHealthChecks(storage: StorageSystem): HealthCheck[] {
@@ -51,17 +61,23 @@ export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage 
   });
 }
 
-/** The storage system (a filesystem under STORAGE_ROOT, or an S3 bucket), shared by the API and the worker. */
+/**
+ * The storage system (a filesystem under STORAGE_ROOT, or an S3 bucket), shared by the API and
+ * the worker; in archive mode, encrypting what imports store (archive-storage.ts).
+ */
 @Global()
 @Module({
   providers: [
+    { provide: STORAGE_BACKEND, inject: [PROVISIONER_SETTINGS], useFactory: storageFromSettings },
+    { provide: ARCHIVE_KEY, inject: [PROVISIONER_SETTINGS], useFactory: archiveKeyFromSettings },
     {
       provide: STORAGE_SYSTEM,
-      inject: [PROVISIONER_SETTINGS],
-      useFactory: storageFromSettings,
+      inject: [STORAGE_BACKEND, ARCHIVE_KEY],
+      useFactory: (backend: StorageSystem, key: ArchiveKey | null) =>
+        key ? archiveStorage(backend, key) : backend,
     },
-    { provide: STORAGE_HEALTH_CHECKS, inject: [STORAGE_SYSTEM], useFactory: storageHealthChecks },
+    { provide: STORAGE_HEALTH_CHECKS, inject: [STORAGE_BACKEND], useFactory: storageHealthChecks },
   ],
-  exports: [STORAGE_SYSTEM, STORAGE_HEALTH_CHECKS],
+  exports: [STORAGE_SYSTEM, STORAGE_HEALTH_CHECKS, ARCHIVE_KEY],
 })
 export class StorageModule {}

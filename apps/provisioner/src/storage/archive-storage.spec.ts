@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import {
+  bodySize,
+  encrypt,
+  generateKeyPair,
+  headerAt,
+  headerPackets,
+  openHeader,
+  publicKeyFile,
+  secretKey,
+  secretKeyFile,
+} from '@app/crypt4gh';
+import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
+import { referenceDecrypt } from '../../../../test/support/crypt4gh-reference';
+import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
+import { runDatasetImport } from '../import-pipeline/dataset-import-pipeline';
+import type { DatasetImportContext } from '../import-pipeline/dataset-import-context';
+import { CopyThreadPool } from '../import-pipeline/copying';
+import { closeSourceScanner, sourceScanner } from '../sources/source-system';
+import { DropzoneSource } from '../sources/dropzone/dropzone.source';
+import { archiveStorage, headerPath } from './archive-storage';
+import { FilesystemStorage } from './filesystem/filesystem-storage';
+import { parseProvenance } from './provenance';
+
+// Real threads and files, and the reference CLI in Python: seconds on a loaded 2-core machine.
+jest.setTimeout(REAL_IO_MS);
+
+const pool = new CopyThreadPool(2);
+const archive = generateKeyPair();
+const depositor = generateKeyPair();
+
+async function encrypted(plain: Buffer, readers: Buffer[]): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of encrypt([plain], readers)) parts.push(part);
+  return Buffer.concat(parts);
+}
+
+/** Sizes around the 64 KiB segment, several segments, a file read in more than one chunk. */
+const FILES: Record<string, Buffer> = {
+  'empty.dat': Buffer.alloc(0),
+  'a.txt': Buffer.from('alpha\n'),
+  'segment.bin': randomBytes(65_536),
+  'nested/deep/three-and-a-bit.bin': randomBytes(3 * 65_536 + 17),
+  'big/two-mib.bin': randomBytes(2 * 1024 * 1024 + 5),
+};
+
+function walk(root: string): string[] {
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((entry) => statSync(join(root, entry)).isFile())
+    .map((entry) => relative(root, join(root, entry)));
+}
+
+/**
+ * Checks that a stored dataset holds exactly `paths` (bodies), their headers and its two lists,
+ * and returns the lists.
+ */
+function storedLists(dataset: string, stored: string[], paths: string[]) {
+  expect(stored).toEqual(
+    [
+      ...paths,
+      ...paths.map(headerPath),
+      '.provisioner/manifest-sha256.txt',
+      '.provisioner/provenance.json',
+    ].sort(),
+  );
+  return {
+    provenance: parseProvenance(readFileSync(join(dataset, '.provisioner/provenance.json')))!,
+    manifest: readFileSync(join(dataset, '.provisioner/manifest-sha256.txt'), 'utf8'),
+  };
+}
+
+describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () => {
+  let base: string;
+  let storage: FilesystemStorage;
+  let source: DropzoneSource;
+  let secretKeyPath: string;
+
+  beforeAll(async () => {
+    await Promise.all([sourceScanner().start(), pool.start()]);
+    base = tempDir('archive-storage');
+    secretKeyPath = join(base, 'archive.sec');
+    writeFileSync(secretKeyPath, await secretKeyFile(archive.secretKey, { passphrase: 'pw' }));
+  }, 30_000);
+
+  afterAll(async () => {
+    await pool.close();
+    await closeSourceScanner();
+  });
+
+  let dropzone: DropzoneFixture;
+
+  beforeEach(() => {
+    const dir = tempDir('archive-import');
+    dropzone = new DropzoneFixture(join(dir, 'dropzone'));
+    dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1'] });
+    dropzone.dataset('DS1', { submission: 'SUB-1', files: FILES });
+    storage = new FilesystemStorage(join(dir, 'storage'));
+    source = new DropzoneSource({
+      name: 'dropzone',
+      type: 'dropzone',
+      root: dropzone.root,
+      importable_statuses: ['completed'],
+    });
+  });
+
+  function context(
+    overrides: Partial<DatasetImportContext>,
+    datasetId = 'DS1',
+  ): DatasetImportContext {
+    return {
+      importId: `dropzone-dataset-${datasetId}`,
+      attempt: 1,
+      queuedAt: null,
+      source,
+      storage: archiveStorage(storage, {
+        ...archive,
+        publicKeyFile: publicKeyFile(archive.publicKey),
+      }),
+      datasetId,
+      versions: { provisioner: 'test' },
+      reportProgress: () => Promise.resolve(),
+      bufferBytes: 64 * 1024,
+      sourceLimits: DEFAULT_SOURCE_LIMITS,
+      ...overrides,
+    };
+  }
+
+  /** The reference CLI's plain-text of a stored file: its header, then its body, decrypted. */
+  const theirDecrypt = (dataset: string, path: string): Promise<Buffer> =>
+    referenceDecrypt(
+      [readFileSync(join(dataset, headerPath(path))), readFileSync(join(dataset, path))],
+      secretKeyPath,
+      base,
+      'pw',
+    );
+
+  it.each([
+    ['on the copy threads (small files read there, every object written here)', { copyPool: pool }],
+    ['on the main thread lanes', { copyPool: undefined }],
+  ])(
+    'stores only Crypt4GH bodies, headers apart, plain-text checksums in the provenance: %s',
+    async (_how, overrides) => {
+      const result = await runDatasetImport(context(overrides));
+      const dataset = storage.absolute(result.path);
+      const stored = walk(dataset).sort();
+      const { provenance, manifest } = storedLists(dataset, stored, Object.keys(FILES));
+      for (const [path, plain] of Object.entries(FILES)) {
+        const body = readFileSync(join(dataset, path));
+        // A body, never the plain-text: its size is the segments', and no 16 plain bytes show.
+        expect(body.length).toBe(bodySize(plain.length));
+        if (plain.length >= 16) expect(body.includes(plain.subarray(0, 16))).toBe(false);
+        expect(provenance.files.find((file) => file.path === path)).toEqual({
+          path,
+          size: plain.length,
+          sha256: digest('sha256', plain),
+        });
+        expect(manifest).toContain(`${digest('sha256', plain)}  ${path}`);
+        expect((await theirDecrypt(dataset, path)).equals(plain)).toBe(true);
+      }
+      expect(provenance.encryption).toEqual({
+        format: 'crypt4gh',
+        headers: '.provisioner/c4gh-headers',
+        recipient: archive.publicKey.toString('base64'),
+      });
+      expect(provenance.totals.bytes).toBe(
+        Object.values(FILES).reduce((sum, plain) => sum + plain.length, 0),
+      );
+    },
+  );
+
+  it.each([
+    ['on the copy threads', { copyPool: pool }],
+    ['on the main thread lanes', { copyPool: undefined }],
+  ])(
+    'takes a deposit encrypted for the archive key (*.c4gh): header re-wrapped, body byte for byte, listed by its plain-text: %s',
+    async (_how, overrides) => {
+      // Small and large: the copy threads read the small one, the lanes stream the large one.
+      const small = Buffer.from('a small deposited note\n');
+      const large = randomBytes(2 * 1024 * 1024 + 333);
+      const deposits = {
+        'note.txt.c4gh': await encrypted(small, [depositor.publicKey, archive.publicKey]),
+        'reads/reads.bam.c4gh': await encrypted(large, [archive.publicKey]),
+      };
+      dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS2'] });
+      dropzone.dataset('DS2', {
+        submission: 'SUB-1',
+        files: deposits,
+        manifests: ['sha256', 'md5'],
+      });
+      const result = await runDatasetImport(context(overrides, 'DS2'));
+      const dataset = storage.absolute(result.path);
+      const { provenance, manifest } = storedLists(dataset, walk(dataset).sort(), [
+        'note.txt',
+        'reads/reads.bam',
+      ]);
+      for (const [path, plain, deposited] of [
+        ['note.txt', small, deposits['note.txt.c4gh']],
+        ['reads/reads.bam', large, deposits['reads/reads.bam.c4gh']],
+      ] as const) {
+        // The body as deposited: never decrypted to be stored.
+        const { length } = (await headerAt(deposited))!;
+        expect(readFileSync(join(dataset, path)).equals(deposited.subarray(length))).toBe(true);
+        // A header for the archive key alone: the depositor's packets are gone.
+        const header = readFileSync(join(dataset, headerPath(path)));
+        const packets = await headerPackets(header);
+        expect(() => openHeader(packets, [secretKey(depositor.secretKey)])).toThrow(
+          expect.objectContaining({ fault: 'no-key' }),
+        );
+        expect(provenance.files.find((file) => file.path === path)).toEqual({
+          path,
+          size: plain.length,
+          sha256: digest('sha256', plain),
+          md5: digest('md5', plain),
+        });
+        expect(manifest).toContain(`${digest('sha256', plain)}  ${path}\n`);
+        expect((await theirDecrypt(dataset, path)).equals(plain)).toBe(true);
+      }
+      expect(manifest).not.toContain('.c4gh');
+      expect(provenance.totals.bytes).toBe(small.length + large.length);
+    },
+  );
+
+  it.each([
+    [
+      'not for the archive key',
+      async () => ({ 'x.bin.c4gh': await encrypted(Buffer.from('secret'), [depositor.publicKey]) }),
+      'c4gh_deposit_refused',
+    ],
+    [
+      'not Crypt4GH at all',
+      () => Promise.resolve({ 'x.bin.c4gh': Buffer.from('plain text in disguise') }),
+      'c4gh_deposit_refused',
+    ],
+    [
+      'named as another file of the dataset is stored',
+      async () => ({
+        'x.bin': 'plain',
+        'x.bin.c4gh': await encrypted(Buffer.from('x'), [archive.publicKey]),
+      }),
+      'c4gh_deposit_name_taken',
+    ],
+  ])('rejects a deposit %s, naming it', async (_what, files, code) => {
+    dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS3'] });
+    dropzone.dataset('DS3', { submission: 'SUB-1', files: await files() });
+    const error = (await runDatasetImport(context({}, 'DS3')).catch((e: unknown) => e)) as {
+      name: string;
+      code: string;
+      details: { code: string; path?: string }[];
+    };
+    expect(error).toMatchObject({ name: 'ImportRejectedError', code });
+    expect(error.details).toEqual([expect.objectContaining({ code, path: 'x.bin.c4gh' })]);
+  });
+});

@@ -1,0 +1,252 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import {
+  bodySize,
+  buildHeader,
+  Crypt4ghError,
+  decrypt,
+  headerAt,
+  KEY_LENGTH,
+  openHeader,
+  plaintextSize,
+  secretKey,
+  SegmentEncryptor,
+} from '@app/crypt4gh';
+import type { ArchiveKey } from './archive-key';
+import { type Complete, storageReads } from './storage-decorator';
+import { PROVENANCE_DIR } from './storage-layout';
+import type {
+  DepositedPlaintext,
+  InheritedFiles,
+  ObjectWriter,
+  StagedFile,
+  StagingArea,
+  StorageSystem,
+} from './storage-system';
+
+/**
+ * Archive mode (STORAGE_ENCRYPTION=crypt4gh, docs/decisions/archive-encryption.md): every data
+ * file an import stages is stored as a Crypt4GH body for the archive's public key, its header
+ * apart from it (as NeIC SDA keeps headers in its database, not in the archive) under
+ * HEADERS_DIR of the same dataset. The copy hands the writer plain-text it has already hashed,
+ * so the checksums it verifies and records stay those of the plain-text; no plain byte of a
+ * data file reaches the store.
+ */
+export const HEADERS_DIR = `${PROVENANCE_DIR}/c4gh-headers`;
+
+/** Where the header of the data file at `path` (relative to its dataset) is stored. */
+export function headerPath(path: string): string {
+  return `${HEADERS_DIR}/${path}`;
+}
+
+/** A file its depositor encrypted for the archive key: stored re-wrapped, under its name without this. */
+export const DEPOSIT_SUFFIX = '.c4gh';
+
+/** Whether the file at `path` is a deposit already encrypted (archive mode only). */
+export function isEncryptedDeposit(path: string): boolean {
+  return (
+    path.endsWith(DEPOSIT_SUFFIX) &&
+    path.length > DEPOSIT_SUFFIX.length &&
+    !path.endsWith(`/${DEPOSIT_SUFFIX}`)
+  );
+}
+
+/** The name an encrypted deposit is stored and served under. */
+export function depositStoredPath(path: string): string {
+  return path.slice(0, -DEPOSIT_SUFFIX.length);
+}
+
+/** Plain-text written to it leaves as the segments of a body (SegmentEncryptor). */
+function encryptingWriter(writer: ObjectWriter, dataKey: Buffer): ObjectWriter {
+  const encryptor = new SegmentEncryptor(dataKey);
+  const writeAll = async (parts: Buffer[]): Promise<void> => {
+    // One write per sealed segment would be three per 64 KiB: joined, a chunk is one write.
+    if (parts.length > 0) await writer.write(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+  };
+  const encrypting: Complete<ObjectWriter> = {
+    write: (chunk) => writeAll(encryptor.push(chunk)),
+    commit: async () => {
+      await writeAll(encryptor.end());
+      await writer.commit();
+    },
+    abort: () => writer.abort(),
+    // Parts an upload left are never reused: the next attempt encrypts under another data key.
+    suspend: undefined,
+    reusedBytes: undefined,
+    plaintext: undefined,
+  };
+  return encrypting;
+}
+
+/**
+ * A deposited Crypt4GH file as it is written: its header is read as it arrives, opened with the
+ * archive key and written again for the archive key alone (same data key, same edit list, the
+ * depositor's other packets dropped); its body goes to the store byte for byte. Meanwhile the
+ * whole stream is decrypted in memory, one segment at a time, for the plain-text's size and
+ * checksums (every segment's MAC is verified): nothing of it is written anywhere.
+ */
+function rewrappingWriter(
+  writeHeader: (header: Buffer) => Promise<void>,
+  createBody: (headerLength: number) => Promise<ObjectWriter>,
+  key: ArchiveKey,
+  storedPath: string,
+): ObjectWriter {
+  const keys = [secretKey(key.secretKey)];
+  let head: Buffer | null = Buffer.alloc(0);
+  let body: ObjectWriter | null = null;
+  let plaintext: DepositedPlaintext | undefined;
+  const input = new PassThrough({ highWaterMark: 1024 * 1024 });
+  const sha256 = createHash('sha256');
+  const md5 = createHash('md5');
+  let size = 0;
+  const plain = (async () => {
+    for await (const piece of decrypt(input, [key.secretKey])) {
+      sha256.update(piece);
+      md5.update(piece);
+      size += piece.length;
+    }
+  })();
+  // Awaited at commit; until then a failure shows through feed (never unhandled).
+  plain.catch(() => undefined);
+  const feed = async (chunk: Uint8Array): Promise<void> => {
+    // A copy: the caller reuses its buffer once the write resolves, the decryption may not have
+    // reached it by then.
+    if (!input.write(Buffer.from(chunk))) await Promise.race([once(input, 'drain'), plain]);
+  };
+  const rewrapping: Complete<ObjectWriter> = {
+    write: async (chunk) => {
+      await feed(chunk);
+      if (head === null) return body!.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const found = await headerAt(head);
+      if (found === undefined) return;
+      const opened = openHeader(found.packets, keys);
+      // Served whole, its size and ranges counted on the body: an edit list would change both.
+      if (opened.editList !== undefined)
+        throw new Crypt4ghError(
+          'unsupported',
+          'A deposit with an edit list is not taken: deposit the whole file',
+        );
+      await writeHeader(buildHeader(opened, [key.publicKey]));
+      body = await createBody(found.length);
+      const rest = head.subarray(found.length);
+      head = null;
+      if (rest.length > 0) await body.write(rest);
+    },
+    commit: async () => {
+      input.end();
+      await plain;
+      if (body === null)
+        throw new Crypt4ghError('truncated', 'The file ends before its Crypt4GH header does');
+      await body.commit();
+      plaintext = {
+        storedPath,
+        size,
+        sha256: sha256.digest('hex'),
+        md5: md5.digest('hex'),
+      };
+    },
+    abort: async () => {
+      input.destroy();
+      await body?.abort();
+    },
+    suspend: undefined,
+    reusedBytes: undefined,
+    get plaintext() {
+      return plaintext;
+    },
+  };
+  return rewrapping;
+}
+
+/** What the area holds is bodies: sizes are the plain-text's to the pipeline, the body's to the store. */
+function plaintextFiles(inherited: InheritedFiles): InheritedFiles {
+  return {
+    get length() {
+      return inherited.length;
+    },
+    at(index) {
+      const file = inherited.at(index);
+      if (file === undefined) return undefined;
+      try {
+        return { ...file, size: plaintextSize(file.size) };
+      } catch {
+        // No body has that size: not one this mode wrote; -1 matches no planned file.
+        return { ...file, size: -1 };
+      }
+    },
+  };
+}
+
+function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
+  const recipient = key.publicKey;
+  const archived: Complete<StagingArea> = {
+    id: area.id,
+    inherited: plaintextFiles(area.inherited),
+    // The copy threads would create plain files on the host themselves: here every object is
+    // created through createObject (small files are still read and hashed on the threads).
+    localFiles: undefined,
+    copyLanes: area.copyLanes,
+    copyBufferBytes: area.copyBufferBytes,
+    createObject: async (path, size) => {
+      if (isEncryptedDeposit(path)) {
+        const stored = depositStoredPath(path);
+        return rewrappingWriter(
+          (header) => area.writeSmallObject(headerPath(stored), header),
+          (headerLength) =>
+            area.createObject(stored, size === undefined ? undefined : size - headerLength),
+          key,
+          stored,
+        );
+      }
+      const dataKey = randomBytes(KEY_LENGTH);
+      // The header first: a body that is recorded (after its commit) always has its header.
+      await area.writeSmallObject(
+        headerPath(path),
+        buildHeader({ dataKeys: [dataKey] }, [recipient]),
+      );
+      const body = await area.createObject(path, size === undefined ? undefined : bodySize(size));
+      return encryptingWriter(body, dataKey);
+    },
+    // The stored manifest, provenance and submission document: metadata, as SDA's database is.
+    writeSmallObject: (path, content) => area.writeSmallObject(path, content),
+    createCollection: (path) => area.createCollection(path),
+    sync: () => area.sync(),
+    discardExcept: (keep) =>
+      area.discardExcept((path) =>
+        path.startsWith(`${HEADERS_DIR}/`) ? keep(path.slice(HEADERS_DIR.length + 1)) : keep(path),
+      ),
+    record: (files: readonly StagedFile[]) =>
+      area.record(files.map((file) => ({ ...file, size: bodySize(file.size) }))),
+  };
+  return archived;
+}
+
+/**
+ * The storage an import writes through in archive mode: data files are encrypted for
+ * the archive's public key as they are written, and files deposited encrypted for it (`*.c4gh`)
+ * are re-wrapped; everything else passes through.
+ */
+export function archiveStorage(storage: StorageSystem, key: ArchiveKey): StorageSystem {
+  const recipient = key.publicKey;
+  const archived: Complete<StorageSystem> = {
+    ...storageReads(storage),
+    encryption: {
+      format: 'crypt4gh',
+      headers: HEADERS_DIR,
+      recipient: recipient.toString('base64'),
+    },
+    // A file's longest key is its header's, HEADERS_DIR deeper than its body's.
+    maxKeyBytes:
+      storage.maxKeyBytes === undefined
+        ? undefined
+        : storage.maxKeyBytes - Buffer.byteLength(`${HEADERS_DIR}/`),
+    ensureCollection: (path) => storage.ensureCollection(path),
+    openStaging: async (id, target, options) =>
+      archiveArea(await storage.openStaging(id, target, options), key),
+    removeStaging: (id) => storage.removeStaging(id),
+    publish: (stagingId, path, options) => storage.publish(stagingId, path, options),
+  };
+  return archived;
+}
