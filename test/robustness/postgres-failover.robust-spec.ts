@@ -78,6 +78,8 @@ describe('PostgreSQL failover under Patroni: switchover and a killed primary', (
   let counter = 0;
   /** What became a 500 (the error filter's "unhandled error" lines), to name it when one does. */
   const unhandled: string[] = [];
+  /** What was printed raw rather than logged (an error event nobody listens to, in BullMQ). */
+  const printed = jest.spyOn(console, 'error');
 
   beforeAll(async () => {
     const logError = Logger.prototype.error;
@@ -306,8 +308,9 @@ describe('PostgreSQL failover under Patroni: switchover and a killed primary', (
     }
     process.stdout.write(`postgres failover:\n  ${report.join('\n  ')}\n`);
 
-    // Never a 500, nor anything but the answer or "retry later".
+    // Never a 500, nor anything but the answer or "retry later"; every error logged, none raw.
     expect(unhandled).toEqual([]);
+    expect(printed.mock.calls.map((args) => String(args[0]).slice(0, 300))).toEqual([]);
     expect(
       attempts.filter((a) => a.status !== 200 && a.status !== 202 && !RETRYABLE.has(a.status)),
     ).toEqual([]);

@@ -27,7 +27,9 @@ export function configureTrailProcessor(settings: ProvisionerSettings): void {
     lockDuration: settings.IMPORT_LOCK_MS,
     stalledInterval: Math.max(1000, Math.floor(settings.IMPORT_LOCK_MS / 2)),
     // A worker killed mid-delivery leaves the job stalled: it goes back to the head, never fails.
-    maxStalledCount: Number.MAX_SAFE_INTEGER,
+    // PostgreSQL's largest integer: BullMQ's PostgreSQL backend binds the count as one, and a
+    // larger number failed every stalled check there.
+    maxStalledCount: 2_147_483_647,
   };
   Processor({ name: TRAIL_QUEUE }, options)(TrailProcessor);
 }
