@@ -951,7 +951,10 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       const res = await archived().get('/.well-known/c4gh-recipient').expect(200);
       expect(res.headers['content-type']).toMatch(/^text\/plain/);
       expect(parsePublicKey(res.text)).toEqual(archiveKey.publicKey);
-      await api().get('/.well-known/c4gh-recipient').expect(404);
+      const off = await api().get('/.well-known/c4gh-recipient').expect(404);
+      // A refusal is the JSON envelope, never in the key's media type.
+      expect(off.headers['content-type']).toMatch(/^application\/json/);
+      expect(off.body.status).toBe('Error');
     });
 
     it('stores no plain-text: a body the reference CLI decrypts with its header, kept apart', async () => {

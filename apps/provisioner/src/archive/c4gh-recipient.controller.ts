@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, StreamableFile } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '@app/auth';
 import { NotFoundError } from '@app/errors';
@@ -22,12 +22,15 @@ export class C4ghRecipientController {
   @ApiResponse({ status: 200, description: '-----BEGIN CRYPT4GH PUBLIC KEY----- …' })
   @ApiErrorResponses(404)
   @Get('c4gh-recipient')
-  @Header('Content-Type', 'text/plain; charset=utf-8')
-  recipient(): string {
+  recipient(): StreamableFile {
     if (this.key === null)
       throw new NotFoundError(
         'Archive mode is off (STORAGE_ENCRYPTION): files are stored unencrypted',
       );
-    return this.key.publicKeyFile;
+    // The media type goes with the answer, not as a route header: a route header is set before
+    // the handler runs, so a refusal's JSON envelope would carry it too.
+    return new StreamableFile(Buffer.from(this.key.publicKeyFile), {
+      type: 'text/plain; charset=utf-8',
+    });
   }
 }
