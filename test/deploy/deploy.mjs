@@ -7,6 +7,9 @@
 //   image    size, Node.js, OCI labels, no dev dependencies, no secrets, no .data; every process
 //            runs read-only, as uid 1000, with no capabilities, as PID 1, and exits on SIGTERM
 //   compose  health-gated start; demo import drop zone -> storage -> catalog -> GET /api/datasets
+//   drs      the stack with docker-compose.drs.yml (DRS, the nginx offload): the demo
+//            researcher's passport, a dataset's DRS object and a file's bytes through nginx,
+//            their SHA-256 the stored manifest's (drs-offload.mjs)
 //   faults   worker killed during an import, Postgres and Redis restarted, the whole stack
 //            stopped and started
 //   restore  backup.sh and a queue snapshot of the stack with its imports and grants, the stack
@@ -31,6 +34,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { backupRestoreChecks } from './backup-restore.mjs';
 import { drainChecks } from './drain.mjs';
+import { drsOffloadChecks } from './drs-offload.mjs';
 import { addDataset, request } from './fixtures.mjs';
 import { checkAll, KUBERNETES_RELEASE } from './k8s-schemas.mjs';
 import { KubePlay } from './kube-play.mjs';
@@ -466,6 +470,17 @@ async function main() {
         volumePath(stack, 'storage'),
       );
       return `${record.catalog.accession}: ${files.length} files, ${record.progress.bytes_done} bytes`;
+    });
+
+    // ---- DRS: a researcher's read through the nginx offload (drs-offload.mjs) ------------------
+    await drsOffloadChecks({
+      check,
+      stack,
+      client,
+      envDir,
+      volumePath,
+      until,
+      drsPublish: `127.0.0.1:${await freePort()}`,
     });
 
     await check('SIGTERM as PID 1: a migration waiting on its lock exits at once', async () => {
