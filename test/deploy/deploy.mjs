@@ -7,9 +7,6 @@
 //   image    size, Node.js, OCI labels, no dev dependencies, no secrets, no .data; every process
 //            runs read-only, as uid 1000, with no capabilities, as PID 1, and exits on SIGTERM
 //   compose  health-gated start; demo import drop zone -> storage -> catalog -> GET /api/datasets
-//   drs      the stack with docker-compose.drs.yml (DRS, the nginx offload): the demo
-//            researcher's passport, a dataset's DRS object and a file's bytes through nginx,
-//            their SHA-256 the stored manifest's (drs-offload.mjs)
 //   faults   worker killed during an import, Postgres and Redis restarted, the whole stack
 //            stopped and started
 //   restore  backup.sh and a queue snapshot of the stack with its imports and grants, the stack
@@ -19,6 +16,9 @@
 //   drains   2 GiB imports stopped at half by SIGTERM and by SIGKILL, on the volume and on S3
 //            (drain.mjs): what was copied again, published and registered once
 //   limits   each container's CPU and memory are its manifest's; no OOM kill, no restart
+//   drs      the stack with docker-compose.drs.yml (DRS, the nginx offload): the demo
+//            researcher's passport, a dataset's DRS object and a file's bytes through nginx,
+//            their SHA-256 the stored manifest's (drs-offload.mjs)
 //   kube     the dev overlay under `podman kube play`: migration first, pods ready on their own
 //            probes, term search without demo data, the demo import; every object of every overlay,
 //            environment and component checked against the API types of the Kubernetes release
@@ -472,17 +472,6 @@ async function main() {
       return `${record.catalog.accession}: ${files.length} files, ${record.progress.bytes_done} bytes`;
     });
 
-    // ---- DRS: a researcher's read through the nginx offload (drs-offload.mjs) ------------------
-    await drsOffloadChecks({
-      check,
-      stack,
-      client,
-      envDir,
-      volumePath,
-      until,
-      drsPublish: `127.0.0.1:${await freePort()}`,
-    });
-
     await check('SIGTERM as PID 1: a migration waiting on its lock exits at once', async () => {
       // The runner's lock (apps/catalog-api/src/database/migration-runner.ts), held here so the
       // migration waits: a process that ignored SIGTERM would wait out the stop time-out.
@@ -682,6 +671,21 @@ async function main() {
           return `${s} ${peak ? Math.round(Number(peak) / 1048576) : '?'} MiB`;
         })
         .join(', ');
+    });
+
+    // ---- DRS: a researcher's read through the nginx offload (drs-offload.mjs) ------------------
+    // After the checks that compare the stack's state: run before the backup, the working tree's
+    // demo loader (the researcher's grants) and the stack's time with DRS on left ELX-DS-0001
+    // and -0002 "added" by the restore's reregister; and recreating the containers resets the
+    // OOM flags, restart counts and memory peaks the limits checks read.
+    await drsOffloadChecks({
+      check,
+      stack,
+      client,
+      envDir,
+      volumePath,
+      until,
+      drsPublish: `127.0.0.1:${await freePort()}`,
     });
 
     // ---- day two: a rolling update under load --------------------------------------------------
