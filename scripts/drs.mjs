@@ -64,7 +64,7 @@ export function parseDrsUri(uri) {
 }
 
 /** A passport as a broker hands it over: the visas in a JWT signed by a key of the moment. */
-function passportOf(visas, subject) {
+export function passportOf(visas, subject) {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const now = Math.floor(Date.now() / 1000);
   const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');

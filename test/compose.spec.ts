@@ -306,3 +306,73 @@ describe('.dockerignore', () => {
     );
   });
 });
+
+describe('docker-compose.drs.yml (DRS with the nginx offload, layered on the main file)', () => {
+  const drs = parse(read('docker-compose.drs.yml')) as { services: Record<string, Service> };
+  const sidecar = parse(read('k8s/components/drs-offload/nginx-sidecar.yaml')) as {
+    spec: {
+      template: {
+        spec: {
+          containers: {
+            image: string;
+            env: { name: string; value: string }[];
+            resources: { limits: { memory: string } };
+            volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+          }[];
+        };
+      };
+    };
+  };
+  const nginx = sidecar.spec.template.spec.containers[0];
+  const offload = drs.services['drs-offload'];
+
+  it('runs the sidecar of the drs-offload component: its pinned image, settings and limit', () => {
+    expect(withDefaults(offload.image!)).toBe(nginx.image);
+    const env = Object.fromEntries(nginx.env.map((e) => [e.name, e.value]));
+    for (const name of ['LISTEN', 'STORAGE_ROOT', 'PREFIX'])
+      expect({ name, value: offload.environment![name] }).toEqual({ name, value: env[name] });
+    // The pod's 127.0.0.1:3001 is the API's service name here.
+    expect(offload.environment!.UPSTREAM).toBe(`provisioner-api:${env.UPSTREAM.split(':')[1]}`);
+    expect((offload as { mem_limit?: string }).mem_limit).toBe(
+      nginx.resources.limits.memory.replace('Mi', 'm'),
+    );
+    expect((offload as { user?: string }).user).toBe('1000:1000');
+    expect((offload as { read_only?: boolean }).read_only).toBe(true);
+  });
+
+  it("reads storage read-only, with deploy/nginx's template (the one k8s copies)", () => {
+    expect(offload.volumes).toEqual([
+      './deploy/nginx:/etc/nginx/templates:ro',
+      'storage:/data/storage:ro',
+    ]);
+    expect(read('deploy/nginx/drs-offload.conf.template')).toBe(
+      read('k8s/components/drs-offload/drs-offload.conf.template'),
+    );
+    expect(offload.depends_on).toEqual({ 'provisioner-api': { condition: 'service_healthy' } });
+  });
+
+  it('turns the offload on in the API and gives every app its DRS env file, no inline secret', () => {
+    expect(drs.services['provisioner-api'].environment!.DRS_BYTES_OFFLOAD).toBe('nginx');
+    const files = (name: string) => (drs.services[name].env_file ?? []).map(withDefaults);
+    expect(files('catalog-api')).toEqual(
+      ['catalog.env', 'catalog-drs.env'].map((f) => `./deploy/compose/example/${f}`),
+    );
+    for (const name of ['provisioner-api', 'provisioner-worker'])
+      expect(files(name)).toEqual(
+        ['provisioner.env', 'provisioner-drs.env'].map((f) => `./deploy/compose/example/${f}`),
+      );
+    for (const file of [...files('catalog-api'), ...files('provisioner-api')])
+      expect({ file, exists: existsSync(join(ROOT, file)) }).toEqual({ file, exists: true });
+    for (const [name, service] of Object.entries(drs.services))
+      for (const key of Object.keys(service.environment ?? {}))
+        expect({ name, key, secret: /KEY$|PASSWORD|SECRET|TOKEN/.test(key) }).toEqual({
+          name,
+          key,
+          secret: false,
+        });
+    // The visas' issuer is the catalog's CATALOG_SOURCE: one setting names both.
+    expect(drs.services['catalog-api'].environment!.CATALOG_SOURCE).toBe(
+      drs.services['provisioner-api'].environment!.DRS_VISA_ISSUER,
+    );
+  });
+});

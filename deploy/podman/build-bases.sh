@@ -7,7 +7,9 @@
 #   redis (7.4)                 -> localhost/rds-redis:7-bookworm       (Debian's redis-server 7.0)
 #   haproxy (2.6)               -> localhost/rds-haproxy:2.6-bookworm   (Debian's haproxy 2.6; the
 #                                  deployment test's load balancer)
-# Prints NAME=image lines (NODE_BASE, POSTGRES_IMAGE, REDIS_IMAGE, HAPROXY_IMAGE) for the caller.
+#   nginx (drs-offload)         -> localhost/rds-nginx:1.22-bookworm    (Debian's nginx 1.22; the
+#                                  deployment test's DRS offload, docker-compose.drs.yml)
+# Prints NAME=image lines (NODE_BASE, POSTGRES_IMAGE, REDIS_IMAGE, HAPROXY_IMAGE, NGINX_IMAGE).
 # Needs root, podman, debootstrap; CONTAINERS_CONF is set to deploy/podman/containers.conf.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -105,7 +107,16 @@ haproxy_image() {
   echo "HAPROXY_IMAGE=$image"
 }
 
+nginx_image() {
+  # No official nginx image: what the drs-offload component pins (nginxinc/nginx-unprivileged)
+  # is not under docker.io/library, and the local one behaves as it does.
+  local image="localhost/rds-nginx:1.22-bookworm"
+  build_local "$image" nginx.Containerfile "$here/bases/nginx.conf" "$here/bases/nginx-entrypoint.sh"
+  echo "NGINX_IMAGE=$image"
+}
+
 node_base
 postgres_image
 redis_image
 haproxy_image
+nginx_image

@@ -3,8 +3,9 @@
 // working tree or from a git ref. npm reaches its registry with the machine's CA bundle, handed
 // to the build as a secret (never in a layer).
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
+  chownSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -196,6 +197,33 @@ export function ensureEnvFiles(dir) {
     'CATALOG_URL=http://catalog-api:3000',
     `CATALOG_API_KEY=${keys.CATALOG_API_KEY}`,
   ]);
+  writeFileSync(keysFile, JSON.stringify(keys, null, 2), { mode: 0o600 });
+  return keys;
+}
+
+/**
+ * What docker-compose.drs.yml needs beside the env files, in `dir`, fresh random secrets (kept
+ * between runs, as ensureEnvFiles's): the catalog's visa signing key (RSA, PKCS#8 PEM; owned by
+ * uid 1000, the apps' user, which reads it through a bind mount), the broker key the provisioner
+ * reads visas with (its SHA-256 for the catalog) and the access URLs' signing key. Returns them.
+ */
+export function ensureDrsEnvFiles(dir) {
+  const keysFile = join(dir, 'drs-keys.json');
+  if (existsSync(keysFile)) return JSON.parse(readFileSync(keysFile, 'utf8'));
+  const keys = { GA4GH_BROKER_API_KEY: hex(24), DRS_URL_SIGNING_KEY: hex(32) };
+  const pem = join(dir, 'ga4gh-visa-key.pem');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(pem, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o400 });
+  chownSync(pem, 1000, 1000);
+  const digest = createHash('sha256').update(keys.GA4GH_BROKER_API_KEY).digest('hex');
+  writeFileSync(join(dir, 'catalog-drs.env'), `GA4GH_BROKER_API_KEY_SHA256=${digest}\n`, {
+    mode: 0o600,
+  });
+  writeFileSync(
+    join(dir, 'provisioner-drs.env'),
+    `DRS_CATALOG_BROKER_KEY=${keys.GA4GH_BROKER_API_KEY}\nDRS_URL_SIGNING_KEY=${keys.DRS_URL_SIGNING_KEY}\n`,
+    { mode: 0o600 },
+  );
   writeFileSync(keysFile, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;
 }

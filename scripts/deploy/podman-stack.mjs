@@ -86,9 +86,30 @@ export function interpolate(text, env) {
   );
 }
 
-/** The compose file, interpolated with `env` (image names, COMPOSE_ENV_DIR, published addresses). */
-export function loadCompose(env, file = join(ROOT, 'docker-compose.yml')) {
-  return parse(interpolate(readFileSync(file, 'utf8'), env), { merge: true });
+/**
+ * A later compose file over an earlier one, as `docker-compose -f a -f b` layers them for what
+ * this project's files hold: maps merge key by key; any other value, a list too, is the later
+ * file's (so an override names a service's env files or volumes whole, as
+ * docker-compose.s3.yml does).
+ */
+export function layerCompose(base, over) {
+  const isMap = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isMap(base) || !isMap(over)) return over;
+  const out = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = layerCompose(base[key], value);
+  return out;
+}
+
+/**
+ * The compose files, interpolated with `env` (image names, COMPOSE_ENV_DIR, published
+ * addresses) and layered in order (paths relative to the repository).
+ */
+export function loadCompose(env, files = ['docker-compose.yml']) {
+  return files
+    .map((file) =>
+      parse(interpolate(readFileSync(resolve(ROOT, file), 'utf8'), env), { merge: true }),
+    )
+    .reduce(layerCompose);
 }
 
 /** Services in an order that starts every dependency first. */
@@ -237,15 +258,17 @@ function publishArgs(services) {
 
 export class Stack {
   /**
-   * @param {{project: string, env: Record<string, string>, publish?: string[]}} options env: what
+   * @param {{project: string, env: Record<string, string>, publish?: string[], files?: string[]}} options env: what
    * the compose file is interpolated with; publish: more `host:port:podPort` of the pod (the
-   * deployment test reaches containers it adds to the pod through them)
+   * deployment test reaches containers it adds to the pod through them); files: the compose
+   * files, layered (docker-compose.yml and its overrides)
    */
-  constructor({ project, env, publish = [] }) {
+  constructor({ project, env, publish = [], files = ['docker-compose.yml'] }) {
     this.project = project;
     this.env = env;
     this.publish = publish;
-    this.compose = loadCompose(env);
+    this.files = files;
+    this.compose = loadCompose(env, files);
     this.services = this.compose.services;
   }
 

@@ -16,6 +16,9 @@
 //   drains   2 GiB imports stopped at half by SIGTERM and by SIGKILL, on the volume and on S3
 //            (drain.mjs): what was copied again, published and registered once
 //   limits   each container's CPU and memory are its manifest's; no OOM kill, no restart
+//   drs      the stack with docker-compose.drs.yml (DRS, the nginx offload): the demo
+//            researcher's passport, a dataset's DRS object and a file's bytes through nginx,
+//            their SHA-256 the stored manifest's (drs-offload.mjs)
 //   kube     the dev overlay under `podman kube play`: migration first, pods ready on their own
 //            probes, term search without demo data, the demo import; every object of every overlay,
 //            environment and component checked against the API types of the Kubernetes release
@@ -31,6 +34,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { backupRestoreChecks } from './backup-restore.mjs';
 import { drainChecks } from './drain.mjs';
+import { drsOffloadChecks } from './drs-offload.mjs';
 import { addDataset, request } from './fixtures.mjs';
 import { checkAll, KUBERNETES_RELEASE } from './k8s-schemas.mjs';
 import { KubePlay } from './kube-play.mjs';
@@ -667,6 +671,21 @@ async function main() {
           return `${s} ${peak ? Math.round(Number(peak) / 1048576) : '?'} MiB`;
         })
         .join(', ');
+    });
+
+    // ---- DRS: a researcher's read through the nginx offload (drs-offload.mjs) ------------------
+    // After the checks that compare the stack's state: run before the backup, the working tree's
+    // demo loader (the researcher's grants) and the stack's time with DRS on left ELX-DS-0001
+    // and -0002 "added" by the restore's reregister; and recreating the containers resets the
+    // OOM flags, restart counts and memory peaks the limits checks read.
+    await drsOffloadChecks({
+      check,
+      stack,
+      client,
+      envDir,
+      volumePath,
+      until,
+      drsPublish: `127.0.0.1:${await freePort()}`,
     });
 
     // ---- day two: a rolling update under load --------------------------------------------------
