@@ -16,9 +16,13 @@ import { configureQueueBackend } from './queue/queue-backend';
  * so a handler that runs ends in a 500). Keys are the settings' own kinds, from a table.
  */
 const WRITE_KEY = 'tier-write-key';
-/** The DRS routes and the bytes of its access URLs: outside the API-key guard (a passport, a login or a signed URL is their credential). */
-const outsideKeys = (route: string) => / \/(ga4gh\/drs\/v1|drs-bytes)\//.test(route);
-/** What a key check says on a route: nothing on the DRS routes, which pass to their handler. */
+/**
+ * The DRS routes and the bytes of its access URLs: outside the API-key guard (a passport, a
+ * login or a signed URL is their credential); and the archive's public key, public by nature.
+ */
+const outsideKeys = (route: string) =>
+  / \/(ga4gh\/drs\/v1|drs-bytes)\//.test(route) || route === 'GET /.well-known/c4gh-recipient';
+/** What a key check says on a route: nothing on the routes outside it, which pass to their handler. */
 const keyed = (verdict: (route: string) => string) => (route: string) =>
   outsideKeys(route) ? 'passes' : verdict(route);
 const READ_KEY = 'tier-read-key';

@@ -27,6 +27,7 @@ describe('every processor of the provisioner', () => {
     expect(processors.map(({ file }) => file.split(/[\\/]/).pop()).sort()).toEqual([
       'import.processor.ts',
       'storage-registration.processor.ts',
+      'trail.processor.ts',
     ]);
   });
 
