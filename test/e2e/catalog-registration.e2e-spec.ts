@@ -325,10 +325,12 @@ describe('a worker killed after the catalog registered, before it recorded the a
     catalog = await startDemoCatalog(CATALOG_ENV);
     const catalogPort = await listen(catalog.app);
     // In front of the catalog: forwards every registration, but withholds the first answer,
-    // so the worker is killed with the catalog's write committed and its answer unseen.
+    // so the worker is killed with the catalog's write committed and its answer unseen. The
+    // worker's other calls (its trail events) pass untouched and are not counted.
     let forwarded = 0;
     gate = createServer((req, res) => {
       const chunks: Buffer[] = [];
+      const registration = req.url === '/api/registrations';
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         void fetch(`http://127.0.0.1:${catalogPort}${req.url}`, {
@@ -336,8 +338,8 @@ describe('a worker killed after the catalog registered, before it recorded the a
           headers: { 'content-type': 'application/json', 'x-api-key': REGISTRATION_KEY },
           body: Buffer.concat(chunks),
         }).then(async (answer) => {
-          forwarded += 1;
-          if (forwarded === 1) return; // withheld
+          if (registration) forwarded += 1;
+          if (registration && forwarded === 1) return; // withheld
           res.writeHead(answer.status, { 'content-type': 'application/json' });
           res.end(await answer.text());
         });
