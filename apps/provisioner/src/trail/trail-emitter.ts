@@ -32,13 +32,8 @@ export class TrailEmitter {
     @InjectQueue(TRAIL_QUEUE) private readonly queue: Queue,
     @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
   ) {
+    // Its connection errors are logged with every queue's (QueueErrorLogger).
     this.on = settings.catalogRegistration !== null;
-    // BullMQ reconnects by itself; without a listener it would print raw stack traces.
-    if (this.on) {
-      queue.on('error', (error: Error) =>
-        this.logger.warn({ err: error }, `queue ${TRAIL_QUEUE}: connection error; reconnecting`),
-      );
-    }
   }
 
   get enabled(): boolean {
