@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,7 +10,12 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { generateApiKey, hashApiKey } from '@app/auth';
 import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
+import { IMPORTS_QUEUE } from '../../apps/provisioner/src/imports/import.queue';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
+import {
+  STORAGE_REGISTRATION_QUEUE,
+  storageRegistrationJobId,
+} from '../../apps/provisioner/src/storage-registration/storage-registration.queue';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { dropzoneEnv, waitForImport } from '../../apps/provisioner/test/support/provisioner-e2e';
 import { entryCommand } from '../support/app-process';
@@ -133,7 +140,7 @@ describe('provisioner reregister: published datasets back in a catalog restored 
       .submission('SUB-1', {
         project: 'PD-OMICS',
         partner: 'LCSB',
-        datasets: ['DS-OLD', 'DS-NEW', 'DS-ACC', 'DS-DOWN'],
+        datasets: ['DS-OLD', 'DS-NEW', 'DS-ACC', 'DS-DOWN', 'DS-LATE'],
       })
       .dataset('DS-OLD', {
         submission: 'SUB-1',
@@ -154,6 +161,11 @@ describe('provisioner reregister: published datasets back in a catalog restored 
         submission: 'SUB-1',
         title: 'While the catalog was down',
         files: { 'd.txt': 'd' },
+      })
+      .dataset('DS-LATE', {
+        submission: 'SUB-1',
+        title: 'Published while the outbox waits',
+        files: { 'e.txt': 'e' },
       });
     env = await dropzoneEnv(dropzone, storageRoot, {
       CATALOG_URL: `http://127.0.0.1:${port}`,
@@ -309,6 +321,92 @@ describe('provisioner reregister: published datasets back in a catalog restored 
       })();
       expect({ code, unavailable: summary?.unavailable }).toEqual({ code: 1, unavailable: 4 });
       expect(lines[0]).toMatch(/^unavailable +\S+ catalog unreachable/);
+    },
+    PROCESS_START_MS,
+  );
+
+  it(
+    'leaves a record whose registration job has not run yet to that job (record running)',
+    async () => {
+      // The outbox holds its jobs (a worker busy elsewhere, a queue paused by the operator):
+      // one more import publishes and its registration waits.
+      const outbox = apps.worker.get<Queue>(getQueueToken(STORAGE_REGISTRATION_QUEUE));
+      await outbox.pause();
+      try {
+        ids.late = await importDataset(apps, 'DS-LATE');
+        expect((await importRecord(apps, ids.late)).catalog?.state).toBe('pending');
+        const jobId = storageRegistrationJobId(ids.late);
+        expect(await outbox.getJobState(jobId)).toMatch(/^(waiting|paused)$/);
+
+        const run = await reregister();
+        expect({ code: run.code, summary: run.summary }).toEqual({
+          code: 0,
+          summary: {
+            datasets: 5,
+            added: 1,
+            unchanged: 4,
+            refused: 0,
+            unavailable: 0,
+            no_provenance: 0,
+            would_register: 0,
+            records_queued: 0,
+          },
+        });
+        const late = run.lines.find((l) => l.includes('/DS-LATE'));
+        expect(late).toMatch(/^added +\S+ ELU_I_\d+ record running$/);
+        // The job still waits, untouched: the record is still its job's to write.
+        expect(await outbox.getJobState(jobId)).toMatch(/^(waiting|paused)$/);
+        expect((await importRecord(apps, ids.late)).catalog?.state).toBe('pending');
+
+        // The job runs once the outbox does, and names what reregister registered.
+        await outbox.resume();
+        const accession = late!.split(/ +/)[2];
+        await recordWhen(
+          apps,
+          ids.late,
+          (r) => r.catalog?.state === 'registered' && r.catalog.accession === accession,
+          `registered as ${accession}`,
+        );
+        const dataset = (await listing(restored)).find(
+          (d) => d.name === 'Published while the outbox waits',
+        )!;
+        expect(dataset.external_id).toBe(accession);
+        expect(
+          dataset.transfers.filter((t) => t.transfer_details.includes(ids.late)),
+        ).toHaveLength(1);
+      } finally {
+        await outbox.resume();
+      }
+    },
+    2 * PROCESS_START_MS,
+  );
+
+  it(
+    'registers from storage alone when the queue lost its import records (record none), and queues nothing',
+    async () => {
+      // The queue lost (a Redis without persistence restarted): no import job is kept.
+      const imports = apps.api.get<Queue>(getQueueToken(IMPORTS_QUEUE));
+      await imports.obliterate({ force: true });
+      const outbox = apps.worker.get<Queue>(getQueueToken(STORAGE_REGISTRATION_QUEUE));
+      const outboxBefore = await outbox.getJobCounts();
+
+      const run = await reregister();
+      expect({ code: run.code, summary: run.summary }).toEqual({
+        code: 0,
+        summary: {
+          datasets: 5,
+          added: 0,
+          unchanged: 5,
+          refused: 0,
+          unavailable: 0,
+          no_provenance: 0,
+          would_register: 0,
+          records_queued: 0,
+        },
+      });
+      expect(run.lines).toHaveLength(5);
+      for (const line of run.lines) expect(line).toMatch(/^unchanged +\S+ ELU_I_\d+ record none$/);
+      expect(await outbox.getJobCounts()).toEqual(outboxBefore);
     },
     PROCESS_START_MS,
   );
