@@ -7,12 +7,12 @@
 // until Ctrl-C, which stops all of them cleanly. The worker registers each import in the
 // catalog with a registration key of its own (the catalog gets only the key's SHA-256).
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { embeddedPostgresBlocker } from './lib/embedded-postgres.mjs';
-import { deathOf, startOptions, USAGE } from './lib/start-options.mjs';
+import { catalogKeyDigests, deathOf, startOptions, USAGE } from './lib/start-options.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // START_DATA_DIR: another place for the keys, the embedded database and the state file (tests).
@@ -276,9 +276,8 @@ async function main() {
     ...base,
     DATABASE_URL: catalogDb,
     GLOBAL_API_KEY: keys.GLOBAL_API_KEY,
-    REGISTRATION_API_KEY_SHA256: sha256(keys.CATALOG_API_KEY),
-    // The provisioner's local broker key, beside the brokers the operator configured.
-    GA4GH_BROKER_API_KEY_SHA256: appendToList(process.env.GA4GH_BROKER_API_KEY_SHA256, sha256(keys.GA4GH_BROKER_API_KEY)),
+    // The provisioner's keys, beside the provisioners and brokers the operator configured.
+    ...catalogKeyDigests(process.env, keys),
     PORT: String(options.ports.catalog),
   };
   // /api/dcat is off without a publisher: the demo names one (an operator's setting wins).
@@ -350,14 +349,6 @@ async function main() {
     { mode: 0o600 },
   );
   printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl: embedded && catalogDb, demoData: options.demoData });
-}
-
-const sha256 = (text) => createHash('sha256').update(text).digest('hex');
-
-/** `value` added to a comma list, which keeps what it held (an operator's setting is never dropped). */
-function appendToList(list, value) {
-  const items = (list ?? '').split(',').map((item) => item.trim()).filter(Boolean);
-  return [...new Set([...items, value])].join(',');
 }
 
 /** Where this machine reaches a service listening on `host` (a wildcard: the loopback). */

@@ -30,7 +30,7 @@ interface K8sObject {
 
 const render = (dir: string): K8sObject[] =>
   parseAllDocuments(
-    execFileSync('kubectl', ['kustomize', join(ROOT, dir)], { encoding: 'utf8' }),
+    execFileSync('kubectl', ['kustomize', join(ROOT, dir)], { encoding: 'utf8', stdio: 'pipe' }),
   ).map((doc) => doc.toJS() as K8sObject);
 const find = (objects: K8sObject[], kind: string, name: string) =>
   objects.find((o) => o.kind === kind && o.metadata.name === name)!;

@@ -602,7 +602,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
         ].join('\n'),
       );
       const changed = parseAllDocuments(
-        execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }),
+        execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: 'pipe' }),
       ).map((doc) => doc.toJS() as K8sObject);
       const configOf = (objs: K8sObject[]) =>
         appContainer(objs, 'Deployment', 'catalog-api').envFrom?.find((e) => e.configMapRef)

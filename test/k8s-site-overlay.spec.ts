@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
@@ -15,7 +15,7 @@ const SITE = join(ROOT, 'k8s/examples/site');
 
 interface K8sObject {
   kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
   spec?: Record<string, unknown>;
 }
 
@@ -151,4 +151,80 @@ it('fails the render, naming the image, when the repository is not research-data
   expect(failure).toContain(
     'options.index 1 is out of bounds for value registry.site.example:5000/mirror/rds:1.2.0@sha256:',
   );
+});
+
+/** Every string of `value` (keys too) with where it stands; JSON held in a string is walked too. */
+function strings(value: unknown, path: string[] = []): { path: string[]; text: string }[] {
+  if (typeof value === 'string') {
+    if (/^\s*[[{]/.test(value))
+      try {
+        return strings(JSON.parse(value) as unknown, path);
+      } catch {
+        // Not JSON: the string itself.
+      }
+    return [{ path, text: value }];
+  }
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => [
+    { path: [...path, '(key)'], text: key },
+    ...strings(item, [...path, key]),
+  ]);
+}
+
+it('names only its own namespace: a site overlay in another namespace renders no reference to research-data', async () => {
+  const NAMESPACE = 'lab-x';
+  const objects = await withOverlays(
+    (dir) => {
+      // The documented site overlay, copied as a site takes it, with its own namespace.
+      const site = join(dir, 'site');
+      mkdirSync(site);
+      for (const file of readdirSync(SITE)) {
+        const text = readFileSync(join(SITE, file), 'utf8');
+        writeFileSync(
+          join(site, file),
+          file === 'kustomization.yaml'
+            ? text.replace(/^namespace: research-data$/m, `namespace: ${NAMESPACE}`)
+            : text,
+        );
+      }
+      expect(readFileSync(join(site, 'kustomization.yaml'), 'utf8')).toContain(
+        `namespace: ${NAMESPACE}\n`,
+      );
+    },
+    (dir) => kustomize(join(dir, 'site')),
+  );
+  expect(new Set(objects.map((o) => o.metadata.namespace))).toEqual(new Set([NAMESPACE]));
+  // `research-data` standing alone (not a part of research-data-services, research-data-tls, or a
+  // label's prefix network.research-data/): a namespace in a query, a selector or a DNS name.
+  // Objects may be named research-data (the Ingress, the Gateway, a rule group): names are
+  // namespaced, so they are left, and so is the dashboard's tag.
+  const standalone = /(?<![\w-])research-data(?![\w/-])/;
+  const named = objects.flatMap((o) =>
+    strings(o)
+      .filter(({ text }) => standalone.test(text))
+      .filter(
+        ({ path, text }) =>
+          !(text === 'research-data' && (path.at(-1) === 'name' || path.at(-2) === 'tags')),
+      )
+      .map(({ path, text }) => `${o.kind}/${o.metadata.name} ${path.join('.')}: ${text}`),
+  );
+  expect(named).toEqual([]);
+  // The scaling queries select the worker's series of this namespace.
+  const scaledObject = objects.find((o) => o.kind === 'ScaledObject')!;
+  const queries = (
+    scaledObject.spec as { triggers: { metadata: { query: string } }[] }
+  ).triggers.map((t) => t.metadata.query);
+  expect(queries).toHaveLength(2);
+  // And so does the alert on absent targets (absent() sees no other label: another namespace's
+  // targets on the same Prometheus would hide this one's).
+  const rules = objects.find((o) => o.kind === 'PrometheusRule')!;
+  const exprs = (rules.spec as { groups: { rules: { expr: string }[] }[] }).groups
+    .flatMap((g) => g.rules.map((r) => r.expr))
+    .filter((expr) => expr.includes('absent('));
+  expect(exprs).toHaveLength(1);
+  for (const query of [...queries, ...exprs])
+    expect(new Set(query.match(/namespace="[^"]*"/g))).toEqual(
+      new Set([`namespace="${NAMESPACE}"`]),
+    );
+  expect(exprs[0].match(/absent\(up\{namespace="lab-x", job="[\w-]+"\}\)/g)).toHaveLength(3);
 });

@@ -9,6 +9,7 @@ import {
   symlinkSync,
   utimesSync,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -39,11 +40,63 @@ function startOptions(env: Record<string, string>, argv: string[] = []): StartOp
   return JSON.parse(out) as StartOptions;
 }
 
+/** The catalog's accepted key digests npm start sets for this environment and these keys. */
+function catalogKeyDigests(
+  env: Record<string, string>,
+  keys: Record<string, string>,
+): Record<string, string> {
+  const script = `import(${JSON.stringify(OPTIONS_MODULE)}).then((m) => process.stdout.write(JSON.stringify(m.catalogKeyDigests(JSON.parse(process.env.ENV_UNDER_TEST), JSON.parse(process.env.KEYS_UNDER_TEST)))))`;
+  const out = execFileSync(process.execPath, ['-e', script], {
+    env: {
+      ...process.env,
+      ENV_UNDER_TEST: JSON.stringify(env),
+      KEYS_UNDER_TEST: JSON.stringify(keys),
+    },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out) as Record<string, string>;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
 describe('npm start (scripts/start.mjs) defaults', () => {
   it('listens on 127.0.0.1 unless HOST says otherwise', () => {
     expect(startOptions({}).host).toBe('127.0.0.1');
     expect(startOptions({ DATABASE_URL: 'postgres://db/catalog' }).host).toBe('127.0.0.1');
     expect(startOptions({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+  });
+
+  // Issue 55: npm start replaced an operator's GA4GH_BROKER_API_KEY_SHA256 with its own digest, so
+  // a passport broker configured the documented way got 401 on every route.
+  it("appends its provisioner's key digests to the operator's lists, never in their place", () => {
+    const keys = { CATALOG_API_KEY: 'c'.repeat(48), GA4GH_BROKER_API_KEY: 'b'.repeat(48) };
+    const operator = {
+      broker: sha256('operator-broker'),
+      provisioner: sha256('other-provisioner'),
+    };
+    expect(
+      catalogKeyDigests(
+        {
+          GA4GH_BROKER_API_KEY_SHA256: ` ${operator.broker} ,`,
+          REGISTRATION_API_KEY_SHA256: operator.provisioner,
+        },
+        keys,
+      ),
+    ).toEqual({
+      GA4GH_BROKER_API_KEY_SHA256: `${operator.broker},${sha256(keys.GA4GH_BROKER_API_KEY)}`,
+      REGISTRATION_API_KEY_SHA256: `${operator.provisioner},${sha256(keys.CATALOG_API_KEY)}`,
+    });
+    // Nothing set: its own alone; its own already listed: listed once.
+    expect(catalogKeyDigests({}, keys)).toEqual({
+      GA4GH_BROKER_API_KEY_SHA256: sha256(keys.GA4GH_BROKER_API_KEY),
+      REGISTRATION_API_KEY_SHA256: sha256(keys.CATALOG_API_KEY),
+    });
+    expect(
+      catalogKeyDigests(
+        { GA4GH_BROKER_API_KEY_SHA256: `${sha256(keys.GA4GH_BROKER_API_KEY)},${operator.broker}` },
+        keys,
+      ).GA4GH_BROKER_API_KEY_SHA256,
+    ).toBe(`${sha256(keys.GA4GH_BROKER_API_KEY)},${operator.broker}`);
   });
 
   it('loads demo data into the embedded database only', () => {

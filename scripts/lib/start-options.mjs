@@ -1,6 +1,8 @@
 // What `npm start` makes of its environment and arguments, apart from the doing, so that a test
 // can check the defaults (test/npm-start.spec.ts).
 
+import { createHash } from 'node:crypto';
+
 const FLAGS = new Set(['--demo-data', '--help', '-h']);
 
 export const USAGE = `Usage: npm start [-- --demo-data]
@@ -67,4 +69,27 @@ export function deathOf(code, signal, nodeArgs = []) {
   }
   if (signal) return `killed by ${signal}`;
   return `exited with code ${code} (its last log lines above say why)`;
+}
+
+const sha256 = (text) => createHash('sha256').update(text).digest('hex');
+
+/** `value` added to a comma list, which keeps what it held (an operator's setting is never dropped). */
+export function appendToList(list, value) {
+  const items = (list ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  return [...new Set([...items, value])].join(',');
+}
+
+/**
+ * The catalog's lists of accepted key digests under npm start: the provisioner's keys (`keys`,
+ * the local ones or the environment's) appended to what the operator set in `env`, never in
+ * its place (a broker or a provisioner configured the documented way keeps working).
+ */
+export function catalogKeyDigests(env, keys) {
+  return {
+    REGISTRATION_API_KEY_SHA256: appendToList(env.REGISTRATION_API_KEY_SHA256, sha256(keys.CATALOG_API_KEY)),
+    GA4GH_BROKER_API_KEY_SHA256: appendToList(env.GA4GH_BROKER_API_KEY_SHA256, sha256(keys.GA4GH_BROKER_API_KEY)),
+  };
 }

@@ -42,7 +42,9 @@ const PACKAGES = [
 ];
 
 const kustomize = (dir) =>
-  parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }))
+  parseAllDocuments(
+    execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: 'pipe' }),
+  )
     .map((doc) => doc.toJS())
     .filter(Boolean);
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { parse, stringify } from 'yaml';
 import { CatalogTestApp, startCatalogApp, TEST_GLOBAL_KEY } from '../support/catalog-app';
+import { renderKustomization } from '../support/kustomize';
 import {
   queueEnv,
   startProvisionerApps,
@@ -86,13 +87,18 @@ const promtool = execFileSync(join(ROOT, 'scripts/prometheus/promtool.sh'), {
   encoding: 'utf8',
 }).trim();
 
-const alertsFile = parse(
-  readFileSync(join(ROOT, 'k8s/components/prometheus-operator/alert-rules.yaml'), 'utf8'),
-) as { spec: { groups: { name: string; rules: Record<string, unknown>[] }[] } };
+// The rules and the scaling queries as an overlay renders them (kustomize fills in the namespace
+// and the runbook address): the documented site overlay, in NAMESPACE.
+const site = renderKustomization(join(ROOT, 'k8s/examples/site'));
+const rendered = (kind: string) =>
+  site.find((o) => o.kind === kind && o.metadata.namespace === NAMESPACE) as unknown;
+const alertsFile = rendered('PrometheusRule') as {
+  spec: { groups: { name: string; rules: Record<string, unknown>[] }[] };
+};
 const alertNames = alertsFile.spec.groups.flatMap((g) => g.rules.map((r) => String(r.alert)));
-const scaledObject = parse(
-  readFileSync(join(ROOT, 'k8s/components/keda/worker-scaled-object.yaml'), 'utf8'),
-) as { spec: { triggers: { name: string; metadata: { query: string } }[] } };
+const scaledObject = rendered('ScaledObject') as {
+  spec: { triggers: { name: string; metadata: { query: string } }[] };
+};
 const kedaQuery = (name: string) =>
   scaledObject.spec.triggers.find((t) => t.name === name)!.metadata.query;
 
@@ -337,7 +343,7 @@ it("fires each alert on its condition over the services' real series, and no oth
       move: (s) => (s.labels.job === 'provisioner-api' ? `_x${EVAL_MINUTES}` : undefined),
       fires: {
         alertname: 'ServiceTargetsMissing',
-        labels: { job: 'provisioner-api', severity: 'critical' },
+        labels: { namespace: NAMESPACE, job: 'provisioner-api', severity: 'critical' },
       },
     },
     {
@@ -416,12 +422,19 @@ it('gives every alert a runbook_url into its section of docs/operations.md', () 
       runbook: String((r.annotations as Record<string, string>).runbook_url),
     })),
   );
+  // The site's copy of docs/operations.md, from its parameters.
+  const { runbookUrl } = (
+    parse(
+      readFileSync(join(ROOT, 'k8s/examples/site/prometheus-operator-parameters.yaml'), 'utf8'),
+    ) as { data: { runbookUrl: string } }
+  ).data;
+  expect(runbookUrl).toMatch(/\/docs\/operations\.md$/);
   expect(runbooks.length).toBe(alertNames.length);
   for (const { alert, runbook } of runbooks) {
     const [document, anchor] = runbook.split('#');
     expect({ alert, document, known: anchors.has(anchor) }).toEqual({
       alert,
-      document: 'set-by-prometheus-operator-parameters',
+      document: runbookUrl,
       known: true,
     });
   }

@@ -371,9 +371,9 @@ describe('provisioner reregister: published datasets back in a catalog restored 
           (d) => d.name === 'Published while the outbox waits',
         )!;
         expect(dataset.external_id).toBe(accession);
-        expect(
-          dataset.transfers.filter((t) => t.transfer_details.includes(ids.late)),
-        ).toHaveLength(1);
+        expect(dataset.transfers.filter((t) => t.transfer_details.includes(ids.late))).toHaveLength(
+          1,
+        );
       } finally {
         await outbox.resume();
       }

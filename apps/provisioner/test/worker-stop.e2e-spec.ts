@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrivateRedis, startPrivateRedis } from '../../../scripts/lib/private-redis';
+import { startSentinelSet, type SentinelSet } from '../../../test/support/redis-servers';
 import { startServiceProcess, type AppProcess } from '../../../test/support/app-process';
 import { PROCESS_START_MS } from '../../../test/support/timeouts';
 
@@ -12,12 +13,35 @@ import { PROCESS_START_MS } from '../../../test/support/timeouts';
 describe('a worker that cannot reach its queue', () => {
   const base = mkdtempSync(join(tmpdir(), 'worker-stop-'));
   let redis: PrivateRedis | undefined;
+  let set: SentinelSet | undefined;
   let worker: AppProcess | undefined;
-  afterAll(async () => {
+  afterEach(() => {
     if (worker?.child.exitCode === null) worker.child.kill('SIGKILL');
+  });
+  afterAll(async () => {
     await redis?.stop();
+    await set?.stop();
     rmSync(base, { recursive: true, force: true });
   });
+
+  const workerEnv = (queue: Record<string, string>, name: string) => ({
+    ...queue,
+    QUEUE_PREFIX: name,
+    SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: join(base, 'dz') }]),
+    STORAGE_ROOT: join(base, `storage-${name}`),
+    LOG_LEVEL: 'warn',
+  });
+
+  /** SIGTERM to a worker whose queue is gone: it exits 0 within seconds, and says why. */
+  async function expectPromptStop(running: AppProcess): Promise<void> {
+    const signalled = Date.now();
+    running.child.kill('SIGTERM');
+    const { code } = await running.exited;
+    // The queue has 2 s to answer (QUEUE_ANSWER_ON_STOP_MS); before, it waited for Redis.
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(code).toBe(0);
+    expect(running.output()).toContain('SIGTERM: the queue cannot be reached');
+  }
 
   it(
     'stops within seconds of SIGTERM, saying why',
@@ -26,23 +50,29 @@ describe('a worker that cannot reach its queue', () => {
       worker = await startServiceProcess(
         'provisioner',
         'src/worker',
-        {
-          REDIS_URL: redis.url,
-          QUEUE_PREFIX: 'stop',
-          SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: join(base, 'dz') }]),
-          STORAGE_ROOT: join(base, 'storage'),
-          LOG_LEVEL: 'warn',
-        },
+        workerEnv({ REDIS_URL: redis.url }, 'stop'),
         'WORKER_HEALTH_PORT',
       );
       await redis.stop();
-      const signalled = Date.now();
-      worker.child.kill('SIGTERM');
-      const { code } = await worker.exited;
-      // The queue has 2 s to answer (QUEUE_ANSWER_ON_STOP_MS); before, it waited for Redis.
-      expect(Date.now() - signalled).toBeLessThan(10_000);
-      expect(code).toBe(0);
-      expect(worker.output()).toContain('SIGTERM: the queue cannot be reached');
+      await expectPromptStop(worker);
+    },
+    PROCESS_START_MS + 30_000,
+  );
+
+  // As found: npm start killed after its Sentinel set had been shut down; the worker kept
+  // asking the Sentinels for a primary (ioredis retries them without end).
+  it(
+    'stops within seconds of SIGTERM when its whole Sentinel set is gone',
+    async () => {
+      set = await startSentinelSet({ dir: join(base, 'sentinels') });
+      worker = await startServiceProcess(
+        'provisioner',
+        'src/worker',
+        workerEnv({ REDIS_SENTINELS: set.sentinels, REDIS_SENTINEL_NAME: set.name }, 'sentinel'),
+        'WORKER_HEALTH_PORT',
+      );
+      await set.stop();
+      await expectPromptStop(worker);
     },
     PROCESS_START_MS + 30_000,
   );
