@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
@@ -52,6 +52,39 @@ describe('k8s/components/drs-offload', () => {
   const pod = find(objects, 'Deployment', 'provisioner-api').spec!.template!;
   const nginx = pod.spec.containers.find((c) => c.name === 'drs-offload')!;
   const api = pod.spec.containers.find((c) => c.name === 'provisioner-api')!;
+
+  // The registry cannot be reached here: whether the digest is one of the tag's is checked by
+  // hand when the pin changes (docs/operations.md, "Image pins"). What a test can hold: one pin,
+  // well formed, wherever nginx-unprivileged is run (the component, compose's default).
+  it('pins one nginx image, tag and digest, in the component and in compose', () => {
+    const files = [
+      'docker-compose.drs.yml',
+      ...(readdirSync(join(ROOT, 'k8s'), { recursive: true }) as string[])
+        .filter((f) => /\.ya?ml$/.test(f))
+        .map((f) => join('k8s', f)),
+    ];
+    const text = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+    const pins = files.flatMap((file) =>
+      [...text(file).matchAll(/nginxinc\/nginx-unprivileged:[\w.-]+@sha256:\w+/g)].map((m) => ({
+        file,
+        pin: m[0],
+      })),
+    );
+    expect(pins.map((p) => p.file).sort()).toEqual([
+      'docker-compose.drs.yml',
+      'k8s/components/drs-offload/nginx-sidecar.yaml',
+    ]);
+    expect(new Set(pins.map((p) => p.pin))).toEqual(new Set([nginx.image]));
+    // Every mention of a tag (the refresh command beside the pin) names the pinned one.
+    const tags = files.flatMap((file) =>
+      [...text(file).matchAll(/nginx-unprivileged:([\w.-]+)/g)].map((m) => m[1]),
+    );
+    expect(new Set(tags)).toEqual(new Set([nginx.image.split(':')[1].split('@')[0]]));
+    const [, tag, digest] = /:(\d+\.\d+\.\d+)@sha256:([0-9a-f]{64})$/.exec(nginx.image) ?? [];
+    expect(tag).toBeDefined();
+    // Not a placeholder (the examples' sha256:111…): a digest has all sixteen hex digits spread.
+    expect(new Set(digest).size).toBeGreaterThan(8);
+  });
 
   it('pins nginx by digest and stops it only after the endpoints dropped the pod', () => {
     expect(nginx.image).toMatch(/^nginxinc\/nginx-unprivileged:[\w.-]+@sha256:[0-9a-f]{64}$/);
