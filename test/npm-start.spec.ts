@@ -26,18 +26,19 @@ interface StartOptions {
   ports: Record<string, number>;
 }
 
-/** What `npm start` decides for this environment and these arguments (the module is ESM, run by node). */
-function startOptions(env: Record<string, string>, argv: string[] = []): StartOptions {
-  const script = `import(${JSON.stringify(OPTIONS_MODULE)}).then((m) => process.stdout.write(JSON.stringify(m.startOptions(JSON.parse(process.env.ENV_UNDER_TEST), JSON.parse(process.env.ARGV_UNDER_TEST)))))`;
+/** `name(...args)` of npm start's options module (ESM, so run by node), its answer as JSON. */
+function callOptionsModule<T>(name: string, ...args: unknown[]): T {
+  const script = `import(${JSON.stringify(OPTIONS_MODULE)}).then((m) => process.stdout.write(JSON.stringify(m[${JSON.stringify(name)}](...JSON.parse(process.env.ARGS_UNDER_TEST)))))`;
   const out = execFileSync(process.execPath, ['-e', script], {
-    env: {
-      ...process.env,
-      ENV_UNDER_TEST: JSON.stringify(env),
-      ARGV_UNDER_TEST: JSON.stringify(argv),
-    },
+    env: { ...process.env, ARGS_UNDER_TEST: JSON.stringify(args) },
     encoding: 'utf8',
   });
-  return JSON.parse(out) as StartOptions;
+  return JSON.parse(out) as T;
+}
+
+/** What `npm start` decides for this environment and these arguments. */
+function startOptions(env: Record<string, string>, argv: string[] = []): StartOptions {
+  return callOptionsModule<StartOptions>('startOptions', env, argv);
 }
 
 /** The catalog's accepted key digests npm start sets for this environment and these keys. */
@@ -45,16 +46,7 @@ function catalogKeyDigests(
   env: Record<string, string>,
   keys: Record<string, string>,
 ): Record<string, string> {
-  const script = `import(${JSON.stringify(OPTIONS_MODULE)}).then((m) => process.stdout.write(JSON.stringify(m.catalogKeyDigests(JSON.parse(process.env.ENV_UNDER_TEST), JSON.parse(process.env.KEYS_UNDER_TEST)))))`;
-  const out = execFileSync(process.execPath, ['-e', script], {
-    env: {
-      ...process.env,
-      ENV_UNDER_TEST: JSON.stringify(env),
-      KEYS_UNDER_TEST: JSON.stringify(keys),
-    },
-    encoding: 'utf8',
-  });
-  return JSON.parse(out) as Record<string, string>;
+  return callOptionsModule<Record<string, string>>('catalogKeyDigests', env, keys);
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -50,6 +50,21 @@ interface ListedDataset {
   transfers: { transfer_details: string }[];
 }
 
+/** The command's whole JSON summary: every count not named is 0. */
+function summaryOf(counts: Record<string, number>): Record<string, number> {
+  return {
+    datasets: 0,
+    added: 0,
+    unchanged: 0,
+    refused: 0,
+    unavailable: 0,
+    no_provenance: 0,
+    would_register: 0,
+    records_queued: 0,
+    ...counts,
+  };
+}
+
 async function listen(app: NestExpressApplication, port = 0): Promise<number> {
   await app.listen(port, '127.0.0.1');
   return (app.getHttpServer().address() as AddressInfo).port;
@@ -291,16 +306,7 @@ describe('provisioner reregister: published datasets back in a catalog restored 
       const second = await reregister();
       expect({ code: second.code, summary: second.summary }).toEqual({
         code: 0,
-        summary: {
-          datasets: 4,
-          added: 0,
-          unchanged: 4,
-          refused: 0,
-          unavailable: 0,
-          no_provenance: 0,
-          would_register: 0,
-          records_queued: 0,
-        },
+        summary: summaryOf({ datasets: 4, unchanged: 4 }),
       });
       expect(await listing(restored)).toEqual(after);
     },
@@ -341,16 +347,7 @@ describe('provisioner reregister: published datasets back in a catalog restored 
         const run = await reregister();
         expect({ code: run.code, summary: run.summary }).toEqual({
           code: 0,
-          summary: {
-            datasets: 5,
-            added: 1,
-            unchanged: 4,
-            refused: 0,
-            unavailable: 0,
-            no_provenance: 0,
-            would_register: 0,
-            records_queued: 0,
-          },
+          summary: summaryOf({ datasets: 5, added: 1, unchanged: 4 }),
         });
         const late = run.lines.find((l) => l.includes('/DS-LATE'));
         expect(late).toMatch(/^added +\S+ ELU_I_\d+ record running$/);
@@ -393,16 +390,7 @@ describe('provisioner reregister: published datasets back in a catalog restored 
       const run = await reregister();
       expect({ code: run.code, summary: run.summary }).toEqual({
         code: 0,
-        summary: {
-          datasets: 5,
-          added: 0,
-          unchanged: 5,
-          refused: 0,
-          unavailable: 0,
-          no_provenance: 0,
-          would_register: 0,
-          records_queued: 0,
-        },
+        summary: summaryOf({ datasets: 5, unchanged: 5 }),
       });
       expect(run.lines).toHaveLength(5);
       for (const line of run.lines) expect(line).toMatch(/^unchanged +\S+ ELU_I_\d+ record none$/);

@@ -24,13 +24,20 @@ describe('a worker that cannot reach its queue', () => {
     rmSync(base, { recursive: true, force: true });
   });
 
-  const workerEnv = (queue: Record<string, string>, name: string) => ({
-    ...queue,
-    QUEUE_PREFIX: name,
-    SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: join(base, 'dz') }]),
-    STORAGE_ROOT: join(base, `storage-${name}`),
-    LOG_LEVEL: 'warn',
-  });
+  /** A worker process on `queue` (its queue settings), under its own prefix and storage. */
+  const startWorker = (queue: Record<string, string>, name: string) =>
+    startServiceProcess(
+      'provisioner',
+      'src/worker',
+      {
+        ...queue,
+        QUEUE_PREFIX: name,
+        SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: join(base, 'dz') }]),
+        STORAGE_ROOT: join(base, `storage-${name}`),
+        LOG_LEVEL: 'warn',
+      },
+      'WORKER_HEALTH_PORT',
+    );
 
   /** SIGTERM to a worker whose queue is gone: it exits 0 within seconds, and says why. */
   async function expectPromptStop(running: AppProcess): Promise<void> {
@@ -47,12 +54,7 @@ describe('a worker that cannot reach its queue', () => {
     'stops within seconds of SIGTERM, saying why',
     async () => {
       redis = await startPrivateRedis({ dir: join(base, 'redis') });
-      worker = await startServiceProcess(
-        'provisioner',
-        'src/worker',
-        workerEnv({ REDIS_URL: redis.url }, 'stop'),
-        'WORKER_HEALTH_PORT',
-      );
+      worker = await startWorker({ REDIS_URL: redis.url }, 'stop');
       await redis.stop();
       await expectPromptStop(worker);
     },
@@ -65,11 +67,9 @@ describe('a worker that cannot reach its queue', () => {
     'stops within seconds of SIGTERM when its whole Sentinel set is gone',
     async () => {
       set = await startSentinelSet({ dir: join(base, 'sentinels') });
-      worker = await startServiceProcess(
-        'provisioner',
-        'src/worker',
-        workerEnv({ REDIS_SENTINELS: set.sentinels, REDIS_SENTINEL_NAME: set.name }, 'sentinel'),
-        'WORKER_HEALTH_PORT',
+      worker = await startWorker(
+        { REDIS_SENTINELS: set.sentinels, REDIS_SENTINEL_NAME: set.name },
+        'sentinel',
       );
       await set.stop();
       await expectPromptStop(worker);
