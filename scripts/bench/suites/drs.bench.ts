@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPrivateRedis } from '../../lib/private-redis';
@@ -17,6 +17,7 @@ import {
 } from '../lib/provisioner-process';
 import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
 import { startOffloadNginx } from '../../../test/support/nginx';
+import { bigFile, smallFile, writeDataset } from '../data/drs-data';
 import { poll } from '../../../test/support/wait';
 
 /** Access URL reads at 0.9× nginx serving the same file with sendfile, or better. */
@@ -26,48 +27,6 @@ const BULK_TARGET_MS = 200;
 const PROJECT = 'BENCH-DRS';
 const READER = 'bench-drs-reader';
 const MiB = 1024 * 1024;
-
-/** A dataset directory of the drop zone, with its manifest; the files are `write`'s. */
-function writeDataset(root: string, id: string, files: Record<string, (fd: number) => string>) {
-  const dir = join(root, 'datasets', id);
-  mkdirSync(join(dir, 'payload'), { recursive: true });
-  const lines: string[] = [];
-  for (const [name, write] of Object.entries(files)) {
-    const fd = openSync(join(dir, 'payload', name), 'w');
-    try {
-      lines.push(`${write(fd)}  ${name}`);
-    } finally {
-      closeSync(fd);
-    }
-  }
-  writeFileSync(join(dir, 'manifest-sha256.txt'), `${lines.join('\n')}\n`);
-  writeFileSync(
-    join(dir, 'dataset.json'),
-    JSON.stringify({ dataset_id: id, submission: 'SUB-DRS', title: `DRS ${id}` }),
-  );
-  writeFileSync(join(dir, '.ready'), '');
-}
-
-/** `bytes` of incompressible data (a random MiB repeated), and its SHA-256. */
-const bigFile =
-  (bytes: number) =>
-  (fd: number): string => {
-    const block = randomBytes(MiB);
-    const hash = createHash('sha256');
-    for (let done = 0; done < bytes; done += MiB) {
-      const part = block.subarray(0, Math.min(MiB, bytes - done));
-      writeSync(fd, part);
-      hash.update(part);
-    }
-    return hash.digest('hex');
-  };
-
-const smallFile =
-  (content: string) =>
-  (fd: number): string => {
-    writeSync(fd, content);
-    return createHash('sha256').update(content).digest('hex');
-  };
 
 /** nginx (Debian) serving `root` with sendfile on a free loopback port. */
 async function startNginx(dir: string, root: string) {
