@@ -104,4 +104,41 @@ describe('the trail outbox delivers in batches, in order, once each', () => {
     expect(await queue.getFailedCount()).toBe(0);
     expect(await catalog.app.get(AuditTrailService).verify()).toMatchObject({ ok: true });
   }, 120_000);
+
+  it('a batch the catalog refuses (one malformed event): the others land in order, that one fails alone', async () => {
+    const queue = apps.worker.get<Queue>(getQueueToken(TRAIL_QUEUE));
+    const before = await catalog.dataSource.query<{ seq: string }[]>(
+      'SELECT seq::text FROM audit_log_head',
+    );
+    const good = Array.from({ length: 6 }, () => randomUUID());
+    const bad = randomUUID();
+    const job = (id: string, n: number) => ({
+      name: 'report',
+      data: { id, type: 'drs_object.allow', occurred_at: new Date().toISOString(), object_id: `O-${n}` },
+      opts: { jobId: id, removeOnFail: false },
+    });
+    await queue.pause();
+    await queue.addBulk([
+      ...good.slice(0, 3).map(job),
+      // No object id: the catalog refuses the report holding it (400).
+      { name: 'report', data: { id: bad, type: 'drs_object.allow', occurred_at: 'yesterday' }, opts: { jobId: bad, removeOnFail: false } },
+      ...good.slice(3).map((id, n) => job(id, n + 3)),
+    ]);
+    const requests = batches.length;
+    await queue.resume();
+    const drained = async () => {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      return Object.values(counts).every((n) => n === 0);
+    };
+    await until(drained, 'the outbox drained', 30_000, 50);
+    const rows = await catalog.dataSource.query<{ event_id: string }[]>(
+      'SELECT event_id::text FROM audit_log WHERE id > $1 ORDER BY id',
+      [before[0].seq],
+    );
+    expect(rows.map((r) => r.event_id)).toEqual(good);
+    expect((await queue.getJob(bad))?.failedReason).toMatch(/./);
+    expect(await queue.getFailedCount()).toBe(1);
+    // The batch of seven refused, then one at a time past the malformed one.
+    expect(batches.slice(requests).map((b) => b.size)).toEqual([7, 1, 1, 1, 1, 1, 1, 1]);
+  }, 60_000);
 });
