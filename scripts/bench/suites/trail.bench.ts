@@ -1,21 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { startPrivateRedis } from '../../lib/private-redis';
-import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
+import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import { withClient } from '../lib/bench-database';
 import type { BenchContext } from '../lib/context';
-import { timeGet, timePost } from '../lib/http-load';
+import { timePost } from '../lib/http-load';
 import { CATALOG_DIST, freePort, requireBuilt, ROOT } from '../lib/processes';
-import {
-  BENCH_WRITE_KEY,
-  provisionerEnv,
-  startProvisionerApi,
-  startWorker,
-} from '../lib/provisioner-process';
+import { provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisioner-process';
+import { drsKeys, drsProject, grantedPassports, importAndRegister } from '../lib/drs-setup';
 import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
 import { roundOrder } from '../lib/rounds';
 import { smallFile, writeDataset } from '../data/drs-data';
@@ -91,22 +87,9 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
   const chainEntries = ctx.quick ? 100_000 : 1_000_000;
   const base = join(ctx.tempDir, 'trail');
   mkdirSync(base, { recursive: true });
-  const registrationKey = randomBytes(24).toString('hex');
-  const brokerKey = randomBytes(24).toString('hex');
-  const sha = (key: string) => createHash('sha256').update(key).digest('hex');
-  const keyFile = join(base, 'visa-key.pem');
-  writeFileSync(
-    keyFile,
-    generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
-      type: 'pkcs8',
-      format: 'pem',
-    }),
-    { mode: 0o600 },
-  );
+  const { registrationKey, brokerKey, catalogPort, catalogUrl, catalogEnv } = await drsKeys(base);
   const catalogDb = await migratedCatalogDatabase();
   const db = catalogDb.database.url;
-  const catalogPort = await freePort();
-  const catalogUrl = `http://127.0.0.1:${catalogPort}`;
   const redis = await startPrivateRedis({ dir: join(base, 'redis') });
   const loads: number[] = [];
   try {
@@ -139,10 +122,7 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
     const catalog = await startCatalog(
       {
         ...catalogDb.env,
-        CATALOG_SOURCE: catalogUrl,
-        GA4GH_VISA_KEY_FILE: keyFile,
-        GA4GH_BROKER_API_KEY_SHA256: sha(brokerKey),
-        REGISTRATION_API_KEY_SHA256: sha(registrationKey),
+        ...catalogEnv,
         ACCESSREQ_INTEGRATION_ENABLED: 'true',
         ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1',
       },
@@ -153,26 +133,13 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
     let grants: Latencies;
     let delivery: DeliveryResult;
     try {
-      const global = { 'X-API-Key': BENCH_GLOBAL_KEY };
-      const project = await timePost(
-        `${catalog.url}/api/projects`,
-        JSON.stringify({ items: [{ acronym: PROJECT, name: 'Trail bench' }] }),
-        global,
-      );
-      if (project.status !== 200) throw new Error(`POST /api/projects: ${project.status}`);
       const dropzone = join(base, 'dropzone');
       writeDataset(dropzone, 'TRAIL-DS', { 'a.txt': smallFile('trail bench\n') });
-      mkdirSync(join(dropzone, 'submissions/SUB-DRS'), { recursive: true });
-      writeFileSync(
-        join(dropzone, 'submissions/SUB-DRS/submission.json'),
-        JSON.stringify({
-          ref: 'SUB-DRS',
-          title: 'Trail bench',
-          status: 'completed',
-          project: PROJECT,
-          datasets: ['TRAIL-DS'],
-        }),
-      );
+      await drsProject(catalog.url, dropzone, {
+        acronym: PROJECT,
+        name: 'Trail bench',
+        datasets: ['TRAIL-DS'],
+      });
       const onPort = await freePort();
       const offPort = await freePort();
       const env = provisionerEnv({
@@ -197,30 +164,8 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
         offPort,
       );
       try {
-        const write = { 'X-API-Key': BENCH_WRITE_KEY };
-        const queued = await timePost(
-          `${onApi.url}/datasets/dropzone/import`,
-          JSON.stringify({ dataset_id: 'TRAIL-DS' }),
-          write,
-        );
-        const importId = (JSON.parse(queued.body.toString()) as { id: string }).id;
-        const accession = await poll(
-          async () => {
-            const r = await timeGet(`${onApi.url}/imports/${importId}`, write);
-            const record = JSON.parse(r.body.toString()) as {
-              catalog: { state: string; accession: string } | null;
-            };
-            return record.catalog?.state === 'registered' ? record.catalog.accession : undefined;
-          },
-          'the dataset imported and registered',
-          300_000,
-          100,
-        );
-        await grantReader(db, sha, accession);
-        const visas = JSON.parse(
-          (await timeGet(`${catalog.url}/api/ga4gh/permissions/${READER}`, global)).body.toString(),
-        ) as { ga4gh_passport_v1: string[] };
-        const passports = visas.ga4gh_passport_v1;
+        const accession = await importAndRegister(onApi.url, 'TRAIL-DS');
+        const passports = await grantedPassports(catalog.url, db, READER, [accession], 'Trail bench');
         const object = `${PROJECT}~SUB-DRS~TRAIL-DS`;
         const apis = { on: onApi.url, off: offApi.url };
         ctx.log('DRS access decisions, trail on and off');
@@ -280,29 +225,6 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
     await redis.stop();
     await catalogDb.database.drop();
   }
-}
-
-/** The reader granted the dataset, exposed at an endpoint (the catalog's visa then names it). */
-async function grantReader(db: string, sha: (key: string) => string, accession: string) {
-  await withClient(db, async (c) => {
-    await c.query(`INSERT INTO users (username, oidc_id) VALUES ('trail-reader', $1)`, [READER]);
-    await c.query(
-      `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('Trail bench', 'https://x/\${entity_id}', $1)`,
-      [sha(randomBytes(24).toString('hex'))],
-    );
-    await c.query(
-      `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
-       SELECT 1, d.id, (SELECT id FROM endpoints WHERE name = 'Trail bench') FROM datasets d
-       WHERE d.elu_accession = $1`,
-      [accession],
-    );
-    await c.query(
-      `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
-       SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
-       WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
-      [accession, READER],
-    );
-  });
 }
 
 interface DeliveryResult {
