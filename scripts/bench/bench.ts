@@ -27,6 +27,7 @@ import { s3WorkersBench } from './suites/s3-workers.bench';
 import { recordsBench } from './suites/records.bench';
 import { registrationBench } from './suites/registration.bench';
 import { termsBench } from './suites/terms.bench';
+import { trailBench } from './suites/trail.bench';
 
 interface Suite {
   name: string;
@@ -52,6 +53,7 @@ const SUITES: Suite[] = [
   { name: 'records', needs: ['provisioner'], run: recordsBench },
   { name: 'registration', needs: ['catalog-api', 'provisioner'], run: registrationBench },
   { name: 'drs', needs: ['catalog-api', 'provisioner'], run: drsBench },
+  { name: 'trail', needs: ['catalog-api', 'provisioner'], run: trailBench },
   { name: 'crypt4gh', needs: [], run: crypt4ghBench },
 ];
 

@@ -1,22 +1,18 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startPrivateRedis } from '../../lib/private-redis';
-import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
-import { withClient } from '../lib/bench-database';
+import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
 import { timeGet, timePost } from '../lib/http-load';
 import { freePort, processMemory } from '../lib/processes';
-import {
-  BENCH_WRITE_KEY,
-  provisionerEnv,
-  startProvisionerApi,
-  startWorker,
-} from '../lib/provisioner-process';
+import { provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisioner-process';
 import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
 import { startOffloadNginx } from '../../../test/support/nginx';
+import { bigFile, smallFile, writeDataset } from '../data/drs-data';
+import { drsKeys, drsProject, grantedPassports, importAndRegister } from '../lib/drs-setup';
 import { poll } from '../../../test/support/wait';
 
 /** Access URL reads at 0.9× nginx serving the same file with sendfile, or better. */
@@ -26,48 +22,6 @@ const BULK_TARGET_MS = 200;
 const PROJECT = 'BENCH-DRS';
 const READER = 'bench-drs-reader';
 const MiB = 1024 * 1024;
-
-/** A dataset directory of the drop zone, with its manifest; the files are `write`'s. */
-function writeDataset(root: string, id: string, files: Record<string, (fd: number) => string>) {
-  const dir = join(root, 'datasets', id);
-  mkdirSync(join(dir, 'payload'), { recursive: true });
-  const lines: string[] = [];
-  for (const [name, write] of Object.entries(files)) {
-    const fd = openSync(join(dir, 'payload', name), 'w');
-    try {
-      lines.push(`${write(fd)}  ${name}`);
-    } finally {
-      closeSync(fd);
-    }
-  }
-  writeFileSync(join(dir, 'manifest-sha256.txt'), `${lines.join('\n')}\n`);
-  writeFileSync(
-    join(dir, 'dataset.json'),
-    JSON.stringify({ dataset_id: id, submission: 'SUB-DRS', title: `DRS ${id}` }),
-  );
-  writeFileSync(join(dir, '.ready'), '');
-}
-
-/** `bytes` of incompressible data (a random MiB repeated), and its SHA-256. */
-const bigFile =
-  (bytes: number) =>
-  (fd: number): string => {
-    const block = randomBytes(MiB);
-    const hash = createHash('sha256');
-    for (let done = 0; done < bytes; done += MiB) {
-      const part = block.subarray(0, Math.min(MiB, bytes - done));
-      writeSync(fd, part);
-      hash.update(part);
-    }
-    return hash.digest('hex');
-  };
-
-const smallFile =
-  (content: string) =>
-  (fd: number): string => {
-    writeSync(fd, content);
-    return createHash('sha256').update(content).digest('hex');
-  };
 
 /** nginx (Debian) serving `root` with sendfile on a free loopback port. */
 async function startNginx(dir: string, root: string) {
@@ -133,29 +87,13 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
   const bulkRounds = ctx.quick ? 10 : 100;
   const base = join(ctx.tempDir, 'drs');
   mkdirSync(base, { recursive: true });
-  const registrationKey = randomBytes(24).toString('hex');
-  const brokerKey = randomBytes(24).toString('hex');
-  const keyFile = join(base, 'visa-key.pem');
-  writeFileSync(
-    keyFile,
-    generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
-      type: 'pkcs8',
-      format: 'pem',
-    }),
-    { mode: 0o600 },
-  );
-  const sha = (key: string) => createHash('sha256').update(key).digest('hex');
+  const { registrationKey, brokerKey, catalogPort, catalogUrl, catalogEnv } = await drsKeys(base);
   const catalogDb = await migratedCatalogDatabase();
-  const catalogPort = await freePort();
-  const catalogUrl = `http://127.0.0.1:${catalogPort}`;
   const redis = await startPrivateRedis({ dir: join(base, 'redis') });
   const catalog = await startCatalog(
     {
       ...catalogDb.env,
-      CATALOG_SOURCE: catalogUrl,
-      GA4GH_VISA_KEY_FILE: keyFile,
-      GA4GH_BROKER_API_KEY_SHA256: sha(brokerKey),
-      REGISTRATION_API_KEY_SHA256: sha(registrationKey),
+      ...catalogEnv,
     },
     [],
     catalogPort,
@@ -167,13 +105,6 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
   const bulk: number[] = [];
   let apiMemoryMiB = 0;
   try {
-    const global = { 'X-API-Key': BENCH_GLOBAL_KEY };
-    const project = await timePost(
-      `${catalog.url}/api/projects`,
-      JSON.stringify({ items: [{ acronym: PROJECT, name: 'DRS bench' }] }),
-      global,
-    );
-    if (project.status !== 200) throw new Error(`POST /api/projects: ${project.status}`);
     const dropzone = join(base, 'dropzone');
     ctx.log(`writing a ${bigBytes / MiB} MiB file and ${manyFiles} small ones`);
     writeDataset(dropzone, 'DRS-BIG', { 'big.bin': bigFile(bigBytes) });
@@ -184,17 +115,11 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
         Array.from({ length: manyFiles }, (_, i) => [`f${i}.txt`, smallFile(`file ${i}\n`)]),
       ),
     );
-    mkdirSync(join(dropzone, 'submissions/SUB-DRS'), { recursive: true });
-    writeFileSync(
-      join(dropzone, 'submissions/SUB-DRS/submission.json'),
-      JSON.stringify({
-        ref: 'SUB-DRS',
-        title: 'DRS bench',
-        status: 'completed',
-        project: PROJECT,
-        datasets: ['DRS-BIG', 'DRS-MANY'],
-      }),
-    );
+    await drsProject(catalog.url, dropzone, {
+      acronym: PROJECT,
+      name: 'DRS bench',
+      datasets: ['DRS-BIG', 'DRS-MANY'],
+    });
     const apiPort = await freePort();
     const drsUrl = `http://127.0.0.1:${apiPort}`;
     const storage = join(base, 'storage');
@@ -232,53 +157,15 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
       offloadPort,
     );
     try {
-      const write = { 'X-API-Key': BENCH_WRITE_KEY };
       const accessions: string[] = [];
-      for (const id of ['DRS-BIG', 'DRS-MANY']) {
-        const queued = await timePost(
-          `${api.url}/datasets/dropzone/import`,
-          JSON.stringify({ dataset_id: id }),
-          write,
-        );
-        const importId = (JSON.parse(queued.body.toString()) as { id: string }).id;
-        accessions.push(
-          await poll(
-            async () => {
-              const r = await timeGet(`${api.url}/imports/${importId}`, write);
-              const record = JSON.parse(r.body.toString()) as {
-                catalog: { state: string; accession: string } | null;
-              };
-              return record.catalog?.state === 'registered' ? record.catalog.accession : undefined;
-            },
-            `${id} imported and registered`,
-            600_000,
-            100,
-          ),
-        );
-      }
-      await withClient(catalogDb.database.url, async (c) => {
-        await c.query(`INSERT INTO users (username, oidc_id) VALUES ('drs-reader', $1)`, [READER]);
-        await c.query(
-          `INSERT INTO endpoints (name, url_pattern, api_key_hash) VALUES ('DRS bench', 'https://x/\${entity_id}', $1)`,
-          [sha(randomBytes(24).toString('hex'))],
-        );
-        await c.query(
-          `INSERT INTO exposures (form_id, dataset_id, endpoint_id)
-           SELECT 1, d.id, (SELECT id FROM endpoints WHERE name = 'DRS bench') FROM datasets d
-           WHERE d.elu_accession = ANY($1)`,
-          [accessions],
-        );
-        await c.query(
-          `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
-           SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
-           WHERE d.elu_accession = ANY($1) AND u.oidc_id = $2`,
-          [accessions, READER],
-        );
-      });
-      const visas = JSON.parse(
-        (await timeGet(`${catalog.url}/api/ga4gh/permissions/${READER}`, global)).body.toString(),
-      ) as { ga4gh_passport_v1: string[] };
-      const passports = visas.ga4gh_passport_v1;
+      for (const id of ['DRS-BIG', 'DRS-MANY']) accessions.push(await importAndRegister(api.url, id));
+      const passports = await grantedPassports(
+        catalog.url,
+        catalogDb.database.url,
+        READER,
+        accessions,
+        'DRS bench',
+      );
       const drs = `${api.url}/ga4gh/drs/v1`;
       const post = async (path: string, body: unknown) => {
         const r = await timePost(`${drs}${path}`, JSON.stringify(body));

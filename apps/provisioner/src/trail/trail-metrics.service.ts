@@ -23,7 +23,8 @@ export class TrailMetrics {
     }
   }
 
-  record(outcome: TrailDelivery): void {
-    this.deliveries.inc({ outcome });
+  /** `events` delivered with this outcome (a batch counts each of its events). */
+  record(outcome: TrailDelivery, events = 1): void {
+    if (events > 0) this.deliveries.inc({ outcome }, events);
   }
 }

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
  * The trail outbox: every event the provisioner reports to the catalog's access trail (its
  * `POST /api/trail/events`) is first a job of this queue, written where it happens (a DRS
  * decision, a byte read, a published import), never a call to the catalog. The worker delivers
- * the jobs one at a time, in the queue's order (docs/decisions/provisioner-trail-outbox.md).
+ * the jobs in the queue's order, up to TRAIL_BATCH_MAX in one request
+ * (docs/decisions/provisioner-trail-outbox.md).
  */
 export const TRAIL_QUEUE = 'catalog-trail';
 
@@ -40,6 +41,12 @@ export interface TrailEvent {
 export interface TrailJobResults {
   [TrailJobName.Report]: { recorded: number; already: number };
 }
+
+/**
+ * Events per delivery: the catalog's limit on one report (REPORTED_EVENTS_MAX). A batch is what
+ * waits in the queue when a delivery starts, so a quiet queue still sends each event at once.
+ */
+export const TRAIL_BATCH_MAX = 500;
 
 /** The catalog's limits on a reported field: longer text is cut, never refused. */
 export const TRAIL_TEXT_MAX = { object_id: 255, subject: 255, dataset: 255, visa: 255 } as const;

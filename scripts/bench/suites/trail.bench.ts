@@ -1,0 +1,483 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { startPrivateRedis } from '../../lib/private-redis';
+import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
+import { withClient } from '../lib/bench-database';
+import type { BenchContext } from '../lib/context';
+import { timePost } from '../lib/http-load';
+import { CATALOG_DIST, freePort, requireBuilt, ROOT } from '../lib/processes';
+import { provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisioner-process';
+import { drsKeys, drsProject, grantedPassports, importAndRegister } from '../lib/drs-setup';
+import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
+import { roundOrder } from '../lib/rounds';
+import { smallFile, writeDataset } from '../data/drs-data';
+import { poll } from '../../../test/support/wait';
+import { TrailEmitter } from '../../../apps/provisioner/src/trail/trail-emitter';
+import { TRAIL_QUEUE } from '../../../apps/provisioner/src/trail/trail.queue';
+import type { ProvisionerSettings } from '../../../apps/provisioner/src/config/provisioner.settings';
+
+/** What appending to the trail may add to a decision's or a grant's p99. */
+const OVERHEAD_TARGET = 0.05;
+/** Events a second the outbox must deliver, sustained. */
+const RATE_TARGET = 1000;
+/** "Seconds, not minutes": verifying a million entries. */
+const VERIFY_TARGET_S = 30;
+const PROJECT = 'BENCH-TRAIL';
+const READER = 'bench-trail-reader';
+
+type Side = 'on' | 'off';
+
+interface Latencies {
+  on: number[];
+  off: number[];
+  /** The off side's samples by round parity: their p99s' gap is the comparison's noise floor. */
+  offEven: number[];
+  offOdd: number[];
+}
+
+const emptyLatencies = (): Latencies => ({ on: [], off: [], offEven: [], offOdd: [] });
+
+/**
+ * Runs `rounds` interleaved rounds of `perRound` timed calls on each side (`switchTo` first),
+ * the sides' order rotating round by round.
+ */
+async function interleaved(
+  rounds: number,
+  perRound: number,
+  switchTo: (side: Side) => Promise<void>,
+  call: (side: Side, n: number) => Promise<number>,
+  loads: number[],
+): Promise<Latencies> {
+  const out = emptyLatencies();
+  let n = 0;
+  for (let round = 0; round < rounds; round++) {
+    loads.push(loadavg()[0]);
+    for (const side of roundOrder<Side>(['on', 'off'], round)) {
+      await switchTo(side);
+      // One untimed call after a switch: the first after it pays for the change of plan.
+      await call(side, n++);
+      for (let i = 0; i < perRound; i++) {
+        const ms = await call(side, n++);
+        out[side].push(ms);
+        if (side === 'off') (round % 2 === 0 ? out.offEven : out.offOdd).push(ms);
+      }
+    }
+  }
+  return out;
+}
+
+const overhead = (l: Latencies) => percentile(l.on, 99) / percentile(l.off, 99) - 1;
+const noise = (l: Latencies) =>
+  Math.abs(percentile(l.offEven, 99) / percentile(l.offOdd, 99) - 1);
+const pct = (ratio: number) => `${ratio >= 0 ? '+' : ''}${fmt(ratio * 100, 1)} %`;
+
+/**
+ * The access trail's cost (issue 59, item 5): the p99 of a DRS access decision and of a REMS
+ * grant with the trail on and off, in interleaved rounds of one run; the outbox's delivery at
+ * 1,000 events a second with the lag of each event; `trail verify` over a million entries.
+ */
+export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
+  const rounds = ctx.quick ? 4 : 10;
+  const perRound = ctx.quick ? 50 : 200;
+  const rateSeconds = ctx.quick ? 5 : 30;
+  const chainEntries = ctx.quick ? 100_000 : 1_000_000;
+  const base = join(ctx.tempDir, 'trail');
+  mkdirSync(base, { recursive: true });
+  const { registrationKey, brokerKey, catalogPort, catalogUrl, catalogEnv } = await drsKeys(base);
+  const catalogDb = await migratedCatalogDatabase();
+  const db = catalogDb.database.url;
+  const redis = await startPrivateRedis({ dir: join(base, 'redis') });
+  const loads: number[] = [];
+  try {
+    // "Off": a BEFORE INSERT trigger that drops every entry (nothing appended, nothing
+    // chained), enabled in place of the chain's triggers between rounds.
+    await withClient(db, async (c) => {
+      await c.query(`CREATE FUNCTION bench_trail_off() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RETURN NULL; END $$`);
+      await c.query(`CREATE TRIGGER bench_trail_off BEFORE INSERT ON audit_log
+        FOR EACH ROW EXECUTE FUNCTION bench_trail_off()`);
+      await c.query('ALTER TABLE audit_log DISABLE TRIGGER bench_trail_off');
+    });
+    let catalogSide: Side = 'on';
+    const catalogTrail = async (side: Side) => {
+      if (side === catalogSide) return;
+      const [enable, disable] =
+        side === 'on'
+          ? [['audit_log_chain', 'audit_log_move_head'], ['bench_trail_off']]
+          : [['bench_trail_off'], ['audit_log_chain', 'audit_log_move_head']];
+      await withClient(db, (c) =>
+        c.query(
+          `ALTER TABLE audit_log ${[
+            ...disable.map((t) => `DISABLE TRIGGER ${t}`),
+            ...enable.map((t) => `ENABLE TRIGGER ${t}`),
+          ].join(', ')}`,
+        ),
+      );
+      catalogSide = side;
+    };
+    const catalog = await startCatalog(
+      {
+        ...catalogDb.env,
+        ...catalogEnv,
+        ACCESSREQ_INTEGRATION_ENABLED: 'true',
+        ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1',
+      },
+      [],
+      catalogPort,
+    );
+    let drs: Latencies;
+    let grants: Latencies;
+    let delivery: DeliveryResult;
+    try {
+      const dropzone = join(base, 'dropzone');
+      writeDataset(dropzone, 'TRAIL-DS', { 'a.txt': smallFile('trail bench\n') });
+      await drsProject(catalog.url, dropzone, {
+        acronym: PROJECT,
+        name: 'Trail bench',
+        datasets: ['TRAIL-DS'],
+      });
+      const onPort = await freePort();
+      const offPort = await freePort();
+      const env = provisionerEnv({
+        redisUrl: redis.url,
+        dropzone,
+        storage: join(base, 'storage'),
+        extra: {
+          CATALOG_URL: catalog.url,
+          CATALOG_API_KEY: registrationKey,
+          DRS_PUBLIC_URL: `http://127.0.0.1:${onPort}`,
+          DRS_VISA_ISSUER: catalogUrl,
+          DRS_CATALOG_BROKER_KEY: brokerKey,
+          DRS_URL_SIGNING_KEY: randomBytes(32).toString('base64url'),
+        },
+      });
+      const worker = await startWorker(env);
+      // Trail on: the API reports each decision to the outbox. Off: the same API without the
+      // registration key (CATALOG_API_KEY), which turns the outbox off and nothing else.
+      const onApi = await startProvisionerApi(env, onPort);
+      const offApi = await startProvisionerApi(
+        { ...env, CATALOG_API_KEY: undefined, DRS_PUBLIC_URL: `http://127.0.0.1:${offPort}` },
+        offPort,
+      );
+      try {
+        const accession = await importAndRegister(onApi.url, 'TRAIL-DS');
+        const passports = await grantedPassports(catalog.url, db, READER, [accession], 'Trail bench');
+        const object = `${PROJECT}~SUB-DRS~TRAIL-DS`;
+        const apis = { on: onApi.url, off: offApi.url };
+        ctx.log('DRS access decisions, trail on and off');
+        drs = await interleaved(
+          rounds,
+          perRound,
+          async () => undefined,
+          async (side) => {
+            const r = await timePost(
+              `${apis[side]}/ga4gh/drs/v1/objects/${object}/access/https`,
+              JSON.stringify({ passports }),
+            );
+            if (r.status !== 200) throw new Error(`DRS access (${side}): ${r.status} ${r.body}`);
+            return r.ms;
+          },
+          loads,
+        );
+        ctx.log('REMS grants, trail on and off');
+        const resource = accession;
+        grants = await interleaved(
+          rounds,
+          perRound,
+          catalogTrail,
+          async (_side, n) => {
+            const r = await timePost(
+              `${catalog.url}/api/accessreq`,
+              JSON.stringify([
+                {
+                  application: 70_000 + n,
+                  resource,
+                  user: `bench-trail-grantee-${n}`,
+                  mail: `grantee-${n}@uni.example`,
+                  end: null,
+                },
+              ]),
+            );
+            if (r.status !== 200) throw new Error(`REMS grant: ${r.status} ${r.body}`);
+            return r.ms;
+          },
+          loads,
+        );
+        await catalogTrail('on');
+        ctx.log(`outbox delivery at ${RATE_TARGET} events/s for ${rateSeconds} s`);
+        delivery = await deliver(redis.url, catalog.url, registrationKey, db, rateSeconds, loads);
+      } finally {
+        await offApi.stop();
+        await onApi.stop();
+        await worker.stop();
+      }
+    } finally {
+      await catalog.stop();
+    }
+    ctx.log(`a chain of ${chainEntries} entries`);
+    const verify = await verifyChain(catalogDb.env, db, chainEntries, loads);
+    return report({ drs, grants, delivery, verify, loads, rounds, perRound, quick: ctx.quick });
+  } finally {
+    await redis.stop();
+    await catalogDb.database.drop();
+  }
+}
+
+interface DeliveryResult {
+  events: number;
+  /** Events emitted a second, as reached by the emitter. */
+  emitRate: number;
+  /** Events chained a second, from the first emitted to the last chained. */
+  deliveredRate: number;
+  /** Per event: chained at the catalog − emitted, ms. */
+  lagP50: number;
+  lagP99: number;
+  lagMax: number;
+  /** From the last emit to the last event chained, ms. */
+  drainMs: number;
+}
+
+/**
+ * 1,000 events a second through the production emitter (TrailEmitter on the worker's queue, one
+ * `add` per event, as a DRS decision makes it) for `seconds`; the worker delivers them. Each
+ * event's lag is the catalog's chaining time (`at`) less its `occurred_at`.
+ */
+async function deliver(
+  redisUrl: string,
+  catalogUrl: string,
+  apiKey: string,
+  db: string,
+  seconds: number,
+  loads: number[],
+): Promise<DeliveryResult> {
+  const queue = new Queue(TRAIL_QUEUE, { connection: { url: redisUrl }, prefix: 'bench' });
+  const emitter = new TrailEmitter(queue, {
+    catalogRegistration: { url: catalogUrl, apiKey },
+  } as ProvisionerSettings);
+  const total = RATE_TARGET * seconds;
+  const before = await withClient(db, async (c) =>
+    Number((await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq),
+  );
+  try {
+    loads.push(loadavg()[0]);
+    const started = Date.now();
+    let sent = 0;
+    // Paced in 10 ms steps: each step emits what the clock says is due, one add per event.
+    while (sent < total) {
+      const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * RATE_TARGET) + 1);
+      const pending: Promise<void>[] = [];
+      for (; sent < due; sent++) {
+        pending.push(
+          emitter.emit({
+            type: 'drs_object.serve',
+            object_id: `${PROJECT}~SUB-DRS~TRAIL-DS~${sent}`,
+            subject: READER,
+            range_start: 0,
+            bytes: 1,
+          }),
+        );
+      }
+      await Promise.all(pending);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const emitEnd = Date.now();
+    const emitRate = total / ((emitEnd - started) / 1000);
+    await poll(
+      async () =>
+        (await withClient(db, (c) =>
+          c.query<{ n: string }>(
+            `SELECT count(*)::text AS n FROM audit_log WHERE id > $1 AND object_type = 'drs_object' AND action = 'serve'`,
+            [before],
+          ),
+        ).then((r) => Number(r.rows[0].n) >= total))
+          ? true
+          : undefined,
+      'every event delivered',
+      600_000,
+      200,
+    );
+    const lags = await withClient(db, async (c) =>
+      (
+        await c.query<{ lag: number; at: Date; occurred: Date }>(
+          `SELECT extract(epoch FROM at - (change->>'occurred_at')::timestamptz) * 1000 AS lag,
+                  at, (change->>'occurred_at')::timestamptz AS occurred
+           FROM audit_log WHERE id > $1 AND object_type = 'drs_object' AND action = 'serve'`,
+          [before],
+        )
+      ).rows,
+    );
+    const first = Math.min(...lags.map((l) => l.occurred.getTime()));
+    const last = Math.max(...lags.map((l) => l.at.getTime()));
+    const values = lags.map((l) => Number(l.lag));
+    loads.push(loadavg()[0]);
+    return {
+      events: total,
+      emitRate,
+      deliveredRate: total / ((last - first) / 1000),
+      lagP50: percentile(values, 50),
+      lagP99: percentile(values, 99),
+      lagMax: Math.max(...values),
+      drainMs: last - emitEnd,
+    };
+  } finally {
+    await queue.close();
+  }
+}
+
+interface VerifyResult {
+  entries: number;
+  appendS: number;
+  verifyS: number;
+  /** `trail head` by the same built CLI: the tool's start and connection, no checking. */
+  floorS: number;
+  ok: boolean;
+}
+
+/** The built CLI once (`node dist/…/catalog.cli.js <args>`): seconds and parsed JSON. */
+function cli(env: NodeJS.ProcessEnv, args: string[]): { s: number; out: Record<string, unknown> } {
+  const started = performance.now();
+  const run = spawnSync(process.execPath, [requireBuilt(join(CATALOG_DIST, 'cli/catalog.cli.js')), ...args], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+  });
+  const s = (performance.now() - started) / 1000;
+  if (run.status !== 0) throw new Error(`catalog ${args.join(' ')}: exit ${run.status} ${run.stderr}`);
+  return { s, out: JSON.parse(run.stdout) as Record<string, unknown> };
+}
+
+/**
+ * Fills the trail to `entries` (one INSERT through the chaining trigger), then times
+ * `trail verify` against `trail head` (the same tool started and connected, no checking).
+ */
+async function verifyChain(
+  env: NodeJS.ProcessEnv,
+  db: string,
+  entries: number,
+  loads: number[],
+): Promise<VerifyResult> {
+  const appendS = await withClient(db, async (c) => {
+    const have = Number((await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq);
+    const started = performance.now();
+    await c.query(
+      `INSERT INTO audit_log (actor_kind, actor_name, action, object_type, object_id, change)
+       SELECT 'registrar', 'bench', 'serve', 'drs_object', 'BENCH~' || g,
+              jsonb_build_object('subject', 'bench-subject-' || (g % 1000), 'bytes', g)
+       FROM generate_series(1, $1::int) g`,
+      [Math.max(0, entries - have)],
+    );
+    return (performance.now() - started) / 1000;
+  });
+  loads.push(loadavg()[0]);
+  const floor = cli(env, ['trail', 'head']);
+  const verify = cli(env, ['trail', 'verify']);
+  return {
+    entries: Number(verify.out.entries),
+    appendS,
+    verifyS: verify.s,
+    floorS: floor.s,
+    ok: verify.out.ok === true,
+  };
+}
+
+function report(r: {
+  drs: Latencies;
+  grants: Latencies;
+  delivery: DeliveryResult;
+  verify: VerifyResult;
+  loads: number[];
+  rounds: number;
+  perRound: number;
+  quick: boolean;
+}): SuiteReport {
+  const costRow = (label: string, l: Latencies) => {
+    const cost = overhead(l);
+    return {
+      ok: cost <= OVERHEAD_TARGET,
+      cells: [
+        label,
+        `${fmt(percentile(l.on, 50), 2)} / **${fmt(percentile(l.on, 99), 2)}**`,
+        `${fmt(percentile(l.off, 50), 2)} / **${fmt(percentile(l.off, 99), 2)}**`,
+        `**${pct(cost)}**`,
+        pct(noise(l)),
+        verdict(cost <= OVERHEAD_TARGET),
+      ],
+    };
+  };
+  const costs = [
+    costRow('DRS access decision (`POST …/objects/{id}/access/https`)', r.drs),
+    costRow('REMS grant (`POST /api/accessreq`, one new entitlement)', r.grants),
+  ];
+  const d = r.delivery;
+  const rateOk = d.deliveredRate >= RATE_TARGET * 0.95 && d.emitRate >= RATE_TARGET * 0.95;
+  const verifyS = r.verify.verifyS - r.verify.floorS;
+  const verifyOk = r.verify.ok && r.verify.entries >= 1_000_000 && verifyS < VERIFY_TARGET_S;
+  const load = `load average ${fmt(Math.min(...r.loads), 2)}–${fmt(Math.max(...r.loads), 2)} (1 min) during the run, median ${fmt(median(r.loads), 2)}`;
+  const markdown = [
+    '## Access trail',
+    '',
+    `The cost of issue 59's access trail, with the built apps (LOG_LEVEL=warn), one catalog, one`,
+    'worker, a private Redis. **Trail cost**: the p99 of a call with the trail on against the same',
+    `call with it off, in ${r.rounds} interleaved rounds of ${r.perRound} calls a side (order rotating;`,
+    'one untimed call after each switch), sequential, client-side time. DRS: two provisioner APIs',
+    'over one queue and storage, the same settings but the second without `CATALOG_API_KEY` (its',
+    'outbox off); each decision checks the reader\'s passport of catalog visas for a dataset granted',
+    'to them. REMS: one new entitlement per delivery; off = a `BEFORE INSERT` trigger that drops',
+    'every `audit_log` row, enabled in place of the chain\'s triggers (`ALTER TABLE … ENABLE/DISABLE',
+    'TRIGGER` between rounds). Noise floor: the gap between the p99s of the off side\'s even and odd',
+    `rounds. Target: the trail adds at most ${OVERHEAD_TARGET * 100} % to the p99.`,
+    '',
+    table(
+      ['call', 'trail on p50 / p99 ms', 'trail off p50 / p99 ms', 'p99 cost', 'noise floor', 'target'],
+      costs.map((c) => c.cells),
+    ),
+    '',
+    `**Delivery**: ${d.events.toLocaleString('en')} events emitted at ${RATE_TARGET}/s through \`TrailEmitter\``,
+    '(one `add` per event, as a DRS decision makes it), delivered by the worker to `POST /api/trail/events`',
+    'in batches of up to 500. Lag: the catalog\'s chaining time less the event\'s `occurred_at`, per event.',
+    `Target: delivered at ≥ ${RATE_TARGET}/s (within 5 %).`,
+    '',
+    table(
+      ['emitted / s', 'delivered / s', 'lag p50 / p99 / max ms', 'drained after the last emit ms', 'target'],
+      [
+        [
+          fmt(d.emitRate, 0),
+          `**${fmt(d.deliveredRate, 0)}**`,
+          `${fmt(d.lagP50, 0)} / ${fmt(d.lagP99, 0)} / ${fmt(d.lagMax, 0)}`,
+          fmt(d.drainMs, 0),
+          verdict(rateOk),
+        ],
+      ],
+    ),
+    '',
+    `**Verify**: the trail filled to ${r.verify.entries.toLocaleString('en')} entries by one \`INSERT … SELECT\``,
+    `through the chaining trigger (${fmt(r.verify.appendS, 1)} s), then \`node dist/…/catalog.cli.js trail verify\``,
+    `(built CLI) timed whole, less \`trail head\` by the same CLI (its start and connection: ${fmt(r.verify.floorS, 1)} s).`,
+    `Target: a million entries in under ${VERIFY_TARGET_S} s.`,
+    '',
+    table(
+      ['entries', 'verify s (whole)', 'verify s (less the start)', 'chain holds', 'target'],
+      [
+        [
+          r.verify.entries,
+          fmt(r.verify.verifyS, 1),
+          `**${fmt(verifyS, 1)}**`,
+          r.verify.ok ? 'yes' : '**no**',
+          r.verify.entries >= 1_000_000 ? verdict(verifyOk) : 'smaller than the target\'s chain',
+        ],
+      ],
+    ),
+    '',
+    `Machine ${load}.${r.quick ? ' `--quick`: a smoke run, not a figure.' : ''}`,
+  ].join('\n');
+  return {
+    name: 'trail',
+    title: 'Access trail',
+    markdown,
+    targetsMet: costs.every((c) => c.ok) && rateOk && verifyOk,
+  };
+}
