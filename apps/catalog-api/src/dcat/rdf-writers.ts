@@ -74,9 +74,12 @@ const turtleTerm = (term: Term) => {
   return term.datatype === undefined ? text : `${text}^^${fixedName(term.datatype)}`;
 };
 
+const TURTLE_PREFIXES = prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n';
+
 export const turtleWriter: RdfWriter = {
   mediaType: MEDIA_TYPES.ttl,
-  start: () => prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n',
+  // The same for every answer (each FAIR Data Point record starts with it): written once.
+  start: () => TURTLE_PREFIXES,
   // One string built by appending (no array per subject and statement to join).
   nodes: (nodes) => {
     let out = '';
