@@ -34,8 +34,29 @@ export const NS = {
 
 export type Prefix = keyof typeof NS;
 
+/**
+ * The IRIs the code names, one string each: the mapping names a few hundred terms thousands of
+ * times a page, and a string built anew each time is hashed anew as a statement's key and
+ * garbage afterwards. Bounded: a local name from data (none today) cannot make it grow.
+ */
+const TERMS = new Map<Prefix, Map<string, string>>();
+const MAX_TERMS = 4096;
+let terms = 0;
+
 /** An IRI written as `prefix:local` in the code. */
-export const iri = (prefix: Prefix, local: string): string => NS[prefix] + local;
+export const iri = (prefix: Prefix, local: string): string => {
+  let names = TERMS.get(prefix);
+  if (names === undefined) TERMS.set(prefix, (names = new Map()));
+  let value = names.get(local);
+  if (value === undefined) {
+    value = NS[prefix] + local;
+    if (terms < MAX_TERMS) {
+      names.set(local, value);
+      terms += 1;
+    }
+  }
+  return value;
+};
 
 export interface IriTerm {
   iri: string;
@@ -53,6 +74,11 @@ export type Term = IriTerm | LiteralTerm;
 const NOT_XML =
   // eslint-disable-next-line no-control-regex
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Every character NOT_XML can match is one of these (a superset: controls, surrogates, U+FFFE/F). */
+// eslint-disable-next-line no-control-regex
+const MAYBE_NOT_XML = /[\u0000-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
+const XSD_STRING = iri('xsd', 'string');
 
 /** One subject and everything said about it, predicates in insertion order. */
 export class RdfNode {
@@ -77,8 +103,10 @@ export class RdfNode {
   lit(predicate: string, value: string | number | boolean | null | undefined, datatype?: string) {
     if (value === null || value === undefined || value === '') return this;
     // Characters XML 1.0 cannot hold go from every serialisation alike, so all three agree.
-    const term: LiteralTerm = { value: String(value).replace(NOT_XML, '') };
-    if (datatype !== undefined && datatype !== iri('xsd', 'string')) term.datatype = datatype;
+    // Most text holds none: looked for first (one pass, no lookaround), removed only if found.
+    const text = String(value);
+    const term: LiteralTerm = { value: MAYBE_NOT_XML.test(text) ? text.replace(NOT_XML, '') : text };
+    if (datatype !== undefined && datatype !== XSD_STRING) term.datatype = datatype;
     this.add(predicate, term);
     return this;
   }
@@ -90,7 +118,8 @@ export class RdfNode {
       return;
     }
     if (objects.length < LONG_LIST) {
-      if (!objects.some((o) => sameTerm(o, term))) objects.push(term);
+      for (const o of objects) if (sameTerm(o, term)) return;
+      objects.push(term);
       return;
     }
     // A long list (a page's 1,000 dcat:dataset): compared one by one, each addition would cost

@@ -50,15 +50,36 @@ const fixedName = (value: string) => {
   return name;
 };
 
+/**
+ * IRI objects in a known namespace (vocabulary terms: access rights, themes, types), written
+ * many times a page, split once; a bounded set, emptied when full. Other IRIs (the catalog's
+ * own) are not kept: each is written a few times at most.
+ */
+const prefixedNames = new Map<string, string>();
+const MAX_PREFIXED = 4096;
+const turtleObjectName = (value: string) => {
+  const known = prefixedNames.get(value);
+  if (known !== undefined) return known;
+  const split = splitIri(value);
+  if (split === undefined) return turtleIri(value);
+  const name = `${split[0]}:${split[1]}`;
+  if (prefixedNames.size >= MAX_PREFIXED) prefixedNames.clear();
+  prefixedNames.set(value, name);
+  return name;
+};
+
 const turtleTerm = (term: Term) => {
-  if (isIri(term)) return turtleName(term.iri);
+  if (isIri(term)) return turtleObjectName(term.iri);
   const text = turtleString(term.value);
   return term.datatype === undefined ? text : `${text}^^${fixedName(term.datatype)}`;
 };
 
+const TURTLE_PREFIXES = prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n';
+
 export const turtleWriter: RdfWriter = {
   mediaType: MEDIA_TYPES.ttl,
-  start: () => prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n',
+  // The same for every answer (each FAIR Data Point record starts with it): written once.
+  start: () => TURTLE_PREFIXES,
   // One string built by appending (no array per subject and statement to join).
   nodes: (nodes) => {
     let out = '';
@@ -80,6 +101,14 @@ export const turtleWriter: RdfWriter = {
 
 // ---------------------------------------------------------------- JSON-LD
 
+/** Predicates and datatypes as JSON strings (a fixed set, as for Turtle's `fixedName`). */
+const jsonNames = new Map<string, string>();
+const jsonName = (value: string) => {
+  let name = jsonNames.get(value);
+  if (name === undefined) jsonNames.set(value, (name = JSON.stringify(value)));
+  return name;
+};
+
 /**
  * JSON-LD 1.1 with the DCAT-AP context by reference (`contextUrl`). Properties and types are
  * written as absolute IRIs and every value as an explicit `@id` or `@value` object, so the
@@ -90,27 +119,40 @@ export function jsonLdWriter(contextUrl: string): RdfWriter {
   return {
     mediaType: MEDIA_TYPES.jsonld,
     start: () => `{"@context":${JSON.stringify(contextUrl)},"@graph":[`,
-    nodes: (nodes) =>
-      nodes
-        .map((node) => {
-          const object: Record<string, unknown> = { '@id': node.id };
-          for (const [predicate, objects] of node.statements) {
-            if (predicate === RDF_TYPE)
-              object['@type'] = objects.map((o) => (o as { iri: string }).iri);
-            else
-              object[predicate] = objects.map((o) =>
-                isIri(o)
-                  ? { '@id': o.iri }
-                  : o.datatype === undefined
-                    ? { '@value': o.value }
-                    : { '@value': o.value, '@type': o.datatype },
-              );
+    // Written as JSON.stringify would write {"@id": …, "@type": […], predicate: [{…}]} (keys in
+    // statement order, each string by JSON.stringify), without building that object first.
+    nodes: (nodes) => {
+      let out = '';
+      for (const node of nodes) {
+        out += `${first ? '' : ','}{"@id":${JSON.stringify(node.id)}`;
+        first = false;
+        for (const [predicate, objects] of node.statements) {
+          if (predicate === RDF_TYPE) {
+            out += ',"@type":[';
+            for (let i = 0; i < objects.length; i++) {
+              const o = objects[i];
+              // JSON.stringify writes a missing array member as null (a type is always an IRI).
+              out += (i === 0 ? '' : ',') + (isIri(o) ? JSON.stringify(o.iri) : 'null');
+            }
+          } else {
+            out += `,${jsonName(predicate)}:[`;
+            for (let i = 0; i < objects.length; i++) {
+              const o = objects[i];
+              out += i === 0 ? '{' : ',{';
+              if (isIri(o)) out += `"@id":${JSON.stringify(o.iri)}}`;
+              else {
+                out += `"@value":${JSON.stringify(o.value)}`;
+                out +=
+                  o.datatype === undefined ? '}' : `,"@type":${jsonName(o.datatype)}}`;
+              }
+            }
           }
-          const text = (first ? '' : ',') + JSON.stringify(object);
-          first = false;
-          return text;
-        })
-        .join(''),
+          out += ']';
+        }
+        out += '}';
+      }
+      return out;
+    },
     end: () => ']}',
   };
 }

@@ -14,6 +14,8 @@ import { Endpoint } from './endpoint.entity';
   where: '"deprecated_at" IS NULL',
 })
 @Index('IDX_exposures_endpoint', ['endpoint'])
+@Index('IDX_exposures_dataset', ['dataset'])
+@Index('IDX_exposures_withdrawn', ['deprecatedAt'], { where: '"deprecated_at" IS NOT NULL' })
 export class Exposure extends TimestampedRecord {
   @ManyToOne(() => Dataset, { nullable: false, onDelete: 'CASCADE' })
   @JoinColumn({ name: 'dataset_id' })

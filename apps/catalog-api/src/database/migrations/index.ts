@@ -20,6 +20,7 @@ import { AuditEventIdIndex1796200000001 } from './1796200000001-AuditEventIdInde
 import { WebhookSubscriptions1796300000000 } from './1796300000000-WebhookSubscriptions';
 import { DatasetVpDiscoverable1796450000000 } from './1796450000000-DatasetVpDiscoverable';
 import { WebhookSubscriptionsNotify1796500000000 } from './1796500000000-WebhookSubscriptionsNotify';
+import { ExposureReadIndexes1796600000000 } from './1796600000000-ExposureReadIndexes';
 
 /**
  * Every migration, in order, listed explicitly (never globbed): a file cannot run by accident
@@ -47,4 +48,5 @@ export const catalogMigrations: (new () => MigrationInterface)[] = [
   WebhookSubscriptions1796300000000,
   DatasetVpDiscoverable1796450000000,
   WebhookSubscriptionsNotify1796500000000,
+  ExposureReadIndexes1796600000000,
 ];

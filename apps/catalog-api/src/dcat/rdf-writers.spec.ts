@@ -1,0 +1,87 @@
+import { iri, RdfNode } from './rdf-graph';
+import { jsonLdWriter, turtleWriter } from './rdf-writers';
+
+/**
+ * The JSON-LD writer builds its text directly (no object per subject to stringify): it must
+ * write exactly what JSON.stringify of that object wrote before, escapes and key order included.
+ */
+function stringified(nodes: RdfNode[]): string {
+  return nodes
+    .map((node) => {
+      const object: Record<string, unknown> = { '@id': node.id };
+      for (const [predicate, objects] of node.statements)
+        object[predicate === iri('rdf', 'type') ? '@type' : predicate] = objects.map((o) =>
+          predicate === iri('rdf', 'type')
+            ? (o as { iri: string }).iri
+            : 'iri' in o
+              ? { '@id': o.iri }
+              : o.datatype === undefined
+                ? { '@value': o.value }
+                : { '@value': o.value, '@type': o.datatype },
+        );
+      return JSON.stringify(object);
+    })
+    .join(',');
+}
+
+const awkward = 'quote " backslash \\ tab \t line\nreturn\r é 𝄞 </script> \u2028 end';
+
+function graph(): RdfNode[] {
+  const dataset = new RdfNode('https://catalog.example/api/dcat/datasets/D"1', [
+    iri('dcat', 'Dataset'),
+    iri('dcat', 'Resource'),
+  ])
+    .lit(iri('dct', 'title'), awkward)
+    .lit(iri('dct', 'issued'), '2026-01-02T03:04:05Z', iri('xsd', 'dateTime'))
+    .lit(iri('dcat', 'keyword'), 'one')
+    .lit(iri('dcat', 'keyword'), 'two')
+    .ref(iri('dct', 'publisher'), 'https://catalog.example/api/dcat/publisher')
+    .lit(iri('healthdcatap', 'hasStructuredData'), false, iri('xsd', 'boolean'));
+  const plain = new RdfNode('https://catalog.example/x').ref(iri('dct', 'isPartOf'), dataset.id);
+  return [dataset, plain];
+}
+
+describe('JSON-LD writer', () => {
+  it('writes what JSON.stringify of each subject wrote, across batches', () => {
+    const writer = jsonLdWriter('https://catalog.example/api/dcat/context.jsonld');
+    const [a, b] = graph();
+    const text = writer.start() + writer.nodes([a]) + writer.nodes([b]) + writer.end();
+    expect(text).toBe(
+      `{"@context":"https://catalog.example/api/dcat/context.jsonld","@graph":[${stringified([a, b])}]}`,
+    );
+    expect(JSON.parse(text)['@graph'][0][iri('dct', 'title')][0]['@value']).toBe(awkward);
+  });
+
+  it('writes an empty batch as nothing', () => {
+    const writer = jsonLdWriter('https://catalog.example/c');
+    expect(writer.start() + writer.nodes([]) + writer.end()).toBe(
+      '{"@context":"https://catalog.example/c","@graph":[]}',
+    );
+  });
+});
+
+describe('literals', () => {
+  it('drops the characters XML 1.0 cannot hold and keeps tab, line feed and return', () => {
+    const node = new RdfNode('https://catalog.example/x').lit(
+      iri('dct', 'title'),
+      'a\u0000b\u0008c\u000Bd\u001Fe\uFFFEf\uD800g\uDC00h\t\n\r𝄞',
+    );
+    expect(node.statements.get(iri('dct', 'title'))).toEqual([{ value: 'abcdefgh\t\n\r𝄞' }]);
+  });
+});
+
+describe('Turtle writer', () => {
+  it('names vocabulary IRIs by prefix and the catalog IRIs in full, the same on every call', () => {
+    const node = new RdfNode('https://catalog.example/d')
+      .ref(iri('dct', 'accessRights'), iri('dcat', 'Dataset'))
+      .ref(iri('dct', 'isPartOf'), 'https://catalog.example/c');
+    const once = turtleWriter.nodes([node]);
+    expect(once).toBe(
+      '<https://catalog.example/d>\n  dct:accessRights dcat:Dataset ;\n' +
+        '  dct:isPartOf <https://catalog.example/c> .\n\n',
+    );
+    expect(turtleWriter.nodes([node])).toBe(once);
+    expect(turtleWriter.start()).toBe(turtleWriter.start());
+    expect(turtleWriter.start()).toContain('@prefix dcat: <http://www.w3.org/ns/dcat#> .\n');
+  });
+});
