@@ -149,19 +149,21 @@ export class DcatService {
       yield writer.start() + writer.nodes(head);
       // Mapped and written a slice of time at a time, the event loop let run between slices:
       // a page's chunks would otherwise follow each other in one chain of promises, while the
-      // socket takes them, and health probes would wait for the whole page. Each batch is let
-      // go once written: what is sent is not kept.
+      // socket takes them, and health probes would wait for the whole page. A slice ends after
+      // the dataset that spent it, mapped and serialised (serialising a slice's nodes after it
+      // was spent would double it), and concurrent exports take turns, one slice per turn of
+      // the event loop (TimeSlice). Each batch is let go once written: what is sent is not kept.
       const slice = new TimeSlice();
       for (let facts = batches.shift(); facts !== undefined; facts = batches.shift()) {
-        let nodes: RdfNode[] = [];
+        let text = '';
         for (const dataset of facts) {
-          for (const node of exporter.datasetNodes(dataset)) nodes.push(node);
+          text += writer.nodes(exporter.datasetNodes(dataset));
           if (!slice.spent) continue;
-          yield writer.nodes(nodes);
-          nodes = [];
+          yield text;
+          text = '';
           await slice.next();
         }
-        if (nodes.length > 0) yield writer.nodes(nodes);
+        if (text !== '') yield text;
       }
       yield writer.end();
     }
