@@ -243,7 +243,7 @@ describe('catalog behind PgBouncer in transaction mode', () => {
     // named only by email (the user's affiliation is what the export gives).
     const directUrl = await createCatalogDatabase();
     const [writer, reader] = [await start(directUrl), await start(directUrl)];
-    const post = (path: string, body: unknown) =>
+    const post = (path: string, body: object) =>
       request(writer.server).post(path).set('X-API-Key', TEST_GLOBAL_KEY).send(body);
     await post('/api/partners', { items: [{ name: 'Pooled Institute', acronym: 'PIN' }] }).expect(
       200,
