@@ -19,7 +19,8 @@ type EmbeddedHandle = Awaited<ReturnType<typeof import('../../scripts/lib/embedd
 /**
  * Finds the services the tests need, in order: the configured URLs, the local services on
  * 127.0.0.1, else an embedded PostgreSQL (and the Postgres queue backend instead of Redis).
- * TEST_PGBOUNCER=on adds a PgBouncer of the run's own in front of that PostgreSQL.
+ * TEST_PGBOUNCER=on adds a PgBouncer of the run's own in front of that PostgreSQL (=catalog: for
+ * the catalog's end-to-end files only; test-services.ts).
  */
 export default async function globalSetup(): Promise<void> {
   const runId = newRunId();
@@ -42,7 +43,8 @@ export default async function globalSetup(): Promise<void> {
   }
 
   let poolerServerUrl = '';
-  if (poolerRequested()) {
+  const poolerScope = poolerRequested();
+  if (poolerScope !== undefined) {
     const pooler = await startPrivatePgBouncer({
       postgresServerUrl,
     });
@@ -50,10 +52,17 @@ export default async function globalSetup(): Promise<void> {
     poolerServerUrl = pooler.serverUrl;
   }
 
-  publishTestServices({ postgresServerUrl, poolerServerUrl, redisUrl, runId, pid: process.pid });
+  publishTestServices({
+    postgresServerUrl,
+    poolerServerUrl,
+    poolerScope,
+    redisUrl,
+    runId,
+    pid: process.pid,
+  });
   process.stdout.write(
     `\ntest services: postgres ${postgresServerUrl.replace(/:[^:@/]+@/, ':***@')}` +
-      `${poolerServerUrl ? ` behind pgbouncer ${poolerServerUrl}` : ''}, ` +
+      `${poolerServerUrl ? ` behind pgbouncer ${poolerServerUrl}${poolerScope === 'catalog' ? ' (the catalog e2e files)' : ''}` : ''}, ` +
       `queue ${redisUrl ? 'redis ' + redisUrl : 'postgres backend'}, run ${runId}\n`,
   );
 }

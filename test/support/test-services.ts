@@ -14,6 +14,12 @@ export interface TestServices {
    * (DATABASE_DIRECT_URL), as in a deployment behind PgBouncer.
    */
   poolerServerUrl: string;
+  /**
+   * Which test files reach their databases through that PgBouncer: every one (TEST_PGBOUNCER=on)
+   * or only the catalog's own end-to-end files, apps/catalog-api/test (TEST_PGBOUNCER=catalog:
+   * the catalog's whole suite behind the pooler inside the main run, the rest direct).
+   */
+  poolerScope?: PoolerScope;
   /** Redis URL, or '' when none is reachable (the queue then runs on Postgres). */
   redisUrl: string;
   /** Prefix of every database, queue and key this run creates; removed at the end. */
@@ -49,9 +55,39 @@ export function databaseUrl(serverUrl: string, database: string): string {
   return `${serverUrl}/${database}`;
 }
 
-/** TEST_PGBOUNCER=on: the run puts PgBouncer (transaction mode) in front of its databases. */
-export function poolerRequested(env: NodeJS.ProcessEnv = process.env): boolean {
-  return /^(on|true|1)$/i.test(env.TEST_PGBOUNCER ?? '');
+export type PoolerScope = 'all' | 'catalog';
+
+/**
+ * TEST_PGBOUNCER=on: the run puts PgBouncer (transaction mode) in front of every database of its
+ * tests; TEST_PGBOUNCER=catalog: in front of those of the catalog's end-to-end files only
+ * (apps/catalog-api/test), so one run holds the catalog's whole suite behind the pooler and the
+ * rest direct. Undefined when the run asked for none.
+ */
+export function poolerRequested(env: NodeJS.ProcessEnv = process.env): PoolerScope | undefined {
+  const value = (env.TEST_PGBOUNCER ?? '').trim().toLowerCase();
+  if (['on', 'true', '1', 'all'].includes(value)) return 'all';
+  if (value === 'catalog') return 'catalog';
+  if (['', 'off', 'false', '0'].includes(value)) return undefined;
+  throw new Error(`TEST_PGBOUNCER=${env.TEST_PGBOUNCER}: expected on, catalog or off`);
+}
+
+/** The catalog's own end-to-end files: what TEST_PGBOUNCER=catalog puts behind the pooler. */
+const CATALOG_FILES = /[\\/]apps[\\/]catalog-api[\\/]test[\\/]/;
+
+/** Whether the test file running now reaches its databases through the run's pooler. */
+export function behindPooler(
+  services: Pick<TestServices, 'poolerServerUrl' | 'poolerScope'>,
+  testPath: string | undefined,
+): boolean {
+  if (!services.poolerServerUrl) return false;
+  if ((services.poolerScope ?? 'all') === 'all') return true;
+  return testPath !== undefined && CATALOG_FILES.test(testPath);
+}
+
+/** The path of the test file running in this process, when jest's `expect` is there to ask. */
+function currentTestPath(): string | undefined {
+  const expectation = (globalThis as { expect?: { getState(): { testPath?: string } } }).expect;
+  return expectation?.getState().testPath ?? undefined;
 }
 
 /**
@@ -59,8 +95,9 @@ export function poolerRequested(env: NodeJS.ProcessEnv = process.env): boolean {
  * run's PgBouncer the pooler's URL of that database plus the direct one for session work.
  */
 export function databaseEnv(directUrl: string): Record<string, string> {
-  const { poolerServerUrl } = testServices();
-  if (!poolerServerUrl) return { DATABASE_URL: directUrl };
+  const services = testServices();
+  const { poolerServerUrl } = services;
+  if (!behindPooler(services, currentTestPath())) return { DATABASE_URL: directUrl };
   const database = new URL(directUrl).pathname.slice(1);
   return {
     DATABASE_URL: databaseUrl(poolerServerUrl, database),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createCatalogDatabase } from '../../../test/support/databases';
+import { PROCESS_START_MS } from '../../../test/support/timeouts';
 import { buildTypeOrmOptions } from '../src/typeorm-options';
 import { loadDemoCatalog } from './demo-catalog.fixture';
 import { runCli } from '../src/cli/run-cli';
@@ -367,7 +368,8 @@ describe('npm run catalog: the command-line tool', () => {
       const ran = await run(['audit'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing' });
       expect(ran.code).toBe(2);
       expect(ran.stderr).toContain('cannot reach the database');
-    }, 60_000);
+      // One tool process booted through ts-node (60 s timed out at load 22).
+    }, PROCESS_START_MS);
 
     it('imports a file and exits 0; bad input exits 1', async () => {
       const ok = await run(['import', join(dir, 'partners.json')], { DATABASE_URL: databaseUrl });
@@ -378,6 +380,7 @@ describe('npm run catalog: the command-line tool', () => {
       });
       expect(bad.code).toBe(1);
       expect(bad.stderr).toContain('item 1 name: duplicates item 0');
-    }, 120_000);
+      // Two of them, one after the other.
+    }, 2 * PROCESS_START_MS);
   });
 });

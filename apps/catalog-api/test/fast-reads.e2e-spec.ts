@@ -5,6 +5,8 @@ import { FastReads } from '../src/read-cache/fast-reads';
 import { startCatalogApp, CatalogTestApp } from '../../../test/support/catalog-app';
 import { freePort, startAppProcess, AppProcess } from '../../../test/support/app-process';
 import { metricSample } from '../../../test/support/prometheus-text';
+import { databaseEnv } from '../../../test/support/test-services';
+import { APP_START_MS, PROCESS_START_MS } from '../../../test/support/timeouts';
 import { until } from '../../../test/support/wait';
 import { withClient } from '../../../scripts/lib/pg-client';
 import { DemoCatalog, KEYS, startDemoCatalog } from './demo-catalog.fixture';
@@ -294,7 +296,8 @@ describe('fast reads: the access log of the running service', () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     proc = startAppProcess('catalog-api', 'src/main', {
-      DATABASE_URL: t.databaseUrl,
+      // Behind the run's PgBouncer too when it has one, like the app in this process.
+      ...databaseEnv(t.databaseUrl),
       PORT: String(port),
       HOST: '127.0.0.1',
       MIGRATIONS_RUN: 'false',
@@ -302,7 +305,8 @@ describe('fast reads: the access log of the running service', () => {
       LOG_LEVEL: 'info',
     });
     await proc.waitFor(/Nest application successfully started/);
-  }, 60_000);
+    // An app in this process, then one booted through ts-node: 60 s was too short at load 20.
+  }, APP_START_MS + PROCESS_START_MS);
   afterAll(async () => {
     proc.child.kill('SIGTERM');
     await proc.exited;

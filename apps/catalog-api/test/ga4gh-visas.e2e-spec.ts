@@ -317,12 +317,13 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
           (jws) => (decodeJwt(jws).ga4gh_visa_v1 as { value: string }).value === dataset,
         );
       };
-      // A few seconds of cycles (bounded in count too). In each, readers with either key read
-      // while the grant is delivered (some begin before it commits and end after), then the
-      // grant is revoked, then each key reads: those reads began after the revocation's 200.
+      // A few seconds of cycles, and at least three however busy the machine (bounded in count
+      // too). In each, readers with either key read while the grant is delivered (some begin
+      // before it commits and end after), then the grant is revoked, then each key reads:
+      // those reads began after the revocation's 200.
       const deadline = Date.now() + 3_000;
       let cycles = 0;
-      while (Date.now() < deadline && cycles < 200) {
+      while ((Date.now() < deadline || cycles < 3) && cycles < 200) {
         let granting = true;
         const reader = async (key: string) => {
           while (granting) await read(key);
@@ -344,7 +345,6 @@ describe('GA4GH passport visas (GET /api/ga4gh/permissions, GET /api/jwk)', () =
         cycles++;
       }
       expect(stale).toEqual([]);
-      expect(cycles).toBeGreaterThan(2);
       expect(readsAfterRevocation).toBe(2 * cycles);
       const permissions = await request(t.server)
         .get('/api/permissions/sub-gil')

@@ -237,6 +237,64 @@ describe('catalog behind PgBouncer in transaction mode', () => {
     expect(await advisoryLocksIn(directUrl)).toEqual([]);
   });
 
+  it("keeps a project's Principal_Investigator who is a user as its contact, read by the writer and another replica", async () => {
+    // Issue 55, item 9 (a red team's catalog checks): the PI read back as `contacts: []` behind
+    // PgBouncer. Written and read through the pooler by two replicas of one database, the PI
+    // named only by email (the user's affiliation is what the export gives).
+    const directUrl = await createCatalogDatabase();
+    const [writer, reader] = [await start(directUrl), await start(directUrl)];
+    const post = (path: string, body: object) =>
+      request(writer.server).post(path).set('X-API-Key', TEST_GLOBAL_KEY).send(body);
+    await post('/api/partners', { items: [{ name: 'Pooled Institute', acronym: 'PIN' }] }).expect(
+      200,
+    );
+    await post('/api/projects', { items: [{ name: 'Pooled project', acronym: 'POOL' }] }).expect(
+      200,
+    );
+    const contactsOf = async (app: CatalogTestApp) => {
+      const res = await request(app.server)
+        .get('/api/projects')
+        .set('X-API-Key', TEST_GLOBAL_KEY)
+        .expect(200);
+      return (res.body.items as { acronym: string; contacts: unknown[] }[]).find(
+        (p) => p.acronym === 'POOL',
+      )?.contacts;
+    };
+    // Both replicas have read (and cached) the project without contacts.
+    expect(await contactsOf(writer)).toEqual([]);
+    expect(await contactsOf(reader)).toEqual([]);
+    await post('/api/admin/users', {
+      username: 'pia',
+      email: 'Pia.Invest@example.org',
+      first_name: 'Pia',
+      last_name: 'Invest',
+      affiliation: 'PIN',
+    }).expect(201);
+    const pi = {
+      first_name: 'Pia',
+      last_name: 'Invest',
+      email: 'pia.invest@example.org',
+      role: 'Principal_Investigator',
+      affiliations: [],
+    };
+    await post('/api/projects', {
+      items: [{ name: 'Pooled project', acronym: 'POOL', contacts: [pi] }],
+    }).expect(200);
+    const expected = [
+      {
+        first_name: 'Pia',
+        last_name: 'Invest',
+        email: 'Pia.Invest@example.org',
+        role: 'Principal_Investigator',
+        affiliations: ['Pooled Institute'],
+      },
+    ];
+    expect(await contactsOf(writer)).toEqual(expected);
+    // The other replica learns of the write by notification, a few milliseconds after commit.
+    await reader.versionSettled();
+    expect(await contactsOf(reader)).toEqual(expected);
+  });
+
   it('LISTENs for the data version on the database itself', async () => {
     const c = await start(await createCatalogDatabase());
     await c.versionSettled();

@@ -149,10 +149,12 @@ export class DcatService {
       yield writer.start() + writer.nodes(head);
       // Mapped and written a slice of time at a time, the event loop let run between slices:
       // a page's chunks would otherwise follow each other in one chain of promises, while the
-      // socket takes them, and health probes would wait for the whole page. Each batch is let
-      // go once written: what is sent is not kept. Each dataset's nodes are written as soon as
+      // socket takes them, and health probes would wait for the whole page. A slice ends after
+      // the dataset that spent it, mapped and serialised, and concurrent exports take turns, one
+      // slice per turn of the event loop (TimeSlice). Each dataset's nodes are written as soon as
       // they are mapped: a slice's text is far smaller than its nodes, which would otherwise
       // outlive the young generation (4 MiB semi-spaces as deployed) and be collected as old.
+      // Each batch is let go once written: what is sent is not kept.
       const slice = new TimeSlice();
       for (let facts = batches.shift(); facts !== undefined; facts = batches.shift()) {
         let text = '';
