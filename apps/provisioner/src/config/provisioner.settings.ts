@@ -507,6 +507,27 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IsIn(['off', 'nginx'], { message: 'DRS_BYTES_OFFLOAD must be off or nginx' })
   DRS_BYTES_OFFLOAD: 'off' | 'nginx' = 'off';
 
+  /**
+   * `on`: a file stored encrypted (archive mode) is sent decrypted to a reader who sends no
+   * Crypt4GH public key, as a plain file is; `off` (the default) answers such a read 400
+   * `c4gh_key_required`. Accepted only with an https:// DRS_PUBLIC_URL: plain-text never leaves
+   * but over TLS (docs/decisions/plaintext-downloads.md).
+   */
+  @ValidateBy({
+    name: 'drsPlaintextDownloads',
+    validator: {
+      validate: (value: unknown, args?: ValidationArguments) =>
+        value === 'off' ||
+        (value === 'on' &&
+          ((args?.object as ProvisionerSettings).DRS_PUBLIC_URL ?? '').startsWith('https://')),
+      defaultMessage: (args?: ValidationArguments) =>
+        args?.value === 'on'
+          ? 'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS'
+          : 'DRS_PLAINTEXT_DOWNLOADS must be off or on',
+    },
+  })
+  DRS_PLAINTEXT_DOWNLOADS: 'off' | 'on' = 'off';
+
   /** nginx's internal location aliased to the storage root (used with DRS_BYTES_OFFLOAD=nginx). */
   @Matches(/^\/[A-Za-z0-9_.~-]+\/$/, {
     message:
@@ -588,6 +609,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
       maxBulkRequestLength: this.DRS_MAX_BULK_REQUEST_LENGTH,
       maxDatasetFiles: this.DRS_MAX_DATASET_FILES,
       bytesOffloadPrefix: this.DRS_BYTES_OFFLOAD === 'nginx' ? this.DRS_BYTES_OFFLOAD_PREFIX : null,
+      plaintextDownloads: this.DRS_PLAINTEXT_DOWNLOADS === 'on',
       catalogTimeoutMs: this.CATALOG_TIMEOUT_MS,
     };
   }
