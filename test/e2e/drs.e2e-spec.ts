@@ -969,7 +969,17 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       expect((await referenceDecrypt([header, body], keyPath, dir)).equals(PLAIN)).toBe(true);
     });
 
-    it('gives the plain-text size and SHA-256 in the DRS object', async () => {
+    /** The SHA-256 of a stored body, as storage holds it. */
+    const storedBodySha256 = (path: string) =>
+      createHash('sha256')
+        .update(
+          readFileSync(
+            join(archiveStorageRoot, 'projects/PD-OMICS/SUB-C4GH/data/raw/DS-C4GH', path),
+          ),
+        )
+        .digest('hex');
+
+    it('gives the plain-text size and SHA-256 in the DRS object, and the stored body’s SHA-256 beside it', async () => {
       const res = await archived()
         .post(`${DRS}/objects/${fileId}`)
         .send({ passports: [await passportOf()] })
@@ -979,8 +989,22 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         size: PLAIN.length,
         checksums: [
           { type: 'sha-256', checksum: createHash('sha256').update(PLAIN).digest('hex') },
+          { type: 'c4gh-body-sha-256', checksum: storedBodySha256('genome.vcf') },
         ],
       });
+      // In a bulk answer too.
+      const bulk = await archived()
+        .post(`${DRS}/objects`)
+        .send({ bulk_object_ids: [fileId, idOf('deposit.vcf')], passports: [await passportOf()] })
+        .expect(200);
+      expect(
+        (
+          bulk.body as { resolved_drs_object: { checksums: { type: string }[] }[] }
+        ).resolved_drs_object.map((object) => object.checksums.map((c) => c.type)),
+      ).toEqual([
+        ['sha-256', 'c4gh-body-sha-256'],
+        ['sha-256', 'c4gh-body-sha-256'],
+      ]);
     });
 
     it('refuses the access URL without a reader key: 400 naming the file', async () => {
@@ -1023,6 +1047,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         size: DEPOSITED.length,
         checksums: [
           { type: 'sha-256', checksum: createHash('sha256').update(DEPOSITED).digest('hex') },
+          { type: 'c4gh-body-sha-256', checksum: storedBodySha256('deposit.vcf') },
         ],
       });
       const res = await fetch(await archivedAccessUrl(id), {

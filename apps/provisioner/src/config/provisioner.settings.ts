@@ -186,6 +186,25 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @OnlyWith('C4GH_ARCHIVE_SECRET_KEY_FILE')
   C4GH_ARCHIVE_PASSPHRASE_FILE?: string;
 
+  /**
+   * During an archive key rotation: the key file of the key stored headers were encrypted for
+   * before C4GH_ARCHIVE_SECRET_KEY_FILE. It still opens them (DRS, deposits); nothing is encrypted
+   * for it; `npm run provisioner -- rotate-archive-key` re-wraps every header from it to the
+   * archive key. Remove it once that command reports nothing left.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE must be a file path' })
+  @OnlyWith('C4GH_ARCHIVE_SECRET_KEY_FILE')
+  C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE?: string;
+
+  /** A file whose first line is the passphrase of an encrypted C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE must be a file path' })
+  @OnlyWith('C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE')
+  C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE?: string;
+
   /** The S3 endpoint (https://… of Ceph RGW, MinIO, iRODS's S3 API, …); unset = AWS. */
   @IsOptional()
   @IsUrl(
@@ -615,11 +634,23 @@ export class ProvisionerSettings extends FrontDoorSettings {
   }
 
   /** The archive key's files in archive mode; null with STORAGE_ENCRYPTION=off. */
-  get archiveKeyFiles(): { keyFile: string; passphraseFile?: string } | null {
+  get archiveKeyFiles(): {
+    keyFile: string;
+    passphraseFile?: string;
+    previous?: { keyFile: string; passphraseFile?: string };
+  } | null {
     if (this.STORAGE_ENCRYPTION !== 'crypt4gh') return null;
     return {
       keyFile: this.C4GH_ARCHIVE_SECRET_KEY_FILE!,
       passphraseFile: this.C4GH_ARCHIVE_PASSPHRASE_FILE,
+      ...(this.C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE === undefined
+        ? {}
+        : {
+            previous: {
+              keyFile: this.C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE,
+              passphraseFile: this.C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE,
+            },
+          }),
     };
   }
 

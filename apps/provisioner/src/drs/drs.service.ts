@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { Crypt4ghError, headerPackets, openHeader, secretKey, type SecretKey } from '@app/crypt4gh';
-import { ARCHIVE_KEY, type ArchiveKey } from '../storage/archive-key';
+import { ARCHIVE_KEY, type ArchiveKey, archiveSecretKeys } from '../storage/archive-key';
 import { DRS_SETTINGS, type DrsEndpoint, type DrsSettings } from '../config/drs-settings';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { ByteSource, StorageSystem } from '../storage/storage-system';
@@ -29,6 +29,11 @@ export const MAX_ANONYMOUS_DATASETS = 50;
 const LOOKUP_CONCURRENCY = 8;
 /** How long service-info's totals are reused (they walk storage). */
 const TOTALS_TTL_MS = 60_000;
+/**
+ * The checksum type of a stored Crypt4GH body's SHA-256 (archive mode), beside the plain-text's
+ * `sha-256`: not an IANA name, so a client that verifies what it downloads never mistakes it.
+ */
+export const BODY_CHECKSUM_TYPE = 'c4gh-body-sha-256';
 /** A stored Crypt4GH body is read for a reader this much at a time (memory stays flat). */
 const BODY_PIECE_BYTES = 1024 * 1024;
 
@@ -116,6 +121,8 @@ export class DrsService {
   private readonly urls: AccessUrls;
   /** The archive key(s) stored headers open with. */
   private readonly archiveSecrets: SecretKey[];
+  /** Per parsed dataset, its stored bodies' SHA-256 by path (null: none recorded). */
+  private readonly bodyChecksums = new WeakMap<StoredDataset, Map<string, string | null>>();
   private totalsCache?: { at: number; value: Promise<{ objects: number; bytes: number }> };
   /**
    * Object bodies built once per parsed dataset (and its accession): a bulk answer of 1,000
@@ -133,7 +140,7 @@ export class DrsService {
     private readonly trail: TrailEmitter,
     @Inject(ARCHIVE_KEY) private readonly archiveKey: ArchiveKey | null,
   ) {
-    this.archiveSecrets = archiveKey === null ? [] : [secretKey(archiveKey.secretKey)];
+    this.archiveSecrets = archiveKey === null ? [] : archiveSecretKeys(archiveKey).map(secretKey);
     const { endpoint, catalogTimeoutMs } = settings;
     this.endpoint = endpoint;
     this.urls = new AccessUrls(settings.accessUrlKeys, settings.accessUrlSeconds);
@@ -232,6 +239,7 @@ export class DrsService {
     const caller = await this.caller(credentials);
     const [accession] = await this.permit(caller, [object]);
     await this.allowed(caller, [{ id, accession }]);
+    await this.readBodyChecksums([object]);
     return this.bodyOf(id, object, accession);
   }
 
@@ -240,6 +248,7 @@ export class DrsService {
     const caller = await this.caller(credentials);
     const { granted, unresolved } = await this.sortOut(ids, caller);
     await this.allowed(caller, granted);
+    await this.readBodyChecksums(granted.map(({ object }) => object));
     return {
       summary: summary(ids.length, granted.length),
       ...(unresolved.length > 0 ? { unresolved_drs_objects: unresolved } : {}),
@@ -579,6 +588,28 @@ export class DrsService {
     return body;
   }
 
+  /**
+   * The stored bodies' SHA-256 of the encrypted files among `objects` (archive mode), read once
+   * per parsed dataset, several at a time, for buildBody.
+   */
+  private async readBodyChecksums(objects: Resolved[]): Promise<void> {
+    const wanted = objects.filter(
+      ({ dataset, file }) =>
+        file !== undefined &&
+        dataset.encryption?.body_sha256 !== undefined &&
+        !this.bodyChecksums.get(dataset)?.has(file.path),
+    );
+    await mapLimit(wanted, LOOKUP_CONCURRENCY, async ({ dataset, file }) => {
+      const stored = await this.storage.readObject(
+        `${dataset.path}/${dataset.encryption!.body_sha256}/${file!.path}`,
+      );
+      const hex = stored?.toString('utf8').trim();
+      let known = this.bodyChecksums.get(dataset);
+      if (known === undefined) this.bodyChecksums.set(dataset, (known = new Map()));
+      known.set(file!.path, hex !== undefined && /^[0-9a-f]{64}$/.test(hex) ? hex : null);
+    });
+  }
+
   private buildBody(id: string, { dataset, file }: Resolved, accession: string): DrsObjectBody {
     const drs = this.enabled();
     const common = {
@@ -600,6 +631,8 @@ export class DrsService {
         aliases: [accession],
       };
     }
+    // Archive mode: the stored body's too (what storage holds; an auditor's fixity check).
+    const bodySha256 = this.bodyChecksums.get(dataset)?.get(file.path);
     return {
       ...common,
       name: nameOf(file.path),
@@ -609,6 +642,7 @@ export class DrsService {
       checksums: [
         { type: 'sha-256', checksum: file.sha256 },
         ...(file.md5 !== undefined ? [{ type: 'md5', checksum: file.md5 }] : []),
+        ...(bodySha256 ? [{ type: BODY_CHECKSUM_TYPE, checksum: bodySha256 }] : []),
       ],
       description: `${file.path} in the dataset "${dataset.title}"`,
       aliases: [accession, `${accession}/${file.path}`],

@@ -21,7 +21,7 @@ import type { DatasetImportContext } from '../import-pipeline/dataset-import-con
 import { CopyThreadPool } from '../import-pipeline/copying';
 import { closeSourceScanner, sourceScanner } from '../sources/source-system';
 import { DropzoneSource } from '../sources/dropzone/dropzone.source';
-import { archiveStorage, headerPath } from './archive-storage';
+import { archiveStorage, bodyChecksumPath, headerPath } from './archive-storage';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
 import { parseProvenance } from './provenance';
 
@@ -62,6 +62,7 @@ function storedLists(dataset: string, stored: string[], paths: string[]) {
     [
       ...paths,
       ...paths.map(headerPath),
+      ...paths.map(bodyChecksumPath),
       '.provisioner/manifest-sha256.txt',
       '.provisioner/provenance.json',
     ].sort(),
@@ -151,6 +152,10 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         const body = readFileSync(join(dataset, path));
         // A body, never the plain-text: its size is the segments', and no 16 plain bytes show.
         expect(body.length).toBe(bodySize(plain.length));
+        // The stored body's own SHA-256, for fixity checks without the key.
+        expect(readFileSync(join(dataset, bodyChecksumPath(path)), 'utf8')).toBe(
+          `${digest('sha256', body)}\n`,
+        );
         if (plain.length >= 16) expect(body.includes(plain.subarray(0, 16))).toBe(false);
         expect(provenance.files.find((file) => file.path === path)).toEqual({
           path,
@@ -163,6 +168,7 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       expect(provenance.encryption).toEqual({
         format: 'crypt4gh',
         headers: '.provisioner/c4gh-headers',
+        body_sha256: '.provisioner/c4gh-body-sha256',
         recipient: archive.publicKey.toString('base64'),
       });
       expect(provenance.totals.bytes).toBe(
@@ -203,6 +209,9 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         // The body as deposited: never decrypted to be stored.
         const { length } = (await headerAt(deposited))!;
         expect(readFileSync(join(dataset, path)).equals(deposited.subarray(length))).toBe(true);
+        expect(readFileSync(join(dataset, bodyChecksumPath(path)), 'utf8')).toBe(
+          `${digest('sha256', deposited.subarray(length))}\n`,
+        );
         // A header for the archive key alone: the depositor's packets are gone.
         const header = readFileSync(join(dataset, headerPath(path)));
         const packets = await headerPackets(header);
