@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import { Crypt4ghError, headerPackets, openHeader, secretKey, type SecretKey } from '@app/crypt4gh';
 import { ARCHIVE_KEY, type ArchiveKey, archiveSecretKeys } from '../storage/archive-key';
 import { DRS_SETTINGS, type DrsEndpoint, type DrsSettings } from '../config/drs-settings';
