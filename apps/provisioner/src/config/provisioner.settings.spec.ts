@@ -105,6 +105,29 @@ describe('provisioner settings', () => {
       });
     });
 
+    it('plain-text downloads of encrypted files: off by default, on only with an https:// DRS_PUBLIC_URL', () => {
+      expect(loadProvisionerSettings({ REDIS_URL }).drsSettings.plaintextDownloads).toBe(false);
+      expect(
+        loadProvisionerSettings({ ...drs, DRS_PLAINTEXT_DOWNLOADS: 'on' }).drsSettings
+          .plaintextDownloads,
+      ).toBe(true);
+      expect(
+        problemsOf({
+          ...drs,
+          DRS_PUBLIC_URL: 'http://drs.example.org',
+          DRS_PLAINTEXT_DOWNLOADS: 'on',
+        }),
+      ).toEqual([
+        'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS',
+      ]);
+      expect(problemsOf({ REDIS_URL, DRS_PLAINTEXT_DOWNLOADS: 'on' })).toEqual([
+        'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS',
+      ]);
+      expect(problemsOf({ REDIS_URL, DRS_PLAINTEXT_DOWNLOADS: 'yes' })).toEqual([
+        'DRS_PLAINTEXT_DOWNLOADS must be off or on',
+      ]);
+    });
+
     it('the next and previous keys: real secrets of 32 characters, only beside a signing key', () => {
       expect(
         problemsOf({
@@ -238,36 +261,6 @@ describe('provisioner settings', () => {
       keyFile: '/run/archive.sec',
       passphraseFile: '/run/pass',
     });
-  });
-
-  it('plain-text downloads of encrypted files: off by default, on only with an https:// DRS_PUBLIC_URL', () => {
-    const drs = {
-      REDIS_URL,
-      DRS_PUBLIC_URL: 'https://drs.example.org',
-      DRS_VISA_ISSUER: 'https://catalog.example.org',
-      CATALOG_URL: 'https://catalog.example.org',
-      DRS_CATALOG_BROKER_KEY: 'b'.repeat(40),
-    };
-    expect(loadProvisionerSettings({ REDIS_URL }).drsSettings.plaintextDownloads).toBe(false);
-    expect(
-      loadProvisionerSettings({ ...drs, DRS_PLAINTEXT_DOWNLOADS: 'on' }).drsSettings
-        .plaintextDownloads,
-    ).toBe(true);
-    expect(
-      problemsOf({
-        ...drs,
-        DRS_PUBLIC_URL: 'http://drs.example.org',
-        DRS_PLAINTEXT_DOWNLOADS: 'on',
-      }),
-    ).toEqual([
-      'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS',
-    ]);
-    expect(problemsOf({ REDIS_URL, DRS_PLAINTEXT_DOWNLOADS: 'on' })).toEqual([
-      'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS',
-    ]);
-    expect(problemsOf({ REDIS_URL, DRS_PLAINTEXT_DOWNLOADS: 'yes' })).toEqual([
-      'DRS_PLAINTEXT_DOWNLOADS must be off or on',
-    ]);
   });
 
   it('refuses to start with neither a Redis setting nor DATABASE_URL', () => {
