@@ -41,11 +41,13 @@ function plainBytes(start: number, end: number): Buffer {
     const from = (start + at) % PATTERN_BYTES;
     at += pattern.copy(out, at, from, Math.min(PATTERN_BYTES, from + out.length - at));
   }
-  const firstStamp = Math.ceil(start / STAMP_EVERY) * STAMP_EVERY;
+  // From the stamp at or before `start`: a range may begin inside one.
   const stamp = Buffer.alloc(8);
-  for (let p = firstStamp; p <= end; p += STAMP_EVERY) {
+  for (let p = Math.floor(start / STAMP_EVERY) * STAMP_EVERY; p <= end; p += STAMP_EVERY) {
     stamp.writeBigUInt64LE(BigInt(p));
-    stamp.copy(out, p - start, 0, Math.min(8, end + 1 - p));
+    const from = Math.max(0, start - p);
+    const to = Math.min(8, end + 1 - p);
+    if (from < to) stamp.copy(out, p + from - start, from, to);
   }
   return out;
 }
@@ -93,6 +95,8 @@ describe('a stored Crypt4GH file as a reader receives it', () => {
       [SEGMENT_SIZE - 1, SEGMENT_SIZE],
       // Into the last, shorter segment.
       [last - SEGMENT_SIZE - 10, last],
+      // Starting and ending inside an offset stamp of the plain-text.
+      [3 * SEGMENT_SIZE + 1, 3 * SEGMENT_SIZE + STAMP_EVERY + 4],
     ];
     while (ranges.length < 20) {
       // Start and end mid-segment (never on a boundary), from one byte to a few MiB long.
