@@ -23,7 +23,7 @@ import { crypt4ghTarget, plaintextRangeIn } from './reencrypted-download';
  * Exact plain-text ranges (issue 57 item 4) over a real stored body of 1 GiB and a bit: the answer
  * is a header with an edit list (crypt4gh.tex, "Edit List"; hts-specs#808 serves htsget ranges
  * the same way) and the segments holding the bytes; the reference implementation
- * (EGA-archive/crypt4gh v1.7, crypt4gh/lib.py `decrypt` with its edit-list path) decrypts each.
+ * (EGA-archive/crypt4gh v1.7, crypt4gh/lib.py, `decrypt` then `body_decrypt_parts` for the edit list) decrypts each.
  */
 
 /** 1 GiB and a last, shorter segment. */
