@@ -873,6 +873,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
     const readerHeader = Buffer.from(publicKeyFile(reader.publicKey)).toString('base64');
     const archiveStorageRoot = join(dir, 'archive-storage');
     let archiveApps: ProvisionerTestApps;
+    let archiveEnv: Record<string, string>;
     let archiveUrl: string;
     let readerSecretPath: string;
     const archived = () => request(archiveApps.api.getHttpServer());
@@ -915,7 +916,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       const port = await freePort();
       archiveUrl = `http://127.0.0.1:${port}`;
       // A queue and a store of their own: the plain apps' worker never takes these imports.
-      archiveApps = await startProvisionerApps({
+      archiveEnv = {
         ...apiEnv,
         ...(await queueEnv()),
         STORAGE_ROOT: archiveStorageRoot,
@@ -923,7 +924,8 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         STORAGE_ENCRYPTION: 'crypt4gh',
         C4GH_ARCHIVE_SECRET_KEY_FILE: keyFile,
         C4GH_ARCHIVE_PASSPHRASE_FILE: passphraseFile,
-      });
+      };
+      archiveApps = await startProvisionerApps(archiveEnv);
       await archiveApps.api.listen(port, '127.0.0.1');
       const res = await archived()
         .post('/datasets/dropzone/import')
@@ -967,7 +969,17 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
       expect((await referenceDecrypt([header, body], keyPath, dir)).equals(PLAIN)).toBe(true);
     });
 
-    it('gives the plain-text size and SHA-256 in the DRS object', async () => {
+    /** The SHA-256 of a stored body, as storage holds it. */
+    const storedBodySha256 = (path: string) =>
+      createHash('sha256')
+        .update(
+          readFileSync(
+            join(archiveStorageRoot, 'projects/PD-OMICS/SUB-C4GH/data/raw/DS-C4GH', path),
+          ),
+        )
+        .digest('hex');
+
+    it('gives the plain-text size and SHA-256 in the DRS object, and the stored body’s SHA-256 beside it', async () => {
       const res = await archived()
         .post(`${DRS}/objects/${fileId}`)
         .send({ passports: [await passportOf()] })
@@ -977,8 +989,22 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         size: PLAIN.length,
         checksums: [
           { type: 'sha-256', checksum: createHash('sha256').update(PLAIN).digest('hex') },
+          { type: 'c4gh-body-sha-256', checksum: storedBodySha256('genome.vcf') },
         ],
       });
+      // In a bulk answer too.
+      const bulk = await archived()
+        .post(`${DRS}/objects`)
+        .send({ bulk_object_ids: [fileId, idOf('deposit.vcf')], passports: [await passportOf()] })
+        .expect(200);
+      expect(
+        (
+          bulk.body as { resolved_drs_object: { checksums: { type: string }[] }[] }
+        ).resolved_drs_object.map((object) => object.checksums.map((c) => c.type)),
+      ).toEqual([
+        ['sha-256', 'c4gh-body-sha-256'],
+        ['sha-256', 'c4gh-body-sha-256'],
+      ]);
     });
 
     it('refuses the access URL without a reader key: 400 naming the file', async () => {
@@ -1021,6 +1047,7 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
         size: DEPOSITED.length,
         checksums: [
           { type: 'sha-256', checksum: createHash('sha256').update(DEPOSITED).digest('hex') },
+          { type: 'c4gh-body-sha-256', checksum: storedBodySha256('deposit.vcf') },
         ],
       });
       const res = await fetch(await archivedAccessUrl(id), {
@@ -1059,6 +1086,109 @@ describe('GA4GH DRS 1.5: the imported data, to holders of a visa for it', () => 
           .subarray(0, 8)
           .toString(),
       ).toBe('crypt4gh');
+    });
+
+    it('X-C4GH-Plaintext-Range beside the key: a stream with an edit list that the reference CLI decrypts to exactly those bytes', async () => {
+      const url = await archivedAccessUrl();
+      const size = PLAIN.length;
+      // Mid-segment to mid-segment, one byte, and a range whose last byte is past the end.
+      for (const [asked, start, end] of [
+        ['bytes=70000-200000', 70_000, 200_000],
+        ['bytes=65535-65535', 65_535, 65_535],
+        [`bytes=${size - 10}-${size + 50}`, size - 10, size - 1],
+        ['bytes=-100', size - 100, size - 1],
+      ] as const) {
+        const res = await fetch(url, {
+          headers: { 'X-C4GH-Public-Key': readerHeader, 'X-C4GH-Plaintext-Range': asked },
+        });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('x-c4gh-plaintext-content-range')).toBe(
+          `bytes ${start}-${end}/${size}`,
+        );
+        expect(res.headers.get('content-disposition')).toBe(
+          'attachment; filename="genome.vcf.c4gh"',
+        );
+        const stream = Buffer.from(await res.arrayBuffer());
+        // The header and the segments holding the range: at most two segments more than it.
+        expect(stream.length).toBeLessThan(end - start + 1 + 2 * 65_564 + 1_000);
+        expect((await theirDecrypt(stream)).equals(PLAIN.subarray(start, end + 1))).toBe(true);
+      }
+    });
+
+    it('refuses a plain-text range it cannot answer: 400 or 416 in the envelope, naming the file', async () => {
+      const url = await archivedAccessUrl();
+      const refusal = async (headers: Record<string, string>) => {
+        const res = await fetch(url, { headers });
+        const body = (await res.json()) as { description: string; more: { reason: string } };
+        expect(body.description).toContain('genome.vcf');
+        return `${res.status} ${body.more.reason}`;
+      };
+      const key = { 'X-C4GH-Public-Key': readerHeader };
+      expect(await refusal({ ...key, 'X-C4GH-Plaintext-Range': 'bytes=10-5' })).toBe(
+        '400 c4gh_range_invalid',
+      );
+      expect(await refusal({ ...key, 'X-C4GH-Plaintext-Range': 'bytes=1-2,5-6' })).toBe(
+        '400 c4gh_range_invalid',
+      );
+      expect(await refusal({ ...key, 'X-C4GH-Plaintext-Range': `bytes=${PLAIN.length}-` })).toBe(
+        '416 c4gh_range_not_satisfiable',
+      );
+      // A range needs a key to encrypt it for.
+      expect(await refusal({ 'X-C4GH-Plaintext-Range': 'bytes=0-9' })).toBe(
+        '400 c4gh_key_required',
+      );
+      // A plain dataset's object has no plain-text range: HTTP ranges are its ranges.
+      const plainUrl = await accessUrl((await objectIds()).get('reads.bam')!);
+      const plain = await fetch(plainUrl, { headers: { 'X-C4GH-Plaintext-Range': 'bytes=0-9' } });
+      expect(plain.status).toBe(400);
+      expect(((await plain.json()) as { more: { reason: string } }).more.reason).toBe(
+        'c4gh_not_encrypted',
+      );
+    });
+
+    describe('DRS_PLAINTEXT_DOWNLOADS=on (an https:// DRS_PUBLIC_URL): a reader without a key gets the plain-text', () => {
+      let plainApi: NestExpressApplication;
+      let plainPort: number;
+
+      beforeAll(async () => {
+        plainPort = await freePort();
+        plainApi = await createProvisionerApiApp(
+          provisionerTestSettings({
+            // The archive apps' database, store and key.
+            ...archiveEnv,
+            // TLS ends in front of the API (an ingress): the URLs it gives are https://.
+            DRS_PUBLIC_URL: `https://127.0.0.1:${plainPort}`,
+            DRS_PLAINTEXT_DOWNLOADS: 'on',
+          }),
+        );
+        await plainApi.listen(plainPort, '127.0.0.1');
+      });
+
+      afterAll(() => plainApi?.close());
+
+      it('sends the decrypted bytes, by range too, with the plain-text SHA-256 as ETag; a key still gets Crypt4GH', async () => {
+        const res = await request(plainApi.getHttpServer())
+          .post(`${DRS}/objects/${fileId}/access/https`)
+          .send({ passports: [await passportOf()] });
+        if (res.status !== 200) throw new Error(JSON.stringify(res.body));
+        const https = res.body.url as string;
+        expect(https.startsWith(`https://127.0.0.1:${plainPort}/`)).toBe(true);
+        const url = https.replace(/^https:/, 'http:');
+        const whole = await fetch(url);
+        expect(whole.status).toBe(200);
+        expect(whole.headers.get('etag')).toBe(
+          `"${createHash('sha256').update(PLAIN).digest('hex')}"`,
+        );
+        expect(whole.headers.get('content-disposition')).toBe('attachment; filename="genome.vcf"');
+        expect(Buffer.from(await whole.arrayBuffer()).equals(PLAIN)).toBe(true);
+        const part = await fetch(url, { headers: { range: 'bytes=65530-131080' } });
+        expect(part.status).toBe(206);
+        expect(Buffer.from(await part.arrayBuffer())).toEqual(PLAIN.subarray(65_530, 131_081));
+        const encrypted = await fetch(url, { headers: { 'X-C4GH-Public-Key': readerHeader } });
+        expect((await theirDecrypt(Buffer.from(await encrypted.arrayBuffer()))).equals(PLAIN)).toBe(
+          true,
+        );
+      });
     });
   });
 

@@ -46,6 +46,11 @@ export interface DrsSettings {
   maxDatasetFiles: number;
   /** nginx's internal location when nginx sends the bytes (DRS_BYTES_OFFLOAD=nginx), else null. */
   bytesOffloadPrefix: string | null;
+  /**
+   * DRS_PLAINTEXT_DOWNLOADS=on: an object stored encrypted is sent decrypted to a reader who sends
+   * no Crypt4GH key (accepted only with an https:// DRS_PUBLIC_URL); off, such a read is a 400.
+   */
+  plaintextDownloads: boolean;
   /** CATALOG_TIMEOUT_MS: the time limit of a call for visas and of a JWKS fetch. */
   catalogTimeoutMs: number;
 }

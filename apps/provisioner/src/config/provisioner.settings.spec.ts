@@ -71,6 +71,7 @@ describe('provisioner settings', () => {
           DRS_MAX_DATASET_FILES: '11',
           DRS_BYTES_OFFLOAD: 'nginx',
           DRS_BYTES_OFFLOAD_PREFIX: '/_bytes/',
+          DRS_PLAINTEXT_DOWNLOADS: 'on',
           CATALOG_TIMEOUT_MS: '1500',
         }).drsSettings,
       ).toEqual({
@@ -90,6 +91,7 @@ describe('provisioner settings', () => {
         maxBulkRequestLength: 9,
         maxDatasetFiles: 11,
         bytesOffloadPrefix: '/_bytes/',
+        plaintextDownloads: true,
         catalogTimeoutMs: 1500,
       });
       // DRS off: no endpoint; this process sends the bytes unless nginx is named.
@@ -97,9 +99,33 @@ describe('provisioner settings', () => {
         endpoint: null,
         accessUrlKeys: {},
         bytesOffloadPrefix: null,
+        plaintextDownloads: false,
         accessUrlSeconds: 300,
         grantCheckSeconds: 60,
       });
+    });
+
+    it('plain-text downloads of encrypted files: off by default, on only with an https:// DRS_PUBLIC_URL', () => {
+      expect(loadProvisionerSettings({ REDIS_URL }).drsSettings.plaintextDownloads).toBe(false);
+      expect(
+        loadProvisionerSettings({ ...drs, DRS_PLAINTEXT_DOWNLOADS: 'on' }).drsSettings
+          .plaintextDownloads,
+      ).toBe(true);
+      expect(
+        problemsOf({
+          ...drs,
+          DRS_PUBLIC_URL: 'http://drs.example.org',
+          DRS_PLAINTEXT_DOWNLOADS: 'on',
+        }),
+      ).toEqual([
+        'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS',
+      ]);
+      expect(problemsOf({ REDIS_URL, DRS_PLAINTEXT_DOWNLOADS: 'on' })).toEqual([
+        'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS',
+      ]);
+      expect(problemsOf({ REDIS_URL, DRS_PLAINTEXT_DOWNLOADS: 'yes' })).toEqual([
+        'DRS_PLAINTEXT_DOWNLOADS must be off or on',
+      ]);
     });
 
     it('the next and previous keys: real secrets of 32 characters, only beside a signing key', () => {

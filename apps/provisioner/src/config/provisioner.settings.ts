@@ -186,6 +186,25 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @OnlyWith('C4GH_ARCHIVE_SECRET_KEY_FILE')
   C4GH_ARCHIVE_PASSPHRASE_FILE?: string;
 
+  /**
+   * During an archive key rotation: the key file of the key stored headers were encrypted for
+   * before C4GH_ARCHIVE_SECRET_KEY_FILE. It still opens them (DRS, deposits); nothing is encrypted
+   * for it; `npm run provisioner -- rotate-archive-key` re-wraps every header from it to the
+   * archive key. Remove it once that command reports nothing left.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE must be a file path' })
+  @OnlyWith('C4GH_ARCHIVE_SECRET_KEY_FILE')
+  C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE?: string;
+
+  /** A file whose first line is the passphrase of an encrypted C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE. */
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE must be a file path' })
+  @OnlyWith('C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE')
+  C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE?: string;
+
   /** The S3 endpoint (https://… of Ceph RGW, MinIO, iRODS's S3 API, …); unset = AWS. */
   @IsOptional()
   @IsUrl(
@@ -507,6 +526,27 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IsIn(['off', 'nginx'], { message: 'DRS_BYTES_OFFLOAD must be off or nginx' })
   DRS_BYTES_OFFLOAD: 'off' | 'nginx' = 'off';
 
+  /**
+   * `on`: a file stored encrypted (archive mode) is sent decrypted to a reader who sends no
+   * Crypt4GH public key, as a plain file is; `off` (the default) answers such a read 400
+   * `c4gh_key_required`. Accepted only with an https:// DRS_PUBLIC_URL: plain-text never leaves
+   * but over TLS (docs/decisions/plaintext-downloads.md).
+   */
+  @ValidateBy({
+    name: 'drsPlaintextDownloads',
+    validator: {
+      validate: (value: unknown, args?: ValidationArguments) =>
+        value === 'off' ||
+        (value === 'on' &&
+          ((args?.object as ProvisionerSettings).DRS_PUBLIC_URL ?? '').startsWith('https://')),
+      defaultMessage: (args?: ValidationArguments) =>
+        args?.value === 'on'
+          ? 'DRS_PLAINTEXT_DOWNLOADS=on needs an https:// DRS_PUBLIC_URL: plain-text is sent only over TLS'
+          : 'DRS_PLAINTEXT_DOWNLOADS must be off or on',
+    },
+  })
+  DRS_PLAINTEXT_DOWNLOADS: 'off' | 'on' = 'off';
+
   /** nginx's internal location aliased to the storage root (used with DRS_BYTES_OFFLOAD=nginx). */
   @Matches(/^\/[A-Za-z0-9_.~-]+\/$/, {
     message:
@@ -588,16 +628,29 @@ export class ProvisionerSettings extends FrontDoorSettings {
       maxBulkRequestLength: this.DRS_MAX_BULK_REQUEST_LENGTH,
       maxDatasetFiles: this.DRS_MAX_DATASET_FILES,
       bytesOffloadPrefix: this.DRS_BYTES_OFFLOAD === 'nginx' ? this.DRS_BYTES_OFFLOAD_PREFIX : null,
+      plaintextDownloads: this.DRS_PLAINTEXT_DOWNLOADS === 'on',
       catalogTimeoutMs: this.CATALOG_TIMEOUT_MS,
     };
   }
 
   /** The archive key's files in archive mode; null with STORAGE_ENCRYPTION=off. */
-  get archiveKeyFiles(): { keyFile: string; passphraseFile?: string } | null {
+  get archiveKeyFiles(): {
+    keyFile: string;
+    passphraseFile?: string;
+    previous?: { keyFile: string; passphraseFile?: string };
+  } | null {
     if (this.STORAGE_ENCRYPTION !== 'crypt4gh') return null;
     return {
       keyFile: this.C4GH_ARCHIVE_SECRET_KEY_FILE!,
       passphraseFile: this.C4GH_ARCHIVE_PASSPHRASE_FILE,
+      ...(this.C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE === undefined
+        ? {}
+        : {
+            previous: {
+              keyFile: this.C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE,
+              passphraseFile: this.C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE,
+            },
+          }),
     };
   }
 

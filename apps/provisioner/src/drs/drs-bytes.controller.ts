@@ -11,7 +11,7 @@ import { answerHead, sendFile, type Served } from './byte-ranges';
 import { DrsError } from './drs-errors';
 import { DrsErrorsFilter, noteDrsRequest } from './drs-errors.filter';
 import { DrsService, type ReadFacts } from './drs.service';
-import { readerKeyOf, sendReencrypted } from './reencrypted-download';
+import { readerRequestOf, sendCrypt4gh } from './reencrypted-download';
 import { TrailEmitter } from '../trail/trail-emitter';
 
 /**
@@ -51,7 +51,7 @@ export class DrsBytesController {
     // Counted as a download being sent from now (checked and counted in one step), not from its
     // first byte: a burst of reads cannot all pass the slow-reader bounds before any is counted.
     admitStreamedAnswer(req);
-    const target = await this.drs.bytesOf(token, name, readerKeyOf(req), (facts) =>
+    const target = await this.drs.bytesOf(token, name, readerRequestOf(req), (facts) =>
       noteDrsRequest(req, facts),
     );
     // Handed to the store (a signed URL) or to nginx: the bytes they send are theirs to count.
@@ -79,8 +79,8 @@ export class DrsBytesController {
       return void res.status(200).end();
     }
     if (target.kind === 'crypt4gh') {
-      // Counted in the stream sent: the reader's header, then the stored body.
-      const sent = await sendReencrypted(req, res, target, {
+      // Counted in the stream sent: the reader's header, then the stored body (or the plain-text).
+      const sent = await sendCrypt4gh(req, res, target.stream, {
         everyMs: this.recheckMs,
         stillAllowed: target.stillGranted,
       });

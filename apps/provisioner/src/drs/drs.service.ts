@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash } from 'node:crypto';
-import { bodySize, rewrapHeader, secretKey } from '@app/crypt4gh';
-import { ARCHIVE_KEY, type ArchiveKey } from '../storage/archive-key';
+import { Crypt4ghError, headerPackets, openHeader, secretKey, type SecretKey } from '@app/crypt4gh';
+import { ARCHIVE_KEY, type ArchiveKey, archiveSecretKeys } from '../storage/archive-key';
 import { DRS_SETTINGS, type DrsEndpoint, type DrsSettings } from '../config/drs-settings';
 import { STORAGE_SYSTEM } from '../storage/storage.module';
 import type { ByteSource, StorageSystem } from '../storage/storage-system';
@@ -11,7 +10,12 @@ import { DrsAuthorizer, type DrsCaller, type DrsCredentials } from './drs-author
 import { DrsError, drsForbidden, drsNotFound } from './drs-errors';
 import { datasetDrsId, type DatasetRef, parseDrsId } from './drs-ids';
 import { mapLimit } from '../common/map-limit';
-import type { ReencryptedTarget } from './reencrypted-download';
+import {
+  type Crypt4ghTarget,
+  crypt4ghTarget,
+  plaintextRangeIn,
+  type ReaderRequest,
+} from './reencrypted-download';
 import { type StoredDataset, StoredDatasets, type StoredFile } from './stored-datasets';
 import { VisaVerifier } from './visa-verifier';
 import { TrailEmitter } from '../trail/trail-emitter';
@@ -24,6 +28,11 @@ export const MAX_ANONYMOUS_DATASETS = 50;
 const LOOKUP_CONCURRENCY = 8;
 /** How long service-info's totals are reused (they walk storage). */
 const TOTALS_TTL_MS = 60_000;
+/**
+ * The checksum type of a stored Crypt4GH body's SHA-256 (archive mode), beside the plain-text's
+ * `sha-256`: not an IANA name, so a client that verifies what it downloads never mistakes it.
+ */
+export const BODY_CHECKSUM_TYPE = 'c4gh-body-sha-256';
 /** A stored Crypt4GH body is read for a reader this much at a time (memory stays flat). */
 const BODY_PIECE_BYTES = 1024 * 1024;
 
@@ -80,12 +89,12 @@ export type ByteTarget =
       read: ReadFacts;
     }
   | { kind: 'bytes'; bytes: Buffer; etag: string; name: string; read: ReadFacts }
-  | ({
+  | {
       kind: 'crypt4gh';
-      etag: string;
+      stream: Crypt4ghTarget;
       stillGranted: () => Promise<boolean>;
       read: ReadFacts;
-    } & ReencryptedTarget)
+    }
   | { kind: 'url'; url: string; read: ReadFacts };
 
 /** Who reads which object of which dataset through an access URL (what the trail records). */
@@ -109,6 +118,10 @@ export class DrsService {
   private readonly endpoint: DrsEndpoint | null;
   private readonly authorizer?: DrsAuthorizer;
   private readonly urls: AccessUrls;
+  /** The archive key(s) stored headers open with. */
+  private readonly archiveSecrets: SecretKey[];
+  /** Per parsed dataset, its stored bodies' SHA-256 by path (null: none recorded). */
+  private readonly bodyChecksums = new WeakMap<StoredDataset, Map<string, string | null>>();
   private totalsCache?: { at: number; value: Promise<{ objects: number; bytes: number }> };
   /**
    * Object bodies built once per parsed dataset (and its accession): a bulk answer of 1,000
@@ -126,6 +139,7 @@ export class DrsService {
     private readonly trail: TrailEmitter,
     @Inject(ARCHIVE_KEY) private readonly archiveKey: ArchiveKey | null,
   ) {
+    this.archiveSecrets = archiveKey === null ? [] : archiveSecretKeys(archiveKey).map(secretKey);
     const { endpoint, catalogTimeoutMs } = settings;
     this.endpoint = endpoint;
     this.urls = new AccessUrls(settings.accessUrlKeys, settings.accessUrlSeconds);
@@ -224,6 +238,7 @@ export class DrsService {
     const caller = await this.caller(credentials);
     const [accession] = await this.permit(caller, [object]);
     await this.allowed(caller, [{ id, accession }]);
+    await this.readBodyChecksums([object]);
     return this.bodyOf(id, object, accession);
   }
 
@@ -232,6 +247,7 @@ export class DrsService {
     const caller = await this.caller(credentials);
     const { granted, unresolved } = await this.sortOut(ids, caller);
     await this.allowed(caller, granted);
+    await this.readBodyChecksums(granted.map(({ object }) => object));
     return {
       summary: summary(ids.length, granted.length),
       ...(unresolved.length > 0 ? { unresolved_drs_objects: unresolved } : {}),
@@ -297,7 +313,7 @@ export class DrsService {
   async bytesOf(
     token: string,
     name?: string,
-    reader?: Buffer,
+    reader: ReaderRequest = {},
     note?: NoteRead,
   ): Promise<ByteTarget> {
     this.enabled();
@@ -332,10 +348,18 @@ export class DrsService {
     if (dataset.encryption !== undefined) {
       return {
         kind: 'crypt4gh',
-        ...(await this.reencrypted(dataset, file, reader)),
+        stream: await this.crypt4ghStream(dataset, file, reader),
         stillGranted,
         read,
       };
+    }
+    if (reader.plaintextRange !== undefined) {
+      throw new DrsError(
+        400,
+        'c4gh_not_encrypted',
+        `${file.path} is not stored encrypted: ask for its bytes with Range, not X-C4GH-Plaintext-Range`,
+        { path: file.path },
+      );
     }
     const storagePath = `${dataset.path}/${file.path}`;
     const source = await this.storage.byteSource(storagePath, 60);
@@ -353,23 +377,53 @@ export class DrsService {
   }
 
   /**
-   * A file stored in archive mode as `reader` receives it: its stored header re-wrapped for
-   * their key (same data key; the body is never decrypted), then the stored body. Refused
-   * without a reader's key (400, naming the file), or when this process has no archive key.
+   * A file stored in archive mode as `reader` receives it: its stored header opened with the
+   * archive key and a new one made for their key (same data key; the body is never decrypted),
+   * then the stored body; with X-C4GH-Plaintext-Range, a header carrying an edit list and only
+   * the segments that hold those bytes. Without a reader's key: the plain-text where
+   * DRS_PLAINTEXT_DOWNLOADS allows it, else a 400 naming the file.
    */
-  private async reencrypted(
+  private async crypt4ghStream(
     dataset: StoredDataset,
     file: StoredFile,
-    reader: Buffer | undefined,
-  ): Promise<ReencryptedTarget & { etag: string }> {
-    if (reader === undefined) {
+    reader: ReaderRequest,
+  ): Promise<Crypt4ghTarget> {
+    const plaintextAllowed =
+      this.settings.plaintextDownloads && reader.plaintextRange === undefined;
+    if (reader.key === undefined && !plaintextAllowed) {
       throw new DrsError(
         400,
         'c4gh_key_required',
-        `${file.path} is stored encrypted (Crypt4GH): send your Crypt4GH public key file, base64-encoded, in X-C4GH-Public-Key (or Htsget-Context-Public-Key)`,
+        `${file.path} is stored encrypted (Crypt4GH): send your Crypt4GH public key file, base64-encoded, in X-C4GH-Public-Key (or Htsget-Context-Public-Key)${reader.plaintextRange === undefined ? '' : ', beside X-C4GH-Plaintext-Range'}`,
         { path: file.path },
       );
     }
+    const range =
+      reader.plaintextRange === undefined
+        ? undefined
+        : plaintextRangeIn(reader.plaintextRange, file.size, file.path);
+    const dataKeys = await this.dataKeysOf(dataset, file);
+    const bodyPath = `${dataset.path}/${file.path}`;
+    const storage = this.storage;
+    const readBody = async function* (start: number, end: number): AsyncGenerator<Buffer> {
+      for (let at = start; at <= end;) {
+        const length = Math.min(BODY_PIECE_BYTES, end + 1 - at);
+        const piece = await storage.readObject(bodyPath, { start: at, length });
+        if (piece === null || piece.length < length)
+          throw new Error(`${bodyPath} is shorter than its recorded body`);
+        yield piece;
+        at += length;
+      }
+    };
+    return crypt4ghTarget(
+      { dataKeys, size: file.size, sha256: file.sha256, name: nameOf(file.path) },
+      { key: reader.key, range },
+      readBody,
+    );
+  }
+
+  /** The data keys of a stored file: its header opened with the archive key. */
+  private async dataKeysOf(dataset: StoredDataset, file: StoredFile): Promise<Buffer[]> {
     if (this.archiveKey === null) {
       throw new DrsError(
         503,
@@ -377,29 +431,21 @@ export class DrsService {
         `${file.path} is stored encrypted, and this process has no archive key (STORAGE_ENCRYPTION=crypt4gh, C4GH_ARCHIVE_SECRET_KEY_FILE)`,
       );
     }
-    const bodyPath = `${dataset.path}/${file.path}`;
     const stored = await this.storage.readObject(
       `${dataset.path}/${dataset.encryption!.headers}/${file.path}`,
     );
     if (stored === null) throw new DrsError(404, 'not_found', 'The object is no longer stored');
-    const header = await rewrapHeader(stored, [secretKey(this.archiveKey.secretKey)], [reader]);
-    const storage = this.storage;
-    return {
-      header,
-      bodySize: bodySize(file.size),
-      etag: `"${createHash('sha256').update(header).digest('hex')}"`,
-      name: `${nameOf(file.path)}.c4gh`,
-      async *readBody(start, end) {
-        for (let at = start; at <= end;) {
-          const length = Math.min(BODY_PIECE_BYTES, end + 1 - at);
-          const piece = await storage.readObject(bodyPath, { start: at, length });
-          if (piece === null || piece.length < length)
-            throw new Error(`${bodyPath} is shorter than its recorded body`);
-          yield piece;
-          at += length;
-        }
-      },
-    };
+    try {
+      return openHeader(await headerPackets(stored), this.archiveSecrets).dataKeys;
+    } catch (error) {
+      if (!(error instanceof Crypt4ghError)) throw error;
+      throw new DrsError(
+        503,
+        'archive_key_mismatch',
+        `The stored header of ${file.path} does not open with this process's archive key (${error.message})`,
+        { path: file.path },
+      );
+    }
   }
 
   /** The accessions `subject` may read now (the grant check; 503 when the catalog cannot say). */
@@ -541,6 +587,28 @@ export class DrsService {
     return body;
   }
 
+  /**
+   * The stored bodies' SHA-256 of the encrypted files among `objects` (archive mode), read once
+   * per parsed dataset, several at a time, for buildBody.
+   */
+  private async readBodyChecksums(objects: Resolved[]): Promise<void> {
+    const wanted = objects.filter(
+      ({ dataset, file }) =>
+        file !== undefined &&
+        dataset.encryption?.body_sha256 !== undefined &&
+        !this.bodyChecksums.get(dataset)?.has(file.path),
+    );
+    await mapLimit(wanted, LOOKUP_CONCURRENCY, async ({ dataset, file }) => {
+      const stored = await this.storage.readObject(
+        `${dataset.path}/${dataset.encryption!.body_sha256}/${file!.path}`,
+      );
+      const hex = stored?.toString('utf8').trim();
+      let known = this.bodyChecksums.get(dataset);
+      if (known === undefined) this.bodyChecksums.set(dataset, (known = new Map()));
+      known.set(file!.path, hex !== undefined && /^[0-9a-f]{64}$/.test(hex) ? hex : null);
+    });
+  }
+
   private buildBody(id: string, { dataset, file }: Resolved, accession: string): DrsObjectBody {
     const drs = this.enabled();
     const common = {
@@ -562,6 +630,8 @@ export class DrsService {
         aliases: [accession],
       };
     }
+    // Archive mode: the stored body's too (what storage holds; an auditor's fixity check).
+    const bodySha256 = this.bodyChecksums.get(dataset)?.get(file.path);
     return {
       ...common,
       name: nameOf(file.path),
@@ -571,6 +641,7 @@ export class DrsService {
       checksums: [
         { type: 'sha-256', checksum: file.sha256 },
         ...(file.md5 !== undefined ? [{ type: 'md5', checksum: file.md5 }] : []),
+        ...(bodySha256 ? [{ type: BODY_CHECKSUM_TYPE, checksum: bodySha256 }] : []),
       ],
       description: `${file.path} in the dataset "${dataset.title}"`,
       aliases: [accession, `${accession}/${file.path}`],

@@ -154,6 +154,8 @@ export function leasedStorage(storage: StorageSystem, lease: AttemptLease): Stor
       await lease.confirm();
       return storage.publish(stagingId, path, options);
     },
+    // An import never replaces what is published.
+    replaceObject: undefined,
   };
   return leased;
 }

@@ -14,16 +14,20 @@ import {
 } from '@app/crypt4gh';
 import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fixture';
 import { referenceDecrypt } from '../../../../test/support/crypt4gh-reference';
-import { REAL_IO_MS } from '../../../../test/support/timeouts';
+import { PROCESS_START_MS, REAL_IO_MS } from '../../../../test/support/timeouts';
 import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { runDatasetImport } from '../import-pipeline/dataset-import-pipeline';
 import type { DatasetImportContext } from '../import-pipeline/dataset-import-context';
 import { CopyThreadPool } from '../import-pipeline/copying';
 import { closeSourceScanner, sourceScanner } from '../sources/source-system';
 import { DropzoneSource } from '../sources/dropzone/dropzone.source';
-import { archiveStorage, headerPath } from './archive-storage';
+import { archiveStorage, bodyChecksumPath, headerPath } from './archive-storage';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
 import { parseProvenance } from './provenance';
+import { checkRotation } from '../../test/support/archive-rotation';
+import { entryCommand } from '../../../../test/support/app-process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 
 // Real threads and files, and the reference CLI in Python: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
@@ -62,6 +66,7 @@ function storedLists(dataset: string, stored: string[], paths: string[]) {
     [
       ...paths,
       ...paths.map(headerPath),
+      ...paths.map(bodyChecksumPath),
       '.provisioner/manifest-sha256.txt',
       '.provisioner/provenance.json',
     ].sort(),
@@ -151,6 +156,10 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         const body = readFileSync(join(dataset, path));
         // A body, never the plain-text: its size is the segments', and no 16 plain bytes show.
         expect(body.length).toBe(bodySize(plain.length));
+        // The stored body's own SHA-256, for fixity checks without the key.
+        expect(readFileSync(join(dataset, bodyChecksumPath(path)), 'utf8')).toBe(
+          `${digest('sha256', body)}\n`,
+        );
         if (plain.length >= 16) expect(body.includes(plain.subarray(0, 16))).toBe(false);
         expect(provenance.files.find((file) => file.path === path)).toEqual({
           path,
@@ -163,6 +172,7 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       expect(provenance.encryption).toEqual({
         format: 'crypt4gh',
         headers: '.provisioner/c4gh-headers',
+        body_sha256: '.provisioner/c4gh-body-sha256',
         recipient: archive.publicKey.toString('base64'),
       });
       expect(provenance.totals.bytes).toBe(
@@ -203,6 +213,9 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         // The body as deposited: never decrypted to be stored.
         const { length } = (await headerAt(deposited))!;
         expect(readFileSync(join(dataset, path)).equals(deposited.subarray(length))).toBe(true);
+        expect(readFileSync(join(dataset, bodyChecksumPath(path)), 'utf8')).toBe(
+          `${digest('sha256', deposited.subarray(length))}\n`,
+        );
         // A header for the archive key alone: the depositor's packets are gone.
         const header = readFileSync(join(dataset, headerPath(path)));
         const packets = await headerPackets(header);
@@ -221,6 +234,72 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       expect(manifest).not.toContain('.c4gh');
       expect(provenance.totals.bytes).toBe(small.length + large.length);
     },
+  );
+
+  it('rotate-archive-key re-wraps every header of a read-only published tree, no body byte rewritten, resuming after a crash', async () => {
+    const result = await runDatasetImport(context({}));
+    const headers = join(storage.absolute(result.path), '.provisioner/c4gh-headers/nested/deep');
+    const readOnly = () => statSync(headers).mode & 0o222;
+    expect(readOnly()).toBe(0);
+    await checkRotation(storage, result.path, FILES, archive, base);
+    // Locked again after each header was replaced.
+    expect(readOnly()).toBe(0);
+  });
+
+  it(
+    'npm run provisioner -- rotate-archive-key: the settings name the keys; a second run finds nothing left',
+    async () => {
+      const result = await runDatasetImport(context({}));
+      const next = generateKeyPair();
+      const nextPath = join(base, 'next.sec');
+      writeFileSync(nextPath, await secretKeyFile(next.secretKey));
+      const env = {
+        ...process.env,
+        REDIS_URL: 'redis://127.0.0.1:1',
+        STORAGE_ROOT: storage.absolute(''),
+        STORAGE_ENCRYPTION: 'crypt4gh',
+        C4GH_ARCHIVE_SECRET_KEY_FILE: nextPath,
+        C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE: secretKeyPath,
+        C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE: join(base, 'pw'),
+      };
+      writeFileSync(join(base, 'pw'), 'pw\n');
+      const run = async (args: string[], runEnv: NodeJS.ProcessEnv = env) => {
+        const { args: entry } = entryCommand('provisioner', 'src/provisioner.cli');
+        return promisify(execFile)(process.execPath, [...entry, 'rotate-archive-key', ...args], {
+          env: runEnv,
+        }).then(
+          ({ stdout }) => ({ code: 0, stdout }),
+          (error: { code: number; stdout: string; stderr: string }) => ({
+            code: error.code,
+            stdout: `${error.stdout}${error.stderr}`,
+          }),
+        );
+      };
+      const count = Object.keys(FILES).length;
+      const first = await run(['--json']);
+      expect(first.stdout).toContain(`${count} re-wrapped, 0 already, 0 failed ${result.path}`);
+      expect(JSON.parse(first.stdout.trim().split('\n').pop()!)).toEqual({
+        'rotate-archive-key': { datasets: 1, rewrapped: count, already: 0, failed: 0 },
+      });
+      expect(first.code).toBe(0);
+      const second = await run(['--json']);
+      expect(JSON.parse(second.stdout.trim().split('\n').pop()!)).toEqual({
+        'rotate-archive-key': { datasets: 1, rewrapped: 0, already: count, failed: 0 },
+      });
+      const header = readFileSync(join(storage.absolute(result.path), headerPath('a.txt')));
+      expect(
+        openHeader(await headerPackets(header), [secretKey(next.secretKey)]).dataKeys,
+      ).toHaveLength(1);
+      // Without the previous key there is nothing to rotate from: 2, saying what to set.
+      const without: NodeJS.ProcessEnv = { ...env };
+      delete without.C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE;
+      delete without.C4GH_ARCHIVE_PREVIOUS_PASSPHRASE_FILE;
+      const refused = await run([], without);
+      expect(refused.code).toBe(2);
+      expect(refused.stdout).toContain('C4GH_ARCHIVE_PREVIOUS_SECRET_KEY_FILE');
+      // Three processes of the command.
+    },
+    3 * PROCESS_START_MS + REAL_IO_MS,
   );
 
   it.each([

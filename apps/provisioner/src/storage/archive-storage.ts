@@ -13,7 +13,7 @@ import {
   secretKey,
   SegmentEncryptor,
 } from '@app/crypt4gh';
-import type { ArchiveKey } from './archive-key';
+import { type ArchiveKey, archiveSecretKeys } from './archive-key';
 import { type Complete, storageReads } from './storage-decorator';
 import { PROVENANCE_DIR } from './storage-layout';
 import type {
@@ -40,6 +40,19 @@ export function headerPath(path: string): string {
   return `${HEADERS_DIR}/${path}`;
 }
 
+/**
+ * The SHA-256 of each stored body (the bytes in storage, not the plain-text), written once the
+ * body is complete: `<BODY_CHECKSUMS_DIR>/<path>` holds it in hex. An auditor checks a body's
+ * fixity with it without the archive key; DRS gives it beside the plain-text's. A rotation
+ * rewrites headers only, so it stays true.
+ */
+export const BODY_CHECKSUMS_DIR = `${PROVENANCE_DIR}/c4gh-body-sha256`;
+
+/** Where the stored body's SHA-256 of the data file at `path` (relative to its dataset) is. */
+export function bodyChecksumPath(path: string): string {
+  return `${BODY_CHECKSUMS_DIR}/${path}`;
+}
+
 /** A file its depositor encrypted for the archive key: stored re-wrapped, under its name without this. */
 export const DEPOSIT_SUFFIX = '.c4gh';
 
@@ -57,10 +70,20 @@ export function depositStoredPath(path: string): string {
   return path.slice(0, -DEPOSIT_SUFFIX.length);
 }
 
-/** Plain-text written to it leaves as the segments of a body (SegmentEncryptor). */
-function encryptingWriter(writer: ObjectWriter, dataKey: Buffer): ObjectWriter {
+/**
+ * Plain-text written to it leaves as the segments of a body (SegmentEncryptor); once the body is
+ * committed, its SHA-256 is handed to `committed` (before the commit resolves: a body recorded
+ * always has its checksum).
+ */
+function encryptingWriter(
+  writer: ObjectWriter,
+  dataKey: Buffer,
+  committed: (bodySha256: string) => Promise<void>,
+): ObjectWriter {
   const encryptor = new SegmentEncryptor(dataKey);
+  const hash = createHash('sha256');
   const writeAll = async (parts: Buffer[]): Promise<void> => {
+    for (const part of parts) hash.update(part);
     // One write per sealed segment would be three per 64 KiB: joined, a chunk is one write.
     if (parts.length > 0) await writer.write(parts.length === 1 ? parts[0] : Buffer.concat(parts));
   };
@@ -69,6 +92,7 @@ function encryptingWriter(writer: ObjectWriter, dataKey: Buffer): ObjectWriter {
     commit: async () => {
       await writeAll(encryptor.end());
       await writer.commit();
+      await committed(hash.digest('hex'));
     },
     abort: () => writer.abort(),
     // Parts an upload left are never reused: the next attempt encrypts under another data key.
@@ -89,10 +113,13 @@ function encryptingWriter(writer: ObjectWriter, dataKey: Buffer): ObjectWriter {
 function rewrappingWriter(
   writeHeader: (header: Buffer) => Promise<void>,
   createBody: (headerLength: number) => Promise<ObjectWriter>,
+  committed: (bodySha256: string) => Promise<void>,
   key: ArchiveKey,
   storedPath: string,
 ): ObjectWriter {
-  const keys = [secretKey(key.secretKey)];
+  const bodyHash = createHash('sha256');
+  // A deposit made for the previous key during a rotation is taken too (and re-wrapped for this one).
+  const keys = archiveSecretKeys(key).map(secretKey);
   let head: Buffer | null = Buffer.alloc(0);
   let body: ObjectWriter | null = null;
   let plaintext: DepositedPlaintext | undefined;
@@ -101,7 +128,7 @@ function rewrappingWriter(
   const md5 = createHash('md5');
   let size = 0;
   const plain = (async () => {
-    for await (const piece of decrypt(input, [key.secretKey])) {
+    for await (const piece of decrypt(input, archiveSecretKeys(key))) {
       sha256.update(piece);
       md5.update(piece);
       size += piece.length;
@@ -117,7 +144,10 @@ function rewrappingWriter(
   const rewrapping: Complete<ObjectWriter> = {
     write: async (chunk) => {
       await feed(chunk);
-      if (head === null) return body!.write(chunk);
+      if (head === null) {
+        bodyHash.update(chunk);
+        return body!.write(chunk);
+      }
       head = Buffer.concat([head, chunk]);
       const found = await headerAt(head);
       if (found === undefined) return;
@@ -132,7 +162,10 @@ function rewrappingWriter(
       body = await createBody(found.length);
       const rest = head.subarray(found.length);
       head = null;
-      if (rest.length > 0) await body.write(rest);
+      if (rest.length > 0) {
+        bodyHash.update(rest);
+        await body.write(rest);
+      }
     },
     commit: async () => {
       input.end();
@@ -140,6 +173,7 @@ function rewrappingWriter(
       if (body === null)
         throw new Crypt4ghError('truncated', 'The file ends before its Crypt4GH header does');
       await body.commit();
+      await committed(bodyHash.digest('hex'));
       plaintext = {
         storedPath,
         size,
@@ -196,6 +230,7 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
           (header) => area.writeSmallObject(headerPath(stored), header),
           (headerLength) =>
             area.createObject(stored, size === undefined ? undefined : size - headerLength),
+          (sha256) => area.writeSmallObject(bodyChecksumPath(stored), `${sha256}\n`),
           key,
           stored,
         );
@@ -207,16 +242,21 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
         buildHeader({ dataKeys: [dataKey] }, [recipient]),
       );
       const body = await area.createObject(path, size === undefined ? undefined : bodySize(size));
-      return encryptingWriter(body, dataKey);
+      return encryptingWriter(body, dataKey, (sha256) =>
+        area.writeSmallObject(bodyChecksumPath(path), `${sha256}\n`),
+      );
     },
     // The stored manifest, provenance and submission document: metadata, as SDA's database is.
     writeSmallObject: (path, content) => area.writeSmallObject(path, content),
     createCollection: (path) => area.createCollection(path),
     sync: () => area.sync(),
     discardExcept: (keep) =>
-      area.discardExcept((path) =>
-        path.startsWith(`${HEADERS_DIR}/`) ? keep(path.slice(HEADERS_DIR.length + 1)) : keep(path),
-      ),
+      area.discardExcept((path) => {
+        for (const dir of [HEADERS_DIR, BODY_CHECKSUMS_DIR]) {
+          if (path.startsWith(`${dir}/`)) return keep(path.slice(dir.length + 1));
+        }
+        return keep(path);
+      }),
     record: (files: readonly StagedFile[]) =>
       area.record(files.map((file) => ({ ...file, size: bodySize(file.size) }))),
   };
@@ -235,6 +275,7 @@ export function archiveStorage(storage: StorageSystem, key: ArchiveKey): Storage
     encryption: {
       format: 'crypt4gh',
       headers: HEADERS_DIR,
+      body_sha256: BODY_CHECKSUMS_DIR,
       recipient: recipient.toString('base64'),
     },
     // A file's longest key is its header's, HEADERS_DIR deeper than its body's.
@@ -247,6 +288,8 @@ export function archiveStorage(storage: StorageSystem, key: ArchiveKey): Storage
       archiveArea(await storage.openStaging(id, target, options), key),
     removeStaging: (id) => storage.removeStaging(id),
     publish: (stagingId, path, options) => storage.publish(stagingId, path, options),
+    replaceObject:
+      storage.replaceObject && ((path, content) => storage.replaceObject!(path, content)),
   };
   return archived;
 }

@@ -211,6 +211,11 @@ export interface StoredEncryption {
   format: 'crypt4gh';
   /** Where a file's header is, relative to its dataset: `<headers>/<path>`. */
   headers: string;
+  /**
+   * Where the SHA-256 of a file's stored body is (hex), relative to its dataset:
+   * `<body_sha256>/<path>`. Absent in datasets stored before it was recorded.
+   */
+  body_sha256?: string;
   /** The archive's public key the headers are encrypted for, base64. */
   recipient: string;
 }
@@ -249,6 +254,12 @@ export interface StorageSystem {
    */
   publish(stagingId: string, path: string, options: { readOnly: boolean }): Promise<void>;
   freeBytes(): Promise<number>;
+  /**
+   * Replaces an existing small object of a published dataset in one atomic step: a reader sees the
+   * old content or the new, never a part (filesystem: a file beside it renamed over it, in a
+   * read-only tree too; S3: one PutObject). Only archive key rotation uses it, on headers.
+   */
+  replaceObject?(path: string, content: Uint8Array): Promise<void>;
   /**
    * Where a client reads a published object's bytes: a local file that this process serves
    * (filesystem), or a URL the store serves itself, pre-signed for `seconds` (S3).

@@ -18,7 +18,9 @@ const STORAGE_BACKEND = Symbol('STORAGE_BACKEND');
 /** The archive key in archive mode (STORAGE_ENCRYPTION=crypt4gh), else null. */
 export function archiveKeyFromSettings(settings: ProvisionerSettings): Promise<ArchiveKey | null> {
   const files = settings.archiveKeyFiles;
-  return files ? loadArchiveKey(files.keyFile, files.passphraseFile) : Promise.resolve(null);
+  return files
+    ? loadArchiveKey(files.keyFile, files.passphraseFile, files.previous)
+    : Promise.resolve(null);
 }
 
 /** An S3 bucket must exist and admit the credential; a filesystem has nothing to ask. */

@@ -8,8 +8,12 @@ import {
   rename,
   rm,
   rmdir,
+  stat,
   statfs,
+  unlink,
+  writeFile,
 } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { JOURNAL_PATH } from '../staged-files-journal';
 import {
@@ -63,6 +67,29 @@ export class FilesystemStorage implements StorageSystem {
     if (absolute !== this.root && !absolute.startsWith(this.root + sep))
       throw new Error(`path escapes the storage root: ${path}`);
     return absolute;
+  }
+
+  /**
+   * A new file beside the object, synced, renamed over it (same mode), the directory synced. A
+   * read-only directory (a published tree) is made writable for that moment and locked again.
+   */
+  async replaceObject(path: string, content: Uint8Array): Promise<void> {
+    const file = this.absolute(path);
+    const dir = dirname(file);
+    const fileMode = (await stat(file)).mode & 0o777;
+    const dirMode = (await stat(dir)).mode & 0o777;
+    const temp = join(dir, `.replacing-${randomBytes(6).toString('hex')}`);
+    if ((dirMode & 0o200) === 0) await chmod(dir, dirMode | 0o700);
+    try {
+      await writeFile(temp, content, { flag: 'wx', mode: 0o600 });
+      await fsyncPath(temp);
+      await chmod(temp, fileMode);
+      await rename(temp, file);
+      await fsyncPath(dir);
+    } finally {
+      await unlink(temp).catch(() => undefined);
+      if ((dirMode & 0o200) === 0) await chmod(dir, dirMode);
+    }
   }
 
   /** The file itself: the API serves it (drs/byte-ranges.ts). */

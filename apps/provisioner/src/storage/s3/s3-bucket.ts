@@ -190,8 +190,8 @@ export class S3Bucket {
   }
 
   /** A small object in one request, with its Content-MD5. */
-  async putSmall(key: string, content: string): Promise<void> {
-    const body = Buffer.from(content);
+  async putSmall(key: string, content: string | Uint8Array): Promise<void> {
+    const body = typeof content === 'string' ? Buffer.from(content) : Buffer.from(content);
     await this.target.put.put(
       this.name,
       key,

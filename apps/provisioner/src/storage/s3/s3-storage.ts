@@ -125,6 +125,15 @@ export class S3Storage implements StorageSystem {
     });
   }
 
+  /** One PutObject over the existing object (S3's writes are atomic per object). */
+  async replaceObject(path: string, content: Uint8Array): Promise<void> {
+    return this.bucket.call(async () => {
+      const key = this.bucket.key(path);
+      if (!(await this.bucket.objectExists(key))) throw new Error(`${path} does not exist`);
+      await this.bucket.putSmall(key, content);
+    });
+  }
+
   /** An object store reports no free space; preflight's check passes. */
   async freeBytes(): Promise<number> {
     return Number.MAX_SAFE_INTEGER;
