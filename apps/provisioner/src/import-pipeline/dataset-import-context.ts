@@ -1,4 +1,5 @@
 import type { SourceLimits } from '../config/source-config';
+import type { ValidatorConfig } from '../config/validator-config';
 import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import type { StorageSystem } from '../storage/storage-system';
 import type { ImportTimeline } from './import-steps';
@@ -48,6 +49,8 @@ export interface DatasetImportContext {
   recentChangeMs?: number;
   /** The worker's budget of files held by running imports (IMPORT_MAX_FILES); none: no bound. */
   fileBudget?: FileBudget;
+  /** The source's validators (SOURCES[].validators), run on the staged files before publication. */
+  validators?: readonly ValidatorConfig[];
 }
 
 export interface CopyMeter {

@@ -12,6 +12,7 @@ import { TrailEmitter } from '../trail/trail-emitter';
 import { derivedEventId } from '../trail/trail.queue';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
 import type { SourceLimits } from '../config/source-config';
+import type { ValidatorConfig } from '../config/validator-config';
 import { attemptStagingId } from './attempt-staging';
 import { AttemptLease, LeaseLostError, leasedStorage } from './leased-storage';
 import { runDatasetImport } from './dataset-import-pipeline';
@@ -84,6 +85,8 @@ export class ImportProcessor
   private readonly lockMs: number;
   /** SOURCE_*_MAX_BYTES: the worker's preflight reads the manifests within what the API does. */
   private readonly sourceLimits: SourceLimits;
+  /** Each source's validators (SOURCES[].validators), by source name. */
+  private readonly validators: Map<string, ValidatorConfig[]>;
 
   constructor(
     private readonly registry: SourceRegistry,
@@ -101,6 +104,7 @@ export class ImportProcessor
     super();
     this.lockMs = settings.IMPORT_LOCK_MS;
     this.sourceLimits = settings.sourceLimits;
+    this.validators = new Map(settings.sources.map((s) => [s.name, s.validators ?? []]));
   }
 
   /** What runs each job name of the imports queue. */
@@ -296,6 +300,7 @@ export class ImportProcessor
       copyPool: this.copyPool,
       fileBudget: this.fileBudget,
       sourceLimits: this.sourceLimits,
+      validators: this.validators.get(source.name),
       timeline,
       signal: this.stopping.signal,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),

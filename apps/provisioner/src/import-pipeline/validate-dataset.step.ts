@@ -1,0 +1,269 @@
+import { chmod, lstat, mkdir, mkdtemp, open, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mapLimit } from '../common/map-limit';
+import type { ValidatorConfig } from '../config/validator-config';
+import type { StagingArea } from '../storage/storage-system';
+import type { DatasetImportContext } from './dataset-import-context';
+import { type ImportProblem, ImportRejectedError, ImportStoppedError } from './import-errors';
+import type { ImportPlan } from './preflight';
+import { ProblemList } from './problem-list';
+import { runValidatorProcess, type ValidatorDirectories } from './validation/validator-process';
+import {
+  readResult,
+  RESULT_MAX_BYTES,
+  type ValidatorMessage,
+  type ValidatorResult,
+} from './validation/validator-result';
+
+/** Where a container run mounts the input directory (the GDI contract's path). */
+export const CONTAINER_INPUT = '/mnt/input';
+/** input.json is written in pieces of about this many characters. */
+const INPUT_PIECE_CHARS = 1024 * 1024;
+/** Of a crashed validator's last output, this much goes into the refusal's message. */
+const OUTPUT_IN_MESSAGE = 500;
+
+/** One validator that did not pass: the refusal's code and message, and the problems it named. */
+interface ValidatorFailure {
+  code: string;
+  message: string;
+  problems: ProblemList;
+}
+
+/**
+ * The validate step, after the files are staged and their checksums verified and before
+ * anything is flushed or published: each of the source's validators is run in turn on the staged
+ * files, to the GDI validator contract (docs/decisions/validators-before-publication.md). One
+ * that fails, crashes, outlives its time limit, writes no usable result.json or changes a staged
+ * file refuses the import (not retried), naming why. Nothing of it is kept: a later attempt of
+ * the same import (after a stop or a killed worker) runs every validator again.
+ */
+export async function validateDataset(
+  ctx: DatasetImportContext,
+  plan: ImportPlan,
+  staging: StagingArea,
+): Promise<void> {
+  const validators = ctx.validators ?? [];
+  if (validators.length === 0) return;
+  const data = staging.localFiles?.root;
+  if (data === undefined)
+    throw new ImportRejectedError(
+      'validation_unavailable',
+      'validators need the staged files on this host (STORAGE_BACKEND=filesystem, STORAGE_ENCRYPTION=off)',
+    );
+  const before = await identities(data, plan);
+  const failures: ValidatorFailure[] = [];
+  for (const validator of validators) {
+    if (ctx.signal?.aborted) throw new ImportStoppedError();
+    const failure = await runOne(ctx, validator, plan, data);
+    if (failure !== null) failures.push(failure);
+  }
+  const changed = await changedFiles(data, plan, before);
+  if (changed.total > 0)
+    throw new ImportRejectedError(
+      'validator_changed_data',
+      `${changed.total} staged file(s) changed while the validators ran`,
+      changed.details(),
+    );
+  if (failures.length > 0) throw refusal(failures);
+}
+
+async function runOne(
+  ctx: DatasetImportContext,
+  validator: ValidatorConfig,
+  plan: ImportPlan,
+  data: string,
+): Promise<ValidatorFailure | null> {
+  const work = await mkdtemp(join(tmpdir(), 'provisioner-validator-'));
+  const dirs: ValidatorDirectories = {
+    input: join(work, 'input'),
+    output: join(work, 'output'),
+    data,
+    scratch: join(work, 'scratch'),
+  };
+  try {
+    await Promise.all([mkdir(dirs.input), mkdir(dirs.output), mkdir(dirs.scratch)]);
+    // A subprocess finds the files at <input>/data, as a container at /mnt/input/data, where
+    // its engine mounts {data} (on the directory made here).
+    if (validator.container) await mkdir(join(dirs.input, 'data'));
+    else await symlink(data, join(dirs.input, 'data'));
+    const dataRoot = `${validator.container ? CONTAINER_INPUT : dirs.input}/data`;
+    await writeInput(join(dirs.input, 'input.json'), validator, plan, dataRoot);
+    await chmod(dirs.input, 0o555);
+    const exit = await runValidatorProcess(validator, dirs, RESULT_MAX_BYTES + 1, ctx.signal);
+    const named = `validator "${validator.name}"`;
+    if (exit.kind === 'stopped') throw new ImportStoppedError();
+    if (exit.kind === 'not_started')
+      return failure('validator_crashed', `${named} could not be started: ${exit.message}`);
+    if (exit.kind === 'timed_out')
+      return failure(
+        'validator_timed_out',
+        `${named} did not finish within its time limit of ${validator.timeout_ms} ms and was killed${lastOutput(exit.output)}`,
+      );
+    const reading = await readResult(join(dirs.output, 'result.json'));
+    const result = 'ok' in reading ? reading.ok : null;
+    const failedResult = result !== null && failedOf(result);
+    if (exit.code !== 0 && !failedResult) {
+      const how =
+        exit.signal === 'SIGXFSZ'
+          ? `was killed for writing a file past ${RESULT_MAX_BYTES} bytes`
+          : exit.signal !== null
+            ? `was killed by ${exit.signal}`
+            : `exited with code ${exit.code}`;
+      return failure(
+        'validator_crashed',
+        `${named} ${how} without a result (its limits: ${validator.memory_mb} MiB of memory, ${validator.timeout_ms} ms)${lastOutput(exit.output)}`,
+      );
+    }
+    if ('problem' in reading)
+      return failure(
+        'validator_result_invalid',
+        `${named} gave no usable result: ${reading.problem}`,
+      );
+    if (!failedResult) return null;
+    return validationFailure(validator.name, result!, `${dataRoot}/`);
+  } finally {
+    await chmod(dirs.input, 0o755).catch(() => undefined);
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+function failure(code: string, message: string): ValidatorFailure {
+  return { code, message, problems: new ProblemList() };
+}
+
+function lastOutput(output: string): string {
+  const text = output.trim();
+  if (text === '') return '';
+  const tail = text.length > OUTPUT_IN_MESSAGE ? `…${text.slice(-OUTPUT_IN_MESSAGE)}` : text;
+  return `; its last output: ${tail}`;
+}
+
+/** Failed: the result says so, or a file's result does (`passed` means every file passed). */
+function failedOf(result: ValidatorResult): boolean {
+  return result.result === 'failed' || result.files.some((file) => file.result === 'failed');
+}
+
+/** What a failed result says, as the import's problems: the errors (or, without any, the warnings). */
+function validationFailure(
+  name: string,
+  result: ValidatorResult,
+  prefix: string,
+): ValidatorFailure {
+  const problems = new ProblemList();
+  const add = (messages: ValidatorMessage[], path?: string): void => {
+    const errors = messages.filter((m) => m.level === 'error');
+    const told = errors.length > 0 ? errors : messages.filter((m) => m.level === 'warning');
+    for (const { message } of told)
+      problems.add({
+        code: 'validation_error',
+        ...(path ? { path } : {}),
+        message: `${name}: ${message}`,
+      });
+    if (told.length === 0 && path !== undefined)
+      problems.add({ code: 'validation_error', path, message: `${name}: failed` });
+  };
+  add(result.messages);
+  for (const file of result.files)
+    if (file.result === 'failed')
+      add(file.messages, file.path.startsWith(prefix) ? file.path.slice(prefix.length) : file.path);
+  if (problems.total === 0)
+    problems.add({ code: 'validation_error', message: `${name}: failed without a message` });
+  const [first] = problems.details();
+  const where = first.path ? `${first.path}: ` : '';
+  const more = problems.total > 1 ? ` (and ${problems.total - 1} more problem(s))` : '';
+  return {
+    code: 'validation_failed',
+    message: `validator "${name}" refused the dataset: ${where}${first.message}${more}`,
+    problems,
+  };
+}
+
+/** The first failure's code; every failure's message; their problems, bounded. */
+function refusal(failures: ValidatorFailure[]): ImportRejectedError {
+  const details = new ProblemList();
+  for (const { problems } of failures) details.addList(problems);
+  return new ImportRejectedError(
+    failures[0].code,
+    failures.map((f) => f.message).join('; '),
+    details.details(),
+  );
+}
+
+/**
+ * input.json: every file of the dataset with its path as the validator sees it, its size and
+ * checksums (`files`, the contract's file content validation), or its path only (`paths`, file
+ * structure validation); and the validator's `config`. Written in pieces: a dataset of a
+ * million files is never held as one text.
+ */
+async function writeInput(
+  path: string,
+  validator: ValidatorConfig,
+  { files, algorithms }: ImportPlan,
+  dataRoot: string,
+): Promise<void> {
+  const handle = await open(path, 'wx', 0o444);
+  try {
+    let piece = validator.mode === 'files' ? '{"files":[' : '{"paths":[';
+    for (let i = 0; i < files.count; i++) {
+      const at = `${dataRoot}/${files.path(i)}`;
+      const entry =
+        validator.mode === 'paths'
+          ? JSON.stringify(at)
+          : JSON.stringify({
+              path: at,
+              size: files.size[i],
+              checksums: {
+                sha256: files.digestHex('sha256', i),
+                ...(algorithms.includes('md5') ? { md5: files.digestHex('md5', i) } : {}),
+              },
+            });
+      piece += i === 0 ? entry : `,${entry}`;
+      if (piece.length >= INPUT_PIECE_CHARS) {
+        await handle.write(piece);
+        piece = '';
+      }
+    }
+    await handle.write(`${piece}],"config":${JSON.stringify(validator.config ?? {})}}\n`);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Each staged file's inode, size, mtime and ctime (a write or a chmod changes the last). */
+async function identities(data: string, { files }: ImportPlan): Promise<Float64Array> {
+  const seen = new Float64Array(files.count * 4);
+  const indexes = Array.from({ length: files.count }, (_, i) => i);
+  await mapLimit(indexes, 16, async (i) => {
+    const stats = await lstat(join(data, files.path(i))).catch(() => null);
+    if (stats === null) return;
+    seen.set([stats.ino, stats.size, stats.mtimeMs, stats.ctimeMs], i * 4);
+  });
+  return seen;
+}
+
+async function changedFiles(
+  data: string,
+  plan: ImportPlan,
+  before: Float64Array,
+): Promise<ProblemList> {
+  const after = await identities(data, plan);
+  const changed = new ProblemList();
+  for (let i = 0; i < plan.files.count; i++) {
+    const at = i * 4;
+    if (
+      after[at] !== before[at] ||
+      after[at + 1] !== before[at + 1] ||
+      after[at + 2] !== before[at + 2] ||
+      after[at + 3] !== before[at + 3]
+    ) {
+      const problem: ImportProblem = {
+        code: 'validator_changed_data',
+        path: plan.files.path(i),
+        message: 'the staged file was changed, replaced or removed while the validators ran',
+      };
+      changed.add(problem);
+    }
+  }
+  return changed;
+}
