@@ -1,8 +1,9 @@
-import { chmod, lstat, mkdir, mkdtemp, open, rm, symlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, open, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
 import type { ValidatorConfig } from '../config/validator-config';
+import { JOURNAL_PATH } from '../storage/staged-files-journal';
 import type { StagingArea } from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import-context';
 import { type ImportProblem, ImportRejectedError, ImportStoppedError } from './import-errors';
@@ -59,6 +60,7 @@ export async function validateDataset(
     if (failure !== null) failures.push(failure);
   }
   const changed = await changedFiles(data, plan, before);
+  await addedEntries(data, plan, changed);
   if (changed.total > 0)
     throw new ImportRejectedError(
       'validator_changed_data',
@@ -266,4 +268,33 @@ async function changedFiles(
     }
   }
   return changed;
+}
+
+/**
+ * What the area holds besides the dataset's files and the staging journal: a file, link or
+ * directory a validator made (an index written beside a BAM), which publication would carry.
+ */
+async function addedEntries(data: string, { files }: ImportPlan, found: ProblemList): Promise<void> {
+  const added = (path: string): void =>
+    found.add({
+      code: 'validator_changed_data',
+      path,
+      message: 'made while the validators ran: the dataset has no such file or directory',
+    });
+  // Returns how many of the dataset's files (and the journal) are below `dir`.
+  const walk = async (dir: string): Promise<number> => {
+    let expected = 0;
+    for (const entry of await readdir(dir ? join(data, dir) : data, { withFileTypes: true })) {
+      const path = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        const below = await walk(path);
+        if (below === 0) added(path);
+        expected += below;
+      } else if (path === JOURNAL_PATH || (entry.isFile() && files.indexOf(path) >= 0)) {
+        expected += 1;
+      } else added(path);
+    }
+    return expected;
+  };
+  await walk('');
 }
