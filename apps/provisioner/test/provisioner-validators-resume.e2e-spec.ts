@@ -1,0 +1,103 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { queueEnv } from '../../../test/support/provisioner-app';
+import { poll, until } from '../../../test/support/wait';
+import {
+  finalPath,
+  PROJECT,
+  type ProvisionerRig,
+  startRig,
+  SUBMISSION,
+} from '../../../test/robustness/support/provisioner-rig';
+import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
+
+/** Two workers boot (TypeScript on a loaded machine), one after the other's lock lapsed. */
+const SCENARIO_MS = 240_000;
+jest.setTimeout(SCENARIO_MS);
+
+/** A process that is there and not a zombie. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A worker killed (SIGKILL) while a validator runs: the validator dies with it (setpriv
+ * --pdeathsig), and the import resumed by the next worker runs the validator again before it
+ * publishes, never skipping it (issue 60, item 3).
+ */
+describe('validation after a killed worker', () => {
+  const base = tempDir('validators-resume');
+  const storage = join(base, 'storage');
+  const seen = join(base, 'seen');
+  let rig: ProvisionerRig | undefined;
+
+  afterAll(async () => {
+    await rig?.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('runs the validator again in the resumed import, and publishes only after it passed', async () => {
+    mkdirSync(seen, { recursive: true });
+    const dropzone = join(base, 'dropzone');
+    new DropzoneFixture(dropzone)
+      .submission(SUBMISSION, { project: PROJECT, datasets: ['DS-KILL'] })
+      .dataset('DS-KILL', { submission: SUBMISSION, files: { 'a.txt': 'alpha\n' } });
+    // Its first run never ends (the worker is killed meanwhile); the next one passes.
+    const validator = join(base, 'validator.sh');
+    writeFileSync(
+      validator,
+      `#!/bin/sh
+echo run >> "${seen}/runs"
+if [ ! -e "${seen}/first" ]; then
+  touch "${seen}/first"; echo $$ > "${seen}/pid"; exec sleep 600
+fi
+printf '{"result":"passed","files":[],"messages":[]}' > "$2/result.json"
+`,
+    );
+    chmodSync(validator, 0o755);
+    rig = await startRig({
+      ...(await queueEnv('redis')),
+      SOURCES: JSON.stringify([
+        {
+          name: 'dropzone',
+          type: 'dropzone',
+          root: dropzone,
+          validators: [{ name: 'slow', command: [validator, '{input}', '{output}'] }],
+        },
+      ]),
+      STORAGE_ROOT: storage,
+      // A dead worker's job is taken up 5 s after its last renewal.
+      IMPORT_LOCK_MS: '5000',
+    });
+    const first = await rig.startWorker();
+    const { status, record } = await rig.importDataset('DS-KILL');
+    expect(status).toBe(202);
+
+    const pid = await poll(
+      () =>
+        existsSync(join(seen, 'pid')) ? Number(readFileSync(join(seen, 'pid'), 'utf8')) : undefined,
+      'the validator to start',
+      60_000,
+      50,
+    );
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // Not published, and the validator went with its worker.
+    expect(existsSync(finalPath(storage, 'DS-KILL'))).toBe(false);
+    await until(() => !running(pid), `the validator (${pid}) to die with its worker`, 5000);
+
+    await rig.startWorker();
+    const [ended] = await rig.waitAllEnded([record.id], 60_000);
+    expect(ended?.state).toBe('imported');
+    expect(readFileSync(join(seen, 'runs'), 'utf8')).toBe('run\nrun\n');
+    const provenance = JSON.parse(
+      readFileSync(join(finalPath(storage, 'DS-KILL'), '.provisioner/provenance.json'), 'utf8'),
+    );
+    expect(provenance.import.attempt).toBeGreaterThanOrEqual(2);
+  });
+});
