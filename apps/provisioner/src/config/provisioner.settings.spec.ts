@@ -128,6 +128,26 @@ describe('provisioner settings', () => {
     });
   });
 
+  it('validators need the staged files on this host: refused with S3 storage or in archive mode', () => {
+    const SOURCES = JSON.stringify([
+      { name: 'dz', type: 'dropzone', root: '/dz', validators: [{ name: 'v', command: ['v'] }] },
+    ]);
+    expect(loadProvisionerSettings({ REDIS_URL, SOURCES }).sources[0].validators).toHaveLength(1);
+    const refusal =
+      'SOURCES: source "dz" has validators, which need STORAGE_BACKEND=filesystem and STORAGE_ENCRYPTION=off';
+    expect(
+      problemsOf({ REDIS_URL, SOURCES, STORAGE_BACKEND: 's3', S3_BUCKET: 'research-data' }),
+    ).toEqual([refusal]);
+    expect(
+      problemsOf({
+        REDIS_URL,
+        SOURCES,
+        STORAGE_ENCRYPTION: 'crypt4gh',
+        C4GH_ARCHIVE_SECRET_KEY_FILE: '/keys/archive.sec',
+      }),
+    ).toEqual([refusal]);
+  });
+
   it('S3 storage: every problem listed at once; the prefix ends in "/"; filesystem stays the default', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).STORAGE_BACKEND).toBe('filesystem');
     const problems = problemsOf({

@@ -29,7 +29,7 @@ export interface ValidatorConfig {
 }
 
 export const DEFAULT_VALIDATOR_TIMEOUT_MS = 600_000;
-export const DEFAULT_VALIDATOR_MEMORY_MB = 1024;
+export const DEFAULT_VALIDATOR_MEMORY_MB = 2048;
 const VALIDATOR_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 const KNOWN = ['name', 'command', 'container', 'mode', 'timeout_ms', 'memory_mb', 'config'];
 
