@@ -10,20 +10,11 @@ import {
   SUBMISSION,
 } from '../../../test/robustness/support/provisioner-rig';
 import { DropzoneFixture, tempDir } from './support/dropzone-fixture';
+import { running } from './support/process-state';
 
 /** Two workers boot (TypeScript on a loaded machine), one after the other's lock lapsed. */
 const SCENARIO_MS = 240_000;
 jest.setTimeout(SCENARIO_MS);
-
-/** A process that is there and not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 /**
  * A worker killed (SIGKILL) while a validator runs: the validator dies with it (setpriv

@@ -9,6 +9,7 @@ import {
 } from '../../../test/support/provisioner-app';
 import type { ImportRecord } from '../src/imports/import-record';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
+import { running } from './support/process-state';
 import { makeHtsFixtures } from './support/hts-fixtures';
 import { waitForImport } from './support/provisioner-e2e';
 import { until } from '../../../test/support/wait';
@@ -18,16 +19,6 @@ jest.setTimeout(90_000);
 const HTS_VALIDATOR = resolve(__dirname, '../validators/hts-files/validate.mjs');
 /** The hanging validator's time limit: the test waits for this, plus the import around it. */
 const HANG_LIMIT_MS = 1500;
-
-/** A process that is there and not a zombie (which is dead, waiting for whoever reaps it). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Validators before publication (issue 60, item 3), to the GDI validator contract
