@@ -75,7 +75,7 @@ describe('a validator result', () => {
       });
       expect(await readResult(at('none.json'))).toEqual({ problem: 'it wrote no result.json' });
       symlinkSync(at('ok.json'), at('link.json'));
-      expect(await readResult(at('link.json'))).toEqual({ problem: 'it wrote no result.json' });
+      expect(await readResult(at('link.json'))).toEqual({ problem: 'result.json is a link' });
       writeFileSync(at('big.json'), Buffer.alloc(RESULT_MAX_BYTES + 1, 0x20));
       expect(await readResult(at('big.json'))).toEqual({
         problem: `result.json is larger than ${RESULT_MAX_BYTES} bytes`,

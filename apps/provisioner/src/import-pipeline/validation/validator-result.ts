@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 
 /**
  * result.json as the GDI validator contract shapes it (validation-framework,
@@ -87,11 +87,13 @@ export function resultOf(raw: unknown): ResultReading {
  * more read than that.
  */
 export async function readResult(path: string): Promise<ResultReading> {
-  const handle = await open(
-    path,
-    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-  ).catch(() => null);
-  if (handle === null) return { problem: 'it wrote no result.json' };
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { problem: code === 'ELOOP' ? 'result.json is a link' : 'it wrote no result.json' };
+  }
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return { problem: 'result.json is not a regular file' };
