@@ -274,7 +274,11 @@ async function changedFiles(
  * What the area holds besides the dataset's files and the staging journal: a file, link or
  * directory a validator made (an index written beside a BAM), which publication would carry.
  */
-async function addedEntries(data: string, { files }: ImportPlan, found: ProblemList): Promise<void> {
+async function addedEntries(
+  data: string,
+  { files }: ImportPlan,
+  found: ProblemList,
+): Promise<void> {
   const added = (path: string): void =>
     found.add({
       code: 'validator_changed_data',

@@ -71,7 +71,9 @@ function check(path, kind, listed) {
   if (kind === 'plain-vcf') {
     const parse = run('bcftools', ['view', '--no-version', '-Ou', '-o', '/dev/null', path]);
     if (parse) errors.push(`does not parse: ${parse}`);
-    errors.push('an uncompressed VCF cannot be indexed: compress it with bgzip and index it with tabix');
+    errors.push(
+      'an uncompressed VCF cannot be indexed: compress it with bgzip and index it with tabix',
+    );
     return errors;
   }
   const index = indexCandidates(path, kind).find((candidate) => listed.has(candidate));
@@ -118,7 +120,9 @@ function validate(input, output) {
       const kind = kindOf(path);
       if (kind === null) continue;
       checked += 1;
-      const errors = existsSync(path) ? check(path, kind, listed) : ['is listed but cannot be read'];
+      const errors = existsSync(path)
+        ? check(path, kind, listed)
+        : ['is listed but cannot be read'];
       result.files.push({
         path,
         result: errors.length ? 'failed' : 'passed',
