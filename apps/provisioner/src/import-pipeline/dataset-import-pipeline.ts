@@ -1,4 +1,5 @@
 import { StagingArea, StorageRefusedError, TargetExistsError } from '../storage/storage-system';
+import type { ProvenanceValidator } from '../storage/provenance';
 import { attemptStagingId, removeStagingOfImport } from './attempt-staging';
 import type {
   DatasetImportContext,
@@ -70,11 +71,14 @@ async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportRe
       return { staging: area, staged: await stageFiles(ctx, plan, area) };
     });
     await steps.run('verify', () => verifyChecksums(staged.mismatches));
+    let validated: ProvenanceValidator[] = [];
     if (ctx.validators?.length) {
       checkNotStopping(ctx);
-      await steps.run('validate', () => validateDataset(ctx, plan, staging));
+      validated = await steps.run('validate', () => validateDataset(ctx, plan, staging));
     }
-    await steps.run('flush', () => flushDataset(ctx, resolved, plan, staged, staging, startedAt));
+    await steps.run('flush', () =>
+      flushDataset(ctx, resolved, plan, staged, staging, startedAt, validated),
+    );
     return await steps.run('publish', () => publishDataset(ctx, resolved, plan, staging));
   } catch (error) {
     // The submission's collection is made whether or not another import made it first; the

@@ -1,14 +1,16 @@
-import { chmod, lstat, mkdir, mkdtemp, open, readdir, rm, symlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
 import type { ValidatorConfig } from '../config/validator-config';
+import type { ProvenanceValidator } from '../storage/provenance';
 import { JOURNAL_PATH } from '../storage/staged-files-journal';
 import type { StagingArea } from '../storage/storage-system';
 import type { DatasetImportContext } from './dataset-import-context';
 import { type ImportProblem, ImportRejectedError, ImportStoppedError } from './import-errors';
 import type { ImportPlan } from './preflight';
 import { ProblemList } from './problem-list';
+import { materialiseData } from './validation/materialise-data';
 import { runValidatorProcess, type ValidatorDirectories } from './validation/validator-process';
 import {
   readResult,
@@ -16,6 +18,7 @@ import {
   type ValidatorMessage,
   type ValidatorResult,
 } from './validation/validator-result';
+import { removeTree, ValidatorWorkArea } from './validation/validator-work-area';
 
 /** Where a container run mounts the input directory (the GDI contract's path). */
 export const CONTAINER_INPUT = '/mnt/input';
@@ -31,32 +34,61 @@ interface ValidatorFailure {
   problems: ProblemList;
 }
 
+/** Where validations work without a worker's setting (tests that run the pipeline alone). */
+let defaultWorkArea: ValidatorWorkArea | undefined;
+
 /**
  * The validate step, after the files are staged and their checksums verified and before
- * anything is flushed or published: each of the source's validators is run in turn on the staged
- * files, to the GDI validator contract (docs/decisions/validators-before-publication.md). One
- * that fails, crashes, outlives its time limit, writes no usable result.json or changes a staged
- * file refuses the import (not retried), naming why. Nothing of it is kept: a later attempt of
- * the same import (after a stop or a killed worker) runs every validator again.
+ * anything is flushed or published: each of the source's validators is run in turn on the
+ * dataset's verified bytes, to the GDI validator contract
+ * (docs/decisions/validators-before-publication.md): the staged files themselves where they are
+ * plain files on this host, else a copy in the worker's bounded work directory, checked against
+ * the same checksums (materialise-data.ts) and removed afterwards. One that fails, crashes,
+ * outlives its time limit, writes no usable result.json or changes a file refuses the import
+ * (not retried), naming why. Nothing of it is kept: a later attempt of the same import (after a
+ * stop or a killed worker) runs every validator again. Returns what the provenance records.
  */
 export async function validateDataset(
   ctx: DatasetImportContext,
   plan: ImportPlan,
   staging: StagingArea,
-): Promise<void> {
+): Promise<ProvenanceValidator[]> {
   const validators = ctx.validators ?? [];
-  if (validators.length === 0) return;
-  const data = staging.localFiles?.root;
-  if (data === undefined)
-    throw new ImportRejectedError(
-      'validation_unavailable',
-      'validators need the staged files on this host (STORAGE_BACKEND=filesystem, STORAGE_ENCRYPTION=off)',
-    );
+  if (validators.length === 0) return [];
+  const staged = ctx.storage.encryption === undefined ? staging.localFiles?.root : undefined;
+  const area =
+    (ctx.validatorWork ??=
+    defaultWorkArea ??=
+      new ValidatorWorkArea(tmpdir(), Number.MAX_SAFE_INTEGER));
+  const work = await area.open(staged === undefined ? plan.bytesTotal : 0, ctx.signal);
+  try {
+    const data = staged ?? join(work.path, 'data');
+    if (staged === undefined)
+      await materialiseData(plan, data, {
+        encrypted: ctx.storage.encryption !== undefined,
+        signal: ctx.signal,
+      });
+    await runEach(ctx, validators, plan, data, work.path);
+  } finally {
+    await work.release();
+  }
+  const given = staged === undefined ? 'copied' : 'staged';
+  return validators.map(({ name }) => ({ name, result: 'passed', data: given }));
+}
+
+/** Each validator in turn, then the check that none changed the files: refuses on any failure. */
+async function runEach(
+  ctx: DatasetImportContext,
+  validators: readonly ValidatorConfig[],
+  plan: ImportPlan,
+  data: string,
+  work: string,
+): Promise<void> {
   const before = await identities(data, plan);
   const failures: ValidatorFailure[] = [];
-  for (const validator of validators) {
+  for (const [n, validator] of validators.entries()) {
     if (ctx.signal?.aborted) throw new ImportStoppedError();
-    const failure = await runOne(ctx, validator, plan, data);
+    const failure = await runOne(ctx, validator, plan, data, join(work, `run-${n}`));
     if (failure !== null) failures.push(failure);
   }
   const changed = await changedFiles(data, plan, before);
@@ -64,7 +96,7 @@ export async function validateDataset(
   if (changed.total > 0)
     throw new ImportRejectedError(
       'validator_changed_data',
-      `${changed.total} staged file(s) changed while the validators ran`,
+      `${changed.total} file(s) changed while the validators ran`,
       changed.details(),
     );
   if (failures.length > 0) throw refusal(failures);
@@ -75,8 +107,8 @@ async function runOne(
   validator: ValidatorConfig,
   plan: ImportPlan,
   data: string,
+  work: string,
 ): Promise<ValidatorFailure | null> {
-  const work = await mkdtemp(join(tmpdir(), 'provisioner-validator-'));
   const dirs: ValidatorDirectories = {
     input: join(work, 'input'),
     output: join(work, 'output'),
@@ -84,6 +116,7 @@ async function runOne(
     scratch: join(work, 'scratch'),
   };
   try {
+    await mkdir(work, { mode: 0o700 });
     await Promise.all([mkdir(dirs.input), mkdir(dirs.output), mkdir(dirs.scratch)]);
     // A subprocess finds the files at <input>/data, as a container at /mnt/input/data, where
     // its engine mounts {data} (on the directory made here).
@@ -125,8 +158,9 @@ async function runOne(
     if (!failedResult) return null;
     return validationFailure(validator.name, result!, `${dataRoot}/`);
   } finally {
+    // The work area removes the directory whole; the validator's output goes now.
     await chmod(dirs.input, 0o755).catch(() => undefined);
-    await rm(work, { recursive: true, force: true });
+    await removeTree(work);
   }
 }
 
