@@ -304,7 +304,7 @@ EOF
 
     it('a passing validator reads the plain text in the work directory only; the bucket holds no plain byte', async () => {
       const record = await importOf('archpass', 'DS-ARCHPASS');
-      expect(record.state).toBe('completed');
+      expect(record.state).toBe('imported');
       sawPlain('archpass', PLAIN);
       const keys = await listKeys(client, bucket, 'archive/');
       expect(keys.length).toBeGreaterThan(0);
