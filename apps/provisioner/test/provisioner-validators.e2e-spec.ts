@@ -1,17 +1,15 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import request from 'supertest';
 import {
   queueEnv,
   startProvisionerApps,
   type ProvisionerTestApps,
-  TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
 import type { ImportRecord } from '../src/imports/import-record';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { running } from './support/process-state';
 import { makeHtsFixtures } from './support/hts-fixtures';
-import { waitForImport } from './support/provisioner-e2e';
+import { startDatasetImport, waitForImport } from './support/provisioner-e2e';
 import { until } from '../../../test/support/wait';
 
 jest.setTimeout(90_000);
@@ -59,18 +57,15 @@ describe('validators before publication', () => {
     for (const [id, files] of Object.entries(datasets))
       fixture.dataset(id, { submission: `SUB-${name}`, files });
   };
-  const startImport = async (name: string, datasetId: string): Promise<string> => {
-    const res = await request(apps.api.getHttpServer())
-      .post(`/datasets/${name}/import`)
-      .set('X-API-Key', TEST_WRITE_KEY)
-      .send({ dataset_id: datasetId });
-    expect(res.status).toBe(202);
-    return res.body.id as string;
-  };
   const published = (name: string, id: string) =>
     join(storage, 'projects/PRJV', `SUB-${name}`, 'data/raw', id);
   const importOf = async (name: string, id: string): Promise<ImportRecord> =>
-    waitForImport(apps.api, await startImport(name, id), undefined, 25_000 + HANG_LIMIT_MS);
+    waitForImport(
+      apps.api,
+      await startDatasetImport(apps.api, name, id),
+      undefined,
+      25_000 + HANG_LIMIT_MS,
+    );
 
   const result = (verdict: string, extra = '') =>
     `printf '{"result":"${verdict}","files":[${extra}],"messages":[]}' > "$2/result.json"`;

@@ -8,13 +8,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import request from 'supertest';
 import { encrypt, generateKeyPair, secretKeyFile } from '@app/crypt4gh';
 import {
   queueEnv,
   startProvisionerApps,
   type ProvisionerTestApps,
-  TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
 import {
   createTestBucket,
@@ -38,7 +36,7 @@ import { S3Storage } from '../src/storage/s3/s3-storage';
 import type { StorageSystem } from '../src/storage/storage-system';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import { running } from './support/process-state';
-import { waitForImport } from './support/provisioner-e2e';
+import { startDatasetImport, waitForImport } from './support/provisioner-e2e';
 
 const MiB = 1024 * 1024;
 /** Swift starts in ~5 s (~45 s when its packages are installed first); two apps boot besides. */
@@ -254,16 +252,13 @@ EOF
 
   describe('archive mode on S3 (STORAGE_ENCRYPTION=crypt4gh), through the worker', () => {
     let apps: ProvisionerTestApps;
-    const startImport = async (source: string, datasetId: string): Promise<string> => {
-      const res = await request(apps.api.getHttpServer())
-        .post(`/datasets/${source}/import`)
-        .set('X-API-Key', TEST_WRITE_KEY)
-        .send({ dataset_id: datasetId });
-      expect(res.status).toBe(202);
-      return res.body.id as string;
-    };
     const importOf = async (source: string, datasetId: string) =>
-      waitForImport(apps.api, await startImport(source, datasetId), undefined, 60_000);
+      waitForImport(
+        apps.api,
+        await startDatasetImport(apps.api, source, datasetId),
+        undefined,
+        60_000,
+      );
     const sources: object[] = [];
     const source = (name: string, files: Record<string, string | Buffer>, v: ValidatorConfig) =>
       sources.push({

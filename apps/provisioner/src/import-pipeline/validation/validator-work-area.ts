@@ -1,5 +1,6 @@
 import { chmod, lstat, mkdtemp, readdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
+import { processIsAlive } from '@app/platform';
 import { ImportRejectedError, ImportStoppedError, ImportTransientError } from '../import-errors';
 
 /** Every directory of a validation is named so, with the worker's pid: `<prefix><pid>-XXXXXX`. */
@@ -113,18 +114,9 @@ export class ValidatorWorkArea {
       const owner = OWNED.exec(name);
       if (owner === null) continue;
       const pid = Number(owner[1]);
-      if (pid !== process.pid && alive(pid)) continue;
+      if (pid !== process.pid && processIsAlive(pid)) continue;
       await removeTree(join(this.dir, name));
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
