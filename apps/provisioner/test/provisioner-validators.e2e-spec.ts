@@ -208,6 +208,13 @@ ${result('passed')}`,
     expect(env).toContain('PATH=');
     // The run's directories are gone.
     expect(existsSync(inputDir)).toBe(false);
+    // The provenance names the validator passed, which read the staging area itself.
+    const provenance = JSON.parse(
+      readFileSync(join(published('passing', 'DS-PASS'), '.provisioner/provenance.json'), 'utf8'),
+    );
+    expect(provenance.validation).toEqual({
+      validators: [{ name: 'passing', result: 'passed', data: 'staged' }],
+    });
   });
 
   it("refuses the import with the validator's messages in the import record", async () => {
