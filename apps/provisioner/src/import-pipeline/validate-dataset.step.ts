@@ -180,7 +180,10 @@ function failedOf(result: ValidatorResult): boolean {
   return result.result === 'failed' || result.files.some((file) => file.result === 'failed');
 }
 
-/** What a failed result says, as the import's problems: the errors (or, without any, the warnings). */
+/**
+ * What a failed result says, as the import's problems: the errors (or, without any, the
+ * warnings), paths in them relative to the dataset (`prefix` taken out).
+ */
 function validationFailure(
   name: string,
   result: ValidatorResult,
@@ -194,7 +197,8 @@ function validationFailure(
       problems.add({
         code: 'validation_error',
         ...(path ? { path } : {}),
-        message: `${name}: ${message}`,
+        // The worker's directories mean nothing in the record: paths are the dataset's.
+        message: `${name}: ${message.split(prefix).join('')}`,
       });
     if (told.length === 0 && path !== undefined)
       problems.add({ code: 'validation_error', path, message: `${name}: failed` });
