@@ -19,6 +19,7 @@ export { runMain, StartRefused } from './run-main';
 export { assertKeepsSessions, PostgresSessionRepository } from './postgres-session.repository';
 export { listenUntilSignalled, trackForDrain } from './graceful-shutdown';
 export { exitOnStopSignals } from './stop-signals';
+export { processIsAlive } from './process-alive';
 export * from './metrics';
 export * from './openapi';
 export {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { processIsAlive } from '@app/platform';
 
 /** The state file a running `npm start` writes (scripts/start.mjs) and removes when it stops. */
 const NPM_START_STATE = 'npm-start.json';
@@ -29,14 +30,4 @@ export function withNpmStartDatabase(
   if (typeof url !== 'string' || typeof state.pid !== 'number' || !isAlive(state.pid)) return env;
   note(`DATABASE_URL is not set: using the embedded database of the running npm start (${url})`);
   return { ...env, DATABASE_URL: url };
-}
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, someone else's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

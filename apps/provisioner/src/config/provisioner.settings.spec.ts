@@ -154,6 +154,36 @@ describe('provisioner settings', () => {
     });
   });
 
+  it('validators: taken with S3 storage and in archive mode; their work directory is absolute, bounded', () => {
+    const SOURCES = JSON.stringify([
+      { name: 'dz', type: 'dropzone', root: '/dz', validators: [{ name: 'v', command: ['v'] }] },
+    ]);
+    const plain = loadProvisionerSettings({ REDIS_URL, SOURCES });
+    expect(plain.sources[0].validators).toHaveLength(1);
+    expect(plain.VALIDATOR_WORK_DIR).toBeUndefined();
+    expect(plain.VALIDATOR_WORK_MAX_BYTES).toBe(10 * 1024 ** 3);
+    const s3 = { STORAGE_BACKEND: 's3', S3_BUCKET: 'research-data' };
+    expect(loadProvisionerSettings({ REDIS_URL, SOURCES, ...s3 }).sources).toHaveLength(1);
+    const archive = loadProvisionerSettings({
+      REDIS_URL,
+      SOURCES,
+      STORAGE_ENCRYPTION: 'crypt4gh',
+      C4GH_ARCHIVE_SECRET_KEY_FILE: '/keys/archive.sec',
+      VALIDATOR_WORK_DIR: '/scratch/validators',
+      VALIDATOR_WORK_MAX_BYTES: '1073741824',
+    });
+    expect([archive.VALIDATOR_WORK_DIR, archive.VALIDATOR_WORK_MAX_BYTES]).toEqual([
+      '/scratch/validators',
+      1024 ** 3,
+    ]);
+    expect(
+      problemsOf({ REDIS_URL, VALIDATOR_WORK_DIR: 'scratch', VALIDATOR_WORK_MAX_BYTES: '0' }),
+    ).toEqual([
+      'VALIDATOR_WORK_DIR must be an absolute path',
+      expect.stringMatching(/^VALIDATOR_WORK_MAX_BYTES/),
+    ]);
+  });
+
   it('S3 storage: every problem listed at once; the prefix ends in "/"; filesystem stays the default', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).STORAGE_BACKEND).toBe('filesystem');
     const problems = problemsOf({

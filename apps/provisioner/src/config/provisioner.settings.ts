@@ -348,6 +348,25 @@ export class ProvisionerSettings extends FrontDoorSettings {
   IMPORT_COPY_THREADS = DEFAULT_COPY_THREADS;
 
   /**
+   * The worker's private local directory for validations (SOURCES[].validators): their input,
+   * output and scratch directories, and, with S3 storage or in archive mode, a copy of each
+   * dataset's verified bytes for its validators, removed when they finish. In archive mode it
+   * holds plain text while a validator runs: give it a memory-backed or encrypted volume of the
+   * worker's own. Default: the system's temporary directory.
+   */
+  @IsOptional()
+  @Matches(/^\//, { message: 'VALIDATOR_WORK_DIR must be an absolute path' })
+  VALIDATOR_WORK_DIR?: string;
+
+  /**
+   * Bytes the copies in VALIDATOR_WORK_DIR may hold at once (the worker's validations together):
+   * a dataset larger than this is refused (`validation_too_large`) before anything is copied; one
+   * that fits beside the others waits for them. Default 10 GiB.
+   */
+  @IntegerSetting(1)
+  VALIDATOR_WORK_MAX_BYTES = 10 * 1024 * 1024 * 1024;
+
+  /**
    * Files of 1 MiB or more are written to storage past the page cache (O_DIRECT) by the copy
    * threads, where the filesystem supports it; false writes every file through the cache.
    */

@@ -3,6 +3,8 @@
  * sources are read with (SOURCE_*_MAX_*). Settings are the lowest layer: the adapters in
  * sources/ read these shapes, config/ imports nothing of theirs.
  */
+import { parseValidators, type ValidatorConfig } from './validator-config';
+
 /** Caps on what a depositor's metadata may make the provisioner read (settings). */
 export interface SourceLimits {
   /** submission.json and dataset.json (SOURCE_METADATA_MAX_BYTES). */
@@ -38,7 +40,13 @@ export interface DssSourceConfig {
   timeout_ms: number;
 }
 
-export type SourceConfig = DropzoneSourceConfig | DssSourceConfig;
+/** What every source type may have besides its own settings. */
+export interface SourceCommonConfig {
+  /** Run on each dataset's staged files before it is published (validator-config.ts). */
+  validators?: ValidatorConfig[];
+}
+
+export type SourceConfig = (DropzoneSourceConfig | DssSourceConfig) & SourceCommonConfig;
 
 export const DEFAULT_IMPORTABLE_STATUSES = ['completed'];
 const SOURCE_NAME = /^[a-z][a-z0-9_]{0,31}$/;
@@ -140,6 +148,27 @@ function parseOne(
 }
 
 /**
+ * One entry with the settings every type shares (`validators`) taken out before its type's own
+ * are parsed, and put back on the result.
+ */
+function withValidators(
+  raw: unknown,
+  index: number,
+  resolvePath: (p: string) => string,
+  errors: string[],
+): SourceConfig | null {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !('validators' in raw))
+    return parseOne(raw, index, resolvePath, errors);
+  const { validators, ...rest } = raw as Raw;
+  const parsed = parseOne(rest, index, resolvePath, errors);
+  if (parsed === null) return null;
+  return {
+    ...parsed,
+    validators: parseValidators(validators, `SOURCES[${index}]`, resolvePath, errors),
+  };
+}
+
+/**
  * Parses SOURCES. Relative paths resolve against the repository root (resolvePath).
  * Returns every problem at once so a bad setting stops the app with the full list.
  */
@@ -170,7 +199,7 @@ export function parseSources(
   if (!Array.isArray(raw)) return { sources: [], errors: ['SOURCES must be a JSON list'] };
   const errors: string[] = [];
   const sources = raw
-    .map((entry, i) => parseOne(entry, i, resolvePath, errors))
+    .map((entry, i) => withValidators(entry, i, resolvePath, errors))
     .filter((s): s is SourceConfig => s !== null);
   const names = sources.map((s) => s.name);
   names

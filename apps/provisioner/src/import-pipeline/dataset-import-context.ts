@@ -1,9 +1,11 @@
 import type { SourceLimits } from '../config/source-config';
+import type { ValidatorConfig } from '../config/validator-config';
 import type { SourceDataset, SourceSubmission, SourceSystem } from '../sources/source-system';
 import type { StorageSystem } from '../storage/storage-system';
 import type { ImportTimeline } from './import-steps';
 import type { ImportProgress } from '../imports/import-progress';
 import type { CopyThreadPool, FileBudget } from './copying';
+import type { ValidatorWorkArea } from './validation/validator-work-area';
 
 /** What one attempt of a dataset import is given by the job that runs it. */
 export interface DatasetImportContext {
@@ -48,6 +50,13 @@ export interface DatasetImportContext {
   recentChangeMs?: number;
   /** The worker's budget of files held by running imports (IMPORT_MAX_FILES); none: no bound. */
   fileBudget?: FileBudget;
+  /** The source's validators (SOURCES[].validators), run on the staged files before publication. */
+  validators?: readonly ValidatorConfig[];
+  /**
+   * The worker's bounded directory for validations (VALIDATOR_WORK_DIR, VALIDATOR_WORK_MAX_BYTES);
+   * absent: the system's temporary directory, unbounded.
+   */
+  validatorWork?: ValidatorWorkArea;
 }
 
 export interface CopyMeter {

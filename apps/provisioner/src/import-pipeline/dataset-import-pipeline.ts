@@ -1,4 +1,5 @@
 import { StagingArea, StorageRefusedError, TargetExistsError } from '../storage/storage-system';
+import type { ProvenanceValidator } from '../storage/provenance';
 import { attemptStagingId, removeStagingOfImport } from './attempt-staging';
 import type {
   DatasetImportContext,
@@ -13,13 +14,15 @@ import { planDataset } from './preflight';
 import { resolveDataset } from './resolve-dataset.step';
 import { stageFiles } from './stage-files.step';
 import { ensureSubmissionCollection } from './submission-collection';
+import { validateDataset } from './validate-dataset.step';
 import { verifyChecksums } from './verify-checksums.step';
 
 /**
- * One dataset import, in six steps, each run through the attempt's timeline (ImportTimeline: a
- * span, the step histogram, the log line): resolve (what and where to) -> plan (preflight of
- * every file) -> stage (keep what earlier attempts staged and is unchanged, hash while copying
- * the rest) -> verify against the manifests -> flush (.provisioner/ written, the area durable)
+ * One dataset import, in six steps (seven with validators), each run through the attempt's
+ * timeline (ImportTimeline: a span, the step histogram, the log line): resolve (what and where
+ * to) -> plan (preflight of every file) -> stage (keep what earlier attempts staged and is
+ * unchanged, hash while copying the rest) -> verify against the manifests -> validate (the
+ * source's validators, if any, on the staged files) -> flush (.provisioner/ written, the area durable)
  * -> publish (one rename, read-only). Throws ImportRejectedError for bad input, ImportStoppedError when ctx.signal stopped
  * it, and anything else for faults worth a retry. What a failed attempt staged stays for the next
  * one, unless the import is rejected or no attempt follows.
@@ -68,7 +71,14 @@ async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportRe
       return { staging: area, staged: await stageFiles(ctx, plan, area) };
     });
     await steps.run('verify', () => verifyChecksums(staged.mismatches));
-    await steps.run('flush', () => flushDataset(ctx, resolved, plan, staged, staging, startedAt));
+    let validated: ProvenanceValidator[] = [];
+    if (ctx.validators?.length) {
+      checkNotStopping(ctx);
+      validated = await steps.run('validate', () => validateDataset(ctx, plan, staging));
+    }
+    await steps.run('flush', () =>
+      flushDataset(ctx, resolved, plan, staged, staging, startedAt, validated),
+    );
     return await steps.run('publish', () => publishDataset(ctx, resolved, plan, staging));
   } catch (error) {
     // The submission's collection is made whether or not another import made it first; the

@@ -4,7 +4,15 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
  * The steps of a dataset import, in the order they run. Their names are the same in the
  * attempt's spans (`import <step>`), the step histogram's `step` label and the worker's log line.
  */
-export const IMPORT_STEPS = ['resolve', 'plan', 'stage', 'verify', 'flush', 'publish'] as const;
+export const IMPORT_STEPS = [
+  'resolve',
+  'plan',
+  'stage',
+  'verify',
+  'validate',
+  'flush',
+  'publish',
+] as const;
 export type ImportStep = (typeof IMPORT_STEPS)[number];
 
 /** Where a step's time is counted besides the timeline: the worker's step histogram. */

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import {
   BeforeApplicationShutdown,
@@ -12,7 +13,9 @@ import { TrailEmitter } from '../trail/trail-emitter';
 import { derivedEventId } from '../trail/trail.queue';
 import { PROVISIONER_SETTINGS, type ProvisionerSettings } from '../config/provisioner.settings';
 import type { SourceLimits } from '../config/source-config';
+import type { ValidatorConfig } from '../config/validator-config';
 import { attemptStagingId } from './attempt-staging';
+import { ValidatorWorkArea } from './validation/validator-work-area';
 import { AttemptLease, LeaseLostError, leasedStorage } from './leased-storage';
 import { runDatasetImport } from './dataset-import-pipeline';
 import { ImportRejectedError, ImportStoppedError, ImportTransientError } from './import-errors';
@@ -84,6 +87,10 @@ export class ImportProcessor
   private readonly lockMs: number;
   /** SOURCE_*_MAX_BYTES: the worker's preflight reads the manifests within what the API does. */
   private readonly sourceLimits: SourceLimits;
+  /** Each source's validators (SOURCES[].validators), by source name. */
+  private readonly validators: Map<string, ValidatorConfig[]>;
+  /** Where validations work, bounded (VALIDATOR_WORK_DIR, VALIDATOR_WORK_MAX_BYTES). */
+  private readonly validatorWork: ValidatorWorkArea;
 
   constructor(
     private readonly registry: SourceRegistry,
@@ -101,6 +108,11 @@ export class ImportProcessor
     super();
     this.lockMs = settings.IMPORT_LOCK_MS;
     this.sourceLimits = settings.sourceLimits;
+    this.validators = new Map(settings.sources.map((s) => [s.name, s.validators ?? []]));
+    this.validatorWork = new ValidatorWorkArea(
+      settings.VALIDATOR_WORK_DIR ?? tmpdir(),
+      settings.VALIDATOR_WORK_MAX_BYTES,
+    );
   }
 
   /** What runs each job name of the imports queue. */
@@ -134,6 +146,12 @@ export class ImportProcessor
     // scale-up, a drained node's replacement) would otherwise add their start-up to the first
     // import it takes. A thread that fails to load fails that import's batches instead.
     this.copyPool.start().catch(() => undefined);
+    // Plain text a killed worker left for its validators goes at start, not at the next validation.
+    this.validatorWork
+      .sweepOnce()
+      .catch((error: unknown) =>
+        this.logger.warn(`validator work directory not swept: ${logSafeMessage(error)}`),
+      );
     this.worker
       .run()
       .catch((error: unknown) =>
@@ -296,6 +314,8 @@ export class ImportProcessor
       copyPool: this.copyPool,
       fileBudget: this.fileBudget,
       sourceLimits: this.sourceLimits,
+      validators: this.validators.get(source.name),
+      validatorWork: this.validatorWork,
       timeline,
       signal: this.stopping.signal,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),

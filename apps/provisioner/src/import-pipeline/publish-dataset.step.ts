@@ -9,7 +9,7 @@ import type {
 import { ImportRejectedError } from './import-errors';
 import type { ImportPlan } from './preflight';
 import type { StagedResults } from './stage-files.step';
-import { Provenance, provenanceChunks } from '../storage/provenance';
+import { Provenance, provenanceChunks, type ProvenanceValidator } from '../storage/provenance';
 import { provenanceFileEntries, storedManifestLines } from './published-lists';
 
 /**
@@ -23,6 +23,7 @@ export async function flushDataset(
   { kept }: StagedResults,
   staging: StagingArea,
   startedAt: Date,
+  validated: ProvenanceValidator[] = [],
 ): Promise<void> {
   // Written from the plan's columns in pieces: an import of a million files never holds
   // either text whole (a copied file's checksums are the manifests', checked as it ended).
@@ -36,7 +37,7 @@ export async function flushDataset(
   await staging.writeSmallObject(
     `${PROVENANCE_DIR}/${PROVENANCE_FILE}`,
     provenanceChunks(
-      provenanceOf(ctx, resolved, plan, kept, startedAt),
+      provenanceOf(ctx, resolved, plan, kept, startedAt, validated),
       files.count,
       provenanceFileEntries(files, plan.algorithms.includes('md5'), rewrapped),
     ),
@@ -70,6 +71,7 @@ function provenanceOf(
   plan: ImportPlan,
   kept: StagedResults['kept'],
   startedAt: Date,
+  validated: ProvenanceValidator[],
 ): Omit<Provenance, 'files'> {
   return {
     format: 'provisioner-provenance/1',
@@ -92,5 +94,6 @@ function provenanceOf(
       manifests: plan.algorithms,
       computed: plan.algorithms.includes('md5') ? ['sha256', 'md5'] : ['sha256'],
     },
+    ...(validated.length > 0 ? { validation: { validators: validated } } : {}),
   };
 }

@@ -35,7 +35,7 @@ export class ImportMetrics {
     });
     this.steps = new Histogram({
       name: 'provisioner_import_step_seconds',
-      help: "Duration of each step of an import's attempts (resolve, plan, stage, verify, flush, publish), by step",
+      help: "Duration of each step of an import's attempts (resolve, plan, stage, verify, validate, flush, publish), by step",
       labelNames: ['step'],
       // Milliseconds (a resolve, a verify) to hours (the stage step of a large dataset).
       buckets: [0.01, 0.05, 0.25, 1, 5, 15, 60, 300, 900, 3600, 10800],

@@ -9,6 +9,14 @@ export interface ProvenanceFile {
   md5?: string;
 }
 
+/** A validator the dataset passed before it was published (SOURCES[].validators). */
+export interface ProvenanceValidator {
+  name: string;
+  result: 'passed';
+  /** What it read: the staged files, or a copy checked against the same checksums (S3, archive mode). */
+  data: 'staged' | 'copied';
+}
+
 /** The content of <dataset>/.provisioner/provenance.json. */
 export interface Provenance {
   format: 'provisioner-provenance/1';
@@ -33,6 +41,8 @@ export interface Provenance {
    */
   encryption?: StoredEncryption;
   verification: { result: 'passed'; manifests: ChecksumAlgorithm[]; computed: ChecksumAlgorithm[] };
+  /** Present where the source has validators: each one the dataset passed, in the order run. */
+  validation?: { validators: ProvenanceValidator[] };
   files: ProvenanceFile[];
 }
 

@@ -83,6 +83,11 @@ export interface LocalFiles {
   prepare(relativePath: string): string;
   /** Objects of at least this many bytes are best created `direct` (past the page cache); absent, none are. */
   readonly directWriteMinBytes?: number;
+  /**
+   * The area's directory, where an object created at a relative path is `<root>/<path>`: what
+   * validators read the staged files from (validate-dataset.step.ts), never write.
+   */
+  readonly root?: string;
 }
 
 /** The source file a staged file was copied from, as fstat saw it when the copy opened it. */

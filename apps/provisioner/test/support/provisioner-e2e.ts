@@ -26,6 +26,20 @@ async function importRecord(
   return res.status === 200 ? (res.body as ImportRecord) : undefined;
 }
 
+/** Asks the API to import a dataset of a source (202 expected); returns the import's id. */
+export async function startDatasetImport(
+  api: NestExpressApplication,
+  source: string,
+  datasetId: string,
+): Promise<string> {
+  const res = await request(api.getHttpServer())
+    .post(`/datasets/${source}/import`)
+    .set('X-API-Key', TEST_WRITE_KEY)
+    .send({ dataset_id: datasetId });
+  expect(res.status).toBe(202);
+  return res.body.id as string;
+}
+
 /** Polls an import until it ends (reaches one of `states`); throws after `timeoutMs`. */
 export async function waitForImport(
   api: NestExpressApplication,

@@ -99,7 +99,11 @@ export class FilesystemStagingArea implements StagingArea {
     private readonly adopted: boolean,
   ) {
     this.directories.add(root);
-    this.localFiles = { prepare: (path) => this.prepareLocalObject(path), directWriteMinBytes };
+    this.localFiles = {
+      prepare: (path) => this.prepareLocalObject(path),
+      directWriteMinBytes,
+      root,
+    };
   }
 
   /**
