@@ -11,7 +11,7 @@ import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { freePortBlock } from '../../lib/child-process';
-import { createS3Client } from '../../../apps/provisioner/src/storage/s3/s3-client';
+import { createS3Client } from '../../../apps/provisioner/src/common/s3/s3-client';
 import {
   cloneImportDataset,
   FileSpec,
