@@ -24,6 +24,7 @@ import {
   type FileIdentity,
 } from './copying';
 import { ProblemList } from './problem-list';
+import { copyRemoteObject } from './remote-copy';
 import { checkDigests, keepComputedSha256 } from './verify-checksums.step';
 
 /**
@@ -151,7 +152,8 @@ class FileStager {
     const pool = this.ctx.copyPool;
     const local = this.staging.localFiles;
     try {
-      if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
+      if (this.plan.remote) await this.copyRemote(this.plan.remote);
+      else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
       else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool);
       else await this.copyOnLanes(this.order);
     } catch (error) {
@@ -307,7 +309,7 @@ class FileStager {
    * lands after the caller removes the staging area.
    */
   private async copyOnLanes(order: Uint32Array): Promise<void> {
-    const lanes = Math.max(1, this.ctx.copyConcurrency ?? this.staging.copyLanes);
+    const lanes = this.lanes();
     const bufferBytes = this.ctx.bufferBytes ?? this.staging.copyBufferBytes;
     const buffersOfLanes = Array.from(
       { length: Math.min(lanes, order.length) },
@@ -317,9 +319,7 @@ class FileStager {
         Buffer.allocUnsafe(bufferBytes),
       ],
     );
-    let firstError: { error: unknown } | undefined;
-    await mapLimit(Array.from(order), lanes, async (index) => {
-      if (this.failed || this.stopping) return;
+    await this.onLanes(order, lanes, async (index) => {
       const buffers = buffersOfLanes.pop()!;
       const file = this.fileAt(index);
       try {
@@ -337,11 +337,66 @@ class FileStager {
           },
         );
         this.done(index, result, writer.plaintext);
-      } catch (error) {
-        this.failed = true;
-        firstError ??= { error: refusedDeposit(file.path, error) };
       } finally {
         buffersOfLanes.push(buffers);
+      }
+    });
+  }
+
+  /**
+   * A remote dataset (an S3 inbox): every file on the lanes, read from the store by the version
+   * preflight listed, and copied server-side where the storage is the same store.
+   */
+  private async copyRemote({ dataset, versions }: NonNullable<ImportPlan['remote']>) {
+    const { files } = this.plan;
+    await this.onLanes(this.order, this.lanes(), async (index) => {
+      const { result, plaintext } = await copyRemoteObject(
+        dataset,
+        {
+          path: files.path(index),
+          size: files.size[index],
+          etag: versions.get(index),
+          source: {
+            ino: files.ino[index],
+            size: files.size[index],
+            mtimeMs: files.mtimeMs![index],
+            ctimeMs: files.ctimeMs![index],
+          },
+        },
+        this.staging,
+        {
+          md5: this.md5,
+          serverSide: true,
+          onBytes: this.onBytes,
+          stopRequested: () => this.stopping,
+        },
+      );
+      this.done(index, result, plaintext);
+    });
+  }
+
+  private lanes(): number {
+    return Math.max(1, this.ctx.copyConcurrency ?? this.staging.copyLanes);
+  }
+
+  /**
+   * Runs `copy` for the files in `order`, `lanes` at a time. The first failure stops new files,
+   * and every lane finishes its file before this returns, so no write lands after the caller
+   * removes the staging area.
+   */
+  private async onLanes(
+    order: Uint32Array,
+    lanes: number,
+    copy: (index: number) => Promise<void>,
+  ): Promise<void> {
+    let firstError: { error: unknown } | undefined;
+    await mapLimit(Array.from(order), lanes, async (index) => {
+      if (this.failed || this.stopping) return;
+      try {
+        await copy(index);
+      } catch (error) {
+        this.failed = true;
+        firstError ??= { error: refusedDeposit(this.plan.files.path(index), error) };
       }
     });
     if (firstError) throw firstError.error;
