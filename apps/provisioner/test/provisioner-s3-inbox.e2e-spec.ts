@@ -43,7 +43,7 @@ const PATH = (id: string) => `projects/PRJ1/SUB-1/data/raw/${id}`;
 const CRASH_FILES = Object.fromEntries(
   Array.from({ length: 32 }, (_, i) => [
     `part-${String(i).padStart(2, '0')}.bin`,
-    randomBytes(4 * MiB),
+    randomBytes(2 * MiB),
   ]),
 );
 const COPY_WAIT_MS = 120_000;
@@ -156,7 +156,6 @@ describe('S3 inbox source (Swift s3api)', () => {
     const byId = new Map(datasets.map((d) => [d.dataset_id, d]));
     expect(byId.get('DS-GOOD')).toMatchObject({
       ready: true,
-      reason: null,
       file_count: 4,
       byte_size: Object.values(FILES).reduce((n, c) => n + Buffer.byteLength(c), 0),
     });
@@ -259,7 +258,7 @@ describe('S3 inbox source (Swift s3api)', () => {
     workers[0].kill('SIGKILL');
     await new Promise((r) => workers[0].once('exit', r));
     const storage = storageFromSettings(apps.settings);
-    const target = PATH('DS-CRASH');
+    const target = 'projects/PRJ1/SUB-CRASH/data/raw/DS-CRASH';
     expect(await storage.exists(target)).toBe(false);
 
     workers.push(await startWorkerProcess(workerEnv));
