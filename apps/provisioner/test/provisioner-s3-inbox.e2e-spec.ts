@@ -149,9 +149,9 @@ describe('S3 inbox source (Swift s3api)', () => {
     const datasets = (await get(fs.api, '/datasets/inbox')).body.items as {
       dataset_id: string;
       ready: boolean;
-      reason: string | null;
       file_count: number | null;
       byte_size: number | null;
+      reason?: string | null;
     }[];
     const byId = new Map(datasets.map((d) => [d.dataset_id, d]));
     expect(byId.get('DS-GOOD')).toMatchObject({
@@ -159,15 +159,25 @@ describe('S3 inbox source (Swift s3api)', () => {
       file_count: 4,
       byte_size: Object.values(FILES).reduce((n, c) => n + Buffer.byteLength(c), 0),
     });
-    expect(byId.get('DS-WAITING')).toMatchObject({ ready: false, reason: 'marker_missing' });
-    expect(byId.get('DS-MISSING')).toMatchObject({ ready: false, reason: 'files_missing' });
-    expect(byId.get('DS-ABSENT')).toMatchObject({ ready: false, reason: 'not_delivered' });
-    expect(byId.get('DS-DRAFT')).toMatchObject({ ready: false, reason: 'submission_not_eligible' });
+    expect(byId.get('DS-DRAFT')).toMatchObject({ ready: false, imported: false });
     const diff = async () =>
-      ((await get(fs.api, '/datasets/inbox/diff')).body.items as { dataset_id: string }[]).map(
-        (d) => d.dataset_id,
+      new Map(
+        ((await get(fs.api, '/datasets/inbox/diff')).body.items as typeof datasets).map((d) => [
+          d.dataset_id,
+          d,
+        ]),
       );
-    expect(await diff()).toContain('DS-GOOD');
+    const before = await diff();
+    expect(before.get('DS-GOOD')).toMatchObject({ ready: true, reason: null });
+    expect(before.get('DS-WAITING')).toMatchObject({ ready: false, reason: 'marker_missing' });
+    expect(before.get('DS-MISSING')).toMatchObject({
+      ready: false,
+      reason: 'files_missing',
+      reason_detail: '1 manifest path(s) do not exist, e.g. b.txt',
+    });
+    expect(before.get('DS-ABSENT')).toMatchObject({ ready: false, reason: 'not_delivered' });
+    // Only eligible submissions' datasets are to import.
+    expect(before.has('DS-DRAFT')).toBe(false);
 
     const record = await importDataset(fs, 'DS-GOOD');
     expect(record).toMatchObject({ state: 'imported', error: null });
@@ -175,12 +185,11 @@ describe('S3 inbox source (Swift s3api)', () => {
       expect(
         readFileSync(join(storageRoot, PATH('DS-GOOD'), path)).equals(Buffer.from(content)),
       ).toBe(true);
-    expect(await diff()).not.toContain('DS-GOOD');
-    // A dataset not ready is refused like the drop zone's.
-    expect(await importDataset(fs, 'DS-WAITING')).toMatchObject({
-      state: 'rejected',
-      error: { code: 'not_ready' },
-    });
+    expect((await diff()).has('DS-GOOD')).toBe(false);
+    // A dataset not ready is refused like the drop zone's, with why.
+    const waiting = await post(fs.api, '/datasets/inbox/import', { dataset_id: 'DS-WAITING' });
+    expect(waiting.status).toBe(409);
+    expect(JSON.stringify(waiting.body)).toContain('marker_missing');
   });
 
   it('refuses keys the drop zone would refuse, naming each one', async () => {
@@ -248,8 +257,9 @@ describe('S3 inbox source (Swift s3api)', () => {
     );
     await poll(
       async () =>
+        // Segment 0 names what the attempt kept (nothing); segment 1 is its first copied files.
         (await listKeys(client, storageBucket, `${prefix}.staging/`)).some((k) =>
-          k.includes('/journal-'),
+          k.endsWith('/journal-00000001.jsonl'),
         ) || undefined,
       'a journal segment of the staging area',
       COPY_WAIT_MS,
