@@ -18,13 +18,13 @@ import type { DatasetImportContext } from '../src/import-pipeline/dataset-import
 import { runDatasetImport } from '../src/import-pipeline/dataset-import-pipeline';
 import { ImportStoppedError, ImportTransientError } from '../src/import-pipeline/import-errors';
 import { S3InboxSource } from '../src/sources/s3-inbox/s3-inbox.source';
-import type { RemoteDataset, SourceSystem } from '../src/sources/source-system';
+import type { SourceSystem } from '../src/sources/source-system';
 import { FilesystemStorage } from '../src/storage/filesystem/filesystem-storage';
 import { parseProvenance } from '../src/storage/provenance';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import type { StorageSystem } from '../src/storage/storage-system';
 import { tempDir } from './support/dropzone-fixture';
-import { S3InboxFixture } from './support/s3-inbox-fixture';
+import { hookedInbox, S3InboxFixture } from './support/s3-inbox-fixture';
 
 const MiB = 1024 * 1024;
 const FILES: Record<string, Buffer> = Object.fromEntries(
@@ -51,25 +51,6 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
   let inbox: S3InboxFixture;
   let source: S3InboxSource;
   let n = 0;
-
-  /** The source, with `before` awaited before each payload object is read. */
-  const hooked = (before: (path: string) => Promise<void>): SourceSystem =>
-    Object.assign(Object.create(source) as S3InboxSource, {
-      remoteDataset: (id: string): RemoteDataset => {
-        const dataset = source.remoteDataset(id);
-        return {
-          hasMarker: () => dataset.hasMarker(),
-          readChunks: (name, rules, onChunk) => dataset.readChunks(name, rules, onChunk),
-          walkPayload: (onObject, onProblem) => dataset.walkPayload(onObject, onProblem),
-          copySource: (path) => dataset.copySource(path),
-          read: (path, etag) =>
-            (async function* () {
-              await before(path);
-              yield* dataset.read(path, etag);
-            })(),
-        };
-      },
-    });
 
   const storages: Record<string, () => StorageSystem> = {
     filesystem: () => new FilesystemStorage(tempDir('s3-inbox-fs')),
@@ -152,7 +133,7 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
       await deposit(id('CHG'));
       const storage = storages[kind]();
       let changed = false;
-      const src = hooked(async (path) => {
+      const src = hookedInbox(source, async (path) => {
         if (path !== 'f05.bin' || changed) return;
         changed = true;
         await inbox.put(`datasets/${id('CHG')}/payload/f05.bin`, randomBytes(MiB + 5));
@@ -169,7 +150,7 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
     it('an object deleted mid-import: refused (source_changed), nothing published', async () => {
       await deposit(id('DEL'));
       const storage = storages[kind]();
-      const src = hooked(async (path) => {
+      const src = hookedInbox(source, async (path) => {
         if (path === 'f03.bin') await inbox.remove(`datasets/${id('DEL')}/payload/f03.bin`);
       });
       const error = await runDatasetImport(context(src, storage, id('DEL'))).catch((e) => e);
@@ -185,7 +166,7 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
       const storage = storages[kind]();
       const stop = new AbortController();
       let reads = 0;
-      const src = hooked(async () => {
+      const src = hookedInbox(source, async () => {
         if (++reads === 6) stop.abort();
       });
       const first = await runDatasetImport(

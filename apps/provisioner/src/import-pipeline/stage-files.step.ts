@@ -114,6 +114,12 @@ function refusedDeposit(path: string, error: unknown): unknown {
 const READ_ON_THREADS_BELOW = 1024 * 1024;
 
 /**
+ * Files of a remote dataset (an S3 inbox) copied at once: each is a request whose answer starts
+ * after a round trip, so small files are latency-bound; the lanes hold no buffers of their own.
+ */
+const REMOTE_COPY_LANES = 16;
+
+/**
  * One attempt's copy, one of three ways: on the copy threads (every file, where the backend's
  * objects are files on this host and IMPORT_COPY_THREADS > 0); with threads but no local files
  * (S3), small files read on the threads and sent from here, large ones on the lanes; or else
@@ -349,7 +355,8 @@ class FileStager {
    */
   private async copyRemote({ dataset, versions }: NonNullable<ImportPlan['remote']>) {
     const { files } = this.plan;
-    await this.onLanes(this.order, this.lanes(), async (index) => {
+    const lanes = this.ctx.copyConcurrency ?? Math.max(REMOTE_COPY_LANES, this.staging.copyLanes);
+    await this.onLanes(this.order, lanes, async (index) => {
       const { result, plaintext } = await copyRemoteObject(
         dataset,
         {

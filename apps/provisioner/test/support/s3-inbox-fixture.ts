@@ -3,6 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { S3TestServer } from '../../../../test/support/s3-server';
 import { mapLimit } from '../../src/common/map-limit';
+import type { S3InboxSource } from '../../src/sources/s3-inbox/s3-inbox.source';
+import type { RemoteDataset, SourceSystem } from '../../src/sources/source-system';
 import { DropzoneFixture, tempDir } from './dropzone-fixture';
 
 /** PUTs in flight when a tree is uploaded. */
@@ -66,4 +68,31 @@ export class S3InboxFixture {
       ...extra,
     };
   }
+}
+
+/**
+ * The inbox source with `before` awaited before each payload object is read: how a test lands a
+ * change of the inbox (an object overwritten, deleted, the server frozen) in the middle of an
+ * import, between two files.
+ */
+export function hookedInbox(
+  source: S3InboxSource,
+  before: (path: string) => Promise<void>,
+): SourceSystem {
+  return Object.assign(Object.create(source) as S3InboxSource, {
+    remoteDataset: (id: string): RemoteDataset => {
+      const dataset = source.remoteDataset(id);
+      return {
+        hasMarker: () => dataset.hasMarker(),
+        readChunks: (name, rules, onChunk) => dataset.readChunks(name, rules, onChunk),
+        walkPayload: (onObject, onProblem) => dataset.walkPayload(onObject, onProblem),
+        copySource: (path) => dataset.copySource(path),
+        read: (path, etag) =>
+          (async function* () {
+            await before(path);
+            yield* dataset.read(path, etag);
+          })(),
+      };
+    },
+  });
 }
