@@ -2,7 +2,6 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import {
   createTestBucket,
-  listKeys,
   removeTestBucket,
   s3TestServer,
   S3TestServer,

@@ -30,8 +30,7 @@ import {
   walkOnThreads,
   walkPayloadInto,
 } from './copying';
-import { PlannedFiles } from './planned-files';
-import { ObjectVersions, objectFingerprint } from './object-versions';
+import { objectFingerprint, PlannedFiles } from './planned-files';
 import { ProblemList } from './problem-list';
 import type { SourceLimits } from '../config/source-config';
 import { objectKeyCheck, type ObjectKeyCheck } from '../storage/object-key-check';
@@ -48,10 +47,10 @@ export interface ImportPlan {
    */
   payloadRoot: string;
   /**
-   * Set where the dataset's bytes are objects in a store (RemoteDataset): what the copy reads
-   * instead of payloadRoot, and the version (ETag) preflight listed of every file.
+   * Set where the dataset's bytes are objects in a store: what the copy reads instead of
+   * payloadRoot, each file by the version (ETag) preflight listed (PlannedFiles.version).
    */
-  remote?: { dataset: RemoteDataset; versions: ObjectVersions };
+  remote?: RemoteDataset;
   release(): Promise<void>;
 }
 
@@ -227,7 +226,6 @@ export async function preflightRemoteDataset(
   try {
     // Times always: an object's last-modified time is what its record is compared with.
     const files = new PlannedFiles({ expectedFiles: admitted?.lines, times: true });
-    const versions = new ObjectVersions();
     const reader: DatasetReader = {
       read,
       marker: async () =>
@@ -254,8 +252,8 @@ export async function preflightRemoteDataset(
       },
       root: '',
     };
-    const plan = await check(reader, options, freeBytes, files, versions);
-    return { ...plan, payloadRoot: '', remote: { dataset: remote, versions }, release };
+    const plan = await check(reader, options, freeBytes, files);
+    return { ...plan, payloadRoot: '', remote, release };
   } catch (error) {
     await release();
     throw error;
@@ -358,7 +356,6 @@ async function check(
   { limits, objectKey }: PreflightOptions,
   freeBytes: () => Promise<number>,
   files: PlannedFiles,
-  versions?: ObjectVersions,
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
   const problems = new ProblemList();
   const manifests: LoadedManifest[] = [];
@@ -382,10 +379,8 @@ async function check(
   const extra = new ProblemList();
   const walkProblems = await reader.walk((file) => {
     const i = files.indexOf(file.path);
-    if (i >= 0) {
-      files.setWalked(i, file, file.readable);
-      if (file.version !== undefined) versions?.set(i, file.version);
-    } else
+    if (i >= 0) files.setWalked(i, file, file.readable, file.version);
+    else
       extra.add({
         code: 'extra_file',
         path: file.path,

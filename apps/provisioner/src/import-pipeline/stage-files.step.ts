@@ -353,7 +353,7 @@ class FileStager {
    * A remote dataset (an S3 inbox): every file on the lanes, read from the store by the version
    * preflight listed, and copied server-side where the storage is the same store.
    */
-  private async copyRemote({ dataset, versions }: NonNullable<ImportPlan['remote']>) {
+  private async copyRemote(dataset: NonNullable<ImportPlan['remote']>) {
     const { files } = this.plan;
     const lanes = this.ctx.copyConcurrency ?? Math.max(REMOTE_COPY_LANES, this.staging.copyLanes);
     await this.onLanes(this.order, lanes, async (index) => {
@@ -362,7 +362,7 @@ class FileStager {
         {
           path: files.path(index),
           size: files.size[index],
-          etag: versions.get(index),
+          etag: files.version(index),
           source: {
             ino: files.ino[index],
             size: files.size[index],
