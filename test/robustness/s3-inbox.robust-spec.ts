@@ -6,18 +6,17 @@ import {
   parseSources,
   type S3SourceConfig,
 } from '../../apps/provisioner/src/config/source-config';
-import type { DatasetImportContext } from '../../apps/provisioner/src/import-pipeline/dataset-import-context';
 import { runDatasetImport } from '../../apps/provisioner/src/import-pipeline/dataset-import-pipeline';
 import { S3InboxSource } from '../../apps/provisioner/src/sources/s3-inbox/s3-inbox.source';
-import {
-  type SourceSystem,
-  SourceUnavailableError,
-} from '../../apps/provisioner/src/sources/source-system';
+import { SourceUnavailableError } from '../../apps/provisioner/src/sources/source-system';
 import { FilesystemStorage } from '../../apps/provisioner/src/storage/filesystem/filesystem-storage';
 import { S3Storage } from '../../apps/provisioner/src/storage/s3/s3-storage';
-import type { StorageSystem } from '../../apps/provisioner/src/storage/storage-system';
 import { digest, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
-import { hookedInbox, S3InboxFixture } from '../../apps/provisioner/test/support/s3-inbox-fixture';
+import {
+  hookedInbox,
+  inboxImportContext,
+  S3InboxFixture,
+} from '../../apps/provisioner/test/support/s3-inbox-fixture';
 import {
   queueEnv,
   startProvisionerApps,
@@ -61,24 +60,7 @@ describe('S3 inbox source: faults and limits', () => {
     expect(parsed.errors).toEqual([]);
     return parsed.sources[0] as S3SourceConfig;
   };
-  const context = (
-    src: SourceSystem,
-    storage: StorageSystem,
-    datasetId: string,
-    extra: Partial<DatasetImportContext> = {},
-  ): DatasetImportContext => ({
-    importId: `inbox-dataset-${datasetId}`,
-    attempt: 1,
-    queuedAt: null,
-    source: src,
-    storage,
-    datasetId,
-    versions: { provisioner: 'test' },
-    reportProgress: () => Promise.resolve(),
-    sourceLimits: DEFAULT_SOURCE_LIMITS,
-    recentChangeMs: 0,
-    ...extra,
-  });
+  const context = inboxImportContext;
   const files = (n: number, prefix = 'f') =>
     Object.fromEntries(
       Array.from({ length: n }, (_, i) => [`${prefix}${String(i).padStart(5, '0')}.txt`, `${i}\n`]),

@@ -23,7 +23,7 @@ import { parseProvenance } from '../src/storage/provenance';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import type { StorageSystem } from '../src/storage/storage-system';
 import { tempDir } from './support/dropzone-fixture';
-import { hookedInbox, S3InboxFixture } from './support/s3-inbox-fixture';
+import { hookedInbox, inboxImportContext, S3InboxFixture } from './support/s3-inbox-fixture';
 
 const MiB = 1024 * 1024;
 const FILES: Record<string, Buffer> = Object.fromEntries(
@@ -76,20 +76,12 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
     storage: StorageSystem,
     datasetId: string,
     extra: Partial<DatasetImportContext> = {},
-  ): DatasetImportContext => ({
-    importId: `inbox-dataset-${datasetId}-${n}`,
-    attempt: 1,
-    queuedAt: null,
-    source: src,
-    storage,
-    datasetId,
-    versions: { provisioner: 'test' },
-    reportProgress: () => Promise.resolve(),
-    sourceLimits: DEFAULT_SOURCE_LIMITS,
-    recentChangeMs: 0,
-    copyConcurrency: 2,
-    ...extra,
-  });
+  ) =>
+    inboxImportContext(src, storage, datasetId, {
+      importId: `inbox-dataset-${datasetId}-${n}`,
+      copyConcurrency: 2,
+      ...extra,
+    });
 
   /** A fresh dataset of FILES in the inbox (each test changes its own). */
   const deposit = async (id: string) => {

@@ -1,6 +1,6 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -21,7 +21,7 @@ import {
   toolVersion,
   type Setup,
 } from './imports.bench';
-import { ACCESS_KEY, SECRET, startSwift } from './s3-imports.bench';
+import { ACCESS_KEY, SECRET, startSwift, writeRcloneConf } from './s3-imports.bench';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -79,22 +79,7 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
     for (const bucket of [INBOX, STORE])
       await swift.client.send(new CreateBucketCommand({ Bucket: bucket }));
     const rcloneConf = join(base, 'rclone.conf');
-    const rcloneEnv = { ...process.env };
-    delete rcloneEnv.AWS_CA_BUNDLE;
-    writeFileSync(
-      rcloneConf,
-      [
-        '[swift]',
-        'type = s3',
-        'provider = Other',
-        `endpoint = ${swift.endpoint}`,
-        `access_key_id = ${ACCESS_KEY}`,
-        `secret_access_key = ${SECRET}`,
-        'region = us-east-1',
-        'force_path_style = true',
-        '',
-      ].join('\n'),
-    );
+    const rcloneEnv = writeRcloneConf(rcloneConf, swift.endpoint);
     const rclone = (args: string[]) => {
       const started = performance.now();
       const run = spawnSync('rclone', ['copy', '-q', '--config', rcloneConf, ...args], {

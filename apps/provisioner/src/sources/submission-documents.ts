@@ -4,7 +4,7 @@ import type { JsonDocument, JsonObject } from './dataset-directory/json-document
 import type { SourceProblem } from './dataset-directory/source-file';
 import { isSafeSegment } from './safe-segment';
 import { datasetFromInspection } from './source-dataset';
-import type { SourceDataset, SourceSubmission } from './source-system';
+import type { DatasetFilter, SourceDataset, SourceSubmission } from './source-system';
 import type { SourceLimits } from '../config/source-config';
 
 /**
@@ -118,4 +118,16 @@ export function datasetFromReading(
     metadata: meta,
     invalid: ownershipProblem(datasetId, submission, reading.document),
   });
+}
+
+/** The datasets the submissions name (those `include` accepts), each with its submission. */
+export function namedDatasets(
+  submissions: SourceSubmission[],
+  include?: DatasetFilter,
+): { id: string; submission: SourceSubmission }[] {
+  return submissions.flatMap((submission) =>
+    submission.datasetIds
+      .filter((id) => !include || include(submission, id))
+      .map((id) => ({ id, submission })),
+  );
 }

@@ -3,7 +3,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { S3TestServer } from '../../../../test/support/s3-server';
 import { mapLimit } from '../../src/common/map-limit';
+import { DEFAULT_SOURCE_LIMITS } from '../../src/config/source-config';
+import type { DatasetImportContext } from '../../src/import-pipeline/dataset-import-context';
 import type { S3InboxSource } from '../../src/sources/s3-inbox/s3-inbox.source';
+import type { StorageSystem } from '../../src/storage/storage-system';
 import type { RemoteDataset, SourceSystem } from '../../src/sources/source-system';
 import { DropzoneFixture, tempDir } from './dropzone-fixture';
 
@@ -95,4 +98,26 @@ export function hookedInbox(
       };
     },
   });
+}
+
+/** One attempt of the import of `datasetId` from `source`, as the worker would run it. */
+export function inboxImportContext(
+  source: SourceSystem,
+  storage: StorageSystem,
+  datasetId: string,
+  extra: Partial<DatasetImportContext> = {},
+): DatasetImportContext {
+  return {
+    importId: `inbox-dataset-${datasetId}`,
+    attempt: 1,
+    queuedAt: null,
+    source,
+    storage,
+    datasetId,
+    versions: { provisioner: 'test' },
+    reportProgress: () => Promise.resolve(),
+    sourceLimits: DEFAULT_SOURCE_LIMITS,
+    recentChangeMs: 0,
+    ...extra,
+  };
 }

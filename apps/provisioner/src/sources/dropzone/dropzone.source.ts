@@ -17,6 +17,7 @@ import {
 import {
   datasetFromReading,
   foreignDocument,
+  namedDatasets,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
   tooManyDatasets,
@@ -112,11 +113,7 @@ export class DropzoneSource implements SourceSystem {
     submissions: SourceSubmission[],
     include?: DatasetFilter,
   ): Promise<SourceDataset[]> {
-    const pairs = submissions.flatMap((submission) =>
-      submission.datasetIds
-        .filter((id) => !include || include(submission, id))
-        .map((id) => ({ id, submission })),
-    );
+    const pairs = namedDatasets(submissions, include);
     const readings = await this.datasets.readMany(
       pairs.map(({ id }) => this.locateDataset(id).directory),
     );

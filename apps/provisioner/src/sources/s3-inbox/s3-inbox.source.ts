@@ -29,6 +29,7 @@ import {
 import {
   datasetFromReading,
   foreignDocument,
+  namedDatasets,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
   tooManyDatasets,
@@ -166,11 +167,7 @@ export class S3InboxSource implements SourceSystem {
     submissions: SourceSubmission[],
     include?: DatasetFilter,
   ): Promise<SourceDataset[]> {
-    const pairs = submissions.flatMap((submission) =>
-      submission.datasetIds
-        .filter((id) => !include || include(submission, id))
-        .map((id) => ({ id, submission })),
-    );
+    const pairs = namedDatasets(submissions, include);
     return mapLimit(pairs, LIST_CONCURRENCY, async ({ id, submission }) =>
       datasetFromReading(id, submission, await this.listingReading(id)),
     );
