@@ -8,11 +8,7 @@ import {
   testS3Client,
 } from '../../../test/support/s3-server';
 import { createS3Client, s3StoreName } from '../src/common/s3/s3-client';
-import {
-  DEFAULT_SOURCE_LIMITS,
-  parseSources,
-  type S3SourceConfig,
-} from '../src/config/source-config';
+import { parseSources, type S3SourceConfig } from '../src/config/source-config';
 import type { DatasetImportContext } from '../src/import-pipeline/dataset-import-context';
 import { runDatasetImport } from '../src/import-pipeline/dataset-import-pipeline';
 import { ImportStoppedError, ImportTransientError } from '../src/import-pipeline/import-errors';
