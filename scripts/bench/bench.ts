@@ -22,6 +22,7 @@ import { drsBench } from './suites/drs.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
 import { s3ImportsBench } from './suites/s3-imports.bench';
+import { s3InboxBench } from './suites/s3-inbox.bench';
 import { scaleBench } from './suites/scale.bench';
 import { s3WorkersBench } from './suites/s3-workers.bench';
 import { recordsBench } from './suites/records.bench';
@@ -49,6 +50,7 @@ const SUITES: Suite[] = [
   { name: 'scale', needs: ['provisioner', 'catalog-api'], run: scaleBench },
   { name: 's3-imports', needs: ['provisioner'], run: s3ImportsBench },
   { name: 's3-workers', needs: ['provisioner'], run: s3WorkersBench },
+  { name: 's3-inbox', needs: ['provisioner'], run: s3InboxBench },
   { name: 'diff', needs: ['provisioner'], run: diffBench },
   { name: 'records', needs: ['provisioner'], run: recordsBench },
   { name: 'registration', needs: ['catalog-api', 'provisioner'], run: registrationBench },

@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
-import { createS3Client } from '../../apps/provisioner/src/storage/s3/s3-client';
+import { createS3Client } from '../../apps/provisioner/src/common/s3/s3-client';
 import { S3Storage } from '../../apps/provisioner/src/storage/s3/s3-storage';
 import { StorageUnavailableError } from '../../apps/provisioner/src/storage/storage-system';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createS3Client } from '../../apps/provisioner/src/storage/s3/s3-client';
+import { createS3Client } from '../../apps/provisioner/src/common/s3/s3-client';
 import { S3Bucket } from '../../apps/provisioner/src/storage/s3/s3-bucket';
 import { testServices } from './test-services';
 

@@ -2,7 +2,7 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/clien
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, IncomingHttpHeaders, Server } from 'node:http';
 import { createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
-import { createS3Client, signedPutOf } from '../src/storage/s3/s3-client';
+import { createS3Client, signedPutOf } from '../src/common/s3/s3-client';
 import { asStorageError } from '../src/storage/s3/s3-bucket';
 import { StorageRefusedError, StorageUnavailableError } from '../src/storage/storage-system';
 import {

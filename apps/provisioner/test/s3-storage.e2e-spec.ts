@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { createS3Client } from '../src/storage/s3/s3-client';
+import { createS3Client } from '../src/common/s3/s3-client';
 import { S3VerificationError } from '../src/storage/s3/s3-object-writer';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import { datasetCommitObject } from '../src/storage/storage-layout';

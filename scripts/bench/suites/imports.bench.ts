@@ -313,8 +313,12 @@ interface ImportTiming {
 
 const headers = { 'X-API-Key': BENCH_WRITE_KEY, 'Content-Type': 'application/json' };
 
-export async function postImport(apiUrl: string, datasetId: string): Promise<string> {
-  const res = await fetchRetrying(`${apiUrl}/datasets/dropzone/import`, {
+export async function postImport(
+  apiUrl: string,
+  datasetId: string,
+  source = 'dropzone',
+): Promise<string> {
+  const res = await fetchRetrying(`${apiUrl}/datasets/${source}/import`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ dataset_id: datasetId }),
@@ -348,9 +352,13 @@ export async function awaitImported(
 }
 
 /** POST → the record says `imported`, as a client sees it. */
-export async function timeImport(apiUrl: string, datasetId: string): Promise<ImportTiming> {
+export async function timeImport(
+  apiUrl: string,
+  datasetId: string,
+  source = 'dropzone',
+): Promise<ImportTiming> {
   const started = performance.now();
-  const id = await postImport(apiUrl, datasetId);
+  const id = await postImport(apiUrl, datasetId, source);
   const record = await awaitImported(apiUrl, id);
   const ms = performance.now() - started;
   const queueMs = record.started_at

@@ -11,7 +11,7 @@ import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { freePortBlock } from '../../lib/child-process';
-import { createS3Client } from '../../../apps/provisioner/src/storage/s3/s3-client';
+import { createS3Client } from '../../../apps/provisioner/src/common/s3/s3-client';
 import {
   cloneImportDataset,
   FileSpec,
@@ -57,6 +57,32 @@ const QUIET_WAIT_MS = Number(process.env.BENCH_QUIET_WAIT_S ?? 300) * 1000;
 /** Targets against rclone copy and the bare upload, per dataset. */
 const VS_RCLONE_TARGET = 1.2;
 const OF_CEILING_TARGET = 0.85;
+
+/**
+ * rclone's S3 remote `swift` for the private Swift, in a config file of its own; returns the
+ * environment to run rclone in. Without AWS_CA_BUNDLE: rclone's AWS SDK then wants a transport of
+ * its own and fails with "unsupported transport, *fshttp.Transport"; the endpoint is plain HTTP
+ * on loopback anyway.
+ */
+export function writeRcloneConf(path: string, endpoint: string): NodeJS.ProcessEnv {
+  writeFileSync(
+    path,
+    [
+      '[swift]',
+      'type = s3',
+      'provider = Other',
+      `endpoint = ${endpoint}`,
+      `access_key_id = ${ACCESS_KEY}`,
+      `secret_access_key = ${SECRET}`,
+      'region = us-east-1',
+      'force_path_style = true',
+      '',
+    ].join('\n'),
+  );
+  const env = { ...process.env };
+  delete env.AWS_CA_BUNDLE;
+  return env;
+}
 
 /** A private Swift (scripts/s3/swift-s3-server.sh with its own directory and ports). */
 export interface Swift {
@@ -245,24 +271,7 @@ export async function s3ImportsBench(ctx: BenchContext): Promise<SuiteReport> {
     // rclone's S3 remote in a config file of its own; rclone verifies each upload's MD5 against
     // the server's answer.
     const rcloneConf = join(base, 'rclone.conf');
-    // Without AWS_CA_BUNDLE: rclone's AWS SDK then wants a transport of its own and fails with
-    // "unsupported transport, *fshttp.Transport"; the endpoint is plain HTTP on loopback anyway.
-    const rcloneEnv = { ...process.env };
-    delete rcloneEnv.AWS_CA_BUNDLE;
-    writeFileSync(
-      rcloneConf,
-      [
-        '[swift]',
-        'type = s3',
-        'provider = Other',
-        `endpoint = ${swift.endpoint}`,
-        `access_key_id = ${ACCESS_KEY}`,
-        `secret_access_key = ${SECRET}`,
-        'region = us-east-1',
-        'force_path_style = true',
-        '',
-      ].join('\n'),
-    );
+    const rcloneEnv = writeRcloneConf(rcloneConf, swift.endpoint);
     const s3Env = {
       STORAGE_BACKEND: 's3',
       S3_ENDPOINT: swift.endpoint,

@@ -34,10 +34,16 @@ import type { DrsEndpoint, DrsSettings } from './drs-settings';
  * is limited to 2 CPUs in the manifests anyway.
  */
 export const DEFAULT_COPY_THREADS = Math.min(availableParallelism(), 4);
-/** The API keys of the dss sources in SOURCES (the secrets that setting holds). */
-function dssApiKeys(value: string): string {
+/** The API keys of the dss sources and the S3 secret keys of the s3 sources in SOURCES. */
+function sourceSecrets(value: string): string {
   return sourcesFromSetting(value)
-    .sources.map((source) => (source.type === 'dss' ? source.api_key : ''))
+    .sources.map((source) =>
+      source.type === 'dss'
+        ? source.api_key
+        : source.type === 's3'
+          ? (source.secret_access_key ?? '')
+          : '',
+    )
     .join(' ');
 }
 
@@ -283,7 +289,7 @@ export class ProvisionerSettings extends FrontDoorSettings {
    */
   @IsOptional()
   @IsSourcesSetting()
-  @RealSecret(dssApiKeys)
+  @RealSecret(sourceSecrets)
   SOURCES?: string;
 
   /**

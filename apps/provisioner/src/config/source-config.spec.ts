@@ -52,13 +52,91 @@ describe('parseSources', () => {
       expect.arrayContaining([
         expect.stringContaining('SOURCES[0].name must match'),
         'SOURCES[0].root is required (a non-empty string)',
-        'SOURCES[1].type must be "dropzone" or "dss"',
+        'SOURCES[1].type must be "dropzone", "dss" or "s3"',
         'SOURCES[2].url must be an http(s) URL',
         'SOURCES[2].timeout_ms must be a positive integer',
         'SOURCES[2].extra is not a known setting',
         'SOURCES[2].api_key is required (a non-empty string)',
       ]),
     );
+  });
+
+  it('parses an s3 inbox: defaults, the prefix ending in "/", a relative credentials file', () => {
+    const json = JSON.stringify([
+      {
+        name: 'inbox',
+        type: 's3',
+        bucket: 'deposits',
+        prefix: 'in/box',
+        credentials_file: 'c.json',
+      },
+      {
+        name: 'inline',
+        type: 's3',
+        endpoint: 'https://s3.example.org/',
+        bucket: 'deposits',
+        region: 'eu-west-1',
+        force_path_style: true,
+        access_key_id: 'AK',
+        secret_access_key: 'SK',
+        server_side_copy: false,
+      },
+    ]);
+    const { sources, errors } = parseSources(json, '', resolve);
+    expect(errors).toEqual([]);
+    expect(sources[0]).toEqual({
+      name: 'inbox',
+      type: 's3',
+      endpoint: undefined,
+      bucket: 'deposits',
+      prefix: 'in/box/',
+      region: 'us-east-1',
+      force_path_style: false,
+      access_key_id: undefined,
+      secret_access_key: undefined,
+      credentials_file: '/repo/c.json',
+      server_side_copy: true,
+      importable_statuses: ['completed'],
+    });
+    expect(sources[1]).toMatchObject({
+      endpoint: 'https://s3.example.org',
+      prefix: '',
+      region: 'eu-west-1',
+      force_path_style: true,
+      server_side_copy: false,
+    });
+  });
+
+  it('lists every problem of an s3 inbox at once', () => {
+    const json = JSON.stringify([
+      {
+        name: 'inbox',
+        type: 's3',
+        endpoint: 'ftp://x',
+        bucket: 'No_Bucket',
+        prefix: '/abs/../x',
+        region: 'EU WEST',
+        force_path_style: 'yes',
+        access_key_id: 'AK',
+        credentials_file: 'c.json',
+        root: '/r',
+      },
+    ]);
+    expect(parseSources(json, '', resolve).errors).toEqual(
+      expect.arrayContaining([
+        'SOURCES[0].endpoint must be an http(s) URL',
+        'SOURCES[0].bucket must be a bucket name (3-63 of a-z, 0-9, "." and "-")',
+        expect.stringContaining('SOURCES[0].prefix must be "/"-separated segments'),
+        'SOURCES[0].region must be a region name such as us-east-1',
+        'SOURCES[0].force_path_style must be true or false',
+        'SOURCES[0]: access_key_id and secret_access_key go together',
+        'SOURCES[0]: give the key pair inline or in credentials_file, not both',
+        'SOURCES[0].root is not a known setting',
+      ]),
+    );
+    expect(
+      parseSources(JSON.stringify([{ name: 'inbox', type: 's3' }]), '', resolve).errors,
+    ).toEqual(['SOURCES[0].bucket is required (a non-empty string)']);
   });
 
   it('refuses non-JSON and non-lists', () => {

@@ -46,7 +46,125 @@ export interface SourceCommonConfig {
   validators?: ValidatorConfig[];
 }
 
-export type SourceConfig = (DropzoneSourceConfig | DssSourceConfig) & SourceCommonConfig;
+/**
+ * An S3 inbox: the drop zone's layout as keys under `prefix` of `bucket` on any S3-compatible
+ * endpoint. The key pair is given inline or in `credentials_file` (a mounted secret holding
+ * {"access_key_id", "secret_access_key"}); neither: the SDK's default chain.
+ */
+export interface S3SourceConfig {
+  name: string;
+  type: 's3';
+  /** http(s) URL of the endpoint; absent: AWS. */
+  endpoint: string | undefined;
+  bucket: string;
+  /** Key prefix of the inbox: '' or ending in '/'. */
+  prefix: string;
+  region: string;
+  force_path_style: boolean;
+  access_key_id: string | undefined;
+  secret_access_key: string | undefined;
+  credentials_file: string | undefined;
+  /**
+   * Copy server-side where the storage is the same S3 store (the default); false: every byte is
+   * downloaded and uploaded.
+   */
+  server_side_copy: boolean;
+  importable_statuses: string[];
+}
+
+export type SourceConfig = (DropzoneSourceConfig | DssSourceConfig | S3SourceConfig) &
+  SourceCommonConfig;
+
+const S3_SOURCE_KEYS = [
+  'name',
+  'type',
+  'endpoint',
+  'bucket',
+  'prefix',
+  'region',
+  'force_path_style',
+  'access_key_id',
+  'secret_access_key',
+  'credentials_file',
+  'server_side_copy',
+  'importable_statuses',
+];
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** Segments of A-Z a-z 0-9 ! _ . * ' ( ) - (S3's safe characters), none "." or "..". */
+const KEY_PREFIX = /^([A-Za-z0-9!_.*'()-]+\/)*[A-Za-z0-9!_.*'()-]*$/;
+
+function optionalString(
+  raw: Raw,
+  key: string,
+  errors: string[],
+  where: string,
+): string | undefined {
+  const value = raw[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') {
+    errors.push(`${where}.${key} must be a non-empty string`);
+    return undefined;
+  }
+  return value;
+}
+
+function parseS3(
+  entry: Raw,
+  name: string,
+  importable: string[],
+  resolvePath: (p: string) => string,
+  errors: string[],
+  where: string,
+): S3SourceConfig {
+  const endpoint = optionalString(entry, 'endpoint', errors, where);
+  if (endpoint && !/^https?:\/\//.test(endpoint))
+    errors.push(`${where}.endpoint must be an http(s) URL`);
+  const bucket = requiredString(entry, 'bucket', errors, where);
+  if (bucket && !BUCKET_NAME.test(bucket))
+    errors.push(`${where}.bucket must be a bucket name (3-63 of a-z, 0-9, "." and "-")`);
+  const rawPrefix = entry.prefix ?? '';
+  let prefix = '';
+  if (
+    typeof rawPrefix !== 'string' ||
+    rawPrefix.startsWith('/') ||
+    rawPrefix.length > 512 ||
+    !KEY_PREFIX.test(rawPrefix) ||
+    rawPrefix.split('/').some((s) => s === '.' || s === '..')
+  )
+    errors.push(
+      `${where}.prefix must be "/"-separated segments of A-Z a-z 0-9 ! _ . * ' ( ) - (none "." or ".."), at most 512 characters, without a leading "/"`,
+    );
+  else prefix = rawPrefix === '' || rawPrefix.endsWith('/') ? rawPrefix : `${rawPrefix}/`;
+  const region = entry.region ?? 'us-east-1';
+  if (typeof region !== 'string' || !/^[a-z0-9-]{1,40}$/.test(region))
+    errors.push(`${where}.region must be a region name such as us-east-1`);
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value = entry[key] ?? fallback;
+    if (typeof value !== 'boolean') errors.push(`${where}.${key} must be true or false`);
+    return value === true;
+  };
+  const accessKeyId = optionalString(entry, 'access_key_id', errors, where);
+  const secret = optionalString(entry, 'secret_access_key', errors, where);
+  const file = optionalString(entry, 'credentials_file', errors, where);
+  if ((accessKeyId === undefined) !== (secret === undefined))
+    errors.push(`${where}: access_key_id and secret_access_key go together`);
+  if (file !== undefined && accessKeyId !== undefined)
+    errors.push(`${where}: give the key pair inline or in credentials_file, not both`);
+  return {
+    name,
+    type: 's3',
+    endpoint: endpoint?.replace(/\/+$/, ''),
+    bucket,
+    prefix,
+    region: typeof region === 'string' ? region : 'us-east-1',
+    force_path_style: flag('force_path_style', false),
+    access_key_id: accessKeyId,
+    secret_access_key: secret,
+    credentials_file: file && resolvePath(file),
+    server_side_copy: flag('server_side_copy', true),
+    importable_statuses: importable,
+  };
+}
 
 export const DEFAULT_IMPORTABLE_STATUSES = ['completed'];
 const SOURCE_NAME = /^[a-z][a-z0-9_]{0,31}$/;
@@ -105,16 +223,18 @@ function parseOne(
   const known =
     entry.type === 'dropzone'
       ? ['name', 'type', 'root', 'importable_statuses']
-      : [
-          'name',
-          'type',
-          'url',
-          'api_key',
-          'landing_zone',
-          'importable_statuses',
-          'list_statuses',
-          'timeout_ms',
-        ];
+      : entry.type === 's3'
+        ? S3_SOURCE_KEYS
+        : [
+            'name',
+            'type',
+            'url',
+            'api_key',
+            'landing_zone',
+            'importable_statuses',
+            'list_statuses',
+            'timeout_ms',
+          ];
   for (const key of Object.keys(entry))
     if (!known.includes(key)) errors.push(`${where}.${key} is not a known setting`);
   if (entry.type === 'dropzone') {
@@ -143,7 +263,8 @@ function parseOne(
       timeout_ms: typeof timeout === 'number' ? timeout : DEFAULT_TIMEOUT_MS,
     };
   }
-  errors.push(`${where}.type must be "dropzone" or "dss"`);
+  if (entry.type === 's3') return parseS3(entry, name, importable, resolvePath, errors, where);
+  errors.push(`${where}.type must be "dropzone", "dss" or "s3"`);
   return null;
 }
 

@@ -103,6 +103,12 @@ function leasedArea(area: StagingArea, lease: AttemptLease): StagingArea {
       lease.assertHeld();
       return leasedWriter(await area.createObject(path, size), lease);
     },
+    copyObjectFrom:
+      area.copyObjectFrom &&
+      ((path, source) => {
+        lease.assertHeld();
+        return area.copyObjectFrom!(path, source);
+      }),
     writeSmallObject: async (path, content) => {
       lease.assertHeld();
       return area.writeSmallObject(path, content);

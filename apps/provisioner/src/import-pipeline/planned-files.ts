@@ -1,4 +1,5 @@
 import { copied, PathTable } from '../common/path-table';
+import { createHash } from 'node:crypto';
 import type { ChecksumAlgorithm } from '../sources/source-system';
 
 export const DIGEST_BYTES: Record<ChecksumAlgorithm, number> = { sha256: 32, md5: 16 };
@@ -31,6 +32,8 @@ export class PlannedFiles extends PathTable {
   private dev = NO_DEV;
   private devs: Float64Array | null = null;
   private readonly digests: Partial<Record<ChecksumAlgorithm, Buffer>> = {};
+  /** The ETag of each object of a remote dataset (setWalked with a version); null otherwise. */
+  private versions: ObjectVersions | null = null;
 
   constructor(options: { expectedFiles?: number; times?: boolean } = {}) {
     super(options.expectedFiles);
@@ -43,18 +46,28 @@ export class PlannedFiles extends PathTable {
     this.digest('sha256');
   }
 
-  /** Records what the walk found for file i. */
+  /**
+   * Records what the walk found for file i; with `version`, an object's ETag (a remote dataset),
+   * kept for the copy to read that version only.
+   */
   setWalked(
     i: number,
     stats: { size: number; ino: number; dev: number; mtimeMs: number; ctimeMs: number },
     readable: boolean,
+    version?: string,
   ): void {
+    if (version !== undefined) (this.versions ??= new ObjectVersions()).set(i, version);
     this.flags[i] |= WALKED | (readable ? 0 : UNREADABLE);
     this.size[i] = stats.size;
     this.ino[i] = stats.ino;
     this.setDev(i, stats.dev);
     if (this.mtimeMs) this.mtimeMs[i] = stats.mtimeMs;
     if (this.ctimeMs) this.ctimeMs[i] = stats.ctimeMs;
+  }
+
+  /** The ETag the walk found of file i of a remote dataset. */
+  version(i: number): string {
+    return this.versions!.get(i);
   }
 
   walked(i: number): boolean {
@@ -166,4 +179,42 @@ export class PlannedFiles extends PathTable {
 function hexValue(hex: string, at: number): number {
   const c = hex.charCodeAt(at);
   return c <= 0x39 ? c - 0x30 : c - 0x57;
+}
+
+const MD5_HEX = /^[0-9a-f]{32}$/;
+
+/**
+ * The ETag preflight listed of each file of a remote dataset, by plan index: an MD5 ETag (most
+ * objects) as its 16 bytes in one growing buffer, any other (a multipart upload's `<md5>-<n>`)
+ * in a map. A million files take 16 MB, not the 80 MB of a million strings.
+ */
+class ObjectVersions {
+  private bytes = Buffer.alloc(16 * 1024);
+  private readonly others = new Map<number, string>();
+
+  set(index: number, etag: string): void {
+    if (!MD5_HEX.test(etag)) {
+      this.others.set(index, etag);
+      return;
+    }
+    this.others.delete(index);
+    if ((index + 1) * 16 > this.bytes.length) {
+      const grown = Buffer.alloc(Math.max(this.bytes.length * 2, (index + 1) * 16));
+      this.bytes.copy(grown);
+      this.bytes = grown;
+    }
+    this.bytes.write(etag, index * 16, 16, 'hex');
+  }
+
+  get(index: number): string {
+    return this.others.get(index) ?? this.bytes.toString('hex', index * 16, index * 16 + 16);
+  }
+}
+
+/**
+ * A number standing for an object's ETag where a local file's inode goes (what a later attempt
+ * compares before keeping a staged copy): 52 bits of its SHA-256, a safe integer.
+ */
+export function objectFingerprint(etag: string): number {
+  return parseInt(createHash('sha256').update(etag).digest('hex').slice(0, 13), 16);
 }

@@ -19,8 +19,10 @@ import {
   readSourceChunks,
   SourceProblem,
   SourceDatasetLocation,
+  type FileRules,
+  type RemoteDataset,
 } from '../sources/source-system';
-import { ImportRejectedError, ImportTransientError } from './import-errors';
+import { type ImportProblem, ImportRejectedError, ImportTransientError } from './import-errors';
 import {
   type DirectoryWalker,
   type FileBudget,
@@ -28,7 +30,7 @@ import {
   walkOnThreads,
   walkPayloadInto,
 } from './copying';
-import { PlannedFiles } from './planned-files';
+import { objectFingerprint, PlannedFiles } from './planned-files';
 import { ProblemList } from './problem-list';
 import type { SourceLimits } from '../config/source-config';
 import { objectKeyCheck, type ObjectKeyCheck } from '../storage/object-key-check';
@@ -44,6 +46,11 @@ export interface ImportPlan {
    * swapped in since). Valid until `release`, which the caller must call once the copy is over.
    */
   payloadRoot: string;
+  /**
+   * Set where the dataset's bytes are objects in a store: what the copy reads instead of
+   * payloadRoot, each file by the version (ETag) preflight listed (PlannedFiles.version).
+   */
+  remote?: RemoteDataset;
   release(): Promise<void>;
 }
 
@@ -71,6 +78,19 @@ export interface PreflightOptions {
 const SPACE_MARGIN_BYTES = 64 * 1024 * 1024;
 const SPACE_MARGIN_RATIO = 0.01;
 
+/** Reads one of the dataset's own files (a manifest) in chunks within its rules. */
+type ChunkReader = (
+  name: string,
+  rules: FileRules,
+  onChunk: (chunk: Buffer) => void,
+) => Promise<SourceProblem | null | 'read'>;
+
+/** A local dataset directory's files, read through its pinned view. */
+const readIn =
+  (view: string): ChunkReader =>
+  (name, rules, onChunk) =>
+    readSourceChunks(`${view}/${name}`, name, rules, onChunk);
+
 /** What reading a manifest into the plan's files found wrong (problems are its own). */
 interface LoadedManifest {
   algorithm: ChecksumAlgorithm;
@@ -87,7 +107,7 @@ interface LoadedManifest {
  * path listed twice in either.
  */
 async function loadManifest(
-  view: string,
+  read: ChunkReader,
   algorithm: ChecksumAlgorithm,
   limits: SourceLimits,
   files: PlannedFiles,
@@ -111,9 +131,7 @@ async function loadManifest(
       };
   const parser = new ManifestParser(algorithm, add);
   const file = MANIFEST_FILES[algorithm];
-  const outcome = await readSourceChunks(`${view}/${file}`, file, manifestRules(limits), (chunk) =>
-    parser.push(chunk),
-  );
+  const outcome = await read(file, manifestRules(limits), (chunk) => parser.push(chunk));
   if (outcome !== 'read') return outcome;
   parser.end();
   return {
@@ -132,7 +150,7 @@ async function loadManifest(
  * the whole budget: refused, as no wait would make room.
  */
 async function admit(
-  view: string,
+  read: ChunkReader,
   budget: FileBudget,
   limits: SourceLimits,
 ): Promise<{ release: () => void; lines: number }> {
@@ -140,15 +158,10 @@ async function admit(
   for (const algorithm of ALGORITHMS) {
     let last = NEWLINE;
     const file = MANIFEST_FILES[algorithm];
-    const outcome = await readSourceChunks(
-      `${view}/${file}`,
-      file,
-      manifestRules(limits),
-      (chunk) => {
-        for (let at = chunk.indexOf(NEWLINE); at >= 0; at = chunk.indexOf(NEWLINE, at + 1)) lines++;
-        if (chunk.length > 0) last = chunk[chunk.length - 1];
-      },
-    );
+    const outcome = await read(file, manifestRules(limits), (chunk) => {
+      for (let at = chunk.indexOf(NEWLINE); at >= 0; at = chunk.indexOf(NEWLINE, at + 1)) lines++;
+      if (chunk.length > 0) last = chunk[chunk.length - 1];
+    });
     if (outcome === null) continue;
     if (outcome === 'read' && last !== NEWLINE) lines++;
     if (outcome !== 'read') lines = 0;
@@ -182,14 +195,93 @@ export function planDataset(
   { dataset, target, earlierAreas }: ResolvedDataset,
 ): Promise<ImportPlan> {
   const pool = ctx.copyPool;
-  return preflightDataset(ctx.source.locateDataset(ctx.datasetId), () => ctx.storage.freeBytes(), {
+  const options: PreflightOptions = {
     limits: ctx.sourceLimits,
     identity: dataset.directoryIdentity,
     walker: pool && pool.size > 0 ? walkOnThreads(pool, ctx.signal) : undefined,
     objectKey: objectKeyCheck(ctx.storage, target),
     budget: ctx.fileBudget,
     times: earlierAreas.length > 0,
-  });
+  };
+  const freeBytes = () => ctx.storage.freeBytes();
+  const remote = ctx.source.remoteDataset?.(ctx.datasetId);
+  if (remote) return preflightRemoteDataset(remote, freeBytes, options);
+  return preflightDataset(ctx.source.locateDataset(ctx.datasetId), freeBytes, options);
+}
+
+/**
+ * preflightDataset for a dataset whose bytes are objects in a store: the same checks, reports
+ * and rejections, the marker and manifests read as objects and the payload listed page by page.
+ * Every file's ETag is kept (ObjectVersions): the copy reads only that version, and its
+ * fingerprint and last-modified time stand for the inode and times a later attempt compares.
+ */
+export async function preflightRemoteDataset(
+  remote: RemoteDataset,
+  freeBytes: () => Promise<number>,
+  options: PreflightOptions,
+): Promise<ImportPlan> {
+  const read: ChunkReader = (name, rules, onChunk) => remote.readChunks(name, rules, onChunk);
+  const admitted = options.budget ? await admit(read, options.budget, options.limits) : null;
+  const release = async () => admitted?.release();
+  try {
+    // Times always: an object's last-modified time is what its record is compared with.
+    const files = new PlannedFiles({ expectedFiles: admitted?.lines, times: true });
+    const reader: DatasetReader = {
+      read,
+      marker: async () =>
+        (await remote.hasMarker())
+          ? null
+          : { code: 'marker_missing', message: `no ${READY_MARKER} marker` },
+      walk: async (onFile) => {
+        const problems = new ProblemList();
+        await remote.walkPayload(
+          (object) =>
+            onFile({
+              path: object.path,
+              readable: true,
+              size: object.size,
+              dev: 0,
+              ino: objectFingerprint(object.etag),
+              mtimeMs: object.lastModifiedMs,
+              ctimeMs: object.lastModifiedMs,
+              version: object.etag,
+            }),
+          (problem) => problems.add(problem),
+        );
+        return problems;
+      },
+      root: '',
+    };
+    const plan = await check(reader, options, freeBytes, files);
+    return { ...plan, payloadRoot: '', remote, release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+/** A payload file as a walk finds it. */
+interface WalkedFile {
+  path: string;
+  readable: boolean;
+  size: number;
+  dev: number;
+  ino: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  /** A remote object's ETag. */
+  version?: string;
+}
+
+/** How preflight reads a dataset: a local directory or a remote one. */
+interface DatasetReader {
+  read: ChunkReader;
+  /** The marker's problem (missing, not a regular file), null when it is fine. */
+  marker(): Promise<ImportProblem | null>;
+  /** Walks the payload, handing each file found; returns the walk's own problems. */
+  walk(onFile: (file: WalkedFile) => void): Promise<ProblemList>;
+  /** Where the planned files are, for the readability check ('' when remote: all readable). */
+  root: string;
 }
 
 /**
@@ -224,11 +316,34 @@ export async function preflightDataset(
     await dir.close();
   };
   try {
-    if (options.budget) admitted = await admit(dir.view, options.budget, options.limits);
+    if (options.budget) admitted = await admit(readIn(dir.view), options.budget, options.limits);
     const pinnedPayload = await pinDirectory(`${dir.view}/${PAYLOAD_DIR}`, PAYLOAD_DIR);
     if (pinnedPayload && !isProblem(pinnedPayload)) payload = pinnedPayload;
     const files = new PlannedFiles({ expectedFiles: admitted?.lines, times: options.times });
-    const plan = await check(dir, pinnedPayload, payload, options, freeBytes, files);
+    const reader: DatasetReader = {
+      read: readIn(dir.view),
+      marker: async () => {
+        const stats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
+        if (!stats) return { code: 'marker_missing', message: `no ${READY_MARKER} marker` };
+        return checkRegularFile(stats, READY_MARKER, MARKER_RULES);
+      },
+      walk: (onFile) =>
+        payload
+          ? walkPayloadInto(payload.view, options.walker ?? walkOnEventLoop, onFile)
+          : Promise.resolve(
+              ProblemList.of(
+                pinnedPayload === null
+                  ? {
+                      code: 'payload_missing',
+                      path: '',
+                      message: 'the payload directory is missing',
+                    }
+                  : (pinnedPayload as SourceProblem),
+              ),
+            ),
+      root: payload?.view ?? '',
+    };
+    const plan = await check(reader, options, freeBytes, files);
     return { ...plan, payloadRoot: payload!.view, release };
   } catch (error) {
     await release();
@@ -237,25 +352,19 @@ export async function preflightDataset(
 }
 
 async function check(
-  dir: PinnedDirectory,
-  pinnedPayload: PinnedDirectory | SourceProblem | null,
-  payload: PinnedDirectory | null,
-  { limits, walker, objectKey }: PreflightOptions,
+  reader: DatasetReader,
+  { limits, objectKey }: PreflightOptions,
   freeBytes: () => Promise<number>,
   files: PlannedFiles,
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
   const problems = new ProblemList();
   const manifests: LoadedManifest[] = [];
   let refusedManifest = false;
-  const markerStats = await lstat(`${dir.view}/${READY_MARKER}`).catch(() => null);
-  if (!markerStats) problems.add({ code: 'marker_missing', message: `no ${READY_MARKER} marker` });
-  else {
-    const problem = checkRegularFile(markerStats, READY_MARKER, MARKER_RULES);
-    if (problem) problems.add(problem);
-  }
+  const marker = await reader.marker();
+  if (marker) problems.add(marker);
   for (const algorithm of ALGORITHMS) {
     const loaded = await loadManifest(
-      dir.view,
+      reader.read,
       algorithm,
       limits,
       files,
@@ -268,22 +377,16 @@ async function check(
   }
   // The walk follows the manifests: each file it finds is looked up among theirs.
   const extra = new ProblemList();
-  const walkProblems = payload
-    ? await walkPayloadInto(payload.view, walker ?? walkOnEventLoop, (file) => {
-        const i = files.indexOf(file.path);
-        if (i >= 0) files.setWalked(i, file, file.readable);
-        else
-          extra.add({
-            code: 'extra_file',
-            path: file.path,
-            message: 'in the payload but not in the manifest',
-          });
-      })
-    : ProblemList.of(
-        pinnedPayload === null
-          ? { code: 'payload_missing', path: '', message: 'the payload directory is missing' }
-          : (pinnedPayload as SourceProblem),
-      );
+  const walkProblems = await reader.walk((file) => {
+    const i = files.indexOf(file.path);
+    if (i >= 0) files.setWalked(i, file, file.readable, file.version);
+    else
+      extra.add({
+        code: 'extra_file',
+        path: file.path,
+        message: 'in the payload but not in the manifest',
+      });
+  });
   if (manifests.length === 0 || refusedManifest) {
     if (manifests.length === 0 && !refusedManifest)
       problems.add({
@@ -334,7 +437,7 @@ async function check(
     if (tooLong) problems.add({ code: 'key_too_long', path: files.path(i), message: tooLong });
   }
   problems.addList(extra);
-  const root = payload?.view ?? '';
+  const root = reader.root;
   const unreadable = await mapTimeSliced(doubtful, (i) => {
     try {
       accessSync(`${root}/${files.path(i)}`, constants.R_OK);

@@ -24,6 +24,7 @@ import {
   type FileIdentity,
 } from './copying';
 import { ProblemList } from './problem-list';
+import { copyRemoteObject } from './remote-copy';
 import { checkDigests, keepComputedSha256 } from './verify-checksums.step';
 
 /**
@@ -113,6 +114,12 @@ function refusedDeposit(path: string, error: unknown): unknown {
 const READ_ON_THREADS_BELOW = 1024 * 1024;
 
 /**
+ * Files of a remote dataset (an S3 inbox) copied at once: each is a request whose answer starts
+ * after a round trip, so small files are latency-bound; the lanes hold no buffers of their own.
+ */
+const REMOTE_COPY_LANES = 16;
+
+/**
  * One attempt's copy, one of three ways: on the copy threads (every file, where the backend's
  * objects are files on this host and IMPORT_COPY_THREADS > 0); with threads but no local files
  * (S3), small files read on the threads and sent from here, large ones on the lanes; or else
@@ -151,7 +158,8 @@ class FileStager {
     const pool = this.ctx.copyPool;
     const local = this.staging.localFiles;
     try {
-      if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
+      if (this.plan.remote) await this.copyRemote(this.plan.remote);
+      else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
       else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool);
       else await this.copyOnLanes(this.order);
     } catch (error) {
@@ -307,7 +315,7 @@ class FileStager {
    * lands after the caller removes the staging area.
    */
   private async copyOnLanes(order: Uint32Array): Promise<void> {
-    const lanes = Math.max(1, this.ctx.copyConcurrency ?? this.staging.copyLanes);
+    const lanes = this.lanes();
     const bufferBytes = this.ctx.bufferBytes ?? this.staging.copyBufferBytes;
     const buffersOfLanes = Array.from(
       { length: Math.min(lanes, order.length) },
@@ -317,9 +325,7 @@ class FileStager {
         Buffer.allocUnsafe(bufferBytes),
       ],
     );
-    let firstError: { error: unknown } | undefined;
-    await mapLimit(Array.from(order), lanes, async (index) => {
-      if (this.failed || this.stopping) return;
+    await this.onLanes(order, lanes, async (index) => {
       const buffers = buffersOfLanes.pop()!;
       const file = this.fileAt(index);
       try {
@@ -337,11 +343,67 @@ class FileStager {
           },
         );
         this.done(index, result, writer.plaintext);
-      } catch (error) {
-        this.failed = true;
-        firstError ??= { error: refusedDeposit(file.path, error) };
       } finally {
         buffersOfLanes.push(buffers);
+      }
+    });
+  }
+
+  /**
+   * A remote dataset (an S3 inbox): every file on the lanes, read from the store by the version
+   * preflight listed, and copied server-side where the storage is the same store.
+   */
+  private async copyRemote(dataset: NonNullable<ImportPlan['remote']>) {
+    const { files } = this.plan;
+    const lanes = this.ctx.copyConcurrency ?? Math.max(REMOTE_COPY_LANES, this.staging.copyLanes);
+    await this.onLanes(this.order, lanes, async (index) => {
+      const { result, plaintext } = await copyRemoteObject(
+        dataset,
+        {
+          path: files.path(index),
+          size: files.size[index],
+          etag: files.version(index),
+          source: {
+            ino: files.ino[index],
+            size: files.size[index],
+            mtimeMs: files.mtimeMs![index],
+            ctimeMs: files.ctimeMs![index],
+          },
+        },
+        this.staging,
+        {
+          md5: this.md5,
+          serverSide: true,
+          onBytes: this.onBytes,
+          stopRequested: () => this.stopping,
+        },
+      );
+      this.done(index, result, plaintext);
+    });
+  }
+
+  private lanes(): number {
+    return Math.max(1, this.ctx.copyConcurrency ?? this.staging.copyLanes);
+  }
+
+  /**
+   * Runs `copy` for the files in `order`, `lanes` at a time. The first failure stops new files,
+   * and every lane finishes its file before this returns, so no write lands after the caller
+   * removes the staging area.
+   */
+  private async onLanes(
+    order: Uint32Array,
+    lanes: number,
+    copy: (index: number) => Promise<void>,
+  ): Promise<void> {
+    let firstError: { error: unknown } | undefined;
+    await mapLimit(Array.from(order), lanes, async (index) => {
+      if (this.failed || this.stopping) return;
+      try {
+        await copy(index);
+      } catch (error) {
+        this.failed = true;
+        firstError ??= { error: refusedDeposit(this.plan.files.path(index), error) };
       }
     });
     if (firstError) throw firstError.error;

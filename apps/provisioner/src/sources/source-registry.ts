@@ -1,5 +1,7 @@
 import { DropzoneSource } from './dropzone/dropzone.source';
 import { DssSource } from './dss/dss.source';
+import { S3InboxSource } from './s3-inbox/s3-inbox.source';
+import type { S3Timeouts } from '../common/s3/signed-put';
 import type { SourceConfig, SourceLimits } from '../config/source-config';
 import { SourceSystem } from './source-system';
 
@@ -7,13 +9,16 @@ import { SourceSystem } from './source-system';
 export class SourceRegistry {
   private readonly byName = new Map<string, SourceSystem>();
 
-  constructor(configs: SourceConfig[], limits: SourceLimits) {
+  /** `s3Timeouts`: the S3_*_TIMEOUT_MS settings, which S3 inboxes share with S3 storage. */
+  constructor(configs: SourceConfig[], limits: SourceLimits, s3Timeouts?: S3Timeouts) {
     for (const config of configs) {
       this.byName.set(
         config.name,
         config.type === 'dropzone'
           ? new DropzoneSource(config, limits)
-          : new DssSource(config, limits),
+          : config.type === 's3'
+            ? new S3InboxSource(config, limits, s3Timeouts)
+            : new DssSource(config, limits),
       );
     }
   }

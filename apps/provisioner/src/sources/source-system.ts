@@ -1,5 +1,5 @@
 import type { DatasetNotReadyReason, PayloadCheck } from './dataset-directory/dataset-directory';
-import type { SourceProblem } from './dataset-directory/source-file';
+import type { FileRules, SourceProblem } from './dataset-directory/source-file';
 
 /**
  * The one interface every source adapter implements. Metadata comes from the adapter;
@@ -44,6 +44,69 @@ export interface SourceDatasetLocation {
   payloadRoot: string;
 }
 
+/** A payload object of a remote dataset, as its store lists it. */
+export interface RemoteObject {
+  /** Relative to the payload: a manifest path. */
+  path: string;
+  size: number;
+  /** The store's ETag (unquoted, lower case): the version of the object. */
+  etag: string;
+  lastModifiedMs: number;
+}
+
+/** Where a server-side copy takes a payload object from. */
+export interface ObjectCopySource {
+  /** The store (an S3 endpoint): a copy is server-side only within one store. */
+  store: string;
+  bucket: string;
+  key: string;
+}
+
+/**
+ * A dataset whose bytes are objects in a store (an S3 inbox) rather than a local directory: what
+ * the import's preflight and copy read instead of the directory. Same layout, same rules: the
+ * marker, the manifests (read in chunks within their limits), payload/ holding the files.
+ */
+export interface RemoteDataset {
+  /** Whether the dataset's `.ready` marker is there. */
+  hasMarker(): Promise<boolean>;
+  /**
+   * One of the dataset's own files (a manifest) chunk by chunk, never more than `rules.maxBytes`:
+   * 'read', null when it is absent, or why it is refused (too large).
+   */
+  readChunks(
+    name: string,
+    rules: FileRules,
+    onChunk: (chunk: Buffer) => void,
+  ): Promise<'read' | SourceProblem | null>;
+  /**
+   * Every payload object, page by page (never every key at once); a name the drop zone would
+   * refuse is a problem, not an object.
+   */
+  walkPayload(
+    onObject: (object: RemoteObject) => void,
+    onProblem: (problem: SourceProblem) => void,
+  ): Promise<void>;
+  /**
+   * The bytes of a payload object, only the version with this ETag (If-Match): SourceChangedError
+   * when it changed or is gone.
+   */
+  read(path: string, etag: string): AsyncIterable<Uint8Array>;
+  /** Where a server-side copy takes the object from; null when the source allows none. */
+  copySource(path: string): ObjectCopySource | null;
+}
+
+/** A remote dataset's object changed or went away since it was listed. */
+export class SourceChangedError extends Error {
+  constructor(
+    readonly path: string,
+    readonly what: string,
+  ) {
+    super(`source object changed during the import: ${path} (${what})`);
+    this.name = 'SourceChangedError';
+  }
+}
+
 export type DatasetFilter = (submission: SourceSubmission, datasetId: string) => boolean;
 
 export interface FindDatasetOptions {
@@ -72,7 +135,13 @@ export interface SourceSystem {
     datasetId: string,
     options?: FindDatasetOptions,
   ): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null>;
+  /** Where a dataset's files are on this host (sources with `remoteDataset` have none). */
   locateDataset(datasetId: string): SourceDatasetLocation;
+  /**
+   * Present where a dataset's bytes are objects in a store (the S3 inbox): the import reads them
+   * through this instead of a local directory.
+   */
+  remoteDataset?(datasetId: string): RemoteDataset;
 }
 
 /**
@@ -109,7 +178,7 @@ export class SourceUnavailableError extends Error {
  * import this file.
  */
 export type { DatasetNotReadyReason, PayloadCheck };
-export type { SourceProblem };
+export type { FileRules, SourceProblem };
 export {
   ALGORITHMS,
   manifestRules,

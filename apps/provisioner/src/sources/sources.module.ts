@@ -12,7 +12,11 @@ import { SourcesService } from './sources.service';
       provide: SourceRegistry,
       inject: [PROVISIONER_SETTINGS],
       useFactory: (settings: ProvisionerSettings) =>
-        new SourceRegistry(settings.sources, settings.sourceLimits),
+        new SourceRegistry(settings.sources, settings.sourceLimits, {
+          connectMs: settings.S3_CONNECT_TIMEOUT_MS,
+          requestMs: settings.S3_REQUEST_TIMEOUT_MS,
+          idleMs: settings.S3_IDLE_TIMEOUT_MS,
+        }),
     },
     SourcesService,
   ],

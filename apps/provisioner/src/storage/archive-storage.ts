@@ -221,6 +221,8 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
     // The copy threads would create plain files on the host themselves: here every object is
     // created through createObject (small files are still read and hashed on the threads).
     localFiles: undefined,
+    // Every data file is encrypted on its way in: a server-side copy would store it in the clear.
+    copyObjectFrom: undefined,
     copyLanes: area.copyLanes,
     copyBufferBytes: area.copyBufferBytes,
     createObject: async (path, size) => {

@@ -1,3 +1,5 @@
+import type { ObjectCopySource } from '../sources/source-system';
+
 /**
  * Storage behind an iRODS-like interface: collections (directories), objects (files),
  * staging areas, one atomic publish, a read-only lock and free space. Paths are logical,
@@ -121,6 +123,12 @@ export interface InheritedFiles {
   at(index: number): StagedFile | undefined;
 }
 
+/** What a server-side copy takes: the source object, and the version (ETag) and size listed. */
+export interface ServerSideCopy extends ObjectCopySource {
+  etag: string;
+  size: number;
+}
+
 /** Options of StorageSystem.openStaging. */
 export interface OpenStagingOptions {
   /**
@@ -153,6 +161,13 @@ export interface StagingArea {
   record(files: readonly StagedFile[]): Promise<void>;
   /** `size`, when known, lets a backend that buffers (S3) size its buffer to the object. */
   createObject(relativePath: string, size?: number): Promise<ObjectWriter>;
+  /**
+   * Present where the store copies objects server-side (S3): copies `source` to `relativePath`,
+   * only the version with its ETag (SourceChangedError otherwise), and stores it like a committed
+   * writer's object; null when the source is in another store. Whoever calls it still reads the
+   * source's bytes to hash them: the copy is never trusted unread.
+   */
+  copyObjectFrom?(relativePath: string, source: ServerSideCopy): Promise<void> | null;
   /** Present where objects are files on this host: then the copy threads create them. */
   readonly localFiles?: LocalFiles;
   /** Files copied at once per import without copy threads, and each one's read buffer. */

@@ -3,7 +3,7 @@ import type { HealthCheck } from '@app/platform';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { DIRECT_WRITE_MIN_BYTES } from './filesystem/direct-object-writer';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
-import { createS3Client } from './s3/s3-client';
+import { createS3Client, s3StoreName } from '../common/s3/s3-client';
 import { S3Storage } from './s3/s3-storage';
 import type { StorageSystem } from './storage-system';
 import { ARCHIVE_KEY, type ArchiveKey, loadArchiveKey } from './archive-key';
@@ -57,6 +57,7 @@ export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage 
   });
   return new S3Storage(client, {
     bucket: settings.S3_BUCKET!,
+    store: s3StoreName(settings.S3_ENDPOINT, settings.S3_REGION),
     prefix: settings.s3KeyPrefix,
     partBytes: settings.S3_PART_BYTES,
     uploadConcurrency: settings.S3_UPLOAD_CONCURRENCY,

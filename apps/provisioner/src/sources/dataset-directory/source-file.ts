@@ -115,7 +115,7 @@ export function checkRegularFile(
   return null;
 }
 
-function tooLarge(path: string, size: number | string, rules: FileRules): SourceProblem {
+export function tooLarge(path: string, size: number | string, rules: FileRules): SourceProblem {
   return refusal(
     'too_large',
     path,

@@ -1,17 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  DATASET_DOCUMENT,
-  DatasetReading,
-  PAYLOAD_DIR,
-} from '../dataset-directory/dataset-directory';
+import { DatasetReading, PAYLOAD_DIR } from '../dataset-directory/dataset-directory';
 import {
   JsonDocument,
   JsonObject,
   summarizeDatasetDocument,
 } from '../dataset-directory/json-document';
 import { ScanCache } from '../dataset-directory/scan-cache';
-import { SourceProblem } from '../dataset-directory/source-file';
 import { sourceScanner } from '../dataset-directory/source-scanner';
 import { isSafeSegment } from '../safe-segment';
 import {
@@ -19,7 +14,14 @@ import {
   DropzoneSourceConfig,
   type SourceLimits,
 } from '../../config/source-config';
-import { datasetFromInspection } from '../source-dataset';
+import {
+  datasetFromReading,
+  foreignDocument,
+  namedDatasets,
+  submissionFromDocument,
+  SUBMISSION_DOCUMENT,
+  tooManyDatasets,
+} from '../submission-documents';
 import {
   DatasetFilter,
   FindDatasetOptions,
@@ -29,8 +31,6 @@ import {
   SourceSubmission,
   SourceSystem,
 } from '../source-system';
-
-const SUBMISSION_DOCUMENT = 'submission.json';
 
 /**
  * Caches per source. Dataset entries hold an inspection and a summary of dataset.json (a few
@@ -42,15 +42,6 @@ const SUBMISSION_DOCUMENT = 'submission.json';
  */
 const DATASET_CACHE = { maxEntries: 1_000_000, maxBytes: 64 * 1024 * 1024 };
 const SUBMISSION_CACHE = { maxEntries: 500_000, maxBytes: 32 * 1024 * 1024 };
-
-/** A value as shown in a message: strings quoted and cut short, anything else by its type. */
-function shown(value: unknown): string {
-  if (typeof value === 'string')
-    return JSON.stringify(value.length > 130 ? `${value.slice(0, 130)}…` : value);
-  return value === undefined
-    ? 'nothing'
-    : `a ${value === null ? 'null' : Array.isArray(value) ? 'list' : typeof value}`;
-}
 
 /**
  * A directory tree:
@@ -110,7 +101,7 @@ export class DropzoneSource implements SourceSystem {
     const { value } = answer!.value;
     // Whatever keeps a submission out of listings is said here, for every route naming it.
     const problem =
-      answer!.value.problem ?? this.tooManyDatasets(value) ?? this.foreignDocument(ref, value);
+      answer!.value.problem ?? tooManyDatasets(value, this.limits) ?? foreignDocument(ref, value);
     if (problem)
       throw new SourceRefusedError(this.name, `submission ${ref} is refused: ${problem.message}`, [
         { ...problem, path: `submissions/${ref}/${problem.path}` },
@@ -122,11 +113,7 @@ export class DropzoneSource implements SourceSystem {
     submissions: SourceSubmission[],
     include?: DatasetFilter,
   ): Promise<SourceDataset[]> {
-    const pairs = submissions.flatMap((submission) =>
-      submission.datasetIds
-        .filter((id) => !include || include(submission, id))
-        .map((id) => ({ id, submission })),
-    );
+    const pairs = namedDatasets(submissions, include);
     const readings = await this.datasets.readMany(
       pairs.map(({ id }) => this.locateDataset(id).directory),
     );
@@ -177,53 +164,8 @@ export class DropzoneSource implements SourceSystem {
     return join(this.config.root, 'submissions', ref);
   }
 
-  /** Why a submission.json names too many datasets to be listed; null when it does not. */
-  private tooManyDatasets(raw: JsonObject | null): SourceProblem | null {
-    const named = Array.isArray(raw?.datasets) ? (raw.datasets as unknown[]).length : 0;
-    const max = this.limits.submissionMaxDatasets;
-    return named > max
-      ? {
-          code: 'too_many_datasets',
-          path: SUBMISSION_DOCUMENT,
-          message: `${SUBMISSION_DOCUMENT} names ${named} datasets, over the limit of ${max} (SOURCE_SUBMISSION_MAX_DATASETS)`,
-        }
-      : null;
-  }
-
-  /** Why a submission.json does not describe the folder it sits in; null when it does. */
-  private foreignDocument(ref: string, raw: JsonObject | null): SourceProblem | null {
-    if (!raw || raw.ref === ref) return null;
-    return {
-      code: 'metadata_invalid',
-      path: SUBMISSION_DOCUMENT,
-      message: `${SUBMISSION_DOCUMENT} names submission ${shown(raw.ref)}, not ${ref} (its folder)`,
-    };
-  }
-
   private toSubmission(ref: string, raw: JsonObject | null): SourceSubmission | null {
-    // A submission.json that does not describe the folder it sits in is ignored, not guessed at;
-    // one naming more datasets than allowed is refused (getSubmission says why).
-    if (!raw || raw.ref !== ref || this.tooManyDatasets(raw)) return null;
-    const status = typeof raw.status === 'string' ? raw.status : 'unknown';
-    const datasets = Array.isArray(raw.datasets) ? (raw.datasets as unknown[]) : [];
-    const datasetIds = datasets
-      .map((d: unknown) =>
-        typeof d === 'string'
-          ? d
-          : typeof d === 'object' && d !== null
-            ? (d as Record<string, unknown>).dataset_id
-            : undefined,
-      )
-      .filter(isSafeSegment);
-    return {
-      ref,
-      title: typeof raw.title === 'string' ? raw.title : ref,
-      status,
-      project: typeof raw.project === 'string' ? raw.project : '',
-      eligible: this.config.importable_statuses.includes(status),
-      datasetIds: [...new Set(datasetIds)],
-      raw,
-    };
+    return submissionFromDocument(ref, raw, this.config.importable_statuses, this.limits);
   }
 
   private toDataset(
@@ -231,36 +173,7 @@ export class DropzoneSource implements SourceSystem {
     submission: SourceSubmission,
     reading: DatasetReading,
   ): SourceDataset {
-    const meta = reading.document?.value ?? null;
-    return datasetFromInspection(datasetId, submission, reading.inspection, {
-      title: typeof meta?.title === 'string' ? meta.title : datasetId,
-      declaredBytes: null,
-      metadata: meta,
-      invalid: this.ownershipProblem(datasetId, submission, reading.document),
-    });
-  }
-
-  /** Why dataset.json does not make this dataset the submission's; null when it does. */
-  private ownershipProblem(
-    datasetId: string,
-    submission: SourceSubmission,
-    document: JsonDocument | null,
-  ): SourceProblem | null {
-    const invalid = (message: string): SourceProblem => ({
-      code: 'metadata_invalid',
-      path: DATASET_DOCUMENT,
-      message: `${DATASET_DOCUMENT} ${message}`,
-    });
-    if (document?.problem) return document.problem;
-    const value = document?.value;
-    if (!value) return invalid(`is missing: it must name its submission (${submission.ref})`);
-    if (value.submission !== submission.ref)
-      return invalid(
-        `names submission ${shown(value.submission)}, not ${submission.ref} which lists the dataset`,
-      );
-    if (value.dataset_id !== undefined && value.dataset_id !== datasetId)
-      return invalid(`names dataset ${shown(value.dataset_id)}, not ${datasetId}`);
-    return null;
+    return datasetFromReading(datasetId, submission, reading);
   }
 
   private async listDirectory(path: string): Promise<string[]> {

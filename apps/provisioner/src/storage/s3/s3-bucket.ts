@@ -1,5 +1,9 @@
 import {
   AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  UploadPartCopyCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -14,10 +18,16 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createHash } from 'node:crypto';
 import { mapLimit } from '../../common/map-limit';
-import { type ByteRange, StorageRefusedError, StorageUnavailableError } from '../storage-system';
+import { SourceChangedError } from '../../sources/source-system';
+import {
+  type ByteRange,
+  type ServerSideCopy,
+  StorageRefusedError,
+  StorageUnavailableError,
+} from '../storage-system';
 import { PartBufferPool } from './part-buffer-pool';
-import { signedPutOf } from './s3-client';
-import { UNREACHABLE_CODES } from './s3-errors';
+import { signedPutOf } from '../../common/s3/s3-client';
+import { s3FailureKind, s3FailureName, s3Status } from '../../common/s3/s3-errors';
 import {
   ResumableUpload,
   S3ObjectWriter,
@@ -29,10 +39,19 @@ import {
 } from './s3-object-writer';
 
 const LIST_CONCURRENCY = 16;
+/** S3's most parts in one multipart upload. */
+const MAX_PARTS = 10_000;
+/** UploadPartCopy requests of one object in flight: the server moves the bytes. */
+const COPY_PART_CONCURRENCY = 4;
 const DELETE_BATCH = 1000;
 
 export interface S3BucketOptions {
   bucket: string;
+  /**
+   * The store the bucket is in (its endpoint URL, or `aws:<region>`): a server-side copy is made
+   * only from a bucket of the same store. Absent: none is.
+   */
+  store?: string;
   /** Key prefix, '' or ending in '/'. */
   prefix: string;
   partBytes: number;
@@ -40,9 +59,7 @@ export interface S3BucketOptions {
   uploadConcurrency: number;
 }
 
-function statusOf(error: unknown): number | undefined {
-  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-}
+const statusOf = s3Status;
 
 const isNotFound = (error: unknown): boolean => {
   const name = (error as { name?: string }).name;
@@ -50,33 +67,19 @@ const isNotFound = (error: unknown): boolean => {
 };
 
 /**
- * S3 failures as the storage interface names them. Refusals no retry can cure (a rejected
- * credential or signature, no permission, no bucket) become StorageRefusedError; the endpoint
- * not answering (a time-out, a refused or reset connection, 5xx, throttling) becomes
- * StorageUnavailableError, which is retried; anything else (a request the server refuses for
- * what it is) stays as it is.
+ * S3 failures as the storage interface names them (s3FailureKind): refusals no retry can cure
+ * become StorageRefusedError; the endpoint not answering becomes StorageUnavailableError, which
+ * is retried; anything else stays as it is.
  */
 export function asStorageError(error: unknown, bucket: string): unknown {
-  const name = (error as { name?: string }).name ?? '';
-  const code = (error as { code?: string }).code ?? '';
-  const status = statusOf(error);
-  if (
-    status === 403 ||
-    status === 401 ||
-    name === 'NoSuchBucket' ||
-    ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied'].includes(name)
-  )
+  const kind = s3FailureKind(error);
+  if (kind === 'refused')
     return new StorageRefusedError(
-      `s3 bucket ${bucket} refused the request (${name || 'HTTP ' + String(status)})`,
+      `s3 bucket ${bucket} refused the request (${s3FailureName(error)})`,
     );
-  if (
-    name === 'TimeoutError' ||
-    UNREACHABLE_CODES.has(code) ||
-    (status !== undefined && status >= 500) ||
-    name === 'SlowDown'
-  )
+  if (kind === 'unavailable')
     return new StorageUnavailableError(
-      `s3 endpoint unavailable for bucket ${bucket}: ${(error as Error).message || name}`,
+      `s3 endpoint unavailable for bucket ${bucket}: ${(error as Error).message || s3FailureName(error)}`,
     );
   return error;
 }
@@ -110,6 +113,94 @@ export class S3Bucket {
 
   get name(): string {
     return this.options.bucket;
+  }
+
+  get store(): string | undefined {
+    return this.options.store;
+  }
+
+  /**
+   * Copies an object of the same store to `key` server-side: one CopyObject up to the part size,
+   * else a multipart upload of UploadPartCopy parts, every request only for the version with the
+   * source's ETag (x-amz-copy-source-if-match). A source changed or gone: SourceChangedError.
+   * Returns what was stored, for publish to confirm like an upload's.
+   */
+  async copyFrom(key: string, source: ServerSideCopy): Promise<StoredObject> {
+    const copySource = `${source.bucket}/${source.key.split('/').map(encodeURIComponent).join('/')}`;
+    const ifMatch = `"${source.etag}"`;
+    const partBytes = Math.max(this.options.partBytes, Math.ceil(source.size / MAX_PARTS));
+    try {
+      if (source.size <= partBytes) {
+        const answer = await this.client.send(
+          new CopyObjectCommand({
+            Bucket: this.name,
+            Key: key,
+            CopySource: copySource,
+            CopySourceIfMatch: ifMatch,
+          }),
+        );
+        return { key, size: source.size, etag: unquote(answer.CopyObjectResult?.ETag) };
+      }
+      return await this.copyInParts(key, source, copySource, ifMatch, partBytes);
+    } catch (error) {
+      const status = statusOf(error);
+      if (status === 412 || (status === 404 && (error as { name?: string }).name !== 'NoSuchBucket'))
+        throw new SourceChangedError(
+          source.key,
+          status === 412 ? 'its ETag is no longer the one listed' : 'it is gone',
+        );
+      throw error;
+    }
+  }
+
+  private async copyInParts(
+    key: string,
+    source: ServerSideCopy,
+    copySource: string,
+    ifMatch: string,
+    partBytes: number,
+  ): Promise<StoredObject> {
+    const created = await this.client.send(
+      new CreateMultipartUploadCommand({ Bucket: this.name, Key: key }),
+    );
+    const uploadId = created.UploadId!;
+    try {
+      const count = Math.ceil(source.size / partBytes);
+      const parts = await mapLimit(
+        Array.from({ length: count }, (_, i) => i),
+        COPY_PART_CONCURRENCY,
+        async (i) => {
+          const start = i * partBytes;
+          const end = Math.min(source.size, start + partBytes) - 1;
+          const answer = await this.client.send(
+            new UploadPartCopyCommand({
+              Bucket: this.name,
+              Key: key,
+              UploadId: uploadId,
+              PartNumber: i + 1,
+              CopySource: copySource,
+              CopySourceIfMatch: ifMatch,
+              CopySourceRange: `bytes=${start}-${end}`,
+            }),
+          );
+          return { PartNumber: i + 1, ETag: answer.CopyPartResult!.ETag! };
+        },
+      );
+      const done = await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.name,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+      return { key, size: source.size, etag: unquote(done.ETag) };
+    } catch (error) {
+      await this.client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.name, Key: key, UploadId: uploadId }))
+        .catch(() => undefined);
+      throw error;
+    }
   }
 
   get prefix(): string {

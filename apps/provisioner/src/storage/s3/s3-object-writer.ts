@@ -8,7 +8,7 @@ import {
 import { createHash } from 'node:crypto';
 import type { ObjectWriter } from '../storage-system';
 import type { PartBufferPool, PooledBytes } from './part-buffer-pool';
-import type { SignedPut } from './signed-put';
+import type { SignedPut } from '../../common/s3/signed-put';
 
 export interface S3Target {
   client: S3Client;

@@ -4,6 +4,7 @@ import {
   contentPieces,
   type ObjectContent,
   ObjectWriter,
+  type ServerSideCopy,
   StagedFile,
   StagingArea,
   StagingLostError,
@@ -218,6 +219,16 @@ export class S3StagingArea implements StagingArea {
         return writer.reusedBytes;
       },
     };
+  }
+
+  copyObjectFrom(relativePath: string, source: ServerSideCopy): Promise<void> | null {
+    if (source.store !== this.bucket.store) return null;
+    const key = this.bucket.key(`${this.target}/${checkedRelative(relativePath)}`);
+    // A copy replaces whatever upload an earlier attempt left open for the key.
+    this.resumable.delete(key);
+    return this.bucket.call(async () => {
+      this.stored.set(key, await this.bucket.copyFrom(key, source));
+    });
   }
 
   async writeSmallObject(relativePath: string, content: ObjectContent): Promise<void> {

@@ -92,3 +92,11 @@ export function signedPutOf(client: S3Client): SignedPut {
   }
   return put;
 }
+
+/**
+ * How an S3 store is named, by the storage and the S3 inbox alike (a server-side copy is made
+ * only within one store): its endpoint, or AWS's region.
+ */
+export function s3StoreName(endpoint: string | undefined, region: string): string {
+  return endpoint ? endpoint.replace(/\/+$/, '') : `aws:${region}`;
+}

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { type RemoteDataset, SourceChangedError } from '../sources/source-system';
+import type {
+  DepositedPlaintext,
+  ObjectWriter,
+  SourceIdentity,
+  StagingArea,
+} from '../storage/storage-system';
+import type { CopyResult } from './copying';
+import { ImportStoppedError, ImportTransientError } from './import-errors';
+
+/** One planned file of a remote dataset, as the copy takes it. */
+export interface RemoteFile {
+  path: string;
+  size: number;
+  /** The version preflight listed: only its bytes are read (and copied). */
+  etag: string;
+  /** What stands for the file's inode and times (objectFingerprint, last modified). */
+  source: SourceIdentity;
+}
+
+export interface RemoteCopyOptions {
+  md5: boolean;
+  /** Copy server-side where the staging area can (the same store); else download and upload. */
+  serverSide: boolean;
+  onBytes?: (bytes: number) => void;
+  /** Asked after each chunk: true stops the copy (ImportStoppedError). */
+  stopRequested?: () => boolean;
+}
+
+/** A remote object changed under the import: transient, like a local file changed under it. */
+function changed(error: SourceChangedError): ImportTransientError {
+  return new ImportTransientError('source_changed', error.message, [
+    { code: 'source_changed', path: error.path, message: error.what },
+  ]);
+}
+
+/**
+ * Copies one object of a remote dataset into the staging area, hashing every byte of the
+ * version preflight listed (the source's bytes, read with If-Match): through a writer (download
+ * and upload), or server-side where the area copies from the same store, the bytes then read
+ * only to be hashed while the store copies the same version (x-amz-copy-source-if-match). The
+ * checksums are the caller's to compare with the manifests, as for a local file.
+ */
+export async function copyRemoteObject(
+  remote: RemoteDataset,
+  file: RemoteFile,
+  staging: StagingArea,
+  options: RemoteCopyOptions,
+): Promise<{ result: CopyResult; plaintext?: DepositedPlaintext }> {
+  const from = options.serverSide ? remote.copySource(file.path) : null;
+  const copying =
+    from && staging.copyObjectFrom
+      ? staging.copyObjectFrom(file.path, { ...from, etag: file.etag, size: file.size })
+      : null;
+  // Settled before anything else can throw, so its failure is never unhandled.
+  const copied = copying?.then(
+    () => null,
+    (error: unknown) => ({ error }),
+  );
+  const writer: ObjectWriter | null = copying
+    ? null
+    : await staging.createObject(file.path, file.size);
+  const sha256 = createHash('sha256');
+  const md5 = options.md5 ? createHash('md5') : null;
+  let size = 0;
+  try {
+    for await (const chunk of remote.read(file.path, file.etag)) {
+      sha256.update(chunk);
+      md5?.update(chunk);
+      if (writer) await writer.write(chunk);
+      size += chunk.length;
+      options.onBytes?.(chunk.length);
+      if (options.stopRequested?.()) throw new ImportStoppedError();
+    }
+    if (writer) await writer.commit();
+    const failed = await copied;
+    if (failed) throw failed.error;
+  } catch (error) {
+    await writer?.abort().catch(() => undefined);
+    await copied;
+    throw error instanceof SourceChangedError ? changed(error) : error;
+  }
+  return {
+    result: {
+      size,
+      sha256: sha256.digest('hex'),
+      md5: md5 ? md5.digest('hex') : null,
+      source: file.source,
+      reusedBytes: writer?.reusedBytes,
+    },
+    plaintext: writer?.plaintext,
+  };
+}

@@ -1,0 +1,177 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { randomBytes } from 'node:crypto';
+import {
+  createTestBucket,
+  removeTestBucket,
+  s3TestServer,
+  S3TestServer,
+  testS3Client,
+} from '../../../test/support/s3-server';
+import { createS3Client, s3StoreName } from '../src/common/s3/s3-client';
+import { parseSources, type S3SourceConfig } from '../src/config/source-config';
+import type { DatasetImportContext } from '../src/import-pipeline/dataset-import-context';
+import { runDatasetImport } from '../src/import-pipeline/dataset-import-pipeline';
+import { ImportStoppedError, ImportTransientError } from '../src/import-pipeline/import-errors';
+import { S3InboxSource } from '../src/sources/s3-inbox/s3-inbox.source';
+import type { SourceSystem } from '../src/sources/source-system';
+import { FilesystemStorage } from '../src/storage/filesystem/filesystem-storage';
+import { parseProvenance } from '../src/storage/provenance';
+import { S3Storage } from '../src/storage/s3/s3-storage';
+import type { StorageSystem } from '../src/storage/storage-system';
+import { tempDir } from './support/dropzone-fixture';
+import { hookedInbox, inboxImportContext, S3InboxFixture } from './support/s3-inbox-fixture';
+
+const MiB = 1024 * 1024;
+const FILES: Record<string, Buffer> = Object.fromEntries(
+  Array.from({ length: 12 }, (_, i) => [
+    `f${String(i).padStart(2, '0')}.bin`,
+    randomBytes(MiB + i),
+  ]),
+);
+const TARGET = (id: string) => `projects/PRJ1/SUB-1/data/raw/${id}`;
+
+jest.setTimeout(120_000);
+
+/**
+ * The import pipeline reading an S3 inbox on Swift (runDatasetImport, as the worker runs it),
+ * with a hook before each object is read: a submitter changing or deleting objects mid-import,
+ * and a worker stopping (SIGTERM) mid-copy, into a filesystem and into S3 storage on the same
+ * store (server-side copies).
+ */
+describe('imports from an S3 inbox (Swift s3api)', () => {
+  let server: S3TestServer;
+  let client: S3Client;
+  let inboxBucket: string;
+  let storageBucket: string;
+  let inbox: S3InboxFixture;
+  let source: S3InboxSource;
+  let n = 0;
+
+  const storages: Record<string, () => StorageSystem> = {
+    filesystem: () => new FilesystemStorage(tempDir('s3-inbox-fs')),
+    's3 (server-side copies)': () =>
+      new S3Storage(
+        createS3Client({
+          endpoint: server.endpoint,
+          region: server.region,
+          forcePathStyle: true,
+          credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+        }),
+        {
+          bucket: storageBucket,
+          prefix: `run-${++n}/`,
+          store: s3StoreName(server.endpoint, server.region),
+          partBytes: 5 * MiB,
+          uploadConcurrency: 4,
+        },
+      ),
+  };
+
+  const context = (
+    src: SourceSystem,
+    storage: StorageSystem,
+    datasetId: string,
+    extra: Partial<DatasetImportContext> = {},
+  ) =>
+    inboxImportContext(src, storage, datasetId, {
+      importId: `inbox-dataset-${datasetId}-${n}`,
+      copyConcurrency: 2,
+      ...extra,
+    });
+
+  /** A fresh dataset of FILES in the inbox (each test changes its own). */
+  const deposit = async (id: string) => {
+    inbox.local.dataset(id, { submission: 'SUB-1', files: FILES });
+    await inbox.upload(`datasets/${id}`);
+  };
+
+  beforeAll(async () => {
+    server = await s3TestServer();
+    client = testS3Client(server);
+    inboxBucket = await createTestBucket(client, 'inbox-imp');
+    storageBucket = await createTestBucket(client, 'inbox-imp-store');
+    inbox = new S3InboxFixture(server, client, inboxBucket, '');
+    const ids = Object.keys(storages).flatMap((s) =>
+      ['CHG', 'DEL', 'STOP'].map((k) => `${k}-${s.length}`),
+    );
+    inbox.local.submission('SUB-1', { project: 'PRJ1', datasets: ids });
+    await inbox.upload('submissions');
+    const parsed = parseSources(JSON.stringify([inbox.source()]), '', (p) => p);
+    expect(parsed.errors).toEqual([]);
+    source = new S3InboxSource(parsed.sources[0] as S3SourceConfig);
+  });
+
+  afterAll(async () => {
+    if (inboxBucket) await removeTestBucket(client, inboxBucket);
+    if (storageBucket) await removeTestBucket(client, storageBucket);
+    client?.destroy();
+  });
+
+  /**
+   * Whether the dataset is published. On S3 a failed attempt's objects stay at their keys for the
+   * next attempt; without the commit object (provenance.json) the dataset does not exist.
+   */
+  const published = (storage: StorageSystem, id: string) => storage.exists(TARGET(id));
+
+  describe.each(Object.keys(storages))('into %s storage', (kind) => {
+    const id = (k: string) => `${k}-${kind.length}`;
+
+    it('an object overwritten mid-import: refused (source_changed), nothing published', async () => {
+      await deposit(id('CHG'));
+      const storage = storages[kind]();
+      let changed = false;
+      const src = hookedInbox(source, async (path) => {
+        if (path !== 'f05.bin' || changed) return;
+        changed = true;
+        await inbox.put(`datasets/${id('CHG')}/payload/f05.bin`, randomBytes(MiB + 5));
+      });
+      const error = await runDatasetImport(context(src, storage, id('CHG'))).catch((e) => e);
+      expect(error).toBeInstanceOf(ImportTransientError);
+      expect(error).toMatchObject({
+        code: 'source_changed',
+        details: [expect.objectContaining({ code: 'source_changed', path: 'f05.bin' })],
+      });
+      expect(await published(storage, id('CHG'))).toBe(false);
+    });
+
+    it('an object deleted mid-import: refused (source_changed), nothing published', async () => {
+      await deposit(id('DEL'));
+      const storage = storages[kind]();
+      const src = hookedInbox(source, async (path) => {
+        if (path === 'f03.bin') await inbox.remove(`datasets/${id('DEL')}/payload/f03.bin`);
+      });
+      const error = await runDatasetImport(context(src, storage, id('DEL'))).catch((e) => e);
+      expect(error).toMatchObject({
+        code: 'source_changed',
+        details: [expect.objectContaining({ path: 'f03.bin', message: 'it is gone' })],
+      });
+      expect(await published(storage, id('DEL'))).toBe(false);
+    });
+
+    it('a worker stopping mid-copy hands over; the next attempt keeps what was copied', async () => {
+      await deposit(id('STOP'));
+      const storage = storages[kind]();
+      const stop = new AbortController();
+      let reads = 0;
+      const src = hookedInbox(source, async () => {
+        if (++reads === 6) stop.abort();
+      });
+      const first = await runDatasetImport(
+        context(src, storage, id('STOP'), { signal: stop.signal }),
+      ).catch((e) => e);
+      expect(first).toBeInstanceOf(ImportStoppedError);
+      expect(await published(storage, id('STOP'))).toBe(false);
+      const areas = await storage.listStaging();
+      const result = await runDatasetImport(context(source, storage, id('STOP'), { attempt: 2 }));
+      expect(result).toMatchObject({ files: 12, copied: true });
+      expect(areas.length).toBeGreaterThan(0);
+      const provenance = parseProvenance(
+        await storage.readObject(`${result.path}/.provisioner/provenance.json`),
+      )!;
+      expect(provenance.import.kept_from_earlier_attempts!.files).toBeGreaterThanOrEqual(4);
+      for (const [path, content] of Object.entries(FILES))
+        expect((await storage.readObject(`${result.path}/${path}`))!.equals(content)).toBe(true);
+      expect(await storage.listStaging()).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,241 @@
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import {
+  cloneImportDataset,
+  type FileSpec,
+  mixedDataset,
+  smallFiles,
+  writeImportDataset,
+} from '../data/import-data';
+import type { BenchContext } from '../lib/context';
+import { fmt, median, type SuiteReport, table } from '../lib/report';
+import { roundOrder } from '../lib/rounds';
+import {
+  ensurePeers,
+  settle,
+  startSetup,
+  timeImport,
+  toolVersion,
+  type Setup,
+} from './imports.bench';
+import { ACCESS_KEY, SECRET, startSwift, writeRcloneConf } from './s3-imports.bench';
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+const INBOX = 'inbox';
+const STORE = 'store';
+
+interface InboxCase {
+  key: string;
+  name: string;
+  files: FileSpec[];
+}
+
+/** One side of a round: a copy from the inbox, timed. */
+interface Side {
+  label: string;
+  run(c: InboxCase, round: number): Promise<number>;
+}
+
+/**
+ * Imports from an S3 inbox (SOURCES type s3) on a private Swift, side by side with `rclone copy`
+ * from the same inbox: into a filesystem, and into S3 storage on the same Swift, where the import
+ * copies server-side (UploadPartCopy/CopyObject, the bytes still read to be hashed) and, with
+ * `server_side_copy: false`, downloads and uploads every byte. No targets are claimed here: the
+ * figures are reported with the load average they were measured under.
+ */
+export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
+  ensurePeers(ctx.log);
+  const base = join(ctx.tempDir, 's3-inbox');
+  const local = join(base, 'deposits');
+  const scale = ctx.quick ? 1 / 16 : 1;
+  const rounds = ctx.quick ? 1 : Number(process.env.BENCH_S3_ROUNDS ?? 3);
+  const cases: InboxCase[] = [
+    {
+      key: 'MIXED',
+      name: `${fmt(scale, 3)} GiB mixed (3 large files + 1,000 small)`,
+      files: mixedDataset(Math.round(GiB * scale)),
+    },
+    {
+      key: 'SMALL',
+      name: `${ctx.quick ? '1,000' : '10,000'} small files of 4 KiB`,
+      files: smallFiles(ctx.quick ? 1000 : 10_000, 4096),
+    },
+  ];
+  const sideKeys = ['FS', 'SSC', 'DLUL'];
+  for (const c of cases) {
+    writeImportDataset(local, c.key, c.files);
+    for (let round = 0; round < rounds; round++)
+      for (const side of sideKeys) cloneImportDataset(local, c.key, `${c.key}-${side}${round}`);
+  }
+  const swift = await startSwift(join(base, 'swift'));
+  const setups: Setup[] = [];
+  const results = new Map<string, Map<string, number[]>>();
+  const loads: number[] = [];
+  try {
+    for (const bucket of [INBOX, STORE])
+      await swift.client.send(new CreateBucketCommand({ Bucket: bucket }));
+    const rcloneConf = join(base, 'rclone.conf');
+    const rcloneEnv = writeRcloneConf(rcloneConf, swift.endpoint);
+    const rclone = (args: string[]) => {
+      const started = performance.now();
+      const run = spawnSync('rclone', ['copy', '-q', '--config', rcloneConf, ...args], {
+        encoding: 'utf8',
+        env: rcloneEnv,
+      });
+      if (run.status !== 0) throw new Error(`rclone copy failed: ${run.stderr}`);
+      return performance.now() - started;
+    };
+    // The submitters' deposits, uploaded into the inbox (untimed).
+    rclone(['--transfers', '16', local, `swift:${INBOX}/deposits`]);
+    ctx.log('S3 inbox: deposits uploaded');
+
+    const inboxSource = (extra: Record<string, unknown> = {}) =>
+      JSON.stringify([
+        {
+          name: 'inbox',
+          type: 's3',
+          endpoint: swift.endpoint,
+          bucket: INBOX,
+          prefix: 'deposits/',
+          force_path_style: true,
+          access_key_id: ACCESS_KEY,
+          secret_access_key: SECRET,
+          ...extra,
+        },
+      ]);
+    const s3Storage = (prefix: string) => ({
+      STORAGE_BACKEND: 's3',
+      S3_ENDPOINT: swift.endpoint,
+      S3_REGION: 'us-east-1',
+      S3_BUCKET: STORE,
+      S3_PREFIX: prefix,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_ACCESS_KEY_ID: ACCESS_KEY,
+      S3_SECRET_ACCESS_KEY: SECRET,
+    });
+    const intoFs = await startSetup('redis', join(base, 'fs'), local, { SOURCES: inboxSource() });
+    setups.push(intoFs);
+    const serverSide = await startSetup('redis', join(base, 'ssc'), local, {
+      SOURCES: inboxSource(),
+      ...s3Storage('ssc/'),
+    });
+    setups.push(serverSide);
+    const downUp = await startSetup('redis', join(base, 'dlul'), local, {
+      SOURCES: inboxSource({ server_side_copy: false }),
+      ...s3Storage('dlul/'),
+    });
+    setups.push(downUp);
+    const rcloneTarget = join(base, 'rclone-target');
+    mkdirSync(rcloneTarget, { recursive: true });
+    const payload = (c: InboxCase) => `swift:${INBOX}/deposits/datasets/${c.key}/payload`;
+    const sides: Side[] = [
+      {
+        label: 'import into filesystem',
+        run: async (c, r) => (await timeImport(intoFs.apiUrl, `${c.key}-FS${r}`, 'inbox')).ms,
+      },
+      {
+        label: 'rclone copy into filesystem',
+        run: async (c, r) => {
+          const ms = rclone([payload(c), join(rcloneTarget, `${c.key}-${r}`)]);
+          spawnSync('sync', ['-f', rcloneTarget]);
+          return ms;
+        },
+      },
+      {
+        label: 'import into S3, server-side copy',
+        run: async (c, r) => (await timeImport(serverSide.apiUrl, `${c.key}-SSC${r}`, 'inbox')).ms,
+      },
+      {
+        label: 'import into S3, download and upload',
+        run: async (c, r) => (await timeImport(downUp.apiUrl, `${c.key}-DLUL${r}`, 'inbox')).ms,
+      },
+      {
+        // rclone copies server-side itself within one remote (its default).
+        label: 'rclone copy into S3 (same store)',
+        run: async (c, r) => rclone([payload(c), `swift:${STORE}/rclone/${c.key}-${r}`]),
+      },
+    ];
+    for (const c of cases) {
+      const byside = new Map(sides.map((s) => [s.label, [] as number[]]));
+      results.set(c.name, byside);
+      for (let round = 0; round < rounds; round++) {
+        loads.push(loadavg()[0]);
+        for (const side of roundOrder(sides, round)) {
+          await settle();
+          byside.get(side.label)!.push(await side.run(c, round));
+        }
+        ctx.log(
+          `S3 inbox ${c.name}, round ${round + 1}: ${sides.map((s) => `${s.label} ${fmt(byside.get(s.label)![round], 0)} ms`).join(', ')}`,
+        );
+      }
+    }
+  } finally {
+    for (const s of setups) await s.stop().catch(() => undefined);
+    swift.client.destroy();
+    swift.stop();
+  }
+  return report(ctx, cases, results, rounds, loads);
+}
+
+function report(
+  ctx: BenchContext,
+  cases: InboxCase[],
+  results: Map<string, Map<string, number[]>>,
+  rounds: number,
+  loads: number[],
+): SuiteReport {
+  const lines = [
+    '## Imports from an S3 inbox (Swift s3api)',
+    '',
+    'The built provisioner API and worker importing from an S3 inbox (`SOURCES` entry of type `s3`) on a',
+    'private Swift 2.30 with s3api (`scripts/s3/swift-s3-server.sh`), into a filesystem and into S3 storage',
+    'on the same Swift: server-side (CopyObject, UploadPartCopy past the part size, every source byte still',
+    'read and hashed) and, with `server_side_copy: false`, by download and upload. Import time: from the POST',
+    `until the record says \`imported\`. Peer: \`rclone copy\` from the same inbox (${toolVersion('rclone', ['version'])},`,
+    'default transfers and checkers; within one remote it copies server-side itself). Each side copies a',
+    `dataset of its own; ${rounds} round(s), the order rotated each round. No target is claimed: the machine is`,
+    `shared, the 1-minute load average before each round was ${loads.map((x) => fmt(x, 1)).join(', ')}.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
+    '',
+  ];
+  for (const c of cases) {
+    const bytes = c.files.reduce((sum, f) => sum + f.size, 0);
+    const sides = results.get(c.name);
+    if (!sides) continue;
+    lines.push(`### ${c.name} (${fmt(bytes / MiB)} MiB)`, '');
+    lines.push(
+      table(
+        ['side', 'ms per round', 'median ms', 'MB/s'],
+        [...sides.entries()].map(([label, ms]) => [
+          label,
+          ms.map((x) => fmt(x, 0)).join(', '),
+          `**${fmt(median(ms), 0)}**`,
+          fmt(bytes / 1e6 / (median(ms) / 1000), 1),
+        ]),
+      ),
+      '',
+    );
+    const m = (label: string) => median(sides.get(label) ?? []);
+    lines.push(
+      `rclone / import into filesystem: **${fmt(m('rclone copy into filesystem') / m('import into filesystem'), 2)}×**; ` +
+        `rclone / import into S3 (server-side): **${fmt(m('rclone copy into S3 (same store)') / m('import into S3, server-side copy'), 2)}×**; ` +
+        `download and upload / server-side copy: **${fmt(m('import into S3, download and upload') / m('import into S3, server-side copy'), 2)}×**.`,
+      '',
+    );
+  }
+  lines.push(
+    `Load average (1, 5, 15 min) when the report was written: ${loadavg()
+      .map((x) => fmt(x, 2))
+      .join(', ')}.`,
+  );
+  return {
+    name: 's3-inbox',
+    title: 'Imports from an S3 inbox',
+    markdown: lines.join('\n'),
+    // Nothing to meet: see the text.
+    targetsMet: true,
+  };
+}
