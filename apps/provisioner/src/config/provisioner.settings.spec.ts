@@ -154,7 +154,7 @@ describe('provisioner settings', () => {
     });
   });
 
-  it('validators: taken with S3 storage and in archive mode; their work directory is absolute, bounded', () => {
+  it("validators: taken with S3 storage and in archive mode, but an S3 inbox's only on plain filesystem storage; their work directory is absolute, bounded", () => {
     const SOURCES = JSON.stringify([
       { name: 'dz', type: 'dropzone', root: '/dz', validators: [{ name: 'v', command: ['v'] }] },
     ]);
@@ -176,6 +176,20 @@ describe('provisioner settings', () => {
       '/scratch/validators',
       1024 ** 3,
     ]);
+    // An S3 inbox's validators read its staged files where they lie: filesystem storage only.
+    const inbox = JSON.stringify([
+      { name: 'inbox', type: 's3', bucket: 'inbox', validators: [{ name: 'v', command: ['v'] }] },
+    ]);
+    expect(loadProvisionerSettings({ REDIS_URL, SOURCES: inbox }).sources).toHaveLength(1);
+    for (const storage of [
+      s3,
+      { STORAGE_ENCRYPTION: 'crypt4gh', C4GH_ARCHIVE_SECRET_KEY_FILE: '/keys/archive.sec' },
+    ])
+      expect(problemsOf({ REDIS_URL, SOURCES: inbox, ...storage })).toEqual([
+        expect.stringMatching(
+          /^SOURCES: inbox: validators of an s3 source need STORAGE_BACKEND=filesystem/,
+        ),
+      ]);
     expect(
       problemsOf({ REDIS_URL, VALIDATOR_WORK_DIR: 'scratch', VALIDATOR_WORK_MAX_BYTES: '0' }),
     ).toEqual([
