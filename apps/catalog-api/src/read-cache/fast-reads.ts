@@ -53,6 +53,10 @@ function callerOf(req: IncomingMessage): Caller | null {
  * id, access-log line and metrics: that costs a hash and a map lookup instead of two database
  * round trips and the framework, which is most of the time of a small response.
  *
+ * Tags outlive answers: the FAIR Data Point files its records' tags in an index of tags only
+ * (`rememberTags`, entity-tags.ts), so an If-None-Match whose answer has left this index still
+ * gets its 304 here, keyed and bounded the same way.
+ *
  * A request without any credential is indexed the same way (public routes: only a 200 is
  * indexed, and a protected route never answers 200 without a key).
  *
