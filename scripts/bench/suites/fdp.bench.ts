@@ -103,6 +103,55 @@ async function conditionalGets(url: string, etags: Map<string, string>, samples:
 }
 
 /**
+ * Keyed conditional GETs of dataset records that are in no fast-read index, before and after
+ * the entity-tag index, in the same run: two fresh catalog processes over the same data (the
+ * same tags: they come from the data version, not from the process), one with
+ * ETAG_INDEX_MAX_ENTRIES=0 (every 304 takes the framework path, as before) and one with the
+ * default. Each first answers every sampled record once (the framework's 304, whose tag the
+ * second then keeps; nothing goes to the fast-read index, which keeps 200s), then the two are
+ * timed request by request in turn, so both see the same load.
+ */
+async function tagIndexBeforeAfter(
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[],
+  etags: Map<string, string>,
+  crawledUrl: string,
+  samples: number,
+) {
+  const records = [...etags]
+    .filter(([u]) => u.includes('/fdp/dataset/'))
+    .slice(0, 500)
+    .map(([u, etag]) => ({ path: u.slice(crawledUrl.length), etag }));
+  const before = await startCatalog({ ...env, ETAG_INDEX_MAX_ENTRIES: '0' }, nodeArgs);
+  const after = await startCatalog(env, nodeArgs);
+  try {
+    const ask = async (url: string, r: (typeof records)[number]) => {
+      const res = await timeGet(`${url}${r.path}`, {
+        ...KEY,
+        Accept: 'text/turtle',
+        'If-None-Match': r.etag,
+      });
+      if (res.status !== 304) throw new Error(`${url}${r.path} answered ${res.status}`);
+      return res.ms;
+    };
+    for (const r of records) {
+      await ask(before.url, r);
+      await ask(after.url, r);
+    }
+    const times = { before: [] as number[], after: [] as number[] };
+    for (let i = 0; i < samples; i++) {
+      const r = records[i % records.length];
+      times.before.push(await ask(before.url, r));
+      times.after.push(await ask(after.url, r));
+    }
+    return times;
+  } finally {
+    await before.stop();
+    await after.stop();
+  }
+}
+
+/**
  * The FAIR Data Point crawled from its root (every record: root, catalog pages, datasets,
  * distributions) between two walks of every page of GET /api/dcat over the same synthetic
  * catalog, per record and per dataset, with the catalog's CPU time; then conditional GETs
@@ -134,6 +183,8 @@ export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
       const dcat = { ...before, ms: (before.ms + after.ms) / 2 };
       const cond = await conditionalGets(app.url, fdp.etags, samples);
       const peakMiB = processMemory(pid, 'VmHWM') / MiB;
+      const env = { ...catalog.env, ...ENV, CATALOG_SOURCE: SOURCE };
+      const tags = await tagIndexBeforeAfter(env, nodeArgs, fdp.etags, app.url, samples);
       // A DCAT record is a dataset with its distributions; an FDP record is one resource.
       const perRecord = { fdp: fdp.ms / fdp.records, dcat: dcat.ms / datasets };
       const perDataset = { fdp: fdp.ms / fdp.datasets, dcat: dcat.ms / datasets };
@@ -199,6 +250,16 @@ export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
           [
             ['dataset record, global key', fmt(percentile(cond.keyed, 50), 2), fmt(p99.keyed, 2)],
             ['root, anonymous', fmt(percentile(cond.anonymous, 50), 2), fmt(p99.anonymous, 2)],
+            [
+              'dataset record in no fast-read index, global key, ETAG_INDEX_MAX_ENTRIES=0 (before)',
+              fmt(percentile(tags.before, 50), 2),
+              fmt(percentile(tags.before, 99), 2),
+            ],
+            [
+              'the same, entity-tag index on (after; same run, requests in turn)',
+              fmt(percentile(tags.after, 50), 2),
+              fmt(percentile(tags.after, 99), 2),
+            ],
           ],
         ),
         '',

@@ -127,6 +127,19 @@ export class CatalogSettings extends FrontDoorSettings {
   @IntegerSetting(1024 * 1024)
   RESPONSE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 
+  /**
+   * Entity tags kept for conditional GETs answered before the framework (the FAIR Data Point's
+   * records; read-cache/entity-tags.ts): tags only, no bodies, so a crawl's 30,000 records fit
+   * where the fast-read index keeps 10,000 answers. 0 keeps none (every 304 the index does not
+   * hold goes through the framework).
+   */
+  @IntegerSetting(0, 1_000_000)
+  ETAG_INDEX_MAX_ENTRIES = 50_000;
+
+  /** Everything the entity-tag index holds (keys, tags, per-entry overhead), in bytes. */
+  @IntegerSetting(1024 * 1024)
+  ETAG_INDEX_MAX_BYTES = 24 * 1024 * 1024;
+
   @IsIn(LOG_LEVELS)
   LOG_LEVEL = 'info';
 

@@ -102,7 +102,9 @@ export class FdpController {
    * by the service before anything is built) first, else If-Modified-Since (RFC 9110 §13.2.2).
    * The answer, and the records read with it, go to the fast index for this caller and Accept
    * (when the type came from Accept alone): a harvester's next GETs are answered in front of
-   * the framework.
+   * the framework. Their tags (and the tag of a 304) go to the entity-tag index too, which
+   * keeps more than the fast index: a conditional GET of a record the fast index has let go is
+   * answered there as well.
    */
   private async serve(
     req: Request,
@@ -121,25 +123,29 @@ export class FdpController {
     res.setHeader('Vary', 'Accept, X-API-Key, Authorization');
     res.setHeader('Cache-Control', 'no-cache');
     if ('notModified' in read) {
+      if (read.version !== null)
+        this.fastReads.rememberTags(req, res, read.version, [{ etag: read.etag }]);
       res.status(304).end();
       return;
     }
     const { answer } = read;
     for (const [name, value] of Object.entries(ownHeaders(answer))) res.setHeader(name, value);
     if (read.version !== null) {
+      const companions =
+        format === undefined
+          ? read.companions.flatMap(({ target: t, answer: a }) => {
+              const url = pathOf(t);
+              if (url === undefined || !(t.kind in COMPANION_ROUTES)) return [];
+              const route = COMPANION_ROUTES[t.kind as keyof typeof COMPANION_ROUTES];
+              return [{ url, route, response: a, headers: ownHeaders(a) }];
+            })
+          : [];
+      this.fastReads.rememberTags(req, res, read.version, [
+        { etag: answer.etag },
+        ...companions.map(({ url, route, response }) => ({ url, route, etag: response.etag })),
+      ]);
       this.fastReads.remember(req, res, read.version, answer);
-      if (format === undefined && read.companions.length > 0)
-        this.fastReads.rememberAlso(
-          req,
-          res,
-          read.version,
-          read.companions.flatMap(({ target: t, answer: a }) => {
-            const url = pathOf(t);
-            if (url === undefined || !(t.kind in COMPANION_ROUTES)) return [];
-            const route = COMPANION_ROUTES[t.kind as keyof typeof COMPANION_ROUTES];
-            return [{ url, route, response: a, headers: ownHeaders(a) }];
-          }),
-        );
+      if (companions.length > 0) this.fastReads.rememberAlso(req, res, read.version, companions);
     }
     // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.1.3).
     if (

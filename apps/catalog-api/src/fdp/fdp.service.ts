@@ -65,6 +65,8 @@ export interface FdpRead {
 export interface FdpNotModified {
   notModified: true;
   etag: string;
+  /** The data version the tag was made at (null: a static profile). */
+  version: string | null;
 }
 
 /**
@@ -153,12 +155,12 @@ export class FdpService {
     if (target.kind === 'profile' || target.kind === 'shacl') {
       const answer = this.profile(target, format);
       return matchesEtag(ifNoneMatch, answer.etag)
-        ? { notModified: true, etag: answer.etag }
+        ? { notModified: true, etag: answer.etag, version: null }
         : { answer, version: null, companions: [] };
     }
     const seen = this.tracker.known() ?? (await this.versions.current());
     const etag = this.etag(seen, reader, target, format);
-    if (matchesEtag(ifNoneMatch, etag)) return { notModified: true, etag };
+    if (matchesEtag(ifNoneMatch, etag)) return { notModified: true, etag, version: seen };
     const hit = this.cache.get(this.recordKey(seen, reader, target, format));
     if (hit !== undefined) return { answer: hit, version: seen, companions: [] };
     return this.build(reader, target, format, seen);

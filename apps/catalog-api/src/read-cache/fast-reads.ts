@@ -5,6 +5,7 @@ import { API_KEY_HEADER, hashApiKey, queryCarriesApiKey } from '@app/auth';
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version-tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { EntityTags } from './entity-tags';
 import { endWithBody, matchesEtag } from './json-body';
 import { CachedResponse, ResponseCache, stringBytes } from './response-cache';
 
@@ -52,6 +53,10 @@ function callerOf(req: IncomingMessage): Caller | null {
  * id, access-log line and metrics: that costs a hash and a map lookup instead of two database
  * round trips and the framework, which is most of the time of a small response.
  *
+ * Tags outlive answers: the FAIR Data Point files its records' tags in an index of tags only
+ * (`rememberTags`, entity-tags.ts), so an If-None-Match whose answer has left this index still
+ * gets its 304 here, keyed and bounded the same way.
+ *
  * A request without any credential is indexed the same way (public routes: only a 200 is
  * indexed, and a protected route never answers 200 without a key).
  *
@@ -69,6 +74,8 @@ function callerOf(req: IncomingMessage): Caller | null {
 @Injectable()
 export class FastReads {
   private readonly index: ResponseCache<FastEntry>;
+  /** Tags only (no bodies), for conditional GETs of answers the index has let go. */
+  private readonly tags: EntityTags;
   private metrics?: HttpMetrics;
   /** Requests the full pipeline refuses (a client with too many answers unread): not answered here. */
   private refused?: (req: IncomingMessage) => boolean;
@@ -89,11 +96,20 @@ export class FastReads {
       (entry) =>
         entry.headers.reduce((sum, text) => sum + stringBytes(text), stringBytes(entry.route)),
     );
+    this.tags = new EntityTags({
+      maxEntries: settings.ETAG_INDEX_MAX_ENTRIES,
+      maxBytes: settings.ETAG_INDEX_MAX_BYTES,
+    });
   }
 
   /** Entries and bytes held now (for the metrics). */
   usage(): { entries: number; bytes: number } {
     return { entries: this.index.size, bytes: this.index.heldBytes };
+  }
+
+  /** What the entity-tag index holds now (for the metrics). */
+  tagUsage(): { entries: number; bytes: number } {
+    return this.tags.usage();
   }
 
   /**
@@ -151,6 +167,31 @@ export class FastReads {
       });
   }
 
+  /**
+   * Keeps, for the caller of `req` and its Accept, the entity tag of each URL read at `version`
+   * (`req`'s own when `url` is absent), with the headers `res` carries that a 304 repeats: a
+   * later If-None-Match naming the tag is answered 304 here even once the answer itself has
+   * left the index. Only for answers that depend on nothing but the version, the caller, the
+   * Accept and the URL (the FAIR Data Point's records).
+   */
+  rememberTags(
+    req: Request,
+    res: Response,
+    version: string,
+    tags: { url?: string; route?: string; etag: string }[],
+  ): void {
+    const caller = this.indexable(req);
+    if (caller === null) return;
+    const headers = notModifiedHeaders(res);
+    for (const { url, route, etag } of tags)
+      this.tags.set(
+        this.keyOf(version, caller, url ?? req.originalUrl, req.headers.accept),
+        etag,
+        headers,
+        route ?? routeTemplate(req),
+      );
+  }
+
   /** The caller whose answers may be indexed, null when none may. */
   private indexable(req: Request): Caller | null {
     const caller = callerOf(req);
@@ -176,21 +217,44 @@ export class FastReads {
     if (req.headers['transfer-encoding'] !== undefined) return false;
     const length = req.headers['content-length'];
     if (length !== undefined && length !== '0') return false;
-    const entry = this.index.get(this.keyOf(version, caller, req.url ?? '', req.headers.accept));
-    if (entry === undefined) return false;
+    const key = this.keyOf(version, caller, req.url ?? '', req.headers.accept);
+    const entry = this.index.get(key);
+    if (entry === undefined) return this.tryNotModified(req, res, key);
     if (entry.expiresAt !== undefined && Date.now() >= entry.expiresAt) return false;
     if (this.refused?.(req)) return false;
     this.answer(req, res, entry);
     return true;
   }
 
-  private answer(req: IncomingMessage, res: ServerResponse, entry: FastEntry): void {
+  /**
+   * An If-None-Match naming the tag the entity-tag index holds for this key: an empty 304 with
+   * the headers the framework's 304 sent. True when answered.
+   */
+  private tryNotModified(req: IncomingMessage, res: ServerResponse, key: string): boolean {
+    const ifNoneMatch = req.headers['if-none-match'];
+    if (ifNoneMatch === undefined) return false;
+    const tag = this.tags.get(key);
+    if (tag === undefined || !matchesEtag(ifNoneMatch, tag.etag)) return false;
+    if (this.refused?.(req)) return false;
+    const id = this.track(req, res, tag.route);
+    res.writeHead(304, [...tag.headers, 'etag', tag.etag, 'x-request-id', id]);
+    res.end();
+    return true;
+  }
+
+  /** Gives the request its id and counts and logs it when it ends, as the framework does. */
+  private track(req: IncomingMessage, res: ServerResponse, route: string): string {
     const started = performance.now();
     const id = assignRequestId(req);
     res.once('close', () => {
-      this.metrics?.record(req, res, entry.route, started);
+      this.metrics?.record(req, res, route, started);
       logRequestCompleted(req, res, Math.round(performance.now() - started));
     });
+    return id;
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse, entry: FastEntry): void {
+    const id = this.track(req, res, entry.route);
     // Headers as one flat list: writeHead then skips the per-header bookkeeping of setHeader.
     const ifNoneMatch = req.headers['if-none-match'];
     const ifModifiedSince = req.headers['if-modified-since'];
@@ -222,15 +286,35 @@ export class FastReads {
  * body's Content-Length; never the per-request id.
  */
 function headerList(res: Response, own: Record<string, string>, bytes: number): string[] {
+  // Per request: set again on each answer.
+  const headers = headersSet(
+    res,
+    (name) => name === 'x-request-id' || name === 'content-length' || name in own,
+  );
+  for (const [name, value] of Object.entries(own)) headers.push(name, value);
+  headers.push('content-length', String(bytes));
+  return headers;
+}
+
+/** Headers set on `res` that a 304 repeats: all but the body's and the per-request ones. */
+const NOT_IN_304 = new Set([
+  'x-request-id',
+  'content-length',
+  'content-type',
+  'etag',
+  'last-modified',
+  'link',
+]);
+const notModifiedHeaders = (res: Response) => headersSet(res, (name) => NOT_IN_304.has(name));
+
+/** The headers set on `res` but those `skip` names, as `writeHead` takes them. */
+function headersSet(res: Response, skip: (name: string) => boolean): string[] {
   const headers: string[] = [];
   for (const name of res.getHeaderNames()) {
-    // Per request: set again on each answer.
-    if (name === 'x-request-id' || name === 'content-length' || name in own) continue;
+    if (skip(name)) continue;
     const value = res.getHeader(name)!;
     for (const one of Array.isArray(value) ? value : [value]) headers.push(name, String(one));
   }
-  for (const [name, value] of Object.entries(own)) headers.push(name, value);
-  headers.push('content-length', String(bytes));
   return headers;
 }
 

@@ -6,7 +6,7 @@ import { ReadCacheService } from './read-cache.service';
 
 /**
  * What the read cache holds and does, read at scrape time. Entries and counted bytes next to
- * their limits (RESPONSE_CACHE_MAX_ENTRIES, RESPONSE_CACHE_MAX_BYTES) show an operator whether
+ * their limits (RESPONSE_CACHE_MAX_*, and ETAG_INDEX_MAX_* for the entity tags) show an operator whether
  * the caches are full and how much of the replica's memory they take; builds and joined misses
  * show how often answers are rebuilt and how many cold readers shared a build.
  */
@@ -17,7 +17,11 @@ export class ReadCacheMetrics {
     service: ReadCacheService,
     fastReads: FastReads,
   ) {
-    const caches = { responses: service, 'fast-reads': fastReads };
+    const caches = {
+      responses: service,
+      'fast-reads': fastReads,
+      'entity-tags': { usage: () => fastReads.tagUsage() },
+    };
     const gauge = (
       name: string,
       help: string,

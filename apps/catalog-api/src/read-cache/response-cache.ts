@@ -27,6 +27,8 @@ export interface ResponseCacheLimits {
   maxEntries: number;
   /** Everything the cache holds: keys, bodies, tags, extras and per-entry overhead. */
   maxBytes: number;
+  /** What an entry costs besides its strings and body; ENTRY_OVERHEAD_BYTES unless given. */
+  overheadBytes?: number;
 }
 
 /** A copy of `bytes` in an allocation of its own, for a body a cache keeps. */
@@ -65,7 +67,7 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
   /** Stores the entry; false when it alone is larger than the byte bound (not kept). */
   set(key: string, entry: T): boolean {
     const bytes =
-      ENTRY_OVERHEAD_BYTES +
+      (this.limits.overheadBytes ?? ENTRY_OVERHEAD_BYTES) +
       stringBytes(key) +
       entry.bytes +
       stringBytes(entry.etag) +
