@@ -34,7 +34,10 @@ import { settle, startSetup, timeImport, timeTool, warm } from './imports.bench'
 
 /** Archive mode at least this fraction of plain (issue 57 item 6), imports and downloads alike. */
 const TARGET_RATIO = 0.85;
-/** "Flat with the file's size": a process's peak may grow at most this much from a 1 MiB file to the big one. */
+/**
+ * "Flat with the file's size": from a 1 MiB file to the big one, an archive-mode process's peak
+ * may grow at most this much more than the plain process's beside it (see report).
+ */
 const MEMORY_SLACK_BYTES = 16 * 2 ** 20;
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -234,7 +237,7 @@ async function downloadRounds(
         dropzone,
         storage: join(base, `storage-${side.prefix}`),
         extra: {
-          QUEUE_PREFIX: `bench-${side.prefix}`,
+          QUEUE_PREFIX: `bench_${side.prefix.toLowerCase()}`,
           CATALOG_URL: catalog.url,
           CATALOG_API_KEY: registrationKey,
           DRS_PUBLIC_URL: `http://127.0.0.1:${port}`,
@@ -393,8 +396,10 @@ function report(
     'provisioner and, re-encrypted for the reader (`X-C4GH-Public-Key`), from the archive one, interleaved; the',
     're-encrypted rate counts plain-text bytes (the stream is the header and 28 bytes a segment longer), and one',
     "untimed read beforehand is decrypted with the reader's key and checked against the file's SHA-256.",
-    `Memory: peak RSS (VmHWM) of each worker and API after a 1 MiB file and after the ${size(downloads.bigBytes)} one; flat means`,
-    `it grew by less than ${MEMORY_SLACK_BYTES / MiB} MiB. Target: archive mode at least ${TARGET_RATIO}× plain. The cipher alone against Node's`,
+    `Memory: peak RSS (VmHWM) of each worker and API after a 1 MiB file and after the ${size(downloads.bigBytes)} one (the same`,
+    'process imports or serves both, the big file second). The plain process beside it is the control: its growth is',
+    `warm-up, its streaming what the imports and DRS sections measure. Flat: archive mode grows less than ${MEMORY_SLACK_BYTES / MiB} MiB more`,
+    `than plain (holding the file would add its size). Target: archive mode at least ${TARGET_RATIO}× plain. The cipher alone against Node's`,
     `raw ChaCha20-Poly1305 is the Crypt4GH section.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
     '',
   ];
@@ -469,14 +474,19 @@ function report(
     ['worker', downloads.worker],
     ['API', downloads.api],
   ] as const) {
+    const growth = (label: string) => peaks.get(label)!.big - peaks.get(label)!.small;
     for (const [label, p] of peaks) {
-      const flat = p.big - p.small < MEMORY_SLACK_BYTES;
+      // The plain process is the control: its growth is warm-up (the big file comes second),
+      // its streaming is the imports and DRS suites' memory target. Archive mode must add nothing.
+      const beyond = growth(label) - growth(PLAIN);
+      const flat = beyond < MEMORY_SLACK_BYTES;
       if (label === ARCHIVE) checks.push(flat);
       memoryRows.push([
         `${who}, ${label}`,
         fmt(p.small / MiB, 0),
         fmt(p.big / MiB, 0),
-        fmt((p.big - p.small) / MiB, 1),
+        fmt(growth(label) / MiB, 1),
+        label === ARCHIVE ? fmt(beyond / MiB, 1) : '–',
         label === ARCHIVE ? verdict(flat) : '–',
       ]);
     }
@@ -488,7 +498,8 @@ function report(
         'peak MiB after 1 MiB',
         `peak MiB after ${size(downloads.bigBytes)}`,
         'growth MiB',
-        `flat (< ${MEMORY_SLACK_BYTES / MiB} MiB)`,
+        'growth beyond plain MiB',
+        `flat (beyond plain < ${MEMORY_SLACK_BYTES / MiB} MiB)`,
       ],
       memoryRows,
     ),
