@@ -24,13 +24,12 @@ import { roundOrder } from '../lib/rounds';
 import { bigFile, writeDataset } from '../data/drs-data';
 import {
   cloneImportDataset,
-  FileSpec,
-  mixedDataset,
-  smallFiles,
+  ImportCase,
+  importCases,
   writeImportDataset,
 } from '../data/import-data';
 import { curlSpeed } from './drs.bench';
-import { settle, startSetup, timeImport, timeTool, warm } from './imports.bench';
+import { runRound, startSetup, timeImport, timeTool } from './imports.bench';
 
 /** Archive mode at least this fraction of plain (issue 57 item 6), imports and downloads alike. */
 const TARGET_RATIO = 0.85;
@@ -53,12 +52,6 @@ interface Rounds {
   /** Worker (or peer tool) CPU ms per round, imports only. */
   cpu: Map<string, number[]>;
   loads: number[];
-}
-
-interface ImportCase {
-  key: string;
-  name: string;
-  files: FileSpec[];
 }
 
 /** Median of the per-round ratios plain time / archive time (imports) or archive rate / plain rate (downloads). */
@@ -90,19 +83,7 @@ async function importRounds(
   archiveEnv: NodeJS.ProcessEnv,
   rounds: number,
 ): Promise<{ c: ImportCase; bytes: number; r: Rounds }[]> {
-  const scale = ctx.quick ? 1 / 16 : 1;
-  const cases: ImportCase[] = [
-    {
-      key: 'MIXED',
-      name: `${fmt(scale, 3)} GiB mixed (3 large files + 1,000 small)`,
-      files: mixedDataset(Math.round(GiB * scale)),
-    },
-    {
-      key: 'SMALL',
-      name: `${ctx.quick ? '1,000' : '10,000'} small files of 4 KiB`,
-      files: smallFiles(ctx.quick ? 1000 : 10_000, 4096),
-    },
-  ];
+  const cases = importCases(ctx.quick);
   const dropzone = join(base, 'dropzone');
   const importId = (c: ImportCase, side: string, round: number) =>
     `${c.key}-${side === PLAIN ? 'P' : 'A'}${round}`;
@@ -145,13 +126,7 @@ async function importRounds(
         }
         for (let round = 0; round < rounds; round++) {
           r.loads.push(loadavg()[0]);
-          for (const side of roundOrder(sides, round)) {
-            warm(source);
-            await settle();
-            const before = side.cpu();
-            r.values.get(side.label)!.push(await side.run(round));
-            r.cpu.get(side.label)!.push(side.cpu() - before);
-          }
+          await runRound(sides, round, source, r.values, r.cpu);
           ctx.log(
             `${c.name}, round ${round + 1}: ${sides.map((s) => `${s.label} ${fmt(r.values.get(s.label)![round], 0)} ms`).join(', ')}`,
           );
@@ -373,6 +348,8 @@ function report(
   downloadRoundCount: number,
 ): SuiteReport {
   const checks: boolean[] = [];
+  const ratioTable = (what: string, rows: string[][]) =>
+    table([what, 'ratio per round', 'median', 'target'], rows);
   const ratioRow = (label: string, ratios: number[]) => {
     const value = median(ratios);
     checks.push(value >= TARGET_RATIO);
@@ -421,25 +398,22 @@ function report(
         ]),
       ),
       '',
-      table(
-        ['import', 'ratio per round', 'median', 'target'],
+      ratioTable('import', [
+        ratioRow(
+          'archive vs plain (plain ms / archive ms)',
+          perRound(r, (plain, archive) => plain / archive),
+        ),
         [
-          ratioRow(
-            'archive vs plain (plain ms / archive ms)',
-            perRound(r, (plain, archive) => plain / archive),
-          ),
-          [
-            'plain vs `cp -r` (floor; cp ms / plain ms)',
-            r.values
-              .get(CP)!
-              .map((cp, i) => cp / r.values.get(PLAIN)![i])
-              .map((x) => fmt(x, 2))
-              .join(', '),
-            '–',
-            '–',
-          ],
+          'plain vs `cp -r` (floor; cp ms / plain ms)',
+          r.values
+            .get(CP)!
+            .map((cp, i) => cp / r.values.get(PLAIN)![i])
+            .map((x) => fmt(x, 2))
+            .join(', '),
+          '–',
+          '–',
         ],
-      ),
+      ]),
       '',
     );
   }
@@ -456,15 +430,12 @@ function report(
       ]),
     ),
     '',
-    table(
-      ['download', 'ratio per round', 'median', 'target'],
-      [
-        ratioRow(
-          're-encrypted vs plain (rate ratio)',
-          perRound(d, (plain, archive) => archive / plain),
-        ),
-      ],
-    ),
+    ratioTable('download', [
+      ratioRow(
+        're-encrypted vs plain (rate ratio)',
+        perRound(d, (plain, archive) => archive / plain),
+      ),
+    ]),
     '',
     '### Memory with the file size',
     '',
