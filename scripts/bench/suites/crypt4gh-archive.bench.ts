@@ -348,6 +348,9 @@ function report(
   downloadRoundCount: number,
 ): SuiteReport {
   const checks: boolean[] = [];
+  /** A quick run's figures say which side of a target they fall on, never that it is met. */
+  const judge = (ok: boolean) =>
+    ctx.quick ? `${ok ? 'above' : 'below'} (quick: not judged)` : verdict(ok);
   const ratioTable = (what: string, rows: string[][]) =>
     table([what, 'ratio per round', 'median', 'target'], rows);
   const ratioRow = (label: string, ratios: number[]) => {
@@ -357,7 +360,7 @@ function report(
       label,
       ratios.map((x) => fmt(x, 2)).join(', '),
       `**${fmt(value, 2)}×**`,
-      `≥ ${TARGET_RATIO}×: ${verdict(value >= TARGET_RATIO)}`,
+      `≥ ${TARGET_RATIO}×: ${judge(value >= TARGET_RATIO)}`,
     ];
   };
   const lines = [
@@ -458,7 +461,7 @@ function report(
         fmt(p.big / MiB, 0),
         fmt(growth(label) / MiB, 1),
         label === ARCHIVE ? fmt(beyond / MiB, 1) : '–',
-        label === ARCHIVE ? verdict(flat) : '–',
+        label === ARCHIVE ? judge(flat) : '–',
       ]);
     }
   }
@@ -475,12 +478,12 @@ function report(
       memoryRows,
     ),
     '',
-    `Targets ${verdict(checks.every(Boolean))}${ctx.quick ? ' (quick mode: no target is judged from it)' : ''}.`,
+    ctx.quick ? 'Targets not judged: quick mode.' : `Targets ${verdict(checks.every(Boolean))}.`,
   );
   return {
     name: 'crypt4gh-archive',
     title: 'Crypt4GH archive mode',
     markdown: lines.join('\n'),
-    targetsMet: checks.every(Boolean),
+    targetsMet: !ctx.quick && checks.every(Boolean),
   };
 }
