@@ -349,8 +349,8 @@ function report(
 ): SuiteReport {
   const checks: boolean[] = [];
   /** A quick run's figures say which side of a target they fall on, never that it is met. */
-  const judge = (ok: boolean) =>
-    ctx.quick ? `${ok ? 'above' : 'below'} (quick: not judged)` : verdict(ok);
+  const judge = (ok: boolean, [yes, no] = ['above', 'below']) =>
+    ctx.quick ? `${ok ? yes : no} (quick: not judged)` : verdict(ok);
   const ratioTable = (what: string, rows: string[][]) =>
     table([what, 'ratio per round', 'median', 'target'], rows);
   const ratioRow = (label: string, ratios: number[]) => {
@@ -461,7 +461,7 @@ function report(
         fmt(p.big / MiB, 0),
         fmt(growth(label) / MiB, 1),
         label === ARCHIVE ? fmt(beyond / MiB, 1) : '–',
-        label === ARCHIVE ? judge(flat) : '–',
+        label === ARCHIVE ? judge(flat, ['flat', 'grew']) : '–',
       ]);
     }
   }
