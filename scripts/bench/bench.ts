@@ -18,6 +18,7 @@ import { dcatBench } from './suites/dcat.bench';
 import { diffBench } from './suites/diff.bench';
 import { fdpBench } from './suites/fdp.bench';
 import { crypt4ghBench } from './suites/crypt4gh.bench';
+import { crypt4ghArchiveBench } from './suites/crypt4gh-archive.bench';
 import { drsBench } from './suites/drs.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
@@ -57,6 +58,7 @@ const SUITES: Suite[] = [
   { name: 'drs', needs: ['catalog-api', 'provisioner'], run: drsBench },
   { name: 'trail', needs: ['catalog-api', 'provisioner'], run: trailBench },
   { name: 'crypt4gh', needs: [], run: crypt4ghBench },
+  { name: 'crypt4gh-archive', needs: ['catalog-api', 'provisioner'], run: crypt4ghArchiveBench },
 ];
 
 /** The suites' names in run order: the `--only` values, the help text, the report's sections. */

@@ -2,6 +2,7 @@ import { createHash, randomFillSync } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { closeSync, copyFileSync, ftruncateSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fmt } from '../lib/report';
 
 export interface FileSpec {
   path: string;
@@ -33,6 +34,30 @@ export function smallFiles(count: number, size: number): FileSpec[] {
     path: `d${String(Math.floor(i / 500)).padStart(2, '0')}/f-${String(i).padStart(5, '0')}.txt`,
     size,
   }));
+}
+
+/** One dataset the import suites measure: its key (import ids start with it), its name, its files. */
+export interface ImportCase {
+  key: string;
+  name: string;
+  files: FileSpec[];
+}
+
+/** The import suites' two datasets: 1 GiB mixed and 10,000 small files (--quick: 1/16 and 1,000). */
+export function importCases(quick: boolean): ImportCase[] {
+  const scale = quick ? 1 / 16 : 1;
+  return [
+    {
+      key: 'MIXED',
+      name: `${fmt(scale, 3)} GiB mixed (3 large files + 1,000 small)`,
+      files: mixedDataset(Math.round(1024 ** 3 * scale)),
+    },
+    {
+      key: 'SMALL',
+      name: `${quick ? '1,000' : '10,000'} small files of 4 KiB`,
+      files: smallFiles(quick ? 1000 : 10_000, 4096),
+    },
+  ];
 }
 
 /**

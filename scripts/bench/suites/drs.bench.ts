@@ -54,10 +54,14 @@ http { sendfile on; tcp_nopush on; access_log off; client_body_temp_path ${dir}/
   };
 }
 
-/** curl's download speed (bytes/s) for `url`, the body discarded, optionally one range. */
-function curlSpeed(url: string, range?: string): number {
+/**
+ * curl's download speed (bytes/s) for `url`, the body discarded, optionally one range and request
+ * headers (`Name: value`).
+ */
+export function curlSpeed(url: string, range?: string, headers: string[] = []): number {
   const args = ['-s', '-o', '/dev/null', '-w', '%{http_code} %{speed_download}'];
   if (range !== undefined) args.push('-r', range);
+  for (const header of headers) args.push('-H', header);
   const out = spawnSync('curl', [...args, url], { encoding: 'utf8' });
   const [code, speed] = out.stdout.split(' ');
   if (out.status !== 0 || !/^20[06]$/.test(code))

@@ -440,10 +440,30 @@ interface CopyCase {
 }
 
 /** One side of a round: a peer tool or an import set-up; `cpu` reads the CPU time it uses. */
-interface Side {
+export interface Side {
   label: string;
   run(round: number): Promise<number>;
   cpu(): number;
+}
+
+/**
+ * One interleaved round: every side in the round's order (roundOrder), each from a warm page
+ * cache of `source` after a settle; its time and CPU time appended under its label.
+ */
+export async function runRound(
+  sides: Side[],
+  round: number,
+  source: string,
+  ms: Map<string, number[]>,
+  cpu: Map<string, number[]>,
+): Promise<void> {
+  for (const side of roundOrder(sides, round)) {
+    warm(source);
+    await settle();
+    const before = side.cpu();
+    ms.get(side.label)!.push(await side.run(round));
+    cpu.get(side.label)!.push(side.cpu() - before);
+  }
 }
 
 interface CaseResult {
@@ -625,13 +645,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
       }
       result.loadBefore = loadavg()[0];
       for (let round = 0; round < rounds; round++) {
-        for (const side of roundOrder(sides, round)) {
-          warm(source);
-          await settle();
-          const cpuBefore = side.cpu();
-          result.ms.get(side.label)!.push(await side.run(round));
-          result.cpuMs.get(side.label)!.push(side.cpu() - cpuBefore);
-        }
+        await runRound(sides, round, source, result.ms, result.cpuMs);
         ctx.log(
           `${c.name}, round ${round + 1}: ${sides.map((s) => `${s.label} ${fmt(result.ms.get(s.label)![round], 0)} ms`).join(', ')}`,
         );

@@ -15,8 +15,8 @@ import { createS3Client } from '../../../apps/provisioner/src/common/s3/s3-clien
 import {
   cloneImportDataset,
   FileSpec,
-  mixedDataset,
-  smallFiles,
+  ImportCase,
+  importCases,
   writeImportDataset,
 } from '../data/import-data';
 import type { BenchContext } from '../lib/context';
@@ -187,11 +187,7 @@ async function bareUpload(
   );
 }
 
-interface S3Case {
-  key: string;
-  name: string;
-  files: FileSpec[];
-}
+type S3Case = ImportCase;
 
 interface Measured {
   ms: number[];
@@ -233,22 +229,10 @@ export async function s3ImportsBench(ctx: BenchContext): Promise<SuiteReport> {
   ensurePeers(ctx.log);
   const base = join(ctx.tempDir, 's3-imports');
   const dropzone = join(base, 'dropzone');
-  const scale = ctx.quick ? 1 / 16 : 1;
   // Three (BENCH_S3_ROUNDS): each round writes every dataset into Swift three times, and one
   // round of 10,000 small files takes minutes on a shared 2-core machine.
   const rounds = ctx.quick ? 1 : Number(process.env.BENCH_S3_ROUNDS ?? 3);
-  const cases: S3Case[] = [
-    {
-      key: 'MIXED',
-      name: `${fmt(scale, 3)} GiB mixed (3 large files + 1,000 small)`,
-      files: mixedDataset(Math.round(GiB * scale)),
-    },
-    {
-      key: 'SMALL',
-      name: `${ctx.quick ? '1,000' : '10,000'} small files of 4 KiB`,
-      files: smallFiles(ctx.quick ? 1000 : 10_000, 4096),
-    },
-  ];
+  const cases: S3Case[] = importCases(ctx.quick);
   const memoryBytes = ctx.quick ? 256 * MiB : 2 * GiB;
   for (const c of cases) {
     writeImportDataset(dropzone, c.key, c.files);
