@@ -4,6 +4,7 @@ import type { JsonDocument, JsonObject } from './dataset-directory/json-document
 import type { SourceProblem } from './dataset-directory/source-file';
 import { isSafeSegment } from './safe-segment';
 import { datasetFromInspection } from './source-dataset';
+import { SourceRefusedError } from './source-system';
 import type { DatasetFilter, SourceDataset, SourceSubmission } from './source-system';
 import type { SourceLimits } from '../config/source-config';
 
@@ -46,6 +47,24 @@ export function foreignDocument(ref: string, raw: JsonObject | null): SourceProb
     path: SUBMISSION_DOCUMENT,
     message: `${SUBMISSION_DOCUMENT} names submission ${shown(raw.ref)}, not ${ref} (its folder)`,
   };
+}
+
+/**
+ * Throws what keeps submission `ref` out of listings, for every route naming it: a problem
+ * reading its submission.json, too many datasets, or a document of another folder.
+ */
+export function refuseUnlistedSubmission(
+  source: string,
+  ref: string,
+  raw: JsonObject | null,
+  readProblem: SourceProblem | null | undefined,
+  limits: SourceLimits,
+): void {
+  const problem = readProblem ?? tooManyDatasets(raw, limits) ?? foreignDocument(ref, raw);
+  if (problem)
+    throw new SourceRefusedError(source, `submission ${ref} is refused: ${problem.message}`, [
+      { ...problem, path: `submissions/${ref}/${problem.path}` },
+    ]);
 }
 
 /**

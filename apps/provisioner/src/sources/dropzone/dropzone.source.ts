@@ -16,18 +16,16 @@ import {
 } from '../../config/source-config';
 import {
   datasetFromReading,
-  foreignDocument,
   namedDatasets,
+  refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
-  tooManyDatasets,
 } from '../submission-documents';
 import {
   DatasetFilter,
   FindDatasetOptions,
   SourceDataset,
   SourceDatasetLocation,
-  SourceRefusedError,
   SourceSubmission,
   SourceSystem,
 } from '../source-system';
@@ -99,13 +97,7 @@ export class DropzoneSource implements SourceSystem {
       this.limits,
     );
     const { value } = answer!.value;
-    // Whatever keeps a submission out of listings is said here, for every route naming it.
-    const problem =
-      answer!.value.problem ?? tooManyDatasets(value, this.limits) ?? foreignDocument(ref, value);
-    if (problem)
-      throw new SourceRefusedError(this.name, `submission ${ref} is refused: ${problem.message}`, [
-        { ...problem, path: `submissions/${ref}/${problem.path}` },
-      ]);
+    refuseUnlistedSubmission(this.name, ref, value, answer!.value.problem, this.limits);
     return this.toSubmission(ref, value);
   }
 

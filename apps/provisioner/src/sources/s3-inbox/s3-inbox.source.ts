@@ -22,17 +22,15 @@ import {
   type RemoteDataset,
   type SourceDataset,
   type SourceDatasetLocation,
-  SourceRefusedError,
   type SourceSubmission,
   type SourceSystem,
 } from '../source-system';
 import {
   datasetFromReading,
-  foreignDocument,
   namedDatasets,
+  refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
-  tooManyDatasets,
 } from '../submission-documents';
 import { InboxBucket, type ListedObject } from './inbox-bucket';
 import { InboxDataset } from './inbox-dataset';
@@ -155,11 +153,7 @@ export class S3InboxSource implements SourceSystem {
   async getSubmission(ref: string): Promise<SourceSubmission | null> {
     if (!isSafeSegment(ref)) return null;
     const { value, problem: read } = await this.readSubmissionDocument(ref);
-    const problem = read ?? tooManyDatasets(value, this.limits) ?? foreignDocument(ref, value);
-    if (problem)
-      throw new SourceRefusedError(this.name, `submission ${ref} is refused: ${problem.message}`, [
-        { ...problem, path: `submissions/${ref}/${problem.path}` },
-      ]);
+    refuseUnlistedSubmission(this.name, ref, value, read, this.limits);
     return this.toSubmission(ref, value);
   }
 
