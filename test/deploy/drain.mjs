@@ -483,10 +483,10 @@ class S3Target {
    * bucket (Swift wants a Content-MD5 on DeleteObjects, which that client sends).
    */
   removeBucket(stack) {
-    const s3 = 'dist/apps/provisioner/apps/provisioner/src/storage/s3';
+    const src = 'dist/apps/provisioner/apps/provisioner/src';
     const script = `
-      const { createS3Client } = require('./${s3}/s3-client');
-      const { S3Bucket } = require('./${s3}/s3-bucket');
+      const { createS3Client } = require('./${src}/common/s3/s3-client');
+      const { S3Bucket } = require('./${src}/storage/s3/s3-bucket');
       const { ListObjectsV2Command, DeleteObjectsCommand, DeleteBucketCommand } = require('@aws-sdk/client-s3');
       const e = process.env, Bucket = e.S3_BUCKET;
       const client = createS3Client({ endpoint: e.S3_ENDPOINT, region: e.S3_REGION, forcePathStyle: true,
