@@ -79,9 +79,15 @@ function renderTemporary(
 
 const renderDir = renderKustomization;
 
-function renderWith(overlay: string, components: readonly Component[]): K8sObject[] {
+function renderWith(
+  overlay: string,
+  components: readonly (Component | 'postgres-queue')[],
+): K8sObject[] {
   const parameterFiles = Object.fromEntries(
-    components.flatMap((c) => (PARAMETERS[c] ? [[`${c}-parameters.yaml`, PARAMETERS[c]]] : [])),
+    components.flatMap((c) => {
+      const parameters = c === 'postgres-queue' ? undefined : PARAMETERS[c];
+      return parameters ? [[`${c}-parameters.yaml`, parameters]] : [];
+    }),
   );
   return renderTemporary(
     (dir) => [
@@ -406,5 +412,73 @@ describe.each(renders)('%s', (_name, render) => {
     expect(model.admits(INGRESS_CONTROLLER, pod('provisioner-worker'), 3002).allowed).toBe(false);
     expect(model.admits(api, pod('provisioner-api'), 3001).allowed).toBe(false);
     expect(model.admits(INGRESS_CONTROLLER, api, 5432).allowed).toBe(false);
+  });
+});
+
+/**
+ * The managed services of k8s/overlays/prod/managed-services-egress.yaml, at an address inside
+ * each example range: who may reach them, with the provisioner's queue on Redis (the base) and on
+ * PostgreSQL (the postgres-queue component).
+ */
+describe('managed PostgreSQL and Redis outside the cluster', () => {
+  const outside = (name: string, address: string, port: number): Pod => ({
+    name,
+    namespace: '(outside the cluster)',
+    labels: {},
+    ports: [{ containerPort: port }],
+    address,
+  });
+  const postgres = outside('the managed PostgreSQL', '10.20.0.10', 5432);
+  const redis = outside('the managed Redis', '10.20.1.10', 6380);
+
+  function reach(objects: K8sObject[]): Record<string, string[]> {
+    const model = modelOf(objects);
+    return Object.fromEntries(
+      podsOf(objects).map((source) => [
+        source.name,
+        [postgres, redis]
+          .filter((service) => model.admits(source, service, service.ports[0].containerPort).allowed)
+          .map((service) => service.name),
+      ]),
+    );
+  }
+
+  it('with the queue on Redis: the catalog and its migrations reach PostgreSQL, the provisioner Redis only', () => {
+    expect(reach(renderWith('prod', []))).toEqual({
+      'catalog-api': ['the managed PostgreSQL'],
+      'catalog-migrate-0.1.0': ['the managed PostgreSQL'],
+      'provisioner-api': ['the managed Redis'],
+      'provisioner-worker': ['the managed Redis'],
+    });
+  });
+
+  it.each(['prod', 'prod-s3'])(
+    '%s with the postgres-queue component: the provisioner reaches PostgreSQL, and nothing reaches Redis',
+    (overlay) => {
+      expect(reach(renderWith(overlay, ['postgres-queue']))).toEqual({
+        'catalog-api': ['the managed PostgreSQL'],
+        'catalog-migrate-0.1.0': ['the managed PostgreSQL'],
+        'provisioner-api': ['the managed PostgreSQL'],
+        'provisioner-worker': ['the managed PostgreSQL'],
+      });
+    },
+  );
+
+  it('an ipBlock admits the addresses of its CIDR except those of an except block, and never a pod', () => {
+    const policy: NetworkPolicy = {
+      metadata: { name: 'egress', namespace: NAMESPACE },
+      spec: {
+        podSelector: {},
+        policyTypes: ['Egress'],
+        egress: [{ to: [{ ipBlock: { cidr: '10.20.0.0/16', except: ['10.20.9.0/24'] } }] }],
+      },
+    };
+    const model = new NetworkModel([policy], []);
+    const client: Pod = { name: 'client', namespace: NAMESPACE, labels: {}, ports: [] };
+    const at = (address: string) => model.admits(client, outside(address, address, 443), 443);
+    expect(at('10.20.255.1').allowed).toBe(true);
+    expect(at('10.21.0.1').allowed).toBe(false);
+    expect(at('10.20.9.7').allowed).toBe(false);
+    expect(model.admits(client, { ...client, name: 'a pod' }, 443).allowed).toBe(false);
   });
 });

@@ -39,6 +39,7 @@ it('validates every rendered manifest against the API types of Kubernetes and of
       'overlays/prod + components/keda',
       'overlays/prod + components/prometheus-operator',
       'overlays/prod + components/drs-offload',
+      'overlays/prod + components/postgres-queue',
       'examples/site',
     ]),
   );

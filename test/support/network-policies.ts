@@ -10,7 +10,9 @@
  *   empty or absent list is every port);
  * - a peer with a podSelector only: pods of the policy's namespace; a namespaceSelector only:
  *   every pod of the namespaces it selects; both: those pods of those namespaces; an ipBlock:
- *   addresses, never an in-cluster pod here (pods have no addresses in this model);
+ *   the IPv4 addresses in its CIDR but not in an `except` one. In this model an ipBlock matches
+ *   only endpoints outside the cluster (a managed database), which carry an address and match no
+ *   pod or namespace selector; in-cluster pods have no address here;
  * - a port is a number (with endPort, a range) or a name, which matches a container port of that
  *   name on the destination pod (for ingress and egress rules alike); protocol TCP by default;
  * - a connection needs the source's egress and the destination's ingress both admitted.
@@ -55,6 +57,8 @@ export interface Pod {
   namespace: string;
   labels: Record<string, string>;
   ports: { name?: string; containerPort: number; protocol?: string }[];
+  /** An endpoint outside the cluster: its IPv4 address (no policy of the cluster selects it). */
+  address?: string;
 }
 
 export interface Namespace {
@@ -90,6 +94,20 @@ function unknownOperator(operator: string): never {
   throw new Error(`unknown label selector operator ${operator}`);
 }
 
+function ipv4(address: string): number {
+  const parts = address.split('.').map(Number);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
+    throw new Error(`not an IPv4 address: ${address}`);
+  return parts.reduce((n, p) => n * 256 + p, 0);
+}
+
+/** Whether an IPv4 address is in a CIDR block (`10.20.0.0/24`). */
+export function inCidr(address: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(ipv4(address) / size) === Math.floor(ipv4(base) / size);
+}
+
 function policyTypes(policy: NetworkPolicy): string[] {
   return policy.spec.policyTypes ?? ['Ingress', ...(policy.spec.egress ? ['Egress'] : [])];
 }
@@ -118,7 +136,13 @@ export class NetworkModel {
   }
 
   private peerMatches(peer: PolicyPeer, policyNamespace: string, other: Pod): boolean {
-    if (peer.ipBlock) return false;
+    if (peer.ipBlock)
+      return (
+        other.address !== undefined &&
+        inCidr(other.address, peer.ipBlock.cidr) &&
+        !(peer.ipBlock.except ?? []).some((block) => inCidr(other.address!, block))
+      );
+    if (other.address !== undefined) return false;
     if (peer.namespaceSelector) {
       if (!selects(peer.namespaceSelector, this.namespaceLabels(other.namespace))) return false;
     } else if (other.namespace !== policyNamespace) return false;
