@@ -133,7 +133,8 @@ export interface ReadDatasetOptions {
   limits: SourceLimits;
 }
 
-function notReady(
+/** A dataset not ready to import, for `reason`. */
+export function notReady(
   reason: DatasetNotReadyReason,
   reasonDetail: string | null = null,
   identity: string | null = null,
@@ -147,6 +148,11 @@ function notReady(
     problems: [],
     identity,
   };
+}
+
+/** A dataset delivered, as a reading that does not look at its payload ('none') shows it. */
+export function delivered(identity: string | null): DirectoryInspection {
+  return { ...notReady('not_delivered', null, identity), ready: true, reason: null };
 }
 
 /** The summary of refusals shown in listings; the full list stays in `problems`. */
@@ -231,16 +237,7 @@ function readPinned(view: string, identity: string, options: ReadDatasetOptions)
   const done = (inspection: DirectoryInspection): DatasetReading => ({ inspection, document });
   if (problems.length > 0) return done(refusedInspection(problems, identity));
   if (!marker) return done(notReady('marker_missing', null, identity));
-  if (options.payload === 'none')
-    return done({
-      ready: true,
-      reason: null,
-      reasonDetail: null,
-      fileCount: null,
-      byteSize: null,
-      problems: [],
-      identity,
-    });
+  if (options.payload === 'none') return done(delivered(identity));
   if (present.length === 0) return done(notReady('manifest_missing', null, identity));
   return done(
     checkManifests(view, payload, present, options.limits, identity, options.payload === 'sizes'),

@@ -15,8 +15,8 @@ import {
   type SourceLimits,
 } from '../../config/source-config';
 import {
-  datasetFromReading,
-  namedDatasets,
+  listedDatasets,
+  ownedDataset,
   refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
@@ -105,18 +105,12 @@ export class DropzoneSource implements SourceSystem {
     submissions: SourceSubmission[],
     include?: DatasetFilter,
   ): Promise<SourceDataset[]> {
-    const pairs = namedDatasets(submissions, include);
-    const readings = await this.datasets.readMany(
-      pairs.map(({ id }) => this.locateDataset(id).directory),
+    return listedDatasets(submissions, include, (ids) =>
+      this.datasets.readMany(ids.map((id) => this.locateDataset(id).directory)),
     );
-    return pairs.map(({ id, submission }, i) => this.toDataset(id, submission, readings[i]));
   }
 
-  /**
-   * The submission that owns a dataset is the one its dataset.json names, provided that
-   * submission lists it. Otherwise the dataset is reported with a submission that lists it and
-   * `metadata_invalid`: a dataset directory never imports into a submission it does not name.
-   */
+  /** The dataset and the submission that owns it (ownedDataset), from a reading of its directory. */
   async findDataset(
     datasetId: string,
     options: FindDatasetOptions = {},
@@ -135,16 +129,7 @@ export class DropzoneSource implements SourceSystem {
       const document = reading.document && summarizeDatasetDocument(reading.document);
       this.datasets.remember(dir, { ...answer!, value: { ...reading, document } });
     }
-    const owner = reading.document?.value?.submission;
-    let submission: SourceSubmission | null = null;
-    if (isSafeSegment(owner)) {
-      const named = await this.getSubmission(owner);
-      if (named?.datasetIds.includes(datasetId)) submission = named;
-    }
-    submission ??=
-      (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
-    if (!submission) return null;
-    return { dataset: this.toDataset(datasetId, submission, reading), submission };
+    return ownedDataset(this, datasetId, reading);
   }
 
   locateDataset(datasetId: string): SourceDatasetLocation {
@@ -158,14 +143,6 @@ export class DropzoneSource implements SourceSystem {
 
   private toSubmission(ref: string, raw: JsonObject | null): SourceSubmission | null {
     return submissionFromDocument(ref, raw, this.config.importable_statuses, this.limits);
-  }
-
-  private toDataset(
-    datasetId: string,
-    submission: SourceSubmission,
-    reading: DatasetReading,
-  ): SourceDataset {
-    return datasetFromReading(datasetId, submission, reading);
   }
 
   private async listDirectory(path: string): Promise<string[]> {

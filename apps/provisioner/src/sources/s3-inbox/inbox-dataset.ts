@@ -3,10 +3,12 @@ import {
   ALGORITHMS,
   DATASET_DOCUMENT,
   type DatasetReading,
+  delivered,
   type DirectoryInspection,
   inspectManifests,
   manifestRules,
   metadataRules,
+  notReady,
   PAYLOAD_DIR,
   type PayloadCheck,
   READY_MARKER,
@@ -26,21 +28,6 @@ import type { InboxBucket, ListedObject } from './inbox-bucket';
 
 /** How one dataset's keys are laid out under the inbox prefix: `datasets/<id>/...`. */
 export const datasetPrefix = (datasetId: string): string => `datasets/${datasetId}/`;
-
-function notReady(
-  reason: DirectoryInspection['reason'],
-  reasonDetail: string | null = null,
-): DirectoryInspection {
-  return {
-    ready: false,
-    reason,
-    reasonDetail,
-    fileCount: null,
-    byteSize: null,
-    problems: [],
-    identity: null,
-  };
-}
 
 /**
  * One dataset of an S3 inbox: the drop zone's dataset directory as keys under
@@ -96,7 +83,7 @@ export class InboxDataset implements RemoteDataset {
     const done = (inspection: DirectoryInspection): DatasetReading => ({ inspection, document });
     if (problems.length > 0) return done(refusedInspection(problems, null));
     if (!named.has(READY_MARKER)) return done(notReady('marker_missing'));
-    if (options.payload === 'none') return done({ ...notReady(null), ready: true });
+    if (options.payload === 'none') return done(delivered(null));
     if (present.length === 0) return done(notReady('manifest_missing'));
     return done(await this.checkManifests(present, options.payload === 'sizes'));
   }

@@ -26,8 +26,8 @@ import {
   type SourceSystem,
 } from '../source-system';
 import {
-  datasetFromReading,
-  namedDatasets,
+  listedDatasets,
+  ownedDataset,
   refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
@@ -161,13 +161,12 @@ export class S3InboxSource implements SourceSystem {
     submissions: SourceSubmission[],
     include?: DatasetFilter,
   ): Promise<SourceDataset[]> {
-    const pairs = namedDatasets(submissions, include);
-    return mapLimit(pairs, LIST_CONCURRENCY, async ({ id, submission }) =>
-      datasetFromReading(id, submission, await this.listingReading(id)),
+    return listedDatasets(submissions, include, (ids) =>
+      mapLimit(ids, LIST_CONCURRENCY, (id) => this.listingReading(id)),
     );
   }
 
-  /** Like the drop zone's: the submission dataset.json names, if it lists the dataset. */
+  /** The dataset and the submission that owns it (ownedDataset), as the drop zone finds it. */
   async findDataset(
     datasetId: string,
     options: FindDatasetOptions = {},
@@ -184,16 +183,7 @@ export class S3InboxSource implements SourceSystem {
         reading: { ...reading, document },
       });
     }
-    const owner = reading.document?.value?.submission;
-    let submission: SourceSubmission | null = null;
-    if (isSafeSegment(owner)) {
-      const named = await this.getSubmission(owner);
-      if (named?.datasetIds.includes(datasetId)) submission = named;
-    }
-    submission ??=
-      (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
-    if (!submission) return null;
-    return { dataset: datasetFromReading(datasetId, submission, reading), submission };
+    return ownedDataset(this, datasetId, reading);
   }
 
   /** The inbox has no local directory: imports read it through remoteDataset. */
