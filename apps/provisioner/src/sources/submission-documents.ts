@@ -5,12 +5,7 @@ import type { SourceProblem } from './dataset-directory/source-file';
 import { isSafeSegment } from './safe-segment';
 import { datasetFromInspection } from './source-dataset';
 import { SourceRefusedError } from './source-system';
-import type {
-  DatasetFilter,
-  SourceDataset,
-  SourceSubmission,
-  SourceSystem,
-} from './source-system';
+import type { DatasetFilter, SourceDataset, SourceSubmission } from './source-system';
 import type { SourceLimits } from '../config/source-config';
 
 /**
@@ -169,27 +164,4 @@ export async function listedDatasets(
   const pairs = namedDatasets(submissions, include);
   const readings = await read(pairs.map(({ id }) => id));
   return pairs.map(({ id, submission }, i) => datasetFromReading(id, submission, readings[i]));
-}
-
-/**
- * A dataset of the layout found by its id (SourceSystem.findDataset), from its reading: its
- * submission is the one its dataset.json names, provided that submission lists it; otherwise
- * one that lists it, and the dataset is shown `metadata_invalid` (a dataset never imports into
- * a submission it does not name). Null when no submission lists it.
- */
-export async function ownedDataset(
-  source: Pick<SourceSystem, 'getSubmission' | 'listSubmissions'>,
-  datasetId: string,
-  reading: DatasetReading,
-): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null> {
-  const owner = reading.document?.value?.submission;
-  let submission: SourceSubmission | null = null;
-  if (isSafeSegment(owner)) {
-    const named = await source.getSubmission(owner);
-    if (named?.datasetIds.includes(datasetId)) submission = named;
-  }
-  submission ??=
-    (await source.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
-  if (!submission) return null;
-  return { dataset: datasetFromReading(datasetId, submission, reading), submission };
 }

@@ -15,8 +15,8 @@ import {
   type SourceLimits,
 } from '../../config/source-config';
 import {
+  datasetFromReading,
   listedDatasets,
-  ownedDataset,
   refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
@@ -110,7 +110,11 @@ export class DropzoneSource implements SourceSystem {
     );
   }
 
-  /** The dataset and the submission that owns it (ownedDataset), from a reading of its directory. */
+  /**
+   * The submission that owns a dataset is the one its dataset.json names, provided that
+   * submission lists it. Otherwise the dataset is reported with a submission that lists it and
+   * `metadata_invalid`: a dataset directory never imports into a submission it does not name.
+   */
   async findDataset(
     datasetId: string,
     options: FindDatasetOptions = {},
@@ -129,7 +133,16 @@ export class DropzoneSource implements SourceSystem {
       const document = reading.document && summarizeDatasetDocument(reading.document);
       this.datasets.remember(dir, { ...answer!, value: { ...reading, document } });
     }
-    return ownedDataset(this, datasetId, reading);
+    const owner = reading.document?.value?.submission;
+    let submission: SourceSubmission | null = null;
+    if (isSafeSegment(owner)) {
+      const named = await this.getSubmission(owner);
+      if (named?.datasetIds.includes(datasetId)) submission = named;
+    }
+    submission ??=
+      (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
+    if (!submission) return null;
+    return { dataset: datasetFromReading(datasetId, submission, reading), submission };
   }
 
   locateDataset(datasetId: string): SourceDatasetLocation {

@@ -26,8 +26,8 @@ import {
   type SourceSystem,
 } from '../source-system';
 import {
+  datasetFromReading,
   listedDatasets,
-  ownedDataset,
   refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
@@ -166,7 +166,7 @@ export class S3InboxSource implements SourceSystem {
     );
   }
 
-  /** The dataset and the submission that owns it (ownedDataset), as the drop zone finds it. */
+  /** Like the drop zone's: the submission dataset.json names, if it lists the dataset. */
   async findDataset(
     datasetId: string,
     options: FindDatasetOptions = {},
@@ -183,7 +183,16 @@ export class S3InboxSource implements SourceSystem {
         reading: { ...reading, document },
       });
     }
-    return ownedDataset(this, datasetId, reading);
+    const owner = reading.document?.value?.submission;
+    let submission: SourceSubmission | null = null;
+    if (isSafeSegment(owner)) {
+      const named = await this.getSubmission(owner);
+      if (named?.datasetIds.includes(datasetId)) submission = named;
+    }
+    submission ??=
+      (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
+    if (!submission) return null;
+    return { dataset: datasetFromReading(datasetId, submission, reading), submission };
   }
 
   /** The inbox has no local directory: imports read it through remoteDataset. */
