@@ -18,8 +18,10 @@ import { FilesystemStorage } from '../src/storage/filesystem/filesystem-storage'
 import { parseProvenance } from '../src/storage/provenance';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import type { StorageSystem } from '../src/storage/storage-system';
+import { until } from '../../../test/support/wait';
 import { tempDir } from './support/dropzone-fixture';
 import { hookedInbox, inboxImportContext, S3InboxFixture } from './support/s3-inbox-fixture';
+import { countRecordedFiles } from './support/staging-records';
 
 const MiB = 1024 * 1024;
 const FILES: Record<string, Buffer> = Object.fromEntries(
@@ -35,8 +37,9 @@ jest.setTimeout(120_000);
 /**
  * The import pipeline reading an S3 inbox on Swift (runDatasetImport, as the worker runs it),
  * with a hook before each object is read: a submitter changing or deleting objects mid-import,
- * and a worker stopping (SIGTERM) mid-copy, into a filesystem and into S3 storage on the same
- * store (server-side copies).
+ * and a worker stopping (SIGTERM) mid-copy once some files are recorded (the next attempt keeps
+ * exactly those, whatever the store's clock says), into a filesystem and into S3 storage on the
+ * same store (server-side copies).
  */
 describe('imports from an S3 inbox (Swift s3api)', () => {
   let server: S3TestServer;
@@ -92,7 +95,7 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
     storageBucket = await createTestBucket(client, 'inbox-imp-store');
     inbox = new S3InboxFixture(server, client, inboxBucket, '');
     const ids = Object.keys(storages).flatMap((s) =>
-      ['CHG', 'DEL', 'STOP'].map((k) => `${k}-${s.length}`),
+      ['CHG', 'DEL', 'STOP', 'SKEW'].map((k) => `${k}-${s.length}`),
     );
     inbox.local.submission('SUB-1', { project: 'PRJ1', datasets: ids });
     await inbox.upload('submissions');
@@ -148,32 +151,65 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
       expect(await published(storage, id('DEL'))).toBe(false);
     });
 
-    it('a worker stopping mid-copy hands over; the next attempt publishes every file once', async () => {
-      await deposit(id('STOP'));
-      const storage = storages[kind]();
-      const stop = new AbortController();
-      let reads = 0;
-      const src = hookedInbox(source, async () => {
-        if (++reads === 6) stop.abort();
-      });
-      const first = await runDatasetImport(
-        context(src, storage, id('STOP'), { signal: stop.signal }),
-      ).catch((e) => e);
-      expect(first).toBeInstanceOf(ImportStoppedError);
-      expect(await published(storage, id('STOP'))).toBe(false);
-      const areas = await storage.listStaging();
-      const result = await runDatasetImport(context(source, storage, id('STOP'), { attempt: 2 }));
-      expect(result).toMatchObject({ files: 12, copied: true });
-      expect(areas.length).toBeGreaterThan(0);
-      // Files the stopped attempt finished are not always kept on a quiet machine (measured: none
-      // of 5 kept from an inbox, where the drop zone keeps them); the provenance says how many were.
-      const provenance = parseProvenance(
-        await storage.readObject(`${result.path}/.provisioner/provenance.json`),
-      )!;
-      expect(provenance.import.attempt).toBe(2);
-      for (const [path, content] of Object.entries(FILES))
-        expect((await storage.readObject(`${result.path}/${path}`))!.equals(content)).toBe(true);
-      expect(await storage.listStaging()).toEqual([]);
-    });
+    /** Files the stopped attempt copies and records before the worker stops. */
+    const RECORDED = 4;
+
+    it.each([
+      ['STOP', 'the store clock as the worker sees it', 0],
+      ['SKEW', "a store clock an hour ahead of the worker's", 3_600_000],
+    ])(
+      'a worker stopping mid-copy hands over; the next attempt keeps what it recorded and copies only the rest (%s: %s)',
+      async (key, _clock, storeClockAheadMs) => {
+        await deposit(id(key));
+        const storage = storages[kind]();
+        const recorded = countRecordedFiles(storage);
+        const stop = new AbortController();
+        const firstFiles: string[] = [];
+        // The lanes wait before any file past the first RECORDED until those are recorded (at
+        // most RECORD_INTERVAL_MS after they end), then the worker stops (SIGTERM).
+        const src = hookedInbox(
+          source,
+          async (path) => {
+            if (firstFiles.length < RECORDED) {
+              firstFiles.push(path);
+              return;
+            }
+            await until(() => recorded() >= RECORDED, `${RECORDED} files recorded`, 30_000, 20);
+            stop.abort();
+          },
+          { storeClockAheadMs },
+        );
+        const first = await runDatasetImport(
+          context(src, storage, id(key), { signal: stop.signal }),
+        ).catch((e) => e);
+        expect(first).toBeInstanceOf(ImportStoppedError);
+        expect(first.message).toContain(`${RECORDED} of 12 files staged and recorded`);
+        expect(await published(storage, id(key))).toBe(false);
+        expect(recorded()).toBe(RECORDED);
+
+        const copiedAgain: string[] = [];
+        const next = hookedInbox(source, async (path) => void copiedAgain.push(path), {
+          storeClockAheadMs,
+        });
+        const result = await runDatasetImport(context(next, storage, id(key), { attempt: 2 }));
+        expect(result).toMatchObject({ files: 12, copied: true });
+        expect(copiedAgain.sort()).toEqual(
+          Object.keys(FILES).filter((path) => !firstFiles.includes(path)),
+        );
+        const provenance = parseProvenance(
+          await storage.readObject(`${result.path}/.provisioner/provenance.json`),
+        )!;
+        expect(provenance.import).toMatchObject({
+          attempt: 2,
+          kept_from_earlier_attempts: {
+            files: RECORDED,
+            bytes: firstFiles.reduce((sum, path) => sum + FILES[path].length, 0),
+          },
+        });
+        for (const [path, content] of Object.entries(FILES))
+          expect((await storage.readObject(`${result.path}/${path}`))!.equals(content)).toBe(true);
+        expect(await storage.listStaging()).toEqual([]);
+      },
+    );
   });
 });

@@ -44,8 +44,9 @@ export interface DatasetImportContext {
   /** No attempt follows this one if it fails: its staging is removed then, not kept. */
   lastAttempt?: boolean;
   /**
-   * A file whose source changed less than this long before it was copied is not recorded for a
-   * later attempt to keep (stage-files.step.ts, RECENT_CHANGE_MS); tests of fresh files set 0.
+   * A file whose source changed (ctime) less than this long before it was copied is not
+   * recorded for a later attempt to keep (stage-files.step.ts, RECENT_CHANGE_MS); tests of fresh
+   * files set 0. Not used for a remote dataset, whose objects' ETags say whether they changed.
    */
   recentChangeMs?: number;
   /** The worker's budget of files held by running imports (IMPORT_MAX_FILES); none: no bound. */

@@ -8,6 +8,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -654,6 +655,35 @@ describe('runDatasetImport', () => {
       );
       expect(second.copied.files).toBe(13 - recorded.length + 2);
     });
+
+    it.each([
+      ['on the copy threads', {}],
+      ['on the main thread (as on S3)', { copyPool: undefined }],
+    ])(
+      'records files whose modification time is ahead of the clock (a submitter’s, kept by rsync -t); the next attempt keeps them (%s)',
+      async (_how, overrides: Partial<DatasetImportContext>) => {
+        withDataset('AHEAD', { files: RESUMABLE });
+        const payload = join(dropzone.datasetDir('AHEAD'), 'payload');
+        const tomorrow = new Date(Date.now() + 24 * 3600_000);
+        for (const path of Object.keys(RESUMABLE))
+          utimesSync(join(payload, path), tomorrow, tomorrow);
+        const { recorded } = await stoppedAttempt('AHEAD', overrides);
+        expect(recorded.length).toBeGreaterThanOrEqual(3);
+
+        const second = meter();
+        const result = await runDatasetImport(
+          context('AHEAD', { attempt: 2, copyMeter: second.copyMeter, ...overrides }),
+        );
+        expect(second.copied.files).toBe(13 - recorded.length);
+        const provenance = JSON.parse(
+          readFileSync(
+            join(storage.absolute(result.path), '.provisioner/provenance.json'),
+            'utf8',
+          ),
+        );
+        expect(provenance.import.kept_from_earlier_attempts.files).toBe(recorded.length);
+      },
+    );
 
     it('does not record files changed less than 2 s before their copy (coarse file-system clocks)', async () => {
       withDataset('FRESH', { files: RESUMABLE });

@@ -151,7 +151,8 @@ class FileStager {
     let at = 0;
     for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
     mergeSort(this.order, (a, b) => size[b] - size[a]);
-    this.recorder = new StagedFilesRecorder(staging, ctx.recentChangeMs);
+    // A remote object's version is its ETag, so its copy is recorded whatever its times say.
+    this.recorder = new StagedFilesRecorder(staging, plan.remote ? null : ctx.recentChangeMs);
   }
 
   async run(): Promise<void> {
@@ -412,7 +413,12 @@ class FileStager {
 
 /**
  * A file changed this recently may change again within one tick of a coarse file-system clock
- * (NFS, some FUSE mounts: a second) without its times moving: not recorded for reuse.
+ * (NFS, some FUSE mounts: a second) without its times moving: not recorded for reuse. Its last
+ * change is its ctime, which every write and every utimes() moves to the file system's now; its
+ * mtime is whatever the depositor's tools set (rsync -t, tar and cp -p keep the submitter's
+ * clock, possibly ahead of ours: a file never recorded, copied again by every attempt). A
+ * remote object is not subject to this at all: its ETag changes with every write, and its
+ * last-modified time is the store's clock (Swift rounds it up to the next second), not ours.
  */
 const RECENT_CHANGE_MS = 2000;
 /**
@@ -483,14 +489,18 @@ class StagedFilesRecorder {
 
   constructor(
     private readonly staging: StagingArea,
-    private readonly recentChangeMs = RECENT_CHANGE_MS,
+    /** RECENT_CHANGE_MS; null where the source's version says whether it changed (ETags). */
+    private readonly recentChangeMs: number | null = RECENT_CHANGE_MS,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A file copied and committed; skipped when its source changed too recently to be trusted. */
+  /**
+   * A file copied and committed; skipped when its source changed too recently to be trusted
+   * (its ctime within recentChangeMs of our clock, or ahead of it: a file server's clock ahead).
+   */
   copied(path: string, result: CopyResult): void {
     const { source } = result;
-    if (this.now() - Math.max(source.ctimeMs, source.mtimeMs) < this.recentChangeMs) return;
+    if (this.recentChangeMs !== null && this.now() - source.ctimeMs < this.recentChangeMs) return;
     this.pending.push({ path, sha256: result.sha256, md5: result.md5, size: result.size, source });
     this.pendingBytes += result.size;
     if (this.pendingBytes >= RECORD_BYTES || this.pending.length >= RECORD_FILES)

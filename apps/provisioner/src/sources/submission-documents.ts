@@ -140,7 +140,7 @@ export function datasetFromReading(
 }
 
 /** The datasets the submissions name (those `include` accepts), each with its submission. */
-export function namedDatasets(
+function namedDatasets(
   submissions: SourceSubmission[],
   include?: DatasetFilter,
 ): { id: string; submission: SourceSubmission }[] {
@@ -149,4 +149,19 @@ export function namedDatasets(
       .filter((id) => !include || include(submission, id))
       .map((id) => ({ id, submission })),
   );
+}
+
+/**
+ * A listing of the layout's datasets (SourceSystem.listDatasets): those the submissions name
+ * (and `include` accepts), from their readings, which `read` gives in the order of the ids (a
+ * drop zone in one batch on the scan thread, an inbox in requests).
+ */
+export async function listedDatasets(
+  submissions: SourceSubmission[],
+  include: DatasetFilter | undefined,
+  read: (datasetIds: string[]) => Promise<DatasetReading[]>,
+): Promise<SourceDataset[]> {
+  const pairs = namedDatasets(submissions, include);
+  const readings = await read(pairs.map(({ id }) => id));
+  return pairs.map(({ id, submission }, i) => datasetFromReading(id, submission, readings[i]));
 }

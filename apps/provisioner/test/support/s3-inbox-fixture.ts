@@ -76,11 +76,13 @@ export class S3InboxFixture {
 /**
  * The inbox source with `before` awaited before each payload object is read: how a test lands a
  * change of the inbox (an object overwritten, deleted, the server frozen) in the middle of an
- * import, between two files.
+ * import, between two files. With `storeClockAheadMs`, the payload's last-modified times are
+ * those of a store whose clock is that far ahead of the worker's.
  */
 export function hookedInbox(
   source: S3InboxSource,
   before: (path: string) => Promise<void>,
+  { storeClockAheadMs = 0 }: { storeClockAheadMs?: number } = {},
 ): SourceSystem {
   return Object.assign(Object.create(source) as S3InboxSource, {
     remoteDataset: (id: string): RemoteDataset => {
@@ -88,7 +90,12 @@ export function hookedInbox(
       return {
         hasMarker: () => dataset.hasMarker(),
         readChunks: (name, rules, onChunk) => dataset.readChunks(name, rules, onChunk),
-        walkPayload: (onObject, onProblem) => dataset.walkPayload(onObject, onProblem),
+        walkPayload: (onObject, onProblem) =>
+          dataset.walkPayload(
+            (object) =>
+              onObject({ ...object, lastModifiedMs: object.lastModifiedMs + storeClockAheadMs }),
+            onProblem,
+          ),
         copySource: (path) => dataset.copySource(path),
         read: (path, etag) =>
           (async function* () {
@@ -117,7 +124,6 @@ export function inboxImportContext(
     versions: { provisioner: 'test' },
     reportProgress: () => Promise.resolve(),
     sourceLimits: DEFAULT_SOURCE_LIMITS,
-    recentChangeMs: 0,
     ...extra,
   };
 }

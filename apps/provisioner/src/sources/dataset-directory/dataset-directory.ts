@@ -133,7 +133,8 @@ export interface ReadDatasetOptions {
   limits: SourceLimits;
 }
 
-function notReady(
+/** A dataset not ready to import, for `reason`. */
+export function notReady(
   reason: DatasetNotReadyReason,
   reasonDetail: string | null = null,
   identity: string | null = null,
@@ -147,6 +148,11 @@ function notReady(
     problems: [],
     identity,
   };
+}
+
+/** A dataset delivered, as a reading that does not look at its payload ('none') shows it. */
+export function delivered(identity: string | null): DirectoryInspection {
+  return { ...notReady('not_delivered', null, identity), ready: true, reason: null };
 }
 
 /** The summary of refusals shown in listings; the full list stays in `problems`. */
@@ -231,16 +237,7 @@ function readPinned(view: string, identity: string, options: ReadDatasetOptions)
   const done = (inspection: DirectoryInspection): DatasetReading => ({ inspection, document });
   if (problems.length > 0) return done(refusedInspection(problems, identity));
   if (!marker) return done(notReady('marker_missing', null, identity));
-  if (options.payload === 'none')
-    return done({
-      ready: true,
-      reason: null,
-      reasonDetail: null,
-      fileCount: null,
-      byteSize: null,
-      problems: [],
-      identity,
-    });
+  if (options.payload === 'none') return done(delivered(identity));
   if (present.length === 0) return done(notReady('manifest_missing', null, identity));
   return done(
     checkManifests(view, payload, present, options.limits, identity, options.payload === 'sizes'),
@@ -270,11 +267,10 @@ function underDirectories(root: string, path: string, seen: Map<string, boolean>
 }
 
 /**
- * Streams the manifests (never holding one whole) and checks that every safe path exists under
- * payload/: with lstat for its size ('sizes'), or, when only presence counts, by one walk of
- * the payload that marks what it finds (markPresentEntries), then, if any path is left, one more
- * read of the manifest for the missing ones. Memory: 64 bits of hash per path of the first
- * manifest (PathHashSet), which the second must match, and a bounded number of listed names.
+ * The manifest check of a dataset directory (inspectManifests) in blocking calls: with lstat of
+ * each path for its size ('sizes'), or, when only presence counts, by one walk of the payload
+ * that marks what it finds (markPresentEntries), the paths the walk did not reach (a budget)
+ * then looked up through directory listings (PayloadListing).
  */
 function checkManifests(
   view: string,
@@ -287,71 +283,145 @@ function checkManifests(
   const payload = hasPayload ? pinDirectorySync(`${view}/${PAYLOAD_DIR}`, PAYLOAD_DIR) : null;
   if (payload && isProblem(payload)) return refusedInspection([payload], identity);
   try {
-    const paths = new PathHashSet();
     const directories = new Map<string, boolean>();
-    const longest = sizes ? null : new LongestPaths();
-    const problems: string[] = [];
-    const missing = new MissingPaths();
-    let byteSize = 0;
-    let fileCount = 0;
-    let differ = false;
-    for (const [index, algorithm] of present.entries()) {
-      const file = MANIFEST_FILES[algorithm];
-      const primary = index === 0;
-      const parser = new ManifestParser(algorithm, (path) => {
-        if (!primary) {
-          // Every path of the second manifest must be one of the first, once.
-          if (!paths.match(path)) differ = true;
-          return true;
-        }
-        if (!paths.add(path)) return false;
-        longest?.add(path);
-        if (sizes) {
-          const stats =
-            payload && underDirectories(payload.view, path, directories)
-              ? lstatIfPresent(`${payload.view}/${path}`)
-              : null;
-          if (stats) byteSize += stats.size;
-          else missing.add(path);
-        }
-        return true;
-      });
-      const refused = readManifest(view, file, limits, parser);
-      if (refused) return refusedInspection([refused], identity);
-      for (const p of parser.problems) problems.push(`${file} line ${p.line}: ${p.message}`);
-      if (primary) fileCount = paths.size + parser.unsafeCount;
-    }
-    if (present.length === 2 && (differ || !paths.allMatched))
-      problems.push('manifest-sha256.txt and manifest-md5.txt list different paths');
-    if (problems.length > 0)
-      return notReady('manifest_invalid', problems.slice(0, 5).join('; '), identity);
-    if (!sizes) {
-      const refused = findMissing(view, present[0], limits, payload?.view ?? null, paths, missing);
-      if (refused) return refusedInspection([refused], identity);
-    }
-    if (missing.count > 0)
-      return {
-        ...notReady(
-          'files_missing',
-          `${missing.count} manifest path(s) do not exist, e.g. ${missing.examples.join(', ')}`,
-          identity,
-        ),
-        fileCount,
-        byteSize: sizes ? byteSize : null,
-      };
-    return {
-      ready: true,
-      reason: null,
-      reasonDetail: null,
-      fileCount,
-      byteSize: sizes ? byteSize : null,
-      problems: [],
-      identity,
-      ...(longest ? { longestPaths: longest.paths() } : {}),
+    const lookUp = (path: string): number | null => {
+      const stats =
+        payload && underDirectories(payload.view, path, directories)
+          ? lstatIfPresent(`${payload.view}/${path}`)
+          : null;
+      return stats ? stats.size : null;
     };
+    const check = inspectManifests({
+      present,
+      identity,
+      sizes,
+      longest: !sizes,
+      lookUp: sizes ? lookUp : undefined,
+    });
+    for (let next = check.next(); ; next = check.next()) {
+      if (next.done) return next.value;
+      const step = next.value;
+      if (step.kind === 'read') step.refused = readManifest(view, step.file, limits, step.parser);
+      else if (payload && !markPresentEntries(payload.view, step.paths, walkBudget(step.paths))) {
+        const listing = new PayloadListing(payload.view);
+        step.has = (path) => listing.has(path);
+      }
+    }
   } finally {
     payload?.close();
   }
+}
+
+/** A read the manifest check asks of its dataset's place (a directory, a store). */
+export type ManifestCheckStep =
+  /** Stream `file` into `parser` and end it; `refused`: what refused the read, if anything. */
+  | { kind: 'read'; file: string; parser: ManifestParser; refused: SourceProblem | null }
+  /**
+   * Mark the paths the payload holds (PathHashSet.markPresent), summing their sizes into
+   * `bytes`; `has`, where the marking could not see everything, tells about any other path.
+   */
+  | { kind: 'mark'; paths: PathHashSet; bytes: number; has: ((path: string) => boolean) | null };
+
+export interface ManifestCheckOptions {
+  /** The manifests the dataset holds, the first one primary. */
+  present: ChecksumAlgorithm[];
+  identity: string | null;
+  /** The files' sizes summed (listings), or only their presence checked (an import request). */
+  sizes: boolean;
+  /** Keep the longest paths (DirectoryInspection.longestPaths). */
+  longest: boolean;
+  /**
+   * Where each path of the first manifest is looked up as it is read (a directory's lstat): its
+   * size, null when absent. Without it the payload is marked once after the manifests.
+   */
+  lookUp?: (path: string) => number | null;
+}
+
+/**
+ * The manifest check of every source of dataset directories, whatever holds them: the manifests
+ * streamed (never one held whole) into a set of 64-bit path hashes (PathHashSet: never a million
+ * strings), the second matched against the first; then every safe path looked up as it is read
+ * (lookUp) or the payload marked once (a walk, a paged listing), and, when paths are missing,
+ * the first manifest read once more to name the first few in its order. A generator of the
+ * reads it needs (ManifestCheckStep, each answered in place), so a directory's blocking calls
+ * and a store's awaited requests drive the same check.
+ */
+export function* inspectManifests(
+  options: ManifestCheckOptions,
+): Generator<ManifestCheckStep, DirectoryInspection, void> {
+  const { present, identity, sizes, lookUp } = options;
+  const paths = new PathHashSet();
+  const longest = options.longest ? new LongestPaths() : null;
+  const problems: string[] = [];
+  const missing = new MissingPaths();
+  let byteSize = 0;
+  let fileCount = 0;
+  let differ = false;
+  for (const [index, algorithm] of present.entries()) {
+    const file = MANIFEST_FILES[algorithm];
+    const primary = index === 0;
+    const parser = new ManifestParser(algorithm, (path) => {
+      if (!primary) {
+        // Every path of the second manifest must be one of the first, once.
+        if (!paths.match(path)) differ = true;
+        return true;
+      }
+      if (!paths.add(path)) return false;
+      longest?.add(path);
+      const size = lookUp?.(path);
+      if (size === null) missing.add(path);
+      else if (size !== undefined) byteSize += size;
+      return true;
+    });
+    const read: ManifestCheckStep = { kind: 'read', file, parser, refused: null };
+    yield read;
+    if (read.refused) return refusedInspection([read.refused], identity);
+    for (const p of parser.problems) problems.push(`${file} line ${p.line}: ${p.message}`);
+    if (primary) fileCount = paths.size + parser.unsafeCount;
+  }
+  if (present.length === 2 && (differ || !paths.allMatched))
+    problems.push('manifest-sha256.txt and manifest-md5.txt list different paths');
+  if (problems.length > 0)
+    return notReady('manifest_invalid', problems.slice(0, 5).join('; '), identity);
+  if (!lookUp) {
+    const mark: ManifestCheckStep = { kind: 'mark', paths, bytes: 0, has: null };
+    yield mark;
+    byteSize = mark.bytes;
+    if (!paths.allPresent) {
+      const parser = new ManifestParser(present[0], (path) => {
+        if (!paths.isPresent(path) && !mark.has?.(path)) missing.add(path);
+        return true;
+      });
+      const read: ManifestCheckStep = {
+        kind: 'read',
+        file: MANIFEST_FILES[present[0]],
+        parser,
+        refused: null,
+      };
+      yield read;
+      if (read.refused) return refusedInspection([read.refused], identity);
+    }
+  }
+  if (missing.count > 0)
+    return {
+      ...notReady(
+        'files_missing',
+        `${missing.count} manifest path(s) do not exist, e.g. ${missing.examples.join(', ')}`,
+        identity,
+      ),
+      fileCount,
+      byteSize: sizes ? byteSize : null,
+    };
+  return {
+    ready: true,
+    reason: null,
+    reasonDetail: null,
+    fileCount,
+    byteSize: sizes ? byteSize : null,
+    problems: [],
+    identity,
+    ...(longest ? { longestPaths: longest.paths() } : {}),
+  };
 }
 
 /** The count of missing manifest paths and the first few, in manifest order. */
@@ -379,28 +449,4 @@ function readManifest(
     return outcome ?? refusal('replaced', file, 'was removed while being read');
   parser.end();
   return null;
-}
-
-/**
- * The presence check of an import request: the payload walked once, marking the manifest's
- * paths it holds; when some are left, the manifest read again for them, in its order (to name
- * the first few), each looked up one by one if the walk did not read the whole tree.
- */
-function findMissing(
-  view: string,
-  algorithm: ChecksumAlgorithm,
-  limits: SourceLimits,
-  payloadView: string | null,
-  paths: PathHashSet,
-  missing: MissingPaths,
-): SourceProblem | null {
-  const complete =
-    payloadView === null || markPresentEntries(payloadView, paths, walkBudget(paths));
-  if (paths.allPresent) return null;
-  const listing = complete ? null : new PayloadListing(payloadView!);
-  const parser = new ManifestParser(algorithm, (path) => {
-    if (!paths.isPresent(path) && !listing?.has(path)) missing.add(path);
-    return true;
-  });
-  return readManifest(view, MANIFEST_FILES[algorithm], limits, parser);
 }

@@ -16,7 +16,7 @@ import {
 } from '../../config/source-config';
 import {
   datasetFromReading,
-  namedDatasets,
+  listedDatasets,
   refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
@@ -105,11 +105,9 @@ export class DropzoneSource implements SourceSystem {
     submissions: SourceSubmission[],
     include?: DatasetFilter,
   ): Promise<SourceDataset[]> {
-    const pairs = namedDatasets(submissions, include);
-    const readings = await this.datasets.readMany(
-      pairs.map(({ id }) => this.locateDataset(id).directory),
+    return listedDatasets(submissions, include, (ids) =>
+      this.datasets.readMany(ids.map((id) => this.locateDataset(id).directory)),
     );
-    return pairs.map(({ id, submission }, i) => this.toDataset(id, submission, readings[i]));
   }
 
   /**
@@ -144,7 +142,7 @@ export class DropzoneSource implements SourceSystem {
     submission ??=
       (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
     if (!submission) return null;
-    return { dataset: this.toDataset(datasetId, submission, reading), submission };
+    return { dataset: datasetFromReading(datasetId, submission, reading), submission };
   }
 
   locateDataset(datasetId: string): SourceDatasetLocation {
@@ -158,14 +156,6 @@ export class DropzoneSource implements SourceSystem {
 
   private toSubmission(ref: string, raw: JsonObject | null): SourceSubmission | null {
     return submissionFromDocument(ref, raw, this.config.importable_statuses, this.limits);
-  }
-
-  private toDataset(
-    datasetId: string,
-    submission: SourceSubmission,
-    reading: DatasetReading,
-  ): SourceDataset {
-    return datasetFromReading(datasetId, submission, reading);
   }
 
   private async listDirectory(path: string): Promise<string[]> {

@@ -3,9 +3,12 @@ import {
   ALGORITHMS,
   DATASET_DOCUMENT,
   type DatasetReading,
+  delivered,
   type DirectoryInspection,
+  inspectManifests,
   manifestRules,
   metadataRules,
+  notReady,
   PAYLOAD_DIR,
   type PayloadCheck,
   READY_MARKER,
@@ -18,7 +21,6 @@ import {
   summarizeDatasetDocument,
 } from '../dataset-directory/json-document';
 import { MANIFEST_FILES, ManifestParser } from '../dataset-directory/manifest';
-import { PathHashSet } from '../dataset-directory/path-hash-set';
 import { checkRelativePath, printableName } from '../dataset-directory/payload-path';
 import { type FileRules, type SourceProblem, tooLarge } from '../dataset-directory/source-file';
 import type { ObjectCopySource, RemoteDataset, RemoteObject } from '../source-system';
@@ -26,21 +28,6 @@ import type { InboxBucket, ListedObject } from './inbox-bucket';
 
 /** How one dataset's keys are laid out under the inbox prefix: `datasets/<id>/...`. */
 export const datasetPrefix = (datasetId: string): string => `datasets/${datasetId}/`;
-
-function notReady(
-  reason: DirectoryInspection['reason'],
-  reasonDetail: string | null = null,
-): DirectoryInspection {
-  return {
-    ready: false,
-    reason,
-    reasonDetail,
-    fileCount: null,
-    byteSize: null,
-    problems: [],
-    identity: null,
-  };
-}
 
 /**
  * One dataset of an S3 inbox: the drop zone's dataset directory as keys under
@@ -96,7 +83,7 @@ export class InboxDataset implements RemoteDataset {
     const done = (inspection: DirectoryInspection): DatasetReading => ({ inspection, document });
     if (problems.length > 0) return done(refusedInspection(problems, null));
     if (!named.has(READY_MARKER)) return done(notReady('marker_missing'));
-    if (options.payload === 'none') return done({ ...notReady(null), ready: true });
+    if (options.payload === 'none') return done(delivered(null));
     if (present.length === 0) return done(notReady('manifest_missing'));
     return done(await this.checkManifests(present, options.payload === 'sizes'));
   }
@@ -111,68 +98,26 @@ export class InboxDataset implements RemoteDataset {
   }
 
   /**
-   * The drop zone's manifest check over a listing: the manifests streamed into a set of 64-bit
-   * path hashes (never a million strings), the second matched against the first, then payload/
-   * listed page by page, marking the paths it holds and summing their sizes. When paths are
-   * missing the manifest is read once more to name the first few.
+   * The drop zone's manifest check (inspectManifests) over a listing: payload/ listed page by
+   * page, marking the paths it holds and summing their sizes.
    */
   private async checkManifests(
     present: (typeof ALGORITHMS)[number][],
     sizes: boolean,
   ): Promise<DirectoryInspection> {
-    const paths = new PathHashSet();
-    const problems: string[] = [];
-    let fileCount = 0;
-    let differ = false;
-    for (const [index, algorithm] of present.entries()) {
-      const file = MANIFEST_FILES[algorithm];
-      const primary = index === 0;
-      const parser = new ManifestParser(algorithm, (path) => {
-        if (!primary) {
-          if (!paths.match(path)) differ = true;
-          return true;
-        }
-        return paths.add(path);
-      });
-      const refused = await this.readManifest(file, parser);
-      if (refused) return refusedInspection([refused], null);
-      for (const p of parser.problems) problems.push(`${file} line ${p.line}: ${p.message}`);
-      if (primary) fileCount = paths.size + parser.unsafeCount;
+    const check = inspectManifests({ present, identity: null, sizes, longest: false });
+    for (let next = check.next(); ; next = check.next()) {
+      if (next.done) return next.value;
+      const step = next.value;
+      if (step.kind === 'read') step.refused = await this.readManifest(step.file, step.parser);
+      else
+        for await (const objects of this.bucket.objects(`${this.base}${PAYLOAD_DIR}/`))
+          for (const object of objects) {
+            if (step.paths.isPresent(object.key)) continue;
+            step.paths.markPresent(object.key);
+            if (step.paths.isPresent(object.key)) step.bytes += object.size;
+          }
     }
-    if (present.length === 2 && (differ || !paths.allMatched))
-      problems.push('manifest-sha256.txt and manifest-md5.txt list different paths');
-    if (problems.length > 0) return notReady('manifest_invalid', problems.slice(0, 5).join('; '));
-    let byteSize = 0;
-    for await (const objects of this.bucket.objects(`${this.base}${PAYLOAD_DIR}/`))
-      for (const object of objects) {
-        if (paths.isPresent(object.key)) continue;
-        paths.markPresent(object.key);
-        if (paths.isPresent(object.key)) byteSize += object.size;
-      }
-    if (!paths.allPresent) {
-      const missing: string[] = [];
-      let count = 0;
-      const parser = new ManifestParser(present[0], (path) => {
-        if (!paths.isPresent(path) && count++ < 3) missing.push(path);
-        return true;
-      });
-      const refused = await this.readManifest(MANIFEST_FILES[present[0]], parser);
-      if (refused) return refusedInspection([refused], null);
-      return {
-        ...notReady(
-          'files_missing',
-          `${count} manifest path(s) do not exist, e.g. ${missing.join(', ')}`,
-        ),
-        fileCount,
-        byteSize: sizes ? byteSize : null,
-      };
-    }
-    return {
-      ...notReady(null),
-      ready: true,
-      fileCount,
-      byteSize: sizes ? byteSize : null,
-    };
   }
 
   private async readManifest(file: string, parser: ManifestParser): Promise<SourceProblem | null> {

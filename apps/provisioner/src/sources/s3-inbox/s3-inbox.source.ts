@@ -27,7 +27,7 @@ import {
 } from '../source-system';
 import {
   datasetFromReading,
-  namedDatasets,
+  listedDatasets,
   refuseUnlistedSubmission,
   submissionFromDocument,
   SUBMISSION_DOCUMENT,
@@ -161,9 +161,8 @@ export class S3InboxSource implements SourceSystem {
     submissions: SourceSubmission[],
     include?: DatasetFilter,
   ): Promise<SourceDataset[]> {
-    const pairs = namedDatasets(submissions, include);
-    return mapLimit(pairs, LIST_CONCURRENCY, async ({ id, submission }) =>
-      datasetFromReading(id, submission, await this.listingReading(id)),
+    return listedDatasets(submissions, include, (ids) =>
+      mapLimit(ids, LIST_CONCURRENCY, (id) => this.listingReading(id)),
     );
   }
 
