@@ -244,7 +244,9 @@ describe('S3 inbox source (Swift s3api)', () => {
     const { apps, env, prefix } = await s3Apps();
     await apps.worker.close();
     opened.splice(opened.indexOf(apps), 1, { close: () => apps.api.close() });
-    const workerEnv = { ...env, IMPORT_LOCK_MS: '2000' };
+    // A 5 s lock: the killed worker's job is taken back once it lapses, and a loaded machine
+    // still renews it in time (a 2 s lock lapsed under load 30 and the job counted as stalled).
+    const workerEnv = { ...env, IMPORT_LOCK_MS: '5000' };
     workers.push(await startWorkerProcess(workerEnv));
     const res = await post(apps.api, '/datasets/inbox/import', { dataset_id: 'DS-CRASH' });
     expect(res.status).toBe(202);

@@ -320,7 +320,9 @@ describe('provisioner with STORAGE_BACKEND=s3 (Swift s3api)', () => {
     await s3.worker.close();
     opened.splice(opened.indexOf(s3), 1, { close: () => s3.api.close() });
     // The worker as its own process (on the same queue), so it can be killed like a crashed pod.
-    const workerEnv = { ...s3AppEnv, IMPORT_LOCK_MS: '2000' };
+    // A 5 s lock: the killed worker's job is taken back once it lapses, and a loaded machine
+    // still renews it in time (a 2 s lock lapsed under load 30 and the job counted as stalled).
+    const workerEnv = { ...s3AppEnv, IMPORT_LOCK_MS: '5000' };
     workers.push(await startWorkerProcess(workerEnv));
     const target = PATH('DS-CRASH');
     const storage = storageFromSettings(s3.settings);
