@@ -81,7 +81,9 @@ describe('S3 inbox source: faults and limits', () => {
     source = new S3InboxSource(configOf());
   });
 
-  // Removing 10,000 objects (DeleteObjects, 1,000 a request) is Swift's slowest part here.
+  // Removing 10,000 objects is Swift's slowest part here: ten DeleteObjects requests of 1,000 keys,
+  // eight in flight (test/support/s3-server.ts), took 165 s beside two other CPU-bound processes
+  // and more (load average 13); one request at a time, 255 s.
   afterAll(async () => {
     for (const app of opened) await app.close();
     if (bucket) await removeTestBucket(client, bucket).catch(() => undefined);
