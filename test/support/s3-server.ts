@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePortBlock } from '../../scripts/lib/child-process';
 import { mapLimit } from '../../apps/provisioner/src/common/map-limit';
 import { createS3Client } from '../../apps/provisioner/src/common/s3/s3-client';
 import { S3Bucket } from '../../apps/provisioner/src/storage/s3/s3-bucket';
@@ -57,6 +58,37 @@ export async function s3TestServer(): Promise<S3TestServer> {
   execFileSync('bash', [SCRIPT, 'start', runId, String(pid)], { stdio: 'inherit', timeout: START_MS });
   writeFileSync(marker, '');
   return server;
+}
+
+/** A Swift of the test's own, and the script's commands for it. */
+export interface PrivateS3Server extends S3TestServer {
+  /**
+   * scripts/s3/swift-s3-server.sh on this server: `start` brings back what is not running;
+   * `reset` stops it and deletes its directory, every object with it.
+   */
+  script(command: 'start' | 'reset'): void;
+}
+
+/**
+ * Starts a Swift of the test's own (the same script, five free ports, its files in `dir`): for a
+ * test that stops the server, or that stores more objects than are worth deleting one by one
+ * (`reset` removes them with the directory, in a second: Swift deletes an object as it writes
+ * one, and the S3 inbox's 10,000 took minutes). The test ends it with `reset`.
+ */
+export async function privateS3Server(dir: string, startMs = START_MS): Promise<PrivateS3Server> {
+  const port = await freePortBlock(5);
+  const env = { ...process.env, S3_SERVER_DIR: dir, S3_SERVER_PORT: String(port) };
+  const script = (command: 'start' | 'reset') => {
+    execFileSync('bash', [SCRIPT, command], { env, stdio: 'inherit', timeout: startMs });
+  };
+  script('start');
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    accessKeyId: 'test:tester',
+    secretAccessKey: 'testing',
+    script,
+  };
 }
 
 /** Global teardown: the run leaves the S3 server, stopping it if it was the last user of one a run started. */
