@@ -10,6 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePortBlock } from '../../scripts/lib/child-process';
+import { mapLimit } from '../../apps/provisioner/src/common/map-limit';
 import { createS3Client } from '../../apps/provisioner/src/common/s3/s3-client';
 import { S3Bucket } from '../../apps/provisioner/src/storage/s3/s3-bucket';
 import { testServices } from './test-services';
@@ -56,6 +58,37 @@ export async function s3TestServer(): Promise<S3TestServer> {
   execFileSync('bash', [SCRIPT, 'start', runId, String(pid)], { stdio: 'inherit', timeout: START_MS });
   writeFileSync(marker, '');
   return server;
+}
+
+/** A Swift of the test's own, and the script's commands for it. */
+export interface PrivateS3Server extends S3TestServer {
+  /**
+   * scripts/s3/swift-s3-server.sh on this server: `start` brings back what is not running;
+   * `reset` stops it and deletes its directory, every object with it.
+   */
+  script(command: 'start' | 'reset'): void;
+}
+
+/**
+ * Starts a Swift of the test's own (the same script, five free ports, its files in `dir`): for a
+ * test that stops the server, or that stores more objects than are worth deleting one by one
+ * (`reset` removes them with the directory, in a second: Swift deletes an object as it writes
+ * one, and the S3 inbox's 10,000 took minutes). The test ends it with `reset`.
+ */
+export async function privateS3Server(dir: string, startMs = START_MS): Promise<PrivateS3Server> {
+  const port = await freePortBlock(5);
+  const env = { ...process.env, S3_SERVER_DIR: dir, S3_SERVER_PORT: String(port) };
+  const script = (command: 'start' | 'reset') => {
+    execFileSync('bash', [SCRIPT, command], { env, stdio: 'inherit', timeout: startMs });
+  };
+  script('start');
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    accessKeyId: 'test:tester',
+    secretAccessKey: 'testing',
+    script,
+  };
 }
 
 /** Global teardown: the run leaves the S3 server, stopping it if it was the last user of one a run started. */
@@ -121,6 +154,15 @@ export async function openUploads(client: S3Client, bucket: string): Promise<str
   return (page.Uploads ?? []).map((u) => u.Key!);
 }
 
+/** Keys in one DeleteObjects request: S3's most. */
+const DELETE_BATCH = 1000;
+/**
+ * DeleteObjects requests in flight. Swift's s3api deletes a request's keys two at a time
+ * (`multi_delete_concurrency`), each a tombstone written and synced: one request at a time left
+ * the server waiting on the disk, and emptying the S3 inbox's 10,000 objects took minutes.
+ */
+const DELETE_REQUESTS_IN_FLIGHT = 8;
+
 /** Removes the bucket with everything in it (objects, then open uploads, then the bucket). */
 export async function removeTestBucket(client: S3Client, bucket: string): Promise<void> {
   await new S3Bucket(client, {
@@ -130,12 +172,16 @@ export async function removeTestBucket(client: S3Client, bucket: string): Promis
     uploadConcurrency: 1,
   }).abortUploadsUnder('');
   const keys = await listKeys(client, bucket);
-  for (let i = 0; i < keys.length; i += 1000)
-    await client.send(
+  const batches = Array.from({ length: Math.ceil(keys.length / DELETE_BATCH) }, (_, i) =>
+    keys.slice(i * DELETE_BATCH, (i + 1) * DELETE_BATCH),
+  );
+  await mapLimit(batches, DELETE_REQUESTS_IN_FLIGHT, (batch) =>
+    client.send(
       new DeleteObjectsCommand({
         Bucket: bucket,
-        Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
+        Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
       }),
-    );
+    ),
+  );
   await client.send(new DeleteBucketCommand({ Bucket: bucket }));
 }

@@ -1,9 +1,7 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import request from 'supertest';
-import { freePortBlock } from '../../../scripts/lib/child-process';
 import {
   startProvisionerApps,
   ProvisionerTestApps,
@@ -13,8 +11,9 @@ import {
   createTestBucket,
   listKeys,
   openUploads,
+  PrivateS3Server,
+  privateS3Server,
   removeTestBucket,
-  S3TestServer,
   testS3Client,
 } from '../../../test/support/s3-server';
 import {
@@ -34,7 +33,6 @@ import {
 const MiB = 1024 * 1024;
 /** Long enough (in 5 MiB parts) to be caught mid-upload when the server goes away. */
 const SIZE = 96 * MiB;
-const SCRIPT = resolve(__dirname, '../../../scripts/s3/swift-s3-server.sh');
 /** A private Swift starts in ~5 s with its packages present; the rest is the import's backoff (5 s). */
 const SERVER_START_MS = 90_000;
 const IMPORT_MS = 90_000;
@@ -47,30 +45,14 @@ jest.setTimeout(2 * SERVER_START_MS + 2 * IMPORT_MS);
  */
 describe('provisioner with STORAGE_BACKEND=s3: the S3 server stopped mid-import', () => {
   const dir = join(tempDir('swift-outage'), 'server');
-  let serverEnv: NodeJS.ProcessEnv;
-  let server: S3TestServer;
+  let server: PrivateS3Server;
   let client: S3Client;
   let bucket: string;
   let apps: ProvisionerTestApps | undefined;
   let dropzone: DropzoneFixture;
 
-  const script = (command: string) =>
-    execFileSync('bash', [SCRIPT, command], {
-      env: serverEnv,
-      stdio: 'inherit',
-      timeout: SERVER_START_MS,
-    });
-
   beforeAll(async () => {
-    const port = await freePortBlock(5);
-    serverEnv = { ...process.env, S3_SERVER_DIR: dir, S3_SERVER_PORT: String(port) };
-    script('start');
-    server = {
-      endpoint: `http://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      accessKeyId: 'test:tester',
-      secretAccessKey: 'testing',
-    };
+    server = await privateS3Server(dir, SERVER_START_MS);
     client = testS3Client(server);
     bucket = await createTestBucket(client, 'outage');
     dropzone = new DropzoneFixture(join(tempDir('e2e-s3-outage'), 'dropzone'));
@@ -105,7 +87,7 @@ describe('provisioner with STORAGE_BACKEND=s3: the S3 server stopped mid-import'
     if (bucket) await removeTestBucket(client, bucket).catch(() => undefined);
     client?.destroy();
     // Stops every process of the private server and deletes its objects and configuration.
-    if (serverEnv) script('reset');
+    if (server) server.script('reset');
   });
 
   it('is a transient fault: the import waits it out, completes once the server is back and publishes once', async () => {
@@ -137,7 +119,7 @@ describe('provisioner with STORAGE_BACKEND=s3: the S3 server stopped mid-import'
     expect(waiting.error).not.toBeNull();
     expect(waiting.error!.code).not.toBe('storage_refused');
 
-    script('start');
+    server.script('start');
     const done = await waitForImport(api, res.body.id, TERMINAL_STATES, IMPORT_MS);
     expect(done).toMatchObject({ state: 'imported', error: null, path: target });
     expect(done.attempts).toBeGreaterThanOrEqual(2);
