@@ -264,10 +264,14 @@ describe('the provisioner over a hostile drop zone', () => {
       queued.map(({ id }) => `dropzone-dataset-${id}`),
       120_000,
     );
-    const outcome = (record: ImportRecord) =>
-      record.state === 'imported'
-        ? 'imported'
-        : [...new Set((record.error?.details as { code: string }[]).map((d) => d.code))].sort();
+    // A record without problem details (failed, not refused) shows its state and code, so the
+    // comparison below names it instead of the test crashing on it.
+    const outcome = (record: ImportRecord) => {
+      if (record.state === 'imported') return 'imported';
+      const details = record.error?.details as { code: string }[] | undefined;
+      if (!Array.isArray(details)) return `${record.state}: ${record.error?.code ?? 'no error'}`;
+      return [...new Set(details.map((d) => d.code))].sort();
+    };
     expect(records.map((r) => ({ id: r.key, state: r.state, outcome: outcome(r) }))).toEqual(
       queued.map(({ id, expected }) => ({
         id,
