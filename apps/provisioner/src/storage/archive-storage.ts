@@ -3,14 +3,15 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import {
   bodySize,
-  buildHeader,
   Crypt4ghError,
   decrypt,
   headerAt,
+  HeaderWriter,
   KEY_LENGTH,
   openHeader,
   plaintextSize,
   secretKey,
+  type SecretKey,
   SegmentEncryptor,
 } from '@app/crypt4gh';
 import { type ArchiveKey, archiveSecretKeys } from './archive-key';
@@ -114,12 +115,11 @@ function rewrappingWriter(
   writeHeader: (header: Buffer) => Promise<void>,
   createBody: (headerLength: number) => Promise<ObjectWriter>,
   committed: (bodySha256: string) => Promise<void>,
-  key: ArchiveKey,
+  keys: readonly SecretKey[],
+  headers: HeaderWriter,
   storedPath: string,
 ): ObjectWriter {
   const bodyHash = createHash('sha256');
-  // A deposit made for the previous key during a rotation is taken too (and re-wrapped for this one).
-  const keys = archiveSecretKeys(key).map(secretKey);
   let head: Buffer | null = Buffer.alloc(0);
   let body: ObjectWriter | null = null;
   let plaintext: DepositedPlaintext | undefined;
@@ -128,7 +128,10 @@ function rewrappingWriter(
   const md5 = createHash('md5');
   let size = 0;
   const plain = (async () => {
-    for await (const piece of decrypt(input, archiveSecretKeys(key))) {
+    for await (const piece of decrypt(
+      input,
+      keys.map(({ secret }) => secret),
+    )) {
       sha256.update(piece);
       md5.update(piece);
       size += piece.length;
@@ -158,7 +161,7 @@ function rewrappingWriter(
           'unsupported',
           'A deposit with an edit list is not taken: deposit the whole file',
         );
-      await writeHeader(buildHeader(opened, [key.publicKey]));
+      await writeHeader(headers.build(opened));
       body = await createBody(found.length);
       const rest = head.subarray(found.length);
       head = null;
@@ -214,7 +217,10 @@ function plaintextFiles(inherited: InheritedFiles): InheritedFiles {
 }
 
 function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
-  const recipient = key.publicKey;
+  // One writer key pair per area, so one X25519 exchange per dataset, not one per file.
+  const headers = new HeaderWriter([key.publicKey]);
+  // A deposit made for the previous key during a rotation is taken too (and re-wrapped for this one).
+  const keys = archiveSecretKeys(key).map(secretKey);
   const archived: Complete<StagingArea> = {
     id: area.id,
     inherited: plaintextFiles(area.inherited),
@@ -233,16 +239,14 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
           (headerLength) =>
             area.createObject(stored, size === undefined ? undefined : size - headerLength),
           (sha256) => area.writeSmallObject(bodyChecksumPath(stored), `${sha256}\n`),
-          key,
+          keys,
+          headers,
           stored,
         );
       }
       const dataKey = randomBytes(KEY_LENGTH);
       // The header first: a body that is recorded (after its commit) always has its header.
-      await area.writeSmallObject(
-        headerPath(path),
-        buildHeader({ dataKeys: [dataKey] }, [recipient]),
-      );
+      await area.writeSmallObject(headerPath(path), headers.build({ dataKeys: [dataKey] }));
       const body = await area.createObject(path, size === undefined ? undefined : bodySize(size));
       return encryptingWriter(body, dataKey, (sha256) =>
         area.writeSmallObject(bodyChecksumPath(path), `${sha256}\n`),
