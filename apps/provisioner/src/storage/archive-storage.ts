@@ -83,10 +83,21 @@ function encryptingWriter(
 ): ObjectWriter {
   const encryptor = new SegmentEncryptor(dataKey);
   const hash = createHash('sha256');
+  // One write per sealed segment would be three per 64 KiB: a chunk's parts are joined into this
+  // buffer, kept for the writer's next chunks (a writer is done with a chunk once its write
+  // resolves), so a large file does not allocate its size a second time.
+  let joined = Buffer.alloc(0);
   const writeAll = async (parts: Buffer[]): Promise<void> => {
-    for (const part of parts) hash.update(part);
-    // One write per sealed segment would be three per 64 KiB: joined, a chunk is one write.
-    if (parts.length > 0) await writer.write(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+    if (parts.length === 0) return;
+    let length = 0;
+    for (const part of parts) {
+      hash.update(part);
+      length += part.length;
+    }
+    if (joined.length < length) joined = Buffer.allocUnsafe(length);
+    let at = 0;
+    for (const part of parts) at += part.copy(joined, at);
+    await writer.write(joined.subarray(0, length));
   };
   const encrypting: Complete<ObjectWriter> = {
     write: (chunk) => writeAll(encryptor.push(chunk)),
