@@ -227,6 +227,22 @@ function plaintextFiles(inherited: InheritedFiles): InheritedFiles {
   };
 }
 
+/**
+ * A file's header or body checksum, written as an object of the area at once (not a small object
+ * kept for publication, which S3 holds in memory until then): it is durable before the body is
+ * recorded, so a later attempt that keeps the body finds it beside it (discardExcept keeps it).
+ */
+async function writeCompanion(area: StagingArea, path: string, content: Buffer): Promise<void> {
+  const writer = await area.createObject(path, content.length);
+  try {
+    await writer.write(content);
+    await writer.commit();
+  } catch (error) {
+    await writer.abort().catch(() => undefined);
+    throw error;
+  }
+}
+
 function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
   // One writer key pair per area, so one X25519 exchange per dataset, not one per file.
   const headers = new HeaderWriter([key.publicKey]);
@@ -246,10 +262,10 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
       if (isEncryptedDeposit(path)) {
         const stored = depositStoredPath(path);
         return rewrappingWriter(
-          (header) => area.writeSmallObject(headerPath(stored), header),
+          (header) => writeCompanion(area, headerPath(stored), header),
           (headerLength) =>
             area.createObject(stored, size === undefined ? undefined : size - headerLength),
-          (sha256) => area.writeSmallObject(bodyChecksumPath(stored), `${sha256}\n`),
+          (sha256) => writeCompanion(area, bodyChecksumPath(stored), Buffer.from(`${sha256}\n`)),
           keys,
           headers,
           stored,
@@ -257,16 +273,17 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
       }
       const dataKey = randomBytes(KEY_LENGTH);
       // The header first: a body that is recorded (after its commit) always has its header.
-      await area.writeSmallObject(headerPath(path), headers.build({ dataKeys: [dataKey] }));
+      await writeCompanion(area, headerPath(path), headers.build({ dataKeys: [dataKey] }));
       const body = await area.createObject(path, size === undefined ? undefined : bodySize(size));
       return encryptingWriter(body, dataKey, (sha256) =>
-        area.writeSmallObject(bodyChecksumPath(path), `${sha256}\n`),
+        writeCompanion(area, bodyChecksumPath(path), Buffer.from(`${sha256}\n`)),
       );
     },
     // The stored manifest, provenance and submission document: metadata, as SDA's database is.
     writeSmallObject: (path, content) => area.writeSmallObject(path, content),
     createCollection: (path) => area.createCollection(path),
     sync: () => area.sync(),
+    // A kept body's header and checksum are kept with it (the area keeps what `keep` accepts).
     discardExcept: (keep) =>
       area.discardExcept((path) => {
         for (const dir of [HEADERS_DIR, BODY_CHECKSUMS_DIR]) {
