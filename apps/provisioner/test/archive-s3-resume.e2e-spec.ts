@@ -18,7 +18,6 @@ import {
   s3TestServer,
   testS3Client,
 } from '../../../test/support/s3-server';
-import { poll } from '../../../test/support/wait';
 import { bodyChecksumPath, headerPath } from '../src/storage/archive-storage';
 import { parseProvenance } from '../src/storage/provenance';
 import { storageFromSettings } from '../src/storage/storage.module';
@@ -28,7 +27,7 @@ import {
   startDatasetImport,
   TERMINAL_STATES,
   waitForImport,
-  waitWhileCopying,
+  waitForRecordedFiles,
 } from './support/provisioner-e2e';
 import { startWorkerProcess, WORKER_START_MS } from './support/worker-process';
 
@@ -111,22 +110,7 @@ describe('archive mode on S3: a worker killed or stopped mid-import, resumed', (
     const first = await startWorkerProcess(env);
     workers.push(first);
     const importId = await startDatasetImport(apps.api, 'dropzone', id);
-    await waitWhileCopying(
-      apps.api,
-      importId,
-      (r) => r.state === 'running' && r.progress.files_done > 0,
-      COPY_WAIT_MS,
-    );
-    // Segment 0 names what the attempt kept (nothing); segment 1 is its first copied files.
-    await poll(
-      async () =>
-        (await listKeys(client, bucket, `${prefix}.staging/`)).some((k) =>
-          k.endsWith('/journal-00000001.jsonl'),
-        ) || undefined,
-      'a journal segment of the staging area',
-      COPY_WAIT_MS,
-      20,
-    );
+    await waitForRecordedFiles(apps.api, importId, { client, bucket, prefix }, COPY_WAIT_MS);
     const exited = new Promise((resolve) => first.once('exit', resolve));
     first.kill(signal);
     await exited;
@@ -165,9 +149,9 @@ describe('archive mode on S3: a worker killed or stopped mid-import, resumed', (
       for await (const piece of decrypt([body], [archive.secretKey], { header }))
         pieces.push(piece);
       expect(Buffer.concat(pieces).equals(content)).toBe(true);
-      expect(
-        (await storage.readObject(`${target}/${bodyChecksumPath(path)}`))!.toString(),
-      ).toBe(`${digest('sha256', body)}\n`);
+      expect((await storage.readObject(`${target}/${bodyChecksumPath(path)}`))!.toString()).toBe(
+        `${digest('sha256', body)}\n`,
+      );
       expect(provenance.files.find((file) => file.path === path)).toEqual({
         path,
         size: content.length,
