@@ -25,10 +25,9 @@ import {
 import { S3Bucket } from '../src/storage/s3/s3-bucket';
 import { storageFromSettings } from '../src/storage/storage.module';
 import { digest, tempDir } from './support/dropzone-fixture';
-import { TERMINAL_STATES, waitForImport, waitWhileCopying } from './support/provisioner-e2e';
+import { TERMINAL_STATES, waitForImport, waitForRecordedFiles } from './support/provisioner-e2e';
 import { S3InboxFixture } from './support/s3-inbox-fixture';
 import { startWorkerProcess, WORKER_START_MS } from './support/worker-process';
-import { poll } from '../../../test/support/wait';
 
 const MiB = 1024 * 1024;
 const BIG = randomBytes(12 * MiB + 3);
@@ -251,21 +250,11 @@ describe('S3 inbox source (Swift s3api)', () => {
     const res = await post(apps.api, '/datasets/inbox/import', { dataset_id: 'DS-CRASH' });
     expect(res.status).toBe(202);
     // Killed once the attempt has recorded files in its staging journal, before it ends.
-    await waitWhileCopying(
+    await waitForRecordedFiles(
       apps.api,
       res.body.id,
-      (r) => r.state === 'running' && r.progress.files_done > 0,
+      { client, bucket: storageBucket, prefix },
       COPY_WAIT_MS,
-    );
-    await poll(
-      async () =>
-        // Segment 0 names what the attempt kept (nothing); segment 1 is its first copied files.
-        (await listKeys(client, storageBucket, `${prefix}.staging/`)).some((k) =>
-          k.endsWith('/journal-00000001.jsonl'),
-        ) || undefined,
-      'a journal segment of the staging area',
-      COPY_WAIT_MS,
-      20,
     );
     workers[0].kill('SIGKILL');
     await new Promise((r) => workers[0].once('exit', r));

@@ -59,14 +59,8 @@ function editListPayload(lengths: number[]): Buffer {
   return payload;
 }
 
-/** One packet sealed for `reader` by the writer key `writerSecret`. */
-function seal(
-  payload: Buffer,
-  reader: Uint8Array,
-  writerSecret: Buffer,
-  writerPublic: Buffer,
-): Buffer {
-  const key = packetKey(writerSecret, reader, reader, writerPublic);
+/** One packet sealed with `key` (the writer's and the reader's shared key) under a fresh nonce. */
+function seal(payload: Buffer, key: Buffer, writerPublic: Buffer): Buffer {
   const nonce = randomBytes(NONCE_LENGTH);
   const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: MAC_LENGTH });
   const sealed = Buffer.concat([cipher.update(payload), cipher.final(), cipher.getAuthTag()]);
@@ -126,28 +120,52 @@ function serialize(packets: readonly Buffer[]): Buffer {
 }
 
 /**
- * A header for every reader in `readers` (their public keys), holding `content`. Each header gets
- * a writer key pair of its own, thrown away afterwards (crypt4gh.tex allows it; only the readers'
- * secret keys open the packets).
+ * Writes headers for a fixed set of readers (their public keys) with one writer key pair, made
+ * when it is created and never stored: the X25519 exchange with each reader is done once, and
+ * each header after that costs one ChaCha20-Poly1305 seal per packet under a fresh random nonce.
+ * crypt4gh.tex leaves the writer's key pair to the writer (the reference CLI's `encrypt --sk`
+ * reuses one for every file); each file keeps a data key of its own
+ * (docs/decisions/crypt4gh-writer-key-per-area.md).
+ */
+export class HeaderWriter {
+  private readonly writerPublic: Buffer;
+  private readonly packetKeys: Buffer[];
+
+  constructor(readers: readonly Uint8Array[]) {
+    if (readers.length === 0)
+      throw new Crypt4ghError('no-key', 'A Crypt4GH header needs at least one reader');
+    const writerSecret = generateSecretKey();
+    this.writerPublic = publicKeyOf(writerSecret);
+    this.packetKeys = readers.map((reader) =>
+      packetKey(writerSecret, reader, reader, this.writerPublic),
+    );
+    writerSecret.fill(0);
+  }
+
+  /** A header holding `content` for every reader, with `extraPackets` (as they are) after. */
+  build(content: HeaderContent, extraPackets: readonly Buffer[] = []): Buffer {
+    if (content.dataKeys.length === 0)
+      throw new Crypt4ghError('no-key', 'A Crypt4GH header needs a data key');
+    const payloads = content.dataKeys.map(dataKeyPayload);
+    if (content.editList !== undefined) payloads.push(editListPayload(content.editList));
+    const packets: Buffer[] = [];
+    for (const key of this.packetKeys) {
+      for (const payload of payloads) packets.push(seal(payload, key, this.writerPublic));
+    }
+    return serialize([...packets, ...extraPackets]);
+  }
+}
+
+/**
+ * A header for every reader in `readers` (their public keys), holding `content`, with a writer
+ * key pair of its own, thrown away afterwards (a HeaderWriter for one header).
  */
 export function buildHeader(
   content: HeaderContent,
   readers: readonly Uint8Array[],
   extraPackets: readonly Buffer[] = [],
 ): Buffer {
-  if (readers.length === 0)
-    throw new Crypt4ghError('no-key', 'A Crypt4GH header needs at least one reader');
-  if (content.dataKeys.length === 0)
-    throw new Crypt4ghError('no-key', 'A Crypt4GH header needs a data key');
-  const payloads = content.dataKeys.map(dataKeyPayload);
-  if (content.editList !== undefined) payloads.push(editListPayload(content.editList));
-  const writerSecret = generateSecretKey();
-  const writerPublic = publicKeyOf(writerSecret);
-  const packets: Buffer[] = [];
-  for (const reader of readers) {
-    for (const payload of payloads) packets.push(seal(payload, reader, writerSecret, writerPublic));
-  }
-  return serialize([...packets, ...extraPackets]);
+  return new HeaderWriter(readers).build(content, extraPackets);
 }
 
 /** The encrypted packets of the header at the start of `reader`, which is left just past it. */

@@ -8,7 +8,14 @@ export {
 } from './key-files';
 export type { KeyDerivation, KeyPair, SecretKeyFileOptions } from './key-files';
 export { publicKeyOf } from './x25519';
-export { buildHeader, headerPackets, openHeader, rewrapHeader, secretKey } from './header';
+export {
+  buildHeader,
+  HeaderWriter,
+  headerPackets,
+  openHeader,
+  rewrapHeader,
+  secretKey,
+} from './header';
 export type { HeaderContent, OpenedHeader, SecretKey } from './header';
 export { ByteReader } from './byte-reader';
 export type { ByteSource } from './byte-reader';

@@ -22,6 +22,9 @@ import {
   encryptStream,
   generateKeyPair,
   headerPackets,
+  HeaderWriter,
+  KEY_LENGTH,
+  NONCE_LENGTH,
   openHeader,
   openStream,
   parsePublicKey,
@@ -34,6 +37,7 @@ import {
   secretKeyFile,
   SecretKeyFileOptions,
   SEGMENT_SIZE,
+  SegmentEncryptor,
 } from '@app/crypt4gh';
 import { referenceCrypt4gh, ReferenceCrypt4gh } from '../../../test/support/crypt4gh-reference';
 import { REAL_IO_MS } from '../../../test/support/timeouts';
@@ -230,6 +234,40 @@ describe('files both ways', () => {
       stdout: buried,
     });
     expect((await ourDecrypt(buried, [alice.secret])).toString()).toBe(message.join(''));
+  });
+});
+
+describe('one writer key pair for many files', () => {
+  it('writes files whose headers share a writer key and each hold their own data key, which the reference CLI decrypts', async () => {
+    const writer = new HeaderWriter([alice.publicKey, bob.publicKey]);
+    const files = [0, 1000, SEGMENT_SIZE + 7].map((size) => {
+      const plain = randomBytes(size);
+      const dataKey = randomBytes(KEY_LENGTH);
+      const encryptor = new SegmentEncryptor(dataKey);
+      const header = writer.build({ dataKeys: [dataKey] });
+      const encrypted = file(
+        'shared-writer.c4gh',
+        Buffer.concat([header, ...encryptor.push(plain), ...encryptor.end()]),
+      );
+      return { plain, dataKey, header, encrypted };
+    });
+    const writerKeys = new Set<string>();
+    const nonces = new Set<string>();
+    for (const { plain, dataKey, header, encrypted } of files) {
+      const packets = await headerPackets(header);
+      // Each packet: length, method, the writer's public key, a nonce, then the sealed payload.
+      for (const packet of packets) {
+        writerKeys.add(packet.subarray(8, 8 + KEY_LENGTH).toString('hex'));
+        nonces.add(packet.subarray(8 + KEY_LENGTH, 8 + KEY_LENGTH + NONCE_LENGTH).toString('hex'));
+      }
+      expect(openHeader(packets, [secretKey(bob.secret)]).dataKeys).toEqual([dataKey]);
+      expect((await theirDecrypt(encrypted, alice.plainSec)).equals(plain)).toBe(true);
+      expect((await theirDecrypt(encrypted, bob.plainSec)).equals(plain)).toBe(true);
+    }
+    expect(writerKeys.size).toBe(1);
+    // Two readers, three files: six packets under two packet keys, never one nonce twice.
+    expect(nonces.size).toBe(6);
+    expect(new Set(files.map(({ dataKey }) => dataKey.toString('hex'))).size).toBe(3);
   });
 });
 

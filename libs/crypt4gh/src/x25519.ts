@@ -13,6 +13,14 @@ import { Crypt4ghError, KEY_LENGTH } from './format';
 const PKCS8_X25519 = Buffer.from('302e020100300506032b656e04220420', 'hex');
 const SPKI_X25519 = Buffer.from('302a300506032b656e032100', 'hex');
 
+/**
+ * Secret keys already made into Node's key objects, by the buffer that holds them: OpenSSL takes
+ * milliseconds to decode a PKCS#8 key, and a reader's secret key (the archive's) opens every
+ * header it is given. Keyed by the buffer itself (never its bytes), dropped with it; a caller
+ * never refills a secret key's buffer with another key.
+ */
+const secretKeyObjects = new WeakMap<Uint8Array, KeyObject>();
+
 /** A raw X25519 key as Node's key object (`secret` takes a secret key, else a public one). */
 function keyObject(key: Uint8Array, secret: boolean): KeyObject {
   const what = secret ? 'An X25519 secret key' : 'An X25519 public key';
@@ -23,6 +31,12 @@ function keyObject(key: Uint8Array, secret: boolean): KeyObject {
   return secret
     ? createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })
     : createPublicKey({ key: der, format: 'der', type: 'spki' });
+}
+
+function secretKeyObject(secret: Uint8Array): KeyObject {
+  let object = secretKeyObjects.get(secret);
+  if (object === undefined) secretKeyObjects.set(secret, (object = keyObject(secret, true)));
+  return object;
 }
 
 /** A new secret key: 32 random bytes (X25519 clamps them itself). */
@@ -50,7 +64,7 @@ export function packetKey(
   let shared: Buffer;
   try {
     shared = diffieHellman({
-      privateKey: keyObject(ownSecret, true),
+      privateKey: secretKeyObject(ownSecret),
       publicKey: keyObject(peerPublic, false),
     });
   } catch (error) {

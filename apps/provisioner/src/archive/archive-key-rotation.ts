@@ -1,7 +1,7 @@
 import {
-  buildHeader,
   Crypt4ghError,
   headerPackets,
+  HeaderWriter,
   openHeader,
   secretKey,
   type SecretKey,
@@ -75,9 +75,11 @@ async function rotateDataset(
   }
   if (provenance.encryption === undefined) return { ...result, plain: true };
   const headers = provenance.encryption.headers;
+  // One writer key pair for the dataset's headers: one X25519 exchange, not one per file.
+  const writer = new HeaderWriter([to.publicKey]);
   await mapLimit(provenance.files, AT_ONCE, async (file) => {
     const headerPath = `${path}/${headers}/${file.path}`;
-    const outcome = await rotateHeader(storage, headerPath, to, from, dryRun ?? false);
+    const outcome = await rotateHeader(storage, headerPath, to, from, writer, dryRun ?? false);
     if (outcome === 'rewrapped') result.rewrapped += 1;
     else if (outcome === 'already') result.already += 1;
     else result.failed.push({ path: headerPath, reason: outcome.failed });
@@ -90,6 +92,7 @@ async function rotateHeader(
   path: string,
   to: SecretKey,
   from: SecretKey[],
+  writer: HeaderWriter,
   dryRun: boolean,
 ): Promise<'rewrapped' | 'already' | { failed: string }> {
   const stored = await storage.readObject(path);
@@ -99,7 +102,7 @@ async function rotateHeader(
     if (opens(packets, [to])) return 'already';
     const opened = openHeader(packets, from);
     if (dryRun) return 'rewrapped';
-    await storage.replaceObject!(path, buildHeader(opened, [to.publicKey]));
+    await storage.replaceObject!(path, writer.build(opened));
     // Read back: the header stored now is one the new key opens.
     const written = await storage.readObject(path);
     if (written === null || !opens(await headerPackets(written), [to]))

@@ -169,6 +169,18 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         expect(manifest).toContain(`${digest('sha256', plain)}  ${path}`);
         expect((await theirDecrypt(dataset, path)).equals(plain)).toBe(true);
       }
+      // One writer key pair for the import (one X25519 exchange), a data key of its own per file.
+      const headers = await Promise.all(
+        Object.keys(FILES).map(async (path) =>
+          headerPackets(readFileSync(join(dataset, headerPath(path)))),
+        ),
+      );
+      const writerKeys = headers.map(([packet]) => packet.subarray(8, 40).toString('hex'));
+      expect(new Set(writerKeys).size).toBe(1);
+      const dataKeys = headers.map(
+        (packets) => openHeader(packets, [secretKey(archive.secretKey)]).dataKeys[0],
+      );
+      expect(new Set(dataKeys.map((key) => key.toString('hex'))).size).toBe(dataKeys.length);
       expect(provenance.encryption).toEqual({
         format: 'crypt4gh',
         headers: '.provisioner/c4gh-headers',

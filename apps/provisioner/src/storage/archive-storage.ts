@@ -3,14 +3,15 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import {
   bodySize,
-  buildHeader,
   Crypt4ghError,
   decrypt,
   headerAt,
+  HeaderWriter,
   KEY_LENGTH,
   openHeader,
   plaintextSize,
   secretKey,
+  type SecretKey,
   SegmentEncryptor,
 } from '@app/crypt4gh';
 import { type ArchiveKey, archiveSecretKeys } from './archive-key';
@@ -82,10 +83,21 @@ function encryptingWriter(
 ): ObjectWriter {
   const encryptor = new SegmentEncryptor(dataKey);
   const hash = createHash('sha256');
+  // One write per sealed segment would be three per 64 KiB: a chunk's parts are joined into this
+  // buffer, kept for the writer's next chunks (a writer is done with a chunk once its write
+  // resolves), so a large file does not allocate its size a second time.
+  let joined = Buffer.alloc(0);
   const writeAll = async (parts: Buffer[]): Promise<void> => {
-    for (const part of parts) hash.update(part);
-    // One write per sealed segment would be three per 64 KiB: joined, a chunk is one write.
-    if (parts.length > 0) await writer.write(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+    if (parts.length === 0) return;
+    let length = 0;
+    for (const part of parts) {
+      hash.update(part);
+      length += part.length;
+    }
+    if (joined.length < length) joined = Buffer.allocUnsafe(length);
+    let at = 0;
+    for (const part of parts) at += part.copy(joined, at);
+    await writer.write(joined.subarray(0, length));
   };
   const encrypting: Complete<ObjectWriter> = {
     write: (chunk) => writeAll(encryptor.push(chunk)),
@@ -114,12 +126,11 @@ function rewrappingWriter(
   writeHeader: (header: Buffer) => Promise<void>,
   createBody: (headerLength: number) => Promise<ObjectWriter>,
   committed: (bodySha256: string) => Promise<void>,
-  key: ArchiveKey,
+  keys: readonly SecretKey[],
+  headers: HeaderWriter,
   storedPath: string,
 ): ObjectWriter {
   const bodyHash = createHash('sha256');
-  // A deposit made for the previous key during a rotation is taken too (and re-wrapped for this one).
-  const keys = archiveSecretKeys(key).map(secretKey);
   let head: Buffer | null = Buffer.alloc(0);
   let body: ObjectWriter | null = null;
   let plaintext: DepositedPlaintext | undefined;
@@ -128,7 +139,10 @@ function rewrappingWriter(
   const md5 = createHash('md5');
   let size = 0;
   const plain = (async () => {
-    for await (const piece of decrypt(input, archiveSecretKeys(key))) {
+    for await (const piece of decrypt(
+      input,
+      keys.map(({ secret }) => secret),
+    )) {
       sha256.update(piece);
       md5.update(piece);
       size += piece.length;
@@ -158,7 +172,7 @@ function rewrappingWriter(
           'unsupported',
           'A deposit with an edit list is not taken: deposit the whole file',
         );
-      await writeHeader(buildHeader(opened, [key.publicKey]));
+      await writeHeader(headers.build(opened));
       body = await createBody(found.length);
       const rest = head.subarray(found.length);
       head = null;
@@ -213,8 +227,27 @@ function plaintextFiles(inherited: InheritedFiles): InheritedFiles {
   };
 }
 
+/**
+ * A file's header or body checksum, written as an object of the area at once (not a small object
+ * kept for publication, which S3 holds in memory until then): it is durable before the body is
+ * recorded, so a later attempt that keeps the body finds it beside it (discardExcept keeps it).
+ */
+async function writeCompanion(area: StagingArea, path: string, content: Buffer): Promise<void> {
+  const writer = await area.createObject(path, content.length);
+  try {
+    await writer.write(content);
+    await writer.commit();
+  } catch (error) {
+    await writer.abort().catch(() => undefined);
+    throw error;
+  }
+}
+
 function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
-  const recipient = key.publicKey;
+  // One writer key pair per area, so one X25519 exchange per dataset, not one per file.
+  const headers = new HeaderWriter([key.publicKey]);
+  // A deposit made for the previous key during a rotation is taken too (and re-wrapped for this one).
+  const keys = archiveSecretKeys(key).map(secretKey);
   const archived: Complete<StagingArea> = {
     id: area.id,
     inherited: plaintextFiles(area.inherited),
@@ -229,29 +262,28 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
       if (isEncryptedDeposit(path)) {
         const stored = depositStoredPath(path);
         return rewrappingWriter(
-          (header) => area.writeSmallObject(headerPath(stored), header),
+          (header) => writeCompanion(area, headerPath(stored), header),
           (headerLength) =>
             area.createObject(stored, size === undefined ? undefined : size - headerLength),
-          (sha256) => area.writeSmallObject(bodyChecksumPath(stored), `${sha256}\n`),
-          key,
+          (sha256) => writeCompanion(area, bodyChecksumPath(stored), Buffer.from(`${sha256}\n`)),
+          keys,
+          headers,
           stored,
         );
       }
       const dataKey = randomBytes(KEY_LENGTH);
       // The header first: a body that is recorded (after its commit) always has its header.
-      await area.writeSmallObject(
-        headerPath(path),
-        buildHeader({ dataKeys: [dataKey] }, [recipient]),
-      );
+      await writeCompanion(area, headerPath(path), headers.build({ dataKeys: [dataKey] }));
       const body = await area.createObject(path, size === undefined ? undefined : bodySize(size));
       return encryptingWriter(body, dataKey, (sha256) =>
-        area.writeSmallObject(bodyChecksumPath(path), `${sha256}\n`),
+        writeCompanion(area, bodyChecksumPath(path), Buffer.from(`${sha256}\n`)),
       );
     },
     // The stored manifest, provenance and submission document: metadata, as SDA's database is.
     writeSmallObject: (path, content) => area.writeSmallObject(path, content),
     createCollection: (path) => area.createCollection(path),
     sync: () => area.sync(),
+    // A kept body's header and checksum are kept with it (the area keeps what `keep` accepts).
     discardExcept: (keep) =>
       area.discardExcept((path) => {
         for (const dir of [HEADERS_DIR, BODY_CHECKSUMS_DIR]) {

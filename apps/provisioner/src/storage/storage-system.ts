@@ -148,9 +148,10 @@ export interface StagingArea {
    */
   readonly inherited: InheritedFiles;
   /**
-   * Removes whatever the area holds (or, on S3, holds under its target) except the inherited
-   * files named in `keep`: what earlier attempts left half-written or no longer wanted. Called
-   * once, before the first object is created.
+   * Removes whatever the area holds (or, on S3, holds under its target) except what `keep`
+   * accepts: the inherited files it names, and what a layer above wrote with them (archive mode:
+   * each one's header and body checksum). What earlier attempts left half-written or no longer
+   * wanted goes. Called once, before the first object is created.
    */
   discardExcept(keep: (path: string) => boolean): Promise<void>;
   /**

@@ -1,9 +1,11 @@
+import type { S3Client } from '@aws-sdk/client-s3';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { queueEnv, TEST_WRITE_KEY } from '../../../../test/support/provisioner-app';
 import type { ImportRecord } from '../../src/imports/import-record';
+import { listKeys } from '../../../../test/support/s3-server';
 import { poll } from '../../../../test/support/wait';
 import type { DropzoneFixture } from './dropzone-fixture';
 
@@ -94,6 +96,35 @@ export async function waitWhileCopying(
       return undefined;
     },
     `import ${id} to reach the state the test acts in`,
+    timeoutMs,
+    20,
+  );
+}
+
+/**
+ * Waits, while import `id` is still copying into S3 storage (`bucket`, under `prefix`), until
+ * its attempt has recorded copied files in its staging journal: what a test that kills or stops
+ * the worker needs, so the next attempt has something to keep.
+ */
+export async function waitForRecordedFiles(
+  api: NestExpressApplication,
+  id: string,
+  s3: { client: S3Client; bucket: string; prefix: string },
+  timeoutMs: number,
+): Promise<void> {
+  await waitWhileCopying(
+    api,
+    id,
+    (r) => r.state === 'running' && r.progress.files_done > 0,
+    timeoutMs,
+  );
+  await poll(
+    async () =>
+      // Segment 0 names what the attempt kept (nothing); segment 1 is its first copied files.
+      (await listKeys(s3.client, s3.bucket, `${s3.prefix}.staging/`)).some((k) =>
+        k.endsWith('/journal-00000001.jsonl'),
+      ) || undefined,
+    'a journal segment of the staging area',
     timeoutMs,
     20,
   );

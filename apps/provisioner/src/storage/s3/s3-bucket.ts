@@ -375,19 +375,24 @@ export class S3Bucket {
   }
 
   /**
-   * Deletes every object under `prefix` whose key is not in `keep`; what dead attempts left
-   * half-sent is resumed by the next upload of the same key (resumableUploadsUnder).
+   * Deletes every object under `prefix` that `keep` refuses (it sees each as listed: key, size,
+   * ETag); what dead attempts left half-sent is resumed by the next upload of the same key
+   * (resumableUploadsUnder), unless an object of that key is kept.
    */
   async deleteUnderExcept(
     prefix: string,
-    keep: ReadonlySet<string>,
+    keep: (object: StoredObject) => boolean,
   ): Promise<Map<string, ResumableUpload>> {
     const doomed: string[] = [];
+    const kept = new Set<string>();
     for await (const page of this.pages(prefix))
-      for (const object of page.Contents ?? [])
-        if (!keep.has(object.Key!)) doomed.push(object.Key!);
+      for (const object of page.Contents ?? []) {
+        const listed = { key: object.Key!, size: object.Size ?? 0, etag: unquote(object.ETag) };
+        if (keep(listed)) kept.add(listed.key);
+        else doomed.push(listed.key);
+      }
     await this.deleteKeys(doomed, prefix);
-    return this.resumableUploadsUnder(prefix, keep);
+    return this.resumableUploadsUnder(prefix, kept);
   }
 
   /**

@@ -162,7 +162,10 @@ export class S3StagingArea implements StagingArea {
 
   /**
    * This area's journal first names what is kept, then the earlier areas are forgotten and
-   * every other object under the target is deleted (with the multipart uploads under it).
+   * every other object under the target is deleted (with the multipart uploads under it). Besides
+   * the inherited files `keep` names, what else it accepts stays, as on a filesystem: objects a
+   * layer above wrote with a kept file (archive mode's header and body checksum), confirmed
+   * again from the listing at publication.
    */
   async discardExcept(keep: (path: string) => boolean): Promise<void> {
     await this.bucket.call(async () => {
@@ -171,10 +174,14 @@ export class S3StagingArea implements StagingArea {
       for (const key of [...this.stored.keys()]) if (!keys.has(key)) this.stored.delete(key);
       await this.writeJournal(kept);
       for (const earlier of this.adopted) await forgetStaging(this.bucket, earlier);
-      this.resumable = await this.bucket.deleteUnderExcept(
-        `${this.bucket.key(this.target)}/`,
-        keys,
-      );
+      const prefix = `${this.bucket.key(this.target)}/`;
+      this.resumable = await this.bucket.deleteUnderExcept(prefix, (object) => {
+        if (keys.has(object.key)) return true;
+        // Not a recorded file: kept where `keep` accepts it (it refuses any data file not kept).
+        if (!keep(object.key.slice(prefix.length))) return false;
+        this.stored.set(object.key, object);
+        return true;
+      });
     });
   }
 
