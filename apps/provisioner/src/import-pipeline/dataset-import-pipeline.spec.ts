@@ -124,6 +124,30 @@ describe('runDatasetImport', () => {
     dropzone.dataset(id, { submission: 'SUB-1', files: FILES, ...spec });
   }
 
+  /**
+   * Runs `change` once, when the copy of `path` is handed to a copy thread: preflight's walk has
+   * vetted the file by then (a file is staged only once it has), and the thread opens it next.
+   */
+  function beforeCopyOf(path: string, change: () => void): void {
+    const openStaging = storage.openStaging.bind(storage);
+    let changed = false;
+    storage.openStaging = async (...args) => {
+      const area = await openStaging(...args);
+      const local = area.localFiles!;
+      const prepare = local.prepare.bind(local);
+      Object.assign(local, {
+        prepare: (relative: string) => {
+          if (relative === path && !changed) {
+            changed = true;
+            change();
+          }
+          return prepare(relative);
+        },
+      });
+      return area;
+    };
+  }
+
   async function rejection(
     id: string,
   ): Promise<{ code: string; details: { code: string; path?: string }[] }> {
@@ -450,15 +474,10 @@ describe('runDatasetImport', () => {
     it('fails with source_changed when a small file was replaced by a symlink after preflight', async () => {
       withDataset('TLNK', { files: manySmallFiles() });
       const victim = join(dropzone.datasetDir('TLNK'), 'payload/part-2/f-5.txt');
-      // Preflight is over once the data staging area is opened.
-      const openStaging = storage.openStaging.bind(storage);
-      storage.openStaging = async (id) => {
-        if (id.includes('~data~')) {
-          rmSync(victim);
-          symlinkSync('/etc/hostname', victim);
-        }
-        return openStaging(id);
-      };
+      beforeCopyOf('part-2/f-5.txt', () => {
+        rmSync(victim);
+        symlinkSync('/etc/hostname', victim);
+      });
       const error = await runDatasetImport(context('TLNK')).catch((e: unknown) => e);
       expect(error).toMatchObject({
         name: 'ImportTransientError',
@@ -474,11 +493,7 @@ describe('runDatasetImport', () => {
     it('fails with source_changed when a small file changed size between preflight and copy', async () => {
       withDataset('TSIZ', { files: manySmallFiles() });
       const victim = join(dropzone.datasetDir('TSIZ'), 'payload/part-0/f-9.txt');
-      const openStaging = storage.openStaging.bind(storage);
-      storage.openStaging = async (id) => {
-        if (id.includes('~data~')) writeFileSync(victim, 'shorter');
-        return openStaging(id);
-      };
+      beforeCopyOf('part-0/f-9.txt', () => writeFileSync(victim, 'shorter'));
       await expect(runDatasetImport(context('TSIZ'))).rejects.toMatchObject({
         name: 'ImportTransientError',
         code: 'source_changed',
