@@ -20,6 +20,8 @@ import type { DatasetImportContext } from './dataset-import-context';
 import { runDatasetImport } from './dataset-import-pipeline';
 // eslint-disable-next-line no-restricted-imports -- the spy replaces the engine's own export
 import * as hashingCopy from './copying/hashing-copy';
+// eslint-disable-next-line no-restricted-imports -- the spy holds the walk of one directory back
+import * as threadedWalk from './copying/threaded-walk';
 import { ImportProgress } from '../imports/import-progress';
 import { CopyThreadPool } from './copying';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
@@ -542,6 +544,85 @@ describe('runDatasetImport', () => {
         sha256: digest('sha256', files['part-1/f-10.txt']),
         md5: digest('md5', files['part-1/f-10.txt']),
       });
+    });
+  });
+
+  describe('staging while preflight checks (docs/decisions/stage-while-checking.md)', () => {
+    /**
+     * The walk of the directories in `late/` waits until a first file is staged, so the problems
+     * there (and the missing files, found once the walk is over) come after staging started.
+     */
+    function walkLateAfterFirstCopy(): { copied: () => number } {
+      let copied = 0;
+      let firstCopy!: () => void;
+      const staged = new Promise<void>((resolve) => (firstCopy = resolve));
+      const walk = threadedWalk.walkOnThreads;
+      jest.spyOn(threadedWalk, 'walkOnThreads').mockImplementation((walkPool, signal) => {
+        const walker = walk(walkPool, signal);
+        return async (root, directories) => {
+          if (directories.some((d) => d.relative.startsWith('late/'))) await staged;
+          return walker(root, directories);
+        };
+      });
+      meter = {
+        addBytes: () => undefined,
+        addFiles: (n) => {
+          copied += n;
+          firstCopy();
+        },
+      };
+      return { copied: () => copied };
+    }
+
+    let meter: DatasetImportContext['copyMeter'];
+
+    it('a refusal found while files stage lists every problem, leaves staging empty and makes nothing', async () => {
+      const files: Record<string, string> = { 'late/deep/kept.txt': 'late file' };
+      for (let i = 0; i < 40; i++) files[`early-${i % 2}/f-${i}.txt`] = `early file ${i}`;
+      const manifest =
+        Object.entries(files)
+          .map(([path, content]) => `${digest('sha256', content)}  ${path}\n`)
+          .join('') +
+        `${digest('sha256', 'x')}  gone.txt\n${digest('sha256', 'y')}  late/gone-too.txt\n`;
+      withDataset('LATE', { files, manifestText: { sha256: manifest } });
+      const payload = join(dropzone.datasetDir('LATE'), 'payload');
+      writeFileSync(join(payload, 'late/deep/unlisted.txt'), 'not in the manifest');
+      symlinkSync('/etc/hostname', join(payload, 'late/deep/link'));
+      const staging = walkLateAfterFirstCopy();
+      const error = (await runDatasetImport(context('LATE', { copyMeter: meter })).catch(
+        (e: unknown) => e,
+      )) as { name: string; code: string; details: { code: string; path?: string }[] };
+      expect(staging.copied()).toBeGreaterThan(0);
+      expect(error).toMatchObject({ name: 'ImportRejectedError', code: 'preflight_failed' });
+      expect(error.details.map((d) => `${d.code}:${d.path}`).sort()).toEqual([
+        'extra_file:late/deep/unlisted.txt',
+        'missing_file:gone.txt',
+        'missing_file:late/gone-too.txt',
+        'symlink:late/deep/link',
+      ]);
+      expect(await storage.listStaging()).toEqual([]);
+      // Not the dataset, nor the submission's collection: nothing is made before the checks pass.
+      expect(existsSync(storage.absolute('projects/PRJ1'))).toBe(false);
+    });
+
+    it('publishes what it staged during the walk once every check has passed, each file once', async () => {
+      const files: Record<string, string> = { 'late/deep/kept.txt': 'late file' };
+      for (let i = 0; i < 40; i++) files[`early-${i % 2}/f-${i}.txt`] = `early file ${i}`;
+      withDataset('LATE-OK', { files });
+      const staging = walkLateAfterFirstCopy();
+      const result = await runDatasetImport(context('LATE-OK', { copyMeter: meter }));
+      expect(result).toMatchObject({ files: 41, copied: true });
+      expect(staging.copied()).toBe(41);
+      const target = storage.absolute(result.path);
+      expect(readFileSync(join(target, 'late/deep/kept.txt'), 'utf8')).toBe('late file');
+      expect(readFileSync(join(target, 'early-1/f-39.txt'), 'utf8')).toBe('early file 39');
+      expect(progress[progress.length - 1]).toEqual({
+        files_done: 41,
+        files_total: 41,
+        bytes_done: result.bytes,
+        bytes_total: result.bytes,
+      });
+      expect(await storage.listStaging()).toEqual([]);
     });
   });
 
