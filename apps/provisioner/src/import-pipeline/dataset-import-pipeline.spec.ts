@@ -626,6 +626,27 @@ describe('runDatasetImport', () => {
     });
   });
 
+  describe('staging while preflight checks: free space', () => {
+    it('stages no more during the walk than storage had free, and fails insufficient_space (retried) after it', async () => {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 30; i++) files[`part-${i % 3}/f-${i}.txt`] = 'x'.repeat(100);
+      withDataset('ROOM', { files });
+      // Room for the margin preflight keeps (64 MiB) and 450 bytes: four of the files at most.
+      storage.freeBytes = () => Promise.resolve(64 * 1024 * 1024 + 450);
+      await expect(runDatasetImport(context('ROOM'))).rejects.toMatchObject({
+        name: 'ImportTransientError',
+        code: 'insufficient_space',
+      });
+      const [area] = await storage.listStaging();
+      const staged = execFileSync('find', [storage.absolute(`.staging/${area}`), '-name', 'f-*'])
+        .toString()
+        .split('\n')
+        .filter(Boolean);
+      expect(staged.length).toBeLessThanOrEqual(4);
+      expect(existsSync(storage.absolute('projects/PRJ1'))).toBe(false);
+    });
+  });
+
   describe('resuming what an earlier attempt staged', () => {
     const MIB = 1024 * 1024;
     /** Twelve files of 2 MiB (each copied on its own) and one small one. */

@@ -7,7 +7,7 @@ import type {
   ResolvedDataset,
 } from './dataset-import-context';
 import { badInputRejection } from './fs-errors';
-import { ImportRejectedError, ImportStoppedError } from './import-errors';
+import { ImportRejectedError, ImportStoppedError, ImportTransientError } from './import-errors';
 import { ImportTimeline } from './import-steps';
 import { flushDataset, publishDataset } from './publish-dataset.step';
 import { planDataset } from './preflight';
@@ -132,9 +132,12 @@ async function importWhileChecking(
     // A store without local files (none yet): the files are staged now, the checks passed.
     const staged =
       stagedOrNot.staged ?? (await steps.run('stage', () => stageFiles(ctx, plan, staging)));
+    // Free space ran short of the payload while the walk went on, and came back by its end:
+    // the next attempt keeps what was staged and copies the rest after its checks.
     if (stagedOrNot.staged && feed.pushedFiles !== plan.files.count)
-      throw new Error(
-        `staged ${feed.pushedFiles} of the ${plan.files.count} files preflight passed: tried again`,
+      throw new ImportTransientError(
+        'insufficient_space',
+        `staged ${feed.pushedFiles} of ${plan.files.count} files while the walk went on, as storage had room for no more then`,
       );
     await steps.run('stage', () => ensureCollection(ctx, resolved, startedAt));
     return await finishImport(ctx, resolved, steps, startedAt, plan, staging, staged);

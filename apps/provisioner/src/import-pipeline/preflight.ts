@@ -412,7 +412,10 @@ async function checkAll(
     manifests.every((m) => m.problems.length + m.unsafePaths.length + m.unlisted === 0) &&
     !manifests[1]?.differs;
   if (feed && clean && reader.root)
-    feed.open({ files, algorithms: manifests.map((m) => m.algorithm), payloadRoot: reader.root });
+    feed.open(
+      { files, algorithms: manifests.map((m) => m.algorithm), payloadRoot: reader.root },
+      (await freeBytes()) - SPACE_MARGIN_BYTES,
+    );
   // The walk follows the manifests: each file it finds is looked up among theirs.
   const extra = new ProblemList();
   const walkProblems = await reader.walk((file) => {

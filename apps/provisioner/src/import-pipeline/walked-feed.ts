@@ -25,22 +25,36 @@ export class WalkedFeed {
   /** Files pushed so far (plan indexes), and their bytes. */
   pushedFiles = 0;
   pushedBytes = 0;
+  /** Bytes the feed hands over at most: what storage had free (less the margin) when it opened. */
+  private budgetBytes = Infinity;
+  /** A file did not fit the budget: it and every later one are left to the next attempt. */
+  overBudget = false;
 
   get listing(): PlanListing | null {
     return this.listingOf;
   }
 
-  open(listing: PlanListing): void {
+  /**
+   * `budgetBytes`: free space is checked once the walk is over; until then the copy stages no
+   * more than storage had free when the walk started.
+   */
+  open(listing: PlanListing, budgetBytes: number): void {
     if (this.ended) return;
     this.listingOf = listing;
+    this.budgetBytes = budgetBytes;
     this.wakeUp();
   }
 
   push(index: number): void {
-    if (this.ended || !this.listingOf) return;
+    if (this.ended || !this.listingOf || this.overBudget) return;
+    const size = this.listingOf.files.size[index];
+    if (this.pushedBytes + size > this.budgetBytes) {
+      this.overBudget = true;
+      return;
+    }
     this.pending.push(index);
     this.pushedFiles += 1;
-    this.pushedBytes += this.listingOf.files.size[index];
+    this.pushedBytes += size;
     this.wakeUp();
   }
 
