@@ -23,6 +23,7 @@ import * as hashingCopy from './copying/hashing-copy';
 // eslint-disable-next-line no-restricted-imports -- the spy holds the walk of one directory back
 import * as threadedWalk from './copying/threaded-walk';
 import { ImportProgress } from '../imports/import-progress';
+import { ImportTimeline } from './import-steps';
 import { CopyThreadPool } from './copying';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
@@ -624,6 +625,17 @@ describe('runDatasetImport', () => {
       });
       expect(await storage.listStaging()).toEqual([]);
     });
+  });
+
+  it("times every step on the attempt's timeline, plan and stage overlapping, in the line the bench reads", async () => {
+    withDataset('STEPS', { files: manySmallFiles() });
+    const timeline = new ImportTimeline();
+    await runDatasetImport(context('STEPS', { timeline }));
+    const line = `import dropzone-dataset-STEPS steps (ms): ${timeline.toString()}`;
+    // The pattern scripts/bench/suites/imports.bench.ts reads the worker's line with.
+    const [, id, steps] = /import (\S+) steps \(ms\): ([^"]+)/.exec(line)!;
+    expect(id).toBe('dropzone-dataset-STEPS');
+    expect(steps).toMatch(/^resolve=\d+ plan=\d+ stage=\d+ verify=\d+ flush=\d+ publish=\d+$/);
   });
 
   describe('staging while preflight checks: free space', () => {
