@@ -59,14 +59,32 @@ async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportRe
   const resolved = await steps.run('resolve', () => resolveDataset(ctx));
   if ('alreadyPublished' in resolved) return resolved.alreadyPublished;
   checkNotStopping(ctx);
-  if (stagesWhileChecking(ctx, resolved))
-    return importWhileChecking(ctx, resolved, steps, startedAt);
+  if (stagesWhileChecking(ctx, resolved)) {
+    const area = await openStaging(ctx, resolved);
+    if (area.localFiles) return importWhileChecking(ctx, resolved, steps, startedAt, area);
+    return importInOrder(ctx, resolved, steps, startedAt, area);
+  }
+  return importInOrder(ctx, resolved, steps, startedAt);
+}
+
+/**
+ * The contract's order: every check, then the collection, then staging (into `opened`, an area
+ * opened already, where given: on S3 it holds nothing before the copy, which writes the files
+ * at their final keys, under a collection that must be made first).
+ */
+async function importInOrder(
+  ctx: DatasetImportContext,
+  resolved: ResolvedDataset,
+  steps: ImportTimeline,
+  startedAt: Date,
+  opened?: StagingArea,
+): Promise<DatasetImportResult> {
   const plan = await steps.run('plan', () => planDataset(ctx, resolved));
   try {
     checkNotStopping(ctx);
     const { staging, staged } = await steps.run('stage', async () => {
       await ensureCollection(ctx, resolved, startedAt);
-      const area = await openStaging(ctx, resolved);
+      const area = opened ?? (await openStaging(ctx, resolved));
       return { staging: area, staged: await stageFiles(ctx, plan, area) };
     });
     return await finishImport(ctx, resolved, steps, startedAt, plan, staging, staged);
@@ -78,10 +96,10 @@ async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportRe
 }
 
 /**
- * Whether this attempt stages while preflight runs (docs/decisions/stage-while-checking.md): a
+ * Whether this attempt may stage while preflight runs (docs/decisions/stage-while-checking.md): a
  * first attempt (nothing to adopt, whose reuse needs every file's walk first) of a dataset in a
  * directory, copied on the copy threads, into plain storage (archive mode checks deposit names
- * over the whole plan before any copy).
+ * over the whole plan before any copy); it does where its staging area has local files.
  */
 function stagesWhileChecking(ctx: DatasetImportContext, resolved: ResolvedDataset): boolean {
   return (
@@ -105,8 +123,8 @@ async function importWhileChecking(
   resolved: ResolvedDataset,
   steps: ImportTimeline,
   startedAt: Date,
+  staging: StagingArea,
 ): Promise<DatasetImportResult> {
-  const staging = await openStaging(ctx, resolved);
   const feed = new WalkedFeed();
   const planning = steps
     .run('plan', () => planDataset(ctx, resolved, feed))
@@ -128,13 +146,12 @@ async function importWhileChecking(
   const { plan } = planned;
   try {
     if ('error' in stagedOrNot) throw stagedOrNot.error;
+    const { staged } = stagedOrNot;
+    if (!staged) throw new Error('a staging area with local files staged nothing');
     checkNotStopping(ctx);
-    // A store without local files (none yet): the files are staged now, the checks passed.
-    const staged =
-      stagedOrNot.staged ?? (await steps.run('stage', () => stageFiles(ctx, plan, staging)));
     // Free space ran short of the payload while the walk went on, and came back by its end:
     // the next attempt keeps what was staged and copies the rest after its checks.
-    if (stagedOrNot.staged && feed.pushedFiles !== plan.files.count)
+    if (feed.pushedFiles !== plan.files.count)
       throw new ImportTransientError(
         'insufficient_space',
         `staged ${feed.pushedFiles} of ${plan.files.count} files while the walk went on, as storage had room for no more then`,
