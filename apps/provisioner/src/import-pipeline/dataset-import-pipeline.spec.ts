@@ -8,6 +8,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -753,6 +754,10 @@ describe('runDatasetImport', () => {
     it('copies a kept file again when its source changed since, and one whose staged copy did', async () => {
       withDataset('CHANGED', { files: RESUMABLE });
       const { recorded } = await stoppedAttempt('CHANGED');
+      // Which files the stopped attempt recorded, and in what order, is not fixed: the walk hands
+      // them over as it finds them (small.txt may come among the first), and copies end in any
+      // order. Only that at least three are recorded is.
+      expect(recorded.length).toBeGreaterThanOrEqual(3);
       const [changedAtSource, damagedInStaging] = recorded.map((file) => file.path);
       // The depositor replaced a file (and its manifest line) after it was copied.
       const newer = Buffer.alloc(2 * MIB, 0xee);
@@ -766,11 +771,12 @@ describe('runDatasetImport', () => {
           digest('sha256', newer),
         ),
       );
-      // Something shortened a staged copy.
+      // Something shortened a staged copy (by a byte: storage checks a kept copy's size, not its
+      // content, and a 5-byte `short` written over small.txt's `small` would not be noticed).
       const [area] = await storage.listStaging();
       const staged = storage.absolute(`.staging/${area}/${damagedInStaging}`);
       chmodSync(staged, 0o644);
-      writeFileSync(staged, 'short');
+      truncateSync(staged, RESUMABLE[damagedInStaging].length - 1);
 
       const second = meter();
       const result = await runDatasetImport(
