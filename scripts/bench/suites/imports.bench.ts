@@ -939,8 +939,10 @@ function report(
     lines.push(
       `Queue on PostgreSQL vs Redis: Redis time / PostgreSQL time per round, median **${fmt(setupRatio, 2)}×** (within 10 %: ${verdict(setupOk)}).`,
       '',
-      'Import step times per round (worker clock, ms; stage includes writing, flush is one syncfs), and',
-      'the time each job waited in the queue (record: created → started):',
+      'Import step times per round (worker clock, ms; stage includes writing, flush is one syncfs;',
+      'plan and stage each from its own start: they overlap, as a first attempt stages while preflight',
+      'checks, docs/decisions/stage-while-checking.md), and the time each job waited in the queue',
+      '(record: created → started):',
       '',
       table(
         ['import', 'steps per round', 'queue wait ms'],

@@ -7,21 +7,24 @@ import type {
   ResolvedDataset,
 } from './dataset-import-context';
 import { badInputRejection } from './fs-errors';
-import { ImportRejectedError, ImportStoppedError } from './import-errors';
+import { ImportRejectedError, ImportStoppedError, ImportTransientError } from './import-errors';
 import { ImportTimeline } from './import-steps';
 import { flushDataset, publishDataset } from './publish-dataset.step';
 import { planDataset } from './preflight';
 import { resolveDataset } from './resolve-dataset.step';
-import { stageFiles } from './stage-files.step';
+import { stageFiles, stageWalkedFiles, type StagedResults } from './stage-files.step';
 import { ensureSubmissionCollection } from './submission-collection';
 import { validateDataset } from './validate-dataset.step';
 import { verifyChecksums } from './verify-checksums.step';
+import { WalkedFeed } from './walked-feed';
+import type { ImportPlan } from './preflight';
 
 /**
  * One dataset import, in six steps (seven with validators), each run through the attempt's
  * timeline (ImportTimeline: a span, the step histogram, the log line): resolve (what and where
  * to) -> plan (preflight of every file) -> stage (keep what earlier attempts staged and is
- * unchanged, hash while copying the rest) -> verify against the manifests -> validate (the
+ * unchanged, hash while copying the rest; on a first attempt on the copy threads, while plan
+ * runs: importWhileChecking) -> verify against the manifests -> validate (the
  * source's validators, if any, on the staged files) -> flush (.provisioner/ written, the area durable)
  * -> publish (one rename, read-only). Throws ImportRejectedError for bad input, ImportStoppedError when ctx.signal stopped
  * it, and anything else for faults worth a retry. What a failed attempt staged stays for the next
@@ -56,42 +59,160 @@ async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportRe
   const resolved = await steps.run('resolve', () => resolveDataset(ctx));
   if ('alreadyPublished' in resolved) return resolved.alreadyPublished;
   checkNotStopping(ctx);
+  if (stagesWhileChecking(ctx, resolved)) {
+    const area = await openStaging(ctx, resolved);
+    if (area.localFiles) return importWhileChecking(ctx, resolved, steps, startedAt, area);
+    return importInOrder(ctx, resolved, steps, startedAt, area);
+  }
+  return importInOrder(ctx, resolved, steps, startedAt);
+}
+
+/**
+ * The contract's order: every check, then the collection, then staging (into `opened`, an area
+ * opened already, where given: on S3 it holds nothing before the copy, which writes the files
+ * at their final keys, under a collection that must be made first).
+ */
+async function importInOrder(
+  ctx: DatasetImportContext,
+  resolved: ResolvedDataset,
+  steps: ImportTimeline,
+  startedAt: Date,
+  opened?: StagingArea,
+): Promise<DatasetImportResult> {
   const plan = await steps.run('plan', () => planDataset(ctx, resolved));
   try {
     checkNotStopping(ctx);
     const { staging, staged } = await steps.run('stage', async () => {
-      await ensureSubmissionCollection(
-        ctx.storage,
-        ctx.source,
-        resolved.submission,
-        attemptStagingId(ctx.importId, 'collection', ctx.attempt),
-        startedAt,
-      );
-      const area = await openStaging(ctx, resolved);
+      await ensureCollection(ctx, resolved, startedAt);
+      const area = opened ?? (await openStaging(ctx, resolved));
       return { staging: area, staged: await stageFiles(ctx, plan, area) };
     });
-    await steps.run('verify', () => verifyChecksums(staged.mismatches));
-    let validated: ProvenanceValidator[] = [];
-    if (ctx.validators?.length) {
-      checkNotStopping(ctx);
-      validated = await steps.run('validate', () => validateDataset(ctx, plan, staging));
-    }
-    await steps.run('flush', () =>
-      flushDataset(ctx, resolved, plan, staged, staging, startedAt, validated),
-    );
-    return await steps.run('publish', () => publishDataset(ctx, resolved, plan, staging));
+    return await finishImport(ctx, resolved, steps, startedAt, plan, staging, staged);
   } catch (error) {
-    // The submission's collection is made whether or not another import made it first; the
-    // dataset's own path appearing meanwhile is a rejection.
-    if (error instanceof TargetExistsError)
-      throw new ImportRejectedError(
-        'target_exists',
-        `${resolved.target} appeared in storage during the import`,
-      );
-    throw error;
+    throw targetAppeared(error, resolved);
   } finally {
     await plan.release();
   }
+}
+
+/**
+ * Whether this attempt may stage while preflight runs (docs/decisions/stage-while-checking.md): a
+ * first attempt (nothing to adopt, whose reuse needs every file's walk first) of a dataset in a
+ * directory, copied on the copy threads, into plain storage (archive mode checks deposit names
+ * over the whole plan before any copy); it does where its staging area has local files.
+ */
+function stagesWhileChecking(ctx: DatasetImportContext, resolved: ResolvedDataset): boolean {
+  return (
+    resolved.earlierAreas.length === 0 &&
+    (ctx.copyPool?.size ?? 0) > 0 &&
+    ctx.source.remoteDataset === undefined &&
+    ctx.storage.encryption === undefined
+  );
+}
+
+/**
+ * Plan and stage at once: the area is opened first (private: nobody sees it), each file is
+ * copied as soon as preflight's walk has vetted it, and the checks run meanwhile. Nothing past
+ * the area happens before every check has passed: the collection is made, the checksums
+ * verified and the area published only then. When preflight fails, its verdict is the
+ * attempt's (a refusal lists every problem, as before), the copies in flight end first, and
+ * runDatasetImport removes what was staged.
+ */
+async function importWhileChecking(
+  ctx: DatasetImportContext,
+  resolved: ResolvedDataset,
+  steps: ImportTimeline,
+  startedAt: Date,
+  staging: StagingArea,
+): Promise<DatasetImportResult> {
+  const feed = new WalkedFeed();
+  const planning = steps
+    .run('plan', () => planDataset(ctx, resolved, feed))
+    .then(
+      (plan) => ({ plan }),
+      (error: unknown) => {
+        feed.halt();
+        return { error };
+      },
+    );
+  const copying = steps
+    .run('stage', () => stageWalkedFiles(ctx, feed, staging))
+    .then(
+      (staged) => ({ staged }),
+      (error: unknown) => ({ error }),
+    );
+  const [planned, stagedOrNot] = await Promise.all([planning, copying]);
+  if ('error' in planned) throw planned.error;
+  const { plan } = planned;
+  try {
+    if ('error' in stagedOrNot) throw stagedOrNot.error;
+    const { staged } = stagedOrNot;
+    if (!staged) throw new Error('a staging area with local files staged nothing');
+    checkNotStopping(ctx);
+    // Free space ran short of the payload while the walk went on, and came back by its end:
+    // the next attempt keeps what was staged and copies the rest after its checks.
+    if (feed.pushedFiles !== plan.files.count)
+      throw new ImportTransientError(
+        'insufficient_space',
+        `staged ${feed.pushedFiles} of ${plan.files.count} files while the walk went on, as storage had room for no more then`,
+      );
+    await steps.run('stage', () => ensureCollection(ctx, resolved, startedAt));
+    return await finishImport(ctx, resolved, steps, startedAt, plan, staging, staged);
+  } catch (error) {
+    throw targetAppeared(error, resolved);
+  } finally {
+    await plan.release();
+  }
+}
+
+/** The submission's collection, made (or found) once the dataset's checks have passed. */
+async function ensureCollection(
+  ctx: DatasetImportContext,
+  resolved: ResolvedDataset,
+  startedAt: Date,
+): Promise<void> {
+  await ensureSubmissionCollection(
+    ctx.storage,
+    ctx.source,
+    resolved.submission,
+    attemptStagingId(ctx.importId, 'collection', ctx.attempt),
+    startedAt,
+  );
+}
+
+/**
+ * The submission's collection is made whether or not another import made it first; the
+ * dataset's own path appearing meanwhile is a rejection.
+ */
+function targetAppeared(error: unknown, resolved: ResolvedDataset): unknown {
+  if (error instanceof TargetExistsError)
+    return new ImportRejectedError(
+      'target_exists',
+      `${resolved.target} appeared in storage during the import`,
+    );
+  return error;
+}
+
+/** Verify, validate, flush and publish a staged plan. */
+async function finishImport(
+  ctx: DatasetImportContext,
+  resolved: ResolvedDataset,
+  steps: ImportTimeline,
+  startedAt: Date,
+  plan: ImportPlan,
+  staging: StagingArea,
+  staged: StagedResults,
+): Promise<DatasetImportResult> {
+  await steps.run('verify', () => verifyChecksums(staged.mismatches));
+  let validated: ProvenanceValidator[] = [];
+  if (ctx.validators?.length) {
+    checkNotStopping(ctx);
+    validated = await steps.run('validate', () => validateDataset(ctx, plan, staging));
+  }
+  await steps.run('flush', () =>
+    flushDataset(ctx, resolved, plan, staged, staging, startedAt, validated),
+  );
+  return steps.run('publish', () => publishDataset(ctx, resolved, plan, staging));
 }
 
 /**

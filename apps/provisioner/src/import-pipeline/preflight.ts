@@ -35,6 +35,7 @@ import { ProblemList } from './problem-list';
 import type { SourceLimits } from '../config/source-config';
 import { objectKeyCheck, type ObjectKeyCheck } from '../storage/object-key-check';
 import type { DatasetImportContext, ResolvedDataset } from './dataset-import-context';
+import type { WalkedFeed } from './walked-feed';
 
 export interface ImportPlan {
   /** In manifest order; mtimeMs and ctimeMs only with PreflightOptions.times. */
@@ -72,6 +73,11 @@ export interface PreflightOptions {
    * with): only needed when there are earlier attempts.
    */
   times?: boolean;
+  /**
+   * Hands each vetted file to the staging step while the walk and the checks go on (opened only
+   * when the manifests were read without a problem; ended when preflight is over either way).
+   */
+  feed?: WalkedFeed;
 }
 
 /** Free space kept in reserve beyond the payload itself: metadata, other imports, the OS. */
@@ -193,6 +199,7 @@ function rejected(problems: ProblemList): ImportRejectedError {
 export function planDataset(
   ctx: DatasetImportContext,
   { dataset, target, earlierAreas }: ResolvedDataset,
+  feed?: WalkedFeed,
 ): Promise<ImportPlan> {
   const pool = ctx.copyPool;
   const options: PreflightOptions = {
@@ -202,6 +209,7 @@ export function planDataset(
     objectKey: objectKeyCheck(ctx.storage, target),
     budget: ctx.fileBudget,
     times: earlierAreas.length > 0,
+    feed,
   };
   const freeBytes = () => ctx.storage.freeBytes();
   const remote = ctx.source.remoteDataset?.(ctx.datasetId);
@@ -346,6 +354,11 @@ export async function preflightDataset(
     const plan = await check(reader, options, freeBytes, files);
     return { ...plan, payloadRoot: payload!.view, release };
   } catch (error) {
+    // Files staging reads through the payload's view: closed once none is in flight.
+    if (options.feed) {
+      options.feed.halt();
+      await options.feed.idle();
+    }
     await release();
     throw error;
   }
@@ -353,7 +366,23 @@ export async function preflightDataset(
 
 async function check(
   reader: DatasetReader,
-  { limits, objectKey }: PreflightOptions,
+  options: PreflightOptions,
+  freeBytes: () => Promise<number>,
+  files: PlannedFiles,
+): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
+  try {
+    return await checkAll(reader, options, freeBytes, files);
+  } catch (error) {
+    options.feed?.halt();
+    throw error;
+  } finally {
+    options.feed?.end();
+  }
+}
+
+async function checkAll(
+  reader: DatasetReader,
+  { limits, objectKey, feed }: PreflightOptions,
   freeBytes: () => Promise<number>,
   files: PlannedFiles,
 ): Promise<Omit<ImportPlan, 'payloadRoot' | 'release'>> {
@@ -375,12 +404,27 @@ async function check(
       refusedManifest = true;
     } else if (loaded) manifests.push(loaded);
   }
+  // Staging may start as the walk vets files, unless what was read so far refuses the import.
+  const clean =
+    manifests.length > 0 &&
+    !refusedManifest &&
+    problems.total === 0 &&
+    manifests.every((m) => m.problems.length + m.unsafePaths.length + m.unlisted === 0) &&
+    !manifests[1]?.differs;
+  if (feed && clean && reader.root)
+    feed.open(
+      { files, algorithms: manifests.map((m) => m.algorithm), payloadRoot: reader.root },
+      (await freeBytes()) - SPACE_MARGIN_BYTES,
+    );
   // The walk follows the manifests: each file it finds is looked up among theirs.
   const extra = new ProblemList();
   const walkProblems = await reader.walk((file) => {
     const i = files.indexOf(file.path);
-    if (i >= 0) files.setWalked(i, file, file.readable, file.version);
-    else
+    if (i >= 0) {
+      // A path the walk meets twice is not possible (one directory entry each): pushed once.
+      files.setWalked(i, file, file.readable, file.version);
+      feed?.push(i);
+    } else
       extra.add({
         code: 'extra_file',
         path: file.path,

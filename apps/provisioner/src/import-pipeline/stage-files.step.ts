@@ -26,6 +26,10 @@ import {
 import { ProblemList } from './problem-list';
 import { copyRemoteObject } from './remote-copy';
 import { checkDigests, keepComputedSha256 } from './verify-checksums.step';
+import type { PlanListing, WalkedFeed } from './walked-feed';
+
+/** What the copy reads of the plan: all of it, or a listing preflight is still walking. */
+type StagedPlan = PlanListing & Partial<Pick<ImportPlan, 'remote'>> & { bytesTotal: number };
 
 /**
  * What the staging step hands on: the files whose checksums differ from the manifests' (each
@@ -73,10 +77,50 @@ export async function stageFiles(
 }
 
 /**
+ * Step 2 while preflight goes on (docs/decisions/stage-while-checking.md): a first attempt's
+ * files copied on the copy threads as the walk vets them (WalkedFeed), each chunk as soon as it
+ * is pushed. Once preflight halts the feed (the checks refused the import, the walk failed) no
+ * new file starts, and this returns once every file in flight is done, so nothing writes into
+ * the area after its caller removes it, nor reads through the payload's view after preflight
+ * closed it. Resolves null when the feed ended without being opened (nothing
+ * staged). The caller publishes nothing before the checks have passed.
+ */
+export async function stageWalkedFiles(
+  ctx: DatasetImportContext,
+  feed: WalkedFeed,
+  staging: StagingArea,
+): Promise<StagedResults | null> {
+  try {
+    return await stageFed(ctx, feed, staging);
+  } finally {
+    feed.finish();
+  }
+}
+
+async function stageFed(
+  ctx: DatasetImportContext,
+  feed: WalkedFeed,
+  staging: StagingArea,
+): Promise<StagedResults | null> {
+  const listing = await feed.opened();
+  const local = staging.localFiles;
+  if (!listing || !local) return null;
+  await staging.discardExcept(() => false);
+  const plan: StagedPlan = { ...listing, bytesTotal: 0 };
+  const progress = new ProgressReporter(listing.files.count, 0, ctx.reportProgress);
+  await progress.flush();
+  const stager = new FileStager(ctx, plan, staging, progress, 0, feed);
+  await stager.run();
+  progress.total(feed.pushedBytes);
+  await progress.flush();
+  return { mismatches: stager.mismatches, kept: { files: 0, bytes: 0 } };
+}
+
+/**
  * Archive mode: an encrypted deposit (`x.c4gh`) is stored as `x`, so a payload holding both is
  * refused before anything is copied.
  */
-function checkDepositNames({ files }: ImportPlan): void {
+function checkDepositNames({ files }: StagedPlan): void {
   const problems = new ProblemList();
   for (let i = 0; i < files.count; i++) {
     const path = files.path(i);
@@ -127,8 +171,11 @@ const REMOTE_COPY_LANES = 16;
  */
 class FileStager {
   private readonly md5: boolean;
-  /** Plan indexes, largest file first, so one big file does not start last and run alone. */
-  private readonly order: Uint32Array;
+  /**
+   * Plan indexes, largest file first, so one big file does not start last and run alone; when
+   * fed, the files taken so far.
+   */
+  private order: Uint32Array;
   private readonly recorder: StagedFilesRecorder;
   private failed = false;
   private copiedFiles = 0;
@@ -139,18 +186,23 @@ class FileStager {
 
   constructor(
     private readonly ctx: DatasetImportContext,
-    private readonly plan: ImportPlan,
+    private readonly plan: StagedPlan,
     private readonly staging: StagingArea,
     private readonly progress: ProgressReporter,
     /** Files kept from earlier attempts (marked in the plan). */
     private readonly keptFiles: number,
+    /** The files come as preflight's walk vets them (stageWalkedFiles). */
+    private readonly fed?: WalkedFeed,
   ) {
     const { size } = plan.files;
     this.md5 = plan.algorithms.includes('md5');
-    this.order = new Uint32Array(plan.files.count - keptFiles);
-    let at = 0;
-    for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
-    mergeSort(this.order, (a, b) => size[b] - size[a]);
+    if (fed) this.order = new Uint32Array(0);
+    else {
+      this.order = new Uint32Array(plan.files.count - keptFiles);
+      let at = 0;
+      for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
+      mergeSort(this.order, (a, b) => size[b] - size[a]);
+    }
     // A remote object's version is its ETag, so its copy is recorded whatever its times say.
     this.recorder = new StagedFilesRecorder(staging, plan.remote ? null : ctx.recentChangeMs);
   }
@@ -159,7 +211,11 @@ class FileStager {
     const pool = this.ctx.copyPool;
     const local = this.staging.localFiles;
     try {
-      if (this.plan.remote) await this.copyRemote(this.plan.remote);
+      if (this.fed) {
+        if (!pool || !local)
+          throw new Error('a fed copy runs on the copy threads into local files');
+        await this.copyFedOnThreads(this.fed, pool, local);
+      } else if (this.plan.remote) await this.copyRemote(this.plan.remote);
       else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
       else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool);
       else await this.copyOnLanes(this.order);
@@ -174,7 +230,7 @@ class FileStager {
   }
 
   private get stopping(): boolean {
-    return this.ctx.signal?.aborted ?? false;
+    return (this.ctx.signal?.aborted ?? false) || (this.fed?.halted ?? false);
   }
 
   private stopped(): ImportStoppedError {
@@ -231,8 +287,11 @@ class FileStager {
    * Every file on the copy threads, batch by batch: every core hashes, and they overlap what one
    * thread cannot, the ~30 µs of kernel time that creating each file costs.
    */
-  private async copyOnThreads(pool: CopyThreadPool, local: LocalFiles): Promise<void> {
-    const order = this.order;
+  private async copyOnThreads(
+    pool: CopyThreadPool,
+    local: LocalFiles,
+    order = this.order,
+  ): Promise<void> {
     await copyFilesOnThreads(pool, {
       stagingId: this.staging.id,
       md5: this.md5,
@@ -245,6 +304,38 @@ class FileStager {
       signal: this.ctx.signal,
       directWriteMinBytes: local.directWriteMinBytes,
     });
+  }
+
+  /**
+   * copyOnThreads for each chunk the feed hands over, started as it comes (the chunks share the
+   * threads with the walk, and each other): the first failure stops the rest.
+   */
+  private async copyFedOnThreads(
+    feed: WalkedFeed,
+    pool: CopyThreadPool,
+    local: LocalFiles,
+  ): Promise<void> {
+    const { size } = this.plan.files;
+    const copies: Promise<void>[] = [];
+    let first: { error: unknown } | undefined;
+    const taken: number[] = [];
+    for (let chunk = await feed.take(); chunk; chunk = await feed.take()) {
+      if (this.failed || this.stopping) continue;
+      const order = Uint32Array.from(chunk);
+      mergeSort(order, (a, b) => size[b] - size[a]);
+      for (const index of chunk) taken.push(index);
+      this.progress.total(feed.pushedBytes);
+      copies.push(
+        this.copyOnThreads(pool, local, order).catch((error: unknown) => {
+          this.failed = true;
+          first ??= { error };
+        }),
+      );
+    }
+    await Promise.all(copies);
+    // What run() compares the files copied with.
+    this.order = Uint32Array.from(taken);
+    if (first) throw first.error;
   }
 
   /**
@@ -572,6 +663,11 @@ export class ProgressReporter {
       bytes_done: 0,
       bytes_total: bytesTotal,
     };
+  }
+
+  /** The bytes to copy, once a walk that went on during the copy has found them all. */
+  total(bytes: number): void {
+    this.progress.bytes_total = bytes;
   }
 
   /** Files kept from an earlier attempt: done before this one copies anything. */

@@ -8,7 +8,7 @@ import { ProblemList } from './problem-list';
  * dataset's manifests; a mismatch is added to `problems`.
  */
 export function checkDigests(
-  { files, algorithms }: ImportPlan,
+  { files, algorithms }: Pick<ImportPlan, 'files' | 'algorithms'>,
   index: number,
   result: CopyResult,
   problems: ProblemList,
@@ -28,7 +28,11 @@ export function checkDigests(
  * Where no manifest gives the sha256 (an md5 one only), the plan keeps the one computed: the
  * stored manifest and the provenance list every file's sha256.
  */
-export function keepComputedSha256(plan: ImportPlan, index: number, sha256: string): void {
+export function keepComputedSha256(
+  plan: Pick<ImportPlan, 'files' | 'algorithms'>,
+  index: number,
+  sha256: string,
+): void {
   if (!plan.algorithms.includes('sha256')) plan.files.setDigest('sha256', index, sha256);
 }
 
