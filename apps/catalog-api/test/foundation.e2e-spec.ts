@@ -100,10 +100,16 @@ describe('catalog-api foundation', () => {
 
     it('ready is 503 in the envelope once the database is gone, while live stays 200', async () => {
       const doomed = await startCatalogApp();
+      const name = new URL(doomed.databaseUrl).pathname.slice(1);
+      const admin = (sql: string) =>
+        withAdminClient(testServices().postgresServerUrl, (client) => client.query(sql));
       try {
-        const name = new URL(doomed.databaseUrl).pathname.slice(1);
-        await withAdminClient(testServices().postgresServerUrl, (client) =>
-          client.query(`DROP DATABASE "${name}" WITH (FORCE)`),
+        // Gone for the app: no new connection admitted, every open one ended. A DROP here would
+        // race the pool's reconnections (through PgBouncer each one blocks on the drop's lock,
+        // which waits for it), so the database itself is dropped after the app is closed.
+        await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+        await admin(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`,
         );
         const res = await request(doomed.server).get('/health/ready');
         expectEnvelope(res, 503, 'Not ready');
@@ -111,6 +117,7 @@ describe('catalog-api foundation', () => {
         await request(doomed.server).get('/health/live').expect(200);
       } finally {
         await doomed.close().catch(() => undefined);
+        await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       }
     });
   });
