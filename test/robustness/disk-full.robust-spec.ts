@@ -64,6 +64,12 @@ describe('imports when the storage disk fills up during a copy', () => {
       IMPORT_MAX_ATTEMPTS: '8',
       IMPORT_CONCURRENCY: '2',
       IMPORT_LOCK_MS: '5000',
+      // Copies on the main thread's lanes: a first attempt on the copy threads stages while its
+      // checks run (docs/decisions/stage-while-checking.md), so the first import could copy
+      // before the second's free-space check, which would then refuse it (insufficient_space)
+      // instead of letting it meet a full disk. On lanes both checks precede any copy. ENOSPC on
+      // the copy threads is copy-thread-pool.spec.ts's.
+      IMPORT_COPY_THREADS: '0',
     });
     const firstWorker = await rig.startWorker();
 
