@@ -296,17 +296,18 @@ class FileStager {
     into: { local: LocalFiles } | { encrypted: EncryptedLocalFiles },
     order = this.order,
   ): Promise<void> {
+    const local = 'local' in into ? into.local : undefined;
     await copyFilesOnThreads(pool, {
       stagingId: this.staging.id,
       md5: this.md5,
       sourceRoot: this.plan.payloadRoot,
       files: { length: order.length, at: (position) => this.fileAt(order[position]) },
-      ...('local' in into
+      ...(local
         ? {
-            prepare: (path: string) => into.local.prepare(path),
-            directWriteMinBytes: into.local.directWriteMinBytes,
+            prepare: (path: string) => local.prepare(path),
+            directWriteMinBytes: local.directWriteMinBytes,
           }
-        : { encrypted: into.encrypted }),
+        : { encrypted: 'encrypted' in into ? into.encrypted : undefined }),
       copied: (position, result) => this.done(order[position], result),
       bytes: this.onBytes,
       stopped: () => this.failed || this.stopping,

@@ -194,7 +194,9 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
         expect(readFileSync(join(dir, 'sums', path), 'utf8')).toBe(`${digest('sha256', body)}\n`);
         expect((await plaintextOf(path)).equals(plain)).toBe(true);
         const packets = await headerPackets(readFileSync(join(dir, 'headers', path)));
-        dataKeys.add(openHeader(packets, [secretKey(reader.secretKey)]).dataKeys[0].toString('hex'));
+        dataKeys.add(
+          openHeader(packets, [secretKey(reader.secretKey)]).dataKeys[0].toString('hex'),
+        );
       }
       // A data key of each file's own.
       expect(dataKeys.size).toBe(Object.keys(files).length);
@@ -206,7 +208,9 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
       const outcomes = await runCopyBatch(copy, buffers(), (bytes) => {
         if (bytes > 0) Atomics.store(copy.stop!, 0, 1);
       });
-      expect(outcomes).toEqual([{ error: expect.objectContaining({ name: 'ImportStoppedError' }) }]);
+      expect(outcomes).toEqual([
+        { error: expect.objectContaining({ name: 'ImportStoppedError' }) },
+      ]);
       const body = readFileSync(join(dir, 'staging/large.bin'));
       expect(body.length).toBeLessThan(bodySize(plain.length));
       expect(body.includes(plain.subarray(0, 32))).toBe(false);
@@ -221,7 +225,9 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
         },
         buffers(),
       );
-      expect(bare).toEqual([{ error: expect.objectContaining({ message: expect.stringMatching(/names no header/) }) }]);
+      expect(bare).toEqual([
+        { error: expect.objectContaining({ message: expect.stringMatching(/names no header/) }) },
+      ]);
       expect(existsSync(join(dir, 'staging/bare.bin'))).toBe(false);
     });
   });

@@ -183,7 +183,8 @@ export async function runCopyBatch(
   const outcomes: FileCopyOutcome[] = [];
   const stop = batch.stop;
   const stopRequested = stop ? () => Atomics.load(stop, 0) === 1 : undefined;
-  const encrypted = batch.headerKeys && new EncryptedLocalObjects(batch.headerKeys, batch.stagingId);
+  const encrypted =
+    batch.headerKeys && new EncryptedLocalObjects(batch.headerKeys, batch.stagingId);
   for (const job of batch.jobs) {
     try {
       if (stopRequested?.()) throw new ImportStoppedError();

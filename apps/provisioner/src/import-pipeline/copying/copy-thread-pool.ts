@@ -439,7 +439,12 @@ export async function copyFilesOnThreads(
       const file = request.files.at(position)!;
       if (encrypted) {
         const { body, header, bodySha256 } = encrypted.prepare(file.path);
-        return { path: file.path, target: body, companions: { header, bodySha256 }, ...identity(file) };
+        return {
+          path: file.path,
+          target: body,
+          companions: { header, bodySha256 },
+          ...identity(file),
+        };
       }
       return {
         path: file.path,
