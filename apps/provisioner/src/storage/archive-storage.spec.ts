@@ -165,12 +165,15 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
     'stores only Crypt4GH bodies, headers apart, plain-text checksums in the provenance: %s',
     async (_how, overrides, createdHere) => {
       const created = jest.spyOn(FilesystemStagingArea.prototype, 'createObject');
-      const result = await runDatasetImport(context(overrides)).finally(() =>
-        created.mockRestore(),
-      );
+      let calls: (typeof created.mock.calls)[number][] = [];
+      const result = await runDatasetImport(context(overrides)).finally(() => {
+        // Restoring clears the calls.
+        calls = [...created.mock.calls];
+        created.mockRestore();
+      });
       // The threads create each file's three objects themselves: none through this thread's
       // createObject (nine file operations a file through libuv's pool, issue 57 item 6).
-      const dataObjects = created.mock.calls.filter(
+      const dataObjects = calls.filter(
         ([path]) =>
           Object.keys(FILES).includes(path) ||
           [HEADERS_DIR, BODY_CHECKSUMS_DIR].some((dir) => path.startsWith(`${dir}/`)),
