@@ -44,7 +44,12 @@ export async function* encryptBody(source: ByteSource, dataKey: Buffer): AsyncGe
  * plain-text is held. Returns what to write, in order; `end()` seals the last, shorter segment.
  */
 export class SegmentEncryptor {
-  private readonly pending = Buffer.allocUnsafe(SEGMENT_SIZE);
+  /**
+   * The plain-text of the segment being filled, made when first needed and only as large as
+   * that: most files of a dataset are far smaller than a segment, and a 64 KiB buffer for each
+   * was most of what a small file allocated.
+   */
+  private pending: Buffer | null = null;
   private held = 0;
 
   constructor(private readonly dataKey: Buffer) {}
@@ -60,11 +65,10 @@ export class SegmentEncryptor {
     }
     while (at < chunk.length) {
       const taken = Math.min(SEGMENT_SIZE - this.held, chunk.length - at);
-      this.pending.set(chunk.subarray(at, at + taken), this.held);
-      this.held += taken;
+      this.hold(chunk.subarray(at, at + taken));
       at += taken;
       if (this.held === SEGMENT_SIZE) {
-        for (const part of sealSegment(this.pending, this.dataKey)) out.push(part);
+        for (const part of sealSegment(this.pending!, this.dataKey)) out.push(part);
         this.held = 0;
       }
     }
@@ -73,9 +77,22 @@ export class SegmentEncryptor {
 
   end(): Buffer[] {
     if (this.held === 0) return [];
-    const last = sealSegment(this.pending.subarray(0, this.held), this.dataKey);
+    const last = sealSegment(this.pending!.subarray(0, this.held), this.dataKey);
     this.held = 0;
     return last;
+  }
+
+  /** Appends `piece` to the segment being filled (at most a segment in all). */
+  private hold(piece: Uint8Array): void {
+    const needed = this.held + piece.length;
+    if (this.pending === null || this.pending.length < needed) {
+      // The first piece's size; a second piece means a file of more: a whole segment from then on.
+      const grown = Buffer.allocUnsafe(this.pending === null ? needed : SEGMENT_SIZE);
+      if (this.held > 0) this.pending!.copy(grown, 0, 0, this.held);
+      this.pending = grown;
+    }
+    this.pending.set(piece, this.held);
+    this.held = needed;
   }
 }
 

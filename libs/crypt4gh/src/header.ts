@@ -119,6 +119,12 @@ function serialize(packets: readonly Buffer[]): Buffer {
   return Buffer.concat([MAGIC, uint32(VERSION), uint32(packets.length), ...packets]);
 }
 
+/** A HeaderWriter's writer public key and its packet key for each reader (HeaderWriter.keys). */
+export interface HeaderKeys {
+  writerPublic: Uint8Array;
+  packetKeys: Uint8Array[];
+}
+
 /**
  * Writes headers for a fixed set of readers (their public keys) with one writer key pair, made
  * when it is created and never stored: the X25519 exchange with each reader is done once, and
@@ -131,7 +137,18 @@ export class HeaderWriter {
   private readonly writerPublic: Buffer;
   private readonly packetKeys: Buffer[];
 
-  constructor(readers: readonly Uint8Array[]) {
+  /**
+   * With the readers' public keys: a new writer key pair. With the `keys` of another
+   * HeaderWriter (handed to a thread of the same process): the same writer, no exchange.
+   */
+  constructor(readers: readonly Uint8Array[] | HeaderKeys) {
+    if ('packetKeys' in readers) {
+      if (readers.packetKeys.length === 0 || readers.writerPublic.length !== KEY_LENGTH)
+        throw new Crypt4ghError('no-key', 'A Crypt4GH header needs at least one reader');
+      this.writerPublic = Buffer.from(readers.writerPublic);
+      this.packetKeys = readers.packetKeys.map((key) => Buffer.from(key));
+      return;
+    }
     if (readers.length === 0)
       throw new Crypt4ghError('no-key', 'A Crypt4GH header needs at least one reader');
     const writerSecret = generateSecretKey();
@@ -140,6 +157,15 @@ export class HeaderWriter {
       packetKey(writerSecret, reader, reader, this.writerPublic),
     );
     writerSecret.fill(0);
+  }
+
+  /**
+   * What another thread of this process needs to write the same headers (new HeaderWriter(keys)):
+   * the packet keys are secret (they open every data key this writer seals), so they are only
+   * ever posted to a worker thread, never stored, logged or sent anywhere else.
+   */
+  get keys(): HeaderKeys {
+    return { writerPublic: this.writerPublic, packetKeys: this.packetKeys };
   }
 
   /** A header holding `content` for every reader, with `extraPackets` (as they are) after. */

@@ -16,7 +16,7 @@ export {
   rewrapHeader,
   secretKey,
 } from './header';
-export type { HeaderContent, OpenedHeader, SecretKey } from './header';
+export type { HeaderContent, HeaderKeys, OpenedHeader, SecretKey } from './header';
 export { ByteReader } from './byte-reader';
 export type { ByteSource } from './byte-reader';
 export { applyEditList, decryptBody, encryptBody, SegmentEncryptor } from './body';

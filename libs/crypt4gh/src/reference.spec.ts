@@ -238,13 +238,15 @@ describe('files both ways', () => {
 });
 
 describe('one writer key pair for many files', () => {
-  it('writes files whose headers share a writer key and each hold their own data key, which the reference CLI decrypts', async () => {
+  it('writes files whose headers share a writer key and each hold their own data key, which the reference CLI decrypts (the writer copied to a thread too)', async () => {
     const writer = new HeaderWriter([alice.publicKey, bob.publicKey]);
-    const files = [0, 1000, SEGMENT_SIZE + 7].map((size) => {
+    // As a copy thread is given it: its keys through a structured clone (Uint8Arrays then).
+    const copied = new HeaderWriter(structuredClone(writer.keys));
+    const files = [0, 1000, SEGMENT_SIZE + 7].map((size, i) => {
       const plain = randomBytes(size);
       const dataKey = randomBytes(KEY_LENGTH);
       const encryptor = new SegmentEncryptor(dataKey);
-      const header = writer.build({ dataKeys: [dataKey] });
+      const header = (i === 1 ? copied : writer).build({ dataKeys: [dataKey] });
       const encrypted = file(
         'shared-writer.c4gh',
         Buffer.concat([header, ...encryptor.push(plain), ...encryptor.end()]),

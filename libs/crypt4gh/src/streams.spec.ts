@@ -58,6 +58,9 @@ const carol = generateKeyPair();
 describe('Crypt4GH streams', () => {
   it.each([
     [0, 1000],
+    // A small file in one chunk, and one held across chunks shorter than a segment.
+    [4096, 4096],
+    [5_000, 3_000],
     [SEGMENT_SIZE, SEGMENT_SIZE],
     [3 * SEGMENT_SIZE + 5, 7_777],
     [3 * SEGMENT_SIZE + 5, 2 * SEGMENT_SIZE + 3],

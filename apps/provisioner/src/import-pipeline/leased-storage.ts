@@ -97,6 +97,7 @@ function leasedArea(area: StagingArea, lease: AttemptLease): StagingArea {
     id: area.id,
     inherited: area.inherited,
     localFiles: area.localFiles,
+    encryptedLocalFiles: area.encryptedLocalFiles,
     copyLanes: area.copyLanes,
     copyBufferBytes: area.copyBufferBytes,
     createObject: async (path, size) => {

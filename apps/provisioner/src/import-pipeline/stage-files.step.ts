@@ -5,6 +5,7 @@ import { Crypt4ghError } from '@app/crypt4gh';
 import { depositStoredPath, isEncryptedDeposit } from '../storage/archive-storage';
 import type {
   DepositedPlaintext,
+  EncryptedLocalFiles,
   InheritedFiles,
   LocalFiles,
   StagedFile,
@@ -165,9 +166,10 @@ const REMOTE_COPY_LANES = 16;
 
 /**
  * One attempt's copy, one of three ways: on the copy threads (every file, where the backend's
- * objects are files on this host and IMPORT_COPY_THREADS > 0); with threads but no local files
- * (S3), small files read on the threads and sent from here, large ones on the lanes; or else
- * every file on parallel lanes here (reads and writes on libuv's pool, hashing on this thread).
+ * objects are files on this host and IMPORT_COPY_THREADS > 0; in archive mode encrypted there,
+ * but for deposits already encrypted); with threads but no local files (S3), small files read
+ * on the threads and sent from here, large ones on the lanes; or else every file on parallel
+ * lanes here (reads and writes on libuv's pool, hashing on this thread).
  */
 class FileStager {
   private readonly md5: boolean;
@@ -216,8 +218,10 @@ class FileStager {
           throw new Error('a fed copy runs on the copy threads into local files');
         await this.copyFedOnThreads(this.fed, pool, local);
       } else if (this.plan.remote) await this.copyRemote(this.plan.remote);
-      else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, local);
-      else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool);
+      else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, { local });
+      else if (pool && pool.size > 0 && this.staging.encryptedLocalFiles)
+        await this.encryptOnThreads(pool, this.staging.encryptedLocalFiles);
+      else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool, this.order);
       else await this.copyOnLanes(this.order);
     } catch (error) {
       await this.recorder.flush();
@@ -289,21 +293,52 @@ class FileStager {
    */
   private async copyOnThreads(
     pool: CopyThreadPool,
-    local: LocalFiles,
+    into: { local: LocalFiles } | { encrypted: EncryptedLocalFiles },
     order = this.order,
   ): Promise<void> {
+    const local = 'local' in into ? into.local : undefined;
     await copyFilesOnThreads(pool, {
       stagingId: this.staging.id,
       md5: this.md5,
       sourceRoot: this.plan.payloadRoot,
       files: { length: order.length, at: (position) => this.fileAt(order[position]) },
-      prepare: (path) => local.prepare(path),
+      ...(local
+        ? {
+            prepare: (path: string) => local.prepare(path),
+            directWriteMinBytes: local.directWriteMinBytes,
+          }
+        : { encrypted: 'encrypted' in into ? into.encrypted : undefined }),
       copied: (position, result) => this.done(order[position], result),
       bytes: this.onBytes,
       stopped: () => this.failed || this.stopping,
       signal: this.ctx.signal,
-      directWriteMinBytes: local.directWriteMinBytes,
     });
+  }
+
+  /**
+   * Archive mode where the store's objects are files on this host: every file on the copy
+   * threads, each encrypted there with its header and body checksum (EncryptedLocalFiles), as
+   * copyOnThreads; a deposit already encrypted (`*.c4gh`) is re-wrapped through createObject
+   * (readOnThreadsAndLanes) meanwhile. The first failure stops both.
+   */
+  private async encryptOnThreads(
+    pool: CopyThreadPool,
+    encrypted: EncryptedLocalFiles,
+  ): Promise<void> {
+    const { files } = this.plan;
+    const deposit = (index: number) => isEncryptedDeposit(files.path(index));
+    const deposits = this.order.filter(deposit);
+    const others = deposits.length === 0 ? this.order : this.order.filter((i) => !deposit(i));
+    let first: { error: unknown } | undefined;
+    const fail = (error: unknown) => {
+      this.failed = true;
+      first ??= { error };
+    };
+    await Promise.all([
+      this.copyOnThreads(pool, { encrypted }, others).catch(fail),
+      deposits.length > 0 ? this.readOnThreadsAndLanes(pool, deposits).catch(fail) : undefined,
+    ]);
+    if (first) throw first.error;
   }
 
   /**
@@ -326,7 +361,7 @@ class FileStager {
       for (const index of chunk) taken.push(index);
       this.progress.total(feed.pushedBytes);
       copies.push(
-        this.copyOnThreads(pool, local, order).catch((error: unknown) => {
+        this.copyOnThreads(pool, { local }, order).catch((error: unknown) => {
           this.failed = true;
           first ??= { error };
         }),
@@ -343,10 +378,10 @@ class FileStager {
    * there cost a few µs a file; here each was six round trips through libuv's pool) and sent
    * from here, while the large ones stream through the lanes. The first failure stops both.
    */
-  private async readOnThreadsAndLanes(pool: CopyThreadPool): Promise<void> {
+  private async readOnThreadsAndLanes(pool: CopyThreadPool, order: Uint32Array): Promise<void> {
     const { size } = this.plan.files;
-    const small = this.order.filter((index) => size[index] < READ_ON_THREADS_BELOW);
-    const large = this.order.filter((index) => size[index] >= READ_ON_THREADS_BELOW);
+    const small = order.filter((index) => size[index] < READ_ON_THREADS_BELOW);
+    const large = order.filter((index) => size[index] >= READ_ON_THREADS_BELOW);
     let first: { error: unknown } | undefined;
     const fail = (error: unknown) => {
       this.failed = true;

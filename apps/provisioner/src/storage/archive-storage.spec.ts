@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import {
   bodySize,
+  decrypt,
   encrypt,
   generateKeyPair,
   headerAt,
@@ -21,9 +22,17 @@ import type { DatasetImportContext } from '../import-pipeline/dataset-import-con
 import { CopyThreadPool } from '../import-pipeline/copying';
 import { closeSourceScanner, sourceScanner } from '../sources/source-system';
 import { DropzoneSource } from '../sources/dropzone/dropzone.source';
-import { archiveStorage, bodyChecksumPath, headerPath } from './archive-storage';
+import {
+  archiveStorage,
+  BODY_CHECKSUMS_DIR,
+  bodyChecksumPath,
+  HEADERS_DIR,
+  headerPath,
+} from './archive-storage';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
+import { FilesystemStagingArea } from './filesystem/filesystem-staging-area';
 import { parseProvenance } from './provenance';
+import { JOURNAL_PATH } from './staged-files-journal';
 import { checkRotation } from '../../test/support/archive-rotation';
 import { entryCommand } from '../../../../test/support/app-process';
 import { execFile } from 'node:child_process';
@@ -35,6 +44,13 @@ jest.setTimeout(REAL_IO_MS);
 const pool = new CopyThreadPool(2);
 const archive = generateKeyPair();
 const depositor = generateKeyPair();
+
+/** Our reader's plain-text of a stored body with its header (the archive key). */
+async function plaintextOf(body: Buffer, header: Buffer): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of decrypt([body], [archive.secretKey], { header })) parts.push(part);
+  return Buffer.concat(parts);
+}
 
 async function encrypted(plain: Buffer, readers: Buffer[]): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -143,12 +159,26 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
     );
 
   it.each([
-    ['on the copy threads (small files read there, every object written here)', { copyPool: pool }],
-    ['on the main thread lanes', { copyPool: undefined }],
+    ['on the copy threads (every file encrypted and written there)', { copyPool: pool }, 0],
+    ['on the main thread lanes', { copyPool: undefined }, 3 * Object.keys(FILES).length],
   ])(
     'stores only Crypt4GH bodies, headers apart, plain-text checksums in the provenance: %s',
-    async (_how, overrides) => {
-      const result = await runDatasetImport(context(overrides));
+    async (_how, overrides, createdHere) => {
+      const created = jest.spyOn(FilesystemStagingArea.prototype, 'createObject');
+      let calls: (typeof created.mock.calls)[number][] = [];
+      const result = await runDatasetImport(context(overrides)).finally(() => {
+        // Restoring clears the calls.
+        calls = [...created.mock.calls];
+        created.mockRestore();
+      });
+      // The threads create each file's three objects themselves: none through this thread's
+      // createObject (nine file operations a file through libuv's pool, issue 57 item 6).
+      const dataObjects = calls.filter(
+        ([path]) =>
+          Object.keys(FILES).includes(path) ||
+          [HEADERS_DIR, BODY_CHECKSUMS_DIR].some((dir) => path.startsWith(`${dir}/`)),
+      );
+      expect(dataObjects).toHaveLength(createdHere);
       const dataset = storage.absolute(result.path);
       const stored = walk(dataset).sort();
       const { provenance, manifest } = storedLists(dataset, stored, Object.keys(FILES));
@@ -202,9 +232,12 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       // Small and large: the copy threads read the small one, the lanes stream the large one.
       const small = Buffer.from('a small deposited note\n');
       const large = randomBytes(2 * 1024 * 1024 + 333);
+      const readme = Buffer.from('a plain file beside the deposits, encrypted on its way in\n');
       const deposits = {
         'note.txt.c4gh': await encrypted(small, [depositor.publicKey, archive.publicKey]),
         'reads/reads.bam.c4gh': await encrypted(large, [archive.publicKey]),
+        // On the copy threads the plain files are encrypted there, the deposits re-wrapped here.
+        'README.txt': readme,
       };
       dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS2'] });
       dropzone.dataset('DS2', {
@@ -215,9 +248,12 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       const result = await runDatasetImport(context(overrides, 'DS2'));
       const dataset = storage.absolute(result.path);
       const { provenance, manifest } = storedLists(dataset, walk(dataset).sort(), [
+        'README.txt',
         'note.txt',
         'reads/reads.bam',
       ]);
+      expect(readFileSync(join(dataset, 'README.txt')).length).toBe(bodySize(readme.length));
+      expect((await theirDecrypt(dataset, 'README.txt')).equals(readme)).toBe(true);
       for (const [path, plain, deposited] of [
         ['note.txt', small, deposits['note.txt.c4gh']],
         ['reads/reads.bam', large, deposits['reads/reads.bam.c4gh']],
@@ -244,12 +280,90 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         expect((await theirDecrypt(dataset, path)).equals(plain)).toBe(true);
       }
       expect(manifest).not.toContain('.c4gh');
-      expect(provenance.totals.bytes).toBe(small.length + large.length);
+      expect(provenance.totals.bytes).toBe(small.length + large.length + readme.length);
+    },
+  );
+
+  it.each([
+    ['on the copy threads', { copyPool: pool }],
+    ['on the main thread lanes', { copyPool: undefined }],
+  ])(
+    'a stopped attempt leaves only cipher-text, each recorded body with its header and checksum; the next keeps them and every published file decrypts: %s',
+    async (_how, overrides) => {
+      // Ten files of 1.5 MiB (on the threads each a batch of its own) and a small one.
+      const files: Record<string, Buffer> = Object.fromEntries([
+        ...Array.from({ length: 10 }, (_, i) => [`data/f-${i}.bin`, randomBytes(1_572_864 + i)]),
+        ['small.txt', randomBytes(3000)],
+      ]);
+      dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS4'] });
+      dropzone.dataset('DS4', { submission: 'SUB-1', files });
+      const stop = new AbortController();
+      let copied = 0;
+      const stopped = await runDatasetImport(
+        context(
+          {
+            ...overrides,
+            signal: stop.signal,
+            recentChangeMs: 0,
+            copyMeter: {
+              addBytes: () => undefined,
+              addFiles: (n) => {
+                copied += n;
+                if (copied >= 3) stop.abort();
+              },
+            },
+          },
+          'DS4',
+        ),
+      ).catch((e: unknown) => e);
+      expect(stopped).toMatchObject({ name: 'ImportStoppedError' });
+      const [area] = await storage.listStaging();
+      const staged = storage.absolute(`.staging/${area}`);
+      const recorded = readFileSync(join(staged, JOURNAL_PATH), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { path: string }).path);
+      expect(recorded.length).toBeGreaterThanOrEqual(3);
+      expect(recorded.length).toBeLessThan(Object.keys(files).length);
+      // Not a plain byte in the area, whatever the stop interrupted.
+      for (const path of walk(staged)) {
+        const content = readFileSync(join(staged, path));
+        for (const plain of Object.values(files))
+          expect(content.includes(plain.subarray(0, 32))).toBe(false);
+      }
+      for (const path of recorded) {
+        const body = readFileSync(join(staged, path));
+        expect(readFileSync(join(staged, bodyChecksumPath(path)), 'utf8')).toBe(
+          `${digest('sha256', body)}\n`,
+        );
+        const header = readFileSync(join(staged, headerPath(path)));
+        expect((await plaintextOf(body, header)).equals(files[path])).toBe(true);
+      }
+
+      const resumed = await runDatasetImport(
+        context({ ...overrides, attempt: 2, recentChangeMs: 0 }, 'DS4'),
+      );
+      const dataset = storage.absolute(resumed.path);
+      const { provenance } = storedLists(dataset, walk(dataset).sort(), Object.keys(files));
+      expect(provenance.import).toMatchObject({
+        attempt: 2,
+        kept_from_earlier_attempts: { files: recorded.length },
+      });
+      for (const [path, plain] of Object.entries(files)) {
+        const body = readFileSync(join(dataset, path));
+        const header = readFileSync(join(dataset, headerPath(path)));
+        expect((await plaintextOf(body, header)).equals(plain)).toBe(true);
+      }
+      // The reference CLI too: a body the first attempt wrote, one the second did.
+      const later = Object.keys(files).find((path) => !recorded.includes(path))!;
+      for (const path of [recorded[0], later])
+        expect((await theirDecrypt(dataset, path)).equals(files[path])).toBe(true);
     },
   );
 
   it('rotate-archive-key re-wraps every header of a read-only published tree, no body byte rewritten, resuming after a crash', async () => {
-    const result = await runDatasetImport(context({}));
+    // Headers the copy threads wrote.
+    const result = await runDatasetImport(context({ copyPool: pool }));
     const headers = join(storage.absolute(result.path), '.provisioner/c4gh-headers/nested/deep');
     const readOnly = () => statSync(headers).mode & 0o222;
     expect(readOnly()).toBe(0);

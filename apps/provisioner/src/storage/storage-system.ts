@@ -1,3 +1,4 @@
+import type { HeaderKeys } from '@app/crypt4gh';
 import type { ObjectCopySource } from '../sources/source-system';
 
 /**
@@ -92,6 +93,29 @@ export interface LocalFiles {
   readonly root?: string;
 }
 
+/**
+ * Archive mode where the backend's objects are files on this host: what the copy threads need to
+ * store each file encrypted themselves (archive-local-object.ts), its header and body checksum
+ * beside it, as createObject would (docs/decisions/archive-encryption.md). Set instead of
+ * LocalFiles, never with it, so no code that only knows LocalFiles creates a plain file.
+ */
+export interface EncryptedLocalFiles {
+  /**
+   * As LocalFiles.prepare, for the three objects of the file at `relativePath` (never an
+   * encrypted deposit: those are re-wrapped through createObject).
+   */
+  prepare(relativePath: string): EncryptedTargets;
+  /** The area's header writer (one writer key pair per area), for another thread of this process. */
+  readonly headerKeys: HeaderKeys;
+}
+
+/** Absolute paths where a copy thread creates a file's body, its header and its body's SHA-256. */
+export interface EncryptedTargets {
+  body: string;
+  header: string;
+  bodySha256: string;
+}
+
 /** The source file a staged file was copied from, as fstat saw it when the copy opened it. */
 export interface SourceIdentity {
   ino: number;
@@ -171,6 +195,8 @@ export interface StagingArea {
   copyObjectFrom?(relativePath: string, source: ServerSideCopy): Promise<void> | null;
   /** Present where objects are files on this host: then the copy threads create them. */
   readonly localFiles?: LocalFiles;
+  /** In archive mode, where objects are files on this host: the copy threads encrypt them. */
+  readonly encryptedLocalFiles?: EncryptedLocalFiles;
   /** Files copied at once per import without copy threads, and each one's read buffer. */
   readonly copyLanes: number;
   readonly copyBufferBytes: number;

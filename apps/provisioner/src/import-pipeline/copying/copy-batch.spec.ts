@@ -4,6 +4,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { digest, tempDir } from '../../../test/support/dropzone-fixture';
 import { cachedBytes } from '../../../test/support/page-cache';
+import {
+  bodySize,
+  decrypt,
+  generateKeyPair,
+  HeaderWriter,
+  headerPackets,
+  openHeader,
+  secretKey,
+} from '@app/crypt4gh';
 import { allocAligned } from '../../storage/local-objects';
 import { CopyBatch, CopyBuffers, runCopyBatch } from './copy-batch';
 import { DIRECT_WRITE_BUFFERS } from './hashing-copy';
@@ -128,5 +137,98 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
     expect(spares).toBe(0);
     expect(readFileSync(join(dir, 'staging/large.bin')).equals(large)).toBe(true);
     expect(fs.statSync(join(dir, 'staging/large.bin')).mode & 0o777).toBe(0o444);
+  });
+
+  describe('in archive mode (headerKeys: every file stored encrypted)', () => {
+    const reader = generateKeyPair();
+    const headers = new HeaderWriter([reader.publicKey]);
+
+    /** `batch`, each job with its header and body checksum beside its body, keys as posted. */
+    function archiveBatch(files: Record<string, Buffer>): CopyBatch {
+      mkdirSync(join(dir, 'headers'));
+      mkdirSync(join(dir, 'sums'));
+      const copy = batch(
+        Object.fromEntries(Object.entries(files).map(([path, content]) => [path, { content }])),
+      );
+      return {
+        ...copy,
+        headerKeys: structuredClone(headers.keys),
+        jobs: copy.jobs.map((job) => ({
+          ...job,
+          companions: {
+            header: join(dir, 'headers', job.path),
+            bodySha256: join(dir, 'sums', job.path),
+          },
+        })),
+      };
+    }
+
+    async function plaintextOf(path: string): Promise<Buffer> {
+      const parts: Buffer[] = [];
+      const body = readFileSync(join(dir, 'staging', path));
+      const header = readFileSync(join(dir, 'headers', path));
+      for await (const part of decrypt([body], [reader.secretKey], { header })) parts.push(part);
+      return Buffer.concat(parts);
+    }
+
+    it("writes each file as its header, a body of sealed segments and the body's SHA-256, the outcome the plain-text's", async () => {
+      const files = {
+        'small.bin': randomBytes(5000),
+        'segments.bin': randomBytes(3 * 65_536 + 7),
+        'chunks.bin': randomBytes(2 * MiB + 3),
+        'empty.bin': Buffer.alloc(0),
+      };
+      const outcomes = await runCopyBatch(archiveBatch(files), buffers());
+      expect(outcomes).toMatchObject(
+        Object.values(files).map((plain) => ({
+          size: plain.length,
+          sha256: digest('sha256', plain),
+          md5: digest('md5', plain),
+        })),
+      );
+      const dataKeys = new Set<string>();
+      for (const [path, plain] of Object.entries(files)) {
+        const body = readFileSync(join(dir, 'staging', path));
+        expect(body.length).toBe(bodySize(plain.length));
+        if (plain.length >= 32) expect(body.includes(plain.subarray(0, 32))).toBe(false);
+        expect(readFileSync(join(dir, 'sums', path), 'utf8')).toBe(`${digest('sha256', body)}\n`);
+        expect((await plaintextOf(path)).equals(plain)).toBe(true);
+        const packets = await headerPackets(readFileSync(join(dir, 'headers', path)));
+        dataKeys.add(
+          openHeader(packets, [secretKey(reader.secretKey)]).dataKeys[0].toString('hex'),
+        );
+      }
+      // A data key of each file's own.
+      expect(dataKeys.size).toBe(Object.keys(files).length);
+    });
+
+    it('stops mid-file leaving only cipher-text, and refuses a job that names no header before creating anything', async () => {
+      const plain = randomBytes(3 * MiB);
+      const copy = archiveBatch({ 'large.bin': plain });
+      const outcomes = await runCopyBatch(copy, buffers(), (bytes) => {
+        if (bytes > 0) Atomics.store(copy.stop!, 0, 1);
+      });
+      expect(outcomes).toEqual([
+        { error: expect.objectContaining({ name: 'ImportStoppedError' }) },
+      ]);
+      const body = readFileSync(join(dir, 'staging/large.bin'));
+      expect(body.length).toBeLessThan(bodySize(plain.length));
+      expect(body.includes(plain.subarray(0, 32))).toBe(false);
+      expect(existsSync(join(dir, 'sums/large.bin'))).toBe(false);
+
+      writeFileSync(join(dir, 'src/bare.bin'), plain);
+      const bare = await runCopyBatch(
+        {
+          ...copy,
+          stop: new Int32Array(new SharedArrayBuffer(4)),
+          jobs: [{ path: 'bare.bin', target: join(dir, 'staging/bare.bin') }],
+        },
+        buffers(),
+      );
+      expect(bare).toEqual([
+        { error: expect.objectContaining({ message: expect.stringMatching(/names no header/) }) },
+      ]);
+      expect(existsSync(join(dir, 'staging/bare.bin'))).toBe(false);
+    });
   });
 });

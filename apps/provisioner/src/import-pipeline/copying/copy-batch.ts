@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { openLocalObject } from '../../storage/local-objects';
-import { StagingLostError } from '../../storage/storage-system';
+import type { HeaderKeys } from '@app/crypt4gh';
+import { EncryptedLocalObjects, openLocalObject } from '../../storage/local-objects';
+import { type EncryptedTargets, StagingLostError } from '../../storage/storage-system';
 import {
   copyFileWithHashesOverlapped,
   copyFileWithHashesSync,
@@ -19,6 +20,11 @@ export interface FileCopyJob {
   identity?: FileIdentity;
   /** Created with openLocalObject's `direct` (past the page cache). */
   direct?: boolean;
+  /**
+   * Archive mode (CopyBatch.headerKeys): where the file's header and body checksum are created;
+   * `target` is its body's.
+   */
+  companions?: Omit<EncryptedTargets, 'body'>;
 }
 
 /** What the main thread posts to a copy thread: plain data only (structured clone). */
@@ -34,6 +40,11 @@ export interface CopyBatch {
    */
   bufferBytes: number;
   jobs: FileCopyJob[];
+  /**
+   * Archive mode (StagingArea.encryptedLocalFiles): every file of the batch is stored encrypted
+   * (EncryptedLocalObjects), with these header keys, and each job names its companions.
+   */
+  headerKeys?: HeaderKeys;
   /**
    * A flag the main thread sets (to 1) when the import must stop: shared memory, so a thread in
    * the middle of a large file sees it after the chunk it is copying.
@@ -152,6 +163,12 @@ export interface CopyBuffers {
   spares(): Buffer[];
 }
 
+/** An archive batch's job without its companions would be a plain file: never made. */
+function companionsOf(job: FileCopyJob): Omit<EncryptedTargets, 'body'> {
+  if (!job.companions) throw new Error(`${job.path}: an encrypted copy names no header`);
+  return job.companions;
+}
+
 /**
  * Copies a batch, each file with copyFileWithHashesSync (the same checks as on the main
  * thread), or copyFileWithHashesOverlapped where its object is written direct; stops at the
@@ -166,11 +183,15 @@ export async function runCopyBatch(
   const outcomes: FileCopyOutcome[] = [];
   const stop = batch.stop;
   const stopRequested = stop ? () => Atomics.load(stop, 0) === 1 : undefined;
+  const encrypted =
+    batch.headerKeys && new EncryptedLocalObjects(batch.headerKeys, batch.stagingId);
   for (const job of batch.jobs) {
     try {
       if (stopRequested?.()) throw new ImportStoppedError();
       const source = join(batch.sourceRoot, job.path);
-      const writer = openLocalObject(job.target, batch.stagingId, job.direct);
+      const writer = encrypted
+        ? encrypted.open({ body: job.target, ...companionsOf(job) })
+        : openLocalObject(job.target, batch.stagingId, job.direct);
       const options = { md5: batch.md5, identity: job.identity, onBytes, stopRequested };
       // A buffered object (a small file, or a filesystem that refused O_DIRECT): blocking
       // writes into the page cache leave nothing to overlap.

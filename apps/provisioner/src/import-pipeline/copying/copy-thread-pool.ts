@@ -14,6 +14,7 @@ import {
   WalkBatchReply,
 } from './copy-batch';
 import type { FileReadJob, ReadBatch, ReadBatchReply } from './read-batch';
+import type { EncryptedLocalFiles } from '../../storage/storage-system';
 
 /** Two batches queued per thread: it starts the next while the main thread reads the last. */
 export const BATCHES_PER_THREAD = 2;
@@ -303,16 +304,22 @@ export interface ThreadedCopyRequest {
   files: { readonly length: number; at(position: number): CopyFile | undefined };
   /**
    * StagingArea.localFiles.prepare: directories and bookkeeping on this thread, create there.
-   * Absent, the threads only read and hash (a backend without local files): each file's bytes
-   * come to `copied`, which stores them.
+   * Absent (and no `encrypted`), the threads only read and hash (a backend without local files):
+   * each file's bytes come to `copied`, which stores them.
    */
   prepare?(path: string): string;
   /**
+   * Archive mode, instead of `prepare` (StagingArea.encryptedLocalFiles): the threads create
+   * each file encrypted, its header and body checksum beside it.
+   */
+  encrypted?: EncryptedLocalFiles;
+  /**
    * Each copied file's result, by its position in `files`; may throw (or reject) to fail the
-   * copy. Without `prepare`, with the file's bytes (valid until the promise settles) to store.
+   * copy. Without `prepare` or `encrypted`, with the file's bytes (valid until the promise
+   * settles) to store.
    */
   copied(position: number, result: CopyResult, bytes?: Buffer): void | Promise<void>;
-  /** Without `prepare`: files of one answered batch being stored at once. */
+  /** Without `prepare` or `encrypted`: files of one answered batch being stored at once. */
   storeConcurrency?: number;
   /** Bytes copied, as the threads report them (during a large file, not only at its end). */
   bytes(count: number): void;
@@ -427,29 +434,41 @@ export async function copyFilesOnThreads(
     };
     const identity = (file: CopyFile) =>
       file.ino !== undefined ? { identity: { dev: file.dev!, ino: file.ino } } : {};
-    const prepare = request.prepare;
-    const batch: Omit<CopyBatch, 'id'> | Omit<ReadBatch, 'id'> = prepare
-      ? {
-          ...common,
-          stagingId: request.stagingId,
-          jobs: positions.map((position): FileCopyJob => {
-            const file = request.files.at(position)!;
-            return {
-              path: file.path,
-              target: prepare(file.path),
-              ...identity(file),
-              ...(file.size >= (request.directWriteMinBytes ?? Infinity) ? { direct: true } : {}),
-            };
-          }),
-        }
-      : {
-          ...common,
-          read: true,
-          jobs: positions.map((position): FileReadJob => {
-            const file = request.files.at(position)!;
-            return { path: file.path, size: file.size, ...identity(file) };
-          }),
+    const { prepare, encrypted } = request;
+    const jobOf = (position: number): FileCopyJob => {
+      const file = request.files.at(position)!;
+      if (encrypted) {
+        const { body, header, bodySha256 } = encrypted.prepare(file.path);
+        return {
+          path: file.path,
+          target: body,
+          companions: { header, bodySha256 },
+          ...identity(file),
         };
+      }
+      return {
+        path: file.path,
+        target: prepare!(file.path),
+        ...identity(file),
+        ...(file.size >= (request.directWriteMinBytes ?? Infinity) ? { direct: true } : {}),
+      };
+    };
+    const batch: Omit<CopyBatch, 'id'> | Omit<ReadBatch, 'id'> =
+      prepare || encrypted
+        ? {
+            ...common,
+            stagingId: request.stagingId,
+            ...(encrypted ? { headerKeys: encrypted.headerKeys } : {}),
+            jobs: positions.map(jobOf),
+          }
+        : {
+            ...common,
+            read: true,
+            jobs: positions.map((position): FileReadJob => {
+              const file = request.files.at(position)!;
+              return { path: file.path, size: file.size, ...identity(file) };
+            }),
+          };
     return { batch, tag: positions };
   };
 
