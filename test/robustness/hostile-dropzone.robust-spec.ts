@@ -4,7 +4,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
-import { everyFileText } from '../../apps/provisioner/test/support/provisioner-e2e';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
 import { IMPORTS_QUEUE } from '../../apps/provisioner/src/imports/import.queue';
 import { AppProcess, freePort, startAppProcess } from '../support/app-process';
@@ -23,6 +22,7 @@ import {
   writeHostileDropzone,
 } from './support/hostile-dropzone';
 import { startRig, ProvisionerRig } from './support/provisioner-rig';
+import { ArchiveMode, archiveMode, storedPlaintext } from './support/archive-mode';
 
 /** The issue's case: 1,000,000 lines, 88 MB (over the 64 MiB default cap). */
 const HUGE_MANIFEST_LINES = 1_000_000;
@@ -46,6 +46,8 @@ function residentMb(pid: number): number {
  * API in its own process (so its event loop is measured from outside) and a worker process:
  * links of every kind, FIFOs, sockets, devices, directories and oversized files in every
  * metadata and directory slot, hostile payloads, unsafe names, a million-line manifest.
+ * In archive mode, as `npm start` runs the provisioner and as the hostile-testing rounds found
+ * the worker's peak (issue 55): every data file stored as Crypt4GH.
  */
 describe('the provisioner over a hostile drop zone', () => {
   const base = tempDir('robust-hostile');
@@ -55,6 +57,7 @@ describe('the provisioner over a hostile drop zone', () => {
   // the disk (direct writes).
   const zoneBase = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/prov-robust-hostile-') : base;
   let zone: HostileDropzone;
+  let archive: ArchiveMode;
   let rig: ProvisionerRig;
   let api: AppProcess;
   let apiUrl: string;
@@ -81,8 +84,10 @@ describe('the provisioner over a hostile drop zone', () => {
     process.stdout.write(
       `hostile drop zone written in ${(performance.now() - started).toFixed(0)} ms\n`,
     );
+    archive = await archiveMode(base);
     const env = {
       ...(await queueEnv('redis')),
+      ...archive.env,
       SOURCES: JSON.stringify([{ name: 'dropzone', type: 'dropzone', root: zone.root }]),
       STORAGE_ROOT: storage,
       IMPORT_MAX_ATTEMPTS: '2',
@@ -332,7 +337,10 @@ describe('the provisioner over a hostile drop zone', () => {
       60_000,
     );
     expect(records.map((r) => `${r.key}:${r.state}`)).toEqual(late.map((t) => `${t.id}:rejected`));
-    expect(everyFileText(storage)).not.toContain(SECRET);
+    // The bodies decrypted: archive mode must not hide a leak from this check.
+    const stored = await storedPlaintext(storage, archive.secretKey);
+    expect(stored.bodies).toBeGreaterThan(0);
+    expect(stored.text).not.toContain(SECRET);
     expect(
       existsSync(
         join(storage, 'projects', HOSTILE_PROJECT, 'SUB-HOSTILE/data/raw', VICTIM_DATASET),
