@@ -4,6 +4,7 @@ import {
   cpSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   symlinkSync,
@@ -12,6 +13,7 @@ import {
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { imageEnv } from '../scripts/lib/deployed-node-args';
 
 const ROOT = join(__dirname, '..');
 const OPTIONS_MODULE = join(ROOT, 'scripts', 'lib', 'start-options.mjs');
@@ -89,6 +91,27 @@ describe('npm start (scripts/start.mjs) defaults', () => {
         keys,
       ).GA4GH_BROKER_API_KEY_SHA256,
     ).toBe(`${sha256(keys.GA4GH_BROKER_API_KEY)},${operator.broker}`);
+  });
+
+  // Issue 55: a worker of npm start peaked higher than its pod; it ran without the image's
+  // allocator setting and with a copy thread per core. It runs as the pod does now.
+  it("gives its processes the image's allocator setting and the deployment's copy threads, an operator's winning", () => {
+    const files = {
+      dockerfile: readFileSync(join(ROOT, 'Dockerfile'), 'utf8'),
+      provisionerConfig: readFileSync(join(ROOT, 'k8s/base/provisioner/config.env'), 'utf8'),
+    };
+    const deployed = callOptionsModule<Record<string, Record<string, string>>>(
+      'asDeployed',
+      {},
+      files,
+    );
+    expect(deployed).toEqual({
+      all: imageEnv(),
+      worker: { IMPORT_COPY_THREADS: '2' },
+    });
+    expect(
+      callOptionsModule('asDeployed', { GLIBC_TUNABLES: 'x=1', IMPORT_COPY_THREADS: '0' }, files),
+    ).toEqual({ all: { GLIBC_TUNABLES: 'x=1' }, worker: { IMPORT_COPY_THREADS: '0' } });
   });
 
   it('loads demo data into the embedded database only', () => {

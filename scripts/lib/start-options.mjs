@@ -89,7 +89,35 @@ export function appendToList(list, value) {
  */
 export function catalogKeyDigests(env, keys) {
   return {
-    REGISTRATION_API_KEY_SHA256: appendToList(env.REGISTRATION_API_KEY_SHA256, sha256(keys.CATALOG_API_KEY)),
-    GA4GH_BROKER_API_KEY_SHA256: appendToList(env.GA4GH_BROKER_API_KEY_SHA256, sha256(keys.GA4GH_BROKER_API_KEY)),
+    REGISTRATION_API_KEY_SHA256: appendToList(
+      env.REGISTRATION_API_KEY_SHA256,
+      sha256(keys.CATALOG_API_KEY),
+    ),
+    GA4GH_BROKER_API_KEY_SHA256: appendToList(
+      env.GA4GH_BROKER_API_KEY_SHA256,
+      sha256(keys.GA4GH_BROKER_API_KEY),
+    ),
+  };
+}
+
+/**
+ * What the deployment gives every process and npm start would otherwise leave out, read from
+ * the files that set it, so a process started here uses memory as it does in a pod: the image's
+ * allocator tunables (the Dockerfile's runtime ENV; docs/decisions/malloc-mmap-threshold.md) and
+ * the worker's copy threads (k8s/base/provisioner/config.env: two, where npm start would take
+ * one per core up to four, each thread some 20 MiB more). An operator's setting wins.
+ */
+export function asDeployed(env, { dockerfile, provisionerConfig }) {
+  const runtime = dockerfile.slice(dockerfile.indexOf(' AS runtime'));
+  const tunables = /GLIBC_TUNABLES=(\S+)/.exec(runtime)?.[1];
+  const threads = /^IMPORT_COPY_THREADS=(\d+)$/m.exec(provisionerConfig)?.[1];
+  if (!tunables || !threads) {
+    throw new Error(
+      'Dockerfile or k8s/base/provisioner/config.env: GLIBC_TUNABLES or IMPORT_COPY_THREADS not found',
+    );
+  }
+  return {
+    all: { GLIBC_TUNABLES: env.GLIBC_TUNABLES ?? tunables },
+    worker: { IMPORT_COPY_THREADS: env.IMPORT_COPY_THREADS ?? threads },
   };
 }
