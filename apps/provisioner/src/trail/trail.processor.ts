@@ -10,7 +10,7 @@ import type { QueueBackendConfig } from '../queue/queue-backend';
 import { WorkerWatchService } from '../queue/worker-watch.service';
 import { CatalogClient, CatalogRefusedError } from '../catalog-client/catalog.client';
 import { TrailMetrics } from './trail-metrics.service';
-import { keepTrailJobsInPlace } from './trail-queue-place.repository';
+import { TrailQueuePlaceRepository } from './trail-queue-place.repository';
 import {
   TRAIL_QUEUE,
   TrailEvent,
@@ -118,7 +118,8 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
       if (this.worker.closing) return;
       try {
         await this.queue.setGlobalConcurrency(1);
-        if (this.backend.kind === 'postgres') await keepTrailJobsInPlace(this.backend.connection);
+        if (this.backend.kind === 'postgres')
+          await new TrailQueuePlaceRepository(this.backend.connection).install();
         break;
       } catch (error) {
         this.logger.warn(`trail queue not prepared yet: ${logSafeMessage(error)}`);
@@ -128,7 +129,9 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     if (this.worker.closing) return;
     this.worker
       .run()
-      .catch((error: unknown) => this.logger.error(`trail worker stopped: ${logSafeMessage(error)}`));
+      .catch((error: unknown) =>
+        this.logger.error(`trail worker stopped: ${logSafeMessage(error)}`),
+      );
     this.watch.watch(this.worker);
   }
 
@@ -148,14 +151,16 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     // queue's order. A worker whose lock lapsed (stalled: another one holds the head now) may
     // have read the queue while that one removed jobs from it, so it delivers nothing.
     if (token !== undefined && (await job.extendLock(token, this.lockMs())) !== 1) {
-      throw new Error(`trail event ${job.data.id}: lock lost before delivery; another worker has it`);
+      throw new Error(
+        `trail event ${job.data.id}: lock lost before delivery; another worker has it`,
+      );
     }
     const batch = [job, ...behind];
     let result: TrailJobResults[TrailJobName.Report];
     try {
       result = await this.catalog.reportEvents(batch.map((one) => one.data));
     } catch (error) {
-      return await this.failed(job, batch.length, error as Error, token);
+      return this.failed(job, batch.length, error as Error, token);
     }
     this.failures = 0;
     this.singles = Math.max(0, this.singles - 1);
