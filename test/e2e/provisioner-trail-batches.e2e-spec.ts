@@ -100,7 +100,8 @@ describe('the trail outbox delivers in batches, in order, once each', () => {
     expect(batches[1]).toEqual({ size: TRAIL_BATCH_MAX, answered: true });
     // Batches, not one request per event: 1,200 in three, plus the one repeated.
     expect(batches.map((b) => b.size)).toEqual([500, 500, 500, 200]);
-    expect(await queue.getCompletedCount()).toBe(EVENTS);
+    // The first job of each delivery is kept completed; the ones delivered behind it are removed.
+    expect(await queue.getCompletedCount()).toBe(3);
     expect(await queue.getFailedCount()).toBe(0);
     expect(await catalog.app.get(AuditTrailService).verify()).toMatchObject({ ok: true });
   }, 120_000);

@@ -323,7 +323,9 @@ export class ImportProcessor
     if (result.copied) this.logger.log(`import ${job.id} steps (ms): ${timeline.toString()}`);
     await this.registrations.enqueue(job, lock, result.path); // the catalog outbox
     // The trail's record of the publication: one id per import job (a retried attempt, which
-    // finds the copy published, reaches here again and queues nothing new).
+    // finds the copy published, reaches here again: the job is still queued or kept, so nothing
+    // new is queued, or it was delivered behind another and removed, and the catalog, holding
+    // the id, records it once).
     await this.trail.emit({
       id: derivedEventId('import.publish', job.id!, String(job.timestamp)),
       type: 'import.publish',

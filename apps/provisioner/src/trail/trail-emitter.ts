@@ -25,7 +25,11 @@ export type TrailFacts = Omit<TrailEvent, 'id' | 'occurred_at'> &
 export class TrailEmitter {
   private readonly logger = new Logger(TrailEmitter.name);
   private readonly on: boolean;
-  /** Completed jobs kept: their ids make a repeated event (a retried import) queue once. */
+  /**
+   * Completed jobs kept (the head of each delivery; the jobs delivered behind it are removed):
+   * their ids make a repeated event (a retried import) queue once. The catalog's event id is
+   * what makes it recorded once.
+   */
   private readonly keep = { age: 7 * 86_400, count: 100_000 };
 
   constructor(
@@ -54,8 +58,8 @@ export class TrailEmitter {
       return {
         name: TrailJobName.Report,
         data: event,
-        // Kept after delivery for inspection and so an id queued again is not delivered again;
-        // never removed on failure (a refused event is looked at, not lost).
+        // Kept after delivery when it headed one, for inspection and so an id queued again is
+        // not delivered again; never removed on failure (a refused event is looked at, not lost).
         opts: { jobId: event.id, removeOnComplete: this.keep, removeOnFail: false },
       };
     });

@@ -1,11 +1,16 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { Job, Queue, UnrecoverableError, Worker, WorkerOptions } from 'bullmq';
+import { setTimeout as delay } from 'node:timers/promises';
+import { logSafeMessage } from '@app/errors';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { assertEveryJobHasHandler, JobHandlers } from '../queue/job-handlers';
+import { QUEUE_BACKEND } from '../queue/queue.module';
+import type { QueueBackendConfig } from '../queue/queue-backend';
 import { WorkerWatchService } from '../queue/worker-watch.service';
 import { CatalogClient, CatalogRefusedError } from '../catalog-client/catalog.client';
 import { TrailMetrics } from './trail-metrics.service';
+import { TrailQueuePlaceRepository } from './trail-queue-place.repository';
 import {
   TRAIL_QUEUE,
   TrailEvent,
@@ -15,14 +20,26 @@ import {
   trailBackoffMs,
 } from './trail.queue';
 
-/** Jobs asked of the queue at once while a batch is taken. */
-const TRAIL_TAKEN_AT_ONCE = 100;
+/**
+ * Ids read past the oldest waiting jobs when a batch is looked up: jobs queued between counting
+ * the queue and reading it shift the oldest ones by as many places (both backends list the
+ * newest first), so the read reaches past them.
+ */
+const TRAIL_LOOKUP_MARGIN = TRAIL_BATCH_MAX;
+
+/** Times a lookup is read again when more than TRAIL_LOOKUP_MARGIN jobs came in meanwhile. */
+const TRAIL_LOOKUP_TRIES = 3;
+
+/** Waiting between tries to prepare the queue at start (its connection not up yet). */
+const TRAIL_START_RETRY_MS = 1000;
 
 /**
  * Worker options from settings, applied to the processor class before the worker is created.
- * One job at a time, so events reach the catalog in the queue's order. The limiter is never
- * reached by deliveries (its maximum is far above any rate); it is what lets a failed delivery
- * pause the whole queue (`queue.rateLimit`), for every worker, while the event waits at the head.
+ * One job at a time, and one in the whole queue (the queue's global concurrency, set before the
+ * worker runs), so events reach the catalog in the queue's order whatever the number of worker
+ * replicas. The limiter is never reached by deliveries (its maximum is far above any rate); it
+ * is what lets a failed delivery pause the whole queue (`queue.rateLimit`), for every worker,
+ * while the event waits at the head.
  */
 export function configureTrailProcessor(settings: ProvisionerSettings): void {
   const options: Partial<WorkerOptions> = {
@@ -34,21 +51,27 @@ export function configureTrailProcessor(settings: ProvisionerSettings): void {
     // PostgreSQL's largest integer: BullMQ's PostgreSQL backend binds the count as one, and a
     // larger number failed every stalled check there.
     maxStalledCount: 2_147_483_647,
+    // Started by hand once the queue allows one job at a time (onApplicationBootstrap).
+    autorun: false,
   };
   Processor({ name: TRAIL_QUEUE }, options)(TrailProcessor);
 }
 
 /**
- * Delivers trail events to the catalog (worker process only), in the queue's order: the job the
- * worker took, and behind it, taken from the queue at once, every job waiting up to
- * TRAIL_BATCH_MAX in all, in one request (one transaction at the catalog, which skips an event id
- * it already holds). The catalog unreachable or answering 5xx: the whole batch goes back to the
- * head of the queue in its order (`job.moveToWait` for the ones taken with it, last first, then
- * `Worker.RateLimitError` for the first, attempts untouched) and the queue pauses with
- * exponential backoff, so nothing is lost or reordered however long the outage, or until a
- * refused key (401, 403) is set right. Another 4xx is a malformed event: a batch goes back and
- * its events are delivered one at a time until past it; the one refused is failed and kept
- * (counted, one log line), and delivery goes on.
+ * Delivers trail events to the catalog (worker process only), in the queue's order. The queue
+ * lets one job be active at a time, across every worker and replica (global concurrency 1): the
+ * worker holding it (the head) delivers it with the jobs waiting behind it, read in the queue's
+ * order without being taken (up to TRAIL_BATCH_MAX in all), in one request (one transaction at
+ * the catalog, which skips an event id it already holds). Once the catalog has them, the jobs
+ * read are removed and the head completes; only then can any worker take the next head. So no
+ * two deliveries ever overlap, and a worker that dies mid-delivery holds everything back until
+ * its head returns to the front (stalled) and is delivered again with the same jobs behind it.
+ * The catalog unreachable or answering 5xx: the head goes back to the front
+ * (`Worker.RateLimitError`, attempts untouched; the jobs behind it never moved) and the queue
+ * pauses with exponential backoff, so nothing is lost or reordered however long the outage, or
+ * until a refused key (401, 403) is set right. Another 4xx is a malformed event: events are then
+ * delivered one at a time until past it; the one refused is failed and kept (counted, one log
+ * line), and delivery goes on.
  */
 @Processor(TRAIL_QUEUE)
 export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplicationBootstrap {
@@ -62,6 +85,7 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
   constructor(
     @InjectQueue(TRAIL_QUEUE) private readonly queue: Queue,
     @Inject(PROVISIONER_SETTINGS) private readonly settings: ProvisionerSettings,
+    @Inject(QUEUE_BACKEND) private readonly backend: QueueBackendConfig,
     private readonly catalog: CatalogClient,
     private readonly metrics: TrailMetrics,
     private readonly watch: WorkerWatchService,
@@ -79,7 +103,35 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     assertEveryJobHasHandler(TRAIL_QUEUE, Object.values(TrailJobName), this.handlers);
   }
 
+  /** Never delays the start: the worker runs once the queue is prepared (its store reachable). */
   onApplicationBootstrap(): void {
+    void this.start();
+  }
+
+  /**
+   * One active job in the whole queue (a setting kept in the queue's store, so every replica
+   * sees it, whichever set it), and on PostgreSQL a job handed back keeps its place: only then
+   * does the worker take jobs. Tried again while the store cannot be reached.
+   */
+  private async start(): Promise<void> {
+    for (;;) {
+      if (this.worker.closing) return;
+      try {
+        await this.queue.setGlobalConcurrency(1);
+        if (this.backend.kind === 'postgres')
+          await new TrailQueuePlaceRepository(this.backend.connection).install();
+        break;
+      } catch (error) {
+        this.logger.warn(`trail queue not prepared yet: ${logSafeMessage(error)}`);
+        await delay(TRAIL_START_RETRY_MS);
+      }
+    }
+    if (this.worker.closing) return;
+    this.worker
+      .run()
+      .catch((error: unknown) =>
+        this.logger.error(`trail worker stopped: ${logSafeMessage(error)}`),
+      );
     this.watch.watch(this.worker);
   }
 
@@ -94,67 +146,62 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     job: Job<TrailEvent>,
     token: string | undefined,
   ): Promise<TrailJobResults[TrailJobName.Report]> {
-    const behind = await this.takeWaiting(token);
-    // In the order queued: jobs a dead worker left stalled come back to the queue in no
-    // particular order (BullMQ keeps them in a set); the sort is stable, so ties keep theirs.
-    const batch = [job, ...behind].sort((a, b) => a.timestamp - b.timestamp);
-    // The jobs taken by hand are not the worker's to keep locked: held here while delivering.
-    const held = setInterval(
-      () => behind.forEach((one) => void one.extendLock(token!, this.lockMs()).catch(() => 0)),
-      Math.max(500, Math.floor(this.lockMs() / 3)),
-    );
+    const behind = await this.waitingBehind();
+    // Read while this worker held the head, nobody else took or removed a job: the read is the
+    // queue's order. A worker whose lock lapsed (stalled: another one holds the head now) may
+    // have read the queue while that one removed jobs from it, so it delivers nothing.
+    if (token !== undefined && (await job.extendLock(token, this.lockMs())) !== 1) {
+      throw new Error(
+        `trail event ${job.data.id}: lock lost before delivery; another worker has it`,
+      );
+    }
+    const batch = [job, ...behind];
     let result: TrailJobResults[TrailJobName.Report];
     try {
       result = await this.catalog.reportEvents(batch.map((one) => one.data));
     } catch (error) {
-      await this.putBack(behind, token);
-      return await this.failed(job, batch.length, error as Error, token);
-    } finally {
-      clearInterval(held);
+      return this.failed(job, batch.length, error as Error, token);
     }
     this.failures = 0;
     this.singles = Math.max(0, this.singles - 1);
     this.metrics.record('recorded', result.recorded);
     this.metrics.record('already', result.already);
-    // Each job taken with the first reports the batch's counts, as the first does. One whose
-    // lock was lost meanwhile is delivered again later: the catalog answers `already`.
-    // Sent at once (one round trip, not one per event): their order no longer matters.
+    // Delivered: gone from the queue before the head completes, so the next head is behind them.
+    // Sent at once (one round trip, not one per event): their order no longer matters. One left
+    // (a failed removal) is delivered again later, and the catalog answers `already`.
     await Promise.all(
       behind.map((one) =>
-        one.moveToCompleted(result, token!, false).catch((error: Error) => {
-          this.logger.warn(`trail event ${one.data.id} delivered, not marked so: ${error.message}`);
+        this.queue.remove(one.id!).catch((error: Error) => {
+          this.logger.warn(`trail event ${one.data.id} delivered, not removed: ${error.message}`);
         }),
       ),
     );
     return result;
   }
 
-  /** The jobs waiting behind the one being delivered, in order (none after a refused batch). */
-  private async takeWaiting(token: string | undefined): Promise<Job<TrailEvent>[]> {
-    const taken: Job<TrailEvent>[] = [];
-    if (token === undefined || this.singles > 0) return taken;
-    // Asked TRAIL_TAKEN_AT_ONCE at a time on the one connection: Redis runs the moves in the
-    // order sent and the answers come back in it, so the jobs keep the queue's order, and a
-    // batch costs a few round trips instead of one per event.
-    while (taken.length < TRAIL_BATCH_MAX - 1) {
-      const want = Math.min(TRAIL_TAKEN_AT_ONCE, TRAIL_BATCH_MAX - 1 - taken.length);
-      const next = await Promise.all(
-        Array.from({ length: want }, () => this.worker.getNextJob(token, { block: false })),
-      );
-      let got = 0;
-      for (const one of next) {
-        if (one === undefined) continue;
-        taken.push(one as Job<TrailEvent>);
-        got += 1;
-      }
-      if (got < want) break;
+  /**
+   * The jobs waiting behind the head, oldest first, up to a batch (none while events go one at
+   * a time). Both backends list waiting jobs newest first: the oldest are the last places, and
+   * the read reaches TRAIL_LOOKUP_MARGIN past them for jobs queued since the count; a read that
+   * comes back full had more than that come in, and is done again.
+   */
+  private async waitingBehind(): Promise<Job<TrailEvent>[]> {
+    if (this.singles > 0) return [];
+    const want = TRAIL_BATCH_MAX - 1;
+    for (let tries = 0; tries < TRAIL_LOOKUP_TRIES; tries += 1) {
+      const count = await this.queue.getWaitingCount();
+      if (count === 0) return [];
+      const start = Math.max(0, count - want);
+      const read = want + TRAIL_LOOKUP_MARGIN;
+      const ids = await this.queue.getRanges(['wait'], start, start + read - 1, false);
+      if (ids.length === read) continue;
+      const oldest = ids.slice(-want).reverse();
+      const jobs = await Promise.all(oldest.map((id) => this.queue.getJob(id)));
+      // A job removed since its id was read (delivered by a worker whose lock had lapsed) is
+      // simply not there any more; the ones after it keep their order.
+      return jobs.filter((one): one is Job<TrailEvent> => one !== undefined);
     }
-    return taken;
-  }
-
-  /** Back to the head of the queue in their order, ahead of everything else but the first. */
-  private async putBack(jobs: Job<TrailEvent>[], token: string | undefined): Promise<void> {
-    for (const one of [...jobs].reverse()) await one.moveToWait(token);
+    return [];
   }
 
   private async failed(
