@@ -1,26 +1,18 @@
 import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { HeaderWriter, type HeaderKeys, KEY_LENGTH, SegmentEncryptor } from '@app/crypt4gh';
 import { openLocalObject } from './filesystem/local-object';
+import { SealedPartsJoiner } from './sealed-parts';
 import type { BufferedObjectWriter, EncryptedTargets, SyncObjectWriter } from './storage-system';
 
 /**
- * Where a thread joins a chunk's sealed parts (nonce, cipher-text, MAC per segment) to write
- * them in one call: one per thread (a module is loaded per thread), free again as soon as the
- * blocking write returns, so a small file allocates nothing for it.
+ * Where a thread joins a chunk's sealed parts: one per thread (a module is loaded per thread),
+ * free again as soon as the blocking write returns.
  */
-let joined = Buffer.allocUnsafe(0);
+const joiner = new SealedPartsJoiner();
 
 function writeJoined(writer: SyncObjectWriter, parts: readonly Buffer[], hash: Hash): void {
-  if (parts.length === 0) return;
-  let length = 0;
-  for (const part of parts) {
-    hash.update(part);
-    length += part.length;
-  }
-  if (joined.length < length) joined = Buffer.allocUnsafe(length);
-  let at = 0;
-  for (const part of parts) at += part.copy(joined, at);
-  writer.write(joined.subarray(0, length));
+  const joined = joiner.join(parts, hash);
+  if (joined) writer.write(joined);
 }
 
 /** A small object written whole and closed (a header, a body checksum). */

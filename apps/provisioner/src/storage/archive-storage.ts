@@ -27,6 +27,7 @@ import type {
   StagingArea,
   StorageSystem,
 } from './storage-system';
+import { SealedPartsJoiner } from './sealed-parts';
 
 /**
  * Archive mode (STORAGE_ENCRYPTION=crypt4gh, docs/decisions/archive-encryption.md): every data
@@ -85,21 +86,10 @@ function encryptingWriter(
 ): ObjectWriter {
   const encryptor = new SegmentEncryptor(dataKey);
   const hash = createHash('sha256');
-  // One write per sealed segment would be three per 64 KiB: a chunk's parts are joined into this
-  // buffer, kept for the writer's next chunks (a writer is done with a chunk once its write
-  // resolves), so a large file does not allocate its size a second time.
-  let joined = Buffer.alloc(0);
+  const joiner = new SealedPartsJoiner();
   const writeAll = async (parts: Buffer[]): Promise<void> => {
-    if (parts.length === 0) return;
-    let length = 0;
-    for (const part of parts) {
-      hash.update(part);
-      length += part.length;
-    }
-    if (joined.length < length) joined = Buffer.allocUnsafe(length);
-    let at = 0;
-    for (const part of parts) at += part.copy(joined, at);
-    await writer.write(joined.subarray(0, length));
+    const joined = joiner.join(parts, hash);
+    if (joined) await writer.write(joined);
   };
   const encrypting: Complete<ObjectWriter> = {
     write: (chunk) => writeAll(encryptor.push(chunk)),
