@@ -8,25 +8,11 @@
 // catalog with a registration key of its own (the catalog gets only the key's SHA-256).
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { embeddedPostgresBlocker } from './lib/embedded-postgres.mjs';
-import {
-  asDeployed,
-  catalogKeyDigests,
-  deathOf,
-  startOptions,
-  USAGE,
-} from './lib/start-options.mjs';
+import { asDeployed, catalogKeyDigests, deathOf, startOptions, USAGE } from './lib/start-options.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // START_DATA_DIR: another place for the keys, the embedded database and the state file (tests).
@@ -37,25 +23,19 @@ const say = (message) => process.stdout.write(`[start] ${message}\n`);
 
 function run(command, args, env = process.env) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env });
-  if (result.status !== 0)
-    throw new Error(`${command} ${args.join(' ')} failed (${result.status})`);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.status})`);
 }
 
 /** The newest modification time of the TypeScript under `path` that a build compiles (tests aside). */
 function newestMtime(path) {
   const stat = statSync(path);
-  if (!stat.isDirectory())
-    return path.endsWith('.ts') && !/\.(e2e-)?spec\.ts$/.test(path) ? stat.mtimeMs : 0;
+  if (!stat.isDirectory()) return path.endsWith('.ts') && !/\.(e2e-)?spec\.ts$/.test(path) ? stat.mtimeMs : 0;
   return readdirSync(path).reduce((max, name) => Math.max(max, newestMtime(join(path, name))), 0);
 }
 
 function installIfNeeded() {
   const marker = join(root, 'node_modules', '.package-lock.json');
-  if (
-    existsSync(marker) &&
-    statSync(marker).mtimeMs >= statSync(join(root, 'package-lock.json')).mtimeMs
-  )
-    return;
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(root, 'package-lock.json')).mtimeMs) return;
   say('installing dependencies (npm install)…');
   run('npm', ['install', '--no-audit', '--no-fund']);
 }
@@ -68,11 +48,7 @@ const BUILT = [
 ];
 
 function buildIfNeeded() {
-  const sources = Math.max(
-    ...['apps/catalog-api/src', 'apps/provisioner/src', 'libs'].map((dir) =>
-      newestMtime(join(root, dir)),
-    ),
-  );
+  const sources = Math.max(...['apps/catalog-api/src', 'apps/provisioner/src', 'libs'].map((dir) => newestMtime(join(root, dir))));
   const built = BUILT.map((path) => join(root, path));
   if (built.every((path) => existsSync(path) && statSync(path).mtimeMs >= sources)) return;
   say('building…');
@@ -100,10 +76,7 @@ function localKeys() {
   const kept = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
   const missing = LOCAL_KEYS.filter((name) => !kept[name]);
   if (missing.length === 0) return kept;
-  const keys = {
-    ...kept,
-    ...Object.fromEntries(missing.map((name) => [name, randomBytes(24).toString('hex')])),
-  };
+  const keys = { ...kept, ...Object.fromEntries(missing.map((name) => [name, randomBytes(24).toString('hex')])) };
   writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;
 }
@@ -132,14 +105,8 @@ function localArchiveKey() {
     const { privateKey } = generateKeyPairSync('x25519');
     const secret = Buffer.from(privateKey.export({ format: 'jwk' }).d, 'base64url');
     // Each field of the key file: its length (2 bytes, big-endian), then its bytes.
-    const field = (value) =>
-      Buffer.concat([Buffer.from([value.length >> 8, value.length & 0xff]), value]);
-    const body = Buffer.concat([
-      Buffer.from('c4gh-v1'),
-      field(Buffer.from('none')),
-      field(Buffer.from('none')),
-      field(secret),
-    ]);
+    const field = (value) => Buffer.concat([Buffer.from([value.length >> 8, value.length & 0xff]), value]);
+    const body = Buffer.concat([Buffer.from('c4gh-v1'), field(Buffer.from('none')), field(Buffer.from('none')), field(secret)]);
     const pem = `-----BEGIN CRYPT4GH PRIVATE KEY-----\n${body.toString('base64')}\n-----END CRYPT4GH PRIVATE KEY-----\n`;
     writeFileSync(file, pem, { mode: 0o600 });
   }
@@ -152,9 +119,7 @@ async function ensureDatabases(serverUrl, names) {
   await client.connect();
   try {
     for (const name of names) {
-      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
-        name,
-      ]);
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
       if (!rowCount) await client.query(`CREATE DATABASE "${name}"`);
     }
   } finally {
@@ -165,8 +130,7 @@ async function ensureDatabases(serverUrl, names) {
 async function waitReady(url, child, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (ended(child))
-      throw new Error(`${url}: the process exited (${child.signalCode ?? child.exitCode})`);
+    if (ended(child)) throw new Error(`${url}: the process exited (${child.signalCode ?? child.exitCode})`);
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
       if (res.ok) return;
@@ -190,15 +154,11 @@ let stopping = false;
  * this script, which stops the services first and the database last.
  */
 function startEmbeddedDatabase(dir, port) {
-  const child = spawn(
-    process.execPath,
-    [join(root, 'scripts/lib/embedded-postgres-server.mjs'), dir, String(port)],
-    {
-      cwd: root,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [join(root, 'scripts/lib/embedded-postgres-server.mjs'), dir, String(port)], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolveStart, reject) => {
     let buffered = '';
     child.once('exit', (code, signal) => {
@@ -287,9 +247,7 @@ async function main() {
   }
   installIfNeeded();
   // Before the build: a clone the embedded database cannot use stops here, in one line.
-  const blocker = options.embedded
-    ? await embeddedPostgresBlocker(join(dataDir, 'postgres'))
-    : null;
+  const blocker = options.embedded ? await embeddedPostgresBlocker(join(dataDir, 'postgres')) : null;
   if (blocker) {
     say(blocker);
     process.exit(1);
@@ -302,10 +260,7 @@ async function main() {
   let provisionerDb = process.env.PROVISIONER_DATABASE_URL ?? process.env.DATABASE_URL;
   if (options.embedded) {
     say(`no DATABASE_URL: starting an embedded PostgreSQL (data in ${join(dataDir, 'postgres')})…`);
-    embedded = await startEmbeddedDatabase(
-      join(dataDir, 'postgres'),
-      options.ports.embeddedPostgres,
-    );
+    embedded = await startEmbeddedDatabase(join(dataDir, 'postgres'), options.ports.embeddedPostgres);
     await ensureDatabases(embedded.url, ['catalog', 'provisioner']);
     catalogDb = `${embedded.url}/catalog`;
     provisionerDb = `${embedded.url}/provisioner`;
@@ -355,44 +310,30 @@ async function main() {
   provisionerEnv.DRS_URL_SIGNING_KEY ??= keys.DRS_URL_SIGNING_KEY;
   // Archive mode: every imported file stored as Crypt4GH for a key kept in .data/.
   provisionerEnv.STORAGE_ENCRYPTION ??= 'crypt4gh';
-  if (provisionerEnv.STORAGE_ENCRYPTION === 'crypt4gh')
-    provisionerEnv.C4GH_ARCHIVE_SECRET_KEY_FILE ??= localArchiveKey();
+  if (provisionerEnv.STORAGE_ENCRYPTION === 'crypt4gh') provisionerEnv.C4GH_ARCHIVE_SECRET_KEY_FILE ??= localArchiveKey();
 
   const catalogDist = join(root, 'dist/apps/catalog-api/apps/catalog-api/src');
   const provisionerDist = join(root, 'dist/apps/provisioner/apps/provisioner/src');
   say('migrating the catalog schema…');
   run(process.execPath, [join(catalogDist, 'database/migrate.js')], catalogEnv);
-  const demo = options.demoData
-    ? await loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv)
-    : {};
-  if (!options.demoData)
-    say('DATABASE_URL is set: no demo data loaded (`npm start -- --demo-data` loads it).');
+  const demo = options.demoData ? await loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv) : {};
+  if (!options.demoData) say('DATABASE_URL is set: no demo data loaded (`npm start -- --demo-data` loads it).');
 
   // The heap flags of the manifests (k8s/base/*/…deployment.yaml).
-  const catalog = startProcess(
-    'catalog-api',
-    join(catalogDist, 'main.js'),
-    { ...catalogEnv, MIGRATIONS_RUN: 'false' },
-    ['--max-semi-space-size=4', '--max-old-space-size=256'],
-  );
-  const api = startProcess('provisioner-api', join(provisionerDist, 'main.js'), provisionerEnv, [
+  const catalog = startProcess('catalog-api', join(catalogDist, 'main.js'), { ...catalogEnv, MIGRATIONS_RUN: 'false' }, [
     '--max-semi-space-size=4',
-    '--max-old-space-size=192',
+    '--max-old-space-size=256',
   ]);
+  const api = startProcess('provisioner-api', join(provisionerDist, 'main.js'), provisionerEnv, ['--max-semi-space-size=4', '--max-old-space-size=192']);
   // The same flags as in the manifests (k8s/base/provisioner/worker-deployment.yaml).
-  const worker = startProcess(
-    'provisioner-worker',
-    join(provisionerDist, 'worker.js'),
-    provisionerEnv,
-    ['--max-semi-space-size=4', '--max-old-space-size=384'],
-  );
+  const worker = startProcess('provisioner-worker', join(provisionerDist, 'worker.js'), provisionerEnv, [
+    '--max-semi-space-size=4',
+    '--max-old-space-size=384',
+  ]);
   await Promise.all([
     waitReady(`http://${probeHost(options.host)}:${catalogEnv.PORT}/health/ready`, catalog),
     waitReady(`http://${probeHost(options.host)}:${provisionerEnv.PORT}/health/ready`, api),
-    waitReady(
-      `http://${probeHost(options.host)}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`,
-      worker,
-    ),
+    waitReady(`http://${probeHost(options.host)}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready`, worker),
   ]);
   writeFileSync(
     stateFile,
@@ -414,10 +355,7 @@ async function main() {
     ),
     { mode: 0o600 },
   );
-  printBanner(catalogEnv, provisionerEnv, keys, demo, {
-    embeddedUrl: embedded && catalogDb,
-    demoData: options.demoData,
-  });
+  printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl: embedded && catalogDb, demoData: options.demoData });
 }
 
 /** Where this machine reaches a service listening on `host` (a wildcard: the loopback). */
@@ -434,22 +372,14 @@ function pick(source, names) {
 async function loadDemoData(catalogDist, provisionerDist, catalogEnv, provisionerEnv) {
   // Random per installation, kept beside the embedded database so a restart finds them.
   const loaders = [
-    [
-      join(catalogDist, 'demo/demo-data.cli.js'),
-      catalogEnv,
-      ['--keys-file', join(dataDir, 'demo-keys.json')],
-    ],
+    [join(catalogDist, 'demo/demo-data.cli.js'), catalogEnv, ['--keys-file', join(dataDir, 'demo-keys.json')]],
     [join(provisionerDist, 'demo/demo-dropzone.cli.js'), provisionerEnv, []],
   ];
   say('loading demo data…');
   const results = {};
   for (const [script, env, args] of loaders) {
     if (!existsSync(script)) continue;
-    const out = spawnSync(process.execPath, [script, '--json', ...args], {
-      cwd: root,
-      env,
-      encoding: 'utf8',
-    });
+    const out = spawnSync(process.execPath, [script, '--json', ...args], { cwd: root, env, encoding: 'utf8' });
     if (out.status !== 0) throw new Error(`demo data (${script}) failed:\n${out.stderr}`);
     const last = out.stdout.trim().split('\n').pop();
     try {
@@ -463,8 +393,7 @@ async function loadDemoData(catalogDist, provisionerDist, catalogEnv, provisione
 }
 
 function printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl, demoData }) {
-  const host =
-    probeHost(catalogEnv.HOST) === '127.0.0.1' ? 'localhost' : probeHost(catalogEnv.HOST);
+  const host = probeHost(catalogEnv.HOST) === '127.0.0.1' ? 'localhost' : probeHost(catalogEnv.HOST);
   const catalog = `http://${host}:${catalogEnv.PORT}`;
   const provisioner = `http://${host}:${provisionerEnv.PORT}`;
   const writeKey = keys.PROVISIONER_API_KEY;
@@ -479,14 +408,8 @@ function printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl, demo
     `  provisioner worker  http://${host}:${provisionerEnv.WORKER_HEALTH_PORT}/health/ready   metrics /metrics`,
     `  GA4GH DRS           ${provisioner}/ga4gh/drs/v1/service-info   (imported data, to visa holders)`,
   ];
-  if (catalogEnv.DCAT_PUBLISHER_NAME)
-    lines.push(
-      `  DCAT                ${catalog}/api/dcat   (publisher: ${catalogEnv.DCAT_PUBLISHER_NAME})`,
-    );
-  if (embeddedUrl)
-    lines.push(
-      `  embedded database   ${embeddedUrl}   (\`npm run catalog\` finds it while this runs)`,
-    );
+  if (catalogEnv.DCAT_PUBLISHER_NAME) lines.push(`  DCAT                ${catalog}/api/dcat   (publisher: ${catalogEnv.DCAT_PUBLISHER_NAME})`);
+  if (embeddedUrl) lines.push(`  embedded database   ${embeddedUrl}   (\`npm run catalog\` finds it while this runs)`);
   lines.push(
     '',
     `Keys (local use only; kept in ${join(dataDir, 'local-keys.json')}):`,
@@ -494,11 +417,7 @@ function printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl, demo
     `  provisioner write key     ${writeKey}`,
     `  provisioner read key      ${keys.PROVISIONER_READ_API_KEYS.split(',')[0]}`,
   );
-  if (demo.keys)
-    lines.push(
-      '',
-      `Demo keys (random for this installation; kept in ${join(dataDir, 'demo-keys.json')}):`,
-    );
+  if (demo.keys) lines.push('', `Demo keys (random for this installation; kept in ${join(dataDir, 'demo-keys.json')}):`);
   for (const [name, value] of Object.entries(demo.keys ?? {})) lines.push(`  ${name}: ${value}`);
   if (demoData) {
     lines.push(
@@ -510,12 +429,7 @@ function printBanner(catalogEnv, provisionerEnv, keys, demo, { embeddedUrl, demo
       `  npm run drs -- get <a file's drs URI>    the file, its SHA-256 verified`,
     );
   }
-  lines.push(
-    '',
-    `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' ${catalog}/api/datasets`,
-    'Ctrl-C stops everything.',
-    '',
-  );
+  lines.push('', `Example: curl -H 'X-API-Key: ${keys.GLOBAL_API_KEY}' ${catalog}/api/datasets`, 'Ctrl-C stops everything.', '');
   process.stdout.write(lines.join('\n') + '\n');
 }
 

@@ -89,14 +89,8 @@ export function appendToList(list, value) {
  */
 export function catalogKeyDigests(env, keys) {
   return {
-    REGISTRATION_API_KEY_SHA256: appendToList(
-      env.REGISTRATION_API_KEY_SHA256,
-      sha256(keys.CATALOG_API_KEY),
-    ),
-    GA4GH_BROKER_API_KEY_SHA256: appendToList(
-      env.GA4GH_BROKER_API_KEY_SHA256,
-      sha256(keys.GA4GH_BROKER_API_KEY),
-    ),
+    REGISTRATION_API_KEY_SHA256: appendToList(env.REGISTRATION_API_KEY_SHA256, sha256(keys.CATALOG_API_KEY)),
+    GA4GH_BROKER_API_KEY_SHA256: appendToList(env.GA4GH_BROKER_API_KEY_SHA256, sha256(keys.GA4GH_BROKER_API_KEY)),
   };
 }
 
@@ -112,9 +106,7 @@ export function asDeployed(env, { dockerfile, provisionerConfig }) {
   const tunables = /GLIBC_TUNABLES=(\S+)/.exec(runtime)?.[1];
   const threads = /^IMPORT_COPY_THREADS=(\d+)$/m.exec(provisionerConfig)?.[1];
   if (!tunables || !threads) {
-    throw new Error(
-      'Dockerfile or k8s/base/provisioner/config.env: GLIBC_TUNABLES or IMPORT_COPY_THREADS not found',
-    );
+    throw new Error('Dockerfile or k8s/base/provisioner/config.env: GLIBC_TUNABLES or IMPORT_COPY_THREADS not found');
   }
   return {
     all: { GLIBC_TUNABLES: env.GLIBC_TUNABLES ?? tunables },
