@@ -5,6 +5,7 @@ import { ContactWriter } from './contact-writer';
 import { affiliationRefs, contactFacts, type PersonFacts } from './person-facts';
 import { reportDuplicates } from './record-matcher';
 import { References } from './references';
+import { UserAffiliations } from './user-affiliations';
 
 interface ResolvedContract {
   projectId: number | undefined;
@@ -17,14 +18,16 @@ export async function importContracts(ctx: ImportContext, items: ContractInput[]
   const refs = await References.load(ctx.manager, ctx.repos, {
     projects: items.flatMap((c) => (c.project ? [c.project] : [])),
     projectIds: items.flatMap((c) => (c.project_id ? [c.project_id] : [])),
-    partners: items.flatMap((c) =>
-      (c.partners ?? []).flatMap((p) => [p.partner ?? '', ...affiliationRefs(p.contacts)]),
-    ),
+    partners: items.flatMap((c) => [
+      ...(c.partners ?? []).flatMap((p) => [p.partner ?? '', ...affiliationRefs(p.contacts)]),
+      ...affiliationRefs(c.local_custodians),
+    ]),
     userEmails: items.flatMap((c) =>
       (c.local_custodians ?? []).flatMap((p) => (p.email ? [p.email] : [])),
     ),
   });
-  const resolved = items.map((c, index) => resolve(ctx, refs, c, index));
+  const affiliations = new UserAffiliations(refs);
+  const resolved = items.map((c, index) => resolve(ctx, refs, affiliations, c, index));
   reportDuplicates(
     ctx,
     items.map((c, index) => ({
@@ -38,6 +41,7 @@ export async function importContracts(ctx: ImportContext, items: ContractInput[]
     items.map((c, index) => `${resolved[index].projectId ?? 0}:${fold(c.name ?? '')}`),
   );
   ctx.throwIfProblems();
+  await affiliations.write(ctx);
 
   const existingIds = new Map(existing.map((e) => [e.key, e.id]));
   const existingIdOf = (index: number) =>
@@ -92,6 +96,7 @@ export async function importContracts(ctx: ImportContext, items: ContractInput[]
 function resolve(
   ctx: ImportContext,
   refs: References,
+  affiliations: UserAffiliations,
   c: ContractInput,
   index: number,
 ): ResolvedContract {
@@ -112,6 +117,7 @@ function resolve(
       ctx.problem(index, `local_custodians[${i}].email`, 'no user has this email');
       return [];
     }
+    affiliations.note(userId, person);
     return [userId];
   });
   const seen = new Set<number>();

@@ -1,9 +1,11 @@
 import type { ImportContext } from './import-context';
 import { fold } from './import-context';
 import type { DatasetInput } from './import-shapes';
+import { affiliationRefs } from './person-facts';
 import { matchTracked, reportTaken, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
 import { replaceStorages } from './storages-writer';
+import { UserAffiliations } from './user-affiliations';
 
 interface ResolvedDataset {
   projectId: number | null | undefined;
@@ -41,18 +43,21 @@ export async function importDatasets(ctx: ImportContext, items: DatasetInput[]):
         ),
       ),
     ),
-    partners: items.flatMap((d) =>
-      (d.transfers ?? []).flatMap((t) => (t.partner ? [t.partner] : [])),
-    ),
+    partners: items.flatMap((d) => [
+      ...(d.transfers ?? []).flatMap((t) => (t.partner ? [t.partner] : [])),
+      ...affiliationRefs(d.contacts),
+    ]),
     userEmails: items.flatMap((d) => (d.contacts ?? []).flatMap((c) => (c.email ? [c.email] : []))),
   });
-  const resolved = items.map((d, index) => resolve(ctx, refs, d, index));
+  const affiliations = new UserAffiliations(refs);
+  const resolved = items.map((d, index) => resolve(ctx, refs, affiliations, d, index));
   ctx.throwIfProblems();
   await reserveAccessions(
     ctx,
     items.flatMap((d) => (d.external_id ? [d.external_id] : [])),
   );
 
+  await affiliations.write(ctx);
   const ids = await upsertTracked(ctx, 'datasets', items, matches, (d, index) => ({
     title: d.name,
     description: d.description,
@@ -101,6 +106,7 @@ interface WrittenDataset {
 function resolve(
   ctx: ImportContext,
   refs: References,
+  affiliations: UserAffiliations,
   d: DatasetInput,
   index: number,
 ): ResolvedDataset {
@@ -142,6 +148,7 @@ function resolve(
   // Only people who are users can be custodians; the dataset export lists no one else.
   const custodians = d.contacts?.flatMap((c) => {
     const userId = c.role === 'Principal_Investigator' ? refs.userByEmail(c.email) : undefined;
+    if (userId !== undefined) affiliations.note(userId, c);
     return userId === undefined ? [] : [userId];
   });
   return {

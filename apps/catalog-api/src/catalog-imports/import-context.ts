@@ -46,6 +46,11 @@ export class ImportContext {
       change,
     });
   }
+
+  /** Audits a change an import makes to a record it does not import (not counted). */
+  recordSideWrite(objectType: string, objectId: number, change: Record<string, unknown>): void {
+    this.audit.push({ actor: this.actor, action: 'update', objectType, objectId, change });
+  }
 }
 
 /** Case-insensitive key used for natural keys and reference names. */

@@ -4,6 +4,7 @@ import { ContactWriter } from './contact-writer';
 import { affiliationRefs, personFacts, type PersonFacts } from './person-facts';
 import { matchTracked, reportTaken, reserveAccessions, upsertTracked } from './record-matcher';
 import { References } from './references';
+import { UserAffiliations } from './user-affiliations';
 
 interface ProjectPeople {
   custodians: number[];
@@ -14,11 +15,12 @@ interface ProjectPeople {
 /**
  * Sorts a project's people: a Principal_Investigator whose email belongs to a user is a local
  * custodian, a Researcher who is a user is company personnel (the export lists both so), and
- * everyone else is a contact.
+ * everyone else is a contact. The affiliations stated for the users are noted in `affiliations`.
  */
 function sortPeople(
   ctx: ImportContext,
   refs: References,
+  affiliations: UserAffiliations,
   project: ProjectInput,
   index: number,
 ): ProjectPeople | undefined {
@@ -29,8 +31,10 @@ function sortPeople(
     const field = `contacts[${i}]`;
     if (userId !== undefined && person.role === 'Principal_Investigator') {
       people.custodians.push(userId);
+      affiliations.note(userId, person);
     } else if (userId !== undefined && person.role === 'Researcher') {
       people.personnel.push(userId);
+      affiliations.note(userId, person);
     } else {
       people.contacts.push({ facts: personFacts(ctx, refs, person, index, field), field });
     }
@@ -59,7 +63,8 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
     partners: items.flatMap((p) => affiliationRefs(p.contacts)),
     userEmails: items.flatMap((p) => (p.contacts ?? []).flatMap((c) => (c.email ? [c.email] : []))),
   });
-  const people = items.map((p, index) => sortPeople(ctx, refs, p, index));
+  const affiliations = new UserAffiliations(refs);
+  const people = items.map((p, index) => sortPeople(ctx, refs, affiliations, p, index));
   items.forEach((p, index) =>
     p.publications?.forEach((pub, i) => {
       if (!pub.citation && !pub.citation_string) {
@@ -78,6 +83,7 @@ export async function importProjects(ctx: ImportContext, items: ProjectInput[]):
   );
 
   const { manager: m, repos } = ctx;
+  await affiliations.write(ctx);
   const contacts = new ContactWriter(ctx);
   const ids = await upsertTracked(ctx, 'projects', items, matches, (p) => ({
     acronym: p.acronym,

@@ -159,6 +159,27 @@ export class UsersRepository {
     );
   }
 
+  /**
+   * Sets the affiliation of each user that has none, from `[userId, partnerId]` pairs; a user's
+   * own affiliation is kept. Returns the users changed.
+   */
+  async adoptAffiliations(
+    manager: EntityManager,
+    pairs: [number, number][],
+  ): Promise<{ id: number; affiliation_id: number }[]> {
+    if (pairs.length === 0) return [];
+    return manager.query(
+      // A CTE: TypeORM answers a bare UPDATE ... RETURNING with [rows, count].
+      `WITH changed AS (
+         UPDATE users u SET affiliation_id = s.partner_id, updated_at = now()
+           FROM unnest($1::int[], $2::int[]) AS s(user_id, partner_id)
+          WHERE u.id = s.user_id AND u.affiliation_id IS NULL
+          RETURNING u.id, u.affiliation_id)
+       SELECT id, affiliation_id FROM changed ORDER BY id`,
+      [pairs.map(([userId]) => userId), pairs.map(([, partnerId]) => partnerId)],
+    );
+  }
+
   /** The user as the administration routes show it: groups by name, affiliation's name. */
   async view(manager: EntityManager, id: number): Promise<UserView | undefined> {
     const rows = await manager.query<UserView[]>(
