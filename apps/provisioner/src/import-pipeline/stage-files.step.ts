@@ -220,8 +220,7 @@ class FileStager {
       for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
       mergeSort(this.order, (a, b) => size[b] - size[a]);
     }
-    // A remote object's version is its ETag, so its copy is recorded whatever its times say.
-    this.recorder = new StagedFilesRecorder(staging, plan.remote ? null : ctx.recentChangeMs);
+    this.recorder = new StagedFilesRecorder(staging, plan.recentChangeMs);
   }
 
   async run(): Promise<void> {
@@ -540,16 +539,6 @@ class FileStager {
 }
 
 /**
- * A file changed this recently may change again within one tick of a coarse file-system clock
- * (NFS, some FUSE mounts: a second) without its times moving: not recorded for reuse. Its last
- * change is its ctime, which every write and every utimes() moves to the file system's now; its
- * mtime is whatever the depositor's tools set (rsync -t, tar and cp -p keep the submitter's
- * clock, possibly ahead of ours: a file never recorded, copied again by every attempt). A
- * remote object is not subject to this at all: its ETag changes with every write, and its
- * last-modified time is the store's clock (Swift rounds it up to the next second), not ours.
- */
-const RECENT_CHANGE_MS = 2000;
-/**
  * Copied files are recorded within this long (a kill loses at most this much finished copying
  * besides the files in flight), each time with one flush of the storage (syncfs), so not more
  * often: ...
@@ -617,8 +606,8 @@ class StagedFilesRecorder {
 
   constructor(
     private readonly staging: StagingArea,
-    /** RECENT_CHANGE_MS; null where the source's version says whether it changed (ETags). */
-    private readonly recentChangeMs: number | null = RECENT_CHANGE_MS,
+    /** The plan's (ImportPlan.recentChangeMs): null records every file whatever its times. */
+    private readonly recentChangeMs: number | null,
     private readonly now: () => number = Date.now,
   ) {}
 
