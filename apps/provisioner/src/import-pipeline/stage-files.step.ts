@@ -279,7 +279,10 @@ class FileStager {
     if (plaintext) this.storedAsPlaintext(index, result.size, plaintext);
     this.copiedFiles += 1;
     this.reusedBytes += result.reusedBytes ?? 0;
-    this.recorder.copied(path, result);
+    // A deposit is stored under another name than its plan path: no later attempt could keep
+    // it, and an entry for it failed its whole batch's record (no object by that name to fsync
+    // without syncfs, nor on S3 to journal).
+    if (!plaintext) this.recorder.copied(path, result);
     this.progress.fileDone();
     this.ctx.copyMeter?.addFiles(1);
   };
