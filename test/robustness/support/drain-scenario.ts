@@ -99,7 +99,7 @@ export function writeDrainDataset(
 
 /**
  * Waits until files written at `writtenAtMs` are older than the 2 s under which a copy is not
- * recorded for reuse (stage-files.step.ts, RECENT_CHANGE_MS: coarse file-system clocks).
+ * recorded for reuse (preflight.ts, RECENT_CHANGE_MS: coarse file-system clocks).
  */
 export async function settled(writtenAtMs: number): Promise<void> {
   await until(() => Date.now() - writtenAtMs > 2100, 'the dataset files to be 2 s old', 5000, 50);

@@ -45,7 +45,7 @@ export interface DatasetImportContext {
   lastAttempt?: boolean;
   /**
    * A file whose source changed (ctime) less than this long before it was copied is not
-   * recorded for a later attempt to keep (stage-files.step.ts, RECENT_CHANGE_MS); tests of fresh
+   * recorded for a later attempt to keep (preflight.ts, RECENT_CHANGE_MS); tests of fresh
    * files set 0. Not used for a remote dataset, whose objects' ETags say whether they changed.
    */
   recentChangeMs?: number;

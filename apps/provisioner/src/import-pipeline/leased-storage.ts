@@ -126,9 +126,9 @@ function leasedArea(area: StagingArea, lease: AttemptLease): StagingArea {
       lease.assertHeld();
       return area.discardExcept(keep);
     },
-    record: async (files) => {
+    record: async (files, objectsOf) => {
       lease.assertHeld();
-      return area.record(files);
+      return area.record(files, objectsOf);
     },
   };
   return leased;

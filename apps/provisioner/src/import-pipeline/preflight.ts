@@ -52,6 +52,12 @@ export interface ImportPlan {
    * payloadRoot, each file by the version (ETag) preflight listed (PlannedFiles.version).
    */
   remote?: RemoteDataset;
+  /**
+   * How long after a file's last change its times are trusted to show the next one: a file
+   * copied sooner is not recorded for a later attempt to keep (StagedFilesRecorder). Null where
+   * each file's version says whether it changed (a remote dataset's ETags).
+   */
+  recentChangeMs: number | null;
   release(): Promise<void>;
 }
 
@@ -78,7 +84,20 @@ export interface PreflightOptions {
    * when the manifests were read without a problem; ended when preflight is over either way).
    */
   feed?: WalkedFeed;
+  /** A directory's ImportPlan.recentChangeMs; by default RECENT_CHANGE_MS (tests of fresh files: 0). */
+  recentChangeMs?: number;
 }
+
+/**
+ * A file changed this recently may change again within one tick of a coarse file-system clock
+ * (NFS, some FUSE mounts: a second) without its times moving: not recorded for reuse. Its last
+ * change is its ctime, which every write and every utimes() moves to the file system's now; its
+ * mtime is whatever the depositor's tools set (rsync -t, tar and cp -p keep the submitter's
+ * clock, possibly ahead of ours: a file never recorded, copied again by every attempt). A
+ * remote object is not subject to this at all: its ETag changes with every write, and its
+ * last-modified time is the store's clock (Swift rounds it up to the next second), not ours.
+ */
+const RECENT_CHANGE_MS = 2000;
 
 /** Free space kept in reserve beyond the payload itself: metadata, other imports, the OS. */
 const SPACE_MARGIN_BYTES = 64 * 1024 * 1024;
@@ -210,6 +229,7 @@ export function planDataset(
     budget: ctx.fileBudget,
     times: earlierAreas.length > 0,
     feed,
+    recentChangeMs: ctx.recentChangeMs,
   };
   const freeBytes = () => ctx.storage.freeBytes();
   const remote = ctx.source.remoteDataset?.(ctx.datasetId);
@@ -259,6 +279,8 @@ export async function preflightRemoteDataset(
         return problems;
       },
       root: '',
+      // The ETag read with If-Match, not the times, says whether an object changed.
+      recentChangeMs: null,
     };
     const plan = await check(reader, options, freeBytes, files);
     return { ...plan, payloadRoot: '', remote, release };
@@ -290,6 +312,8 @@ interface DatasetReader {
   walk(onFile: (file: WalkedFile) => void): Promise<ProblemList>;
   /** Where the planned files are, for the readability check ('' when remote: all readable). */
   root: string;
+  /** ImportPlan.recentChangeMs: how far its files' times can be trusted. */
+  recentChangeMs: number | null;
 }
 
 /**
@@ -350,6 +374,7 @@ export async function preflightDataset(
               ),
             ),
       root: payload?.view ?? '',
+      recentChangeMs: options.recentChangeMs ?? RECENT_CHANGE_MS,
     };
     const plan = await check(reader, options, freeBytes, files);
     return { ...plan, payloadRoot: payload!.view, release };
@@ -413,7 +438,12 @@ async function checkAll(
     !manifests[1]?.differs;
   if (feed && clean && reader.root)
     feed.open(
-      { files, algorithms: manifests.map((m) => m.algorithm), payloadRoot: reader.root },
+      {
+        files,
+        algorithms: manifests.map((m) => m.algorithm),
+        payloadRoot: reader.root,
+        recentChangeMs: reader.recentChangeMs,
+      },
       (await freeBytes()) - SPACE_MARGIN_BYTES,
     );
   // The walk follows the manifests: each file it finds is looked up among theirs.
@@ -504,5 +534,10 @@ async function checkAll(
       `storage has ${free} bytes free, the import needs ${needed} (payload plus margin)`,
     );
   }
-  return { files, bytesTotal, algorithms: manifests.map((m) => m.algorithm) };
+  return {
+    files,
+    bytesTotal,
+    algorithms: manifests.map((m) => m.algorithm),
+    recentChangeMs: reader.recentChangeMs,
+  };
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { mapLimit } from '../common/map-limit';
 import { mergeSort } from '../common/merge-sort';
+import { runTogether } from '../common/run-together';
 import { Crypt4ghError } from '@app/crypt4gh';
 import { depositStoredPath, isEncryptedDeposit } from '../storage/archive-storage';
 import type {
@@ -23,6 +24,7 @@ import {
   type CopyResult,
   type CopyThreadPool,
   type FileIdentity,
+  type ThreadedCopyRequest,
 } from './copying';
 import { ProblemList } from './problem-list';
 import { copyRemoteObject } from './remote-copy';
@@ -165,6 +167,19 @@ const READ_ON_THREADS_BELOW = 1024 * 1024;
 const REMOTE_COPY_LANES = 16;
 
 /**
+ * Where the copy threads create each file: as it is in the backend's local files, or encrypted
+ * there with its header and body checksum (archive mode, StagingArea.encryptedLocalFiles).
+ */
+type ThreadTargets = Pick<ThreadedCopyRequest, 'prepare' | 'directWriteMinBytes' | 'encrypted'>;
+
+function localTargets(local: LocalFiles): ThreadTargets {
+  return {
+    prepare: (path) => local.prepare(path),
+    directWriteMinBytes: local.directWriteMinBytes,
+  };
+}
+
+/**
  * One attempt's copy, one of three ways: on the copy threads (every file, where the backend's
  * objects are files on this host and IMPORT_COPY_THREADS > 0; in archive mode encrypted there,
  * but for deposits already encrypted); with threads but no local files (S3), small files read
@@ -205,8 +220,7 @@ class FileStager {
       for (let i = 0; i < plan.files.count; i++) if (!plan.files.kept(i)) this.order[at++] = i;
       mergeSort(this.order, (a, b) => size[b] - size[a]);
     }
-    // A remote object's version is its ETag, so its copy is recorded whatever its times say.
-    this.recorder = new StagedFilesRecorder(staging, plan.remote ? null : ctx.recentChangeMs);
+    this.recorder = new StagedFilesRecorder(staging, plan.recentChangeMs);
   }
 
   async run(): Promise<void> {
@@ -218,7 +232,7 @@ class FileStager {
           throw new Error('a fed copy runs on the copy threads into local files');
         await this.copyFedOnThreads(this.fed, pool, local);
       } else if (this.plan.remote) await this.copyRemote(this.plan.remote);
-      else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, { local });
+      else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, localTargets(local));
       else if (pool && pool.size > 0 && this.staging.encryptedLocalFiles)
         await this.encryptOnThreads(pool, this.staging.encryptedLocalFiles);
       else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool, this.order);
@@ -265,7 +279,10 @@ class FileStager {
     if (plaintext) this.storedAsPlaintext(index, result.size, plaintext);
     this.copiedFiles += 1;
     this.reusedBytes += result.reusedBytes ?? 0;
-    this.recorder.copied(path, result);
+    // A deposit is stored under another name than its plan path: no later attempt could keep
+    // it, and an entry for it failed its whole batch's record (no object by that name to fsync
+    // without syncfs, nor on S3 to journal).
+    if (!plaintext) this.recorder.copied(path, result);
     this.progress.fileDone();
     this.ctx.copyMeter?.addFiles(1);
   };
@@ -287,27 +304,26 @@ class FileStager {
     this.ctx.copyMeter?.addBytes(n);
   };
 
+  /** What copies run together heed (runTogether): no new file or batch starts. */
+  private readonly stopTogether = (): void => {
+    this.failed = true;
+  };
+
   /**
    * Every file on the copy threads, batch by batch: every core hashes, and they overlap what one
    * thread cannot, the ~30 µs of kernel time that creating each file costs.
    */
   private async copyOnThreads(
     pool: CopyThreadPool,
-    into: { local: LocalFiles } | { encrypted: EncryptedLocalFiles },
+    targets: ThreadTargets,
     order = this.order,
   ): Promise<void> {
-    const local = 'local' in into ? into.local : undefined;
     await copyFilesOnThreads(pool, {
       stagingId: this.staging.id,
       md5: this.md5,
       sourceRoot: this.plan.payloadRoot,
       files: { length: order.length, at: (position) => this.fileAt(order[position]) },
-      ...(local
-        ? {
-            prepare: (path: string) => local.prepare(path),
-            directWriteMinBytes: local.directWriteMinBytes,
-          }
-        : { encrypted: 'encrypted' in into ? into.encrypted : undefined }),
+      ...targets,
       copied: (position, result) => this.done(order[position], result),
       bytes: this.onBytes,
       stopped: () => this.failed || this.stopping,
@@ -329,16 +345,9 @@ class FileStager {
     const deposit = (index: number) => isEncryptedDeposit(files.path(index));
     const deposits = this.order.filter(deposit);
     const others = deposits.length === 0 ? this.order : this.order.filter((i) => !deposit(i));
-    let first: { error: unknown } | undefined;
-    const fail = (error: unknown) => {
-      this.failed = true;
-      first ??= { error };
-    };
-    await Promise.all([
-      this.copyOnThreads(pool, { encrypted }, others).catch(fail),
-      deposits.length > 0 ? this.readOnThreadsAndLanes(pool, deposits).catch(fail) : undefined,
-    ]);
-    if (first) throw first.error;
+    const copies = [() => this.copyOnThreads(pool, { encrypted }, others)];
+    if (deposits.length > 0) copies.push(() => this.readOnThreadsAndLanes(pool, deposits));
+    await runTogether(copies, this.stopTogether);
   }
 
   /**
@@ -350,27 +359,28 @@ class FileStager {
     pool: CopyThreadPool,
     local: LocalFiles,
   ): Promise<void> {
-    const { size } = this.plan.files;
-    const copies: Promise<void>[] = [];
-    let first: { error: unknown } | undefined;
     const taken: number[] = [];
+    await runTogether(this.chunkCopies(feed, pool, localTargets(local), taken), this.stopTogether);
+    // What run() compares the files copied with.
+    this.order = Uint32Array.from(taken);
+  }
+
+  /** One copy for each chunk the feed hands over (its files added to `taken`), until it ends. */
+  private async *chunkCopies(
+    feed: WalkedFeed,
+    pool: CopyThreadPool,
+    targets: ThreadTargets,
+    taken: number[],
+  ): AsyncGenerator<() => Promise<void>> {
+    const { size } = this.plan.files;
     for (let chunk = await feed.take(); chunk; chunk = await feed.take()) {
       if (this.failed || this.stopping) continue;
       const order = Uint32Array.from(chunk);
       mergeSort(order, (a, b) => size[b] - size[a]);
       for (const index of chunk) taken.push(index);
       this.progress.total(feed.pushedBytes);
-      copies.push(
-        this.copyOnThreads(pool, { local }, order).catch((error: unknown) => {
-          this.failed = true;
-          first ??= { error };
-        }),
-      );
+      yield () => this.copyOnThreads(pool, targets, order);
     }
-    await Promise.all(copies);
-    // What run() compares the files copied with.
-    this.order = Uint32Array.from(taken);
-    if (first) throw first.error;
   }
 
   /**
@@ -382,16 +392,10 @@ class FileStager {
     const { size } = this.plan.files;
     const small = order.filter((index) => size[index] < READ_ON_THREADS_BELOW);
     const large = order.filter((index) => size[index] >= READ_ON_THREADS_BELOW);
-    let first: { error: unknown } | undefined;
-    const fail = (error: unknown) => {
-      this.failed = true;
-      first ??= { error };
-    };
-    await Promise.all([
-      this.copyOnLanes(large).catch(fail),
-      this.sendReadOnThreads(pool, small).catch(fail),
-    ]);
-    if (first) throw first.error;
+    await runTogether(
+      [() => this.copyOnLanes(large), () => this.sendReadOnThreads(pool, small)],
+      this.stopTogether,
+    );
   }
 
   private async sendReadOnThreads(pool: CopyThreadPool, small: Uint32Array): Promise<void> {
@@ -538,16 +542,6 @@ class FileStager {
 }
 
 /**
- * A file changed this recently may change again within one tick of a coarse file-system clock
- * (NFS, some FUSE mounts: a second) without its times moving: not recorded for reuse. Its last
- * change is its ctime, which every write and every utimes() moves to the file system's now; its
- * mtime is whatever the depositor's tools set (rsync -t, tar and cp -p keep the submitter's
- * clock, possibly ahead of ours: a file never recorded, copied again by every attempt). A
- * remote object is not subject to this at all: its ETag changes with every write, and its
- * last-modified time is the store's clock (Swift rounds it up to the next second), not ours.
- */
-const RECENT_CHANGE_MS = 2000;
-/**
  * Copied files are recorded within this long (a kill loses at most this much finished copying
  * besides the files in flight), each time with one flush of the storage (syncfs), so not more
  * often: ...
@@ -615,8 +609,8 @@ class StagedFilesRecorder {
 
   constructor(
     private readonly staging: StagingArea,
-    /** RECENT_CHANGE_MS; null where the source's version says whether it changed (ETags). */
-    private readonly recentChangeMs: number | null = RECENT_CHANGE_MS,
+    /** The plan's (ImportPlan.recentChangeMs): null records every file whatever its times. */
+    private readonly recentChangeMs: number | null,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -1,7 +1,10 @@
 import type { ImportPlan } from './preflight';
 
 /** What staging needs before preflight ends: the manifests' files and where to read them. */
-export type PlanListing = Pick<ImportPlan, 'files' | 'algorithms' | 'payloadRoot'>;
+export type PlanListing = Pick<
+  ImportPlan,
+  'files' | 'algorithms' | 'payloadRoot' | 'recentChangeMs'
+>;
 
 /**
  * Hands the files preflight's walk has vetted to the staging step while the walk and the checks

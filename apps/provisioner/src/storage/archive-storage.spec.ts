@@ -31,6 +31,8 @@ import {
 } from './archive-storage';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
 import { FilesystemStagingArea } from './filesystem/filesystem-staging-area';
+import * as fileTree from './filesystem/file-tree';
+import { EncryptedLocalObjects } from './archive-local-object';
 import { parseProvenance } from './provenance';
 import { JOURNAL_PATH } from './staged-files-journal';
 import { checkRotation } from '../../test/support/archive-rotation';
@@ -245,7 +247,19 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         files: deposits,
         manifests: ['sha256', 'md5'],
       });
-      const result = await runDatasetImport(context(overrides, 'DS2'));
+      const record = jest.spyOn(FilesystemStagingArea.prototype, 'record');
+      let recorded: string[] = [];
+      // Fresh files recorded too (recentChangeMs 0): the deposits are the ones left out.
+      const result = await runDatasetImport(
+        context({ ...overrides, recentChangeMs: 0 }, 'DS2'),
+      ).finally(() => {
+        // Restoring clears the calls.
+        recorded = record.mock.calls.flatMap(([files]) => files.map((file) => file.path));
+        record.mockRestore();
+      });
+      // A deposit is stored under another name: an entry for it would name nothing, and fail
+      // its whole batch's record where the record lists what it flushes (no syncfs, or S3).
+      expect(recorded).toEqual(['README.txt']);
       const dataset = storage.absolute(result.path);
       const { provenance, manifest } = storedLists(dataset, walk(dataset).sort(), [
         'README.txt',
@@ -360,6 +374,53 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         expect((await theirDecrypt(dataset, path)).equals(files[path])).toBe(true);
     },
   );
+
+  it('without syncfs, a record fsyncs every object of each file: header, body and body checksum, whichever way they were written', async () => {
+    const area = await context({}).storage.openStaging('no-syncfs');
+    const plain = { lanes: Buffer.from('alpha\n'), threads: randomBytes(70_000) };
+    // The main thread's way (createObject)...
+    const writer = await area.createObject('lanes/a.txt', plain.lanes.length);
+    await writer.write(plain.lanes);
+    await writer.commit();
+    // ...and a copy thread's (encryptedLocalFiles), the same calls run here.
+    const local = area.encryptedLocalFiles!;
+    const threaded = new EncryptedLocalObjects(local.headerKeys, area.id).open(
+      local.prepare('threads/b.bin'),
+    );
+    threaded.write(plain.threads);
+    threaded.commit();
+    const source = { ino: 1, size: 0, mtimeMs: 0, ctimeMs: 0 };
+    const records = Object.entries({
+      'lanes/a.txt': plain.lanes,
+      'threads/b.bin': plain.threads,
+    }).map(([path, bytes]) => ({
+      path,
+      size: bytes.length,
+      sha256: digest('sha256', bytes),
+      md5: null,
+      source: { ...source, size: bytes.length },
+    }));
+    // `sync -f` missing or failing: what syncFilesystem answers then.
+    const syncfs = jest.spyOn(fileTree, 'syncFilesystem').mockResolvedValue(false);
+    const fsync = jest.spyOn(fileTree, 'fsyncPath');
+    let fsynced: string[] = [];
+    try {
+      await area.record(records);
+    } finally {
+      // Restoring clears the calls.
+      fsynced = fsync.mock.calls.map(([path]) => path);
+      fsync.mockRestore();
+      syncfs.mockRestore();
+    }
+    const staged = storage.absolute('.staging/no-syncfs');
+    const written = walk(staged).filter((path) => path !== JOURNAL_PATH);
+    expect(written.sort()).toEqual(
+      ['lanes/a.txt', 'threads/b.bin']
+        .flatMap((path) => [path, headerPath(path), bodyChecksumPath(path)])
+        .sort(),
+    );
+    for (const path of written) expect(fsynced).toContain(join(staged, path));
+  });
 
   it('rotate-archive-key re-wraps every header of a read-only published tree, no body byte rewritten, resuming after a crash', async () => {
     // Headers the copy threads wrote.

@@ -308,8 +308,12 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
         }
         return keep(path);
       }),
+    // A crash must not leave a recorded body without its header or checksum: all three durable.
     record: (files: readonly StagedFile[]) =>
-      area.record(files.map((file) => ({ ...file, size: bodySize(file.size) }))),
+      area.record(
+        files.map((file) => ({ ...file, size: bodySize(file.size) })),
+        ({ path }) => [headerPath(path), path, bodyChecksumPath(path)],
+      ),
   };
   return archived;
 }

@@ -181,9 +181,14 @@ export interface StagingArea {
   /**
    * Records files this attempt has copied and committed: once this resolves, their bytes and
    * the record are durable (the bytes first), and a later attempt that adopts the area inherits
-   * them.
+   * them. `objectsOf` names every object a layer above stored for a file, all of them durable
+   * before its record (archive mode: its header, body and body checksum); by default the file's
+   * own path.
    */
-  record(files: readonly StagedFile[]): Promise<void>;
+  record(
+    files: readonly StagedFile[],
+    objectsOf?: (file: StagedFile) => readonly string[],
+  ): Promise<void>;
   /** `size`, when known, lets a backend that buffers (S3) size its buffer to the object. */
   createObject(relativePath: string, size?: number): Promise<ObjectWriter>;
   /**

@@ -10,6 +10,7 @@ export {
   CopyThreadPool,
   copyFilesOnThreads,
   type CopyFile,
+  type ThreadedCopyRequest,
 } from './copy-thread-pool';
 export { walkOnEventLoop } from './event-loop-walk';
 export { FileBudget } from './file-budget';

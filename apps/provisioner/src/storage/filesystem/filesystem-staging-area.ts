@@ -160,14 +160,19 @@ export class FilesystemStagingArea implements StagingArea {
   }
 
   /**
-   * The files' bytes are flushed first (one syncfs), then their entries are appended to the
-   * journal and flushed: an entry never names bytes a crash could lose. The journal is opened by
-   * path each time, so an attempt whose area was adopted by another (renamed away) can no
-   * longer add to it.
+   * The files' bytes are flushed first (one syncfs; without it, every object `objectsOf` names),
+   * then their entries are appended to the journal and flushed: an entry never names bytes a
+   * crash could lose. The journal is opened by path each time, so an attempt whose area was
+   * adopted by another (renamed away) can no longer add to it.
    */
-  async record(files: readonly StagedFile[]): Promise<void> {
+  async record(
+    files: readonly StagedFile[],
+    objectsOf: (file: StagedFile) => readonly string[] = (file) => [file.path],
+  ): Promise<void> {
     if (files.length === 0) return;
-    await this.flush(files.map((file) => this.resolve(file.path)));
+    await this.flush(() =>
+      files.flatMap((file) => objectsOf(file).map((path) => this.resolve(path))),
+    );
     await this.mkdirs(join(this.root, dirname(JOURNAL_PATH)));
     const handle = await open(join(this.root, JOURNAL_PATH), 'a').catch((error: unknown) => {
       throw stagingLostOnMissing(this.id, error);
@@ -228,12 +233,15 @@ export class FilesystemStagingArea implements StagingArea {
     if (!now || identityOf(now) !== this.identity) throw new StagingLostError(this.id);
   }
 
-  /** The whole area durable (syncfs); without `sync -f`, `files` and the directories one by one. */
-  private async flush(files: readonly string[] | (() => Promise<string[]>)): Promise<void> {
+  /**
+   * The whole area durable (syncfs); without `sync -f`, the files `files` lists and the
+   * directories one by one (listed only then: a record's list costs a string a file).
+   */
+  private async flush(files: () => string[] | Promise<string[]>): Promise<void> {
     // Checked right before publishing, so a half-empty tree is never published.
     await this.checkIdentity();
     if (await syncFilesystem(this.root)) return;
-    await mapLimit(typeof files === 'function' ? await files() : files, 16, fsyncPath);
+    await mapLimit(await files(), 16, fsyncPath);
     for (const dir of this.directories) await fsyncPath(dir);
   }
 
