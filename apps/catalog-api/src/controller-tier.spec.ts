@@ -76,7 +76,10 @@ describe('catalog-api controller tier (guards and parameter validation, no datab
             }),
           },
         },
-        { provide: FastReads, useValue: { remember: () => undefined } },
+        {
+          provide: FastReads,
+          useValue: { remember: () => undefined, deriveTagsWith: () => undefined },
+        },
       ],
       apiKeys: {
         [GLOBAL]: { kind: 'global', name: 'global', canWrite: true },

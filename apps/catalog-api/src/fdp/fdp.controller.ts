@@ -3,6 +3,7 @@ import { ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppError } from '@app/errors';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
+import { MAX_INT } from '@app/platform';
 import { ApiCall } from '../common/api-docs';
 import { acceptedTypes } from '../dcat/accept-header';
 import { viewerIdentity, viewerOf } from '../auth/viewer';
@@ -16,7 +17,7 @@ import {
   FdpFormatQuery,
   FdpProfileParams,
 } from './fdp.dto';
-import { FdpAnswer, FdpReader, FdpService, FdpTarget } from './fdp.service';
+import { FdpAnswer, FdpReader, FdpService, FdpTarget, RecordTarget } from './fdp.service';
 
 const TYPES: Record<string, FdpFormat | undefined> = {
   'text/turtle': 'ttl',
@@ -57,11 +58,82 @@ const reader = (principal: Principal | undefined): FdpReader => ({
   identity: viewerIdentity(principal),
 });
 
-/** The route templates of the records a read may bring with it (for the fast index's metrics). */
-const COMPANION_ROUTES = {
+/** The route templates of the records (for the fast index's metrics). */
+const RECORD_ROUTES = {
+  root: '/fdp',
+  catalog: '/fdp/catalog',
   dataset: '/fdp/dataset/:accession',
   distribution: '/fdp/distribution/:accession/:key',
 };
+/** The records a read may bring with it. */
+const COMPANION_ROUTES = {
+  dataset: RECORD_ROUTES.dataset,
+  distribution: RECORD_ROUTES.distribution,
+};
+/** The bounds FdpDatasetParams and FdpDistributionParams put on the path's parts. */
+const MAX_ACCESSION = 20;
+const MAX_KEY = 40;
+
+/** A path segment as Express hands it to a route (decoded), or undefined when it cannot be. */
+function segment(raw: string | undefined, maxLength: number): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    const value = decodeURIComponent(raw);
+    return value.length <= maxLength ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The record a GET of `url` (path and query as sent) asks for, and its `?format=`, exactly as the
+ * routes below read it; undefined for every URL they might read otherwise or refuse (another
+ * spelling of the path, a trailing slash, an invalid or repeated parameter, any other
+ * parameter: an API key in the query among them): those are left to the framework.
+ */
+export function recordRequestOf(
+  url: string,
+): { target: RecordTarget; format?: FdpFormat; route: string } | undefined {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  let page: number | undefined;
+  let format: FdpFormat | undefined;
+  if (q >= 0)
+    for (const part of url.slice(q + 1).split('&')) {
+      const eq = part.indexOf('=');
+      const name = eq < 0 ? part : part.slice(0, eq);
+      const value = eq < 0 ? '' : part.slice(eq + 1);
+      if (name === 'page' && page === undefined && /^[1-9][0-9]{0,9}$/.test(value)) {
+        page = Number(value);
+        if (page > MAX_INT) return undefined;
+      } else if (
+        name === 'format' &&
+        format === undefined &&
+        (value === 'ttl' || value === 'jsonld')
+      )
+        format = value;
+      else return undefined;
+    }
+  const parts = path.split('/');
+  if (parts[0] !== '' || parts[1] !== 'fdp') return undefined;
+  const [, , kind, first, second] = parts;
+  if (kind === 'catalog' && parts.length === 3)
+    return { target: { kind: 'catalog', page: page ?? 1 }, format, route: RECORD_ROUTES.catalog };
+  if (page !== undefined) return undefined;
+  if (parts.length === 2) return { target: { kind: 'root' }, format, route: RECORD_ROUTES.root };
+  const accession = segment(first, MAX_ACCESSION);
+  if (accession === undefined) return undefined;
+  if (kind === 'dataset' && parts.length === 4)
+    return { target: { kind: 'dataset', accession }, format, route: RECORD_ROUTES.dataset };
+  const key = segment(second, MAX_KEY);
+  if (kind === 'distribution' && parts.length === 5 && key !== undefined)
+    return {
+      target: { kind: 'distribution', accession, key },
+      format,
+      route: RECORD_ROUTES.distribution,
+    };
+  return undefined;
+}
 
 /** Where a client asks for `target` (the routes below), or undefined for the others. */
 function pathOf(target: FdpTarget): string | undefined {
@@ -95,7 +167,21 @@ export class FdpController {
   constructor(
     private readonly fdp: FdpService,
     private readonly fastReads: FastReads,
-  ) {}
+  ) {
+    // A record's tag says nothing but the version, the caller, the URL and the type: the fast
+    // path answers a conditional GET of any record from them, held or not (issue 58, item 5).
+    fastReads.deriveTagsWith((url, accept, version, identity) => {
+      const asked = recordRequestOf(url);
+      if (asked === undefined) return undefined;
+      let format: FdpFormat;
+      try {
+        format = negotiateFdp(accept, asked.format);
+      } catch {
+        return undefined;
+      }
+      return { etag: fdp.tagOf(version, identity, asked.target, format), route: asked.route };
+    });
+  }
 
   /**
    * Sends the answer, or an empty 304 when the client holds it already: If-None-Match (compared
@@ -117,11 +203,14 @@ export class FdpController {
     ims: string | undefined,
   ) {
     const chosen = negotiateFdp(accept, format);
-    const read = await this.fdp.answer(reader(principal), target, chosen, inm);
+    const who = reader(principal);
+    const read = await this.fdp.answer(who, target, chosen, inm);
     res.setHeader('ETag', 'notModified' in read ? read.etag : read.answer.etag);
     // Each caller sees its own catalog, in the type it asked for.
     res.setHeader('Vary', 'Accept, X-API-Key, Authorization');
     res.setHeader('Cache-Control', 'no-cache');
+    if (read.version !== null && target.kind !== 'profile' && target.kind !== 'shacl')
+      this.fastReads.rememberCaller(req, res, read.version, who.identity);
     if ('notModified' in read) {
       if (read.version !== null)
         this.fastReads.rememberTags(req, res, read.version, [{ etag: read.etag }]);

@@ -3,9 +3,10 @@ import type { Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { API_KEY_HEADER, hashApiKey, queryCarriesApiKey } from '@app/auth';
 import { assignRequestId, HttpMetrics, logRequestCompleted, routeTemplate } from '@app/platform';
+import { viewerIdentity } from '../auth/viewer';
 import { CatalogVersionTracker } from '../catalog-version/catalog-version-tracker';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
-import { EntityTags } from './entity-tags';
+import { EntityTags, type TagEntry } from './entity-tags';
 import { endWithBody, matchesEtag } from './json-body';
 import { CachedResponse, ResponseCache, stringBytes } from './response-cache';
 
@@ -32,9 +33,35 @@ export interface CompanionRead {
   headers: Record<string, string>;
 }
 
+/**
+ * Derives the entity tag a route's answer to `url` would carry for the caller `identity` at the
+ * data `version`, with `accept`, without reading or building it (the FAIR Data Point's tags
+ * depend on nothing else); undefined when the URL is not one it can say this of for certain.
+ */
+export type TagDeriver = (
+  url: string,
+  accept: string | undefined,
+  version: string,
+  identity: string,
+) => { etag: string; route: string } | undefined;
+
+/** Keys whose identity is kept for tag derivation (a catalog has a few hundred at most). */
+const MAX_IDENTITIES = 4096;
+/** The data version the version tracker vouched for when a request reached the app. */
+const ARRIVED_AT = Symbol('fastReadsArrivedAt');
+type Arrived = IncomingMessage & { [ARRIVED_AT]?: string | null };
+
 /** Who asks: an `X-API-Key`, or nobody (public routes); null for any other credential. */
 interface Caller {
   apiKey?: string;
+  /** The key's SHA-256, once asked (a read-ahead files hundreds of URLs for one caller). */
+  keyHash?: string;
+}
+
+/** "public", or the SHA-256 of the caller's key: what the index keys are made of. */
+function callerName(caller: Caller): string {
+  if (caller.apiKey === undefined) return 'public';
+  return (caller.keyHash ??= hashApiKey(caller.apiKey));
 }
 
 function callerOf(req: IncomingMessage): Caller | null {
@@ -80,6 +107,14 @@ export class FastReads {
   /** Requests the full pipeline refuses (a client with too many answers unread): not answered here. */
   private refused?: (req: IncomingMessage) => boolean;
   private readonly enabled: boolean;
+  private deriver?: TagDeriver;
+  /**
+   * For tag derivation: the identity the full pipeline gave each key (by its SHA-256) at one
+   * data version, emptied when the version moves (a key's validity is catalog data).
+   */
+  private identities = { version: '', byKey: new Map<string, string>() };
+  /** The headers the framework's 304 of a derivable route sends besides ETag and the request id. */
+  private derivedHeaders?: readonly string[];
 
   constructor(
     @Inject(CATALOG_SETTINGS) settings: CatalogSettings,
@@ -192,6 +227,34 @@ export class FastReads {
       );
   }
 
+  /**
+   * Lets conditional GETs of the URLs `deriver` knows be answered here with no index entry at
+   * all: the tag is derived from the version, the caller and the request (FdpController).
+   */
+  deriveTagsWith(deriver: TagDeriver): void {
+    this.deriver = deriver;
+  }
+
+  /**
+   * Called by the full pipeline of a derivable route for a caller it identified as `identity`
+   * and an answer (200 or 304) for `version`: that key's later conditional GETs may have their
+   * tag derived here. Kept only when the request carried the key alone (no Bearer token, no key
+   * in the query) and reached the app at the same version the answer shows, so the key was
+   * checked at that version; `res`'s headers are what a derived 304 repeats.
+   */
+  rememberCaller(req: Request, res: Response, version: string, identity: string): void {
+    const caller = this.indexable(req);
+    if (caller === null || req.headers.authorization !== undefined) return;
+    if ((req as Arrived)[ARRIVED_AT] !== version) return;
+    this.derivedHeaders = Object.freeze(notModifiedHeaders(res));
+    if (caller.apiKey === undefined) return;
+    if (this.identities.version !== version)
+      this.identities = { version, byKey: new Map<string, string>() };
+    const { byKey } = this.identities;
+    if (byKey.size >= MAX_IDENTITIES) byKey.clear();
+    byKey.set(callerName(caller), identity);
+  }
+
   /** The caller whose answers may be indexed, null when none may. */
   private indexable(req: Request): Caller | null {
     const caller = callerOf(req);
@@ -212,6 +275,7 @@ export class FastReads {
     }
     if (method !== 'GET' || !this.enabled) return false;
     const version = this.tracker.known();
+    (req as Arrived)[ARRIVED_AT] = version;
     const caller = callerOf(req);
     if (version === null || caller === null) return false;
     if (req.headers['transfer-encoding'] !== undefined) return false;
@@ -219,7 +283,7 @@ export class FastReads {
     if (length !== undefined && length !== '0') return false;
     const key = this.keyOf(version, caller, req.url ?? '', req.headers.accept);
     const entry = this.index.get(key);
-    if (entry === undefined) return this.tryNotModified(req, res, key);
+    if (entry === undefined) return this.tryNotModified(req, res, key, version, caller);
     if (entry.expiresAt !== undefined && Date.now() >= entry.expiresAt) return false;
     if (this.refused?.(req)) return false;
     this.answer(req, res, entry);
@@ -230,16 +294,42 @@ export class FastReads {
    * An If-None-Match naming the tag the entity-tag index holds for this key: an empty 304 with
    * the headers the framework's 304 sent. True when answered.
    */
-  private tryNotModified(req: IncomingMessage, res: ServerResponse, key: string): boolean {
+  private tryNotModified(
+    req: IncomingMessage,
+    res: ServerResponse,
+    key: string,
+    version: string,
+    caller: Caller,
+  ): boolean {
     const ifNoneMatch = req.headers['if-none-match'];
     if (ifNoneMatch === undefined) return false;
-    const tag = this.tags.get(key);
+    const tag = this.tags.get(key) ?? this.derive(req, version, caller);
     if (tag === undefined || !matchesEtag(ifNoneMatch, tag.etag)) return false;
     if (this.refused?.(req)) return false;
     const id = this.track(req, res, tag.route);
     res.writeHead(304, [...tag.headers, 'etag', tag.etag, 'x-request-id', id]);
     res.end();
     return true;
+  }
+
+  /**
+   * The tag of the request's answer as the deriver says it, for a caller the full pipeline has
+   * identified at this version (or one with no credential: anonymous), else undefined.
+   */
+  private derive(req: IncomingMessage, version: string, caller: Caller): TagEntry | undefined {
+    const headers = this.derivedHeaders;
+    if (this.deriver === undefined || headers === undefined) return undefined;
+    // The deriver reads no key from the query; a URL carrying one is the framework's to answer.
+    if (queryCarriesApiKey(req.url ?? '')) return undefined;
+    let identity: string | undefined = viewerIdentity(undefined);
+    if (caller.apiKey !== undefined)
+      identity =
+        this.identities.version === version
+          ? this.identities.byKey.get(callerName(caller))
+          : undefined;
+    if (identity === undefined) return undefined;
+    const derived = this.deriver(req.url ?? '', req.headers.accept, version, identity);
+    return derived === undefined ? undefined : { ...derived, headers };
   }
 
   /** Gives the request its id and counts and logs it when it ends, as the framework does. */
@@ -277,7 +367,7 @@ export class FastReads {
    * JSON-LD at one URL) is another answer; a JSON route gets an entry per Accept its callers send.
    */
   private keyOf(version: string, caller: Caller, url: string, accept: string | undefined): string {
-    return `${version}\n${caller.apiKey === undefined ? 'public' : hashApiKey(caller.apiKey)}\n${accept ?? ''}\n${url}`;
+    return `${version}\n${callerName(caller)}\n${accept ?? ''}\n${url}`;
   }
 }
 
