@@ -243,7 +243,7 @@ interface DeliveryResult {
 
 /**
  * 1,000 events a second through the production emitter (TrailEmitter on the worker's queue, one
- * `add` per event, as a DRS decision makes it) for `seconds`; the worker delivers them. Each
+ * emit per event, as a DRS decision makes it) for `seconds`; the worker delivers them. Each
  * event's lag is the catalog's chaining time (`at`) less its `occurred_at`.
  */
 async function deliver(
@@ -266,7 +266,8 @@ async function deliver(
     loads.push(loadavg()[0]);
     const started = Date.now();
     let sent = 0;
-    // Paced in 10 ms steps: each step emits what the clock says is due, one add per event.
+    // Paced in 10 ms steps: each step emits what the clock says is due, one emit per event (the
+    // emitter writes a step's events together, as it does requests decided at the same moment).
     while (sent < total) {
       const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * RATE_TARGET) + 1);
       const pending: Promise<void>[] = [];
@@ -437,7 +438,7 @@ function report(r: {
     ),
     '',
     `**Delivery**: ${d.events.toLocaleString('en')} events emitted at ${RATE_TARGET}/s through \`TrailEmitter\``,
-    '(one `add` per event, as a DRS decision makes it), delivered by the worker to `POST /api/trail/events`',
+    '(one emit per event, as a DRS decision makes it; those of one step written together), delivered by the worker to `POST /api/trail/events`',
     'in batches of up to 500. Lag: the catalog\'s chaining time less the event\'s `occurred_at`, per event.',
     `Target: delivered at ≥ ${RATE_TARGET}/s (within 5 %).`,
     '',

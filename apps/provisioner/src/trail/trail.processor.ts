@@ -11,24 +11,16 @@ import { WorkerWatchService } from '../queue/worker-watch.service';
 import { CatalogClient, CatalogRefusedError } from '../catalog-client/catalog.client';
 import { TrailMetrics } from './trail-metrics.service';
 import { TrailQueuePlaceRepository } from './trail-queue-place.repository';
+import { TrailWaitingJobs, type WaitingTrailJob } from './trail-waiting-jobs';
 import {
   TRAIL_QUEUE,
   TrailEvent,
   TrailJobName,
   TRAIL_BATCH_MAX,
+  TRAIL_DELIVERY_INTERVAL_MS,
   TrailJobResults,
   trailBackoffMs,
 } from './trail.queue';
-
-/**
- * Ids read past the oldest waiting jobs when a batch is looked up: jobs queued between counting
- * the queue and reading it shift the oldest ones by as many places (both backends list the
- * newest first), so the read reaches past them.
- */
-const TRAIL_LOOKUP_MARGIN = TRAIL_BATCH_MAX;
-
-/** Times a lookup is read again when more than TRAIL_LOOKUP_MARGIN jobs came in meanwhile. */
-const TRAIL_LOOKUP_TRIES = 3;
 
 /** Waiting between tries to prepare the queue at start (its connection not up yet). */
 const TRAIL_START_RETRY_MS = 1000;
@@ -79,8 +71,11 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
   private readonly handlers = this.jobHandlers();
   /** Deliveries failed in a row: the backoff grows with them, and one success resets it. */
   private failures = 0;
+  /** When this worker's last delivery started (performance.now()), for the pacing. */
+  private lastDelivery = Number.NEGATIVE_INFINITY;
   /** Events still to deliver one at a time, after a batch the catalog refused. */
   private singles = 0;
+  private readonly waiting: TrailWaitingJobs;
 
   constructor(
     @InjectQueue(TRAIL_QUEUE) private readonly queue: Queue,
@@ -91,6 +86,7 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     private readonly watch: WorkerWatchService,
   ) {
     super();
+    this.waiting = new TrailWaitingJobs(queue);
   }
 
   jobHandlers(): JobHandlers<TrailJobResults> {
@@ -155,7 +151,7 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
         `trail event ${job.data.id}: lock lost before delivery; another worker has it`,
       );
     }
-    const batch = [job, ...behind];
+    const batch: WaitingTrailJob[] = [{ id: job.id!, data: job.data }, ...behind];
     let result: TrailJobResults[TrailJobName.Report];
     try {
       result = await this.catalog.reportEvents(batch.map((one) => one.data));
@@ -166,42 +162,32 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     this.singles = Math.max(0, this.singles - 1);
     this.metrics.record('recorded', result.recorded);
     this.metrics.record('already', result.already);
-    // Delivered: gone from the queue before the head completes, so the next head is behind them.
-    // Sent at once (one round trip, not one per event): their order no longer matters. One left
-    // (a failed removal) is delivered again later, and the catalog answers `already`.
-    await Promise.all(
-      behind.map((one) =>
-        this.queue.remove(one.id!).catch((error: Error) => {
-          this.logger.warn(`trail event ${one.data.id} delivered, not removed: ${error.message}`);
-        }),
-      ),
-    );
+    // Delivered: gone from the queue before the head completes, so the next head is behind them
+    // (one bulk removal). Any left (a failed removal) are delivered again later, and the catalog
+    // answers `already`.
+    await this.waiting.remove(behind.map((one) => one.id)).catch((error: Error) => {
+      this.logger.warn(`trail events delivered (${behind.length}), not removed: ${error.message}`);
+    });
     return result;
   }
 
   /**
    * The jobs waiting behind the head, oldest first, up to a batch (none while events go one at
-   * a time). Both backends list waiting jobs newest first: the oldest are the last places, and
-   * the read reaches TRAIL_LOOKUP_MARGIN past them for jobs queued since the count; a read that
-   * comes back full had more than that come in, and is done again.
+   * a time): one read of the queue, in the order its workers take jobs (two when paced).
    */
-  private async waitingBehind(): Promise<Job<TrailEvent>[]> {
+  private async waitingBehind(): Promise<WaitingTrailJob[]> {
     if (this.singles > 0) return [];
     const want = TRAIL_BATCH_MAX - 1;
-    for (let tries = 0; tries < TRAIL_LOOKUP_TRIES; tries += 1) {
-      const count = await this.queue.getWaitingCount();
-      if (count === 0) return [];
-      const start = Math.max(0, count - want);
-      const read = want + TRAIL_LOOKUP_MARGIN;
-      const ids = await this.queue.getRanges(['wait'], start, start + read - 1, false);
-      if (ids.length === read) continue;
-      const oldest = ids.slice(-want).reverse();
-      const jobs = await Promise.all(oldest.map((id) => this.queue.getJob(id)));
-      // A job removed since its id was read (delivered by a worker whose lock had lapsed) is
-      // simply not there any more; the ones after it keep their order.
-      return jobs.filter((one): one is Job<TrailEvent> => one !== undefined);
+    let behind = await this.waiting.oldest(want);
+    // Less than a full batch, soon after the last delivery: events are coming in a stream, so
+    // wait out the interval and take what came meanwhile too (TRAIL_DELIVERY_INTERVAL_MS).
+    const wait = this.lastDelivery + TRAIL_DELIVERY_INTERVAL_MS - performance.now();
+    if (behind.length < want && wait > 0) {
+      await delay(wait);
+      behind = await this.waiting.oldest(want);
     }
-    return [];
+    this.lastDelivery = performance.now();
+    return behind;
   }
 
   private async failed(
