@@ -111,14 +111,18 @@ type Side = (typeof SIDES)[number];
 type Speeds = Record<Side, number>;
 
 /**
- * One round: every side read once, in an order that moves on by one each round, so that no side
- * always follows the same other one (what one leaves behind, a busy process or a cache, falls on
- * each side in turn).
+ * One round: every side read once, in the order of row `round` of a balanced Latin square (the
+ * Williams design for an even count): over a full turn every side comes once in every place and
+ * right after every other side once, so what one read leaves behind (a busy process, the trail's
+ * delivery) falls on each side alike.
  */
 function rotated(round: number, read: (side: Side) => number): Speeds {
+  const n = SIDES.length;
   const speeds = {} as Speeds;
-  for (let i = 0; i < SIDES.length; i++) {
-    const side = SIDES[(round + i) % SIDES.length];
+  for (let i = 0; i < n; i++) {
+    // First row 0, 1, n-1, 2, n-2, …; each further row adds one to every entry.
+    const first = i === 0 ? 0 : i % 2 === 1 ? (i + 1) / 2 : n - i / 2;
+    const side = SIDES[(first + round) % n];
     speeds[side] = read(side);
   }
   return speeds;
@@ -135,7 +139,7 @@ function rotated(round: number, read: (side: Side) => number): Speeds {
 export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
   const bigBytes = (ctx.quick ? 64 : 1024) * MiB;
   const manyFiles = ctx.quick ? 100 : 1000;
-  // Six: a full turn of the rotation (every side once in every place); ranges are short, so two.
+  // Six: a full turn of the Latin square (see rotated); ranges are short, so two turns.
   const rounds = ctx.quick ? 2 : SIDES.length;
   const rangeRounds = 2 * rounds;
   const bulkRounds = ctx.quick ? 10 : 100;
@@ -342,14 +346,14 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     '',
     `Every side is read once untimed first (the import wrote the file past the page cache: every timed read is of memory).`,
     `Then ${rounds} rounds of the whole file and ${rangeRounds} of ${size(rangeBytes)} ranges, every side once a round,`,
-    'in an order that moves on by one each round; medians.',
+    'in the order of a balanced Latin square (every side once in every place and once right after every other); medians.',
     'Before issue 61 the offloaded reads came out at 1.65× (whole) and 1.39× (ranges) nginx alone: a',
     'figure above its own ceiling, so the ceiling was measured wrong. It differed from the offload',
     'in two ways: its configuration (the minimal one), and its place, always last in a round, right',
     "after the offloaded read and two after the API's (whose processes, and the worker delivering",
     "their access-trail events, may still be busy), its worker woken by curl where the offload's is",
     "woken by the API's answer (on two cores, whether nginx and curl then share one is the",
-    "scheduler's choice). The rotation removes what the place did (not the last, which is each side's own); the minimal",
+    "scheduler's choice). The Latin square takes the place out (not the waking, which is each side's own); the minimal",
     `column measures the first: here it reads ${fmt(ratio(whole, 'minimal'), 2)}× (whole) and ${fmt(ratio(ranged, 'minimal'), 2)}× (ranges) the template's configuration,`,
     `and with both nginx sides alike the offload reads ${fmt(ratio(whole, 'offload'), 2)}× and ${fmt(ratio(ranged, 'offload'), 2)}× nginx (docs/decisions/drs-bench-ceiling.md).`,
     `Then one bulk \`POST /objects\` for ${manyFiles} objects with the catalog's visas as the passport,`,
