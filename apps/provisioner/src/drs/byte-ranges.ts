@@ -139,11 +139,14 @@ export async function copyWhileAllowed(
   const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
   // A client gone while the file was opened: its answer closed before anything was written.
   let closed = res.destroyed;
-  const gone = new Promise<false>((resolve) => {
-    if (closed) return resolve(false);
+  /** Settles the write in flight: by its callback, or as failed once the answer is closed. */
+  let settleWrite: ((written: boolean) => void) | undefined;
+  const gone = new Promise<void>((resolve) => {
+    if (closed) return resolve();
     res.once('close', () => {
       closed = true;
-      resolve(false);
+      settleWrite?.(false);
+      resolve();
     });
   });
   const recheck =
@@ -170,16 +173,19 @@ export async function copyWhileAllowed(
       );
       // Shorter than its recorded size (checked when opened): the answer cannot be completed.
       if (bytesRead === 0) throw new Error('The stored file ended before its recorded size');
-      if (!(await Promise.race([writing, gone])) || closed) break;
+      if (!(await writing) || closed) break;
       const chunk = bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead);
-      writing = new Promise<boolean>((resolve) => res.write(chunk, (error) => resolve(!error)));
+      writing = new Promise<boolean>((resolve) => {
+        settleWrite = resolve;
+        res.write(chunk, (error) => resolve(!error));
+      });
       handed += bytesRead;
     }
     if (handed === total && !closed) res.end();
   } catch {
     // A read failing mid-way ends the answer before its Content-Length, once what was read
     // before it is in the socket's hands.
-    await Promise.race([writing, gone]);
+    await writing;
     res.destroy();
   }
   await gone;
