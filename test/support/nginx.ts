@@ -31,8 +31,22 @@ export function renderOffloadConfig(values: {
 }
 
 /**
+ * The rendered template with its one `internal;` taken out: clients may then ask for the storage
+ * location directly, served by the very directives that serve an offloaded read (the bench's
+ * nginx-alone ceiling; never deployed).
+ */
+export function withInternalOpened(server: string): string {
+  const lines = server.split('\n');
+  const internal = lines.filter((line) => line.trim() === 'internal;');
+  if (internal.length !== 1)
+    throw new Error(`drs-offload template: ${internal.length} internal lines`);
+  return lines.filter((line) => line.trim() !== 'internal;').join('\n');
+}
+
+/**
  * Debian's nginx in the foreground, as an unprivileged user would run it: pid, logs and temp
- * paths in `dir`, the offload server from the deployed template in front of `upstream`.
+ * paths in `dir`, the offload server from the deployed template in front of `upstream`
+ * (`openInternal`: with its storage location open to clients, see withInternalOpened).
  */
 export async function startOffloadNginx(
   dir: string,
@@ -40,15 +54,17 @@ export async function startOffloadNginx(
   storageRoot: string,
   port?: number,
   prefix = '/_drs_internal/',
+  options: { openInternal?: boolean } = {},
 ): Promise<OffloadNginx> {
   mkdirSync(join(dir, 'temp'), { recursive: true });
   port ??= await freePort();
-  const server = renderOffloadConfig({
+  let server = renderOffloadConfig({
     LISTEN: `127.0.0.1:${port}`,
     UPSTREAM: upstream,
     STORAGE_ROOT: storageRoot,
     PREFIX: prefix,
   });
+  if (options.openInternal) server = withInternalOpened(server);
   const conf = join(dir, 'nginx.conf');
   const temp = (name: string) => `${name}_temp_path ${join(dir, 'temp', name)};`;
   writeFileSync(

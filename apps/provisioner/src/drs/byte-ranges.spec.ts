@@ -1,4 +1,12 @@
-import { rangeOf } from './byte-ranges';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createServer, request, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Response } from 'express';
+import { copyWhileAllowed, rangeOf, READ_CHUNK_BYTES, type SendingCheck } from './byte-ranges';
 
 /** RFC 9110 §14.1.2 and §14.2: one `bytes=` range resolved against a size, at every edge. */
 describe('rangeOf', () => {
@@ -38,5 +46,138 @@ describe('rangeOf', () => {
     expect(rangeOf('bytes=0-', 1)).toEqual({ start: 0, end: 0 });
     expect(rangeOf('bytes=1-', 1)).toBe('unsatisfiable');
     expect(rangeOf('bytes=-1', 1)).toEqual({ start: 0, end: 0 });
+  });
+});
+
+/**
+ * The read loop against a real socket: a Node HTTP server answering with copyWhileAllowed and a
+ * client reading it, with a file larger than two read buffers.
+ */
+describe('copyWhileAllowed', () => {
+  const FILE_BYTES = 2 * READ_CHUNK_BYTES + 12_345;
+  let dir: string;
+  let file: string;
+  let bytes: Buffer;
+  const servers: Server[] = [];
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'copy-while-allowed-'));
+    file = join(dir, 'object.bin');
+    bytes = randomBytes(FILE_BYTES);
+    writeFileSync(file, bytes);
+  });
+  afterAll(async () => {
+    for (const server of servers) await new Promise((done) => server.close(done));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * Serves `range` of `path` once per request; resolves each answer's outcome (the bytes handed
+   * to the socket) through `outcomes`.
+   */
+  async function serve(
+    range: { start: number; end: number },
+    check?: SendingCheck,
+    path = file,
+  ): Promise<{ url: string; outcomes: Promise<number>[] }> {
+    const outcomes: Promise<number>[] = [];
+    const server = createServer((_req, res) => {
+      outcomes.push(
+        (async () => {
+          const handle = await open(path);
+          try {
+            res.writeHead(200, { 'Content-Length': range.end - range.start + 1 });
+            return await copyWhileAllowed(res as unknown as Response, handle, range, check);
+          } finally {
+            await handle.close();
+          }
+        })(),
+      );
+    });
+    servers.push(server);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, outcomes };
+  }
+
+  /** Everything the client receives until the connection ends, however it ends. */
+  function receive(url: string, stopAfter = Infinity): Promise<Buffer> {
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      const req = request(url, (res) => {
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          received += chunk.length;
+          if (received >= stopAfter) req.destroy();
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', () => resolve(Buffer.concat(chunks)));
+        res.on('close', () => resolve(Buffer.concat(chunks)));
+      });
+      req.on('error', () => resolve(Buffer.concat(chunks)));
+      req.end();
+    });
+  }
+
+  it('sends exactly the range asked for, across both buffers and a short last read', async () => {
+    const start = READ_CHUNK_BYTES - 7;
+    const range = { start, end: FILE_BYTES - 2 };
+    const { url, outcomes } = await serve(range);
+    const body = await receive(url);
+    expect(body.equals(bytes.subarray(range.start, range.end + 1))).toBe(true);
+    expect(await outcomes[0]).toBe(range.end - range.start + 1);
+  });
+
+  it('sends the whole file, and a range shorter than one buffer', async () => {
+    const whole = await serve({ start: 0, end: FILE_BYTES - 1 });
+    expect((await receive(whole.url)).equals(bytes)).toBe(true);
+    const small = await serve({ start: 100, end: 109 });
+    expect((await receive(small.url)).equals(bytes.subarray(100, 110))).toBe(true);
+    expect(await small.outcomes[0]).toBe(10);
+  });
+
+  it('stops reading once the client is gone, and counts what was handed over', async () => {
+    const big = join(dir, 'big.bin');
+    // Far more than the loopback socket's buffers hold: the server must be stopped by the close.
+    writeFileSync(big, Buffer.alloc(64 * READ_CHUNK_BYTES, 7));
+    const { url, outcomes } = await serve(
+      { start: 0, end: 64 * READ_CHUNK_BYTES - 1 },
+      undefined,
+      big,
+    );
+    const body = await receive(url, 1);
+    expect(body.length).toBeGreaterThan(0);
+    const handed = await outcomes[0];
+    expect(handed).toBeLessThan(64 * READ_CHUNK_BYTES);
+  });
+
+  it('cuts the answer once the check refuses', async () => {
+    let allowed = true;
+    const big = join(dir, 'refused.bin');
+    writeFileSync(big, Buffer.alloc(64 * READ_CHUNK_BYTES, 9));
+    const { url, outcomes } = await serve(
+      { start: 0, end: 64 * READ_CHUNK_BYTES - 1 },
+      { everyMs: 20, stillAllowed: async () => allowed },
+      big,
+    );
+    // A client that takes the first bytes, then nothing: the server's writes stay pending.
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.pause();
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    allowed = false;
+    expect(await outcomes[0]).toBeLessThan(64 * READ_CHUNK_BYTES);
+    socket.resume();
+    await closed;
+  });
+
+  it('ends the answer short when the file is shorter than the range', async () => {
+    const short = join(dir, 'short.bin');
+    writeFileSync(short, bytes.subarray(0, 1000));
+    const { url, outcomes } = await serve({ start: 0, end: 1999 }, undefined, short);
+    const body = await receive(url);
+    expect(body.length).toBe(1000);
+    expect(await outcomes[0]).toBe(1000);
   });
 });

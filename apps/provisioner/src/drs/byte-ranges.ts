@@ -1,11 +1,16 @@
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { Request, Response } from 'express';
 import type { Readable } from 'node:stream';
 import { DrsError } from './drs-errors';
 
-/** Read buffer of a served file: large reads keep a gigabyte stream near the disk's speed. */
-const READ_CHUNK_BYTES = 1024 * 1024;
+/**
+ * A served file is read this much at a time, into one of two buffers that its download keeps
+ * (one filled from the file while the other is written to the socket): 2 MiB per download at
+ * most, less for a range shorter than this. At SLOW_READERS_MAX (32) downloads that is 64 MiB,
+ * as much as a read stream with a 1 MiB read-ahead holds (docs/decisions/drs-bench-ceiling.md).
+ */
+export const READ_CHUNK_BYTES = 1024 * 1024;
 
 /** A single `bytes=` range resolved against `size`: [start, end] inclusive, or a refusal. */
 export function rangeOf(
@@ -106,16 +111,86 @@ export async function sendFile(
     }
     const range = answerHead(req, res, file.size, file.etag, file.name);
     if (range === undefined) return undefined;
-    const stream = handle.createReadStream({
-      start: range.start,
-      end: range.end,
-      highWaterMark: READ_CHUNK_BYTES,
-      autoClose: true,
-    });
-    return { start: range.start, bytes: await pipeWhileAllowed(res, stream, check) };
+    return { start: range.start, bytes: await copyWhileAllowed(res, handle, range, check) };
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/**
+ * Writes bytes `range.start`..`range.end` of `handle` into the answer while `check` allows it
+ * (as pipeWhileAllowed). Two buffers, each reused: the next one is read from the file while the
+ * previous one is in the socket's hands, and a buffer is read into again only once its write has
+ * completed (Node hands the socket the buffer itself, not a copy). No stream machinery sits
+ * between the file and the socket, and no memory is allocated per read. A client that stops
+ * reading leaves the last write pending: nothing more is read, and the slow-reader time-out
+ * (armed on the answer, reset by the socket whenever the kernel takes more) cuts it. Resolves
+ * once the answer is closed, with the bytes handed to it.
+ */
+export async function copyWhileAllowed(
+  res: Response,
+  handle: FileHandle,
+  range: { start: number; end: number },
+  check?: SendingCheck,
+): Promise<number> {
+  const total = range.end - range.start + 1;
+  const size = Math.min(READ_CHUNK_BYTES, total);
+  // Outside Node's shared pool: these are reused for the whole download, then dropped together.
+  const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
+  // A client gone while the file was opened: its answer closed before anything was written.
+  let closed = res.destroyed;
+  /** Settles the write in flight: by its callback, or as failed once the answer is closed. */
+  let settleWrite: ((written: boolean) => void) | undefined;
+  const gone = new Promise<void>((resolve) => {
+    if (closed) return resolve();
+    res.once('close', () => {
+      closed = true;
+      settleWrite?.(false);
+      resolve();
+    });
+  });
+  const recheck =
+    check === undefined
+      ? undefined
+      : setInterval(() => {
+          check.stillAllowed().then(
+            (allowed) => allowed || res.destroy(),
+            () => undefined,
+          );
+        }, check.everyMs).unref();
+  let handed = 0;
+  /** The write in flight: true once the socket has taken it, false if it failed. */
+  let writing: Promise<boolean> = Promise.resolve(true);
+  try {
+    for (let next = 0; handed < total && !closed; next ^= 1) {
+      const buffer = buffers[next];
+      // This buffer's last write was awaited before the other buffer's was issued: it is free.
+      const { bytesRead } = await handle.read(
+        buffer,
+        0,
+        Math.min(size, total - handed),
+        range.start + handed,
+      );
+      // Shorter than its recorded size (checked when opened): the answer cannot be completed.
+      if (bytesRead === 0) throw new Error('The stored file ended before its recorded size');
+      if (!(await writing) || closed) break;
+      const chunk = bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead);
+      writing = new Promise<boolean>((resolve) => {
+        settleWrite = resolve;
+        res.write(chunk, (error) => resolve(!error));
+      });
+      handed += bytesRead;
+    }
+    if (handed === total && !closed) res.end();
+  } catch {
+    // A read failing mid-way ends the answer before its Content-Length, once what was read
+    // before it is in the socket's hands.
+    await writing;
+    res.destroy();
+  }
+  await gone;
+  clearInterval(recheck);
+  return handed;
 }
 
 /**
