@@ -1,4 +1,5 @@
 import request from 'supertest';
+import type { Server } from 'node:http';
 import {
   CatalogTestApp,
   startCatalogApp,
@@ -27,6 +28,21 @@ const TAGS_KEPT = 6;
  * change. Conditional requests as RFC 9110 §13.1.2 (If-None-Match, weak comparison) and §15.4.5
  * (what a 304 carries) describe them.
  */
+/** A GET with the headers given (an undefined one is not sent). */
+function getWith(server: Server, path: string, headers: Record<string, string | undefined>) {
+  let req = request(server).get(path);
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) req = req.set(name, value);
+  return req;
+}
+
+/** The headers of a Turtle read with `key` (none when undefined). */
+const as = (key: string | undefined, extra: Record<string, string> = {}) => ({
+  'X-API-Key': key,
+  Accept: 'text/turtle',
+  ...extra,
+});
+
 describe('FDP conditional GETs from the entity-tag index', () => {
   let t: CatalogTestApp;
   let fastReads: FastReads;
@@ -55,17 +71,8 @@ describe('FDP conditional GETs from the entity-tag index', () => {
     await t.versionSettled();
   });
 
-  const get = (path: string, headers: Record<string, string | undefined>) => {
-    let req = request(t.server).get(path);
-    for (const [name, value] of Object.entries(headers))
-      if (value !== undefined) req = req.set(name, value);
-    return req;
-  };
-  const as = (key: string | undefined, extra: Record<string, string> = {}) => ({
-    'X-API-Key': key,
-    Accept: 'text/turtle',
-    ...extra,
-  });
+  const get = (path: string, headers: Record<string, string | undefined>) =>
+    getWith(t.server, path, headers);
 
   /** What the framework's FDP controller answered during `work` (the index answered the rest). */
   async function frameworkAnswersDuring(work: () => Promise<unknown>): Promise<number> {
@@ -228,17 +235,8 @@ describe('FDP conditional GETs with derived tags', () => {
     await t.versionSettled();
   });
 
-  const get = (path: string, headers: Record<string, string | undefined>) => {
-    let req = request(t.server).get(path);
-    for (const [name, value] of Object.entries(headers))
-      if (value !== undefined) req = req.set(name, value);
-    return req;
-  };
-  const as = (key: string | undefined, extra: Record<string, string> = {}) => ({
-    'X-API-Key': key,
-    Accept: 'text/turtle',
-    ...extra,
-  });
+  const get = (path: string, headers: Record<string, string | undefined>) =>
+    getWith(t.server, path, headers);
   /** What the framework's FDP controller answered during `work`, and the statements sent. */
   async function frameworkDuring(work: () => Promise<unknown>) {
     const spy = jest.spyOn(t.app.get(FdpService), 'answer');

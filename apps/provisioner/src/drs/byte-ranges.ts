@@ -149,15 +149,7 @@ export async function copyWhileAllowed(
       resolve();
     });
   });
-  const recheck =
-    check === undefined
-      ? undefined
-      : setInterval(() => {
-          check.stillAllowed().then(
-            (allowed) => allowed || res.destroy(),
-            () => undefined,
-          );
-        }, check.everyMs).unref();
+  const recheck = cutWhenRefused(res, check);
   let handed = 0;
   /** The write in flight: true once the socket has taken it, false if it failed. */
   let writing: Promise<boolean> = Promise.resolve(true);
@@ -194,6 +186,21 @@ export async function copyWhileAllowed(
 }
 
 /**
+ * Asks `check` every `check.everyMs` whether the answer may go on, and cuts it on a refusal (a
+ * revoked grant ends a download under way); a check that cannot answer leaves it running. The
+ * caller clears the timer when the answer is done.
+ */
+function cutWhenRefused(res: Response, check?: SendingCheck): NodeJS.Timeout | undefined {
+  if (check === undefined) return undefined;
+  return setInterval(() => {
+    check.stillAllowed().then(
+      (allowed) => allowed || res.destroy(),
+      () => undefined,
+    );
+  }, check.everyMs).unref();
+}
+
+/**
  * Pipes `stream` into the answer while `check` (asked every `check.everyMs`) allows it: a refusal
  * cuts the answer (a revoked grant ends a download under way), a check that cannot answer leaves
  * it running. Resolves once the answer is closed, the stream destroyed, with the bytes read and
@@ -205,15 +212,7 @@ export async function pipeWhileAllowed(
   check?: SendingCheck,
 ): Promise<number> {
   let handed = 0;
-  const recheck =
-    check === undefined
-      ? undefined
-      : setInterval(() => {
-          check.stillAllowed().then(
-            (allowed) => allowed || res.destroy(),
-            () => undefined,
-          );
-        }, check.everyMs).unref();
+  const recheck = cutWhenRefused(res, check);
   await new Promise<void>((resolve) => {
     // A client that goes away stops the read.
     res.once('close', () => {
