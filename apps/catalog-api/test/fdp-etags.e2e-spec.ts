@@ -28,6 +28,15 @@ const TAGS_KEPT = 6;
  * change. Conditional requests as RFC 9110 §13.1.2 (If-None-Match, weak comparison) and §15.4.5
  * (what a 304 carries) describe them.
  */
+/**
+ * The demo data's exports are refreshed in the background (a write): each test starts once that
+ * is done and the version tracker vouches for the version again.
+ */
+async function settled(t: CatalogTestApp): Promise<void> {
+  await t.app.get(DatasetExportsRefresher).settled();
+  await t.versionSettled();
+}
+
 /** A GET with the headers given (an undefined one is not sent). */
 function getWith(server: Server, path: string, headers: Record<string, string | undefined>) {
   let req = request(server).get(path);
@@ -64,12 +73,7 @@ describe('FDP conditional GETs from the entity-tag index', () => {
     fastReads = t.app.get(FastReads);
   });
   afterAll(() => t.close());
-  // The demo data's exports are refreshed in the background (a write): each test starts once
-  // that is done and the version tracker vouches for the version again.
-  beforeEach(async () => {
-    await t.app.get(DatasetExportsRefresher).settled();
-    await t.versionSettled();
-  });
+  beforeEach(() => settled(t));
 
   const get = (path: string, headers: Record<string, string | undefined>) =>
     getWith(t.server, path, headers);
@@ -230,10 +234,7 @@ describe('FDP conditional GETs with derived tags', () => {
     draft = `/fdp/dataset/${hidden[0].elu_accession}`;
   });
   afterAll(() => t.close());
-  beforeEach(async () => {
-    await t.app.get(DatasetExportsRefresher).settled();
-    await t.versionSettled();
-  });
+  beforeEach(() => settled(t));
 
   const get = (path: string, headers: Record<string, string | undefined>) =>
     getWith(t.server, path, headers);
