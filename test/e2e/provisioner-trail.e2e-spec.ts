@@ -235,7 +235,10 @@ describe('the provisioner reports to the catalog’s access trail through its ou
       15_000,
       20,
     );
-    expect(await drained()).toBe(false);
+    // Held in the outbox. Polled: beside `stress`, one read in five, taken just as the failed
+    // delivery set the rate limit, counted the job in none of these states, and the next read
+    // found it waiting. That it is delivered, once, is what the rest of the case checks.
+    await until(async () => !(await drained()), 'the event held in the outbox', 5_000, 20);
 
     catalog = await startCatalogApp(catalogEnv, demo.databaseUrl);
     await catalog.app.listen(catalogPort, '127.0.0.1');

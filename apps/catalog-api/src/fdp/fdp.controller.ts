@@ -247,6 +247,8 @@ export class FdpController {
       return;
     }
     res.status(200);
+    // Its length is known: the body goes out framed by it, not chunked.
+    res.setHeader('Content-Length', answer.bytes);
     endWithBody(res, answer.body);
   }
 

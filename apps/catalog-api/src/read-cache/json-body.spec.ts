@@ -1,4 +1,6 @@
-import { jsonBody, JsonPages, JsonTextPages } from './json-body';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { endWithBody, jsonBody, JsonPages, JsonTextPages } from './json-body';
 
 async function* pagesOf<T>(...pages: T[][]): AsyncGenerator<T[]> {
   for (const page of pages) yield page;
@@ -65,5 +67,44 @@ describe('jsonBody chunks', () => {
     expect(Buffer.concat((await jsonBody(new JsonPages(pagesOf(items)))).body).toString()).toBe(
       JSON.stringify(items),
     );
+  });
+});
+
+describe('endWithBody', () => {
+  /** The raw bytes of one answer whose body is `chunks`, with or without a Content-Length. */
+  async function rawAnswer(chunks: string[], length: boolean): Promise<string> {
+    const server = createServer((_req, res) => {
+      const body = chunks.map((c) => Buffer.from(c));
+      if (length)
+        res.setHeader(
+          'Content-Length',
+          body.reduce((n, b) => n + b.length, 0),
+        );
+      endWithBody(res, body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        const socket = connect((server.address() as AddressInfo).port, '127.0.0.1', () =>
+          socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+        );
+        let raw = '';
+        socket.on('data', (d: Buffer) => (raw += d.toString('latin1')));
+        socket.on('end', () => resolve(raw));
+        socket.on('error', reject);
+      });
+    } finally {
+      server.close();
+    }
+  }
+
+  it('sends several chunks in order, and chunked encoding ends after the last (Node 24)', async () => {
+    const raw = await rawAnswer(['hello ', 'world'], false);
+    expect(raw.slice(raw.indexOf('\r\n\r\n') + 4)).toBe('6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n');
+  });
+
+  it('sends exactly the body after a Content-Length', async () => {
+    const raw = await rawAnswer(['hello ', 'world', '!'], true);
+    expect(raw.slice(raw.indexOf('\r\n\r\n') + 4)).toBe('hello world!');
   });
 });
