@@ -17,7 +17,6 @@ import {
   TrailEvent,
   TrailJobName,
   TRAIL_BATCH_MAX,
-  TRAIL_DELIVERY_INTERVAL_MS,
   TrailJobResults,
   trailBackoffMs,
 } from './trail.queue';
@@ -71,8 +70,6 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
   private readonly handlers = this.jobHandlers();
   /** Deliveries failed in a row: the backoff grows with them, and one success resets it. */
   private failures = 0;
-  /** When this worker's last delivery started (performance.now()), for the pacing. */
-  private lastDelivery = Number.NEGATIVE_INFINITY;
   /** Events still to deliver one at a time, after a batch the catalog refused. */
   private singles = 0;
   private readonly waiting: TrailWaitingJobs;
@@ -173,21 +170,11 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
 
   /**
    * The jobs waiting behind the head, oldest first, up to a batch (none while events go one at
-   * a time): one read of the queue, in the order its workers take jobs (two when paced).
+   * a time): one read of the queue, in the order its workers take jobs.
    */
-  private async waitingBehind(): Promise<WaitingTrailJob[]> {
-    if (this.singles > 0) return [];
-    const want = TRAIL_BATCH_MAX - 1;
-    let behind = await this.waiting.oldest(want);
-    // Less than a full batch, soon after the last delivery: events are coming in a stream, so
-    // wait out the interval and take what came meanwhile too (TRAIL_DELIVERY_INTERVAL_MS).
-    const wait = this.lastDelivery + TRAIL_DELIVERY_INTERVAL_MS - performance.now();
-    if (behind.length < want && wait > 0) {
-      await delay(wait);
-      behind = await this.waiting.oldest(want);
-    }
-    this.lastDelivery = performance.now();
-    return behind;
+  private waitingBehind(): Promise<WaitingTrailJob[]> {
+    if (this.singles > 0) return Promise.resolve([]);
+    return this.waiting.oldest(TRAIL_BATCH_MAX - 1);
   }
 
   private async failed(

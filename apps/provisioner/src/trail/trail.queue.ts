@@ -48,14 +48,6 @@ export interface TrailJobResults {
  */
 export const TRAIL_BATCH_MAX = 500;
 
-/**
- * While events keep coming, deliveries less than a full batch start at most this often (per
- * worker): a steady stream goes in a few larger requests, not one per event or two, so the
- * delivery (a request, a catalog transaction) costs the decisions running beside it on the same
- * CPUs less. A first event after a quiet spell, and a full batch, go at once.
- */
-export const TRAIL_DELIVERY_INTERVAL_MS = 200;
-
 /** The catalog's limits on a reported field: longer text is cut, never refused. */
 export const TRAIL_TEXT_MAX = { object_id: 255, subject: 255, dataset: 255, visa: 255 } as const;
 export const TRAIL_LONG_TEXT_MAX = 2000;
