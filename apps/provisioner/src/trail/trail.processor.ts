@@ -11,7 +11,7 @@ import { WorkerWatchService } from '../queue/worker-watch.service';
 import { CatalogClient, CatalogRefusedError } from '../catalog-client/catalog.client';
 import { TrailMetrics } from './trail-metrics.service';
 import { TrailQueuePlaceRepository } from './trail-queue-place.repository';
-import { TrailWaitingJobs, type WaitingTrailJob } from './trail-waiting-jobs';
+import { TrailWaitingJobsRepository, type WaitingTrailJob } from './trail-waiting-jobs.repository';
 import {
   TRAIL_QUEUE,
   TrailEvent,
@@ -72,7 +72,7 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
   private failures = 0;
   /** Events still to deliver one at a time, after a batch the catalog refused. */
   private singles = 0;
-  private readonly waiting: TrailWaitingJobs;
+  private readonly waiting: TrailWaitingJobsRepository;
 
   constructor(
     @InjectQueue(TRAIL_QUEUE) private readonly queue: Queue,
@@ -83,7 +83,7 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     private readonly watch: WorkerWatchService,
   ) {
     super();
-    this.waiting = new TrailWaitingJobs(queue);
+    this.waiting = new TrailWaitingJobsRepository(queue);
   }
 
   jobHandlers(): JobHandlers<TrailJobResults> {

@@ -20,7 +20,7 @@ export interface WaitingTrailJob {
  *   `move_to_active` takes them), and one statement calling BullMQ's own `remove` function for
  *   each id (its bookkeeping kept, in one transaction).
  */
-export class TrailWaitingJobs {
+export class TrailWaitingJobsRepository {
   constructor(private readonly queue: Queue) {}
 
   /** Up to `count` waiting jobs, oldest first (a job without an event is skipped). */
