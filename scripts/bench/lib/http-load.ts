@@ -110,18 +110,20 @@ export interface CeilingServer {
 
 /**
  * Starts the bare server of lib/ceiling-server.mjs serving `body` (written under `tempDir`);
- * `parseJsonBodies` makes it read and parse each request's JSON body first.
+ * `parseJsonBodies` makes it read and parse each request's JSON body first; `notModified` makes it
+ * answer every request 304, with no body.
  */
 export async function startCeiling(
   tempDir: string,
   body: Buffer,
   contentType: string,
-  options: { parseJsonBodies?: boolean } = {},
+  options: { parseJsonBodies?: boolean; notModified?: boolean } = {},
 ): Promise<CeilingServer> {
   const file = join(tempDir, `ceiling-${process.pid}-${Date.now()}.json`);
   writeFileSync(file, body);
   const args = [join(__dirname, 'ceiling-server.mjs'), file, contentType];
   if (options.parseJsonBodies) args.push('parse-json');
+  else if (options.notModified) args.push('not-modified');
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import { deployedNodeArgs } from '../../lib/deployed-node-args';
 import { BENCH_GLOBAL_KEY, startCatalog, withGeneratedCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
-import { timeGet } from '../lib/http-load';
+import { startCeiling, timeGet } from '../lib/http-load';
 import { cpuMs, processMemory } from '../lib/processes';
 import { fmt, percentile, SuiteReport, table, verdict } from '../lib/report';
 
@@ -27,6 +27,8 @@ interface Crawl {
   bytes: number;
   /** Each record read with its ETag (for the conditional GETs). */
   etags: Map<string, string>;
+  /** The first dataset record's Turtle (the floor's body is made of it). */
+  sample?: string;
 }
 
 /**
@@ -37,20 +39,18 @@ async function crawlFdp(url: string): Promise<Crawl> {
   const crawl: Crawl = { ms: 0, records: 0, datasets: 0, bytes: 0, etags: new Map() };
   const queue = [`${url}/fdp`];
   const seen = new Set(queue);
-  const linked =
-    /<https:\/\/catalog\.bench\.example(\/fdp\/(?:catalog(?:\?page=\d+)?|dataset\/[^>#]+|distribution\/[^>#]+))>/g;
   while (queue.length > 0) {
     const next = queue.shift()!;
-    const started = performance.now();
-    const res = await fetch(next, { headers: { ...KEY, Accept: 'text/turtle' } });
-    const body = await res.text();
-    crawl.ms += performance.now() - started;
-    if (res.status !== 200) throw new Error(`${next} answered ${res.status}`);
+    const record = await readRecord(next);
+    crawl.ms += record.ms;
     crawl.records++;
-    crawl.bytes += Buffer.byteLength(body);
-    if (next.includes('/fdp/dataset/')) crawl.datasets++;
-    crawl.etags.set(next, res.headers.get('etag') ?? '');
-    for (const m of body.matchAll(linked)) {
+    crawl.bytes += Buffer.byteLength(record.body);
+    if (next.includes('/fdp/dataset/')) {
+      crawl.datasets++;
+      crawl.sample ??= record.body;
+    }
+    crawl.etags.set(next, record.etag);
+    for (const m of record.body.matchAll(LINKED)) {
       const target = `${url}${m[1]}`;
       if (!seen.has(target)) {
         seen.add(target);
@@ -59,6 +59,68 @@ async function crawlFdp(url: string): Promise<Crawl> {
     }
   }
   return crawl;
+}
+
+/** Links to the records a record names, in its Turtle. */
+const LINKED =
+  /<https:\/\/catalog\.bench\.example(\/fdp\/(?:catalog(?:\?page=\d+)?|dataset\/[^>#]+|distribution\/[^>#]+))>/g;
+
+/** One record read as the crawl reads it: Turtle, the global key, the body whole, timed. */
+async function readRecord(url: string): Promise<{ ms: number; body: string; etag: string }> {
+  const started = performance.now();
+  const res = await fetch(url, { headers: { ...KEY, Accept: 'text/turtle' } });
+  const body = await res.text();
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+  return { ms, body, etag: res.headers.get('etag') ?? '' };
+}
+
+/**
+ * What one request per record costs at the least on this machine, in the same run: the crawl's
+ * client reading (and scanning for links, as the crawl does), request by request, a bare Node
+ * server (lib/ceiling-server.mjs) that answers each request with a record's bytes built once
+ * (`sample` repeated to the crawl's mean record size); then the same client's conditional GETs
+ * against the bare server answering 304. A target below these is below the floor of HTTP.
+ */
+async function requestFloors(
+  ctx: BenchContext,
+  crawl: Crawl,
+  samples: number,
+): Promise<{ perRequestMs: number; conditional: number[] }> {
+  const meanBytes = Math.round(crawl.bytes / crawl.records);
+  const sample = Buffer.from(crawl.sample ?? '');
+  const body = Buffer.alloc(meanBytes, sample.length > 0 ? sample : ' ');
+  const bare = await startCeiling(ctx.tempDir, body, 'text/turtle; charset=utf-8');
+  let ms = 0;
+  let links = 0;
+  try {
+    for (let i = 0; i < crawl.records; i++) {
+      const record = await readRecord(`${bare.url}/fdp/dataset/${i}`);
+      ms += record.ms;
+      links += [...record.body.matchAll(LINKED)].length;
+    }
+    if (sample.length > 0 && links === 0) throw new Error('the floor read no links to scan');
+  } finally {
+    await bare.stop();
+  }
+  const notModified = await startCeiling(ctx.tempDir, Buffer.alloc(0), 'text/turtle', {
+    notModified: true,
+  });
+  const conditional: number[] = [];
+  try {
+    for (let i = 0; i < samples; i++) {
+      const res = await timeGet(`${notModified.url}/fdp/dataset/${i}`, {
+        ...KEY,
+        Accept: 'text/turtle',
+        'If-None-Match': '"ceiling"',
+      });
+      if (res.status !== 304) throw new Error(`the bare server answered ${res.status}`);
+      conditional.push(res.ms);
+    }
+  } finally {
+    await notModified.stop();
+  }
+  return { perRequestMs: ms / crawl.records, conditional };
 }
 
 /** Every page of GET /api/dcat in Turtle, following hydra:next (dcat.bench.ts reads it so). */
@@ -155,7 +217,8 @@ async function unheldConditionalGets(
  * The FAIR Data Point crawled from its root (every record: root, catalog pages, datasets,
  * distributions) between two walks of every page of GET /api/dcat over the same synthetic
  * catalog, per record and per dataset, with the catalog's CPU time; then conditional GETs
- * (If-None-Match) at p99; the catalog's peak resident set. `--fdp-datasets <n>` sets the
+ * (If-None-Match) at p99; the catalog's peak resident set; and the floors of both, a bare server
+ * read by the same client (`requestFloors`). `--fdp-datasets <n>` sets the
  * catalog's size (10,000 by default, 300 with --quick).
  */
 export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
@@ -189,6 +252,8 @@ export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
       const peakMiB = processMemory(pid, 'VmHWM') / MiB;
       const env = { ...catalog.env, ...ENV, CATALOG_SOURCE: SOURCE };
       const tags = await unheldConditionalGets(env, nodeArgs, fdp.etags, app.url, samples);
+      const floor = await requestFloors(ctx, fdp, samples);
+      ctx.log(`floor: ${fmt(floor.perRequestMs, 3)} ms per request from a bare server`);
       // A DCAT record is a dataset with its distributions; an FDP record is one resource.
       const perRecord = { fdp: fdp.ms / fdp.records, dcat: dcat.ms / datasets };
       const perDataset = { fdp: fdp.ms / fdp.datasets, dcat: dcat.ms / datasets };
@@ -264,8 +329,17 @@ export async function fdpBench(ctx: BenchContext): Promise<SuiteReport> {
               fmt(percentile(tags.after, 50), 2),
               fmt(percentile(tags.after, 99), 2),
             ],
+            [
+              'floor: a bare Node server answering 304, the same client',
+              fmt(percentile(floor.conditional, 50), 2),
+              fmt(percentile(floor.conditional, 99), 2),
+            ],
           ],
         ),
+        '',
+        `Floor of one request per record (a bare Node server answering each request with ${fmt(fdp.bytes / fdp.records / 1024, 1)} KiB of a`,
+        `dataset record, read and scanned for links by the same client, ${fdp.records} requests): ${fmt(floor.perRequestMs, 2)} ms per request,`,
+        `${fmt(floor.perRequestMs / perRecord.dcat, 2)}× DCAT's time per record; the FDP per record is ${fmt(perRecord.fdp / floor.perRequestMs, 2)}× this floor.`,
         '',
         `FDP per record / DCAT per record: ${fmt(perRecord.fdp / perRecord.dcat, 2)}: ${verdict(fastEnough)}` +
           ` (per dataset, ${fdp.records} requests for ${datasets} datasets: ${fmt(perDataset.fdp / perDataset.dcat, 2)}).`,
