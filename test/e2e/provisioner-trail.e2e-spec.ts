@@ -18,7 +18,11 @@ import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-
 import { AuditTrailService } from '../../apps/catalog-api/src/audit/audit-trail.service';
 import type { CatalogTestApp } from '../support/catalog-app';
 import type { ImportRecord } from '../../apps/provisioner/src/imports/import-record';
-import { TRAIL_QUEUE } from '../../apps/provisioner/src/trail/trail.queue';
+import {
+  TRAIL_QUEUE,
+  TrailJobName,
+  type TrailEventsData,
+} from '../../apps/provisioner/src/trail/trail.queue';
 import { DropzoneFixture, tempDir } from '../../apps/provisioner/test/support/dropzone-fixture';
 import { dropzoneEnv, waitForImport } from '../../apps/provisioner/test/support/provisioner-e2e';
 
@@ -27,6 +31,8 @@ const BROKER_KEY = generateApiKey(48);
 const DRS = '/ga4gh/drs/v1';
 const READER = 'sub-trail-reader';
 const CONTENT = Buffer.from('0123456789'.repeat(100));
+/** A bulk decision's objects: the DRS service's most per request (DRS_MAX_BULK_REQUEST_LENGTH). */
+const BULK_FILES = Array.from({ length: 1000 }, (_x, n) => `f-${String(n).padStart(4, '0')}.txt`);
 
 interface TrailRow {
   id: string;
@@ -80,11 +86,12 @@ describe('the provisioner reports to the catalog’s access trail through its ou
     );
   /** The reader's passport: the catalog's visas in a broker's JWT. */
   const passport = async () => brokerPassport(READER, await catalogVisas(catalog.server, READER));
-  /** The provisioner's entries after position `after`, in trail order. */
+  /** The provisioner's entries after position `after`, in trail order (by number, not text). */
   const reported = async (after: string): Promise<TrailRow[]> =>
     catalog.dataSource.query(
       `SELECT id::text, event_id::text, actor_kind, action, object_type, object_id, change
-       FROM audit_log WHERE id > $1 AND object_type IN ('drs_object', 'import') ORDER BY id`,
+       FROM audit_log WHERE id > $1 AND object_type IN ('drs_object', 'import')
+       ORDER BY audit_log.id`,
       [after],
     );
   const head = async () =>
@@ -118,10 +125,18 @@ describe('the provisioner reports to the catalog’s access trail through its ou
     catalog = demo;
     await catalog.app.listen(catalogPort, '127.0.0.1');
     dropzone
-      .submission('SUB-T', { project: 'PD-OMICS', datasets: ['DS-READ', 'DS-OTHER', 'DS-NEW'] })
+      .submission('SUB-T', {
+        project: 'PD-OMICS',
+        datasets: ['DS-READ', 'DS-OTHER', 'DS-NEW', 'DS-BULK'],
+      })
       .dataset('DS-READ', { submission: 'SUB-T', title: 'Read', files: { 'data.bin': CONTENT } })
       .dataset('DS-OTHER', { submission: 'SUB-T', title: 'Not granted', files: { 'o.txt': 'o' } })
-      .dataset('DS-NEW', { submission: 'SUB-T', title: 'Imported later', files: { 'n.txt': 'n' } });
+      .dataset('DS-NEW', { submission: 'SUB-T', title: 'Imported later', files: { 'n.txt': 'n' } })
+      .dataset('DS-BULK', {
+        submission: 'SUB-T',
+        title: 'Read in bulk',
+        files: Object.fromEntries(BULK_FILES.map((path) => [path, path])),
+      });
     const drsUrl = `http://127.0.0.1:${await freePort()}`;
     apps = await startProvisionerApps(
       await dropzoneEnv(dropzone, join(dir, 'storage'), {
@@ -137,14 +152,20 @@ describe('the provisioner reports to the catalog’s access trail through its ou
       }),
     );
     await apps.api.listen(Number(new URL(drsUrl).port), '127.0.0.1');
-    for (const name of ['DS-READ', 'DS-OTHER']) {
+    for (const name of ['DS-READ', 'DS-OTHER', 'DS-BULK']) {
       accession[name] = await registered(await importDataset(name));
     }
     await grantReader(
       catalog.dataSource,
       { subject: READER, username: 'trail-reader' },
-      [accession['DS-READ'], accession['DS-OTHER']],
+      [accession['DS-READ'], accession['DS-OTHER'], accession['DS-BULK']],
       accession['DS-READ'],
+    );
+    await catalog.dataSource.query(
+      `INSERT INTO accesses (dataset_id, user_id, status, granted_on)
+       SELECT d.id, u.id, 'active', now()::date FROM datasets d, users u
+       WHERE d.elu_accession = $1 AND u.oidc_id = $2`,
+      [accession['DS-BULK'], READER],
     );
   }, 120_000);
 
@@ -219,6 +240,39 @@ describe('the provisioner reports to the catalog’s access trail through its ou
 
     const check = await catalog.app.get(AuditTrailService).verify();
     expect(check).toMatchObject({ ok: true });
+  }, 60_000);
+
+  it('a bulk decision over 1,000 objects: one job holding its 1,000 events, delivered in order, each once', async () => {
+    await until(drained, 'the earlier events delivered', 15_000, 50);
+    const before = await head();
+    const ids = BULK_FILES.map((path) => fileId('DS-BULK', path));
+    const queue = trailQueue();
+    // Held in the queue while the request is answered: what it wrote is looked at first.
+    await queue.pause();
+    try {
+      const res = await api()
+        .post(`${DRS}/objects`)
+        .send({ bulk_object_ids: ids, passports: [await passport()] })
+        .expect(200);
+      expect(res.body.resolved_drs_object).toHaveLength(1000);
+      expect(await queue.count()).toBe(1);
+      const [job] = await queue.getWaiting(0, -1);
+      expect(job.name).toBe(TrailJobName.ReportEvents);
+      const events = (job.data as TrailEventsData).events;
+      expect(events.map((e) => e.object_id)).toEqual(ids);
+      expect(new Set(events.map((e) => e.type))).toEqual(new Set(['drs_object.allow']));
+    } finally {
+      await queue.resume();
+    }
+    await until(drained, 'the bulk decision delivered', 30_000, 50);
+    const rows = await reported(before);
+    expect(rows.map((r) => r.object_id)).toEqual(ids);
+    expect(new Set(rows.map((r) => r.event_id)).size).toBe(1000);
+    expect(rows[0]).toMatchObject({
+      action: 'allow',
+      change: { subject: READER, dataset: accession['DS-BULK'] },
+    });
+    expect(await catalog.app.get(AuditTrailService).verify()).toMatchObject({ ok: true });
   }, 60_000);
 
   it('with the catalog stopped, a download still succeeds; its event lands once the catalog is back', async () => {

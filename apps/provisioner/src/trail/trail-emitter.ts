@@ -8,6 +8,8 @@ import {
   TRAIL_QUEUE,
   TRAIL_TEXT_MAX,
   TrailEvent,
+  trailEventsJobId,
+  TrailEventsData,
   TrailJobName,
 } from './trail.queue';
 
@@ -15,12 +17,21 @@ import {
 export type TrailFacts = Omit<TrailEvent, 'id' | 'occurred_at'> &
   Partial<Pick<TrailEvent, 'id' | 'occurred_at'>>;
 
-/** Jobs written to the queue in one `addBulk` at most (more wait for the next write). */
+/**
+ * Events written to the queue in one `addBulk` at most (more wait for the next write; a job is
+ * never split, so one emit of more is a write of its own).
+ */
 export const TRAIL_WRITE_MAX = 1000;
 
-type TrailJob = { name: TrailJobName; data: TrailEvent; opts: JobsOptions };
+/** One job per emit: its events, in order, in `events` (kept for the write and its log). */
+type TrailJob = {
+  name: TrailJobName;
+  data: TrailEvent | TrailEventsData;
+  opts: JobsOptions;
+  events: TrailEvent[];
+};
 
-/** Events emitted since the last write began, and what their emitters await. */
+/** Emits since the last write began, and what their emitters await. */
 interface Pending {
   jobs: TrailJob[];
   written: Promise<void>;
@@ -33,12 +44,14 @@ interface Pending {
  * passed on to the download, decision or import that emitted it. Emits nothing when no catalog
  * is configured (CATALOG_URL and CATALOG_API_KEY).
  *
- * Group commit (docs/decisions/provisioner-trail-group-commit.md): an emit resolves once its
- * events are in the queue, so a request is answered only after its event is stored (a process
- * that dies before that never answered it). One write is under way at a time, per process:
- * events emitted in the same turn of the event loop, or while a write is under way, go in the
- * next write together (one `addBulk`, in the order emitted), so many requests at once cost a
- * few round trips, not one each, and the queue's order is the order of the emits.
+ * One job per emit (docs/decisions/provisioner-trail-group-commit.md): a bulk decision's
+ * thousand events are one job holding them in order, not a thousand jobs. Group commit: an emit
+ * resolves once its job is in the queue, so a request is answered only after its events are
+ * stored (a process that dies before that never answered it). One write is under way at a time,
+ * per process: the jobs of emits made in the same turn of the event loop, or while a write is
+ * under way, go in the next write together (one `addBulk`, in the order emitted), so many
+ * requests at once cost a few round trips, not one each, and the queue's order is the order of
+ * the emits.
  */
 @Injectable()
 export class TrailEmitter {
@@ -67,10 +80,14 @@ export class TrailEmitter {
     return this.on;
   }
 
-  /** Queues the event, or the events in the order given; resolves once they are written. */
+  /**
+   * Queues the event, or the events in the order given, as one job; resolves once it is written.
+   * One event is a `Report` job (its id the event's), more a `ReportEvents` job holding them all.
+   */
   emit(facts: TrailFacts | TrailFacts[]): Promise<void> {
-    const events = Array.isArray(facts) ? facts : [facts];
-    if (!this.on || events.length === 0) return Promise.resolve();
+    if (!this.on) return Promise.resolve();
+    const many = Array.isArray(facts);
+    if (many && facts.length === 0) return Promise.resolve();
     const now = new Date().toISOString();
     let pending = this.pending;
     if (pending === undefined) {
@@ -84,18 +101,23 @@ export class TrailEmitter {
         setImmediate(() => void this.writeAll());
       }
     }
-    for (const one of events) {
-      const event = bounded({
-        ...one,
-        id: one.id ?? randomUUID(),
-        occurred_at: one.occurred_at ?? now,
-      });
+    // Kept after delivery when it headed one, for inspection and so an id queued again is not
+    // delivered again; never removed on failure (a refused event is looked at, not lost).
+    if (!many || facts.length === 1) {
+      const event = trailEvent(many ? facts[0] : facts, now);
       pending.jobs.push({
         name: TrailJobName.Report,
         data: event,
-        // Kept after delivery when it headed one, for inspection and so an id queued again is
-        // not delivered again; never removed on failure (a refused event is looked at, not lost).
         opts: { jobId: event.id, removeOnComplete: this.keep, removeOnFail: false },
+        events: [event],
+      });
+    } else {
+      const events = facts.map((one) => trailEvent(one, now));
+      pending.jobs.push({
+        name: TrailJobName.ReportEvents,
+        data: { events },
+        opts: { jobId: trailEventsJobId(events), removeOnComplete: this.keep, removeOnFail: false },
+        events,
       });
     }
     return pending.written;
@@ -107,8 +129,18 @@ export class TrailEmitter {
       for (let next = this.pending; next !== undefined; next = this.pending) {
         this.pending = undefined;
         try {
-          for (let from = 0; from < next.jobs.length; from += TRAIL_WRITE_MAX) {
-            await this.write(next.jobs.slice(from, from + TRAIL_WRITE_MAX));
+          for (let from = 0; from < next.jobs.length;) {
+            let to = from + 1;
+            let events = next.jobs[from].events.length;
+            while (
+              to < next.jobs.length &&
+              events + next.jobs[to].events.length <= TRAIL_WRITE_MAX
+            ) {
+              events += next.jobs[to].events.length;
+              to += 1;
+            }
+            await this.write(next.jobs.slice(from, to));
+            from = to;
           }
         } finally {
           next.settle();
@@ -123,32 +155,40 @@ export class TrailEmitter {
   private async write(jobs: TrailJob[]): Promise<void> {
     try {
       if (jobs.length === 1) await this.queue.add(jobs[0].name, jobs[0].data, jobs[0].opts);
-      else await this.queue.addBulk(jobs);
+      else await this.queue.addBulk(jobs.map(({ name, data, opts }) => ({ name, data, opts })));
     } catch (error) {
       // Each event whole, so none is lost without a trace: the log is where it can be taken
       // from (on Redis some of a bulk may have been written: their ids queue them once).
       this.logger.error(
-        { events: jobs.map((job) => job.data), error: (error as Error).message },
+        { events: jobs.flatMap((job) => job.events), error: (error as Error).message },
         'trail events not queued (the queue is unreachable)',
       );
     }
   }
 }
 
-/** Text cut to what the catalog takes (a long path or reason is still reported). */
-function bounded(event: TrailEvent): TrailEvent {
-  const out: TrailEvent = { ...event };
-  for (const [key, max] of Object.entries(TRAIL_TEXT_MAX) as [
-    keyof typeof TRAIL_TEXT_MAX,
-    number,
-  ][]) {
-    const value = out[key];
-    if (typeof value === 'string') out[key] = value.slice(0, max);
-  }
-  if (out.reason !== undefined) out.reason = out.reason.slice(0, TRAIL_LONG_TEXT_MAX);
-  if (out.location !== undefined) out.location = out.location.slice(0, TRAIL_LONG_TEXT_MAX);
-  for (const key of Object.keys(out) as (keyof TrailEvent)[]) {
-    if (out[key] === undefined || out[key] === '') delete out[key];
-  }
-  return out;
+/**
+ * The event as sent: its id and time filled in, text cut to what the catalog takes (a long path
+ * or reason is still reported), empty fields left out. Built field by field, once: a bulk
+ * decision makes a thousand of these per request.
+ */
+function trailEvent(facts: TrailFacts, now: string): TrailEvent {
+  const event = {
+    id: facts.id || randomUUID(),
+    type: facts.type,
+    occurred_at: facts.occurred_at || now,
+  } as TrailEvent;
+  if (facts.object_id) event.object_id = cut(facts.object_id, TRAIL_TEXT_MAX.object_id);
+  if (facts.subject) event.subject = cut(facts.subject, TRAIL_TEXT_MAX.subject);
+  if (facts.dataset) event.dataset = cut(facts.dataset, TRAIL_TEXT_MAX.dataset);
+  if (facts.visa) event.visa = cut(facts.visa, TRAIL_TEXT_MAX.visa);
+  if (facts.reason) event.reason = cut(facts.reason, TRAIL_LONG_TEXT_MAX);
+  if (facts.range_start !== undefined) event.range_start = facts.range_start;
+  if (facts.bytes !== undefined) event.bytes = facts.bytes;
+  if (facts.location) event.location = cut(facts.location, TRAIL_LONG_TEXT_MAX);
+  return event;
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? text.slice(0, max) : text;
 }

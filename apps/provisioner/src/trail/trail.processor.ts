@@ -15,9 +15,11 @@ import { TrailWaitingJobsRepository, type WaitingTrailJob } from './trail-waitin
 import {
   TRAIL_QUEUE,
   TrailEvent,
+  trailEventsOf,
   TrailJobName,
   TRAIL_BATCH_MAX,
   TrailJobResults,
+  TrailReportResult,
   trailBackoffMs,
 } from './trail.queue';
 
@@ -49,20 +51,23 @@ export function configureTrailProcessor(settings: ProvisionerSettings): void {
 }
 
 /**
- * Delivers trail events to the catalog (worker process only), in the queue's order. The queue
- * lets one job be active at a time, across every worker and replica (global concurrency 1): the
- * worker holding it (the head) delivers it with the jobs waiting behind it, read in the queue's
- * order without being taken (up to TRAIL_BATCH_MAX in all), in one request (one transaction at
- * the catalog, which skips an event id it already holds). Once the catalog has them, the jobs
- * read are removed and the head completes; only then can any worker take the next head. So no
- * two deliveries ever overlap, and a worker that dies mid-delivery holds everything back until
- * its head returns to the front (stalled) and is delivered again with the same jobs behind it.
- * The catalog unreachable or answering 5xx: the head goes back to the front
- * (`Worker.RateLimitError`, attempts untouched; the jobs behind it never moved) and the queue
- * pauses with exponential backoff, so nothing is lost or reordered however long the outage, or
- * until a refused key (401, 403) is set right. Another 4xx is a malformed event: events are then
- * delivered one at a time until past it; the one refused is failed and kept (counted, one log
- * line), and delivery goes on.
+ * Delivers trail events to the catalog (worker process only), in the queue's order. A job holds
+ * one event (`Report`, also the shape earlier versions wrote) or the events of one emit, in
+ * order (`ReportEvents`); both are handled alike. The queue lets one job be active at a time,
+ * across every worker and replica (global concurrency 1): the worker holding it (the head)
+ * delivers its events with those of the jobs waiting behind it, read in the queue's order
+ * without being taken (up to TRAIL_BATCH_MAX events in all; a head holding more goes in several
+ * requests, in order), each request one transaction at the catalog, which skips an event id it
+ * already holds. Once the catalog has them, the jobs read are removed and the head completes;
+ * only then can any worker take the next head. So no two deliveries ever overlap, and a worker
+ * that dies mid-delivery holds everything back until its head returns to the front (stalled)
+ * and is delivered again with the same jobs behind it. The catalog unreachable or answering
+ * 5xx: the head goes back to the front (`Worker.RateLimitError`, attempts untouched; the jobs
+ * behind it never moved) and the queue pauses with exponential backoff, so nothing is lost or
+ * reordered however long the outage, or until a refused key (401, 403) is set right. Another
+ * 4xx is a malformed event: jobs are then delivered one at a time until past it, and a job the
+ * catalog refuses has its events delivered one by one; a job with a refused event is failed and
+ * kept (its events whole; each refused one counted, one log line each), and delivery goes on.
  */
 @Processor(TRAIL_QUEUE)
 export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplicationBootstrap {
@@ -88,7 +93,8 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
 
   jobHandlers(): JobHandlers<TrailJobResults> {
     return {
-      [TrailJobName.Report]: (job: Job<TrailEvent>, token?: string) => this.report(job, token),
+      [TrailJobName.Report]: (job: Job, token?: string) => this.report(job, token),
+      [TrailJobName.ReportEvents]: (job: Job, token?: string) => this.report(job, token),
     };
   }
 
@@ -135,70 +141,112 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
     return handler(job, token);
   }
 
-  private async report(
-    job: Job<TrailEvent>,
-    token: string | undefined,
-  ): Promise<TrailJobResults[TrailJobName.Report]> {
-    const behind = await this.waitingBehind();
+  private async report(job: Job, token: string | undefined): Promise<TrailReportResult> {
+    const head = trailEventsOf(job.data);
+    if (head === undefined || head.length === 0) {
+      this.metrics.record('refused');
+      throw new UnrecoverableError(`trail job ${job.id} holds no event`);
+    }
+    const behind = await this.waitingBehind(head.length);
     // Read while this worker held the head, nobody else took or removed a job: the read is the
     // queue's order. A worker whose lock lapsed (stalled: another one holds the head now) may
     // have read the queue while that one removed jobs from it, so it delivers nothing.
     if (token !== undefined && (await job.extendLock(token, this.lockMs())) !== 1) {
-      throw new Error(
-        `trail event ${job.data.id}: lock lost before delivery; another worker has it`,
-      );
+      throw new Error(`trail job ${job.id}: lock lost before delivery; another worker has it`);
     }
-    const batch: WaitingTrailJob[] = [{ id: job.id!, data: job.data }, ...behind];
-    let result: TrailJobResults[TrailJobName.Report];
+    const events = behind.length === 0 ? head : [...head, ...behind.flatMap((one) => one.events)];
+    const result: TrailReportResult = { recorded: 0, already: 0 };
     try {
-      result = await this.catalog.reportEvents(batch.map((one) => one.data));
+      for (let from = 0; from < events.length; from += TRAIL_BATCH_MAX) {
+        await this.deliver(events.slice(from, from + TRAIL_BATCH_MAX), result);
+      }
     } catch (error) {
-      return this.failed(job, batch.length, error as Error, token);
+      return this.failed(job, head, 1 + behind.length, error as Error, token);
     }
     this.failures = 0;
     this.singles = Math.max(0, this.singles - 1);
-    this.metrics.record('recorded', result.recorded);
-    this.metrics.record('already', result.already);
     // Delivered: gone from the queue before the head completes, so the next head is behind them
     // (one bulk removal). Any left (a failed removal) are delivered again later, and the catalog
     // answers `already`.
     await this.waiting.remove(behind.map((one) => one.id)).catch((error: Error) => {
-      this.logger.warn(`trail events delivered (${behind.length}), not removed: ${error.message}`);
+      this.logger.warn(`trail jobs delivered (${behind.length}), not removed: ${error.message}`);
     });
     return result;
   }
 
+  /** One request; what the catalog took is counted at once, as a later one may fail. */
+  private async deliver(events: TrailEvent[], result: TrailReportResult): Promise<void> {
+    const answer = await this.catalog.reportEvents(events);
+    this.metrics.record('recorded', answer.recorded);
+    this.metrics.record('already', answer.already);
+    result.recorded += answer.recorded;
+    result.already += answer.already;
+  }
+
   /**
-   * The jobs waiting behind the head, oldest first, up to a batch (none while events go one at
-   * a time): one read of the queue, in the order its workers take jobs.
+   * The jobs waiting behind the head, oldest first, while their events fit in a batch beside the
+   * head's (none while jobs go one at a time): one read of the queue, in the order its workers
+   * take jobs.
    */
-  private waitingBehind(): Promise<WaitingTrailJob[]> {
+  private waitingBehind(headEvents: number): Promise<WaitingTrailJob[]> {
     if (this.singles > 0) return Promise.resolve([]);
-    return this.waiting.oldest(TRAIL_BATCH_MAX - 1);
+    return this.waiting.oldest(TRAIL_BATCH_MAX - headEvents);
   }
 
   private async failed(
-    job: Job<TrailEvent>,
-    size: number,
+    job: Job,
+    head: TrailEvent[],
+    jobs: number,
     error: Error,
     token: string | undefined,
-  ): Promise<TrailJobResults[TrailJobName.Report]> {
-    const message = error.message;
+  ): Promise<TrailReportResult> {
     // The key refused (401, 403) is this deployment's settings, not the event: wait, in order.
-    if (error instanceof CatalogRefusedError && error.status !== 401 && error.status !== 403) {
-      if (size > 1) {
-        // Which event it was is found by delivering them one at a time: the first again now.
-        this.singles = size;
-        return this.report(job, token);
-      }
-      this.singles = Math.max(0, this.singles - 1);
-      this.metrics.record('refused');
-      this.logger.warn(
-        `trail event ${job.data.id} (${job.data.type}) refused by the catalog: ${error.reason}: ${message}`,
-      );
-      throw new UnrecoverableError(message);
+    if (!refusedEvent(error)) return this.pause(error.message);
+    if (jobs > 1) {
+      // Which job it was is found by delivering them one at a time: the first again now.
+      this.singles = jobs;
+      return this.report(job, token);
     }
-    return this.pause(message);
+    if (head.length > 1) return this.oneByOne(job, head);
+    this.singles = Math.max(0, this.singles - 1);
+    this.refused(head[0], error);
+    throw new UnrecoverableError(error.message);
+  }
+
+  /**
+   * A job of many events the catalog refused: each delivered alone, in order, so the others
+   * land. One refused or more: the job is failed and kept whole (delivered again, the ones that
+   * landed are answered `already`).
+   */
+  private async oneByOne(job: Job, events: TrailEvent[]): Promise<TrailReportResult> {
+    const result: TrailReportResult = { recorded: 0, already: 0 };
+    let refused = 0;
+    let reason = '';
+    for (const event of events) {
+      try {
+        await this.deliver([event], result);
+      } catch (error) {
+        if (!refusedEvent(error as Error)) return this.pause((error as Error).message);
+        refused += 1;
+        reason ||= (error as Error).message;
+        this.refused(event, error as CatalogRefusedError);
+      }
+    }
+    this.failures = 0;
+    this.singles = Math.max(0, this.singles - 1);
+    if (refused > 0) {
+      throw new UnrecoverableError(
+        `${refused} of the ${events.length} events of trail job ${job.id} refused: ${reason}`,
+      );
+    }
+    return result;
+  }
+
+  private refused(event: TrailEvent, error: CatalogRefusedError): void {
+    this.metrics.record('refused');
+    this.logger.warn(
+      `trail event ${event.id} (${event.type}) refused by the catalog: ${error.reason}: ${error.message}`,
+    );
   }
 
   private async pause(message: string): Promise<never> {
@@ -215,4 +263,9 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
   private lockMs(): number {
     return this.settings.IMPORT_LOCK_MS;
   }
+}
+
+/** The catalog refused the events themselves (a 4xx other than the key's 401 or 403). */
+function refusedEvent(error: Error): error is CatalogRefusedError {
+  return error instanceof CatalogRefusedError && error.status !== 401 && error.status !== 403;
 }

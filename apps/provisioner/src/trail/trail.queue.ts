@@ -2,16 +2,22 @@ import { createHash } from 'node:crypto';
 
 /**
  * The trail outbox: every event the provisioner reports to the catalog's access trail (its
- * `POST /api/trail/events`) is first a job of this queue, written where it happens (a DRS
- * decision, a byte read, a published import), never a call to the catalog. The worker delivers
- * the jobs in the queue's order, up to TRAIL_BATCH_MAX in one request
- * (docs/decisions/provisioner-trail-outbox.md).
+ * `POST /api/trail/events`) is first in a job of this queue, written where it happens (a DRS
+ * decision, a byte read, a published import), never a call to the catalog. One job per emit:
+ * one event, or the events of a bulk decision in order. The worker delivers the jobs' events in
+ * the queue's order, up to TRAIL_BATCH_MAX in one request
+ * (docs/decisions/provisioner-trail-outbox.md, provisioner-trail-group-commit.md).
  */
 export const TRAIL_QUEUE = 'catalog-trail';
 
 export enum TrailJobName {
-  /** Reports one event to the catalog's trail. */
+  /** Reports one event to the catalog's trail: the data is the event, the job id its id. */
   Report = 'report',
+  /**
+   * Reports the events of one emit (a bulk DRS decision), in order: the data is
+   * `{ events }`, the job id `trailEventsJobId(events)`.
+   */
+  ReportEvents = 'report-events',
 }
 
 /** What the provisioner reports, as the catalog's ReportedEventInput names it. */
@@ -37,14 +43,57 @@ export interface TrailEvent {
   location?: string;
 }
 
+/** The data of a `ReportEvents` job. */
+export interface TrailEventsData {
+  events: TrailEvent[];
+}
+
+/** What a delivery came to, in events. */
+export interface TrailReportResult {
+  recorded: number;
+  already: number;
+}
+
 /** What each job name returns: the processor's handler map is typed by it. */
 export interface TrailJobResults {
-  [TrailJobName.Report]: { recorded: number; already: number };
+  [TrailJobName.Report]: TrailReportResult;
+  [TrailJobName.ReportEvents]: TrailReportResult;
+}
+
+/**
+ * The id of a `ReportEvents` job: its number of events and a digest of their ids, in order.
+ * The same events emitted again (a retried request that chose its ids) queue once; the number
+ * lets the worker count a waiting job's events from its id alone (eventsInTrailJob).
+ */
+export function trailEventsJobId(events: readonly TrailEvent[]): string {
+  const hash = createHash('sha256');
+  for (const event of events) hash.update(event.id).update('\n');
+  return `events-${events.length}-${hash.digest('hex').slice(0, 32)}`;
+}
+
+const EVENTS_JOB_ID = /^events-([1-9][0-9]*)-[0-9a-f]{32}$/;
+
+/** Events a job holds, from its id: a `ReportEvents` job's number, else one. */
+export function eventsInTrailJob(jobId: string): number {
+  const match = EVENTS_JOB_ID.exec(jobId);
+  return match === null ? 1 : Number(match[1]);
+}
+
+/**
+ * The events of a job's data, in order: a `ReportEvents` job's `events`, or the event itself
+ * (a `Report` job, also as written by earlier versions). Undefined when it holds neither.
+ */
+export function trailEventsOf(data: unknown): TrailEvent[] | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const events = (data as Partial<TrailEventsData>).events;
+  if (Array.isArray(events)) return events;
+  return typeof (data as Partial<TrailEvent>).id === 'string' ? [data as TrailEvent] : undefined;
 }
 
 /**
  * Events per delivery: the catalog's limit on one report (REPORTED_EVENTS_MAX). A batch is what
- * waits in the queue when a delivery starts, so a quiet queue still sends each event at once.
+ * waits in the queue when a delivery starts, so a quiet queue still sends each event at once; a
+ * job holding more events than this goes in several requests, in order.
  */
 export const TRAIL_BATCH_MAX = 500;
 
