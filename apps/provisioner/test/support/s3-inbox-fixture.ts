@@ -28,8 +28,16 @@ export class S3InboxFixture {
     readonly prefix: string,
   ) {}
 
-  /** Uploads what `local` holds under `path` ('' for all of it): each file as its key. */
+  /**
+   * Uploads what `local` holds under `path` ('' for all of it): each file as its key. On the
+   * local Swift, the files are stored by its `ingest` (seconds for 10,000, where a PUT each took
+   * a minute); on another server (S3_TEST_ENDPOINT), PUT one by one.
+   */
   async upload(path = ''): Promise<void> {
+    if (this.server.ingest) {
+      this.server.ingest(this.bucket, `${this.prefix}${path ? `${path}/` : ''}`, join(this.local.root, path));
+      return;
+    }
     const files: string[] = [];
     const walk = (relative: string) => {
       for (const entry of readdirSync(join(this.local.root, relative), { withFileTypes: true })) {
