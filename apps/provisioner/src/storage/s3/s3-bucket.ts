@@ -160,7 +160,10 @@ export class S3Bucket {
         if (isMultipartEtag(source.etag)) this.refusesMultipartCopyConditions = true;
         throw new CopyConditionRefusedError(source.key);
       }
-      if (status === 412 || (status === 404 && (error as { name?: string }).name !== 'NoSuchBucket'))
+      if (
+        status === 412 ||
+        (status === 404 && (error as { name?: string }).name !== 'NoSuchBucket')
+      )
         throw new SourceChangedError(
           source.key,
           status === 412 ? 'its ETag is no longer the one listed' : 'it is gone',
