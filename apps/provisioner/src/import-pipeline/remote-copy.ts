@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { type RemoteDataset, SourceChangedError } from '../sources/source-system';
-import type {
-  DepositedPlaintext,
-  ObjectWriter,
-  SourceIdentity,
-  StagingArea,
+import {
+  CopyConditionRefusedError,
+  type DepositedPlaintext,
+  type ObjectWriter,
+  type SourceIdentity,
+  type StagingArea,
 } from '../storage/storage-system';
 import type { CopyResult } from './copying';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
@@ -79,6 +80,14 @@ export async function copyRemoteObject(
   } catch (error) {
     await writer?.abort().catch(() => undefined);
     await copied;
+    // The store cannot copy this version on its condition: the bytes go through the import (the
+    // progress already counted them once).
+    if (error instanceof CopyConditionRefusedError)
+      return copyRemoteObject(remote, file, staging, {
+        ...options,
+        serverSide: false,
+        onBytes: undefined,
+      });
     throw error instanceof SourceChangedError ? changed(error) : error;
   }
   return {

@@ -153,6 +153,18 @@ export interface ServerSideCopy extends ObjectCopySource {
   size: number;
 }
 
+/**
+ * The store refused a server-side copy's condition on a source that still has the listed ETag:
+ * it cannot copy that object conditionally (Swift's s3api with a multipart source), so the
+ * bytes go through the import instead (download and upload).
+ */
+export class CopyConditionRefusedError extends Error {
+  constructor(readonly key: string) {
+    super(`the store refused to copy ${key} on the condition of its own ETag`);
+    this.name = 'CopyConditionRefusedError';
+  }
+}
+
 /** Options of StorageSystem.openStaging. */
 export interface OpenStagingOptions {
   /**

@@ -21,6 +21,7 @@ import { mapLimit } from '../../common/map-limit';
 import { SourceChangedError } from '../../sources/source-system';
 import {
   type ByteRange,
+  CopyConditionRefusedError,
   type ServerSideCopy,
   StorageRefusedError,
   StorageUnavailableError,
@@ -44,6 +45,11 @@ const MAX_PARTS = 10_000;
 /** UploadPartCopy requests of one object in flight: the server moves the bytes. */
 const COPY_PART_CONCURRENCY = 4;
 const DELETE_BATCH = 1000;
+
+/** An S3 multipart object's ETag: the MD5 of its parts' MD5s, then `-<parts>`. */
+function isMultipartEtag(etag: string): boolean {
+  return /-\d+$/.test(etag);
+}
 
 export interface S3BucketOptions {
   bucket: string;
@@ -98,6 +104,8 @@ interface OpenUpload {
  */
 export class S3Bucket {
   private readonly target: S3Target;
+  /** This store refused a copy's condition on a multipart source that had not changed. */
+  private refusesMultipartCopyConditions = false;
 
   constructor(
     private readonly client: S3Client,
@@ -126,6 +134,7 @@ export class S3Bucket {
    * Returns what was stored, for publish to confirm like an upload's.
    */
   async copyFrom(key: string, source: ServerSideCopy): Promise<StoredObject> {
+    if (!this.copiesConditionally(source.etag)) throw new CopyConditionRefusedError(source.key);
     const copySource = `${source.bucket}/${source.key.split('/').map(encodeURIComponent).join('/')}`;
     const ifMatch = `"${source.etag}"`;
     const partBytes = Math.max(this.options.partBytes, Math.ceil(source.size / MAX_PARTS));
@@ -144,12 +153,42 @@ export class S3Bucket {
       return await this.copyInParts(key, source, copySource, ifMatch, partBytes);
     } catch (error) {
       const status = statusOf(error);
-      if (status === 412 || (status === 404 && (error as { name?: string }).name !== 'NoSuchBucket'))
+      if (status === 412 && (await this.stillListed(source))) {
+        // Swift's s3api (2.30, s3request.py check_copy_source) checks the copy's condition
+        // against the Swift ETag of a multipart object's manifest, never its S3 one: every such
+        // copy is refused, so this store's multipart sources are not copied server-side again.
+        if (isMultipartEtag(source.etag)) this.refusesMultipartCopyConditions = true;
+        throw new CopyConditionRefusedError(source.key);
+      }
+      if (
+        status === 412 ||
+        (status === 404 && (error as { name?: string }).name !== 'NoSuchBucket')
+      )
         throw new SourceChangedError(
           source.key,
           status === 412 ? 'its ETag is no longer the one listed' : 'it is gone',
         );
       throw error;
+    }
+  }
+
+  /**
+   * Whether a server-side copy of a source with this ETag can be made on the condition of it:
+   * not for a multipart source once this store has refused the condition on one.
+   */
+  copiesConditionally(etag: string): boolean {
+    return !(this.refusesMultipartCopyConditions && isMultipartEtag(etag));
+  }
+
+  /** Whether the copy's source still has the ETag listed (a HEAD; false when it is gone). */
+  private async stillListed(source: ServerSideCopy): Promise<boolean> {
+    try {
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: source.bucket, Key: source.key }),
+      );
+      return unquote(head.ETag) === source.etag;
+    } catch {
+      return false;
     }
   }
 

@@ -229,7 +229,8 @@ export class S3StagingArea implements StagingArea {
   }
 
   copyObjectFrom(relativePath: string, source: ServerSideCopy): Promise<void> | null {
-    if (source.store !== this.bucket.store) return null;
+    if (source.store !== this.bucket.store || !this.bucket.copiesConditionally(source.etag))
+      return null;
     const key = this.bucket.key(`${this.target}/${checkedRelative(relativePath)}`);
     // A copy replaces whatever upload an earlier attempt left open for the key.
     this.resumable.delete(key);
