@@ -85,19 +85,39 @@ async function startFileFloor(root: string) {
   return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }
 
+/** One read by curl: its download speed (bytes/s) and its time to the first byte of the body (ms). */
+export interface CurlRead {
+  speed: number;
+  firstByteMs: number;
+}
+
+/**
+ * One read by curl of `url`, the body discarded, optionally one range and request headers
+ * (`Name: value`).
+ */
+export function curlRead(url: string, range?: string, headers: string[] = []): CurlRead {
+  const args = [
+    '-s',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code} %{speed_download} %{time_starttransfer}',
+  ];
+  if (range !== undefined) args.push('-r', range);
+  for (const header of headers) args.push('-H', header);
+  const out = spawnSync('curl', [...args, url], { encoding: 'utf8' });
+  const [code, speed, firstByte] = out.stdout.split(' ');
+  if (out.status !== 0 || !/^20[06]$/.test(code))
+    throw new Error(`curl ${url}: exit ${out.status}, HTTP ${code} ${out.stderr}`);
+  return { speed: Number(speed), firstByteMs: Number(firstByte) * 1000 };
+}
+
 /**
  * curl's download speed (bytes/s) for `url`, the body discarded, optionally one range and request
  * headers (`Name: value`).
  */
 export function curlSpeed(url: string, range?: string, headers: string[] = []): number {
-  const args = ['-s', '-o', '/dev/null', '-w', '%{http_code} %{speed_download}'];
-  if (range !== undefined) args.push('-r', range);
-  for (const header of headers) args.push('-H', header);
-  const out = spawnSync('curl', [...args, url], { encoding: 'utf8' });
-  const [code, speed] = out.stdout.split(' ');
-  if (out.status !== 0 || !/^20[06]$/.test(code))
-    throw new Error(`curl ${url}: exit ${out.status}, HTTP ${code} ${out.stderr}`);
-  return Number(speed);
+  return curlRead(url, range, headers).speed;
 }
 
 /**
@@ -158,6 +178,8 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
   );
   const whole: Speeds[] = [];
   const ranged: Speeds[] = [];
+  /** Each ranged read's time to its first byte (ms): for the offload, the API's answer. */
+  const rangedFirstByte: Speeds[] = [];
   const rangeBytes = Math.min(64 * MiB, bigBytes / 4);
   const loads: number[] = [];
   const bulk: number[] = [];
@@ -282,7 +304,15 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
         if (round < rounds) whole.push(rotated(round, (side) => curlSpeed(urls[side])));
         const start = (round * 7 * rangeBytes) % (bigBytes - rangeBytes);
         const range = `${start}-${start + rangeBytes - 1}`;
-        ranged.push(rotated(round, (side) => curlSpeed(urls[side], range)));
+        const firstByte = {} as Speeds;
+        ranged.push(
+          rotated(round, (side) => {
+            const read = curlRead(urls[side], range);
+            firstByte[side] = read.firstByteMs;
+            return read.speed;
+          }),
+        );
+        rangedFirstByte.push(firstByte);
       }
       loads.push(loadavg()[0]);
       apiMemoryMiB = processMemory(api.child.pid!, 'VmHWM') / MiB;
@@ -315,6 +345,9 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
   // file, client and V8 flags (the faster of the two is Node's floor in this run).
   const floorOf = (rows: Speeds[]) => Math.max(ratio(rows, 'loop'), ratio(rows, 'pipe'));
   const load = `${fmt(Math.min(...loads), 1)}–${fmt(Math.max(...loads), 1)}`;
+  const perRead = (side: Side) =>
+    `${fmt(median(ranged.map((r) => (rangeBytes / r[side]) * 1000)), 1)} ms ` +
+    `(first byte ${fmt(median(rangedFirstByte.map((r) => r[side])), 1)} ms)`;
   ctx.log(
     `DRS: API alone whole ${fmt(ratio(whole, 'drs'), 2)}× nginx, ranges ${fmt(ratio(ranged, 'drs'), 2)}× ` +
       `(Node's floor ${fmt(floorOf(whole), 2)}×, ${fmt(floorOf(ranged), 2)}×); offloaded whole ` +
@@ -360,6 +393,9 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     `${bulkRounds} times (the grant check's answer is reused for \`DRS_GRANT_CHECK_SECONDS\`, as in production).`,
     `Targets: API alone ≥ ${THROUGHPUT_TARGET}× nginx and offloaded ≥ ${OFFLOAD_TARGET}× nginx, whole and ranged; bulk p99 < ${BULK_TARGET_MS} ms.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
     `Load average (1 min) during the byte rounds: ${load}.`,
+    '',
+    `A ${size(rangeBytes)} range, medians per read: nginx ${perRead('nginx')}, offloaded ${perRead('offload')}, API ${perRead('drs')}`,
+    "(time to the first byte: for the offloaded read, the API's check of the access URL and the trail's record written to its queue, before nginx sends).",
     '',
     table(
       [

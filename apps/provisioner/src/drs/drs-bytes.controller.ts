@@ -75,6 +75,8 @@ export class DrsBytesController {
         'X-Accel-Redirect',
         accelRedirectTarget(this.offloadPrefix, target.storagePath),
       );
+      // Recorded before the answer: once nginx has it the bytes go, whatever becomes of this
+      // process (the queue write is under a millisecond of it: docs/decisions/drs-bench-ceiling.md).
       await this.served(target.read);
       return void res.status(200).end();
     }
