@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { type RemoteDataset, SourceChangedError } from '../sources/source-system';
-import {
-  CopyConditionRefusedError,
-  type DepositedPlaintext,
-  type ObjectWriter,
-  type SourceIdentity,
-  type StagingArea,
+import type {
+  DepositedPlaintext,
+  ObjectWriter,
+  SourceIdentity,
+  StagingArea,
 } from '../storage/storage-system';
 import type { CopyResult } from './copying';
 import { ImportStoppedError, ImportTransientError } from './import-errors';
@@ -56,7 +55,7 @@ export async function copyRemoteObject(
       : null;
   // Settled before anything else can throw, so its failure is never unhandled.
   const copied = copying?.then(
-    () => null,
+    (made) => (made ? null : { refused: true as const }),
     (error: unknown) => ({ error }),
   );
   const writer: ObjectWriter | null = copying
@@ -76,20 +75,20 @@ export async function copyRemoteObject(
     }
     if (writer) await writer.commit();
     const failed = await copied;
-    if (failed) throw failed.error;
+    if (failed && 'error' in failed) throw failed.error;
   } catch (error) {
     await writer?.abort().catch(() => undefined);
     await copied;
-    // The store cannot copy this version on its condition: the bytes go through the import (the
-    // progress already counted them once).
-    if (error instanceof CopyConditionRefusedError)
-      return copyRemoteObject(remote, file, staging, {
-        ...options,
-        serverSide: false,
-        onBytes: undefined,
-      });
     throw error instanceof SourceChangedError ? changed(error) : error;
   }
+  // The store cannot copy this version on its condition: the bytes go through the import (the
+  // progress counted them once already).
+  if (await copied)
+    return copyRemoteObject(remote, file, staging, {
+      ...options,
+      serverSide: false,
+      onBytes: undefined,
+    });
   return {
     result: {
       size,

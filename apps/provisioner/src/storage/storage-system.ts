@@ -153,18 +153,6 @@ export interface ServerSideCopy extends ObjectCopySource {
   size: number;
 }
 
-/**
- * The store refused a server-side copy's condition on a source that still has the listed ETag:
- * it cannot copy that object conditionally (Swift's s3api with a multipart source), so the
- * bytes go through the import instead (download and upload).
- */
-export class CopyConditionRefusedError extends Error {
-  constructor(readonly key: string) {
-    super(`the store refused to copy ${key} on the condition of its own ETag`);
-    this.name = 'CopyConditionRefusedError';
-  }
-}
-
 /** Options of StorageSystem.openStaging. */
 export interface OpenStagingOptions {
   /**
@@ -206,10 +194,12 @@ export interface StagingArea {
   /**
    * Present where the store copies objects server-side (S3): copies `source` to `relativePath`,
    * only the version with its ETag (SourceChangedError otherwise), and stores it like a committed
-   * writer's object; null when the source is in another store. Whoever calls it still reads the
+   * writer's object; null when the source is in another store (or one that cannot copy it on
+   * its condition), and it resolves false when the store refused the condition on a source that
+   * still has that ETag: the caller then writes the bytes itself. Whoever calls it still reads the
    * source's bytes to hash them: the copy is never trusted unread.
    */
-  copyObjectFrom?(relativePath: string, source: ServerSideCopy): Promise<void> | null;
+  copyObjectFrom?(relativePath: string, source: ServerSideCopy): Promise<boolean> | null;
   /** Present where objects are files on this host: then the copy threads create them. */
   readonly localFiles?: LocalFiles;
   /** In archive mode, where objects are files on this host: the copy threads encrypt them. */

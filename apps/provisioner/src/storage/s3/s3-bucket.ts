@@ -21,7 +21,6 @@ import { mapLimit } from '../../common/map-limit';
 import { SourceChangedError } from '../../sources/source-system';
 import {
   type ByteRange,
-  CopyConditionRefusedError,
   type ServerSideCopy,
   StorageRefusedError,
   StorageUnavailableError,
@@ -131,10 +130,11 @@ export class S3Bucket {
    * Copies an object of the same store to `key` server-side: one CopyObject up to the part size,
    * else a multipart upload of UploadPartCopy parts, every request only for the version with the
    * source's ETag (x-amz-copy-source-if-match). A source changed or gone: SourceChangedError.
-   * Returns what was stored, for publish to confirm like an upload's.
+   * Returns what was stored, for publish to confirm like an upload's; null when the store
+   * refuses the condition on a source that still has that ETag (it cannot copy it).
    */
-  async copyFrom(key: string, source: ServerSideCopy): Promise<StoredObject> {
-    if (!this.copiesConditionally(source.etag)) throw new CopyConditionRefusedError(source.key);
+  async copyFrom(key: string, source: ServerSideCopy): Promise<StoredObject | null> {
+    if (!this.copiesConditionally(source.etag)) return null;
     const copySource = `${source.bucket}/${source.key.split('/').map(encodeURIComponent).join('/')}`;
     const ifMatch = `"${source.etag}"`;
     const partBytes = Math.max(this.options.partBytes, Math.ceil(source.size / MAX_PARTS));
@@ -158,7 +158,7 @@ export class S3Bucket {
         // against the Swift ETag of a multipart object's manifest, never its S3 one: every such
         // copy is refused, so this store's multipart sources are not copied server-side again.
         if (isMultipartEtag(source.etag)) this.refusesMultipartCopyConditions = true;
-        throw new CopyConditionRefusedError(source.key);
+        return null;
       }
       if (
         status === 412 ||

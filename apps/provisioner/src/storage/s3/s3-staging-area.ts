@@ -228,14 +228,16 @@ export class S3StagingArea implements StagingArea {
     };
   }
 
-  copyObjectFrom(relativePath: string, source: ServerSideCopy): Promise<void> | null {
+  copyObjectFrom(relativePath: string, source: ServerSideCopy): Promise<boolean> | null {
     if (source.store !== this.bucket.store || !this.bucket.copiesConditionally(source.etag))
       return null;
     const key = this.bucket.key(`${this.target}/${checkedRelative(relativePath)}`);
     // A copy replaces whatever upload an earlier attempt left open for the key.
     this.resumable.delete(key);
     return this.bucket.call(async () => {
-      this.stored.set(key, await this.bucket.copyFrom(key, source));
+      const stored = await this.bucket.copyFrom(key, source);
+      if (stored !== null) this.stored.set(key, stored);
+      return stored !== null;
     });
   }
 
