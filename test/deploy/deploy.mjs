@@ -538,7 +538,15 @@ async function main() {
 
     // ---- faults ------------------------------------------------------------------------------
     await check('fault: worker killed during an import', async () => {
-      addDataset((a, o) => stack.run(a, o), stack.volume('dropzone'), 'ELX-DS-0101', 400);
+      // 800 MiB in 100 files: on a quiet machine the worker copies and hashes 400 MiB in well
+      // under a second, which left no time to kill it mid-import.
+      addDataset((a, o) => stack.run(a, o), stack.volume('dropzone'), 'ELX-DS-0101', 800);
+      // Found before the import starts, so that nothing but the poll stands between the copy's
+      // first bytes and the kill.
+      const workerPid = Number(
+        podman(['inspect', '--format', '{{.State.Pid}}', stack.container('provisioner-worker')])
+          .stdout,
+      );
       const { id } = await client.importDataset('ELX-DS-0101');
       await until(
         'copy under way',
@@ -548,13 +556,7 @@ async function main() {
       );
       // As a crash: the process killed from outside podman (`podman kill` counts as a stop by
       // the user, after which no restart policy applies).
-      process.kill(
-        Number(
-          podman(['inspect', '--format', '{{.State.Pid}}', stack.container('provisioner-worker')])
-            .stdout,
-        ),
-        'SIGKILL',
-      );
+      process.kill(workerPid, 'SIGKILL');
       killed.add('provisioner-worker');
       const at = (await client.importRecord(id)).progress;
       assert.ok(at.bytes_done < at.bytes_total, 'the import finished before the kill');
