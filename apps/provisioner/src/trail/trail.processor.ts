@@ -55,6 +55,8 @@ export function configureTrailProcessor(settings: ProvisionerSettings): void {
  * one event (`Report`, also the shape earlier versions wrote) or the events of one emit, in
  * order (`ReportEvents`); both are handled alike. The queue lets one job be active at a time,
  * across every worker and replica (global concurrency 1): the worker holding it (the head)
+ * lets it wait until TRAIL_BATCH_WAIT_MS after it was queued (so the events of that moment go
+ * together; a head older than that goes at once), then
  * delivers its events with those of the jobs waiting behind it, read in the queue's order
  * without being taken (up to TRAIL_BATCH_MAX events in all; a head holding more goes in several
  * requests, in order), each request one transaction at the catalog, which skips an event id it
@@ -147,6 +149,7 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
       this.metrics.record('refused');
       throw new UnrecoverableError(`trail job ${job.id} holds no event`);
     }
+    await this.gather(job);
     const behind = await this.waitingBehind(head.length);
     // Read while this worker held the head, nobody else took or removed a job: the read is the
     // queue's order. A worker whose lock lapsed (stalled: another one holds the head now) may
@@ -172,6 +175,19 @@ export class TrailProcessor extends WorkerHost implements OnModuleInit, OnApplic
       this.logger.warn(`trail jobs delivered (${behind.length}), not removed: ${error.message}`);
     });
     return result;
+  }
+
+  /**
+   * Lets a head queued less than TRAIL_BATCH_WAIT_MS ago wait out the rest, so the events queued
+   * meanwhile go in the same request: one delivery per moment, not per event. A head that waited
+   * that long already (a backlog) goes at once. Its time is the producer's clock: at most the
+   * setting is waited, whatever the clocks' skew.
+   */
+  private async gather(job: Job): Promise<void> {
+    const wait = this.settings.TRAIL_BATCH_WAIT_MS;
+    if (wait === 0 || this.singles > 0) return;
+    const left = Math.min(wait, wait - (Date.now() - job.timestamp));
+    if (left > 0) await delay(left);
   }
 
   /** One request; what the catalog took is counted at once, as a later one may fail. */

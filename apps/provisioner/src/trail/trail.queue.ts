@@ -92,8 +92,9 @@ export function trailEventsOf(data: unknown): TrailEvent[] | undefined {
 
 /**
  * Events per delivery: the catalog's limit on one report (REPORTED_EVENTS_MAX). A batch is what
- * waits in the queue when a delivery starts, so a quiet queue still sends each event at once; a
- * job holding more events than this goes in several requests, in order.
+ * waits in the queue when a delivery starts, TRAIL_BATCH_WAIT_MS after its head was queued at
+ * the latest (a backlog's old head goes at once); a job holding more events than this goes in
+ * several requests, in order.
  */
 export const TRAIL_BATCH_MAX = 500;
 
