@@ -29,17 +29,23 @@ const VERIFY_TARGET_S = 30;
 const PROJECT = 'BENCH-TRAIL';
 const READER = 'bench-trail-reader';
 
-type Side = 'on' | 'off';
+/**
+ * `written`: the trail on, its queue paused (DRS only): each decision's event is stored before
+ * the answer, as with `on`, but nothing is delivered meanwhile, so the gap to `on` is what the
+ * delivery beside it costs, and the gap to `off` the write alone.
+ */
+type Side = 'on' | 'off' | 'written';
 
 interface Latencies {
   on: number[];
   off: number[];
+  written: number[];
   /** The off side's samples by round parity: their p99s' gap is the comparison's noise floor. */
   offEven: number[];
   offOdd: number[];
 }
 
-const emptyLatencies = (): Latencies => ({ on: [], off: [], offEven: [], offOdd: [] });
+const emptyLatencies = (): Latencies => ({ on: [], off: [], written: [], offEven: [], offOdd: [] });
 
 /**
  * Runs `rounds` interleaved rounds of `perRound` timed calls on each side (`switchTo` first),
@@ -51,12 +57,13 @@ async function interleaved(
   switchTo: (side: Side) => Promise<void>,
   call: (side: Side, n: number) => Promise<number>,
   loads: number[],
+  sides: Side[] = ['on', 'off'],
 ): Promise<Latencies> {
   const out = emptyLatencies();
   let n = 0;
   for (let round = 0; round < rounds; round++) {
     loads.push(loadavg()[0]);
-    for (const side of roundOrder<Side>(['on', 'off'], round)) {
+    for (const side of roundOrder<Side>(sides, round)) {
       await switchTo(side);
       // One untimed call after a switch: the first after it pays for the change of plan.
       await call(side, n++);
@@ -70,7 +77,8 @@ async function interleaved(
   return out;
 }
 
-const overhead = (l: Latencies) => percentile(l.on, 99) / percentile(l.off, 99) - 1;
+const overhead = (l: Latencies, side: 'on' | 'written' = 'on') =>
+  percentile(l[side], 99) / percentile(l.off, 99) - 1;
 const noise = (l: Latencies) =>
   Math.abs(percentile(l.offEven, 99) / percentile(l.offOdd, 99) - 1);
 const pct = (ratio: number) => `${ratio >= 0 ? '+' : ''}${fmt(ratio * 100, 1)} %`;
@@ -130,6 +138,7 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
       catalogPort,
     );
     let drs: Latencies;
+    let floor: { roundTrip: number[]; after: number[] };
     let grants: Latencies;
     let delivery: DeliveryResult;
     try {
@@ -167,12 +176,29 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
         const accession = await importAndRegister(onApi.url, 'TRAIL-DS');
         const passports = await grantedPassports(catalog.url, db, READER, [accession], 'Trail bench');
         const object = `${PROJECT}~SUB-DRS~TRAIL-DS`;
-        const apis = { on: onApi.url, off: offApi.url };
-        ctx.log('DRS access decisions, trail on and off');
+        const apis = { on: onApi.url, off: offApi.url, written: onApi.url };
+        const trailQueue = new Queue(TRAIL_QUEUE, { connection: { url: redis.url }, prefix: 'bench' });
+        let drsSide: Side = 'on';
+        const drsTrail = async (side: Side) => {
+          if (side === 'written') await trailQueue.pause();
+          else if (drsSide === 'written') {
+            // What `written` queued is delivered before the next side's calls, not during them.
+            await trailQueue.resume();
+            await poll(
+              async () => ((await trailQueue.getWaitingCount()) === 0 ? true : undefined),
+              'the written side\'s events delivered',
+              60_000,
+              20,
+            );
+          }
+          drsSide = side;
+        };
+        ctx.log('DRS access decisions, trail on, written only (delivery paused) and off');
+        const roundTrip = await redisRoundTrip(trailQueue);
         drs = await interleaved(
           rounds,
           perRound,
-          async () => undefined,
+          drsTrail,
           async (side) => {
             const r = await timePost(
               `${apis[side]}/ga4gh/drs/v1/objects/${object}/access/https`,
@@ -182,7 +208,11 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
             return r.ms;
           },
           loads,
+          ['on', 'written', 'off'],
         );
+        await drsTrail('on');
+        await trailQueue.close();
+        floor = { roundTrip, after: await redisRoundTrip(trailQueue, redis.url) };
         ctx.log('REMS grants, trail on and off');
         const resource = accession;
         grants = await interleaved(
@@ -220,10 +250,31 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
     }
     ctx.log(`a chain of ${chainEntries} entries`);
     const verify = await verifyChain(catalogDb.env, db, chainEntries, loads);
-    return report({ drs, grants, delivery, verify, loads, rounds, perRound, quick: ctx.quick });
+    return report({ drs, floor, grants, delivery, verify, loads, rounds, perRound, quick: ctx.quick });
   } finally {
     await redis.stop();
     await catalogDb.database.drop();
+  }
+}
+
+/**
+ * 1,000 `PING`s, one at a time, on the queue's own connection (or a new one on `url`): the
+ * round trip a stored write cannot go below.
+ */
+async function redisRoundTrip(queue: Queue, url?: string): Promise<number[]> {
+  const own = url === undefined ? queue : new Queue(TRAIL_QUEUE, { connection: { url }, prefix: 'bench' });
+  try {
+    const client = await (own.getBackend() as unknown as { client: Promise<{ ping(): Promise<string> }> })
+      .client;
+    const ms: number[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const started = performance.now();
+      await client.ping();
+      ms.push(performance.now() - started);
+    }
+    return ms;
+  } finally {
+    if (own !== queue) await own.close();
   }
 }
 
@@ -387,6 +438,7 @@ async function verifyChain(
 
 function report(r: {
   drs: Latencies;
+  floor: { roundTrip: number[]; after: number[] };
   grants: Latencies;
   delivery: DeliveryResult;
   verify: VerifyResult;
@@ -413,6 +465,8 @@ function report(r: {
     costRow('DRS access decision (`POST …/objects/{id}/access/https`)', r.drs),
     costRow('REMS grant (`POST /api/accessreq`, one new entitlement)', r.grants),
   ];
+  const trips = [...r.floor.roundTrip, ...r.floor.after];
+  const written = overhead(r.drs, 'written');
   const d = r.delivery;
   const rateOk = d.deliveredRate >= RATE_TARGET * 0.95 && d.emitRate >= RATE_TARGET * 0.95;
   const verifyS = r.verify.verifyS - r.verify.floorS;
@@ -437,9 +491,20 @@ function report(r: {
       costs.map((c) => c.cells),
     ),
     '',
+    `**Where the DRS cost goes**, in the same rounds: a third side, the trail on with its queue`,
+    'paused (each event written before the answer, as on the `on` side, nothing delivered',
+    'meanwhile; what it queued is delivered before the next side\'s calls): p50 / p99',
+    `${fmt(percentile(r.drs.written, 50), 2)} / **${fmt(percentile(r.drs.written, 99), 2)}** ms,`,
+    `**${pct(written)}** on the p99 against off (${pct(percentile(r.drs.written, 50) / percentile(r.drs.off, 50) - 1)} on the p50).`,
+    'The rest of the `on` side\'s cost is the delivery (worker, catalog, PostgreSQL) running beside',
+    'the next decisions on the same CPUs. One Redis round trip (`PING` from the bench to the',
+    `queue's Redis, ${trips.length} before and after the rounds): p50 / p99 ${fmt(percentile(trips, 50), 3)} / ${fmt(percentile(trips, 99), 3)} ms, the floor`,
+    'of a write that the answer waits for.',
+    '',
     `**Delivery**: ${d.events.toLocaleString('en')} events emitted at ${RATE_TARGET}/s through \`TrailEmitter\``,
     '(one emit per event, as a DRS decision makes it; those of one step written together), delivered by the worker to `POST /api/trail/events`',
-    'in batches of up to 500. Lag: the catalog\'s chaining time less the event\'s `occurred_at`, per event.',
+    'in batches of up to 500, a new head waiting `TRAIL_BATCH_WAIT_MS` (200 ms) from its queueing for the events behind it.',
+    'Lag: the catalog\'s chaining time less the event\'s `occurred_at`, per event (the wait included).',
     `Target: delivered at ≥ ${RATE_TARGET}/s (within 5 %).`,
     '',
     table(
