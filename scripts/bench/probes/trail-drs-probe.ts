@@ -31,7 +31,12 @@ async function main(): Promise<void> {
   const { registrationKey, brokerKey, catalogPort, catalogUrl, catalogEnv } = await drsKeys(base);
   const catalogDb = await migratedCatalogDatabase();
   const redis = await startPrivateRedis({ dir: join(base, 'redis') });
-  const catalog = await startCatalog({ ...catalogDb.env, ...catalogEnv }, [], catalogPort);
+  const catalog = await startCatalog(
+    { ...catalogDb.env, ...catalogEnv },
+    // PROBE_CATALOG_PROFILE=<dir>: the catalog's CPU profile, written there when it stops.
+    process.env.PROBE_CATALOG_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROBE_CATALOG_PROFILE}`] : [],
+    catalogPort,
+  );
   const queue = new Queue(TRAIL_QUEUE, { connection: { url: redis.url }, prefix: 'bench' });
   try {
     const dropzone = join(base, 'dropzone');
