@@ -155,6 +155,11 @@ export function curlSpeed(url: string, range?: string, headers: string[] = []): 
  */
 const SIDES = ['drs', 'offload', 'nginx', 'minimal', 'pipe', 'loop'] as const;
 type Side = (typeof SIDES)[number];
+/**
+ * One-byte reads: every side, the API's `/health/live`, and the offload's API asked directly with
+ * its trail on (`check`, as deployed) and off (`untrailed`).
+ */
+type Tiny = Side | 'health' | 'check' | 'untrailed';
 /** One round's speeds (bytes/s). */
 type Speeds = Record<Side, number>;
 
@@ -215,7 +220,7 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
    * `/health/live`, the cost of any request through the API's framework (routing, guard,
    * interceptors, logging, metrics) with no DRS work.
    */
-  const tiny: Record<Side | 'health', number>[] = [];
+  const tiny: Record<Tiny, number>[] = [];
   let bulkDrainMs = 0;
   let deliveryCpuPerRead = 0;
   let heldReads = 0;
@@ -287,6 +292,13 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
       },
       offloadApiPort,
     );
+    // The offload's API with its trail off (no CATALOG_API_KEY: no outbox), asked directly beside
+    // the offload's own API for one-byte reads: what writing the read's record before the answer costs.
+    const untrailedApi = await startProvisionerApi({
+      ...Object.fromEntries(Object.entries(env).filter(([name]) => name !== 'CATALOG_API_KEY')),
+      DRS_PUBLIC_URL: `http://127.0.0.1:${offloadPort}`,
+      DRS_BYTES_OFFLOAD: 'nginx',
+    });
     const offload = await startOffloadNginx(
       join(base, 'offload-nginx'),
       `127.0.0.1:${offloadApiPort}`,
@@ -391,18 +403,25 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
         });
       }
       await trailDelivered(trailQueue);
-      // Each side's fixed cost: one byte, 20 interleaved rounds (and the API's framework alone).
-      const health = `${api.url}/health/live`;
+      // Each side's fixed cost: one byte, 20 rounds in a rotating order, the delivery held again.
+      const offloadPath = new URL(offloadUrl).pathname;
+      const tinyUrls: Record<Tiny, string> = {
+        ...urls,
+        health: `${api.url}/health/live`,
+        check: `http://127.0.0.1:${offloadApiPort}${offloadPath}`,
+        untrailed: `${untrailedApi.url}${offloadPath}`,
+      };
+      const tinySides = Object.keys(tinyUrls) as Tiny[];
+      holdDelivery(true);
       for (let round = 0; round < 20; round++) {
-        const costs = {} as Record<Side | 'health', number>;
-        for (const side of [...SIDES, 'health'] as const) {
-          costs[side] = curlRead(
-            side === 'health' ? health : urls[side],
-            side === 'health' ? undefined : '0-0',
-          ).totalMs;
+        const costs = {} as Record<Tiny, number>;
+        for (let i = 0; i < tinySides.length; i++) {
+          const side = tinySides[(i + round) % tinySides.length];
+          costs[side] = curlRead(tinyUrls[side], side === 'health' ? undefined : '0-0').totalMs;
         }
         tiny.push(costs);
       }
+      holdDelivery(false);
       await trailDelivered(trailQueue);
       loads.push(loadavg()[0]);
       apiMemoryMiB = processMemory(api.child.pid!, 'VmHWM') / MiB;
@@ -411,6 +430,7 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
       await trailQueue.close();
       await offload.stop();
       await offloadApi.stop();
+      await untrailedApi.stop();
       await floor.stop();
       await minimal.stop();
       await nginx.stop();
@@ -428,7 +448,7 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
   const size = (bytes: number) =>
     bytes >= 1024 * MiB ? `${bytes / 1024 / MiB} GiB` : `${bytes / MiB} MiB`;
   const medianOf = (values: number[]) => median(values);
-  const tinyMs = (side: Side | 'health') => medianOf(tiny.map((t) => t[side]));
+  const tinyMs = (side: Tiny) => medianOf(tiny.map((t) => t[side]));
   const rangeMs = (side: Side) => medianOf(ranged.map((r) => (rangeBytes / r[side]) * 1000));
   const deliveringRatio =
     medianOf(delivering.map((d) => d.offload)) / medianOf(delivering.map((d) => d.nginx));
@@ -496,7 +516,9 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     'runs during the transfer (docs/decisions/drs-bench-ceiling.md).',
     `The minimal column reads ${fmt(ratio(whole, 'minimal'), 2)}× (whole) and ${fmt(ratio(ranged, 'minimal'), 2)}× (ranges) the template's configuration.`,
     `Fixed cost of a read (one byte, curl's total, median of 20 interleaved rounds): nginx ${fmt(tinyMs('nginx'), 2)} ms,`,
-    `offloaded ${fmt(tinyMs('offload'), 2)} ms, API ${fmt(tinyMs('drs'), 2)} ms, bare loop ${fmt(tinyMs('loop'), 2)} ms; the API's \`/health/live\` (its framework, no DRS work) ${fmt(tinyMs('health'), 2)} ms.`,
+    `offloaded ${fmt(tinyMs('offload'), 2)} ms, API ${fmt(tinyMs('drs'), 2)} ms, bare loop ${fmt(tinyMs('loop'), 2)} ms; the API's \`/health/live\` (its framework, no DRS work) ${fmt(tinyMs('health'), 2)} ms;`,
+    `the offload's API asked directly (its answer without nginx) ${fmt(tinyMs('check'), 2)} ms, and the same with its trail off ${fmt(tinyMs('untrailed'), 2)} ms`,
+    "(the difference: the read's trail record, written to the queue before the answer).",
     `Then one bulk \`POST /objects\` for ${manyFiles} objects with the catalog's visas as the passport,`,
     `${bulkRounds} times (the grant check's answer is reused for \`DRS_GRANT_CHECK_SECONDS\`, as in production).`,
     `Targets: API alone ≥ ${THROUGHPUT_TARGET}× nginx and offloaded ≥ ${OFFLOAD_TARGET}× nginx, whole and ranged; bulk p99 < ${BULK_TARGET_MS} ms.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
@@ -529,7 +551,7 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     apiRangesMet
       ? `The API alone meets ${THROUGHPUT_TARGET}× nginx on ${size(rangeBytes)} ranges (${fmt(ratio(ranged, 'drs'), 2)}×).`
       : `The API alone misses ${THROUGHPUT_TARGET}× nginx on ${size(rangeBytes)} ranges (${fmt(ratio(ranged, 'drs'), 2)}×). A range pays a ` +
-        "whole request for a fiftieth of the bytes: its floor is the bare loop's range " +
+        `whole request's fixed cost for ${size(rangeBytes)}: its floor is the bare loop's range ` +
         `(${fmt(rangeMs('loop'), 1)} ms) plus what the API's framework costs any request over a bare Node server ` +
         `(${fmt(frameworkMs, 2)} ms: \`/health/live\` less the loop's one byte), ${fmt(apiRangeFloor, 2)}× nginx's ${fmt(rangeMs('nginx'), 1)} ms; ` +
         `the API's own work on top (the access check, opening the file) is its one byte less \`/health/live\`, ${fmt(Math.max(0, tinyMs('drs') - tinyMs('health')), 2)} ms.`,
@@ -537,7 +559,8 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     offloadMet
       ? `The offload meets ${OFFLOAD_TARGET}× nginx.`
       : `The offload misses ${OFFLOAD_TARGET}× nginx (${fmt(ratio(whole, 'offload'), 2)}× whole, ${fmt(ratio(ranged, 'offload'), 2)}× ranges); its floor on ranges, ` +
-        `nginx's range plus the API's check before it (the offloaded one-byte read less nginx's: ${fmt(checkMs, 2)} ms), is ${fmt(offloadRangeFloor, 2)}× nginx.`,
+        `nginx's range plus the API's check before it (the offloaded one-byte read less nginx's: ${fmt(checkMs, 2)} ms, of which the trail record's write ` +
+        `${fmt(Math.max(0, tinyMs('check') - tinyMs('untrailed')), 2)} ms and the framework's ${fmt(Math.max(0, tinyMs('health') - tinyMs('loop')), 2)} ms), is ${fmt(offloadRangeFloor, 2)}× nginx.`,
     '',
     table(
       ['bulk request', 'median ms', 'p99 ms', 'max ms'],
