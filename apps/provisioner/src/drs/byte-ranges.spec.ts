@@ -6,7 +6,16 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Response } from 'express';
-import { copyWhileAllowed, rangeOf, READ_CHUNK_BYTES, type SendingCheck } from './byte-ranges';
+import type { FileHandle } from 'node:fs/promises';
+import {
+  copyWhileAllowed,
+  FIRST_READ_BYTES,
+  rangeOf,
+  READ_CHUNK_BYTES,
+  SPARE_BUFFER_PAIRS,
+  spareBufferPairs,
+  type SendingCheck,
+} from './byte-ranges';
 
 /** RFC 9110 §14.1.2 and §14.2: one `bytes=` range resolved against a size, at every edge. */
 describe('rangeOf', () => {
@@ -79,6 +88,7 @@ describe('copyWhileAllowed', () => {
     range: { start: number; end: number },
     check?: SendingCheck,
     path = file,
+    wrap: (handle: FileHandle) => FileHandle = (handle) => handle,
   ): Promise<{ url: string; outcomes: Promise<number>[] }> {
     const outcomes: Promise<number>[] = [];
     const server = createServer((_req, res) => {
@@ -87,7 +97,7 @@ describe('copyWhileAllowed', () => {
           const handle = await open(path);
           try {
             res.writeHead(200, { 'Content-Length': range.end - range.start + 1 });
-            return await copyWhileAllowed(res as unknown as Response, handle, range, check);
+            return await copyWhileAllowed(res as unknown as Response, wrap(handle), range, check);
           } finally {
             await handle.close();
           }
@@ -170,6 +180,74 @@ describe('copyWhileAllowed', () => {
     expect(await outcomes[0]).toBeLessThan(64 * READ_CHUNK_BYTES);
     socket.resume();
     await closed;
+  });
+
+  it('reads a short first chunk, so the head goes out early, then whole buffers', async () => {
+    const lengths: number[] = [];
+    const counted = (handle: FileHandle) =>
+      ({
+        read: (buffer: Buffer, offset: number, length: number, position: number) => {
+          lengths.push(length);
+          return handle.read(buffer, offset, length, position);
+        },
+      }) as unknown as FileHandle;
+    const { url, outcomes } = await serve(
+      { start: 0, end: FILE_BYTES - 1 },
+      undefined,
+      file,
+      counted,
+    );
+    expect((await receive(url)).equals(bytes)).toBe(true);
+    await outcomes[0];
+    const rest = FILE_BYTES - FIRST_READ_BYTES - READ_CHUNK_BYTES;
+    expect(rest).toBeLessThan(READ_CHUNK_BYTES);
+    expect(lengths).toEqual([FIRST_READ_BYTES, READ_CHUNK_BYTES, rest]);
+  });
+
+  it("keeps a completed download's buffers for the next, which sends its own bytes in them", async () => {
+    const first = await serve({ start: 0, end: FILE_BYTES - 1 });
+    expect((await receive(first.url)).equals(bytes)).toBe(true);
+    await first.outcomes[0];
+    const kept = spareBufferPairs();
+    expect(kept).toBeGreaterThanOrEqual(1);
+    expect(kept).toBeLessThanOrEqual(SPARE_BUFFER_PAIRS);
+    // Reused buffers hold the last download's bytes: a range elsewhere must not show any of them.
+    const range = { start: 12_345, end: FILE_BYTES - 1_000 };
+    const second = await serve(range);
+    expect((await receive(second.url)).equals(bytes.subarray(range.start, range.end + 1))).toBe(
+      true,
+    );
+    await second.outcomes[0];
+    expect(spareBufferPairs()).toBe(kept);
+  });
+
+  it('two downloads at once never share a buffer', async () => {
+    const a = { start: 0, end: FILE_BYTES - 1 };
+    const b = { start: 777, end: FILE_BYTES - 3 };
+    const one = await serve(a);
+    const two = await serve(b);
+    const [bodyA, bodyB] = await Promise.all([receive(one.url), receive(two.url)]);
+    expect(bodyA.equals(bytes)).toBe(true);
+    expect(bodyB.equals(bytes.subarray(b.start, b.end + 1))).toBe(true);
+    await Promise.all([one.outcomes[0], two.outcomes[0]]);
+    expect(spareBufferPairs()).toBeLessThanOrEqual(SPARE_BUFFER_PAIRS);
+  });
+
+  it('keeps no buffer of a download cut short (a write may still hold it)', async () => {
+    const whole = await serve({ start: 0, end: FILE_BYTES - 1 });
+    await receive(whole.url);
+    await whole.outcomes[0];
+    const before = spareBufferPairs();
+    const big = join(dir, 'cut.bin');
+    writeFileSync(big, Buffer.alloc(64 * READ_CHUNK_BYTES, 5));
+    const { url, outcomes } = await serve(
+      { start: 0, end: 64 * READ_CHUNK_BYTES - 1 },
+      undefined,
+      big,
+    );
+    await receive(url, 1);
+    expect(await outcomes[0]).toBeLessThan(64 * READ_CHUNK_BYTES);
+    expect(spareBufferPairs()).toBe(before - 1);
   });
 
   it('ends the answer short when the file is shorter than the range', async () => {

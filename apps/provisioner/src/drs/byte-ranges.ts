@@ -12,6 +12,44 @@ import { DrsError } from './drs-errors';
  */
 export const READ_CHUNK_BYTES = 1024 * 1024;
 
+/**
+ * A download's first read: this much, so that the answer's head and first bytes are in the
+ * socket's hands while the next full buffer is read, instead of after a whole buffer's read
+ * (docs/decisions/drs-range-first-byte.md).
+ */
+export const FIRST_READ_BYTES = 64 * 1024;
+
+/**
+ * Pairs of full-size buffers kept for the next download once a download that completed is
+ * done with them (at most this many: 8 MiB held while no file is sent). A new pair is memory
+ * mapped, faulted in and zeroed by the kernel page by page on its first read, then unmapped
+ * when dropped; that cost fell on every download before its first byte.
+ */
+export const SPARE_BUFFER_PAIRS = 4;
+const spareBuffers: Buffer[][] = [];
+
+/** A pair of read buffers: spare full-size ones, or new ones of `size` (a short range's). */
+function takeBuffers(size: number): Buffer[] {
+  if (size === READ_CHUNK_BYTES) {
+    const spare = spareBuffers.pop();
+    if (spare !== undefined) return spare;
+  }
+  // Outside Node's shared pool: these are reused for the whole download, then kept or dropped.
+  return [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
+}
+
+/** Keeps a full-size pair no write holds any more for the next download, while there is room. */
+function giveBack(buffers: Buffer[]): void {
+  if (buffers[0].length === READ_CHUNK_BYTES && spareBuffers.length < SPARE_BUFFER_PAIRS) {
+    spareBuffers.push(buffers);
+  }
+}
+
+/** How many buffer pairs are kept for the next downloads (for the specs). */
+export function spareBufferPairs(): number {
+  return spareBuffers.length;
+}
+
 /** A single `bytes=` range resolved against `size`: [start, end] inclusive, or a refusal. */
 export function rangeOf(
   header: string | undefined,
@@ -135,8 +173,7 @@ export async function copyWhileAllowed(
 ): Promise<number> {
   const total = range.end - range.start + 1;
   const size = Math.min(READ_CHUNK_BYTES, total);
-  // Outside Node's shared pool: these are reused for the whole download, then dropped together.
-  const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
+  const buffers = takeBuffers(size);
   // A client gone while the file was opened: its answer closed before anything was written.
   let closed = res.destroyed;
   /** Settles the write in flight: by its callback, or as failed once the answer is closed. */
@@ -157,12 +194,8 @@ export async function copyWhileAllowed(
     for (let next = 0; handed < total && !closed; next ^= 1) {
       const buffer = buffers[next];
       // This buffer's last write was awaited before the other buffer's was issued: it is free.
-      const { bytesRead } = await handle.read(
-        buffer,
-        0,
-        Math.min(size, total - handed),
-        range.start + handed,
-      );
+      const want = Math.min(handed === 0 ? FIRST_READ_BYTES : size, total - handed);
+      const { bytesRead } = await handle.read(buffer, 0, want, range.start + handed);
       // Shorter than its recorded size (checked when opened): the answer cannot be completed.
       if (bytesRead === 0) throw new Error('The stored file ended before its recorded size');
       if (!(await writing) || closed) break;
@@ -173,7 +206,12 @@ export async function copyWhileAllowed(
       });
       handed += bytesRead;
     }
-    if (handed === total && !closed) res.end();
+    if (handed === total && !closed) {
+      res.end();
+      // Every write has completed (each was awaited before the next, the last just now): no
+      // socket holds these buffers, so the next download may read into them.
+      if (await writing) giveBack(buffers);
+    }
   } catch {
     // A read failing mid-way ends the answer before its Content-Length, once what was read
     // before it is in the socket's hands.
