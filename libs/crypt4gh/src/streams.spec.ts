@@ -297,6 +297,16 @@ describe('hostile Crypt4GH input', () => {
     },
   );
 
+  it('refuses a failing segment that comes in one chunk with others, having given those before it', async () => {
+    const at = headerLength + 2 * CIPHER_SEGMENT_SIZE + 12 + 40;
+    const { error, given } = await failure(
+      decrypt([altered(at, (b) => (b[0] ^= 1))], [alice.secretKey]),
+    );
+    expect(error.fault).toBe('segment-mac');
+    expect(error.message).toMatch(/Segment 2 /);
+    expect(given).toBe(2 * SEGMENT_SIZE);
+  });
+
   it('refuses a body cut inside its last segment', async () => {
     const cut = file.subarray(0, headerLength + 4 * CIPHER_SEGMENT_SIZE + 20);
     expect((await refusal(cut)).error.fault).toBe('truncated');
