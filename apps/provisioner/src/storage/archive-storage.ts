@@ -256,6 +256,7 @@ function encryptedLocalFiles(local: LocalFiles, headers: HeaderWriter): Encrypte
       };
     },
     headerKeys: headers.keys,
+    directWriteMinBytes: local.directWriteMinBytes,
   };
 }
 
