@@ -13,9 +13,28 @@ import {
   SEGMENT_SIZE,
 } from './format';
 
+/** Nonces made at once: one call for the random bytes of 256 segments (16 MiB of plain-text). */
+const NONCES_AT_ONCE = 256;
+let nonces = Buffer.alloc(0);
+let noncesUsed = 0;
+
+/**
+ * A random nonce: a view of a block drawn from the CSPRNG for many at once (a randomBytes call
+ * per segment, about 3.5 µs, was 3-5 % of sealing its 64 KiB). A block is never written again
+ * once drawn: a nonce handed out stays what it was while its segment waits to be written.
+ */
+function nextNonce(): Buffer {
+  if (noncesUsed === NONCES_AT_ONCE || nonces.length === 0) {
+    nonces = randomBytes(NONCES_AT_ONCE * NONCE_LENGTH);
+    noncesUsed = 0;
+  }
+  const at = noncesUsed++ * NONCE_LENGTH;
+  return nonces.subarray(at, at + NONCE_LENGTH);
+}
+
 /** One segment as its three parts: nonce, cipher-text, MAC. */
 function sealSegment(plain: Buffer, dataKey: Buffer): [Buffer, Buffer, Buffer] {
-  const nonce = randomBytes(NONCE_LENGTH);
+  const nonce = nextNonce();
   const cipher = createCipheriv('chacha20-poly1305', dataKey, nonce, { authTagLength: MAC_LENGTH });
   const sealed = cipher.update(plain);
   cipher.final();
