@@ -345,8 +345,7 @@ class FileStager {
     const deposit = (index: number) => isEncryptedDeposit(files.path(index));
     const deposits = this.order.filter(deposit);
     const others = deposits.length === 0 ? this.order : this.order.filter((i) => !deposit(i));
-    const targets = { encrypted, directWriteMinBytes: encrypted.directWriteMinBytes };
-    const copies = [() => this.copyOnThreads(pool, targets, others)];
+    const copies = [() => this.copyOnThreads(pool, { encrypted }, others)];
     if (deposits.length > 0) copies.push(() => this.readOnThreadsAndLanes(pool, deposits));
     await runTogether(copies, this.stopTogether);
   }

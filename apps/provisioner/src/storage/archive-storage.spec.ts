@@ -375,27 +375,6 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
     },
   );
 
-  it('a copy thread writes a large body past the page cache, gathered into whole blocks: it decrypts to the file, its checksum is its own', async () => {
-    const area = await context({}).storage.openStaging('direct-body');
-    const local = area.encryptedLocalFiles!;
-    const objects = new EncryptedLocalObjects(local.headerKeys, area.id);
-    // Two bodies in turn through one thread's gatherer; chunks that line up with nothing.
-    for (const [path, plain] of [
-      ['big/direct.bin', randomBytes(2 * 1024 * 1024 + 77_777)],
-      ['big/second.bin', randomBytes(3 * 65_536 + 5)],
-    ] as const) {
-      const targets = local.prepare(path);
-      const writer = objects.open(targets, true);
-      for (let at = 0; at < plain.length; at += 300_001)
-        writer.write(plain.subarray(at, at + 300_001));
-      writer.commit();
-      const body = readFileSync(targets.body);
-      expect(body.length).toBe(bodySize(plain.length));
-      expect(readFileSync(targets.bodySha256, 'utf8')).toBe(`${digest('sha256', body)}\n`);
-      expect((await plaintextOf(body, readFileSync(targets.header))).equals(plain)).toBe(true);
-    }
-  });
-
   it('without syncfs, a record fsyncs every object of each file: header, body and body checksum, whichever way they were written', async () => {
     const area = await context({}).storage.openStaging('no-syncfs');
     const plain = { lanes: Buffer.from('alpha\n'), threads: randomBytes(70_000) };

@@ -256,7 +256,6 @@ function encryptedLocalFiles(local: LocalFiles, headers: HeaderWriter): Encrypte
       };
     },
     headerKeys: headers.keys,
-    directWriteMinBytes: local.directWriteMinBytes,
   };
 }
 

@@ -13,13 +13,13 @@ export class SealedPartsJoiner {
   join(parts: readonly Buffer[], hash: Hash): Buffer | null {
     if (parts.length === 0) return null;
     let length = 0;
-    for (const part of parts) length += part.length;
+    for (const part of parts) {
+      hash.update(part);
+      length += part.length;
+    }
     if (this.joined.length < length) this.joined = Buffer.allocUnsafe(length);
     let at = 0;
     for (const part of parts) at += part.copy(this.joined, at);
-    const joined = this.joined.subarray(0, length);
-    // Hashed joined: one call a chunk rather than three a segment.
-    hash.update(joined);
-    return joined;
+    return this.joined.subarray(0, length);
   }
 }
