@@ -19,7 +19,13 @@ export {
 export type { HeaderContent, HeaderKeys, OpenedHeader, SecretKey } from './header';
 export { ByteReader } from './byte-reader';
 export type { ByteSource } from './byte-reader';
-export { applyEditList, decryptBody, encryptBody, SegmentEncryptor } from './body';
+export {
+  applyEditList,
+  decryptBody,
+  encryptBody,
+  SegmentDecryptor,
+  SegmentEncryptor,
+} from './body';
 export {
   decrypt,
   encrypt,

@@ -94,6 +94,21 @@ describe('Crypt4GH streams', () => {
     },
   );
 
+  it('gives every segment a nonce of its own, across the blocks nonces are drawn in, that never changes once handed out', async () => {
+    const nonces: Buffer[] = [];
+    const copies: Buffer[] = [];
+    let part = 0;
+    for await (const piece of encryptBody([Buffer.alloc(600 * SEGMENT_SIZE)], randomBytes(32))) {
+      if (part++ % 3 === 0) {
+        nonces.push(piece);
+        copies.push(Buffer.from(piece));
+      }
+    }
+    expect(nonces).toHaveLength(600);
+    expect(new Set(nonces.map((nonce) => nonce.toString('hex'))).size).toBe(600);
+    nonces.forEach((nonce, i) => expect(nonce.equals(copies[i])).toBe(true));
+  });
+
   it('gives every recipient the file, and refuses anyone else', async () => {
     const plain = randomBytes(100_000);
     const file = await collect(encrypt(asAsync(plain), [alice.publicKey, bob.publicKey]));
@@ -296,6 +311,16 @@ describe('hostile Crypt4GH input', () => {
       expect(given).toBe(segment * SEGMENT_SIZE);
     },
   );
+
+  it('refuses a failing segment that comes in one chunk with others, having given those before it', async () => {
+    const at = headerLength + 2 * CIPHER_SEGMENT_SIZE + 12 + 40;
+    const { error, given } = await failure(
+      decrypt([altered(at, (b) => (b[0] ^= 1))], [alice.secretKey]),
+    );
+    expect(error.fault).toBe('segment-mac');
+    expect(error.message).toMatch(/Segment 2 /);
+    expect(given).toBe(2 * SEGMENT_SIZE);
+  });
 
   it('refuses a body cut inside its last segment', async () => {
     const cut = file.subarray(0, headerLength + 4 * CIPHER_SEGMENT_SIZE + 20);

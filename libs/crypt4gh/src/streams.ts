@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ByteReader, ByteSource } from './byte-reader';
-import { applyEditList, decryptBody, encryptBody } from './body';
+import { applyEditList, decryptBody, encryptBody, SegmentDecryptor } from './body';
 import { CIPHER_SEGMENT_SIZE, Crypt4ghError, KEY_LENGTH, SEGMENT_SIZE, bodySize } from './format';
 import {
   buildHeader,
@@ -87,8 +87,18 @@ export async function* decrypt(
   } else {
     ({ header: opened, reader } = await openStream(source, secrets));
   }
-  const plain = decryptBody(reader, opened.dataKeys);
-  yield* opened.editList ? applyEditList(plain, opened.editList) : plain;
+  if (opened.editList) {
+    yield* applyEditList(decryptBody(reader, opened.dataKeys), opened.editList);
+    return;
+  }
+  // decryptBody's loop, here: delegating to it would add an await to every segment handed out.
+  const decryptor = new SegmentDecryptor(opened.dataKeys);
+  for await (const chunk of reader.rest()) {
+    decryptor.feed(chunk);
+    for (let plain = decryptor.next(); plain !== undefined; plain = decryptor.next()) yield plain;
+  }
+  const last = decryptor.end();
+  if (last !== undefined) yield last;
 }
 
 /**

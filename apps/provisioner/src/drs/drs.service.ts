@@ -415,10 +415,12 @@ export class DrsService {
         at += length;
       }
     };
+    const source = await storage.byteSource(bodyPath, 60);
     return crypt4ghTarget(
       { dataKeys, size: file.size, sha256: file.sha256, name: nameOf(file.path) },
       { key: reader.key, range },
       readBody,
+      source.kind === 'file' ? source.file : undefined,
     );
   }
 
