@@ -28,6 +28,14 @@ export interface RemoteCopyOptions {
   stopRequested?: () => boolean;
 }
 
+/**
+ * Objects from this size on are copied server-side where the store allows it; smaller ones are
+ * uploaded from the bytes read to hash them. Those bytes are in hand anyway, and on Swift a
+ * CopyObject of a small object cost the store half as much again as the PUT of it (it reads the
+ * source and writes the copy; the PUT only writes): see docs/decisions/s3-inbox-small-objects.md.
+ */
+export const SERVER_SIDE_COPY_FROM = 1024 * 1024;
+
 /** A remote object changed under the import: transient, like a local file changed under it. */
 function changed(error: SourceChangedError): ImportTransientError {
   return new ImportTransientError('source_changed', error.message, [
@@ -38,7 +46,7 @@ function changed(error: SourceChangedError): ImportTransientError {
 /**
  * Copies one object of a remote dataset into the staging area, hashing every byte of the
  * version preflight listed (the source's bytes, read with If-Match): through a writer (download
- * and upload), or server-side where the area copies from the same store, the bytes then read
+ * and upload), or, from SERVER_SIDE_COPY_FROM on, server-side where the area copies from the same store, the bytes then read
  * only to be hashed while the store copies the same version (x-amz-copy-source-if-match). The
  * checksums are the caller's to compare with the manifests, as for a local file.
  */
@@ -48,7 +56,8 @@ export async function copyRemoteObject(
   staging: StagingArea,
   options: RemoteCopyOptions,
 ): Promise<{ result: CopyResult; plaintext?: DepositedPlaintext }> {
-  const from = options.serverSide ? remote.copySource(file.path) : null;
+  const from =
+    options.serverSide && file.size >= SERVER_SIDE_COPY_FROM ? remote.copySource(file.path) : null;
   const copying =
     from && staging.copyObjectFrom
       ? staging.copyObjectFrom(file.path, { ...from, etag: file.etag, size: file.size })
@@ -65,7 +74,7 @@ export async function copyRemoteObject(
   const md5 = options.md5 ? createHash('md5') : null;
   let size = 0;
   try {
-    for await (const chunk of remote.read(file.path, file.etag)) {
+    for await (const chunk of remote.read(file.path, file.etag, file.size)) {
       sha256.update(chunk);
       md5?.update(chunk);
       if (writer) await writer.write(chunk);

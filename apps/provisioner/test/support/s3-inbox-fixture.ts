@@ -105,10 +105,10 @@ export function hookedInbox(
             onProblem,
           ),
         copySource: (path) => dataset.copySource(path),
-        read: (path, etag) =>
+        read: (path, etag, size) =>
           (async function* () {
             await before(path);
-            yield* dataset.read(path, etag);
+            yield* dataset.read(path, etag, size);
           })(),
       };
     },
