@@ -39,7 +39,10 @@ const FILES: Record<string, Buffer> = Object.fromEntries(
 );
 /** Objects below WHOLE_READ_BELOW: each read whole in one hand-signed GET. */
 const SMALL_FILES: Record<string, Buffer> = Object.fromEntries(
-  Array.from({ length: 12 }, (_, i) => [`s${String(i).padStart(2, '0')}.txt`, randomBytes(4096 + i)]),
+  Array.from({ length: 12 }, (_, i) => [
+    `s${String(i).padStart(2, '0')}.txt`,
+    randomBytes(4096 + i),
+  ]),
 );
 const TARGET = (id: string) => `projects/PRJ1/SUB-1/data/raw/${id}`;
 
@@ -171,8 +174,16 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
       expect(head.ETag).toMatch(/-\d+"$/);
     }
     const storage = storages['s3 (server-side copies)']();
-    const result = await runDatasetImport(context(source, storage, 'MPU'));
+    const reads = new Map<string, number>();
+    const counted = hookedInbox(source, async (path) => {
+      reads.set(path, (reads.get(path) ?? 0) + 1);
+    });
+    const result = await runDatasetImport(context(counted, storage, 'MPU'));
     expect(result).toMatchObject({ files: 14, copied: true });
+    // The refusal comes before the bytes are read: each object is read once, never again to be
+    // uploaded after a whole read for a copy that was refused.
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
+    expect(reads.size).toBe(14);
     for (const [path, content] of Object.entries({ ...FILES, ...big }))
       expect((await storage.readObject(`${result.path}/${path}`))!.equals(content)).toBe(true);
     expect(await storage.listStaging()).toEqual([]);

@@ -36,6 +36,9 @@ export interface RemoteCopyOptions {
  */
 export const SERVER_SIDE_COPY_FROM = 1024 * 1024;
 
+/** An ETag of a multipart upload: `<md5 of the parts' md5s>-<part count>`. */
+const MULTIPART_ETAG = /-\d+$/;
+
 /** A remote object changed under the import: transient, like a local file changed under it. */
 function changed(error: SourceChangedError): ImportTransientError {
   return new ImportTransientError('source_changed', error.message, [
@@ -58,15 +61,28 @@ export async function copyRemoteObject(
 ): Promise<{ result: CopyResult; plaintext?: DepositedPlaintext }> {
   const from =
     options.serverSide && file.size >= SERVER_SIDE_COPY_FROM ? remote.copySource(file.path) : null;
+  let onAccepted: (() => void) | undefined;
+  const accepted = new Promise<void>((resolve) => (onAccepted = resolve));
   const copying =
     from && staging.copyObjectFrom
-      ? staging.copyObjectFrom(file.path, { ...from, etag: file.etag, size: file.size })
+      ? staging.copyObjectFrom(file.path, { ...from, etag: file.etag, size: file.size, onAccepted })
       : null;
   // Settled before anything else can throw, so its failure is never unhandled.
+  let refused = false;
   const copied = copying?.then(
-    (made) => (made ? null : { refused: true as const }),
+    (made) => {
+      refused = !made;
+      return made ? null : { refused: true as const };
+    },
     (error: unknown) => ({ error }),
   );
+  // A store may refuse the condition on a multipart source (Swift does, for every one): the
+  // bytes are read once the store has taken the copy's first request, so a refusal costs a
+  // request, not a whole read of the object before it is read again to be uploaded.
+  if (copied && MULTIPART_ETAG.test(file.etag)) {
+    await Promise.race([accepted, copied]);
+    if (refused) return copyRemoteObject(remote, file, staging, { ...options, serverSide: false });
+  }
   const writer: ObjectWriter | null = copying
     ? null
     : await staging.createObject(file.path, file.size);

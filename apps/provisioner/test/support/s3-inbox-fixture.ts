@@ -35,7 +35,11 @@ export class S3InboxFixture {
    */
   async upload(path = ''): Promise<void> {
     if (this.server.ingest) {
-      this.server.ingest(this.bucket, `${this.prefix}${path ? `${path}/` : ''}`, join(this.local.root, path));
+      this.server.ingest(
+        this.bucket,
+        `${this.prefix}${path ? `${path}/` : ''}`,
+        join(this.local.root, path),
+      );
       return;
     }
     const files: string[] = [];
