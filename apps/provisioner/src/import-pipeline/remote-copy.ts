@@ -61,6 +61,9 @@ export async function copyRemoteObject(
 ): Promise<{ result: CopyResult; plaintext?: DepositedPlaintext }> {
   const from =
     options.serverSide && file.size >= SERVER_SIDE_COPY_FROM ? remote.copySource(file.path) : null;
+  // The source's bytes, requested only once iterated (below, or never when the copy is refused
+  // before they are read).
+  const bytes = remote.read(file.path, file.etag, file.size);
   let onAccepted: (() => void) | undefined;
   const accepted = new Promise<void>((resolve) => (onAccepted = resolve));
   const copying =
@@ -90,7 +93,7 @@ export async function copyRemoteObject(
   const md5 = options.md5 ? createHash('md5') : null;
   let size = 0;
   try {
-    for await (const chunk of remote.read(file.path, file.etag, file.size)) {
+    for await (const chunk of bytes) {
       sha256.update(chunk);
       md5?.update(chunk);
       if (writer) await writer.write(chunk);

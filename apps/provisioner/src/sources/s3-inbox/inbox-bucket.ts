@@ -6,6 +6,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { signedPutOf } from '../../common/s3/s3-client';
+import type { SignedPut } from '../../common/s3/signed-put';
 import { s3FailureKind, s3FailureName, s3Status } from '../../common/s3/s3-errors';
 import { SourceChangedError, SourceUnavailableError } from '../source-system';
 
@@ -38,13 +39,18 @@ const isMissing = (error: unknown): boolean =>
  * read is SourceChangedError.
  */
 export class InboxBucket {
+  /** Small objects' reads (see stream). */
+  private readonly signed: SignedPut;
+
   constructor(
     readonly source: string,
     private readonly client: S3Client,
     readonly bucket: string,
     /** '' or ending in '/'. */
     readonly prefix: string,
-  ) {}
+  ) {
+    this.signed = signedPutOf(client);
+  }
 
   key(path: string): string {
     return `${this.prefix}${path}`;
@@ -227,7 +233,7 @@ export class InboxBucket {
   private async readListed(path: string, etag: string, shownPath: string): Promise<Buffer> {
     let answer;
     try {
-      answer = await signedPutOf(this.client).getWhole(
+      answer = await this.signed.getWhole(
         this.bucket,
         this.key(path),
         `"${etag}"`,
