@@ -22,6 +22,7 @@ import { S3InboxSource } from '../src/sources/s3-inbox/s3-inbox.source';
 import type { SourceSystem } from '../src/sources/source-system';
 import { FilesystemStorage } from '../src/storage/filesystem/filesystem-storage';
 import { parseProvenance } from '../src/storage/provenance';
+import { S3Bucket } from '../src/storage/s3/s3-bucket';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import type { StorageSystem } from '../src/storage/storage-system';
 import { until } from '../../../test/support/wait';
@@ -34,6 +35,13 @@ const FILES: Record<string, Buffer> = Object.fromEntries(
   Array.from({ length: 12 }, (_, i) => [
     `f${String(i).padStart(2, '0')}.bin`,
     randomBytes(MiB + i),
+  ]),
+);
+/** Objects below WHOLE_READ_BELOW: each read whole in one hand-signed GET. */
+const SMALL_FILES: Record<string, Buffer> = Object.fromEntries(
+  Array.from({ length: 12 }, (_, i) => [
+    `s${String(i).padStart(2, '0')}.txt`,
+    randomBytes(4096 + i),
   ]),
 );
 const TARGET = (id: string) => `projects/PRJ1/SUB-1/data/raw/${id}`;
@@ -89,8 +97,8 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
     });
 
   /** A fresh dataset of FILES in the inbox (each test changes its own). */
-  const deposit = async (id: string) => {
-    inbox.local.dataset(id, { submission: 'SUB-1', files: FILES });
+  const deposit = async (id: string, files = FILES) => {
+    inbox.local.dataset(id, { submission: 'SUB-1', files });
     await inbox.upload(`datasets/${id}`);
   };
 
@@ -101,7 +109,7 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
     storageBucket = await createTestBucket(client, 'inbox-imp-store');
     inbox = new S3InboxFixture(server, client, inboxBucket, '');
     const ids = Object.keys(storages).flatMap((s) =>
-      ['CHG', 'DEL', 'STOP', 'SKEW'].map((k) => `${k}-${s.length}`),
+      ['CHG', 'DEL', 'STOP', 'SKEW', 'SCHG', 'SDEL', 'SOK'].map((k) => `${k}-${s.length}`),
     );
     inbox.local.submission('SUB-1', { project: 'PRJ1', datasets: [...ids, 'MPU'] });
     await inbox.upload('submissions');
@@ -166,8 +174,16 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
       expect(head.ETag).toMatch(/-\d+"$/);
     }
     const storage = storages['s3 (server-side copies)']();
-    const result = await runDatasetImport(context(source, storage, 'MPU'));
+    const reads = new Map<string, number>();
+    const counted = hookedInbox(source, async (path) => {
+      reads.set(path, (reads.get(path) ?? 0) + 1);
+    });
+    const result = await runDatasetImport(context(counted, storage, 'MPU'));
     expect(result).toMatchObject({ files: 14, copied: true });
+    // The refusal comes before the bytes are read: each object is read once, never again to be
+    // uploaded after a whole read for a copy that was refused.
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
+    expect(reads.size).toBe(14);
     for (const [path, content] of Object.entries({ ...FILES, ...big }))
       expect((await storage.readObject(`${result.path}/${path}`))!.equals(content)).toBe(true);
     expect(await storage.listStaging()).toEqual([]);
@@ -206,6 +222,54 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
         details: [expect.objectContaining({ path: 'f03.bin', message: 'it is gone' })],
       });
       expect(await published(storage, id('DEL'))).toBe(false);
+    });
+
+    it('small objects, read whole: imported with every checksum, none copied server-side', async () => {
+      await deposit(id('SOK'), SMALL_FILES);
+      const storage = storages[kind]();
+      const copies = jest.spyOn(S3Bucket.prototype, 'copyFrom');
+      try {
+        const result = await runDatasetImport(context(source, storage, id('SOK')));
+        expect(result).toMatchObject({ files: 12, copied: true });
+        for (const [path, content] of Object.entries(SMALL_FILES))
+          expect((await storage.readObject(`${result.path}/${path}`))!.equals(content)).toBe(true);
+        // Below SERVER_SIDE_COPY_FROM the bytes read to hash them are uploaded, never copied.
+        expect(copies).not.toHaveBeenCalled();
+      } finally {
+        copies.mockRestore();
+      }
+    });
+
+    it('a small object (read whole) overwritten mid-import: refused (source_changed), nothing published', async () => {
+      await deposit(id('SCHG'), SMALL_FILES);
+      const storage = storages[kind]();
+      let changed = false;
+      const src = hookedInbox(source, async (path) => {
+        if (path !== 's05.txt' || changed) return;
+        changed = true;
+        await inbox.put(`datasets/${id('SCHG')}/payload/s05.txt`, randomBytes(4096 + 5));
+      });
+      const error = await runDatasetImport(context(src, storage, id('SCHG'))).catch((e) => e);
+      expect(error).toBeInstanceOf(ImportTransientError);
+      expect(error).toMatchObject({
+        code: 'source_changed',
+        details: [expect.objectContaining({ code: 'source_changed', path: 's05.txt' })],
+      });
+      expect(await published(storage, id('SCHG'))).toBe(false);
+    });
+
+    it('a small object (read whole) deleted mid-import: refused (source_changed), nothing published', async () => {
+      await deposit(id('SDEL'), SMALL_FILES);
+      const storage = storages[kind]();
+      const src = hookedInbox(source, async (path) => {
+        if (path === 's03.txt') await inbox.remove(`datasets/${id('SDEL')}/payload/s03.txt`);
+      });
+      const error = await runDatasetImport(context(src, storage, id('SDEL'))).catch((e) => e);
+      expect(error).toMatchObject({
+        code: 'source_changed',
+        details: [expect.objectContaining({ path: 's03.txt', message: 'it is gone' })],
+      });
+      expect(await published(storage, id('SDEL'))).toBe(false);
     });
 
     /** Files the stopped attempt copies and records before the worker stops. */

@@ -37,7 +37,7 @@ function clientOf(endpoint: string, extra: Partial<Parameters<typeof createS3Cli
 }
 
 /**
- * PutObject as one signed request (SignedPut): against the real S3 server (Swift with s3api)
+ * PutObject (and a small GetObject) as one signed request (SignedPut): against the real S3 server (Swift with s3api)
  * for what the server checks (signature, Content-MD5, keys), and against small servers of the
  * test's own for what Swift cannot be made to do (answer 503, go silent).
  */
@@ -77,6 +77,23 @@ describe('single-request PutObject (SignedPut)', () => {
     }
     const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
     expect(listed.Contents!.map((o) => o.Key).sort()).toEqual([...keys].sort());
+  });
+
+  it('reads a small object whole by its ETag (If-Match), under its very key; another ETag is refused, a larger one is not read', async () => {
+    const put = signedPutOf(client);
+    const key = "read/Ünïcødé !'()* 100%.bin";
+    const body = randomBytes(4096 + 7);
+    const etag = await put.put(bucket, key, body, md5Of(body).toString('base64'));
+    const read = await put.getWhole(bucket, key, etag, 1024 * 1024);
+    expect(read!.body.equals(body)).toBe(true);
+    expect(read!.etag).toBe(etag);
+    const other = await put
+      .getWhole(bucket, key, `"${'0'.repeat(32)}"`, 1024 * 1024)
+      .catch((e) => e);
+    expect(other).toMatchObject({ $metadata: { httpStatusCode: 412 } });
+    expect(await put.getWhole(bucket, key, etag, 4096)).toBeNull();
+    const gone = await put.getWhole(bucket, 'read/none.bin', etag, 1024 * 1024).catch((e) => e);
+    expect(gone).toMatchObject({ name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } });
   });
 
   it('an empty body is an empty object', async () => {

@@ -1,4 +1,6 @@
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { signedPutOf } from '../../../apps/provisioner/src/common/s3/s3-client';
+import { mapLimit } from '../../../apps/provisioner/src/common/map-limit';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -57,7 +59,9 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
   ensurePeers(ctx.log);
   const base = join(ctx.tempDir, 's3-inbox');
   const local = join(base, 'deposits');
-  const scale = ctx.quick ? 1 / 16 : 1;
+  // Smaller sets to iterate on (the figures of a full run are at the defaults).
+  const scale = ctx.quick ? 1 / 16 : Number(process.env.BENCH_S3_INBOX_MIXED_GIB ?? 1);
+  const smallCount = ctx.quick ? 1000 : Number(process.env.BENCH_S3_INBOX_SMALL_FILES ?? 10_000);
   const rounds = ctx.quick ? 1 : Number(process.env.BENCH_S3_ROUNDS ?? 3);
   const cases: InboxCase[] = [
     {
@@ -67,8 +71,8 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
     },
     {
       key: 'SMALL',
-      name: `${ctx.quick ? '1,000' : '10,000'} small files of 4 KiB`,
-      files: smallFiles(ctx.quick ? 1000 : 10_000, 4096),
+      name: `${smallCount.toLocaleString('en')} small files of 4 KiB`,
+      files: smallFiles(smallCount, 4096),
     },
   ];
   // One dataset per round (its own id: each set-up imports an id once), read by every side of
@@ -81,6 +85,9 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
   const swift = await startSwift(join(base, 'swift'));
   const setups: Setup[] = [];
   const results = new Map<string, Map<string, number[]>>();
+  /** The store's CPU (all Swift processes) per side of a case, summed over the rounds. */
+  const storeCpu = new Map<string, Map<string, number>>();
+  let floor: { perSecond: number; cpuMsPerGet: number } | null = null;
   const loads: number[] = [];
   try {
     for (const bucket of [INBOX, STORE])
@@ -172,29 +179,63 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
     for (const c of cases) {
       const byside = new Map(sides.map((s) => [s.label, [] as number[]]));
       results.set(c.name, byside);
+      const cpuBySide = new Map(sides.map((s) => [s.label, 0]));
+      storeCpu.set(c.name, cpuBySide);
       for (let round = 0; round < rounds; round++) {
         loads.push(loadavg()[0]);
         for (const side of roundOrder(sides, round)) {
           await settle();
+          const cpuBefore = swift.cpu();
           byside.get(side.label)!.push(await side.run(c, round));
+          cpuBySide.set(side.label, cpuBySide.get(side.label)! + swift.cpu() - cpuBefore);
         }
         ctx.log(
           `S3 inbox ${c.name}, round ${round + 1}: ${sides.map((s) => `${s.label} ${fmt(byside.get(s.label)![round], 0)} ms`).join(', ')}`,
         );
       }
     }
+    floor = await storeFloor(swift, cases[1], datasetId(cases[1], 0));
+    ctx.log(`S3 inbox: the store alone, 4 KiB GETs: ${fmt(floor.perSecond, 0)}/s`);
   } finally {
     for (const s of setups) await s.stop().catch(() => undefined);
     swift.client.destroy();
     swift.stop();
   }
-  return report(ctx, cases, results, rounds, loads);
+  return report(ctx, cases, results, storeCpu, floor, rounds, loads);
+}
+
+/** Requests in flight for the floor: the import's lanes for a remote dataset. */
+const FLOOR_IN_FLIGHT = 16;
+
+/**
+ * What the store itself answers, with the least a client can do: the small case's objects read
+ * whole by hand-signed GETs (the import's own request, SignedPut.getWhole), FLOOR_IN_FLIGHT at
+ * once, nothing hashed or written. No copy from this store of small files can beat it.
+ */
+async function storeFloor(
+  swift: Awaited<ReturnType<typeof startSwift>>,
+  c: InboxCase,
+  id: string,
+): Promise<{ perSecond: number; cpuMsPerGet: number }> {
+  const get = signedPutOf(swift.client);
+  const keys = c.files.map((f) => `deposits/datasets/${id}/payload/${f.path}`);
+  const etag = async (key: string) =>
+    (await swift.client.send(new HeadObjectCommand({ Bucket: INBOX, Key: key }))).ETag!;
+  const tags = await mapLimit(keys, FLOOR_IN_FLIGHT, etag);
+  await settle();
+  const cpuBefore = swift.cpu();
+  const started = performance.now();
+  await mapLimit(keys, FLOOR_IN_FLIGHT, (key, i) => get.getWhole(INBOX, key, tags[i], 1024 * 1024));
+  const ms = performance.now() - started;
+  return { perSecond: keys.length / (ms / 1000), cpuMsPerGet: (swift.cpu() - cpuBefore) / keys.length };
 }
 
 function report(
   ctx: BenchContext,
   cases: InboxCase[],
   results: Map<string, Map<string, number[]>>,
+  storeCpu: Map<string, Map<string, number>>,
+  floor: { perSecond: number; cpuMsPerGet: number } | null,
   rounds: number,
   loads: number[],
 ): SuiteReport {
@@ -218,12 +259,13 @@ function report(
     lines.push(`### ${c.name} (${fmt(bytes / MiB)} MiB)`, '');
     lines.push(
       table(
-        ['side', 'ms per round', 'median ms', 'MB/s'],
+        ['side', 'ms per round', 'median ms', 'MB/s', 'store CPU ms per file'],
         [...sides.entries()].map(([label, ms]) => [
           label,
           ms.map((x) => fmt(x, 0)).join(', '),
           `**${fmt(median(ms), 0)}**`,
           fmt(bytes / 1e6 / (median(ms) / 1000), 1),
+          fmt((storeCpu.get(c.name)?.get(label) ?? 0) / rounds / c.files.length, 2),
         ]),
       ),
       '',
@@ -236,6 +278,13 @@ function report(
       '',
     );
   }
+  if (floor)
+    lines.push(
+      `The store alone (its floor for small files): ${fmt(cases[1].files.length)} GETs of 4 KiB, hand-signed, ${FLOOR_IN_FLIGHT} at once, nothing hashed or written: ` +
+        `**${fmt(floor.perSecond, 0)} per second**, ${fmt(floor.cpuMsPerGet, 2)} ms of the store's CPU each ` +
+        `(${fmt((cases[1].files.length / floor.perSecond) * 1000, 0)} ms for the set).`,
+      '',
+    );
   lines.push(
     `Load average (1, 5, 15 min) when the report was written: ${loadavg()
       .map((x) => fmt(x, 2))

@@ -28,6 +28,17 @@ export interface RemoteCopyOptions {
   stopRequested?: () => boolean;
 }
 
+/**
+ * Objects from this size on are copied server-side where the store allows it; smaller ones are
+ * uploaded from the bytes read to hash them. Those bytes are in hand anyway, and on Swift a
+ * CopyObject of a small object cost the store half as much again as the PUT of it (it reads the
+ * source and writes the copy; the PUT only writes): see docs/decisions/s3-inbox-small-objects.md.
+ */
+export const SERVER_SIDE_COPY_FROM = 1024 * 1024;
+
+/** An ETag of a multipart upload: `<md5 of the parts' md5s>-<part count>`. */
+const MULTIPART_ETAG = /-\d+$/;
+
 /** A remote object changed under the import: transient, like a local file changed under it. */
 function changed(error: SourceChangedError): ImportTransientError {
   return new ImportTransientError('source_changed', error.message, [
@@ -38,7 +49,7 @@ function changed(error: SourceChangedError): ImportTransientError {
 /**
  * Copies one object of a remote dataset into the staging area, hashing every byte of the
  * version preflight listed (the source's bytes, read with If-Match): through a writer (download
- * and upload), or server-side where the area copies from the same store, the bytes then read
+ * and upload), or, from SERVER_SIDE_COPY_FROM on, server-side where the area copies from the same store, the bytes then read
  * only to be hashed while the store copies the same version (x-amz-copy-source-if-match). The
  * checksums are the caller's to compare with the manifests, as for a local file.
  */
@@ -48,16 +59,33 @@ export async function copyRemoteObject(
   staging: StagingArea,
   options: RemoteCopyOptions,
 ): Promise<{ result: CopyResult; plaintext?: DepositedPlaintext }> {
-  const from = options.serverSide ? remote.copySource(file.path) : null;
+  const from =
+    options.serverSide && file.size >= SERVER_SIDE_COPY_FROM ? remote.copySource(file.path) : null;
+  // The source's bytes, requested only once iterated (below, or never when the copy is refused
+  // before they are read).
+  const bytes = remote.read(file.path, file.etag, file.size);
+  let onAccepted: (() => void) | undefined;
+  const accepted = new Promise<void>((resolve) => (onAccepted = resolve));
   const copying =
     from && staging.copyObjectFrom
-      ? staging.copyObjectFrom(file.path, { ...from, etag: file.etag, size: file.size })
+      ? staging.copyObjectFrom(file.path, { ...from, etag: file.etag, size: file.size, onAccepted })
       : null;
   // Settled before anything else can throw, so its failure is never unhandled.
+  let refused = false;
   const copied = copying?.then(
-    (made) => (made ? null : { refused: true as const }),
+    (made) => {
+      refused = !made;
+      return made ? null : { refused: true as const };
+    },
     (error: unknown) => ({ error }),
   );
+  // A store may refuse the condition on a multipart source (Swift does, for every one): the
+  // bytes are read once the store has taken the copy's first request, so a refusal costs a
+  // request, not a whole read of the object before it is read again to be uploaded.
+  if (copied && MULTIPART_ETAG.test(file.etag)) {
+    await Promise.race([accepted, copied]);
+    if (refused) return copyRemoteObject(remote, file, staging, { ...options, serverSide: false });
+  }
   const writer: ObjectWriter | null = copying
     ? null
     : await staging.createObject(file.path, file.size);
@@ -65,7 +93,7 @@ export async function copyRemoteObject(
   const md5 = options.md5 ? createHash('md5') : null;
   let size = 0;
   try {
-    for await (const chunk of remote.read(file.path, file.etag)) {
+    for await (const chunk of bytes) {
       sha256.update(chunk);
       md5?.update(chunk);
       if (writer) await writer.write(chunk);

@@ -89,9 +89,9 @@ export interface RemoteDataset {
   ): Promise<void>;
   /**
    * The bytes of a payload object, only the version with this ETag (If-Match): SourceChangedError
-   * when it changed or is gone.
+   * when it changed or is gone. `size`, the size listed, lets a small object be read whole.
    */
-  read(path: string, etag: string): AsyncIterable<Uint8Array>;
+  read(path: string, etag: string, size?: number): AsyncIterable<Uint8Array>;
   /** Where a server-side copy takes the object from; null when the source allows none. */
   copySource(path: string): ObjectCopySource | null;
 }

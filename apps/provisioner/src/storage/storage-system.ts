@@ -151,6 +151,8 @@ export interface InheritedFiles {
 export interface ServerSideCopy extends ObjectCopySource {
   etag: string;
   size: number;
+  /** Called once the store has accepted the copy's condition (its first request succeeded). */
+  onAccepted?: () => void;
 }
 
 /** Options of StorageSystem.openStaging. */

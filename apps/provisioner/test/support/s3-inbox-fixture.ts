@@ -35,7 +35,11 @@ export class S3InboxFixture {
    */
   async upload(path = ''): Promise<void> {
     if (this.server.ingest) {
-      this.server.ingest(this.bucket, `${this.prefix}${path ? `${path}/` : ''}`, join(this.local.root, path));
+      this.server.ingest(
+        this.bucket,
+        `${this.prefix}${path ? `${path}/` : ''}`,
+        join(this.local.root, path),
+      );
       return;
     }
     const files: string[] = [];
@@ -105,10 +109,10 @@ export function hookedInbox(
             onProblem,
           ),
         copySource: (path) => dataset.copySource(path),
-        read: (path, etag) =>
+        read: (path, etag, size) =>
           (async function* () {
             await before(path);
-            yield* dataset.read(path, etag);
+            yield* dataset.read(path, etag, size);
           })(),
       };
     },

@@ -5,6 +5,8 @@ import {
   type ListObjectsV2CommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { signedPutOf } from '../../common/s3/s3-client';
+import type { SignedPut } from '../../common/s3/signed-put';
 import { s3FailureKind, s3FailureName, s3Status } from '../../common/s3/s3-errors';
 import { SourceChangedError, SourceUnavailableError } from '../source-system';
 
@@ -18,6 +20,13 @@ export interface ListedObject {
 
 const unquote = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '').toLowerCase();
 
+/**
+ * Objects listed below this size are read whole in one GET signed by hand (SignedPut.getWhole)
+ * rather than streamed through the SDK: small files cost the worker a request each, and the
+ * SDK's CPU per request was as much as the store's own. Lanes × this is what they hold at once.
+ */
+export const WHOLE_READ_BELOW = 1024 * 1024;
+
 const isMissing = (error: unknown): boolean =>
   s3Status(error) === 404 && (error as { name?: string }).name !== 'NoSuchBucket';
 
@@ -30,13 +39,18 @@ const isMissing = (error: unknown): boolean =>
  * read is SourceChangedError.
  */
 export class InboxBucket {
+  /** Small objects' reads (see stream). */
+  private readonly signed: SignedPut;
+
   constructor(
     readonly source: string,
     private readonly client: S3Client,
     readonly bucket: string,
     /** '' or ending in '/'. */
     readonly prefix: string,
-  ) {}
+  ) {
+    this.signed = signedPutOf(client);
+  }
 
   key(path: string): string {
     return `${this.prefix}${path}`;
@@ -185,21 +199,26 @@ export class InboxBucket {
 
   /**
    * The bytes of the version `etag` of an object (If-Match), as they arrive: SourceChangedError
-   * when the object is another version or gone, before or while it is read.
+   * when the object is another version or gone, before or while it is read. `size`, the size
+   * listed, below WHOLE_READ_BELOW: the object is read whole in one hand-signed GET.
    */
-  async *stream(path: string, etag: string, shownPath: string): AsyncGenerator<Uint8Array> {
+  async *stream(
+    path: string,
+    etag: string,
+    shownPath: string,
+    size?: number,
+  ): AsyncGenerator<Uint8Array> {
+    if (size !== undefined && size < WHOLE_READ_BELOW) {
+      yield await this.readListed(path, etag, shownPath);
+      return;
+    }
     let answer;
     try {
       answer = await this.client.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: this.key(path), IfMatch: `"${etag}"` }),
       );
     } catch (error) {
-      const status = s3Status(error);
-      if (status === 412)
-        throw new SourceChangedError(shownPath, 'its ETag is no longer the one listed');
-      if (isMissing(error) || (error as { name?: string }).name === 'NoSuchKey')
-        throw new SourceChangedError(shownPath, 'it is gone');
-      throw this.failure(error);
+      throw this.readFailure(error, shownPath);
     }
     if (unquote(answer.ETag) !== etag)
       throw new SourceChangedError(shownPath, `ETag ${unquote(answer.ETag)}, listed ${etag}`);
@@ -208,5 +227,34 @@ export class InboxBucket {
     } catch (error) {
       throw this.failure(error);
     }
+  }
+
+  /** A small object's version `etag`, whole (see stream). */
+  private async readListed(path: string, etag: string, shownPath: string): Promise<Buffer> {
+    let answer;
+    try {
+      answer = await this.signed.getWhole(
+        this.bucket,
+        this.key(path),
+        `"${etag}"`,
+        WHOLE_READ_BELOW,
+      );
+    } catch (error) {
+      throw this.readFailure(error, shownPath);
+    }
+    if (answer === null) throw new SourceChangedError(shownPath, 'it grew past its listed size');
+    if (unquote(answer.etag) !== etag)
+      throw new SourceChangedError(shownPath, `ETag ${unquote(answer.etag)}, listed ${etag}`);
+    return answer.body;
+  }
+
+  /** A read's failure: the object changed or gone (SourceChangedError), or the source's error. */
+  private readFailure(error: unknown, shownPath: string): unknown {
+    const status = s3Status(error);
+    if (status === 412)
+      return new SourceChangedError(shownPath, 'its ETag is no longer the one listed');
+    if (isMissing(error) || (error as { name?: string }).name === 'NoSuchKey')
+      return new SourceChangedError(shownPath, 'it is gone');
+    return this.failure(error);
   }
 }

@@ -178,8 +178,8 @@ export class InboxDataset implements RemoteDataset {
       }
   }
 
-  read(path: string, etag: string): AsyncIterable<Uint8Array> {
-    return this.bucket.stream(`${this.base}${PAYLOAD_DIR}/${path}`, etag, path);
+  read(path: string, etag: string, size?: number): AsyncIterable<Uint8Array> {
+    return this.bucket.stream(`${this.base}${PAYLOAD_DIR}/${path}`, etag, path, size);
   }
 
   copySource(path: string): ObjectCopySource | null {

@@ -148,6 +148,7 @@ export class S3Bucket {
             CopySourceIfMatch: ifMatch,
           }),
         );
+        source.onAccepted?.();
         return { key, size: source.size, etag: unquote(answer.CopyObjectResult?.ETag) };
       }
       return await this.copyInParts(key, source, copySource, ifMatch, partBytes);
@@ -222,6 +223,7 @@ export class S3Bucket {
               CopySourceRange: `bytes=${start}-${end}`,
             }),
           );
+          source.onAccepted?.();
           return { PartNumber: i + 1, ETag: answer.CopyPartResult!.ETag! };
         },
       );
