@@ -280,7 +280,7 @@ function report(
   }
   if (floor)
     lines.push(
-      `The store alone (its floor for small files): ${fmt(cases[1].files.length)} GETs of 4 KiB, hand-signed, ${FLOOR_IN_FLIGHT} at once, nothing hashed or written: ` +
+      `The store alone (its floor for small files): ${cases[1].files.length.toLocaleString('en-GB')} GETs of 4 KiB, hand-signed, ${FLOOR_IN_FLIGHT} at once, nothing hashed or written: ` +
         `**${fmt(floor.perSecond, 0)} per second**, ${fmt(floor.cpuMsPerGet, 2)} ms of the store's CPU each ` +
         `(${fmt((cases[1].files.length / floor.perSecond) * 1000, 0)} ms for the set).`,
       '',
