@@ -80,7 +80,8 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
   const datasetId = (c: InboxCase, round: number) => `${c.key}-${round}`;
   for (const c of cases) {
     writeImportDataset(local, datasetId(c, 0), c.files);
-    for (let round = 1; round < rounds; round++) cloneImportDataset(local, datasetId(c, 0), datasetId(c, round));
+    for (let round = 1; round < rounds; round++)
+      cloneImportDataset(local, datasetId(c, 0), datasetId(c, round));
   }
   const swift = await startSwift(join(base, 'swift'));
   const setups: Setup[] = [];
@@ -106,9 +107,18 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
     // The submitters' deposits, uploaded into the inbox once (untimed): the large files by rclone
     // (multipart), the others ingested.
     const uploadStarted = performance.now();
-    rclone(['--transfers', '16', '--min-size', `${MULTIPART_FROM / MiB}Mi`, local, `swift:${INBOX}/deposits`]);
+    rclone([
+      '--transfers',
+      '16',
+      '--min-size',
+      `${MULTIPART_FROM / MiB}Mi`,
+      local,
+      `swift:${INBOX}/deposits`,
+    ]);
     swift.ingest(INBOX, 'deposits/', local, MULTIPART_FROM);
-    ctx.log(`S3 inbox: deposits uploaded in ${fmt((performance.now() - uploadStarted) / 1000, 1)} s`);
+    ctx.log(
+      `S3 inbox: deposits uploaded in ${fmt((performance.now() - uploadStarted) / 1000, 1)} s`,
+    );
 
     const inboxSource = (extra: Record<string, unknown> = {}) =>
       JSON.stringify([
@@ -148,7 +158,8 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
     setups.push(downUp);
     const rcloneTarget = join(base, 'rclone-target');
     mkdirSync(rcloneTarget, { recursive: true });
-    const payload = (c: InboxCase, r: number) => `swift:${INBOX}/deposits/datasets/${datasetId(c, r)}/payload`;
+    const payload = (c: InboxCase, r: number) =>
+      `swift:${INBOX}/deposits/datasets/${datasetId(c, r)}/payload`;
     const sides: Side[] = [
       {
         label: 'import into filesystem',
@@ -227,7 +238,10 @@ async function storeFloor(
   const started = performance.now();
   await mapLimit(keys, FLOOR_IN_FLIGHT, (key, i) => get.getWhole(INBOX, key, tags[i], 1024 * 1024));
   const ms = performance.now() - started;
-  return { perSecond: keys.length / (ms / 1000), cpuMsPerGet: (swift.cpu() - cpuBefore) / keys.length };
+  return {
+    perSecond: keys.length / (ms / 1000),
+    cpuMsPerGet: (swift.cpu() - cpuBefore) / keys.length,
+  };
 }
 
 function report(
