@@ -128,31 +128,45 @@ export interface Served {
 }
 
 /**
- * Sends a stored file: opened without following links, and only while it is still the regular
- * file of the size its provenance records (anything else in its place is not served). While it
- * is sent, `check` is asked again and again; a refusal cuts the answer (a revoked grant ends a
- * download under way), a check that cannot answer leaves it running. Resolves, once the answer
- * has ended, with what was sent (undefined for a HEAD or an empty file: no bytes).
+ * Runs `use` on a stored file opened without following links, only while it is still the
+ * regular file of `size` bytes its provenance records (anything else in its place is not
+ * served: 404); the file is closed once `use` has settled.
  */
-export async function sendFile(
+export async function withStoredFile<T>(
+  file: string,
+  size: number,
+  use: (handle: FileHandle) => Promise<T>,
+): Promise<T> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+  if (handle === null) throw new DrsError(404, 'not_found', 'The object is no longer stored');
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() || stat.size !== size) {
+      throw new DrsError(404, 'not_found', 'The object is no longer stored as recorded');
+    }
+    return await use(handle);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Sends a stored file (withStoredFile). While it is sent, `check` is asked again and again; a
+ * refusal cuts the answer (a revoked grant ends a download under way), a check that cannot
+ * answer leaves it running. Resolves, once the answer has ended, with what was sent (undefined
+ * for a HEAD or an empty file: no bytes).
+ */
+export function sendFile(
   req: Request,
   res: Response,
   file: { file: string; size: number; etag: string; name: string },
   check?: SendingCheck,
 ): Promise<Served | undefined> {
-  const handle = await open(file.file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
-  if (handle === null) throw new DrsError(404, 'not_found', 'The object is no longer stored');
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile() || stat.size !== file.size) {
-      throw new DrsError(404, 'not_found', 'The object is no longer stored as recorded');
-    }
+  return withStoredFile(file.file, file.size, async (handle) => {
     const range = answerHead(req, res, file.size, file.etag, file.name);
     if (range === undefined) return undefined;
     return { start: range.start, bytes: await copyWhileAllowed(res, handle, range, check) };
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
+  });
 }
 
 /**

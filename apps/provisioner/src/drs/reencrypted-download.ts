@@ -1,6 +1,4 @@
 import type { Request, Response } from 'express';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import {
@@ -21,6 +19,7 @@ import {
   pipeWhileAllowed,
   type SendingCheck,
   type Served,
+  withStoredFile,
 } from './byte-ranges';
 import { DrsError } from './drs-errors';
 
@@ -281,20 +280,14 @@ export async function sendCrypt4gh(
  * `read` (a new buffer and an open and close of the file per MiB, then a Readable) a
  * re-encrypted download ran at a quarter of a plain one.
  */
-async function sendFromBodyFile(
+function sendFromBodyFile(
   req: Request,
   res: Response,
   target: Crypt4ghTarget,
   body: StoredBodyFile,
   check?: SendingCheck,
 ): Promise<Served | undefined> {
-  const handle = await open(body.file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
-  if (handle === null) throw new DrsError(404, 'not_found', 'The object is no longer stored');
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile() || stat.size !== body.size) {
-      throw new DrsError(404, 'not_found', 'The object is no longer stored as recorded');
-    }
+  return withStoredFile(body.file, body.size, async (handle) => {
     const range = answerHead(req, res, target.size, target.etag, target.name);
     if (range === undefined) return undefined;
     const { start, end } = range;
@@ -309,9 +302,7 @@ async function sendFromBodyFile(
       return { start, bytes: written };
     }
     return { start, bytes: written + (await copyWhileAllowed(res, handle, sending.body, check)) };
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
+  });
 }
 
 /** Answer bytes `start`..`end`: the header's bytes among them, and the body file's byte range. */
