@@ -10,11 +10,19 @@ export function normalizeIp(raw: string): string {
   return mapped ? mapped[1] : ip;
 }
 
+/** Addresses whose answer a list keeps (see `allows`). */
+const MAX_ANSWERS = 4096;
+/** The longest address text kept: an IPv6 address with an IPv4 tail, brackets and a zone. */
+const MAX_ADDRESS_LENGTH = 64;
+
 /**
  * A list of addresses and CIDR ranges (IPv4 and IPv6), or `*` for any address. Built on
  * Node's BlockList so the range arithmetic is not ours to get wrong.
  */
 export class IpAllowList {
+  /** What `allows` answered, by the address as given. */
+  private readonly answers = new Map<string, boolean>();
+
   private constructor(
     private readonly list: BlockList,
     readonly anyAddress: boolean,
@@ -61,10 +69,20 @@ export class IpAllowList {
   }
 
   allows(rawIp: string | undefined): boolean {
-    if (rawIp === undefined) return false;
+    // An empty list (no trusted proxy, the default) allows nothing: nothing to parse or look up.
+    if (rawIp === undefined || this.entries.length === 0) return false;
+    // Asked for every request (the client's address, each hop); the list never changes, so an
+    // address's answer is kept. Bounded: emptied when full.
+    const known = this.answers.get(rawIp);
+    if (known !== undefined) return known;
     const ip = normalizeIp(rawIp);
     const family = isIP(ip);
-    if (family === 0) return false;
-    return this.anyAddress || this.list.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+    const allowed =
+      family !== 0 && (this.anyAddress || this.list.check(ip, family === 4 ? 'ipv4' : 'ipv6'));
+    // Only what can be an address is kept: a hop of X-Forwarded-For is the client's text.
+    if (rawIp.length > MAX_ADDRESS_LENGTH) return allowed;
+    if (this.answers.size >= MAX_ANSWERS) this.answers.clear();
+    this.answers.set(rawIp, allowed);
+    return allowed;
   }
 }

@@ -349,11 +349,11 @@ export class CatalogSettings extends FrontDoorSettings {
   DCAT_PAGE_SIZE = 1000;
 
   /**
-   * Datasets whose facts the DCAT answers being sent may hold together: a page's facts stay in
-   * memory until its client has taken it, so slow readers are bounded in what they hold, not
-   * only in number. One more answer past it gets 503 with Retry-After (one is always served).
-   * A full page of 1,000 held costs about 15 MB: the default keeps four under a quarter of the
-   * 256 MiB heap the deployment gives the catalog.
+   * Datasets whose text the DCAT answers being sent may hold together: a page is written before
+   * its first byte and its bytes stay in memory until its client has taken it, so slow readers
+   * are bounded in what they hold, not only in number. One more answer past it gets 503 with
+   * Retry-After (one is always served). A full page of 1,000 large datasets held is about 17 MB
+   * of Turtle, outside the heap: the default keeps four far below the pod's 512 MiB.
    */
   @IntegerSetting(1, 10_000_000)
   DCAT_HELD_DATASETS_MAX = 4000;

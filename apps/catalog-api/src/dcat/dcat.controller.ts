@@ -45,8 +45,8 @@ export function negotiate(accept: string | undefined, format?: RdfFormat): RdfFo
 }
 
 /**
- * Streams an answer read already, written as the client takes it: one serialised batch ahead
- * at most (Readable.from would otherwise write sixteen ahead of a client that does not read).
+ * Streams an answer read and written already, as the client takes it: one buffer ahead at most
+ * (Readable.from would otherwise write sixteen ahead of a client that does not read).
  */
 /**
  * The answer, weighed by the datasets whose facts it holds until its client has taken it: refused
@@ -88,7 +88,7 @@ export class DcatController {
     @Req() req: IncomingMessage,
   ) {
     const format = negotiate(accept, query.format);
-    // The page's facts are held from their read until the client has taken the answer.
+    // The page's bytes are held from their read until the client has taken the answer.
     admitStreamedAnswer(req);
     return stream(req, await this.dcat.catalogPage(viewer(principal), format, query.page ?? 1));
   }

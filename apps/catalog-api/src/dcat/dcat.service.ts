@@ -7,7 +7,8 @@ import context from './dcat-ap-3.0.1.context.json';
 import { DcatConfig, DcatExporter, DcatIris } from './dcat.exporter';
 import { DatasetFacts, DcatRepository, DcatViewer } from './dcat.repository';
 import type { RdfNode } from './rdf-graph';
-import { RdfFormat, rdfWriter } from './rdf-writers';
+import { RdfFormat, RdfWriter, rdfWriter } from './rdf-writers';
+import { Utf8Chunks } from './utf8-chunks';
 
 /** Datasets mapped at a time while a page is written. */
 const BATCH = 100;
@@ -19,14 +20,14 @@ const BATCH = 100;
 export const DCAT_CONTEXT = JSON.stringify(context);
 
 /**
- * An answer read whole from the database (its transaction ended, its connection back in the
- * pool) and written as it is sent: a client that reads slowly or not at all holds no
- * connection, only the page's facts, and the mapping and serialising wait for it.
+ * An answer read whole from the database and serialised meanwhile (its transaction ended, its
+ * connection back in the pool), sent as the client takes it: a client that reads slowly or not
+ * at all holds no connection, only the page's bytes.
  */
 export interface RdfAnswer {
   mediaType: string;
-  body: AsyncGenerator<string>;
-  /** The datasets whose facts it holds until sent: the weight of its memory (SlowReaders). */
+  body: AsyncGenerator<Buffer>;
+  /** The datasets whose text it holds until sent: the weight of its memory (SlowReaders). */
   datasets: number;
 }
 
@@ -71,12 +72,14 @@ export class DcatService {
 
   /**
    * Page `page` of the catalog as the viewer sees it, 404 past the last page. The page is read
-   * in one REPEATABLE READ transaction, BATCH datasets a statement, and the transaction ends
-   * before the first byte is sent; the body maps and serialises BATCH datasets at a time as
-   * the client takes them, so a page is never one graph in memory.
+   * in one REPEATABLE READ transaction, BATCH datasets a statement, and each batch is mapped and
+   * serialised while PostgreSQL reads the next (`written`); the transaction ends before the
+   * first byte is sent. A page is never one graph in memory: what it holds until sent is its
+   * bytes.
    */
   async catalogPage(viewer: DcatViewer, format: RdfFormat, page: number): Promise<RdfAnswer> {
     const exporter = this.exporter();
+    const writer = rdfWriter(format, exporter.iris.context());
     const read = await this.inSnapshot(async (manager) => {
       const total = await this.dcat.count(manager, viewer);
       const size = this.settings.DCAT_PAGE_SIZE;
@@ -84,38 +87,36 @@ export class DcatService {
       if (page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
       const ids = await this.dcat.pageIds(manager, viewer, (page - 1) * size, size);
       const accessions = ids.length === 0 ? [] : await this.dcat.accessions(manager, ids);
-      return {
-        info: { number: page, last, total },
-        iris: accessions.map((accession) => exporter.iris.dataset(accession)),
-        batches: await this.facts(manager, viewer, ids),
-      };
+      const info = { number: page, last, total };
+      const iris = accessions.map((accession) => exporter.iris.dataset(accession));
+      const head =
+        page === 1 ? exporter.catalogNodes(iris, info) : exporter.catalogMembers(iris, info);
+      return { ids, body: await this.written(manager, viewer, writer, exporter, head, ids) };
     });
-    const head =
-      page === 1
-        ? exporter.catalogNodes(read.iris, read.info)
-        : exporter.catalogMembers(read.iris, read.info);
-    return this.answer(format, exporter, head, read.batches);
+    return this.answer(writer.mediaType, read.body, read.ids.length);
   }
 
   /** One dataset the viewer may see, by accession; 404 otherwise. */
   async dataset(viewer: DcatViewer, format: RdfFormat, accession: string): Promise<RdfAnswer> {
     const exporter = this.exporter();
-    const batches = await this.inSnapshot(async (manager) => {
+    const writer = rdfWriter(format, exporter.iris.context());
+    const body = await this.inSnapshot(async (manager) => {
       const ids = await this.dcat.pageIds(manager, viewer, 0, 1, accession);
       if (ids.length === 0) throw new NotFoundError(`No dataset ${accession}`);
-      return this.facts(manager, viewer, ids);
+      return this.written(manager, viewer, writer, exporter, exporter.agentNodes(), ids);
     });
-    return this.answer(format, exporter, exporter.agentNodes(), batches);
+    return this.answer(writer.mediaType, body, 1);
   }
 
   /**
-   * The facts of `ids`, BATCH datasets a statement; the next batch is asked for before this one
-   * is stored, so PostgreSQL reads it meanwhile.
+   * The facts of `ids`, BATCH datasets a statement, each batch handed to `each` (else stored)
+   * once the next is asked for, so PostgreSQL reads it meanwhile.
    */
   async facts(
     manager: EntityManager,
     viewer: DcatViewer,
     ids: number[],
+    each?: (facts: DatasetFacts[]) => Promise<void>,
   ): Promise<DatasetFacts[][]> {
     const batch = (i: number) => {
       const facts = this.dcat.facts(manager, viewer, ids.slice(i, i + BATCH));
@@ -129,7 +130,8 @@ export class DcatService {
       for (let i = 0; next !== undefined; i += BATCH) {
         const facts = await next;
         next = i + BATCH < ids.length ? batch(i + BATCH) : undefined;
-        batches.push(facts);
+        if (each === undefined) batches.push(facts);
+        else await each(facts);
       }
     } finally {
       // A failed batch: the one asked for ahead ends before the transaction does.
@@ -138,39 +140,48 @@ export class DcatService {
     return batches;
   }
 
-  private answer(
-    format: RdfFormat,
+  /**
+   * The answer's bytes: `head`, then the datasets `ids` read in `manager`'s snapshot, each batch
+   * mapped and serialised while the next is read (the page takes the longer of the two, not
+   * their sum). Mapped a slice of time at a time, the event loop let run between slices, so
+   * health probes never wait for a page; concurrent exports take turns, one slice per turn of
+   * the event loop (TimeSlice). Each dataset's nodes are written as soon as they are mapped and
+   * their text encoded at once (Utf8Chunks): nodes and text die young (4 MiB semi-spaces as
+   * deployed) instead of being collected as old, and a batch's facts are let go once written.
+   */
+  private async written(
+    manager: EntityManager,
+    viewer: DcatViewer,
+    writer: RdfWriter,
     exporter: DcatExporter,
     head: RdfNode[],
-    batches: DatasetFacts[][],
-  ): RdfAnswer {
-    const writer = rdfWriter(format, exporter.iris.context());
-    async function* body(): AsyncGenerator<string> {
-      yield writer.start() + writer.nodes(head);
-      // Mapped and written a slice of time at a time, the event loop let run between slices:
-      // a page's chunks would otherwise follow each other in one chain of promises, while the
-      // socket takes them, and health probes would wait for the whole page. A slice ends after
-      // the dataset that spent it, mapped and serialised, and concurrent exports take turns, one
-      // slice per turn of the event loop (TimeSlice). Each dataset's nodes are written as soon as
-      // they are mapped: a slice's text is far smaller than its nodes, which would otherwise
-      // outlive the young generation (4 MiB semi-spaces as deployed) and be collected as old.
-      // Each batch is let go once written: what is sent is not kept.
-      const slice = new TimeSlice();
-      for (let facts = batches.shift(); facts !== undefined; facts = batches.shift()) {
-        let text = '';
-        for (const dataset of facts) {
-          text += writer.nodes(exporter.datasetNodes(dataset));
-          if (!slice.spent) continue;
-          yield text;
-          text = '';
-          await slice.next();
-        }
-        if (text !== '') yield text;
+    ids: number[],
+  ): Promise<Buffer[]> {
+    const out = new Utf8Chunks();
+    const chunks: Buffer[] = [];
+    const keep = (chunk: Buffer | undefined) => {
+      if (chunk !== undefined) chunks.push(chunk);
+    };
+    keep(out.write(writer.start()));
+    keep(out.write(writer.nodes(head)));
+    const slice = new TimeSlice();
+    await this.facts(manager, viewer, ids, async (facts) => {
+      for (const dataset of facts) {
+        keep(out.write(writer.nodes(exporter.datasetNodes(dataset))));
+        if (slice.spent) await slice.next();
       }
-      yield writer.end();
+    });
+    keep(out.write(writer.end()));
+    keep(out.take());
+    return chunks;
+  }
+
+  /** Bytes written already, sent as the client takes them and let go once sent. */
+  private answer(mediaType: string, chunks: Buffer[], datasets: number): RdfAnswer {
+    async function* body(): AsyncGenerator<Buffer> {
+      for (let chunk = chunks.shift(); chunk !== undefined; chunk = chunks.shift()) yield chunk;
     }
-    const datasets = batches.reduce((sum, facts) => sum + facts.length, 0);
-    return { mediaType: writer.mediaType, body: body(), datasets };
+    return { mediaType, body: body(), datasets };
   }
 
   /**

@@ -105,7 +105,9 @@ export class RdfNode {
     // Characters XML 1.0 cannot hold go from every serialisation alike, so all three agree.
     // Most text holds none: looked for first (one pass, no lookaround), removed only if found.
     const text = String(value);
-    const term: LiteralTerm = { value: MAYBE_NOT_XML.test(text) ? text.replace(NOT_XML, '') : text };
+    const term: LiteralTerm = {
+      value: MAYBE_NOT_XML.test(text) ? text.replace(NOT_XML, '') : text,
+    };
     if (datatype !== undefined && datatype !== XSD_STRING) term.datatype = datatype;
     this.add(predicate, term);
     return this;
@@ -154,14 +156,22 @@ const SAFE_LOCAL = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** `[prefix, local]` when `value` is in a known namespace with a plain local name. */
 export function splitIri(value: string): [Prefix, string] | undefined {
   // Every namespace ends with '/' or '#' and a safe local name holds neither: the namespace is
-  // what precedes the last of them (one lookup instead of a test of every namespace).
+  // what precedes the last of them. The namespaces of that length are compared in place: most
+  // IRIs written are the catalog's own, in none, and cut out and hashed they would be garbage.
   const end = Math.max(value.lastIndexOf('/'), value.lastIndexOf('#')) + 1;
-  const prefix = PREFIX_OF.get(value.slice(0, end));
-  if (prefix === undefined) return undefined;
-  const local = value.slice(end);
-  return SAFE_LOCAL.test(local) ? [prefix, local] : undefined;
+  const candidates = NAMESPACES_BY_LENGTH.get(end);
+  if (candidates === undefined) return undefined;
+  for (const [ns, prefix] of candidates) {
+    if (!value.startsWith(ns)) continue;
+    const local = value.slice(end);
+    return SAFE_LOCAL.test(local) ? [prefix, local] : undefined;
+  }
+  return undefined;
 }
 
-const PREFIX_OF = new Map<string, Prefix>(
-  Object.entries(NS).map(([prefix, ns]) => [ns, prefix as Prefix]),
-);
+const NAMESPACES_BY_LENGTH = new Map<number, [string, Prefix][]>();
+for (const [prefix, ns] of Object.entries(NS) as [Prefix, string][]) {
+  const same = NAMESPACES_BY_LENGTH.get(ns.length) ?? [];
+  same.push([ns, prefix]);
+  NAMESPACES_BY_LENGTH.set(ns.length, same);
+}

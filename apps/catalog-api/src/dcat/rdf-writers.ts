@@ -26,18 +26,37 @@ const prefixes = Object.entries(NS) as [Prefix, string][];
 
 // ---------------------------------------------------------------- Turtle
 
-/** An IRIREF: characters Turtle refuses inside `<>` as \u escapes. */
+/** Characters Turtle refuses inside `<>`. */
+// eslint-disable-next-line no-control-regex
+const IRI_REFUSED = /[\u0000-\u0020<>"{}|^`\\]/;
+// eslint-disable-next-line no-control-regex
+const IRI_REFUSED_ALL = /[\u0000-\u0020<>"{}|^`\\]/g;
+
+/** An IRIREF: characters Turtle refuses inside `<>` as \u escapes (looked for first: most have none). */
 const turtleIri = (value: string) =>
-  // eslint-disable-next-line no-control-regex
-  `<${value.replace(/[\u0000-\u0020<>"{}|^`\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}>`;
+  IRI_REFUSED.test(value)
+    ? `<${value.replace(IRI_REFUSED_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}>`
+    : `<${value}>`;
 
 const turtleName = (value: string) => {
   const split = splitIri(value);
   return split === undefined ? turtleIri(value) : `${split[0]}:${split[1]}`;
 };
 
+const STRING_ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  '"': '\\"',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
+const NEEDS_ESCAPE = /[\\"\n\r\t]/;
+const NEEDS_ESCAPE_ALL = /[\\"\n\r\t]/g;
+
 const turtleString = (value: string) =>
-  `"${value.replace(/[\\"\n\r\t]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!)}"`;
+  NEEDS_ESCAPE.test(value)
+    ? `"${value.replace(NEEDS_ESCAPE_ALL, (c) => STRING_ESCAPES[c])}"`
+    : `"${value}"`;
 
 /**
  * Names of predicates and datatypes: the export writes a fixed set of them (from the code, never
@@ -142,8 +161,7 @@ export function jsonLdWriter(contextUrl: string): RdfWriter {
               if (isIri(o)) out += `"@id":${JSON.stringify(o.iri)}}`;
               else {
                 out += `"@value":${JSON.stringify(o.value)}`;
-                out +=
-                  o.datatype === undefined ? '}' : `,"@type":${jsonName(o.datatype)}}`;
+                out += o.datatype === undefined ? '}' : `,"@type":${jsonName(o.datatype)}}`;
               }
             }
           }

@@ -109,6 +109,17 @@ interface Listing {
 /** One dataset's records built, keyed by what a GET asks (their answers filed by `recordKey`). */
 type Built = { target: FdpTarget; record: FdpRecord }[];
 
+/**
+ * What a snapshot read for a record: the root's or a catalog page's record built, or the facts
+ * of the datasets whose records are built with a dataset's (mapped after the snapshot).
+ */
+type Read =
+  | { built: (Built[number] & { links?: string[] })[]; listing?: Omit<Listing, 'key'> }
+  | {
+      facts: DatasetFacts[][];
+      lifetimes: Map<string, { issued: string | null; modified: string | null }>;
+    };
+
 @Injectable()
 export class FdpService {
   private readonly cache: ResponseCache<FdpAnswer>;
@@ -238,23 +249,20 @@ export class FdpService {
       this.settings.source,
       this.settings.FDP_VP_DISCOVERABLE,
     );
-    const { version, built, listing } = await this.dcat.inSnapshot(async (m) => {
+    const { version, read } = await this.dcat.inSnapshot(async (m) => {
       const version = await this.versions.current(m);
-      const read = await this.read(
-        m,
-        reader,
-        target,
-        version === seen ? seen : null,
-        records,
-        iris,
-      );
-      return { version, ...read };
+      const listed = version === seen ? seen : null;
+      return { version, read: await this.read(m, reader, target, listed, records, iris) };
     });
-    if (listing !== undefined) this.remember({ ...listing, key: `${version}|${reader.identity}` });
+    if ('listing' in read && read.listing !== undefined)
+      this.remember({ ...read.listing, key: `${version}|${reader.identity}` });
     const wanted = targetKey(target);
     let answer: FdpAnswer | undefined;
     const companions: FdpRead['companions'] = [];
-    for (const one of built) {
+    // Mapped once the snapshot has ended (its connection back in the pool) and written dataset
+    // by dataset: a dataset's nodes are garbage once its records are written, collected young,
+    // instead of the whole batch's nodes living through the writing of every record.
+    for (const one of this.built(read, records, iris)) {
       // A harvester reads a page's datasets before their distributions (breadth first): when it
       // asks for a distribution, the datasets of the batch were answered already; writing their
       // records again would be a third of the batch's serialisation for nothing.
@@ -270,6 +278,20 @@ export class FdpService {
     return { answer, version, companions };
   }
 
+  /** The records of what `read` holds, one dataset's at a time (mapped as they are asked for). */
+  private *built(
+    read: Read,
+    records: FdpRecords,
+    iris: FdpIris,
+  ): Generator<Built[number] & { links?: string[] }> {
+    if ('built' in read) {
+      yield* read.built;
+      return;
+    }
+    for (const facts of read.facts.flat())
+      yield* this.datasetRecords(records, iris, facts, read.lifetimes);
+  }
+
   /**
    * What `target` shows, read in the snapshot `m`. `listed`: the version the snapshot reads
    * when it is the one the reader's listings were made at (their ids are then exactly what
@@ -282,7 +304,7 @@ export class FdpService {
     listed: string | null,
     records: FdpRecords,
     iris: FdpIris,
-  ): Promise<{ built: (Built[number] & { links?: string[] })[]; listing?: Omit<Listing, 'key'> }> {
+  ): Promise<Read> {
     const repo = this.dcatRepository;
     const { viewer } = reader;
     if (target.kind === 'root') {
@@ -324,9 +346,8 @@ export class FdpService {
         throw new NotFoundError(`No dataset ${target.accession}`);
       }
     }
-    const facts = (await this.dcat.facts(m, viewer, ids)).flat();
-    const lifetimes = await repo.lifetimes(m, ids);
-    return { built: facts.flatMap((f) => this.datasetRecords(records, iris, f, lifetimes)) };
+    const facts = await this.dcat.facts(m, viewer, ids);
+    return { facts, lifetimes: await repo.lifetimes(m, ids) };
   }
 
   /** A dataset's record and its distributions' records. */
@@ -412,11 +433,11 @@ export class FdpService {
   private written(format: FdpFormat, nodes: RdfNode[]) {
     if (format !== 'ttl') {
       const { body, mediaType } = this.serialise(format, nodes);
-      const whole = ownedCopy(Buffer.from(body));
+      const whole = encoded(body);
       return { body: [whole], bytes: whole.length, mediaType };
     }
     const writer = rdfWriter(format, '');
-    const own = ownedCopy(Buffer.from(writer.nodes(nodes) + writer.end()));
+    const own = encoded(writer.nodes(nodes) + writer.end());
     return {
       body: [TURTLE_HEAD, own],
       bytes: TURTLE_HEAD.length + own.length,
@@ -431,6 +452,16 @@ export class FdpService {
       mediaType: writer.mediaType,
     };
   }
+}
+
+/**
+ * `text` as UTF-8 in an allocation of its own (a cached body, see ownedCopy), encoded straight
+ * into it: Buffer.from then a copy would allocate and write every record twice.
+ */
+function encoded(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
 }
 
 /** A target as a key part: what a GET asks, in a fixed order. */

@@ -193,10 +193,12 @@ export class FastReads {
   rememberAlso(req: Request, res: Response, version: string, reads: CompanionRead[]): void {
     const caller = this.indexable(req);
     if (caller === null) return;
+    // `res`'s headers read once for all of them (a read-ahead brings hundreds).
+    const shared = headersSet(res, (name) => name === 'x-request-id' || name === 'content-length');
     for (const read of reads)
       this.index.set(this.keyOf(version, caller, read.url, req.headers.accept), {
         ...read.response,
-        headers: headerList(res, read.headers, read.response.bytes),
+        headers: withOwn(shared, read.headers, read.response.bytes),
         route: read.route,
         lastModified: read.headers['last-modified'],
       });
@@ -381,6 +383,16 @@ function headerList(res: Response, own: Record<string, string>, bytes: number): 
     res,
     (name) => name === 'x-request-id' || name === 'content-length' || name in own,
   );
+  for (const [name, value] of Object.entries(own)) headers.push(name, value);
+  headers.push('content-length', String(bytes));
+  return headers;
+}
+
+/** `shared` (as headersSet lists them) with `own` in place of those of the same names, as headerList. */
+function withOwn(shared: string[], own: Record<string, string>, bytes: number): string[] {
+  const headers: string[] = [];
+  for (let i = 0; i < shared.length; i += 2)
+    if (!(shared[i] in own)) headers.push(shared[i], shared[i + 1]);
   for (const [name, value] of Object.entries(own)) headers.push(name, value);
   headers.push('content-length', String(bytes));
   return headers;
