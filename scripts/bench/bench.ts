@@ -25,6 +25,7 @@ import { importsBench } from './suites/imports.bench';
 import { s3ImportsBench } from './suites/s3-imports.bench';
 import { s3InboxBench } from './suites/s3-inbox.bench';
 import { scaleBench } from './suites/scale.bench';
+import { scaleS3Bench } from './suites/scale-s3.bench';
 import { s3WorkersBench } from './suites/s3-workers.bench';
 import { recordsBench } from './suites/records.bench';
 import { registrationBench } from './suites/registration.bench';
@@ -49,6 +50,7 @@ const SUITES: Suite[] = [
   { name: 'ga4gh-visas', needs: ['catalog-api'], run: ga4ghVisasBench },
   { name: 'imports', needs: ['provisioner'], run: importsBench },
   { name: 'scale', needs: ['provisioner', 'catalog-api'], run: scaleBench },
+  { name: 'scale-s3', needs: ['provisioner'], run: scaleS3Bench },
   { name: 's3-imports', needs: ['provisioner'], run: s3ImportsBench },
   { name: 's3-workers', needs: ['provisioner'], run: s3WorkersBench },
   { name: 's3-inbox', needs: ['provisioner'], run: s3InboxBench },

@@ -108,8 +108,9 @@ describe('S3 storage on Swift (s3api)', () => {
     await area.writeSmallObject('.provisioner/provenance.json', '{"import":{"id":"imp-1"}}\n');
     await area.sync();
 
-    // Objects are there, the dataset is not: the listings and exists() rely on the commit object.
-    expect(await listKeys(client, bucket, `tenant/${TARGET}/`)).toHaveLength(3);
+    // Objects are there (the stored manifest too, uploaded as it was written), the dataset is
+    // not: the listings and exists() rely on the commit object.
+    expect(await listKeys(client, bucket, `tenant/${TARGET}/`)).toHaveLength(4);
     expect(await storage.exists(TARGET)).toBe(false);
     expect(await storage.list(RAW)).toEqual([]);
     expect(await storage.listStaging()).toEqual(['imp-1~data~a1']);
@@ -268,7 +269,9 @@ describe('S3 storage on Swift (s3api)', () => {
     const second = await storage.openStaging('imp-6~data~a2-w2-0002', target, {
       adopt: ['imp-6~data~a1-w1-0001'],
     });
-    expect(second.inherited).toEqual([staged('one.txt', one)]);
+    expect(
+      Array.from({ length: second.inherited.length }, (_, i) => second.inherited.at(i)),
+    ).toEqual([staged('one.txt', one)]);
     await second.discardExcept((path) => path === 'one.txt');
     expect(await storage.listStaging()).toEqual(['imp-6~data~a2-w2-0002']);
     expect(await listKeys(client, bucket, `tenant/${target}/`)).toEqual([key('one.txt')]);
@@ -290,6 +293,99 @@ describe('S3 storage on Swift (s3api)', () => {
     expect((await get(key('two.txt'))).equals(two)).toBe(true);
     expect(await openUploads(client, bucket)).toEqual([]);
     expect(await listKeys(client, bucket, 'tenant/.staging/')).toEqual([]);
+  });
+
+  it('sends a stored manifest and a commit object past one part in parts, piece by piece; the commit object is completed only by publish', async () => {
+    const target = `${RAW}/DS-PARTS`;
+    const key = (path: string) => `tenant/${target}/${path}`;
+    // Pieces as byteChunks hands them out (1 MiB each): 2.5 parts of each object.
+    const pieces = (seed: number) =>
+      Array.from({ length: Math.ceil((2.5 * PART) / MiB) }, (_, i) =>
+        Buffer.alloc(i === 12 ? MiB / 2 : MiB, (seed + i) % 251),
+      );
+    const whole = (seed: number) => Buffer.concat(pieces(seed));
+    const area = await storage.openStaging('imp-9~data~a1', target);
+    const file = await area.createObject('data.txt', 5);
+    await file.write(Buffer.from('data\n'));
+    await file.commit();
+    await area.writeSmallObject('.provisioner/manifest-sha256.txt', pieces(1));
+    await area.writeSmallObject('.provisioner/provenance.json', pieces(2));
+    await area.sync();
+    // The manifest is stored (multipart), the commit object's parts are sent but not completed.
+    expect(await listKeys(client, bucket, `tenant/${target}/`)).toEqual([
+      key('.provisioner/manifest-sha256.txt'),
+      key('data.txt'),
+    ]);
+    expect(await openUploads(client, bucket)).toEqual([key('.provisioner/provenance.json')]);
+    expect(await storage.exists(target)).toBe(false);
+    const manifestHead = await client.send(
+      new HeadObjectCommand({ Bucket: bucket, Key: key('.provisioner/manifest-sha256.txt') }),
+    );
+    expect(manifestHead.ETag).toMatch(/-3"$/);
+
+    await storage.publish('imp-9~data~a1', target);
+    expect(await storage.exists(target)).toBe(true);
+    expect((await get(key('.provisioner/manifest-sha256.txt'))).equals(whole(1))).toBe(true);
+    expect((await get(key('.provisioner/provenance.json'))).equals(whole(2))).toBe(true);
+    expect(await openUploads(client, bucket)).toEqual([]);
+    expect(await listKeys(client, bucket, 'tenant/.staging/')).toEqual([]);
+  });
+
+  it('a worker killed after the flush (commit object in parts, not completed): the next attempt adopts the area, removes the old parts and publishes its own', async () => {
+    const target = `${RAW}/DS-KILLED`;
+    const key = (path: string) => `tenant/${target}/${path}`;
+    const staged = (path: string, content: Buffer) => ({
+      path,
+      size: content.length,
+      sha256: createHash('sha256').update(content).digest('hex'),
+      md5: null,
+      source: { ino: 1, size: content.length, mtimeMs: 1, ctimeMs: 1 },
+    });
+    const content = Buffer.from('kept file\n');
+    const first = await storage.openStaging('imp-10~data~a1', target);
+    const writer = await first.createObject('kept.txt', content.length);
+    await writer.write(content);
+    await writer.commit();
+    await first.record([staged('kept.txt', content)]);
+    await first.writeSmallObject('.provisioner/manifest-sha256.txt', 'old manifest\n');
+    await first.writeSmallObject('.provisioner/provenance.json', [
+      randomBytes(PART),
+      Buffer.from('old provenance tail\n'),
+    ]);
+    // Killed here: never published, the area left as it is.
+
+    const second = await storage.openStaging('imp-10~data~a2', target, {
+      adopt: ['imp-10~data~a1'],
+    });
+    expect(second.inherited.length).toBe(1);
+    expect(second.inherited.at(0)).toEqual(staged('kept.txt', content));
+    await second.discardExcept((path) => path === 'kept.txt');
+    // The old manifest goes; the kept file stays; the old commit object was never visible.
+    expect(await listKeys(client, bucket, `tenant/${target}/`)).toEqual([key('kept.txt')]);
+    expect(await storage.exists(target)).toBe(false);
+    await second.record([staged('kept.txt', content)]);
+    await second.writeSmallObject('.provisioner/manifest-sha256.txt', 'new manifest\n');
+    await second.writeSmallObject('.provisioner/provenance.json', '{"import":{"id":"imp-10"}}\n');
+    await storage.publish('imp-10~data~a2', target);
+    expect((await get(key('.provisioner/manifest-sha256.txt'))).toString()).toBe('new manifest\n');
+    expect((await get(key('.provisioner/provenance.json'))).toString()).toContain('imp-10');
+    expect(await openUploads(client, bucket)).toEqual([]);
+    expect(await listKeys(client, bucket, 'tenant/.staging/')).toEqual([]);
+  });
+
+  it('a stored manifest is never written over a committed dataset', async () => {
+    const area = await storage.openStaging('imp-11~data~a1', `${RAW}/DS-TWICE`);
+    await area.writeSmallObject('.provisioner/manifest-sha256.txt', 'one\n');
+    await area.writeSmallObject('.provisioner/provenance.json', '{"import":{"id":"imp-11"}}\n');
+    await storage.publish('imp-11~data~a1', `${RAW}/DS-TWICE`);
+    const again = await storage.openStaging('imp-12~data~a1', `${RAW}/DS-TWICE`);
+    await expect(
+      again.writeSmallObject('.provisioner/manifest-sha256.txt', 'two\n'),
+    ).rejects.toBeInstanceOf(TargetExistsError);
+    await storage.removeStaging('imp-12~data~a1');
+    expect((await get(`tenant/${RAW}/DS-TWICE/.provisioner/manifest-sha256.txt`)).toString()).toBe(
+      'one\n',
+    );
   });
 
   it('a refused credential is StorageRefusedError (permanent); readiness names the reason', async () => {

@@ -45,6 +45,21 @@ const MAX_PARTS = 10_000;
 const COPY_PART_CONCURRENCY = 4;
 const DELETE_BATCH = 1000;
 
+/**
+ * Objects expected under a prefix, in the order of their names below it (as JavaScript compares
+ * strings): what a staging area stored, read by position.
+ */
+export interface SortedObjects {
+  readonly count: number;
+  name(k: number): string;
+  size(k: number): number;
+  etag(k: number): string;
+}
+
+function storedAt(prefix: string, expected: SortedObjects, k: number): StoredObject {
+  return { key: `${prefix}${expected.name(k)}`, size: expected.size(k), etag: expected.etag(k) };
+}
+
 /** An S3 multipart object's ETag: the MD5 of its parts' MD5s, then `-<parts>`. */
 function isMultipartEtag(etag: string): boolean {
   return /-\d+$/.test(etag);
@@ -244,6 +259,11 @@ export class S3Bucket {
     }
   }
 
+  /** The multipart part size: an object past it is uploaded in parts. */
+  get partBytes(): number {
+    return this.options.partBytes;
+  }
+
   get prefix(): string {
     return this.options.prefix;
   }
@@ -372,16 +392,21 @@ export class S3Bucket {
     return names;
   }
 
-  /** Every object under `prefix`, by its key, read LIST_CONCURRENCY at a time. */
-  async readAllUnder(prefix: string): Promise<Buffer[]> {
+  /**
+   * Every object under `prefix` in key order, handed to `onBody` one at a time (read
+   * LIST_CONCURRENCY at a time): a million files' journal segments are never held at once.
+   */
+  async eachObjectUnder(prefix: string, onBody: (body: Buffer) => void): Promise<void> {
     const keys: string[] = [];
     for await (const page of this.pages(prefix))
       for (const object of page.Contents ?? []) keys.push(object.Key!);
-    return mapLimit(
-      keys.sort(),
-      LIST_CONCURRENCY,
-      async (key) => (await this.getObject(key)) ?? Buffer.alloc(0),
-    );
+    keys.sort();
+    for (let i = 0; i < keys.length; i += LIST_CONCURRENCY) {
+      const bodies = await Promise.all(
+        keys.slice(i, i + LIST_CONCURRENCY).map((key) => this.getObject(key)),
+      );
+      for (const body of bodies) if (body !== null) onBody(body);
+    }
   }
 
   /** Whether each of `keys` names an object, LIST_CONCURRENCY at a time. */
@@ -417,69 +442,77 @@ export class S3Bucket {
 
   /**
    * Deletes every object under `prefix` that `keep` refuses (it sees each as listed: key, size,
-   * ETag); what dead attempts left half-sent is resumed by the next upload of the same key
-   * (resumableUploadsUnder), unless an object of that key is kept.
+   * ETag), page by page (a listing continues after the last key it gave, so deleting what it
+   * gave changes nothing ahead).
    */
-  async deleteUnderExcept(
-    prefix: string,
-    keep: (object: StoredObject) => boolean,
-  ): Promise<Map<string, ResumableUpload>> {
-    const doomed: string[] = [];
-    const kept = new Set<string>();
-    for await (const page of this.pages(prefix))
+  async deleteUnderExcept(prefix: string, keep: (object: StoredObject) => boolean): Promise<void> {
+    for await (const page of this.pages(prefix)) {
+      const doomed: string[] = [];
       for (const object of page.Contents ?? []) {
         const listed = { key: object.Key!, size: object.Size ?? 0, etag: unquote(object.ETag) };
-        if (keep(listed)) kept.add(listed.key);
-        else doomed.push(listed.key);
+        if (!keep(listed)) doomed.push(listed.key);
       }
-    await this.deleteKeys(doomed, prefix);
-    return this.resumableUploadsUnder(prefix, kept);
+      await this.deleteKeys(doomed, prefix);
+    }
   }
 
   /**
    * Confirms the size and ETag of every uploaded object from a listing of the prefix: one
-   * request per 1,000 objects instead of a HEAD each. A listing may lag behind the objects (Swift
-   * updates its container listings asynchronously when busy) or still show an earlier attempt's
-   * object under the same key, so whatever it does not show as expected is read back with a HEAD,
-   * and the object itself decides: missing or different, the dataset is not committed.
+   * request per 1,000 objects instead of a HEAD each, the listing and `expected` (both in the
+   * order of the names) compared as they go, so nothing per object is built. A listing may lag
+   * behind the objects (Swift updates its container listings asynchronously when busy), still
+   * show an earlier attempt's object under the same key, or order a rare character otherwise
+   * (UTF-8 bytes against UTF-16 code units), so whatever it does not show as expected is read
+   * back with a HEAD, and the object itself decides: missing or different, the dataset is not
+   * committed.
    */
-  async confirmListed(prefix: string, expected: ReadonlyMap<string, StoredObject>): Promise<void> {
+  async confirmListed(prefix: string, expected: SortedObjects): Promise<void> {
     const unlisted = await this.unlisted(prefix, expected);
-    await mapLimit(unlisted, LIST_CONCURRENCY, (want) => this.confirmObject(want));
+    await mapLimit(unlisted, LIST_CONCURRENCY, (k) =>
+      this.confirmObject(storedAt(prefix, expected, k)),
+    );
   }
 
-  /** The keys of `expected` the server holds as expected (confirmListed without the throw). */
-  async stillStored(
-    prefix: string,
-    expected: ReadonlyMap<string, StoredObject>,
-  ): Promise<Set<string>> {
+  /**
+   * The positions of `expected` the server does not hold as expected (confirmListed without the
+   * throw), as a flag each.
+   */
+  async notStored(prefix: string, expected: SortedObjects): Promise<Uint8Array> {
+    const failed = new Uint8Array(expected.count);
     const unlisted = await this.unlisted(prefix, expected);
-    const failed = new Set<string>();
-    await mapLimit(unlisted, LIST_CONCURRENCY, (want) =>
-      this.confirmObject(want).catch((error: unknown) => {
+    await mapLimit(unlisted, LIST_CONCURRENCY, (k) =>
+      this.confirmObject(storedAt(prefix, expected, k)).catch((error: unknown) => {
         if (!(error instanceof S3VerificationError)) throw error;
-        failed.add(want.key);
+        failed[k] = 1;
       }),
     );
-    return new Set([...expected.keys()].filter((key) => !failed.has(key)));
+    return failed;
   }
 
-  /** What a listing of `prefix` does not show as expected. */
-  private async unlisted(
-    prefix: string,
-    expected: ReadonlyMap<string, StoredObject>,
-  ): Promise<StoredObject[]> {
-    const unconfirmed = new Map(expected);
-    if (unconfirmed.size === 0) return [];
-    for await (const page of this.pages(prefix)) {
+  /** The positions of `expected` a listing of `prefix` does not show as expected, in one pass. */
+  private async unlisted(prefix: string, expected: SortedObjects): Promise<number[]> {
+    const missing: number[] = [];
+    const count = expected.count;
+    let k = 0;
+    let name = count > 0 ? expected.name(0) : '';
+    pages: for await (const page of this.pages(prefix)) {
       for (const listed of page.Contents ?? []) {
-        const want = unconfirmed.get(listed.Key!);
-        if (want && listed.Size === want.size && unquote(listed.ETag) === want.etag)
-          unconfirmed.delete(listed.Key!);
+        if (k === count) break pages;
+        const at = listed.Key!.slice(prefix.length);
+        while (name < at) {
+          missing.push(k);
+          if (++k === count) break pages;
+          name = expected.name(k);
+        }
+        if (name !== at) continue;
+        if (listed.Size !== expected.size(k) || unquote(listed.ETag) !== expected.etag(k))
+          missing.push(k);
+        if (++k < count) name = expected.name(k);
       }
-      if (unconfirmed.size === 0) return [];
+      if (k === count) break;
     }
-    return [...unconfirmed.values()];
+    for (; k < count; k++) missing.push(k);
+    return missing;
   }
 
   /** Reads one object's size and ETag back: what the server holds is what was sent. */
@@ -541,18 +574,18 @@ export class S3Bucket {
   }
 
   /**
-   * The open multipart uploads under `prefix` a new attempt can resume, by key: for each key not
-   * in `complete` (whose object is kept whole), its newest upload with the parts the server lists
-   * for it; every other upload is aborted.
+   * The open multipart uploads under `prefix` a new attempt can resume, by key: for each key
+   * `complete` refuses (an object kept whole has it), its newest upload with the parts the
+   * server lists for it; every other upload is aborted.
    */
   async resumableUploadsUnder(
     prefix: string,
-    complete: ReadonlySet<string>,
+    complete: (key: string) => boolean,
   ): Promise<Map<string, ResumableUpload>> {
     const newest = new Map<string, OpenUpload>();
     for (const upload of await this.uploadsUnder(prefix)) {
       const other = newest.get(upload.key);
-      if (complete.has(upload.key)) await this.abortUpload(upload);
+      if (complete(upload.key)) await this.abortUpload(upload);
       else if (!other || upload.initiated > other.initiated) {
         if (other) await this.abortUpload(other);
         newest.set(upload.key, upload);

@@ -114,6 +114,25 @@ export class S3ObjectWriter implements ObjectWriter {
     }
   }
 
+  /**
+   * Sends what is buffered as the last part and waits for every part, holding no buffer after:
+   * commit() then only completes the multipart upload (a commit object published later). Only
+   * for an object already past one part (a multipart upload).
+   */
+  async sendParts(): Promise<void> {
+    if (this.uploadId === null) throw new Error(`s3 object ${this.key}: not a multipart upload`);
+    try {
+      if (this.filled > 0) await this.sendPart();
+      await Promise.all(this.inFlight);
+      if (this.failure) throw this.failure;
+    } catch (error) {
+      await this.abortUpload();
+      throw error;
+    } finally {
+      this.releaseBuffer();
+    }
+  }
+
   async abort(): Promise<void> {
     await this.abortUpload();
     this.releaseBuffer();

@@ -1,7 +1,9 @@
 import { datasetCommitObject, isDatasetPath } from '../storage-layout';
-import { formatJournal, JournalEntry, parseJournal, stagedFileOf } from '../staged-files-journal';
+import { formatJournal, JournalEntry, JournalLines } from '../staged-files-journal';
+import { StagedFileTable } from '../staged-file-table';
 import {
   contentPieces,
+  type InheritedFiles,
   type ObjectContent,
   ObjectWriter,
   type ServerSideCopy,
@@ -10,8 +12,9 @@ import {
   StagingLostError,
   TargetExistsError,
 } from '../storage-system';
-import type { S3Bucket } from './s3-bucket';
-import type { ResumableUpload, StoredObject } from './s3-object-writer';
+import type { S3Bucket, SortedObjects } from './s3-bucket';
+import type { ResumableUpload, S3ObjectWriter, StoredObject } from './s3-object-writer';
+import { copied, PathTable } from '../../common/path-table';
 
 const STAGING_DIR = '.staging';
 /**
@@ -21,6 +24,99 @@ const STAGING_DIR = '.staging';
 const S3_COPY_LANES = 8;
 /** Read buffers of a copy lane (three each): small, the part buffers hold the bytes. */
 const S3_COPY_BUFFER_BYTES = 128 * 1024;
+/** Entries of one journal segment when an area's kept files are written at once. */
+const JOURNAL_BATCH = 10_000;
+const JOURNAL_SEGMENT = 'journal-';
+
+/** An S3 ETag as a digest: the MD5 of the bytes, or of the parts' MD5s and `-<parts>`. */
+const DIGEST_ETAG = /^([0-9a-f]{32})(?:-(\d{1,5}))?$/;
+/** `parts` of a row whose ETag is not a digest (held in `otherEtags`), and of a removed row. */
+const OTHER_ETAG = 0xffff;
+const REMOVED = 0xfffe;
+
+/**
+ * What a staging area stored under its target, by path below it: each object's size and ETag as
+ * columns beside a PathTable (about 45 bytes and the name an object), not a map entry and an
+ * object each. An ETag is held as its 16 bytes of MD5 and the part count (0 for a single-part
+ * object); one of another form (a server's own) is kept as text on the side.
+ */
+export class StoredObjectTable extends PathTable {
+  private size = new Float64Array(this.capacity);
+  private md5: Buffer = Buffer.alloc(this.capacity * 16);
+  /** Parts of the object (0: one PutObject), or OTHER_ETAG, or REMOVED. */
+  private parts = new Uint16Array(this.capacity);
+  private readonly otherEtags = new Map<number, string>();
+  /** Rows not removed. */
+  live = 0;
+
+  /** Holds the object at `path` (replacing what the path held): its row. */
+  set(path: string, size: number, etag: string): number {
+    let i = this.indexOf(path);
+    if (i < 0) {
+      this.add(path);
+      i = this.count - 1;
+      this.live += 1;
+    } else if (this.parts[i] === REMOVED) this.live += 1;
+    this.size[i] = size;
+    this.otherEtags.delete(i);
+    const digest = DIGEST_ETAG.exec(etag);
+    const parts = digest?.[2] === undefined ? 0 : Number(digest[2]);
+    if (digest && parts < REMOVED) {
+      this.md5.write(digest[1], i * 16, 16, 'hex');
+      this.parts[i] = parts;
+    } else {
+      this.otherEtags.set(i, etag);
+      this.parts[i] = OTHER_ETAG;
+    }
+    return i;
+  }
+
+  /** The row of `path` while it is held, else -1. */
+  rowOf(path: string): number {
+    const i = this.indexOf(path);
+    return i >= 0 && this.parts[i] !== REMOVED ? i : -1;
+  }
+
+  has(i: number): boolean {
+    return this.parts[i] !== REMOVED;
+  }
+
+  remove(i: number): void {
+    if (this.parts[i] === REMOVED) return;
+    this.parts[i] = REMOVED;
+    this.otherEtags.delete(i);
+    this.live -= 1;
+  }
+
+  sizeOf(i: number): number {
+    return this.size[i];
+  }
+
+  etagOf(i: number): string {
+    const parts = this.parts[i];
+    if (parts === OTHER_ETAG) return this.otherEtags.get(i)!;
+    const md5 = this.md5.toString('hex', i * 16, i * 16 + 16);
+    return parts === 0 ? md5 : `${md5}-${parts}`;
+  }
+
+  /** The rows held, in the order of their paths (PathTable.sortedByPath: a listing's, but for rare characters). */
+  sortedRows(): Uint32Array {
+    const order = this.sortedByPath();
+    let n = 0;
+    for (let k = 0; k < order.length; k++) if (this.has(order[k])) order[n++] = order[k];
+    return order.subarray(0, n);
+  }
+
+  protected override grown(n: number): void {
+    this.size = copied(this.size, new Float64Array(n));
+    const parts = new Uint16Array(n);
+    parts.set(this.parts);
+    this.parts = parts;
+    const md5 = Buffer.alloc(n * 16);
+    this.md5.copy(md5);
+    this.md5 = md5;
+  }
+}
 
 /** What an area's record (<prefix>.staging/<id>) holds: the target it stages. */
 interface StagingRecord {
@@ -39,15 +135,35 @@ async function stagingRecord(bucket: S3Bucket, id: string): Promise<StagingRecor
   return raw === null ? null : (JSON.parse(raw.toString('utf8')) as StagingRecord);
 }
 
-/** Every entry of an area's journal segments, later segments overriding earlier ones. */
-async function readJournal(bucket: S3Bucket, id: string): Promise<JournalEntry[]> {
-  const segments = await bucket.readAllUnder(`${stagingKey(bucket, id)}/`);
-  return parseJournal(segments.map((segment) => segment.toString('utf8')).join(''));
+/**
+ * Every entry of an area's journal segments in order (a later line of a path overriding an
+ * earlier one is the caller's to apply), segment by segment: never the whole journal at once.
+ */
+async function readJournal(
+  bucket: S3Bucket,
+  id: string,
+  onEntry: (entry: JournalEntry) => void,
+): Promise<void> {
+  const lines = new JournalLines(onEntry);
+  await bucket.eachObjectUnder(`${stagingKey(bucket, id)}/${JOURNAL_SEGMENT}`, (body) =>
+    lines.push(body),
+  );
+  lines.end();
 }
 
 /** The key of an area's journal segment (S3 has no append: one object per flush). */
 function journalSegmentKey(bucket: S3Bucket, id: string, sequence: number): string {
-  return `${stagingKey(bucket, id)}/journal-${String(sequence).padStart(8, '0')}.jsonl`;
+  return `${stagingKey(bucket, id)}/${JOURNAL_SEGMENT}${String(sequence).padStart(8, '0')}.jsonl`;
+}
+
+/** A table's rows in `order`, as the listing confirmation reads them. */
+function sortedObjects(table: StoredObjectTable, order: Uint32Array): SortedObjects {
+  return {
+    count: order.length,
+    name: (k) => table.path(order[k]),
+    size: (k) => table.sizeOf(order[k]),
+    etag: (k) => table.etagOf(order[k]),
+  };
 }
 
 /** An area's record and journal, never the objects it staged. */
@@ -58,11 +174,12 @@ async function forgetStaging(bucket: S3Bucket, id: string): Promise<void> {
 
 /**
  * Opens area `id` for `target` (whatever an area of that id held is removed first). With
- * `adopt`, the journals of the earlier areas that staged the same target are read (the first
- * area's entry of a path wins) and every object they name is confirmed from a listing (size and
- * ETag; a HEAD where the listing does not show it): those are `inherited`. The earlier areas are
- * forgotten (record and journal, never their objects) by discardExcept, once the new area's
- * journal names what is kept. Runs inside bucket.call.
+ * `adopt`, the journals of the earlier areas that staged the same target are read into columns
+ * (the first area's entry of a path wins, and within an area its last line) and every object
+ * they name is confirmed from a listing (size and ETag; a HEAD where the listing does not show
+ * it): those are `inherited`. The earlier areas are forgotten (record and journal, never their
+ * objects) by discardExcept, once the new area's journal names what is kept. Runs inside
+ * bucket.call.
  */
 export async function openS3StagingArea(
   bucket: S3Bucket,
@@ -72,7 +189,9 @@ export async function openS3StagingArea(
 ): Promise<S3StagingArea> {
   await removeS3StagingArea(bucket, id);
   const adopted: string[] = [];
-  const entries = new Map<string, JournalEntry>();
+  // Rows of the two tables are the same files: both add a path where neither holds it.
+  const files = new StagedFileTable();
+  const stored = new StoredObjectTable();
   for (const earlier of adopt) {
     if (earlier === id) continue;
     const record = await stagingRecord(bucket, earlier);
@@ -81,22 +200,24 @@ export async function openS3StagingArea(
       continue;
     }
     adopted.push(earlier);
-    for (const entry of await readJournal(bucket, earlier))
-      if (entry.etag !== undefined && !entries.has(entry.path)) entries.set(entry.path, entry);
+    const before = files.count;
+    await readJournal(bucket, earlier, (entry) => {
+      if (entry.etag === undefined) return;
+      const i = files.indexOf(entry.path);
+      if (i >= 0 && i < before) return;
+      // A journal entry is a staged file and its ETag: the table takes the file's own fields.
+      files.set(entry);
+      stored.set(entry.path, entry.size, entry.etag);
+    });
   }
   const record: StagingRecord = { target, created: new Date().toISOString() };
   await bucket.putSmall(stagingKey(bucket, id), JSON.stringify(record));
-  const expected = new Map(
-    [...entries.values()].map((entry) => {
-      const key = bucket.key(`${target}/${entry.path}`);
-      return [key, { key, size: entry.size, etag: entry.etag! }];
-    }),
-  );
-  const stored = await bucket.stillStored(`${bucket.key(target)}/`, expected);
-  const inherited = [...entries.values()].filter((entry) =>
-    stored.has(bucket.key(`${target}/${entry.path}`)),
-  );
-  return new S3StagingArea(id, target, bucket, inherited, adopted);
+  const order = stored.sortedRows();
+  const failed = await bucket.notStored(`${bucket.key(target)}/`, sortedObjects(stored, order));
+  for (let k = 0; k < order.length; k++) if (failed[k]) stored.remove(order[k]);
+  const rows: number[] = [];
+  for (let i = 0; i < files.count; i++) if (stored.has(i)) rows.push(i);
+  return new S3StagingArea(id, target, bucket, files.rows(Uint32Array.from(rows)), stored, adopted);
 }
 
 /**
@@ -129,35 +250,40 @@ export async function listS3StagingAreas(bucket: S3Bucket): Promise<string[]> {
   return [...names];
 }
 
+/** An object publish writes: held whole (small), or a multipart upload left to complete. */
+type DeferredObject =
+  | { path: string; content: Buffer }
+  | { path: string; upload: S3ObjectWriter; stored: () => StoredObject | undefined };
+
 /**
  * One attempt's staging: files go to their final keys at once (invisible until the commit
- * object exists), small objects (the stored manifest, the provenance, submission.json) are kept
- * here and written by publish, in the order given, the last one being the commit object.
+ * object exists), and so do a dataset's other small objects (the stored manifest, streamed in
+ * parts). What each upload stored (size and ETag) is held by path below the target as columns
+ * (StoredObjectTable). The commit object (a dataset's provenance; a collection's objects) is
+ * written by publish, the last one given being the commit object: held whole up to a part, else
+ * sent in parts at once and only completed by publish.
  */
 export class S3StagingArea implements StagingArea {
   readonly copyLanes = S3_COPY_LANES;
   readonly copyBufferBytes = S3_COPY_BUFFER_BYTES;
-  readonly inherited: readonly StagedFile[];
-  private readonly deferred: { path: string; content: Buffer }[] = [];
-  /** Size and ETag of every object uploaded or kept, by key: publish confirms them from a listing. */
-  private readonly stored = new Map<string, StoredObject>();
+  private readonly deferred: DeferredObject[] = [];
   /** Uploads earlier attempts left open, by key: the next upload of the key resumes its own. */
   private resumable = new Map<string, ResumableUpload>();
   private journalSegments = 0;
+  /** The target's key and '/': every staged object's key is this and its path. */
+  private readonly prefix: string;
 
   constructor(
     readonly id: string,
     readonly target: string,
     private readonly bucket: S3Bucket,
-    inherited: readonly JournalEntry[],
+    readonly inherited: InheritedFiles,
+    /** Size and ETag of every object uploaded or kept: publish confirms them from a listing. */
+    private readonly stored: StoredObjectTable,
     /** Earlier areas whose journals were read: forgotten once this one's journal is written. */
     private readonly adopted: readonly string[],
   ) {
-    this.inherited = inherited.map(stagedFileOf);
-    for (const entry of inherited) {
-      const key = bucket.key(`${target}/${entry.path}`);
-      this.stored.set(key, { key, size: entry.size, etag: entry.etag! });
-    }
+    this.prefix = `${bucket.key(target)}/`;
   }
 
   /**
@@ -169,19 +295,35 @@ export class S3StagingArea implements StagingArea {
    */
   async discardExcept(keep: (path: string) => boolean): Promise<void> {
     await this.bucket.call(async () => {
-      const kept = this.inherited.filter((file) => keep(file.path));
-      const keys = new Set(kept.map((file) => this.bucket.key(`${this.target}/${file.path}`)));
-      for (const key of [...this.stored.keys()]) if (!keys.has(key)) this.stored.delete(key);
-      await this.writeJournal(kept);
+      let batch: JournalEntry[] = [];
+      for (let k = 0; k < this.inherited.length; k++) {
+        const file = this.inherited.at(k)!;
+        const row = this.stored.rowOf(file.path);
+        if (!keep(file.path)) {
+          if (row >= 0) this.stored.remove(row);
+          continue;
+        }
+        batch.push({ ...file, etag: this.stored.etagOf(row) });
+        if (batch.length === JOURNAL_BATCH) {
+          await this.putJournal(batch);
+          batch = [];
+        }
+      }
+      await this.putJournal(batch);
       for (const earlier of this.adopted) await forgetStaging(this.bucket, earlier);
-      const prefix = `${this.bucket.key(this.target)}/`;
-      this.resumable = await this.bucket.deleteUnderExcept(prefix, (object) => {
-        if (keys.has(object.key)) return true;
+      const prefix = this.prefix;
+      await this.bucket.deleteUnderExcept(prefix, (object) => {
+        const path = object.key.slice(prefix.length);
+        if (this.stored.rowOf(path) >= 0) return true;
         // Not a recorded file: kept where `keep` accepts it (it refuses any data file not kept).
-        if (!keep(object.key.slice(prefix.length))) return false;
-        this.stored.set(object.key, object);
+        if (!keep(path)) return false;
+        this.stored.set(path, object.size, object.etag);
         return true;
       });
+      this.resumable = await this.bucket.resumableUploadsUnder(
+        prefix,
+        (key) => this.stored.rowOf(key.slice(prefix.length)) >= 0,
+      );
     });
   }
 
@@ -191,16 +333,17 @@ export class S3StagingArea implements StagingArea {
     await this.bucket.call(async () => {
       // An area forgotten underneath (adopted by another attempt) gets no journal of its own.
       await this.sync();
-      await this.writeJournal(files);
+      const entries = files.map((file): JournalEntry => {
+        const row = this.stored.rowOf(file.path);
+        if (row < 0)
+          throw new Error(`staging ${this.id}: ${file.path} was not stored by this area`);
+        return { ...file, etag: this.stored.etagOf(row) };
+      });
+      await this.putJournal(entries);
     });
   }
 
-  private async writeJournal(files: readonly StagedFile[]): Promise<void> {
-    const entries = files.map((file): JournalEntry => {
-      const stored = this.stored.get(this.bucket.key(`${this.target}/${file.path}`));
-      if (!stored) throw new Error(`staging ${this.id}: ${file.path} was not stored by this area`);
-      return { ...file, etag: stored.etag };
-    });
+  private async putJournal(entries: readonly JournalEntry[]): Promise<void> {
     await this.bucket.putSmall(
       journalSegmentKey(this.bucket, this.id, this.journalSegments++),
       formatJournal(entries),
@@ -208,13 +351,14 @@ export class S3StagingArea implements StagingArea {
   }
 
   async createObject(relativePath: string, size?: number): Promise<ObjectWriter> {
-    const key = this.bucket.key(`${this.target}/${checkedRelative(relativePath)}`);
+    const path = checkedRelative(relativePath);
+    const key = `${this.prefix}${path}`;
     const resume = this.resumable.get(key);
     this.resumable.delete(key);
     const writer = this.bucket.writer(
       key,
       size,
-      (object) => this.stored.set(object.key, object),
+      (object) => this.stored.set(path, object.size, object.etag),
       resume,
     );
     return {
@@ -231,19 +375,59 @@ export class S3StagingArea implements StagingArea {
   copyObjectFrom(relativePath: string, source: ServerSideCopy): Promise<boolean> | null {
     if (source.store !== this.bucket.store || !this.bucket.copiesConditionally(source.etag))
       return null;
-    const key = this.bucket.key(`${this.target}/${checkedRelative(relativePath)}`);
+    const path = checkedRelative(relativePath);
+    const key = `${this.prefix}${path}`;
     // A copy replaces whatever upload an earlier attempt left open for the key.
     this.resumable.delete(key);
     return this.bucket.call(async () => {
       const stored = await this.bucket.copyFrom(key, source);
-      if (stored !== null) this.stored.set(key, stored);
+      if (stored !== null) this.stored.set(path, stored.size, stored.etag);
       return stored !== null;
     });
   }
 
+  /**
+   * A dataset's object other than its commit object is uploaded at once, in parts as its pieces
+   * come (a million files' stored manifest is never held whole). The commit object, and a
+   * collection's objects, are publish's: held whole up to one part, else sent in parts now and
+   * completed by publish.
+   */
   async writeSmallObject(relativePath: string, content: ObjectContent): Promise<void> {
-    const pieces = [...contentPieces(content)];
-    this.deferred.push({ path: checkedRelative(relativePath), content: Buffer.concat(pieces) });
+    const path = checkedRelative(relativePath);
+    const key = `${this.prefix}${path}`;
+    await this.bucket.call(async () => {
+      if (
+        isDatasetPath(this.target) &&
+        `${this.target}/${path}` !== datasetCommitObject(this.target)
+      ) {
+        // Never over a committed dataset's own (a data file is the job lock's to guard).
+        if (await this.bucket.objectExists(this.bucket.key(datasetCommitObject(this.target))))
+          throw new TargetExistsError(this.target);
+        const writer = this.bucket.writer(key, undefined, (object) =>
+          this.stored.set(path, object.size, object.etag),
+        );
+        await writeAll(writer, contentPieces(content));
+        await writer.commit();
+        return;
+      }
+      const held: Buffer[] = [];
+      let bytes = 0;
+      const pieces = contentPieces(content);
+      for (const piece of pieces) {
+        held.push(Buffer.from(piece));
+        bytes += piece.length;
+        if (bytes <= this.bucket.partBytes) continue;
+        let stored: StoredObject | undefined;
+        const upload = this.bucket.writer(key, undefined, (object) => {
+          stored = object;
+        });
+        await writeAll(upload, held.splice(0), pieces);
+        await upload.sendParts();
+        this.deferred.push({ path, upload, stored: () => stored });
+        return;
+      }
+      this.deferred.push({ path, content: Buffer.concat(held) });
+    });
   }
 
   /** S3 has no directories. */
@@ -258,11 +442,12 @@ export class S3StagingArea implements StagingArea {
   }
 
   /**
-   * Publishes the area at its target by writing its deferred small objects, the commit object
-   * last. S3 servers without conditional writes (Swift) cannot refuse a second writer of the same
-   * key: the import's job lock guarantees one attempt per dataset, and the commit object is
-   * checked right before it is written; `committed` is called once it is. Then the area's record
-   * and journal go. Runs inside bucket.call.
+   * Publishes the area at its target: every object it stored is confirmed from a listing
+   * compared in order with its columns, then its deferred objects are written (a multipart
+   * upload completed), the commit object last. S3 servers without conditional writes (Swift)
+   * cannot refuse a second writer of the same key: the import's job lock guarantees one attempt
+   * per dataset, and the commit object is checked right before it is written; `committed` is
+   * called once it is. Then the area's record and journal go. Runs inside bucket.call.
    */
   async publish(committed: () => void): Promise<void> {
     const path = this.target;
@@ -271,13 +456,21 @@ export class S3StagingArea implements StagingArea {
     if (isDatasetPath(path) && `${path}/${commit.path}` !== datasetCommitObject(path))
       throw new Error(`a dataset is committed by ${datasetCommitObject(path)}, not ${commit.path}`);
     await this.sync();
-    await this.bucket.confirmListed(`${this.bucket.key(path)}/`, this.stored);
-    if (await this.bucket.objectExists(this.bucket.key(`${path}/${commit.path}`)))
+    await this.bucket.confirmListed(
+      this.prefix,
+      sortedObjects(this.stored, this.stored.sortedRows()),
+    );
+    if (await this.bucket.objectExists(`${this.prefix}${commit.path}`))
       throw new TargetExistsError(path);
     for (const object of this.deferred) {
+      if ('upload' in object) {
+        await object.upload.commit();
+        await this.bucket.confirmObject(object.stored()!);
+        continue;
+      }
       let stored: StoredObject | undefined;
       const writer = this.bucket.writer(
-        this.bucket.key(`${path}/${object.path}`),
+        `${this.prefix}${object.path}`,
         object.content.length,
         (s) => {
           stored = s;
@@ -295,7 +488,24 @@ export class S3StagingArea implements StagingArea {
     await this.bucket.deleteKeys(journalKeys, `${stagingKey(this.bucket, this.id)}/`);
     await this.bucket.deleteObject(stagingKey(this.bucket, this.id));
     // Uploads of dead attempts that no removal reached; none of this attempt's is open now.
-    if (isDatasetPath(path)) await this.bucket.abortUploadsUnder(`${this.bucket.key(path)}/`);
+    if (isDatasetPath(path)) await this.bucket.abortUploadsUnder(this.prefix);
+  }
+}
+
+/** Writes `held`, then the rest of `pieces`, aborting the upload on a failure. */
+async function writeAll(
+  writer: S3ObjectWriter,
+  held: Iterable<Uint8Array>,
+  pieces?: Iterator<Uint8Array>,
+): Promise<void> {
+  try {
+    for (const piece of held) await writer.write(piece);
+    if (pieces)
+      for (let next = pieces.next(); !next.done; next = pieces.next())
+        await writer.write(next.value);
+  } catch (error) {
+    await writer.abort();
+    throw error;
   }
 }
 

@@ -1,0 +1,187 @@
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { writeImportDataset } from '../data/import-data';
+import type { BenchContext } from '../lib/context';
+import { processMemory, sleep } from '../lib/processes';
+import { BENCH_WRITE_KEY } from '../lib/provisioner-process';
+import { fmt, SuiteReport, table, verdict } from '../lib/report';
+import { postImport, settle, startSetup, warm } from './imports.bench';
+import { ACCESS_KEY, SECRET, startSwift } from './s3-imports.bench';
+import { scaleTree } from './scale.bench';
+
+const MiB = 1024 ** 2;
+/** The issue's line for the worker's peak resident set at every size. */
+const FLAT_MEMORY_BYTES = 300 * MiB;
+/** Sizes when `--scale-sizes` does not name others: Swift takes ~4 ms an object here. */
+const DEFAULT_SIZES = [10_000, 100_000];
+const QUICK_SIZES = [1_000, 5_000];
+/** What a deployment sets for a million files (the shipped defaults on both backends). */
+const SCALE_SETTINGS = {
+  IMPORT_MAX_FILES: '1000000',
+  SOURCE_MANIFEST_MAX_BYTES: String(128 * MiB),
+};
+
+interface S3SizeResult {
+  files: number;
+  loadBefore: number;
+  loadAfter: number;
+  importMs: number;
+  steps: string;
+  workerPeak: number;
+  apiPeak: number;
+}
+
+function sizes(ctx: BenchContext): number[] {
+  return ctx.scaleSizes ?? (ctx.quick ? QUICK_SIZES : DEFAULT_SIZES);
+}
+
+/**
+ * The scale section's S3 side: per size, a dataset of `scaleTree` files (4 KiB) imported once
+ * into S3 storage on a private Swift server, each size on a fresh API and worker so that the
+ * worker's VmHWM is that size's. Reports the import's time per file and the worker's peak, the
+ * peak's slope per file between the sizes, and both extrapolated to a million objects.
+ */
+export async function scaleS3Bench(ctx: BenchContext): Promise<SuiteReport> {
+  const base = join(ctx.tempDir, 'scale-s3');
+  const swift = await startSwift(join(base, 'swift'));
+  const results: S3SizeResult[] = [];
+  try {
+    const bucket = 'scale';
+    await swift.client.send(new CreateBucketCommand({ Bucket: bucket }));
+    const s3Env = {
+      STORAGE_BACKEND: 's3',
+      S3_ENDPOINT: swift.endpoint,
+      S3_REGION: 'us-east-1',
+      S3_BUCKET: bucket,
+      S3_PREFIX: 'provisioner/',
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_ACCESS_KEY_ID: ACCESS_KEY,
+      S3_SECRET_ACCESS_KEY: SECRET,
+      ...SCALE_SETTINGS,
+    };
+    for (const files of sizes(ctx)) results.push(await scaleS3One(ctx, base, files, s3Env));
+  } finally {
+    swift.stop();
+    rmSync(base, { recursive: true, force: true });
+  }
+  return report(results);
+}
+
+async function scaleS3One(
+  ctx: BenchContext,
+  base: string,
+  files: number,
+  s3Env: NodeJS.ProcessEnv,
+): Promise<S3SizeResult> {
+  const dropzone = join(base, `dropzone-${files}`);
+  const id = `SCALE-S3-${files}`;
+  try {
+    writeImportDataset(dropzone, id, scaleTree(files));
+    ctx.log(`${files} files written`);
+    const setup = await startSetup('redis', join(base, `run-${files}`), dropzone, s3Env);
+    try {
+      warm(join(dropzone, 'datasets', id, 'payload'));
+      await settle();
+      const loadBefore = loadavg()[0];
+      const started = performance.now();
+      const recordId = await postImport(setup.apiUrl, id);
+      await awaitImported(setup.apiUrl, recordId, files);
+      const importMs = performance.now() - started;
+      const result: S3SizeResult = {
+        files,
+        loadBefore,
+        loadAfter: loadavg()[0],
+        importMs,
+        steps: setup.steps.get(recordId) ?? '–',
+        workerPeak: processMemory(setup.worker.child.pid!, 'VmHWM'),
+        apiPeak: processMemory(setup.api.child.pid!, 'VmHWM'),
+      };
+      ctx.log(
+        `S3 ${files} files: ${fmt(importMs / 1000, 1)} s (${fmt((importMs * 1000) / files, 0)} µs a file), worker peak ${fmt(result.workerPeak / MiB)} MiB, load ${fmt(loadBefore, 2)} → ${fmt(result.loadAfter, 2)}`,
+      );
+      return result;
+    } finally {
+      await setup.stop();
+    }
+  } finally {
+    rmSync(dropzone, { recursive: true, force: true });
+  }
+}
+
+/** Until the record says imported; the deadline grows with the size (Swift: ~4 ms an object). */
+async function awaitImported(apiUrl: string, id: string, files: number): Promise<void> {
+  const deadline = Date.now() + 600_000 + files * 20;
+  const headers = { 'X-API-Key': BENCH_WRITE_KEY };
+  for (;;) {
+    const answer = await fetch(`${apiUrl}/imports/${id}`, { headers }).catch(() => null);
+    if (answer) {
+      const record = (await answer.json()) as { state: string; error: unknown };
+      if (record.state === 'imported') return;
+      if (record.state === 'failed' || record.state === 'rejected')
+        throw new Error(`import ${id} ${record.state}: ${JSON.stringify(record.error)}`);
+      if (Date.now() > deadline) throw new Error(`import ${id} still ${record.state}`);
+    }
+    await sleep(200);
+  }
+}
+
+function report(results: S3SizeResult[]): SuiteReport {
+  const perFile = (r: S3SizeResult) => (r.importMs * 1000) / r.files;
+  const first = results[0];
+  const last = results[results.length - 1];
+  // Peak per file between the smallest and the largest size: what each further file costs.
+  const slope =
+    results.length > 1 ? (last.workerPeak - first.workerPeak) / (last.files - first.files) : NaN;
+  const atMillion = first ? first.workerPeak + slope * (1_000_000 - first.files) : NaN;
+  const flat = results.every((r) => r.workerPeak < FLAT_MEMORY_BYTES);
+  const ratio = last && first ? perFile(last) / perFile(first) : NaN;
+  const rows = results.map((r) => [
+    r.files.toLocaleString('en'),
+    `${fmt(r.loadBefore, 2)} → ${fmt(r.loadAfter, 2)}`,
+    `${fmt(r.importMs / 1000, 1)} s`,
+    `${fmt(perFile(r), 0)} µs`,
+    `${fmt(perFile(r) / perFile(first), 2)}×`,
+    `${fmt(r.workerPeak / MiB)} MiB`,
+    `${fmt(r.apiPeak / MiB)} MiB`,
+  ]);
+  const markdown = [
+    '## Imports into S3 as the object count grows',
+    '',
+    "Datasets of 4 KiB files in the scale section's tree, each imported once into S3 storage on a",
+    'private Swift server with s3api (scripts/s3/swift-s3-server.sh), each size on a fresh API and',
+    'worker with the defaults (`IMPORT_MAX_FILES=1000000`, `SOURCE_MANIFEST_MAX_BYTES=134217728`).',
+    "Peaks are each process's VmHWM over its life. `--scale-sizes` names other sizes.",
+    '',
+    table(
+      [
+        'files',
+        'load (1 min) before → after',
+        'import',
+        'per file',
+        'per file vs the smallest',
+        'worker peak',
+        'API peak',
+      ],
+      rows,
+    ),
+    '',
+    "The worker's steps (ms):",
+    '',
+    table(
+      ['files', 'steps'],
+      results.map((r) => [r.files.toLocaleString('en'), `\`${r.steps}\``]),
+    ),
+    '',
+    `- worker peak per further file (smallest to largest size): ${fmt(slope, 1)} bytes; at 1,000,000 objects by that slope: ${fmt(atMillion / MiB)} MiB`,
+    `- worker under ${FLAT_MEMORY_BYTES / MiB} MiB at every size measured: ${verdict(flat)}`,
+    `- cost per file, largest size against the smallest: ${fmt(ratio, 2)}× (target at most 1.25×): ${verdict(ratio <= 1.25)}`,
+  ].join('\n');
+  return {
+    name: 'scale-s3',
+    title: 'Imports into S3 as the object count grows',
+    markdown,
+    targetsMet: flat && ratio <= 1.25 && atMillion < FLAT_MEMORY_BYTES,
+  };
+}
