@@ -1,5 +1,6 @@
 import { CreateBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { signedPutOf } from '../../../apps/provisioner/src/common/s3/s3-client';
+import { DEFAULT_RANGED_READS } from '../../../apps/provisioner/src/sources/s3-inbox/ranged-read';
 import { mapLimit } from '../../../apps/provisioner/src/common/map-limit';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -120,6 +121,13 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
       `S3 inbox: deposits uploaded in ${fmt((performance.now() - uploadStarted) / 1000, 1)} s`,
     );
 
+    // The workers' ranged reads of large objects (S3_INBOX_RANGES, S3_INBOX_RANGE_BYTES): their
+    // defaults unless BENCH_S3_INBOX_RANGES / BENCH_S3_INBOX_RANGE_BYTES set them (1: one GET each).
+    const reads: Record<string, string> = {};
+    if (process.env.BENCH_S3_INBOX_RANGES)
+      reads.S3_INBOX_RANGES = process.env.BENCH_S3_INBOX_RANGES;
+    if (process.env.BENCH_S3_INBOX_RANGE_BYTES)
+      reads.S3_INBOX_RANGE_BYTES = process.env.BENCH_S3_INBOX_RANGE_BYTES;
     const inboxSource = (extra: Record<string, unknown> = {}) =>
       JSON.stringify([
         {
@@ -144,15 +152,20 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
       S3_ACCESS_KEY_ID: ACCESS_KEY,
       S3_SECRET_ACCESS_KEY: SECRET,
     });
-    const intoFs = await startSetup('redis', join(base, 'fs'), local, { SOURCES: inboxSource() });
+    const intoFs = await startSetup('redis', join(base, 'fs'), local, {
+      SOURCES: inboxSource(),
+      ...reads,
+    });
     setups.push(intoFs);
     const serverSide = await startSetup('redis', join(base, 'ssc'), local, {
       SOURCES: inboxSource(),
+      ...reads,
       ...s3Storage('ssc/'),
     });
     setups.push(serverSide);
     const downUp = await startSetup('redis', join(base, 'dlul'), local, {
       SOURCES: inboxSource({ server_side_copy: false }),
+      ...reads,
       ...s3Storage('dlul/'),
     });
     setups.push(downUp);
@@ -264,6 +277,8 @@ function report(
     'default transfers and checkers; within one remote it copies server-side itself). Every side of a round',
     `copies that round's dataset (each import side into a set-up of its own); ${rounds} round(s), the order rotated each round. No target is claimed: the machine is`,
     `shared, the 1-minute load average before each round was ${loads.map((x) => fmt(x, 1)).join(', ')}.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
+    `The imports read an object of two ranges or more in ranges of ${fmt(Number(process.env.BENCH_S3_INBOX_RANGE_BYTES ?? DEFAULT_RANGED_READS.rangeBytes) / MiB, 0)} MiB, ` +
+      `${process.env.BENCH_S3_INBOX_RANGES ?? DEFAULT_RANGED_READS.ranges} GETs in flight per object (\`S3_INBOX_RANGE_BYTES\`, \`S3_INBOX_RANGES\`).`,
     '',
   ];
   for (const c of cases) {

@@ -268,6 +268,21 @@ export class ProvisionerSettings extends FrontDoorSettings {
   @IntegerSetting(1, 256)
   S3_UPLOAD_CONCURRENCY = 4;
 
+  /**
+   * An S3 inbox object of at least two ranges is read as ranged GETs of this size, up to
+   * S3_INBOX_RANGES of them in flight (each with If-Match), hashed in order.
+   */
+  @IntegerSetting(1024 * 1024, 256 * 1024 * 1024)
+  S3_INBOX_RANGE_BYTES = 8 * 1024 * 1024;
+
+  /**
+   * Ranged GETs of one inbox object in flight (1: one GET per object). The ranges read ahead of
+   * the bytes being hashed hold at most 2 × (S3_INBOX_RANGES − 1) × S3_INBOX_RANGE_BYTES in a
+   * worker (48 MiB by default), whatever the number of imports and lanes.
+   */
+  @IntegerSetting(1, 16)
+  S3_INBOX_RANGES = 4;
+
   /** Time limit of opening a connection to the S3 endpoint (TCP and TLS). */
   @IntegerSetting(100, 600_000)
   S3_CONNECT_TIMEOUT_MS = 10_000;

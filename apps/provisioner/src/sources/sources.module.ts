@@ -12,11 +12,16 @@ import { SourcesService } from './sources.service';
       provide: SourceRegistry,
       inject: [PROVISIONER_SETTINGS],
       useFactory: (settings: ProvisionerSettings) =>
-        new SourceRegistry(settings.sources, settings.sourceLimits, {
-          connectMs: settings.S3_CONNECT_TIMEOUT_MS,
-          requestMs: settings.S3_REQUEST_TIMEOUT_MS,
-          idleMs: settings.S3_IDLE_TIMEOUT_MS,
-        }),
+        new SourceRegistry(
+          settings.sources,
+          settings.sourceLimits,
+          {
+            connectMs: settings.S3_CONNECT_TIMEOUT_MS,
+            requestMs: settings.S3_REQUEST_TIMEOUT_MS,
+            idleMs: settings.S3_IDLE_TIMEOUT_MS,
+          },
+          { rangeBytes: settings.S3_INBOX_RANGE_BYTES, ranges: settings.S3_INBOX_RANGES },
+        ),
     },
     SourcesService,
   ],

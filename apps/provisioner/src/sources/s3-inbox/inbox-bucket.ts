@@ -9,6 +9,13 @@ import { signedPutOf } from '../../common/s3/s3-client';
 import type { SignedPut } from '../../common/s3/signed-put';
 import { s3FailureKind, s3FailureName, s3Status } from '../../common/s3/s3-errors';
 import { SourceChangedError, SourceUnavailableError } from '../source-system';
+import {
+  DEFAULT_RANGED_READS,
+  type RangeAnswer,
+  ReadAheadBudget,
+  type RangedReadSettings,
+  readInRanges,
+} from './ranged-read';
 
 /** One object as a listing shows it. */
 export interface ListedObject {
@@ -48,6 +55,9 @@ export class InboxBucket {
     readonly bucket: string,
     /** '' or ending in '/'. */
     readonly prefix: string,
+    private readonly ranged: RangedReadSettings = DEFAULT_RANGED_READS,
+    /** The worker's, shared by every inbox (see ReadAheadBudget). */
+    private readonly budget: ReadAheadBudget = ReadAheadBudget.of(ranged),
   ) {
     this.signed = signedPutOf(client);
   }
@@ -200,7 +210,8 @@ export class InboxBucket {
   /**
    * The bytes of the version `etag` of an object (If-Match), as they arrive: SourceChangedError
    * when the object is another version or gone, before or while it is read. `size`, the size
-   * listed, below WHOLE_READ_BELOW: the object is read whole in one hand-signed GET.
+   * listed, below WHOLE_READ_BELOW: the object is read whole in one hand-signed GET; from two
+   * ranges on, in ranges with several GETs in flight (readInRanges), each with If-Match.
    */
   async *stream(
     path: string,
@@ -210,6 +221,12 @@ export class InboxBucket {
   ): AsyncGenerator<Uint8Array> {
     if (size !== undefined && size < WHOLE_READ_BELOW) {
       yield await this.readListed(path, etag, shownPath);
+      return;
+    }
+    if (size !== undefined && this.ranged.ranges > 1 && size >= 2 * this.ranged.rangeBytes) {
+      yield* readInRanges(size, this.ranged, this.budget, (start, end, signal) =>
+        this.getRange(path, etag, shownPath, { start, end, size }, signal),
+      );
       return;
     }
     let answer;
@@ -227,6 +244,62 @@ export class InboxBucket {
     } catch (error) {
       throw this.failure(error);
     }
+  }
+
+  /**
+   * Bytes start..end of the version `etag` of an object of `size` bytes (If-Match, the answer's
+   * ETag and Content-Range checked): SourceChangedError when it is another version, another size
+   * or gone.
+   */
+  private async getRange(
+    path: string,
+    etag: string,
+    shownPath: string,
+    range: { start: number; end: number; size: number },
+    signal: AbortSignal,
+  ): Promise<RangeAnswer> {
+    let answer;
+    try {
+      answer = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(path),
+          IfMatch: `"${etag}"`,
+          Range: `bytes=${range.start}-${range.end}`,
+        }),
+        { abortSignal: signal },
+      );
+    } catch (error) {
+      throw this.readFailure(error, shownPath);
+    }
+    const body = answer.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+    const destroy = () => body.destroy?.();
+    const asked = `bytes ${range.start}-${range.end}/${range.size}`;
+    if (unquote(answer.ETag) !== etag) {
+      destroy();
+      throw new SourceChangedError(shownPath, `ETag ${unquote(answer.ETag)}, listed ${etag}`);
+    }
+    if (answer.ContentRange !== asked) {
+      destroy();
+      const total = /\/(\d+)$/.exec(answer.ContentRange ?? '')?.[1];
+      if (total !== undefined && Number(total) !== range.size)
+        throw new SourceChangedError(shownPath, `${total} bytes, listed ${range.size}`);
+      throw new SourceUnavailableError(
+        this.source,
+        `s3 inbox ${this.bucket} answered the range ${asked} of ${shownPath} with ${answer.ContentRange ?? 'no Content-Range'}`,
+      );
+    }
+    const failure = (error: unknown) => this.failure(error);
+    return {
+      body: (async function* () {
+        try {
+          yield* body;
+        } catch (error) {
+          throw failure(error);
+        }
+      })(),
+      destroy,
+    };
   }
 
   /** A small object's version `etag`, whole (see stream). */

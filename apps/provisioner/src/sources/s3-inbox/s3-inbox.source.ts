@@ -34,6 +34,7 @@ import {
 } from '../submission-documents';
 import { InboxBucket, type ListedObject } from './inbox-bucket';
 import { InboxDataset } from './inbox-dataset';
+import { DEFAULT_RANGED_READS, ReadAheadBudget, type RangedReadSettings } from './ranged-read';
 
 /** Requests in flight for one listing (submission documents, datasets' first levels). */
 const LIST_CONCURRENCY = 16;
@@ -108,6 +109,11 @@ export class S3InboxSource implements SourceSystem {
     private readonly config: S3SourceConfig,
     private readonly limits: SourceLimits = DEFAULT_SOURCE_LIMITS,
     timeouts?: S3Timeouts,
+    /** How large objects are read, and the worker's read-ahead budget (shared by its inboxes). */
+    reads: { settings: RangedReadSettings; budget: ReadAheadBudget } = {
+      settings: DEFAULT_RANGED_READS,
+      budget: ReadAheadBudget.of(DEFAULT_RANGED_READS),
+    },
   ) {
     this.name = config.name;
     this.store = s3StoreName(config.endpoint, config.region);
@@ -118,7 +124,14 @@ export class S3InboxSource implements SourceSystem {
       credentials: credentialsOf(config),
       timeouts,
     });
-    this.bucket = new InboxBucket(config.name, client, config.bucket, config.prefix);
+    this.bucket = new InboxBucket(
+      config.name,
+      client,
+      config.bucket,
+      config.prefix,
+      reads.settings,
+      reads.budget,
+    );
   }
 
   /**
