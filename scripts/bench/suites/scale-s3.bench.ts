@@ -17,7 +17,7 @@ const FLAT_MEMORY_BYTES = 300 * MiB;
 /** Sizes when `--scale-sizes` does not name others: Swift takes ~4 ms an object here. */
 const DEFAULT_SIZES = [10_000, 100_000];
 const QUICK_SIZES = [1_000, 5_000];
-/** What a deployment sets for a million files (the shipped defaults on both backends). */
+/** What a deployment sets for a million files (above the shipped defaults). */
 const SCALE_SETTINGS = {
   IMPORT_MAX_FILES: '1000000',
   SOURCE_MANIFEST_MAX_BYTES: String(128 * MiB),
@@ -151,7 +151,7 @@ function report(results: S3SizeResult[]): SuiteReport {
     '',
     "Datasets of 4 KiB files in the scale section's tree, each imported once into S3 storage on a",
     'private Swift server with s3api (scripts/s3/swift-s3-server.sh), each size on a fresh API and',
-    'worker with the defaults (`IMPORT_MAX_FILES=1000000`, `SOURCE_MANIFEST_MAX_BYTES=134217728`).',
+    'worker with the defaults but (`IMPORT_MAX_FILES=1000000`, `SOURCE_MANIFEST_MAX_BYTES=134217728`).',
     "Peaks are each process's VmHWM over its life. `--scale-sizes` names other sizes.",
     '',
     table(
