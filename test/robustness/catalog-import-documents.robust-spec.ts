@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { DataSource } from 'typeorm';
 import { buildTypeOrmOptions } from '../../apps/catalog-api/src/typeorm-options';
 import { KEYS } from '../../apps/catalog-api/test/demo-catalog.fixture';
@@ -91,6 +92,43 @@ const ATTACKS: { name: string; path: string; body: () => string; refusal: RegExp
   },
 ];
 
+/**
+ * One POST on a connection of its own (Node's http, no pool), its whole answer read. The test
+ * builds its bodies first, holding its event loop for seconds on a loaded machine: fetch's pooled
+ * connection from the readiness check, idle past the server's keep-alive time-out (5 s) by then,
+ * was closed under the body's write (EPIPE) before the pool had seen the close.
+ */
+function post(
+  url: string,
+  apiKey: string,
+  body: Buffer,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': body.length,
+          'X-API-Key': apiKey,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.once('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
+        );
+        res.once('error', reject);
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
 describe('catalog-api under import documents of hostile size', () => {
   let app: AppProcess;
   let url: string;
@@ -134,12 +172,8 @@ describe('catalog-api under import documents of hostile size', () => {
       for (const [n, attack] of ATTACKS.entries()) {
         const started = performance.now();
         slowestNowMs = 0;
-        const res = await fetch(`${url}${attack.path}`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', 'X-API-Key': KEYS.global },
-          body: bodies[n],
-        });
-        const text = await res.text();
+        const res = await post(`${url}${attack.path}`, KEYS.global, bodies[n]);
+        const { text } = res;
         const body = JSON.parse(text) as {
           description: string;
           more: { errors?: unknown[]; error_count?: number };

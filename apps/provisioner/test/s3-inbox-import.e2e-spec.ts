@@ -1,10 +1,4 @@
-import {
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  HeadObjectCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import {
   createTestBucket,
@@ -27,7 +21,12 @@ import { S3Storage } from '../src/storage/s3/s3-storage';
 import type { StorageSystem } from '../src/storage/storage-system';
 import { until } from '../../../test/support/wait';
 import { tempDir } from './support/dropzone-fixture';
-import { hookedInbox, inboxImportContext, S3InboxFixture } from './support/s3-inbox-fixture';
+import {
+  hookedInbox,
+  inboxImportContext,
+  putMultipart,
+  S3InboxFixture,
+} from './support/s3-inbox-fixture';
 import { countRecordedFiles } from './support/staging-records';
 
 const MiB = 1024 * 1024;
@@ -130,34 +129,6 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
    */
   const published = (storage: StorageSystem, id: string) => storage.exists(TARGET(id));
 
-  /** Stores `body` at `key` as a multipart upload of 5 MiB parts (as rclone and aws s3 cp do). */
-  const putMultipart = async (key: string, body: Buffer) => {
-    const { UploadId } = await client.send(
-      new CreateMultipartUploadCommand({ Bucket: inboxBucket, Key: key }),
-    );
-    const parts = [];
-    for (let start = 0, n = 1; start < body.length; start += 5 * MiB, n++) {
-      const part = await client.send(
-        new UploadPartCommand({
-          Bucket: inboxBucket,
-          Key: key,
-          UploadId,
-          PartNumber: n,
-          Body: body.subarray(start, start + 5 * MiB),
-        }),
-      );
-      parts.push({ PartNumber: n, ETag: part.ETag });
-    }
-    await client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: inboxBucket,
-        Key: key,
-        UploadId,
-        MultipartUpload: { Parts: parts },
-      }),
-    );
-  };
-
   // Swift's s3api checks a copy's x-amz-copy-source-if-match against a multipart object's Swift
   // manifest ETag, not its S3 one, so it refuses every conditional copy of such an object with
   // 412 though GETs with If-Match pass (swift/common/middleware/s3api/s3request.py,
@@ -167,7 +138,7 @@ describe('imports from an S3 inbox (Swift s3api)', () => {
     inbox.local.dataset('MPU', { submission: 'SUB-1', files: { ...FILES, ...big } });
     await inbox.upload('datasets/MPU');
     for (const [path, body] of Object.entries(big)) {
-      await putMultipart(`datasets/MPU/payload/${path}`, body);
+      await putMultipart(client, inboxBucket, `datasets/MPU/payload/${path}`, body);
       const head = await client.send(
         new HeadObjectCommand({ Bucket: inboxBucket, Key: `datasets/MPU/payload/${path}` }),
       );

@@ -1,10 +1,4 @@
-import {
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  GetObjectCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   createTestBucket,
@@ -29,7 +23,7 @@ import { parseProvenance } from '../src/storage/provenance';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import type { StorageSystem } from '../src/storage/storage-system';
 import { tempDir } from './support/dropzone-fixture';
-import { inboxImportContext, S3InboxFixture } from './support/s3-inbox-fixture';
+import { inboxImportContext, putMultipart, S3InboxFixture } from './support/s3-inbox-fixture';
 
 const MiB = 1024 * 1024;
 /** Small ranges, so objects of a few MiB are read in many. */
@@ -83,34 +77,6 @@ describe('S3 inbox: large objects read in ranges (Swift s3api)', () => {
     });
   };
 
-  /** Stores `body` at `key` as a multipart upload of 5 MiB parts (as rclone and aws s3 cp do). */
-  const putMultipart = async (key: string, body: Buffer) => {
-    const { UploadId } = await client.send(
-      new CreateMultipartUploadCommand({ Bucket: inboxBucket, Key: key }),
-    );
-    const parts = [];
-    for (let start = 0, part = 1; start < body.length; start += 5 * MiB, part++) {
-      const answer = await client.send(
-        new UploadPartCommand({
-          Bucket: inboxBucket,
-          Key: key,
-          UploadId,
-          PartNumber: part,
-          Body: body.subarray(start, start + 5 * MiB),
-        }),
-      );
-      parts.push({ PartNumber: part, ETag: answer.ETag });
-    }
-    await client.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: inboxBucket,
-        Key: key,
-        UploadId,
-        MultipartUpload: { Parts: parts },
-      }),
-    );
-  };
-
   /**
    * A dataset whose `multipart` files are stored as multipart uploads (an SLO in Swift, the
    * inbox's large deposits as rclone makes them), the others as single objects.
@@ -118,7 +84,8 @@ describe('S3 inbox: large objects read in ranges (Swift s3api)', () => {
   const deposit = async (id: string, files: Record<string, Buffer>, multipart: string[]) => {
     inbox.local.dataset(id, { submission: 'SUB-1', files });
     await inbox.upload(`datasets/${id}`);
-    for (const path of multipart) await putMultipart(`datasets/${id}/payload/${path}`, files[path]);
+    for (const path of multipart)
+      await putMultipart(client, inboxBucket, `datasets/${id}/payload/${path}`, files[path]);
   };
 
   /**

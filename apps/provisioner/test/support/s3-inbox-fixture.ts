@@ -1,4 +1,11 @@
-import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { S3TestServer } from '../../../../test/support/s3-server';
@@ -9,6 +16,42 @@ import type { S3InboxSource } from '../../src/sources/s3-inbox/s3-inbox.source';
 import type { StorageSystem } from '../../src/storage/storage-system';
 import type { RemoteDataset, SourceSystem } from '../../src/sources/source-system';
 import { DropzoneFixture, tempDir } from './dropzone-fixture';
+
+/** The part size of putMultipart: 5 MiB, the least S3 allows for a part but the last. */
+const MULTIPART_PART_BYTES = 5 * 1024 * 1024;
+
+/** Stores `body` at `key` as a multipart upload of 5 MiB parts (as rclone and aws s3 cp do). */
+export async function putMultipart(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  body: Buffer,
+): Promise<void> {
+  const { UploadId } = await client.send(
+    new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }),
+  );
+  const parts = [];
+  for (let start = 0, n = 1; start < body.length; start += MULTIPART_PART_BYTES, n++) {
+    const part = await client.send(
+      new UploadPartCommand({
+        Bucket: bucket,
+        Key: key,
+        UploadId,
+        PartNumber: n,
+        Body: body.subarray(start, start + MULTIPART_PART_BYTES),
+      }),
+    );
+    parts.push({ PartNumber: n, ETag: part.ETag });
+  }
+  await client.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: bucket,
+      Key: key,
+      UploadId,
+      MultipartUpload: { Parts: parts },
+    }),
+  );
+}
 
 /** PUTs in flight when a tree is uploaded. */
 const PUT_CONCURRENCY = 32;
