@@ -161,6 +161,8 @@ async function endReader(runner: QueryRunner): Promise<void> {
  */
 export async function probeDatabase(url: string, timeoutMs: number): Promise<void> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  // A session ended by the server fails the statement; its `error` event must not end the process.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     await client.query('SELECT 1');

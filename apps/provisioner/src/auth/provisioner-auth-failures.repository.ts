@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { inTransaction } from '@app/platform';
 import {
   authFailuresTableSql,
   AuthFailureStore,
@@ -41,19 +42,11 @@ export class ProvisionerAuthFailuresRepository implements AuthFailureStore {
   /** Creates the schema and table once per process; a failed attempt is retried next time. */
   private ensureTable(): Promise<void> {
     this.tableReady ??= (async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
+      await inTransaction(this.pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_ID]);
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
         await client.query(authFailuresTableSql(this.table));
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     })().catch((error: unknown) => {
       this.tableReady = undefined;
       throw error;

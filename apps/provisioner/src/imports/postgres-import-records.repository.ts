@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Pool, PoolClient } from 'pg';
+import { inTransaction } from '@app/platform';
 import type { ImportJobFields } from './import-record';
 import {
   ImportJobPage,
@@ -248,23 +249,16 @@ export class PostgresImportRecords extends ImportRecordsRepository {
   private async installOnce(): Promise<void> {
     // The backend creates the job table when the queue connects.
     await this.queue.waitUntilReady();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    const filled = await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
         `${this.schema}.${TRIGGER}`,
       ]);
       const fill = !(await this.hasTrigger(client));
       if (fill) await this.createAndFill(client);
-      await client.query('COMMIT');
-      // Counts are index-only scans once the visibility map knows the filled rows.
-      if (fill) await client.query(`VACUUM (ANALYZE) ${this.schema}.provisioner_import_records`);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+      return fill;
+    });
+    // Counts are index-only scans once the visibility map knows the filled rows.
+    if (filled) await this.pool.query(`VACUUM (ANALYZE) ${this.schema}.provisioner_import_records`);
   }
 
   private async hasTrigger(client: PoolClient): Promise<boolean> {
