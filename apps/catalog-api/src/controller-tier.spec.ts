@@ -5,7 +5,7 @@ import {
   failingStub,
   refusal,
 } from '../../../test/support/controller-tier';
-import { APP_START_MS } from '../../../test/support/timeouts';
+import { APP_START_MS, REAL_IO_MS } from '../../../test/support/timeouts';
 import { CatalogAppModule } from './app.module';
 import { FastReads } from './read-cache/fast-reads';
 import { jsonBody } from './read-cache/json-body';
@@ -51,6 +51,9 @@ const GLOBAL_ONLY =
 const WRITE = /^(POST|PUT|PATCH|DELETE) /;
 const WRITE_DENIED = '403 Write operations require the global API key';
 
+// Each test sends a request to every route over a real socket: seconds on a loaded machine, past
+// jest's 5 s default (a CI run at load 12 took longer).
+jest.setTimeout(REAL_IO_MS);
 describe('catalog-api controller tier (guards and parameter validation, no database)', () => {
   let tier: ControllerTierApp;
   const open = (route: string) => PUBLIC.includes(route) || OPTIONAL_KEY.includes(route);

@@ -4,7 +4,7 @@ import {
   createControllerTierApp,
   refusal,
 } from '../../../test/support/controller-tier';
-import { APP_START_MS } from '../../../test/support/timeouts';
+import { APP_START_MS, REAL_IO_MS } from '../../../test/support/timeouts';
 import { ProvisionerApiModule } from './api.module';
 import { loadProvisionerSettings } from './config/provisioner.settings';
 import { SettingsModule } from './config/settings.module';
@@ -27,6 +27,9 @@ const keyed = (verdict: (route: string) => string) => (route: string) =>
   outsideKeys(route) ? 'passes' : verdict(route);
 const READ_KEY = 'tier-read-key';
 
+// Each test sends a request to every route over a real socket: seconds on a loaded machine, past
+// jest's 5 s default (a CI run at load 12 took longer).
+jest.setTimeout(REAL_IO_MS);
 describe('provisioner controller tier (guards and parameter validation, no queue)', () => {
   let tier: ControllerTierApp;
 
