@@ -101,7 +101,13 @@ export class S3InboxFixture {
 
   async put(path: string, body: string | Buffer): Promise<void> {
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: `${this.prefix}${path}`, Body: body }),
+      // The length said: the SDK takes an empty body for a stream of unknown length, and warns.
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: `${this.prefix}${path}`,
+        Body: body,
+        ContentLength: Buffer.byteLength(body),
+      }),
     );
   }
 
