@@ -32,6 +32,8 @@ module.exports = {
       ...shared,
       displayName: 'unit',
       rootDir: __dirname,
+      // The unit default time-out for a loaded machine (test/support/timeouts.ts, UNIT_TEST_MS).
+      setupFilesAfterEnv: ['<rootDir>/test/support/unit-timeout.ts'],
       testMatch: ['<rootDir>/{apps,libs}/*/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
     },
     {

@@ -6,6 +6,12 @@
 export const APP_START_MS = 30_000;
 
 /**
+ * What a unit test's own work (parsing, hashing, a few hundred thousand entries in memory; a
+ * second on a quiet machine) may take on that machine, where jest's 5 s default failed one.
+ */
+export const UNIT_TEST_MS = 15_000;
+
+/**
  * What a unit test on real threads, files or sockets (a copy of hundreds of files, a scan on
  * the source-scan thread, megabytes over a socket) may take on that machine: seconds.
  */
