@@ -155,17 +155,7 @@ export class AccessRequestsService {
       await this.audit.recordMany(manager, trail);
       return results;
     });
-    const counts = tally(changes);
-    this.logger.log(
-      {
-        items: items.length,
-        entitlements: entitlements.length,
-        ...counts,
-        stale: staleCount(changes),
-      },
-      'access request processed',
-    );
-    return counts;
+    return this.processed('access request processed', items, entitlements, changes);
   }
 
   async revoke(items: Entitlement[]): Promise<BatchCounts> {
@@ -194,6 +184,16 @@ export class AccessRequestsService {
       await this.audit.recordMany(manager, trail);
       return results;
     });
+    return this.processed('access revocation processed', items, entitlements, changes);
+  }
+
+  /** Logs what a batch changed, and answers its counts. */
+  private processed(
+    message: string,
+    items: Entitlement[],
+    entitlements: KeyedEntitlement[],
+    changes: AccessChange[],
+  ): BatchCounts {
     const counts = tally(changes);
     this.logger.log(
       {
@@ -202,7 +202,7 @@ export class AccessRequestsService {
         ...counts,
         stale: staleCount(changes),
       },
-      'access revocation processed',
+      message,
     );
     return counts;
   }

@@ -139,6 +139,33 @@ export function datasetFromReading(
   });
 }
 
+/** What finds the submission that lists a dataset: a source's own lookups. */
+interface SubmissionLookup {
+  getSubmission(submissionRef: string): Promise<SourceSubmission | null>;
+  listSubmissions(): Promise<SourceSubmission[]>;
+}
+
+/**
+ * A dataset of the layout with the submission that lists it (null when none does): the one its
+ * dataset.json names when that one lists it (one read), else the first submission listing it.
+ */
+export async function datasetWithSubmission(
+  source: SubmissionLookup,
+  datasetId: string,
+  reading: DatasetReading,
+): Promise<{ dataset: SourceDataset; submission: SourceSubmission } | null> {
+  const owner = reading.document?.value?.submission;
+  let submission: SourceSubmission | null = null;
+  if (isSafeSegment(owner)) {
+    const named = await source.getSubmission(owner);
+    if (named?.datasetIds.includes(datasetId)) submission = named;
+  }
+  submission ??=
+    (await source.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
+  if (!submission) return null;
+  return { dataset: datasetFromReading(datasetId, submission, reading), submission };
+}
+
 /** The datasets the submissions name (those `include` accepts), each with its submission. */
 function namedDatasets(
   submissions: SourceSubmission[],

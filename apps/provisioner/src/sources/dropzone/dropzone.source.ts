@@ -15,7 +15,7 @@ import {
   type SourceLimits,
 } from '../../config/source-config';
 import {
-  datasetFromReading,
+  datasetWithSubmission,
   listedDatasets,
   refuseUnlistedSubmission,
   submissionFromDocument,
@@ -133,16 +133,7 @@ export class DropzoneSource implements SourceSystem {
       const document = reading.document && summarizeDatasetDocument(reading.document);
       this.datasets.remember(dir, { ...answer!, value: { ...reading, document } });
     }
-    const owner = reading.document?.value?.submission;
-    let submission: SourceSubmission | null = null;
-    if (isSafeSegment(owner)) {
-      const named = await this.getSubmission(owner);
-      if (named?.datasetIds.includes(datasetId)) submission = named;
-    }
-    submission ??=
-      (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
-    if (!submission) return null;
-    return { dataset: datasetFromReading(datasetId, submission, reading), submission };
+    return datasetWithSubmission(this, datasetId, reading);
   }
 
   locateDataset(datasetId: string): SourceDatasetLocation {

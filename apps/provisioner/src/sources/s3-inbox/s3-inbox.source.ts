@@ -26,7 +26,7 @@ import {
   type SourceSystem,
 } from '../source-system';
 import {
-  datasetFromReading,
+  datasetWithSubmission,
   listedDatasets,
   refuseUnlistedSubmission,
   submissionFromDocument,
@@ -196,16 +196,7 @@ export class S3InboxSource implements SourceSystem {
         reading: { ...reading, document },
       });
     }
-    const owner = reading.document?.value?.submission;
-    let submission: SourceSubmission | null = null;
-    if (isSafeSegment(owner)) {
-      const named = await this.getSubmission(owner);
-      if (named?.datasetIds.includes(datasetId)) submission = named;
-    }
-    submission ??=
-      (await this.listSubmissions()).find((s) => s.datasetIds.includes(datasetId)) ?? null;
-    if (!submission) return null;
-    return { dataset: datasetFromReading(datasetId, submission, reading), submission };
+    return datasetWithSubmission(this, datasetId, reading);
   }
 
   /** The inbox has no local directory: imports read it through remoteDataset. */
