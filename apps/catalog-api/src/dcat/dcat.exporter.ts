@@ -124,6 +124,13 @@ export const ACCESS_RIGHTS = {
 /** Most restrictive last: a dataset gets the most restrictive access of its declarations. */
 const ACCESS_ORDER = ['PUBLIC', 'RESTRICTED', 'NON_PUBLIC'] as const;
 export type AccessLevel = (typeof ACCESS_ORDER)[number];
+/** The EU access-right authority's IRI of each level. */
+const ACCESS_RIGHT_IRIS: Record<AccessLevel, string> = {
+  PUBLIC: `${EU}access-right/PUBLIC`,
+  RESTRICTED: `${EU}access-right/RESTRICTED`,
+  NON_PUBLIC: `${EU}access-right/NON_PUBLIC`,
+};
+const HEALTH_THEME = `${EU}data-theme/HEAL`;
 
 /** HealthDCAT-AP health categories (EHDS art. 51) a data-type name falls in, by its wording. */
 const HEALTH_CATEGORY_RULES: [RegExp, string, string][] = [
@@ -193,6 +200,10 @@ export class DcatIris {
   person = (id: number) => `${this.base}/api/dcat/people/${id}`;
   publisher = () => `${this.base}/api/dcat/publisher`;
   hdab = () => `${this.base}/api/dcat/hdab`;
+  /** A distribution of the dataset at `dataset` (`key`: `storage-<id>` or `access-request`). */
+  distribution = (dataset: string, _accession: string, key: string) => `${dataset}#${key}`;
+  /** The checksum of the distribution at `distribution`. */
+  checksum = (distribution: string) => `${distribution}-checksum`;
 }
 
 /** The access level of a dataset: the most restrictive of its declarations; null when none says. */
@@ -360,7 +371,7 @@ export class DcatExporter {
     }
     for (const node of this.contacts(ds, facts)) nodes.push(node);
     if (level !== null) {
-      const right = `${EU}access-right/${level}`;
+      const right = ACCESS_RIGHT_IRIS[level];
       ds.ref(dct.accessRights, right);
       nodes.push(rightsStatement(right));
     }
@@ -408,7 +419,7 @@ export class DcatExporter {
           if (!pattern.test(type)) continue;
           const category = healthCategory(code, label);
           ds.ref(healthdcatap.healthCategory, category.id);
-          ds.ref(dcat.theme, `${EU}data-theme/HEAL`);
+          ds.ref(dcat.theme, HEALTH_THEME);
           nodes.push(category, HEALTH_CATEGORY_SCHEME);
         }
       }
@@ -483,7 +494,7 @@ export class DcatExporter {
    * not downloadable) and the legislation it falls under.
    */
   private accessTerms(node: RdfNode, level: AccessLevel) {
-    node.ref(dct.accessRights, `${EU}access-right/${level}`);
+    node.ref(dct.accessRights, ACCESS_RIGHT_IRIS[level]);
     for (const law of this.config.applicableLegislation)
       node.ref(dcatap.applicableLegislation, law);
   }
@@ -505,7 +516,9 @@ export class DcatExporter {
       // how access is had (the dataset's page: a request to the access committee, or the
       // catalog's registration for registered access; the page itself for open access).
       const [title, note] = ACCESS_WITHOUT_COPY[level];
-      const node = new RdfNode(`${id}#access-request`, [dcat.Distribution])
+      const node = new RdfNode(this.iris.distribution(id, facts.accession, 'access-request'), [
+        dcat.Distribution,
+      ])
         .lit(dct.title, title)
         .ref(dcat.accessURL, id)
         .lit(dct.description, note);
@@ -514,7 +527,10 @@ export class DcatExporter {
       nodes.push(node);
     }
     for (const storage of facts.storages) {
-      const node = new RdfNode(`${id}#storage-${storage.id}`, [dcat.Distribution])
+      const node = new RdfNode(
+        this.iris.distribution(id, facts.accession, `storage-${storage.id}`),
+        [dcat.Distribution],
+      )
         .lit(dct.title, storage.platform)
         .ref(dcat.accessURL, storage.drs_uri ?? id)
         .lit(dct.issued, facts.imports[0], xsd.date)
@@ -530,7 +546,7 @@ export class DcatExporter {
         nodes.push(service.ref(dcat.servesDataset, id));
       }
       if (storage.manifest_sha256 !== null) {
-        const checksum = new RdfNode(`${node.id}-checksum`, [spdx.Checksum])
+        const checksum = new RdfNode(this.iris.checksum(node.id), [spdx.Checksum])
           .ref(spdx.algorithm, SHA256)
           // xsd:hexBinary as DCAT-AP's shape requires; the catalog stores it lowercase.
           .lit(spdx.checksumValue, storage.manifest_sha256, xsd.hexBinary)

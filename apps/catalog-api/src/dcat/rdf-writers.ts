@@ -99,20 +99,44 @@ const turtleObjectName = (value: string) => {
   return name;
 };
 
+/** `^^name` of each datatype (a fixed set, as `fixedName`). */
+const datatypeSuffixes = new Map<string, string>();
+
 const turtleTerm = (term: Term) => {
   if (isIri(term)) return turtleObjectName(term.iri);
   const text = turtleString(term.value);
-  return term.datatype === undefined ? text : `${text}^^${fixedName(term.datatype)}`;
+  if (term.datatype === undefined) return text;
+  let suffix = datatypeSuffixes.get(term.datatype);
+  if (suffix === undefined)
+    datatypeSuffixes.set(term.datatype, (suffix = `^^${fixedName(term.datatype)}`));
+  return text + suffix;
+};
+
+/**
+ * What precedes a predicate's objects, as its subject's first predicate and as a later one (a
+ * fixed set, as `fixedName`): one string appended instead of three.
+ */
+const predicateHeads = new Map<string, [string, string]>();
+const predicateHead = (predicate: string): [string, string] => {
+  let heads = predicateHeads.get(predicate);
+  if (heads === undefined) {
+    const name = predicate === RDF_TYPE ? 'a' : fixedName(predicate);
+    predicateHeads.set(predicate, (heads = [`\n  ${name} `, ` ;\n  ${name} `]));
+  }
+  return heads;
 };
 
 /** `out` followed by the text of `node`. */
 function turtleNode(out: string, node: RdfNode): string {
   out += turtleIri(node.id);
-  let separator = '\n  ';
+  let later = 0;
   for (const [predicate, objects] of node.statements) {
-    out += `${separator}${predicate === RDF_TYPE ? 'a' : fixedName(predicate)} `;
-    separator = ' ;\n  ';
-    for (let i = 0; i < objects.length; i++) out += (i === 0 ? '' : ', ') + turtleTerm(objects[i]);
+    out += predicateHead(predicate)[later];
+    later = 1;
+    for (let i = 0; i < objects.length; i++) {
+      if (i > 0) out += ', ';
+      out += turtleTerm(objects[i]);
+    }
   }
   return out + ' .\n\n';
 }

@@ -1,6 +1,6 @@
 import { DcatExporter, DcatIris, merge, type PageInfo } from '../dcat/dcat.exporter';
 import type { DatasetFacts } from '../dcat/dcat.repository';
-import { isIri, RdfNode, terms, type Term } from '../dcat/rdf-graph';
+import { isIri, RdfNode, terms } from '../dcat/rdf-graph';
 import { profileNode, type ProfileKind } from './fdp-profiles';
 
 /** The terms the mapping names, built once (see `terms`). */
@@ -61,8 +61,10 @@ export class FdpIris extends DcatIris {
   override page = (n: number) => `${this.base}/fdp/catalog?page=${n}`;
   override dataset = (accession: string) =>
     `${this.base}/fdp/dataset/${encodeURIComponent(accession)}`;
-  distribution = (accession: string, key: string) =>
+  // The exporter names a dataset's distributions and their checksums as records of their own.
+  override distribution = (_dataset: string, accession: string, key: string) =>
     `${this.base}/fdp/distribution/${encodeURIComponent(accession)}/${encodeURIComponent(key)}`;
+  override checksum = (distribution: string) => `${distribution}#checksum`;
 }
 
 /** The FDP specification the root says it follows. */
@@ -196,19 +198,13 @@ export class FdpRecords {
   dataset(facts: DatasetFacts, times: RecordTimes): Map<string, FdpRecord> {
     const { iris } = this;
     const id = iris.dataset(facts.accession);
-    const all = this.exporter.datasetNodes(facts);
-    // The exporter names a distribution `<dataset>#<key>` and its checksum `<that>-checksum`.
-    const renames = new Map<string, string>();
-    for (const node of all)
-      for (const o of node.statements.get(dcat.distribution) ?? [])
-        if (isIri(o)) {
-          const key = o.iri.slice(id.length + 1);
-          renames.set(o.iri, iris.distribution(facts.accession, key));
-          renames.set(`${o.iri}-checksum`, `${iris.distribution(facts.accession, key)}#checksum`);
-        }
-    const nodes = all.map((n) => rename(n, renames));
+    // The exporter (with these IRIs) names the distributions and their checksums as records.
+    const nodes = this.exporter.datasetNodes(facts);
     const byId = new Map(nodes.map((n) => [n.id, n]));
-    const distributionIds = [...renames.values()].filter((v) => !v.endsWith('#checksum'));
+    const distributionIds: string[] = [];
+    for (const node of nodes)
+      for (const o of node.statements.get(dcat.distribution) ?? [])
+        if (isIri(o)) distributionIds.push(o.iri);
     const records = new Map<string, FdpRecord>();
     for (const distId of distributionIds) {
       const dist = byId.get(distId)!;
@@ -259,26 +255,6 @@ export class FdpRecords {
     records.set(id, { kind: 'dataset', nodes: merge(recordNodes), modified: times.modified });
     return records;
   }
-}
-
-/**
- * `node` with its IRI and its IRI objects renamed by `names` (a dataset's distributions): a
- * shared node names none of them and is itself. The statements are copied as they are (their
- * literals were cleaned when added; distinct IRIs stay distinct), with the renamed objects.
- */
-function rename(node: RdfNode, names: Map<string, string>): RdfNode {
-  if (node.frozen) return node;
-  const out = new RdfNode(names.get(node.id) ?? node.id);
-  for (const [predicate, objects] of node.statements)
-    out.statements.set(
-      predicate,
-      objects.map((o: Term) => {
-        if (!isIri(o)) return o;
-        const renamed = names.get(o.iri);
-        return renamed === undefined ? o : { iri: renamed };
-      }),
-    );
-  return out;
 }
 
 /** The FDP's dates are xsd:dateTime: an import's date is its day's start, UTC. */

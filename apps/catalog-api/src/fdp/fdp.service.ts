@@ -361,7 +361,7 @@ export class FdpService {
     const times = lifetimes.get(facts.accession) ?? { issued: null, modified: null };
     const split = records.dataset(facts, this.times(times, facts.modified));
     const out: Built = [];
-    const prefix = iris.distribution(facts.accession, '');
+    const prefix = iris.distribution(iris.dataset(facts.accession), facts.accession, '');
     for (const [id, record] of split)
       out.push({
         target:
