@@ -1,6 +1,96 @@
 import { duoIri } from '../datasets/use-condition-codes';
 import type { DatasetFacts } from './dcat.repository';
-import { iri, RdfNode } from './rdf-graph';
+import { iri, RdfNode, terms } from './rdf-graph';
+
+/** The terms the mapping names, built once (see `terms`). */
+const adms = terms('adms', 'identifier', 'Identifier');
+const cv = terms('cv', 'contactPoint', 'ContactPoint', 'email');
+const dcat = terms(
+  'dcat',
+  'Catalog',
+  'themeTaxonomy',
+  'dataset',
+  'Dataset',
+  'contactPoint',
+  'keyword',
+  'theme',
+  'Distribution',
+  'accessURL',
+  'distribution',
+  'byteSize',
+  'accessService',
+  'servesDataset',
+  'DataService',
+  'endpointURL',
+);
+const dcatap = terms('dcatap', 'applicableLegislation');
+const dct = terms(
+  'dct',
+  'title',
+  'description',
+  'publisher',
+  'type',
+  'identifier',
+  'issued',
+  'modified',
+  'accessRights',
+  'RightsStatement',
+  'provenance',
+  'ProvenanceStatement',
+);
+const dpv = terms(
+  'dpv',
+  'PseudonymisedData',
+  'AnonymisedData',
+  'hasLegalBasis',
+  'LegalBasis',
+  'hasPersonalData',
+  'PersonalData',
+);
+const eli = terms('eli', 'LegalResource');
+const foaf = terms('foaf', 'Agent', 'name');
+const healthdcatap = terms(
+  'healthdcatap',
+  'hdab',
+  'hasStructuredData',
+  'healthCategory',
+  'populationCoverage',
+);
+const hydra = terms(
+  'hydra',
+  'Collection',
+  'totalItems',
+  'view',
+  'PartialCollectionView',
+  'first',
+  'last',
+  'next',
+  'previous',
+);
+const odrl = terms('odrl', 'Policy', 'Set', 'target', 'hasPolicy', 'action', 'use');
+const owl = terms('owl', 'deprecated');
+const prov = terms('prov', 'wasGeneratedBy', 'Activity');
+const rdfs = terms('rdfs', 'label', 'comment');
+const skos = terms(
+  'skos',
+  'Concept',
+  'prefLabel',
+  'inScheme',
+  'notation',
+  'altLabel',
+  'ConceptScheme',
+);
+const spdx = terms(
+  'spdx',
+  'Checksum',
+  'algorithm',
+  'checksumValue',
+  'checksum',
+  'ChecksumAlgorithm',
+  'checksumAlgorithm_sha256',
+);
+const vcard = terms('vcard', 'Kind', 'fn', 'hasEmail');
+const xsd = terms('xsd', 'nonNegativeInteger', 'dateTime', 'boolean', 'date', 'hexBinary');
 
 /**
  * The catalog's model onto DCAT-AP 3.0.1 and HealthDCAT-AP (docs/dcat.md is the table, one line
@@ -34,6 +124,13 @@ export const ACCESS_RIGHTS = {
 /** Most restrictive last: a dataset gets the most restrictive access of its declarations. */
 const ACCESS_ORDER = ['PUBLIC', 'RESTRICTED', 'NON_PUBLIC'] as const;
 export type AccessLevel = (typeof ACCESS_ORDER)[number];
+/** The EU access-right authority's IRI of each level. */
+const ACCESS_RIGHT_IRIS: Record<AccessLevel, string> = {
+  PUBLIC: `${EU}access-right/PUBLIC`,
+  RESTRICTED: `${EU}access-right/RESTRICTED`,
+  NON_PUBLIC: `${EU}access-right/NON_PUBLIC`,
+};
+const HEALTH_THEME = `${EU}data-theme/HEAL`;
 
 /** HealthDCAT-AP health categories (EHDS art. 51) a data-type name falls in, by its wording. */
 const HEALTH_CATEGORY_RULES: [RegExp, string, string][] = [
@@ -79,8 +176,8 @@ const PERSONAL_DATA: Record<string, string | undefined> = {
 };
 
 const DE_IDENTIFICATION: Record<string, [string, string]> = {
-  pseudonymization: [iri('dpv', 'PseudonymisedData'), 'Pseudonymised data'],
-  anonymization: [iri('dpv', 'AnonymisedData'), 'Anonymised data'],
+  pseudonymization: [dpv.PseudonymisedData, 'Pseudonymised data'],
+  anonymization: [dpv.AnonymisedData, 'Anonymised data'],
 };
 
 const RULES: Record<string, [string, string]> = {
@@ -90,7 +187,6 @@ const RULES: Record<string, [string, string]> = {
   OBLIGATION: ['obligation', 'Duty'],
 };
 
-const xsd = (local: string) => iri('xsd', local);
 const seg = (value: string | number) => encodeURIComponent(String(value));
 
 /** IRIs of the catalog's resources, all under the public base URL. */
@@ -104,6 +200,10 @@ export class DcatIris {
   person = (id: number) => `${this.base}/api/dcat/people/${id}`;
   publisher = () => `${this.base}/api/dcat/publisher`;
   hdab = () => `${this.base}/api/dcat/hdab`;
+  /** A distribution of the dataset at `dataset` (`key`: `storage-<id>` or `access-request`). */
+  distribution = (dataset: string, _accession: string, key: string) => `${dataset}#${key}`;
+  /** The checksum of the distribution at `distribution`. */
+  checksum = (distribution: string) => `${distribution}-checksum`;
 }
 
 /** The access level of a dataset: the most restrictive of its declarations; null when none says. */
@@ -118,6 +218,13 @@ export function accessLevel(facts: DatasetFacts): AccessLevel | null {
 
 export class DcatExporter {
   readonly iris: DcatIris;
+  /**
+   * Nodes that are the same in every graph of this configuration (frozen: see RdfNode.freeze),
+   * built on first use: the mapping writes them into every dataset or record.
+   */
+  private laws?: RdfNode[];
+  private agents?: RdfNode[];
+  private contact?: RdfNode;
 
   /** `iris`: where the records live (the FAIR Data Point names them under /fdp). */
   constructor(
@@ -130,82 +237,80 @@ export class DcatExporter {
   /** The catalog itself, its publisher and the shared nodes (written once, on the first page). */
   catalogNodes(datasetIris: string[], page: PageInfo): RdfNode[] {
     const { config, iris } = this;
-    const catalog = new RdfNode(iris.catalog(), [
-      iri('dcat', 'Catalog'),
-      iri('hydra', 'Collection'),
-    ])
-      .lit(iri('dct', 'title'), `${config.publisherName} research data catalog`)
+    const catalog = new RdfNode(iris.catalog(), [dcat.Catalog, hydra.Collection])
+      .lit(dct.title, `${config.publisherName} research data catalog`)
       .lit(
-        iri('dct', 'description'),
+        dct.description,
         `Datasets held by ${config.publisherName}, with their access conditions.`,
       )
-      .ref(iri('dct', 'publisher'), this.publisherIri())
-      .ref(iri('dcat', 'themeTaxonomy'), `${EU}data-theme`)
-      .lit(iri('hydra', 'totalItems'), page.total, xsd('nonNegativeInteger'))
-      .ref(iri('hydra', 'view'), iris.page(page.number));
-    for (const law of config.applicableLegislation)
-      catalog.ref(iri('dcatap', 'applicableLegislation'), law);
-    for (const dataset of datasetIris) catalog.ref(iri('dcat', 'dataset'), dataset);
+      .ref(dct.publisher, this.publisherIri())
+      .ref(dcat.themeTaxonomy, `${EU}data-theme`)
+      .lit(hydra.totalItems, page.total, xsd.nonNegativeInteger)
+      .ref(hydra.view, iris.page(page.number));
+    for (const law of config.applicableLegislation) catalog.ref(dcatap.applicableLegislation, law);
+    for (const dataset of datasetIris) catalog.ref(dcat.dataset, dataset);
     const nodes = [catalog, this.pageNode(page), ...this.agentNodes(), ...this.legislation()];
     return merge(nodes);
   }
 
-  /** The applicable legislation: ELI legal resources. */
+  /** The applicable legislation: ELI legal resources (shared, built once). */
   legislation(): RdfNode[] {
-    return this.config.applicableLegislation.map(
-      (law) => new RdfNode(law, [iri('eli', 'LegalResource')]),
-    );
+    return (this.laws ??= this.config.applicableLegislation.map((law) =>
+      new RdfNode(law, [eli.LegalResource]).freeze(),
+    ));
   }
 
   /** The catalog with only the datasets of a page (the pages after the first). */
   catalogMembers(datasetIris: string[], page: PageInfo): RdfNode[] {
     const catalog = new RdfNode(this.iris.catalog());
-    for (const dataset of datasetIris) catalog.ref(iri('dcat', 'dataset'), dataset);
+    for (const dataset of datasetIris) catalog.ref(dcat.dataset, dataset);
     return [catalog, this.pageNode(page)];
   }
 
   private pageNode(page: PageInfo): RdfNode {
     const { iris } = this;
-    const node = new RdfNode(iris.page(page.number), [iri('hydra', 'PartialCollectionView')])
-      .ref(iri('hydra', 'first'), iris.page(1))
-      .ref(iri('hydra', 'last'), iris.page(page.last));
-    if (page.number < page.last) node.ref(iri('hydra', 'next'), iris.page(page.number + 1));
-    if (page.number > 1) node.ref(iri('hydra', 'previous'), iris.page(page.number - 1));
+    const node = new RdfNode(iris.page(page.number), [hydra.PartialCollectionView])
+      .ref(hydra.first, iris.page(1))
+      .ref(hydra.last, iris.page(page.last));
+    if (page.number < page.last) node.ref(hydra.next, iris.page(page.number + 1));
+    if (page.number > 1) node.ref(hydra.previous, iris.page(page.number - 1));
     return node;
   }
 
   publisherIri = () => this.config.publisherUri ?? this.iris.publisher();
 
-  /** The publisher and the HDAB, each with one cv:ContactPoint (HealthDCAT-AP's Health Agent). */
+  /**
+   * The publisher and the HDAB, each with one cv:ContactPoint (HealthDCAT-AP's Health Agent).
+   * Shared, built once.
+   */
   agentNodes(): RdfNode[] {
+    return (this.agents ??= this.agentNodesOnce().map((node) => node.freeze()));
+  }
+
+  private agentNodesOnce(): RdfNode[] {
     const { config, iris } = this;
     const nodes: RdfNode[] = [];
-    const publisher = new RdfNode(this.publisherIri(), [iri('foaf', 'Agent')])
-      .lit(iri('foaf', 'name'), config.publisherName)
-      .ref(iri('dct', 'type'), config.publisherType);
+    const publisher = new RdfNode(this.publisherIri(), [foaf.Agent])
+      .lit(foaf.name, config.publisherName)
+      .ref(dct.type, config.publisherType);
     if (config.publisherType !== undefined) {
       // Its label is the code the IRI ends with (the scheme is not loaded here).
       const code = decodeURIComponent(
         config.publisherType.replace(/\/+$/, '').replace(/^.*[/#]/, ''),
       );
-      const type = new RdfNode(config.publisherType, [iri('skos', 'Concept')]).lit(
-        iri('skos', 'prefLabel'),
+      const type = new RdfNode(config.publisherType, [skos.Concept]).lit(
+        skos.prefLabel,
         code.replace(/[-_]/g, ' '),
       );
       // A HealthDCAT-AP publisher type belongs to its scheme (the validator checks skos:inScheme).
       if (config.publisherType.startsWith(`${PUBLISHER_TYPES}/`))
-        type.ref(iri('skos', 'inScheme'), PUBLISHER_TYPES);
+        type.ref(skos.inScheme, PUBLISHER_TYPES);
       nodes.push(type);
     }
     if (config.contactEmail !== undefined) {
       const contact = `${iris.publisher()}#contact`;
-      publisher.ref(iri('cv', 'contactPoint'), contact);
-      nodes.push(
-        new RdfNode(contact, [iri('cv', 'ContactPoint')]).lit(
-          iri('cv', 'email'),
-          config.contactEmail,
-        ),
-      );
+      publisher.ref(cv.contactPoint, contact);
+      nodes.push(new RdfNode(contact, [cv.ContactPoint]).lit(cv.email, config.contactEmail));
       nodes.push(this.catalogContact());
     }
     nodes.push(publisher);
@@ -213,13 +318,10 @@ export class DcatExporter {
       const hdab = config.hdab.uri ?? iris.hdab();
       const contact = `${iris.hdab()}#contact`;
       nodes.push(
-        new RdfNode(hdab, [iri('foaf', 'Agent')])
-          .lit(iri('foaf', 'name'), config.hdab.name)
-          .ref(iri('cv', 'contactPoint'), contact),
-        new RdfNode(contact, [iri('cv', 'ContactPoint')]).lit(
-          iri('cv', 'email'),
-          config.hdab.email,
-        ),
+        new RdfNode(hdab, [foaf.Agent])
+          .lit(foaf.name, config.hdab.name)
+          .ref(cv.contactPoint, contact),
+        new RdfNode(contact, [cv.ContactPoint]).lit(cv.email, config.hdab.email),
       );
     }
     return nodes;
@@ -227,9 +329,10 @@ export class DcatExporter {
 
   /** The vcard of the publisher's contact address: the contact of datasets without a custodian. */
   private catalogContact(): RdfNode {
-    return new RdfNode(`${this.iris.catalog()}#contact`, [iri('vcard', 'Kind')])
-      .lit(iri('vcard', 'fn'), this.config.publisherName)
-      .ref(iri('vcard', 'hasEmail'), `mailto:${this.config.contactEmail}`);
+    return (this.contact ??= new RdfNode(`${this.iris.catalog()}#contact`, [vcard.Kind])
+      .lit(vcard.fn, this.config.publisherName)
+      .ref(vcard.hasEmail, `mailto:${this.config.contactEmail}`)
+      .freeze());
   }
 
   /** One dataset and the nodes only it refers to. */
@@ -237,58 +340,51 @@ export class DcatExporter {
     const { config, iris } = this;
     const id = iris.dataset(facts.accession);
     const level = accessLevel(facts);
-    const ds = new RdfNode(id, [iri('dcat', 'Dataset')])
-      .lit(iri('dct', 'title'), facts.title)
+    const ds = new RdfNode(id, [dcat.Dataset])
+      .lit(dct.title, facts.title)
       // DCAT-AP requires a description; the title is the only text a dataset without one has.
-      .lit(iri('dct', 'description'), facts.description ?? facts.title)
-      .lit(iri('dct', 'identifier'), facts.accession)
-      .lit(iri('dct', 'identifier'), `urn:uuid:${facts.elu_uuid}`)
-      .ref(iri('dct', 'publisher'), this.publisherIri())
-      .lit(iri('dct', 'issued'), facts.issued, xsd('dateTime'))
-      .lit(iri('dct', 'modified'), facts.modified, xsd('dateTime'));
+      .lit(dct.description, facts.description ?? facts.title)
+      .lit(dct.identifier, facts.accession)
+      .lit(dct.identifier, `urn:uuid:${facts.elu_uuid}`)
+      .ref(dct.publisher, this.publisherIri())
+      .lit(dct.issued, facts.issued, xsd.dateTime)
+      .lit(dct.modified, facts.modified, xsd.dateTime);
     const nodes: RdfNode[] = [ds];
     if (facts.deprecated_at !== null) {
       // DAISY's `deprecated` for this endpoint (core/importer/datasets_exporter.py).
-      ds.lit(iri('owl', 'deprecated'), true, xsd('boolean'));
+      ds.lit(owl.deprecated, true, xsd.boolean);
     }
     if (facts.other_external_id !== null) {
       const other = `${id}#other-identifier`;
-      ds.ref(iri('adms', 'identifier'), other);
-      nodes.push(
-        new RdfNode(other, [iri('adms', 'Identifier')]).lit(
-          iri('skos', 'notation'),
-          facts.other_external_id,
-        ),
-      );
+      ds.ref(adms.identifier, other);
+      nodes.push(new RdfNode(other, [adms.Identifier]).lit(skos.notation, facts.other_external_id));
     }
     if (facts.project !== null) {
       const project = iris.project(facts.project.acronym);
-      ds.ref(iri('prov', 'wasGeneratedBy'), project);
+      ds.ref(prov.wasGeneratedBy, project);
       nodes.push(
-        new RdfNode(project, [iri('prov', 'Activity')])
-          .lit(iri('dct', 'title'), facts.project.title)
-          .lit(iri('dct', 'identifier'), facts.project.accession)
-          .lit(iri('skos', 'altLabel'), facts.project.acronym),
+        new RdfNode(project, [prov.Activity])
+          .lit(dct.title, facts.project.title)
+          .lit(dct.identifier, facts.project.accession)
+          .lit(skos.altLabel, facts.project.acronym),
       );
     }
     for (const node of this.contacts(ds, facts)) nodes.push(node);
     if (level !== null) {
-      const right = `${EU}access-right/${level}`;
-      ds.ref(iri('dct', 'accessRights'), right);
-      nodes.push(new RdfNode(right, [iri('dct', 'RightsStatement')]));
+      const right = ACCESS_RIGHT_IRIS[level];
+      ds.ref(dct.accessRights, right);
+      nodes.push(rightsStatement(right));
     }
     // HealthDCAT-AP asks the same of a dataset at every access level (its public, restricted
     // and non-public shapes): the legislation, the health data access body, whether variables
     // are described. A dataset whose access no declaration states is at no level.
     const declared = level !== null;
     if (declared) {
-      for (const law of config.applicableLegislation)
-        ds.ref(iri('dcatap', 'applicableLegislation'), law);
+      for (const law of config.applicableLegislation) ds.ref(dcatap.applicableLegislation, law);
       for (const node of this.legislation()) nodes.push(node);
-      if (config.hdab !== undefined)
-        ds.ref(iri('healthdcatap', 'hdab'), config.hdab.uri ?? iris.hdab());
+      if (config.hdab !== undefined) ds.ref(healthdcatap.hdab, config.hdab.uri ?? iris.hdab());
       // The catalog publishes no variable-level description (csvw), so none is claimed.
-      ds.lit(iri('healthdcatap', 'hasStructuredData'), false, xsd('boolean'));
+      ds.lit(healthdcatap.hasStructuredData, false, xsd.boolean);
     }
     for (const node of this.subjects(ds, facts)) nodes.push(node);
     for (const node of this.conditions(ds, id, facts)) nodes.push(node);
@@ -300,14 +396,14 @@ export class DcatExporter {
     if (facts.custodians.length === 0) {
       if (this.config.contactEmail === undefined) return [];
       const contact = this.catalogContact();
-      ds.ref(iri('dcat', 'contactPoint'), contact.id);
+      ds.ref(dcat.contactPoint, contact.id);
       return [contact];
     }
     return facts.custodians.map((c) => {
-      const contact = new RdfNode(this.iris.person(c.id), [iri('vcard', 'Kind')])
-        .lit(iri('vcard', 'fn'), `${c.first_name} ${c.last_name}`.trim() || c.email)
-        .ref(iri('vcard', 'hasEmail'), `mailto:${encodeURI(c.email)}`);
-      ds.ref(iri('dcat', 'contactPoint'), contact.id);
+      const contact = new RdfNode(this.iris.person(c.id), [vcard.Kind])
+        .lit(vcard.fn, `${c.first_name} ${c.last_name}`.trim() || c.email)
+        .ref(vcard.hasEmail, `mailto:${encodeURI(c.email)}`);
+      ds.ref(dcat.contactPoint, contact.id);
       return contact;
     });
   }
@@ -318,28 +414,20 @@ export class DcatExporter {
     const partners = new Set<string>();
     for (const d of facts.declarations) {
       for (const type of d.data_types) {
-        ds.lit(iri('dcat', 'keyword'), type.replace(/_/g, ' '));
+        ds.lit(dcat.keyword, type.replace(/_/g, ' '));
         for (const [pattern, code, label] of HEALTH_CATEGORY_RULES) {
           if (!pattern.test(type)) continue;
-          const category = `${HEALTH_CATEGORIES}/${code}`;
-          ds.ref(iri('healthdcatap', 'healthCategory'), category);
-          ds.ref(iri('dcat', 'theme'), `${EU}data-theme/HEAL`);
-          nodes.push(
-            new RdfNode(category, [iri('skos', 'Concept')])
-              .lit(iri('skos', 'prefLabel'), label)
-              .ref(iri('skos', 'inScheme'), HEALTH_CATEGORIES),
-            new RdfNode(HEALTH_CATEGORIES, [iri('skos', 'ConceptScheme')]).lit(
-              iri('dct', 'title'),
-              'HealthDCAT-AP health categories',
-            ),
-          );
+          const category = healthCategory(code, label);
+          ds.ref(healthdcatap.healthCategory, category.id);
+          ds.ref(dcat.theme, HEALTH_THEME);
+          nodes.push(category, HEALTH_CATEGORY_SCHEME);
         }
       }
       const [type, label] = DE_IDENTIFICATION[d.de_identification];
-      ds.ref(iri('dct', 'type'), type);
-      nodes.push(new RdfNode(type, [iri('skos', 'Concept')]).lit(iri('skos', 'prefLabel'), label));
+      ds.ref(dct.type, type);
+      nodes.push(concept(type, label));
       for (const cohort of d.cohorts)
-        ds.lit(iri('healthdcatap', 'populationCoverage'), `Cohort: ${cohort.name}`);
+        ds.lit(healthdcatap.populationCoverage, `Cohort: ${cohort.name}`);
       if (d.partner !== null) partners.add(d.partner);
     }
     if (partners.size > 0 || facts.imports.length > 0 || facts.project !== null) {
@@ -352,12 +440,9 @@ export class DcatExporter {
       if (partners.size > 0) parts.push(`Data from ${[...partners].sort().join(', ')}.`);
       if (facts.imports.length > 0)
         parts.push(`Imported into storage on ${[...new Set(facts.imports)].join(', ')}.`);
-      ds.ref(iri('dct', 'provenance'), statement);
+      ds.ref(dct.provenance, statement);
       nodes.push(
-        new RdfNode(statement, [iri('dct', 'ProvenanceStatement')]).lit(
-          iri('rdfs', 'label'),
-          parts.join(' '),
-        ),
+        new RdfNode(statement, [dct.ProvenanceStatement]).lit(rdfs.label, parts.join(' ')),
       );
     }
     return nodes;
@@ -369,38 +454,33 @@ export class DcatExporter {
     for (const basis of facts.legal_bases) {
       for (const code of basis.legal_basis_codes) {
         const term = legalBasisIri(code);
-        ds.ref(iri('dpv', 'hasLegalBasis'), term);
-        nodes.push(
-          new RdfNode(term, [iri('dpv', 'LegalBasis')]).lit(
-            iri('skos', 'notation'),
-            `GDPR art. ${code}`,
-          ),
-        );
+        ds.ref(dpv.hasLegalBasis, term);
+        nodes.push(legalBasis(code));
       }
       for (const code of basis.personal_data_codes) {
         const term = PERSONAL_DATA[code];
         if (term === undefined) continue;
-        ds.ref(iri('dpv', 'hasPersonalData'), term);
-        nodes.push(new RdfNode(term, [iri('dpv', 'PersonalData')]));
+        ds.ref(dpv.hasPersonalData, term);
+        nodes.push(personalData(term));
       }
     }
     const rules = facts.declarations.flatMap((d) => d.use_conditions);
     if (rules.length > 0) {
-      const policy = new RdfNode(`${id}#use-conditions`, [
-        iri('odrl', 'Policy'),
-        iri('odrl', 'Set'),
-      ]).ref(iri('odrl', 'target'), id);
-      ds.ref(iri('odrl', 'hasPolicy'), policy.id);
+      const policy = new RdfNode(`${id}#use-conditions`, [odrl.Policy, odrl.Set]).ref(
+        odrl.target,
+        id,
+      );
+      ds.ref(odrl.hasPolicy, policy.id);
       nodes.push(policy);
       for (const rule of rules) {
         const [property, type] = RULES[rule.use_condition_rule];
         const node = new RdfNode(`${id}#use-condition-${rule.id}`, [iri('odrl', type)])
-          .ref(iri('odrl', 'action'), iri('odrl', 'use'))
-          .lit(iri('skos', 'notation'), rule.use_class)
-          .lit(iri('rdfs', 'comment'), rule.use_class_note)
-          .lit(iri('rdfs', 'comment'), rule.use_condition_note);
+          .ref(odrl.action, odrl.use)
+          .lit(skos.notation, rule.use_class)
+          .lit(rdfs.comment, rule.use_class_note)
+          .lit(rdfs.comment, rule.use_condition_note);
         const duo = duoIri(rule.use_class);
-        if (duo !== null) node.ref(iri('dct', 'type'), duo);
+        if (duo !== null) node.ref(dct.type, duo);
         policy.ref(iri('odrl', property), node.id);
         nodes.push(node);
       }
@@ -414,9 +494,9 @@ export class DcatExporter {
    * not downloadable) and the legislation it falls under.
    */
   private accessTerms(node: RdfNode, level: AccessLevel) {
-    node.ref(iri('dct', 'accessRights'), `${EU}access-right/${level}`);
+    node.ref(dct.accessRights, ACCESS_RIGHT_IRIS[level]);
     for (const law of this.config.applicableLegislation)
-      node.ref(iri('dcatap', 'applicableLegislation'), law);
+      node.ref(dcatap.applicableLegislation, law);
   }
 
   /**
@@ -436,40 +516,43 @@ export class DcatExporter {
       // how access is had (the dataset's page: a request to the access committee, or the
       // catalog's registration for registered access; the page itself for open access).
       const [title, note] = ACCESS_WITHOUT_COPY[level];
-      const node = new RdfNode(`${id}#access-request`, [iri('dcat', 'Distribution')])
-        .lit(iri('dct', 'title'), title)
-        .ref(iri('dcat', 'accessURL'), id)
-        .lit(iri('dct', 'description'), note);
+      const node = new RdfNode(this.iris.distribution(id, facts.accession, 'access-request'), [
+        dcat.Distribution,
+      ])
+        .lit(dct.title, title)
+        .ref(dcat.accessURL, id)
+        .lit(dct.description, note);
       this.accessTerms(node, level);
-      ds.ref(iri('dcat', 'distribution'), node.id);
+      ds.ref(dcat.distribution, node.id);
       nodes.push(node);
     }
     for (const storage of facts.storages) {
-      const node = new RdfNode(`${id}#storage-${storage.id}`, [iri('dcat', 'Distribution')])
-        .lit(iri('dct', 'title'), storage.platform)
-        .ref(iri('dcat', 'accessURL'), storage.drs_uri ?? id)
-        .lit(iri('dct', 'issued'), facts.imports[0], xsd('date'))
-        .lit(iri('dct', 'modified'), facts.imports[facts.imports.length - 1], xsd('date'))
-        .lit(iri('dcat', 'byteSize'), storage.byte_size, xsd('nonNegativeInteger'));
+      const node = new RdfNode(
+        this.iris.distribution(id, facts.accession, `storage-${storage.id}`),
+        [dcat.Distribution],
+      )
+        .lit(dct.title, storage.platform)
+        .ref(dcat.accessURL, storage.drs_uri ?? id)
+        .lit(dct.issued, facts.imports[0], xsd.date)
+        .lit(dct.modified, facts.imports[facts.imports.length - 1], xsd.date)
+        .lit(dcat.byteSize, storage.byte_size, xsd.nonNegativeInteger);
       if (level !== null) this.accessTerms(node, level);
-      ds.ref(iri('dcat', 'distribution'), node.id);
+      ds.ref(dcat.distribution, node.id);
       nodes.push(node);
       const service = drsService(storage.drs_uri);
       if (service !== undefined) {
         // The GA4GH DRS server that serves the copy: HealthDCAT-AP's access service.
-        node.ref(iri('dcat', 'accessService'), service.id);
-        nodes.push(service.ref(iri('dcat', 'servesDataset'), id));
+        node.ref(dcat.accessService, service.id);
+        nodes.push(service.ref(dcat.servesDataset, id));
       }
       if (storage.manifest_sha256 !== null) {
-        const checksum = new RdfNode(`${node.id}-checksum`, [iri('spdx', 'Checksum')])
-          .ref(iri('spdx', 'algorithm'), SHA256)
+        const checksum = new RdfNode(this.iris.checksum(node.id), [spdx.Checksum])
+          .ref(spdx.algorithm, SHA256)
           // xsd:hexBinary as DCAT-AP's shape requires; the catalog stores it lowercase.
-          .lit(iri('spdx', 'checksumValue'), storage.manifest_sha256, xsd('hexBinary'))
-          .lit(iri('rdfs', 'comment'), MANIFEST_CHECKSUM);
-        node
-          .ref(iri('spdx', 'checksum'), checksum.id)
-          .lit(iri('dct', 'description'), MANIFEST_NOTE);
-        nodes.push(checksum, new RdfNode(SHA256, [iri('spdx', 'ChecksumAlgorithm')]));
+          .lit(spdx.checksumValue, storage.manifest_sha256, xsd.hexBinary)
+          .lit(rdfs.comment, MANIFEST_CHECKSUM);
+        node.ref(spdx.checksum, checksum.id).lit(dct.description, MANIFEST_NOTE);
+        nodes.push(checksum, SHA256_NODE);
       }
     }
     return nodes;
@@ -484,17 +567,58 @@ function drsService(drsUri: string | null): RdfNode | undefined {
   const host = drsUri === null ? null : /^drs:\/\/([^/]+)\//.exec(drsUri)?.[1];
   if (host === null || host === undefined) return undefined;
   const endpoint = `https://${host}/ga4gh/drs/v1/`;
-  return new RdfNode(endpoint, [iri('dcat', 'DataService')])
-    .lit(iri('dct', 'title'), `GA4GH Data Repository Service at ${host}`)
-    .ref(iri('dcat', 'endpointURL'), endpoint)
+  return new RdfNode(endpoint, [dcat.DataService])
+    .lit(dct.title, `GA4GH Data Repository Service at ${host}`)
+    .ref(dcat.endpointURL, endpoint)
     .lit(
-      iri('dct', 'description'),
+      dct.description,
       'GA4GH DRS 1.x: resolves the drs:// URI of the copy to its files once access is granted.',
     );
 }
 
 /** SPDX's SHA-256 (the range shape wants it typed spdx:ChecksumAlgorithm in the graph). */
-const SHA256 = iri('spdx', 'checksumAlgorithm_sha256');
+const SHA256 = spdx.checksumAlgorithm_sha256;
+const SHA256_NODE = new RdfNode(SHA256, [spdx.ChecksumAlgorithm]).freeze();
+
+/**
+ * `build` memoised: nodes of vocabulary terms, the same in every dataset's graph, built once and
+ * frozen. Keys come from the code's tables (a few dozen at most); past LIMIT a node is built
+ * anew each time, so a key from data cannot make it grow.
+ */
+function shared<K>(build: (key: K) => RdfNode): (key: K) => RdfNode {
+  const LIMIT = 256;
+  const made = new Map<K, RdfNode>();
+  return (key) => {
+    let node = made.get(key);
+    if (node === undefined) {
+      node = build(key).freeze();
+      if (made.size < LIMIT) made.set(key, node);
+    }
+    return node;
+  };
+}
+
+const rightsStatement = shared((right: string) => new RdfNode(right, [dct.RightsStatement]));
+const HEALTH_CATEGORY_SCHEME = new RdfNode(HEALTH_CATEGORIES, [skos.ConceptScheme])
+  .lit(dct.title, 'HealthDCAT-AP health categories')
+  .freeze();
+const healthCategory = (code: string, label: string) =>
+  concept(`${HEALTH_CATEGORIES}/${code}`, label, HEALTH_CATEGORIES);
+/** A skos:Concept and its label (in `scheme` when given), keyed by its IRI. */
+const concepts = new Map<string, RdfNode>();
+function concept(term: string, label: string, scheme?: string): RdfNode {
+  let node = concepts.get(term);
+  if (node === undefined) {
+    // The label and scheme are the code's, one per term (its tables).
+    node = new RdfNode(term, [skos.Concept]).lit(skos.prefLabel, label).ref(skos.inScheme, scheme);
+    concepts.set(term, node.freeze());
+  }
+  return node;
+}
+const legalBasis = shared((code: string) =>
+  new RdfNode(legalBasisIri(code), [dpv.LegalBasis]).lit(skos.notation, `GDPR art. ${code}`),
+);
+const personalData = shared((term: string) => new RdfNode(term, [dpv.PersonalData]));
 const MANIFEST_CHECKSUM =
   "SHA-256 of the copy's manifest (.provisioner/manifest-sha256.txt), which lists the SHA-256 " +
   'of every file of the copy: a copy of several files has no single-file checksum.';
@@ -529,13 +653,16 @@ export interface PageInfo {
 export function merge(nodes: RdfNode[]): RdfNode[] {
   const byId = new Map<string, RdfNode>();
   for (const node of nodes) {
-    const seen = byId.get(node.id);
+    let seen = byId.get(node.id);
     if (seen === undefined) byId.set(node.id, node);
-    else
+    // A shared node met again adds nothing; a shared node is added to as a copy.
+    else if (seen !== node) {
+      if (seen.frozen) byId.set(node.id, (seen = seen.copy()));
       for (const [predicate, objects] of node.statements)
         for (const o of objects)
           if ('iri' in o) seen.ref(predicate, o.iri);
           else seen.lit(predicate, o.value, o.datatype);
+    }
   }
-  return [...byId.values()];
+  return Array.from(byId.values());
 }

@@ -41,7 +41,7 @@ export type Prefix = keyof typeof NS;
  */
 const TERMS = new Map<Prefix, Map<string, string>>();
 const MAX_TERMS = 4096;
-let terms = 0;
+let termCount = 0;
 
 /** An IRI written as `prefix:local` in the code. */
 export const iri = (prefix: Prefix, local: string): string => {
@@ -50,13 +50,23 @@ export const iri = (prefix: Prefix, local: string): string => {
   let value = names.get(local);
   if (value === undefined) {
     value = NS[prefix] + local;
-    if (terms < MAX_TERMS) {
+    if (termCount < MAX_TERMS) {
       names.set(local, value);
-      terms += 1;
+      termCount += 1;
     }
   }
   return value;
 };
+
+/**
+ * The IRIs of `locals` in `prefix`, by local name, built at load: a mapping that names a term
+ * thousands of times a page reads a constant instead of looking it up each time (`iri`).
+ */
+export function terms<const L extends string>(prefix: Prefix, ...locals: L[]): Record<L, string> {
+  const out = {} as Record<L, string>;
+  for (const local of locals) out[local] = iri(prefix, local);
+  return out;
+}
 
 export interface IriTerm {
   iri: string;
@@ -79,18 +89,41 @@ const NOT_XML =
 // eslint-disable-next-line no-control-regex
 const MAYBE_NOT_XML = /[\u0000-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
 const XSD_STRING = iri('xsd', 'string');
+const RDF_TYPE = iri('rdf', 'type');
 
 /** One subject and everything said about it, predicates in insertion order. */
 export class RdfNode {
   readonly statements = new Map<string, Term[]>();
   /** Keys of the objects of long lists, by predicate (see `add`). */
   private keys?: Map<string, Set<string>>;
+  /**
+   * Shared by many graphs (a vocabulary term, the publisher): built once, never changed again
+   * (`merge` adds to a copy), so a writer may keep its text (see `freeze`).
+   */
+  private isFrozen = false;
 
   constructor(
     readonly id: string,
     types: string[] = [],
   ) {
-    for (const type of types) this.ref(iri('rdf', 'type'), type);
+    for (const type of types) this.ref(RDF_TYPE, type);
+  }
+
+  get frozen(): boolean {
+    return this.isFrozen;
+  }
+
+  /** Marks the node shared and complete: adding to it afterwards is a bug and throws. */
+  freeze(): this {
+    this.isFrozen = true;
+    return this;
+  }
+
+  /** A node with the same statements that can be added to. */
+  copy(): RdfNode {
+    const out = new RdfNode(this.id);
+    for (const [predicate, objects] of this.statements) out.statements.set(predicate, [...objects]);
+    return out;
   }
 
   /** Adds an IRI object (nothing when `object` is null or undefined). */
@@ -114,6 +147,7 @@ export class RdfNode {
   }
 
   private add(predicate: string, term: Term) {
+    if (this.isFrozen) throw new Error(`${this.id} is shared: it cannot be added to`);
     const objects = this.statements.get(predicate);
     if (objects === undefined) {
       this.statements.set(predicate, [term]);
@@ -153,12 +187,19 @@ const sameTerm = (a: Term, b: Term) =>
 /** A local name that Turtle and RDF/XML both accept after a prefix (a safe subset of NCName). */
 const SAFE_LOCAL = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
+/** Where the local name of `value` starts: after its last '/' or '#' (0 without either). */
+const localStart = (value: string) => Math.max(value.lastIndexOf('/'), value.lastIndexOf('#')) + 1;
+
+/** False when `value` cannot be in a known namespace (`splitIri` then gives undefined). */
+export const mayBePrefixed = (value: string): boolean =>
+  NAMESPACES_BY_LENGTH.has(localStart(value));
+
 /** `[prefix, local]` when `value` is in a known namespace with a plain local name. */
 export function splitIri(value: string): [Prefix, string] | undefined {
   // Every namespace ends with '/' or '#' and a safe local name holds neither: the namespace is
   // what precedes the last of them. The namespaces of that length are compared in place: most
   // IRIs written are the catalog's own, in none, and cut out and hashed they would be garbage.
-  const end = Math.max(value.lastIndexOf('/'), value.lastIndexOf('#')) + 1;
+  const end = localStart(value);
   const candidates = NAMESPACES_BY_LENGTH.get(end);
   if (candidates === undefined) return undefined;
   for (const [ns, prefix] of candidates) {

@@ -1,4 +1,13 @@
-import { iri, isIri, NS, type Prefix, RdfNode, splitIri, type Term } from './rdf-graph';
+import {
+  iri,
+  isIri,
+  mayBePrefixed,
+  NS,
+  type Prefix,
+  RdfNode,
+  splitIri,
+  type Term,
+} from './rdf-graph';
 
 /**
  * Streaming serialisations of a graph given as subjects (RdfNode): `start` once, `nodes` for
@@ -77,6 +86,9 @@ const fixedName = (value: string) => {
 const prefixedNames = new Map<string, string>();
 const MAX_PREFIXED = 4096;
 const turtleObjectName = (value: string) => {
+  // Most IRIs written are the catalog's own, in no namespace: told apart by where their local
+  // name starts, before being hashed as a key.
+  if (!mayBePrefixed(value)) return turtleIri(value);
   const known = prefixedNames.get(value);
   if (known !== undefined) return known;
   const split = splitIri(value);
@@ -87,11 +99,53 @@ const turtleObjectName = (value: string) => {
   return name;
 };
 
+/** `^^name` of each datatype (a fixed set, as `fixedName`). */
+const datatypeSuffixes = new Map<string, string>();
+
 const turtleTerm = (term: Term) => {
   if (isIri(term)) return turtleObjectName(term.iri);
   const text = turtleString(term.value);
-  return term.datatype === undefined ? text : `${text}^^${fixedName(term.datatype)}`;
+  if (term.datatype === undefined) return text;
+  let suffix = datatypeSuffixes.get(term.datatype);
+  if (suffix === undefined)
+    datatypeSuffixes.set(term.datatype, (suffix = `^^${fixedName(term.datatype)}`));
+  return text + suffix;
 };
+
+/**
+ * What precedes a predicate's objects, as its subject's first predicate and as a later one (a
+ * fixed set, as `fixedName`): one string appended instead of three.
+ */
+const predicateHeads = new Map<string, [string, string]>();
+const predicateHead = (predicate: string): [string, string] => {
+  let heads = predicateHeads.get(predicate);
+  if (heads === undefined) {
+    const name = predicate === RDF_TYPE ? 'a' : fixedName(predicate);
+    predicateHeads.set(predicate, (heads = [`\n  ${name} `, ` ;\n  ${name} `]));
+  }
+  return heads;
+};
+
+/** `out` followed by the text of `node`. */
+function turtleNode(out: string, node: RdfNode): string {
+  out += turtleIri(node.id);
+  let later = 0;
+  for (const [predicate, objects] of node.statements) {
+    out += predicateHead(predicate)[later];
+    later = 1;
+    for (let i = 0; i < objects.length; i++) {
+      if (i > 0) out += ', ';
+      out += turtleTerm(objects[i]);
+    }
+  }
+  return out + ' .\n\n';
+}
+
+/**
+ * The text of shared nodes (RdfNode.frozen: vocabulary terms, the publisher, the profiles),
+ * written into every dataset's or record's text: kept while the node lives.
+ */
+const frozenTurtle = new WeakMap<RdfNode, string>();
 
 const TURTLE_PREFIXES = prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n';
 
@@ -99,19 +153,18 @@ export const turtleWriter: RdfWriter = {
   mediaType: MEDIA_TYPES.ttl,
   // The same for every answer (each FAIR Data Point record starts with it): written once.
   start: () => TURTLE_PREFIXES,
-  // One string built by appending (no array per subject and statement to join).
+  // One string built by appending (no array per subject and statement to join); a shared node's
+  // text is kept once written.
   nodes: (nodes) => {
     let out = '';
     for (const node of nodes) {
-      out += turtleIri(node.id);
-      let separator = '\n  ';
-      for (const [predicate, objects] of node.statements) {
-        out += `${separator}${predicate === RDF_TYPE ? 'a' : fixedName(predicate)} `;
-        separator = ' ;\n  ';
-        for (let i = 0; i < objects.length; i++)
-          out += (i === 0 ? '' : ', ') + turtleTerm(objects[i]);
+      if (!node.frozen) {
+        out = turtleNode(out, node);
+        continue;
       }
-      out += ' .\n\n';
+      let text = frozenTurtle.get(node);
+      if (text === undefined) frozenTurtle.set(node, (text = turtleNode('', node)));
+      out += text;
     }
     return out;
   },
@@ -128,6 +181,37 @@ const jsonName = (value: string) => {
   return name;
 };
 
+/** `out` followed by the JSON object of `node`. */
+function jsonLdNode(out: string, node: RdfNode): string {
+  out += `{"@id":${JSON.stringify(node.id)}`;
+  for (const [predicate, objects] of node.statements) {
+    if (predicate === RDF_TYPE) {
+      out += ',"@type":[';
+      for (let i = 0; i < objects.length; i++) {
+        const o = objects[i];
+        // JSON.stringify writes a missing array member as null (a type is always an IRI).
+        out += (i === 0 ? '' : ',') + (isIri(o) ? JSON.stringify(o.iri) : 'null');
+      }
+    } else {
+      out += `,${jsonName(predicate)}:[`;
+      for (let i = 0; i < objects.length; i++) {
+        const o = objects[i];
+        out += i === 0 ? '{' : ',{';
+        if (isIri(o)) out += `"@id":${JSON.stringify(o.iri)}}`;
+        else {
+          out += `"@value":${JSON.stringify(o.value)}`;
+          out += o.datatype === undefined ? '}' : `,"@type":${jsonName(o.datatype)}}`;
+        }
+      }
+    }
+    out += ']';
+  }
+  return out + '}';
+}
+
+/** The JSON-LD text of shared nodes, as `frozenTurtle` keeps their Turtle. */
+const frozenJsonLd = new WeakMap<RdfNode, string>();
+
 /**
  * JSON-LD 1.1 with the DCAT-AP context by reference (`contextUrl`). Properties and types are
  * written as absolute IRIs and every value as an explicit `@id` or `@value` object, so the
@@ -143,31 +227,15 @@ export function jsonLdWriter(contextUrl: string): RdfWriter {
     nodes: (nodes) => {
       let out = '';
       for (const node of nodes) {
-        out += `${first ? '' : ','}{"@id":${JSON.stringify(node.id)}`;
+        if (!first) out += ',';
         first = false;
-        for (const [predicate, objects] of node.statements) {
-          if (predicate === RDF_TYPE) {
-            out += ',"@type":[';
-            for (let i = 0; i < objects.length; i++) {
-              const o = objects[i];
-              // JSON.stringify writes a missing array member as null (a type is always an IRI).
-              out += (i === 0 ? '' : ',') + (isIri(o) ? JSON.stringify(o.iri) : 'null');
-            }
-          } else {
-            out += `,${jsonName(predicate)}:[`;
-            for (let i = 0; i < objects.length; i++) {
-              const o = objects[i];
-              out += i === 0 ? '{' : ',{';
-              if (isIri(o)) out += `"@id":${JSON.stringify(o.iri)}}`;
-              else {
-                out += `"@value":${JSON.stringify(o.value)}`;
-                out += o.datatype === undefined ? '}' : `,"@type":${jsonName(o.datatype)}}`;
-              }
-            }
-          }
-          out += ']';
+        if (!node.frozen) {
+          out = jsonLdNode(out, node);
+          continue;
         }
-        out += '}';
+        let text = frozenJsonLd.get(node);
+        if (text === undefined) frozenJsonLd.set(node, (text = jsonLdNode('', node)));
+        out += text;
       }
       return out;
     },

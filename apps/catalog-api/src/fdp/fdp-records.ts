@@ -1,7 +1,50 @@
 import { DcatExporter, DcatIris, merge, type PageInfo } from '../dcat/dcat.exporter';
 import type { DatasetFacts } from '../dcat/dcat.repository';
-import { iri, isIri, RdfNode, type Term } from '../dcat/rdf-graph';
+import { isIri, RdfNode, terms } from '../dcat/rdf-graph';
 import { profileNode, type ProfileKind } from './fdp-profiles';
+
+/** The terms the mapping names, built once (see `terms`). */
+const dcat = terms(
+  'dcat',
+  'Resource',
+  'version',
+  'CatalogRecord',
+  'DataService',
+  'endpointURL',
+  'dataset',
+  'distribution',
+  'theme',
+  'Distribution',
+  'contactPoint',
+);
+const dct = terms(
+  'dct',
+  'isPartOf',
+  'publisher',
+  'issued',
+  'modified',
+  'conformsTo',
+  'title',
+  'description',
+);
+const ejp = terms('ejp', 'VPDiscoverable', 'vpConnection');
+const fdp = terms(
+  'fdp',
+  'FAIRDataPoint',
+  'MetadataService',
+  'conformsToFdpSpec',
+  'metadataIdentifier',
+  'metadataIssued',
+  'metadataModified',
+  'metadataCatalog',
+);
+const foaf = terms('foaf', 'primaryTopic');
+const ldp = terms('ldp', 'DirectContainer', 'membershipResource', 'hasMemberRelation', 'contains');
+const r3d = terms('r3d', 'Repository');
+const rdf = terms('rdf', 'type');
+const spdx = terms('spdx', 'algorithm');
+const vcard = terms('vcard', 'Kind', 'Group', 'fn', 'hasMember', 'hasEmail');
+const xsd = terms('xsd', 'dateTime', 'date');
 
 /**
  * The FAIR Data Point's records (FDP 1.2 / "FDP Core"): the same DCAT-AP mapping as /api/dcat
@@ -18,15 +61,16 @@ export class FdpIris extends DcatIris {
   override page = (n: number) => `${this.base}/fdp/catalog?page=${n}`;
   override dataset = (accession: string) =>
     `${this.base}/fdp/dataset/${encodeURIComponent(accession)}`;
-  distribution = (accession: string, key: string) =>
+  // The exporter names a dataset's distributions and their checksums as records of their own.
+  override distribution = (_dataset: string, accession: string, key: string) =>
     `${this.base}/fdp/distribution/${encodeURIComponent(accession)}/${encodeURIComponent(key)}`;
+  override checksum = (distribution: string) => `${distribution}#checksum`;
 }
 
 /** The FDP specification the root says it follows. */
 export const FDP_SPEC = 'https://specs.fairdatapoint.org/fdp-specs-v1.2.html';
 const EU_THEME = 'http://publications.europa.eu/resource/authority/data-theme/';
-const VP_DISCOVERABLE = iri('ejp', 'VPDiscoverable');
-const xsd = (local: string) => iri('xsd', local);
+const VP_DISCOVERABLE = ejp.VPDiscoverable;
 
 export interface RecordTimes {
   issued: string | null;
@@ -42,6 +86,9 @@ export interface FdpRecord {
 }
 
 export class FdpRecords {
+  /** The profiles' nodes, shared by every record of their kind. */
+  private readonly profiles = new Map<ProfileKind, RdfNode>();
+
   constructor(
     private readonly exporter: DcatExporter,
     private readonly iris: FdpIris,
@@ -55,33 +102,34 @@ export class FdpRecords {
    * dct:conformsTo is a standard its data follow, from HealthDCAT-AP's vocabulary).
    */
   private resource(node: RdfNode, times: RecordTimes, parent?: string) {
-    node.ref(iri('rdf', 'type'), iri('dcat', 'Resource')).ref(iri('dct', 'isPartOf'), parent);
-    if (!node.statements.has(iri('dct', 'publisher')))
-      node.ref(iri('dct', 'publisher'), this.exporter.publisherIri());
+    node.ref(rdf.type, dcat.Resource).ref(dct.isPartOf, parent);
+    if (!node.statements.has(dct.publisher)) node.ref(dct.publisher, this.exporter.publisherIri());
     // A version that changes when the metadata does: the time it last changed.
-    node.lit(iri('dcat', 'version'), times.modified);
+    node.lit(dcat.version, times.modified);
     return node;
   }
 
   /** The dcat:CatalogRecord of the record at `topic`. */
   private record(topic: string, kind: ProfileKind, times: RecordTimes): RdfNode[] {
-    const profile = profileNode(this.base, kind);
+    let profile = this.profiles.get(kind);
+    if (profile === undefined)
+      this.profiles.set(kind, (profile = profileNode(this.base, kind).freeze()));
     return [
-      new RdfNode(`${topic}#record`, [iri('dcat', 'CatalogRecord')])
-        .ref(iri('foaf', 'primaryTopic'), topic)
-        .lit(iri('dct', 'issued'), times.issued, xsd('dateTime'))
-        .lit(iri('dct', 'modified'), times.modified, xsd('dateTime'))
-        .ref(iri('dct', 'conformsTo'), profile.id),
+      new RdfNode(`${topic}#record`, [dcat.CatalogRecord])
+        .ref(foaf.primaryTopic, topic)
+        .lit(dct.issued, times.issued, xsd.dateTime)
+        .lit(dct.modified, times.modified, xsd.dateTime)
+        .ref(dct.conformsTo, profile.id),
       profile,
     ];
   }
 
   private container(id: string, title: string, owner: string, relation: string, members: string[]) {
-    const node = new RdfNode(id, [iri('ldp', 'DirectContainer')])
-      .lit(iri('dct', 'title'), title)
-      .ref(iri('ldp', 'membershipResource'), owner)
-      .ref(iri('ldp', 'hasMemberRelation'), relation);
-    for (const member of members) node.ref(iri('ldp', 'contains'), member);
+    const node = new RdfNode(id, [ldp.DirectContainer])
+      .lit(dct.title, title)
+      .ref(ldp.membershipResource, owner)
+      .ref(ldp.hasMemberRelation, relation);
+    for (const member of members) node.ref(ldp.contains, member);
     return node;
   }
 
@@ -90,27 +138,27 @@ export class FdpRecords {
     const { iris } = this;
     const name = this.exporter.config.publisherName;
     const root = new RdfNode(iris.root(), [
-      iri('fdp', 'FAIRDataPoint'),
-      iri('fdp', 'MetadataService'),
-      iri('dcat', 'DataService'),
+      fdp.FAIRDataPoint,
+      fdp.MetadataService,
+      dcat.DataService,
       // What FAIR Data Point indexes look for (FAIRDataPoint-index, MetadataRetrievalUtils.java).
-      iri('r3d', 'Repository'),
+      r3d.Repository,
     ])
-      .lit(iri('dct', 'title'), `${name} FAIR Data Point`)
-      .lit(iri('dct', 'description'), `The metadata of the research data held by ${name}.`)
-      .ref(iri('dcat', 'endpointURL'), iris.root())
-      .ref(iri('fdp', 'conformsToFdpSpec'), FDP_SPEC)
-      .ref(iri('fdp', 'metadataIdentifier'), iris.root())
-      .lit(iri('fdp', 'metadataIssued'), times.issued, xsd('dateTime'))
-      .lit(iri('fdp', 'metadataModified'), times.modified, xsd('dateTime'))
-      .ref(iri('fdp', 'metadataCatalog'), iris.catalog());
-    if (this.vpDiscoverable) root.ref(iri('ejp', 'vpConnection'), VP_DISCOVERABLE);
+      .lit(dct.title, `${name} FAIR Data Point`)
+      .lit(dct.description, `The metadata of the research data held by ${name}.`)
+      .ref(dcat.endpointURL, iris.root())
+      .ref(fdp.conformsToFdpSpec, FDP_SPEC)
+      .ref(fdp.metadataIdentifier, iris.root())
+      .lit(fdp.metadataIssued, times.issued, xsd.dateTime)
+      .lit(fdp.metadataModified, times.modified, xsd.dateTime)
+      .ref(fdp.metadataCatalog, iris.catalog());
+    if (this.vpDiscoverable) root.ref(ejp.vpConnection, VP_DISCOVERABLE);
     this.resource(root, times);
     const catalogs = this.container(
       `${iris.root()}#catalogs`,
       'Catalogs',
       iris.root(),
-      iri('fdp', 'metadataCatalog'),
+      fdp.metadataCatalog,
       [iris.catalog()],
     );
     const nodes = [
@@ -129,14 +177,14 @@ export class FdpRecords {
     const catalog = nodes.find((n) => n.id === iris.catalog())!;
     // The root is no dcat:Catalog: DCAT-AP's dct:isPartOf would want one; fdp-o:metadataCatalog links them.
     this.resource(catalog, times);
-    catalog.lit(iri('dct', 'issued'), times.issued, xsd('dateTime'));
-    catalog.lit(iri('dct', 'modified'), times.modified, xsd('dateTime'));
-    if (this.vpDiscoverable) catalog.ref(iri('ejp', 'vpConnection'), VP_DISCOVERABLE);
+    catalog.lit(dct.issued, times.issued, xsd.dateTime);
+    catalog.lit(dct.modified, times.modified, xsd.dateTime);
+    if (this.vpDiscoverable) catalog.ref(ejp.vpConnection, VP_DISCOVERABLE);
     const container = this.container(
       `${iris.catalog()}#datasets`,
       'Datasets',
       iris.catalog(),
-      iri('dcat', 'dataset'),
+      dcat.dataset,
       datasetIris,
     );
     const all = [...nodes, container, ...this.record(iris.catalog(), 'catalog', times)];
@@ -150,36 +198,28 @@ export class FdpRecords {
   dataset(facts: DatasetFacts, times: RecordTimes): Map<string, FdpRecord> {
     const { iris } = this;
     const id = iris.dataset(facts.accession);
-    const all = this.exporter.datasetNodes(facts);
-    // The exporter names a distribution `<dataset>#<key>` and its checksum `<that>-checksum`.
-    const renames = new Map<string, string>();
-    for (const node of all)
-      for (const o of node.statements.get(iri('dcat', 'distribution')) ?? [])
-        if (isIri(o)) {
-          const key = o.iri.slice(id.length + 1);
-          renames.set(o.iri, iris.distribution(facts.accession, key));
-          renames.set(`${o.iri}-checksum`, `${iris.distribution(facts.accession, key)}#checksum`);
-        }
-    const nodes = all.map((n) => rename(n, renames));
-    const distributionIds = [...renames.values()].filter((v) => !v.endsWith('#checksum'));
+    // The exporter (with these IRIs) names the distributions and their checksums as records.
+    const nodes = this.exporter.datasetNodes(facts);
+    const byId = new Map(nodes.map((n) => [n.id, n]));
+    const distributionIds: string[] = [];
+    for (const node of nodes)
+      for (const o of node.statements.get(dcat.distribution) ?? [])
+        if (isIri(o)) distributionIds.push(o.iri);
     const records = new Map<string, FdpRecord>();
     for (const distId of distributionIds) {
-      const dist = nodes.find((n) => n.id === distId)!;
+      const dist = byId.get(distId)!;
       toDateTimes(dist);
       this.resource(dist, times, id);
       // No dcat:CatalogRecord: DCAT-AP's records describe catalogued resources (datasets, data
       // services, catalogs), not distributions; the metadata's dates are said as the FDP says them.
       dist
-        .lit(iri('fdp', 'metadataIssued'), times.issued, xsd('dateTime'))
-        .lit(iri('fdp', 'metadataModified'), times.modified, xsd('dateTime'));
-      const linked = new Set(
-        [...dist.statements.values()]
-          .flat()
-          .filter(isIri)
-          .map((o) => o.iri),
-      );
-      const checksum = nodes.find((n) => n.id === `${distId}#checksum`);
-      for (const o of checksum?.statements.get(iri('spdx', 'algorithm')) ?? [])
+        .lit(fdp.metadataIssued, times.issued, xsd.dateTime)
+        .lit(fdp.metadataModified, times.modified, xsd.dateTime);
+      const linked = new Set<string>();
+      for (const objects of dist.statements.values())
+        for (const o of objects) if (isIri(o)) linked.add(o.iri);
+      const checksum = byId.get(`${distId}#checksum`);
+      for (const o of checksum?.statements.get(spdx.algorithm) ?? [])
         if (isIri(o)) linked.add(o.iri);
       const parts = nodes.filter((n) => n.id !== distId && linked.has(n.id));
       records.set(distId, {
@@ -188,26 +228,26 @@ export class FdpRecords {
         modified: times.modified,
       });
     }
-    const own = nodes.filter((n) => !distributionIds.includes(n.id) && !n.id.endsWith('#checksum'));
-    const ds = own.find((n) => n.id === id)!;
+    const distributions = new Set(distributionIds);
+    const own = nodes.filter((n) => !distributions.has(n.id) && !n.id.endsWith('#checksum'));
+    const ds = byId.get(id)!;
     this.resource(ds, times, iris.catalog());
-    if (!ds.statements.has(iri('dcat', 'theme')))
+    if (!ds.statements.has(dcat.theme))
       // Every dataset of a research institute's catalog is research data (the FDP needs a theme).
-      ds.ref(iri('dcat', 'theme'), `${EU_THEME}TECH`);
-    if (this.vpDiscoverable || facts.vp_discoverable)
-      ds.ref(iri('ejp', 'vpConnection'), VP_DISCOVERABLE);
+      ds.ref(dcat.theme, `${EU_THEME}TECH`);
+    if (this.vpDiscoverable || facts.vp_discoverable) ds.ref(ejp.vpConnection, VP_DISCOVERABLE);
     const container = this.container(
       `${id}#distributions`,
       'Distributions',
       id,
-      iri('dcat', 'distribution'),
+      dcat.distribution,
       distributionIds,
     );
     const recordNodes = [
       ...own,
       ...oneContact(ds, facts.title, own),
       // The distributions' types, so the dataset's record alone says what it links to.
-      ...distributionIds.map((d) => new RdfNode(d, [iri('dcat', 'Distribution')])),
+      ...distributionIds.map((d) => new RdfNode(d, [dcat.Distribution])),
       container,
       ...this.exporter.agentNodes(),
       ...this.record(id, 'dataset', times),
@@ -217,26 +257,16 @@ export class FdpRecords {
   }
 }
 
-/** `node` with its IRI and its IRI objects renamed by `names`. */
-function rename(node: RdfNode, names: Map<string, string>): RdfNode {
-  const out = new RdfNode(names.get(node.id) ?? node.id);
-  for (const [predicate, objects] of node.statements)
-    for (const o of objects as Term[])
-      if (isIri(o)) out.ref(predicate, names.get(o.iri) ?? o.iri);
-      else out.lit(predicate, o.value, o.datatype);
-  return out;
-}
-
 /** The FDP's dates are xsd:dateTime: an import's date is its day's start, UTC. */
 function toDateTimes(node: RdfNode) {
-  for (const predicate of [iri('dct', 'issued'), iri('dct', 'modified')]) {
+  for (const predicate of [dct.issued, dct.modified]) {
     const objects = node.statements.get(predicate);
     if (objects === undefined) continue;
     node.statements.set(
       predicate,
       objects.map((o) =>
-        !isIri(o) && o.datatype === xsd('date')
-          ? { value: `${o.value}T00:00:00Z`, datatype: xsd('dateTime') }
+        !isIri(o) && o.datatype === xsd.date
+          ? { value: `${o.value}T00:00:00Z`, datatype: xsd.dateTime }
           : o,
       ),
     );
@@ -248,23 +278,23 @@ function toDateTimes(node: RdfNode) {
  * (each still a vcard:Kind with name and e-mail).
  */
 function oneContact(ds: RdfNode, title: string, nodes: RdfNode[]): RdfNode[] {
-  const contacts = ds.statements.get(iri('dcat', 'contactPoint')) ?? [];
+  const contacts = ds.statements.get(dcat.contactPoint) ?? [];
   if (contacts.length < 2) return [];
-  const group = new RdfNode(`${ds.id}#contacts`, [iri('vcard', 'Kind'), iri('vcard', 'Group')]).lit(
-    iri('vcard', 'fn'),
+  const group = new RdfNode(`${ds.id}#contacts`, [vcard.Kind, vcard.Group]).lit(
+    vcard.fn,
     `Custodians of ${title}`,
   );
   // A group is reached at its first member's address (HealthDCAT-AP wants one e-mail or URL).
   for (const c of contacts)
     if (isIri(c)) {
-      group.ref(iri('vcard', 'hasMember'), c.iri);
+      group.ref(vcard.hasMember, c.iri);
       const email = nodes
         .find((n) => n.id === c.iri)
-        ?.statements.get(iri('vcard', 'hasEmail'))
+        ?.statements.get(vcard.hasEmail)
         ?.find(isIri);
-      if (!group.statements.has(iri('vcard', 'hasEmail')) && email !== undefined)
-        group.ref(iri('vcard', 'hasEmail'), email.iri);
+      if (!group.statements.has(vcard.hasEmail) && email !== undefined)
+        group.ref(vcard.hasEmail, email.iri);
     }
-  ds.statements.set(iri('dcat', 'contactPoint'), [{ iri: group.id }]);
+  ds.statements.set(dcat.contactPoint, [{ iri: group.id }]);
   return [group];
 }

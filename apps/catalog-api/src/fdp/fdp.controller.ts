@@ -144,13 +144,30 @@ function pathOf(target: FdpTarget): string | undefined {
   return undefined;
 }
 
+/** Content-Type of the records' types, one string each. */
+const CONTENT_TYPES: Record<string, string | undefined> = {
+  'text/turtle': 'text/turtle; charset=utf-8',
+  'application/ld+json': 'application/ld+json; charset=utf-8',
+};
+
+/**
+ * Link header values by their list: most records share their kind's list (FdpService), and a
+ * read-ahead indexes hundreds of them, each keeping its headers.
+ */
+const linkHeaders = new WeakMap<readonly string[], string>();
+function linkHeader(links: readonly string[]): string {
+  let header = linkHeaders.get(links);
+  if (header === undefined) linkHeaders.set(links, (header = links.join(', ')));
+  return header;
+}
+
 /** The headers of an answer that are its own (the rest are the app's, the same for every record). */
 function ownHeaders(answer: FdpAnswer): Record<string, string> {
   const headers: Record<string, string> = {
     etag: answer.etag,
-    'content-type': `${answer.mediaType}; charset=utf-8`,
+    'content-type': CONTENT_TYPES[answer.mediaType] ?? `${answer.mediaType}; charset=utf-8`,
   };
-  if (answer.links.length > 0) headers.link = answer.links.join(', ');
+  if (answer.links.length > 0) headers.link = linkHeader(answer.links);
   if (answer.lastModified !== undefined) headers['last-modified'] = answer.lastModified;
   return headers;
 }

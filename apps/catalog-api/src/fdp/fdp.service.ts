@@ -50,7 +50,7 @@ export interface FdpAnswer {
   /** HTTP date; absent for the static profiles. */
   lastModified?: string;
   /** Link header values: profile, describedby, type, paging. */
-  links: string[];
+  links: readonly string[];
 }
 
 /** An answer, the version it shows (null: static), and the records built with it. */
@@ -124,6 +124,7 @@ type Read =
 export class FdpService {
   private readonly cache: ResponseCache<FdpAnswer>;
   private listings: Listing[] = [];
+  private readonly linksByKind = new Map<ProfileKind, readonly string[]>();
   /** What else than the data version and the request decides a record's bytes. */
   private readonly fingerprint: string;
 
@@ -360,7 +361,7 @@ export class FdpService {
     const times = lifetimes.get(facts.accession) ?? { issued: null, modified: null };
     const split = records.dataset(facts, this.times(times, facts.modified));
     const out: Built = [];
-    const prefix = iris.distribution(facts.accession, '');
+    const prefix = iris.distribution(iris.dataset(facts.accession), facts.accession, '');
     for (const [id, record] of split)
       out.push({
         target:
@@ -412,21 +413,32 @@ export class FdpService {
     etag: string,
     links: string[] = [],
   ): FdpAnswer {
-    const base = this.settings.source;
     const { body, bytes, mediaType } = this.written(format, record.nodes);
+    const own = this.recordLinks(record.kind);
     return {
       body,
       bytes,
       mediaType,
       etag,
       lastModified: new Date(record.modified).toUTCString(),
-      links: [
-        `<${profileIri(base, record.kind)}>; rel="profile"`,
-        `<${shaclIri(base, record.kind)}>; rel="describedby"`,
-        `<http://www.w3.org/ns/ldp#RDFSource>; rel="type"`,
-        ...links,
-      ],
+      // The links every record of its kind has, shared by all of them.
+      links: links.length === 0 ? own : [...own, ...links],
     };
+  }
+
+  /** The Link values of every record of `kind`: its profile, its shapes, its LDP type. */
+  private recordLinks(kind: ProfileKind): readonly string[] {
+    let links = this.linksByKind.get(kind);
+    if (links === undefined) {
+      const base = this.settings.source;
+      links = Object.freeze([
+        `<${profileIri(base, kind)}>; rel="profile"`,
+        `<${shaclIri(base, kind)}>; rel="describedby"`,
+        `<http://www.w3.org/ns/ldp#RDFSource>; rel="type"`,
+      ]);
+      this.linksByKind.set(kind, links);
+    }
+    return links;
   }
 
   /** A record's body: Turtle after the shared prefix block, JSON-LD whole. */
@@ -454,14 +466,25 @@ export class FdpService {
   }
 }
 
+/** Where records are encoded before their bytes are copied out (see `encoded`). */
+const SCRATCH = Buffer.allocUnsafeSlow(256 * 1024);
+
 /**
- * `text` as UTF-8 in an allocation of its own (a cached body, see ownedCopy), encoded straight
- * into it: Buffer.from then a copy would allocate and write every record twice.
+ * `text` as UTF-8 in an allocation of its own (a cached body, see ownedCopy). Encoded into a
+ * buffer kept for it, then copied out: measuring it first (Buffer.byteLength) would read the
+ * whole text once more than encoding does, and Buffer.from then a copy would allocate twice.
  */
 function encoded(text: string): Buffer {
-  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  bytes.write(text);
-  return bytes;
+  // At most three bytes per UTF-16 unit: only a text that may not fit is measured.
+  if (3 * text.length > SCRATCH.length) {
+    const bytes = Buffer.byteLength(text);
+    if (bytes > SCRATCH.length) {
+      const own = Buffer.allocUnsafeSlow(bytes);
+      own.write(text);
+      return own;
+    }
+  }
+  return ownedCopy(SCRATCH.subarray(0, SCRATCH.write(text)));
 }
 
 /** A target as a key part: what a GET asks, in a fixed order. */
