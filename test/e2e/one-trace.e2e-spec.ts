@@ -103,11 +103,25 @@ describe('OpenTelemetry: one trace per import', () => {
   });
 
   /** Polls until the spans of `traceId` include one matching each of `wanted`, then returns them. */
-  const traceHaving = (traceId: string, wanted: ((s: ReceivedSpan) => boolean)[], what: string) =>
+  /**
+   * The trace's spans once it holds the `wanted` ones and every parent a span names (other than
+   * the caller's span): a parent ends, and is exported, after its children, so on a loaded
+   * machine it can still be on its way when they are in.
+   */
+  const traceHaving = (
+    traceId: string,
+    callerSpan: string,
+    wanted: ((s: ReceivedSpan) => boolean)[],
+    what: string,
+  ) =>
     poll(
       () => {
         const spans = receiver.spans().filter((s) => s.traceId === traceId);
-        return wanted.every((matching) => spans.some(matching)) ? spans : undefined;
+        const ids = new Set(spans.map((s) => s.spanId));
+        const parentsIn = spans.every(
+          (s) => !s.parentSpanId || s.parentSpanId === callerSpan || ids.has(s.parentSpanId),
+        );
+        return parentsIn && wanted.every((matching) => spans.some(matching)) ? spans : undefined;
       },
       what,
       30_000,
@@ -144,6 +158,7 @@ describe('OpenTelemetry: one trace per import', () => {
     // Each process exports its spans as they end: the registration job's ends last.
     const spans = await traceHaving(
       traceId,
+      callerSpan,
       [
         (s) => s.service === 'catalog-api' && dbSystem(s) === 'postgresql',
         (s) => s.service === 'provisioner-worker' && s.name === 'process catalog-registration',
@@ -201,14 +216,16 @@ describe('OpenTelemetry: one trace per import', () => {
 
   it('gives a catalog request spans for its SQL, never its key, and sends nothing but traces', async () => {
     const traceId = hex(16);
+    const callerSpan = hex(8);
     // The key in the query string, the older form: its value must not travel in a span.
     const res = await fetch(
       `${catalogUrl}/api/admin/audit?object=dataset:1&API_KEY=${TEST_GLOBAL_KEY}`,
-      { headers: { traceparent: `00-${traceId}-${hex(8)}-01` } },
+      { headers: { traceparent: `00-${traceId}-${callerSpan}-01` } },
     );
     expect(res.status).toBe(200);
     const spans = await traceHaving(
       traceId,
+      callerSpan,
       [(s) => s.kind === SERVER, (s) => dbSystem(s) === 'postgresql'],
       'the SQL spans of a catalog request',
     );
