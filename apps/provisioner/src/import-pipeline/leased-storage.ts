@@ -100,6 +100,7 @@ function leasedArea(area: StagingArea, lease: AttemptLease): StagingArea {
     encryptedLocalFiles: area.encryptedLocalFiles,
     copyLanes: area.copyLanes,
     copyBufferBytes: area.copyBufferBytes,
+    expectFiles: area.expectFiles && ((paths) => area.expectFiles!(paths)),
     createObject: async (path, size) => {
       lease.assertHeld();
       return leasedWriter(await area.createObject(path, size), lease);

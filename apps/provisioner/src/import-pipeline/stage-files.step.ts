@@ -62,6 +62,8 @@ export async function stageFiles(
   staging: StagingArea,
 ): Promise<StagedResults> {
   if (ctx.storage.encryption !== undefined) checkDepositNames(plan);
+  // The area records what it stores by the plan's rows where it keeps such records (S3).
+  staging.expectFiles?.(plan.files);
   const kept = keepInherited(plan, staging.inherited);
   await staging.discardExcept((path) => {
     const index = plan.files.indexOf(path);
@@ -390,8 +392,10 @@ class FileStager {
    */
   private async readOnThreadsAndLanes(pool: CopyThreadPool, order: Uint32Array): Promise<void> {
     const { size } = this.plan.files;
-    const small = order.filter((index) => size[index] < READ_ON_THREADS_BELOW);
     const large = order.filter((index) => size[index] >= READ_ON_THREADS_BELOW);
+    // Most often every file is small: no second list of them all.
+    const small =
+      large.length === 0 ? order : order.filter((index) => size[index] < READ_ON_THREADS_BELOW);
     await runTogether(
       [() => this.copyOnLanes(large), () => this.sendReadOnThreads(pool, small)],
       this.stopTogether,

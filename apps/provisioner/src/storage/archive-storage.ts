@@ -275,6 +275,8 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
     copyObjectFrom: undefined,
     copyLanes: area.copyLanes,
     copyBufferBytes: area.copyBufferBytes,
+    // A body is stored at its plan path (a deposit's elsewhere, and the companions: recorded by path).
+    expectFiles: area.expectFiles && ((paths) => area.expectFiles!(paths)),
     createObject: async (path, size) => {
       if (isEncryptedDeposit(path)) {
         const stored = depositStoredPath(path);

@@ -1,5 +1,6 @@
 import type { HeaderKeys } from '@app/crypt4gh';
 import type { ObjectCopySource } from '../sources/source-system';
+import type { PathTable } from '../common/path-table';
 
 /**
  * Storage behind an iRODS-like interface: collections (directories), objects (files),
@@ -191,6 +192,13 @@ export interface StagingArea {
     files: readonly StagedFile[],
     objectsOf?: (file: StagedFile) => readonly string[],
   ): Promise<void>;
+  /**
+   * Present where the area keeps a record of each object it stored (S3: size and ETag, which
+   * publish confirms): the paths the copy will create (the plan's, read and never changed while
+   * the area is used), told once before the copy, so their records are kept by row there and a
+   * million paths are not held a second time. Objects at other paths are recorded as before.
+   */
+  expectFiles?(paths: PathTable): void;
   /** `size`, when known, lets a backend that buffers (S3) size its buffer to the object. */
   createObject(relativePath: string, size?: number): Promise<ObjectWriter>;
   /**

@@ -1,4 +1,5 @@
-import { StoredObjectTable } from './s3-staging-area';
+import { PathTable } from '../../common/path-table';
+import { StoredObjects, StoredObjectTable } from './s3-staging-area';
 
 describe('StoredObjectTable', () => {
   const md5 = 'd41d8cd98f00b204e9800998ecf8427e';
@@ -38,5 +39,59 @@ describe('StoredObjectTable', () => {
     const expected = [...new Set(paths)].filter((p) => p !== paths[10]).sort();
     expect(sorted).toEqual(expected);
     expect(table.sizeOf(table.rowOf(paths[4999]))).toBe(paths[4999].length);
+  });
+});
+
+describe('StoredObjects', () => {
+  const md5 = 'd41d8cd98f00b204e9800998ecf8427e';
+  const names = (objects: StoredObjects) => {
+    const sorted = objects.sorted();
+    return Array.from({ length: sorted.count }, (_, k) => sorted.name(k));
+  };
+
+  it("holds an expected path's object by its row there, any other in the side table", () => {
+    const plan = new PathTable();
+    for (const path of ['b/2.dat', 'b/1.dat', 'd/x', 'a']) plan.add(path);
+    const objects = new StoredObjects();
+    objects.set('b/1.dat', 1, md5); // before expect: in the side table for good
+    objects.expect(plan);
+    objects.set('b/2.dat', 2, `${md5}-2`);
+    objects.set('d/x', 3, 'server-own');
+    objects.set('.provisioner/manifest.tsv', 4, md5);
+    objects.set('b/1.dat', 5, md5);
+    expect(objects.refOf('a')).toBe(-1);
+    expect(objects.refOf('b/2.dat')).toBe(plan.indexOf('b/2.dat'));
+    expect(objects.refOf('b/1.dat')).toBeGreaterThanOrEqual(0x80000000);
+    const sorted = objects.sorted();
+    expect(names(objects)).toEqual(['.provisioner/manifest.tsv', 'b/1.dat', 'b/2.dat', 'd/x']);
+    expect([0, 1, 2, 3].map((k) => [sorted.size(k), sorted.etag(k)])).toEqual([
+      [4, md5],
+      [5, md5],
+      [2, `${md5}-2`],
+      [3, 'server-own'],
+    ]);
+    objects.remove(objects.refOf('b/2.dat'));
+    objects.remove(objects.refOf('b/1.dat'));
+    expect(names(objects)).toEqual(['.provisioner/manifest.tsv', 'd/x']);
+    objects.set('b/1.dat', 6, md5);
+    expect(objects.sizeOf(objects.refOf('b/1.dat'))).toBe(6);
+    expect(() => objects.expect(plan)).toThrow();
+  });
+
+  it('merges the two tables in path order, few side objects or many', () => {
+    for (const sideEvery of [1, 2, 997]) {
+      const plan = new PathTable();
+      const objects = new StoredObjects();
+      const all: string[] = [];
+      for (let i = 0; i < 3000; i++) {
+        const path = `d${i % 5}/f-${(i * 7919) % 3000}.dat`;
+        if (i % sideEvery === 0) objects.set(`h/${path}`, 1, md5);
+        else plan.add(path);
+        all.push(i % sideEvery === 0 ? `h/${path}` : path);
+      }
+      objects.expect(plan);
+      for (let i = 0; i < plan.count; i++) objects.set(plan.path(i), 2, md5);
+      expect(names(objects)).toEqual([...all].sort());
+    }
   });
 });

@@ -30,33 +30,32 @@ const JOURNAL_SEGMENT = 'journal-';
 
 /** An S3 ETag as a digest: the MD5 of the bytes, or of the parts' MD5s and `-<parts>`. */
 const DIGEST_ETAG = /^([0-9a-f]{32})(?:-(\d{1,5}))?$/;
-/** `parts` of a row whose ETag is not a digest (held in `otherEtags`), and of a removed row. */
+/** `parts` of a row whose ETag is not a digest (held in `otherEtags`), and of a row not held. */
 const OTHER_ETAG = 0xffff;
 const REMOVED = 0xfffe;
 
 /**
- * What a staging area stored under its target, by path below it: each object's size and ETag as
- * columns beside a PathTable (about 45 bytes and the name an object), not a map entry and an
- * object each. An ETag is held as its 16 bytes of MD5 and the part count (0 for a single-part
- * object); one of another form (a server's own) is kept as text on the side.
+ * Size and ETag of stored objects by row, as columns (26 bytes a row): an ETag as its 16 bytes
+ * of MD5 and the part count (0 for a single-part object); one of another form (a server's own)
+ * as text on the side. A row is not held until set.
  */
-export class StoredObjectTable extends PathTable {
-  private size = new Float64Array(this.capacity);
-  private md5: Buffer = Buffer.alloc(this.capacity * 16);
+export class StoredColumns {
+  private size: Float64Array;
+  private md5: Buffer;
   /** Parts of the object (0: one PutObject), or OTHER_ETAG, or REMOVED. */
-  private parts = new Uint16Array(this.capacity);
+  private parts: Uint16Array;
   private readonly otherEtags = new Map<number, string>();
-  /** Rows not removed. */
+  /** Rows held. */
   live = 0;
 
-  /** Holds the object at `path` (replacing what the path held): its row. */
-  set(path: string, size: number, etag: string): number {
-    let i = this.indexOf(path);
-    if (i < 0) {
-      this.add(path);
-      i = this.count - 1;
-      this.live += 1;
-    } else if (this.parts[i] === REMOVED) this.live += 1;
+  constructor(capacity: number) {
+    this.size = new Float64Array(capacity);
+    this.md5 = Buffer.alloc(capacity * 16);
+    this.parts = new Uint16Array(capacity).fill(REMOVED);
+  }
+
+  set(i: number, size: number, etag: string): void {
+    if (this.parts[i] === REMOVED) this.live += 1;
     this.size[i] = size;
     this.otherEtags.delete(i);
     const digest = DIGEST_ETAG.exec(etag);
@@ -68,13 +67,6 @@ export class StoredObjectTable extends PathTable {
       this.otherEtags.set(i, etag);
       this.parts[i] = OTHER_ETAG;
     }
-    return i;
-  }
-
-  /** The row of `path` while it is held, else -1. */
-  rowOf(path: string): number {
-    const i = this.indexOf(path);
-    return i >= 0 && this.parts[i] !== REMOVED ? i : -1;
   }
 
   has(i: number): boolean {
@@ -99,22 +91,187 @@ export class StoredObjectTable extends PathTable {
     return parts === 0 ? md5 : `${md5}-${parts}`;
   }
 
-  /** The rows held, in the order of their paths (PathTable.sortedByPath: a listing's, but for rare characters). */
-  sortedRows(): Uint32Array {
-    const order = this.sortedByPath();
-    let n = 0;
-    for (let k = 0; k < order.length; k++) if (this.has(order[k])) order[n++] = order[k];
-    return order.subarray(0, n);
-  }
-
-  protected override grown(n: number): void {
+  grow(n: number): void {
     this.size = copied(this.size, new Float64Array(n));
-    const parts = new Uint16Array(n);
+    const parts = new Uint16Array(n).fill(REMOVED);
     parts.set(this.parts);
     this.parts = parts;
     const md5 = Buffer.alloc(n * 16);
     this.md5.copy(md5);
     this.md5 = md5;
+  }
+}
+
+/**
+ * What a staging area stored under its target, by path below it: each object's size and ETag as
+ * StoredColumns beside a PathTable (about 60 bytes and the name an object), not a map entry and
+ * an object each.
+ */
+export class StoredObjectTable extends PathTable {
+  private readonly columns = new StoredColumns(this.capacity);
+
+  /** Rows held. */
+  get live(): number {
+    return this.columns.live;
+  }
+
+  /** Holds the object at `path` (replacing what the path held): its row. */
+  set(path: string, size: number, etag: string): number {
+    let i = this.indexOf(path);
+    if (i < 0) {
+      this.add(path);
+      i = this.count - 1;
+    }
+    this.columns.set(i, size, etag);
+    return i;
+  }
+
+  /** The row of `path` while it is held, else -1. */
+  rowOf(path: string): number {
+    const i = this.indexOf(path);
+    return i >= 0 && this.columns.has(i) ? i : -1;
+  }
+
+  has(i: number): boolean {
+    return this.columns.has(i);
+  }
+
+  remove(i: number): void {
+    this.columns.remove(i);
+  }
+
+  sizeOf(i: number): number {
+    return this.columns.sizeOf(i);
+  }
+
+  etagOf(i: number): string {
+    return this.columns.etagOf(i);
+  }
+
+  /** The rows held, in the order of their paths (PathTable.sortedByPath: a listing's, but for rare characters). */
+  sortedRows(): Uint32Array {
+    return heldInOrder(this, this.columns);
+  }
+
+  protected override grown(n: number): void {
+    this.columns.grow(n);
+  }
+}
+
+/** `table`'s rows that `columns` holds, in the order of their paths. */
+function heldInOrder(table: PathTable, columns: StoredColumns): Uint32Array {
+  const order = table.sortedByPath();
+  let n = 0;
+  for (let k = 0; k < order.length; k++) if (columns.has(order[k])) order[n++] = order[k];
+  return order.subarray(0, n);
+}
+
+/** A reference to a row of the side table: the row with this bit set. */
+const SIDE = 0x80000000;
+
+/**
+ * Every object a staging area stored, by reference (a number): the objects at paths the copy was
+ * told to expect (`expect`, the plan's PathTable) as StoredColumns by the row of their path
+ * there, so a million files' paths are not held a second time; every other object (the stored
+ * manifest, the provenance, archive mode's companions, what an earlier attempt's journal named)
+ * in a StoredObjectTable of its own, the side table. A path is in one of the two: one the side
+ * table holds (or held) stays there.
+ */
+export class StoredObjects {
+  private expected: { paths: PathTable; columns: StoredColumns } | null = null;
+
+  constructor(private readonly side: StoredObjectTable = new StoredObjectTable()) {}
+
+  /**
+   * The paths the copy creates (read, never changed, while this area is used). Once: the
+   * objects stored before it are in the side table.
+   */
+  expect(paths: PathTable): void {
+    if (this.expected) throw new Error('a staging area is told the paths it expects once');
+    this.expected = { paths, columns: new StoredColumns(paths.count) };
+  }
+
+  /** Holds the object at `path` (replacing what the path held). */
+  set(path: string, size: number, etag: string): void {
+    const expected = this.expected;
+    if (expected && this.side.indexOf(path) < 0) {
+      const i = expected.paths.indexOf(path);
+      if (i >= 0) {
+        expected.columns.set(i, size, etag);
+        return;
+      }
+    }
+    this.side.set(path, size, etag);
+  }
+
+  /** The reference of the object at `path` while it is held, else -1. */
+  refOf(path: string): number {
+    const s = this.side.indexOf(path);
+    if (s >= 0) return this.side.has(s) ? SIDE + s : -1;
+    const expected = this.expected;
+    const i = expected ? expected.paths.indexOf(path) : -1;
+    return i >= 0 && expected!.columns.has(i) ? i : -1;
+  }
+
+  remove(ref: number): void {
+    if (ref >= SIDE) this.side.remove(ref - SIDE);
+    else this.expected!.columns.remove(ref);
+  }
+
+  path(ref: number): string {
+    return ref >= SIDE ? this.side.path(ref - SIDE) : this.expected!.paths.path(ref);
+  }
+
+  sizeOf(ref: number): number {
+    return ref >= SIDE ? this.side.sizeOf(ref - SIDE) : this.expected!.columns.sizeOf(ref);
+  }
+
+  etagOf(ref: number): string {
+    return ref >= SIDE ? this.side.etagOf(ref - SIDE) : this.expected!.columns.etagOf(ref);
+  }
+
+  /** Every object held, in the order of their paths, as the listing confirmation reads them. */
+  sorted(): SortedObjects {
+    const order = this.sortedRefs();
+    return {
+      count: order.length,
+      name: (k) => this.path(order[k]),
+      size: (k) => this.sizeOf(order[k]),
+      etag: (k) => this.etagOf(order[k]),
+    };
+  }
+
+  /** The references held, in the order of their paths: both tables' rows merged. */
+  sortedRefs(): Uint32Array {
+    const side = this.side.sortedRows();
+    for (let k = 0; k < side.length; k++) side[k] += SIDE;
+    if (!this.expected) return side;
+    const expected = heldInOrder(this.expected.paths, this.expected.columns);
+    if (side.length === 0) return expected;
+    const merged = new Uint32Array(expected.length + side.length);
+    // A few side objects (the usual: the manifest and the provenance) each find their place by
+    // bisection; many (archive mode's companions) are merged in one pass.
+    const bisect = side.length * 32 < expected.length;
+    let e = 0;
+    let m = 0;
+    for (let s = 0; s < side.length; s++) {
+      const name = this.path(side[s]);
+      let end = e;
+      if (bisect) {
+        let high = expected.length;
+        while (end < high) {
+          const mid = (end + high) >>> 1;
+          if (this.path(expected[mid]) < name) end = mid + 1;
+          else high = mid;
+        }
+      } else while (end < expected.length && this.path(expected[end]) < name) end++;
+      merged.set(expected.subarray(e, end), m);
+      m += end - e;
+      e = end;
+      merged[m++] = side[s];
+    }
+    merged.set(expected.subarray(e), m);
+    return merged;
   }
 }
 
@@ -217,7 +374,14 @@ export async function openS3StagingArea(
   for (let k = 0; k < order.length; k++) if (failed[k]) stored.remove(order[k]);
   const rows: number[] = [];
   for (let i = 0; i < files.count; i++) if (stored.has(i)) rows.push(i);
-  return new S3StagingArea(id, target, bucket, files.rows(Uint32Array.from(rows)), stored, adopted);
+  return new S3StagingArea(
+    id,
+    target,
+    bucket,
+    files.rows(Uint32Array.from(rows)),
+    new StoredObjects(stored),
+    adopted,
+  );
 }
 
 /**
@@ -258,8 +422,9 @@ type DeferredObject =
 /**
  * One attempt's staging: files go to their final keys at once (invisible until the commit
  * object exists), and so do a dataset's other small objects (the stored manifest, streamed in
- * parts). What each upload stored (size and ETag) is held by path below the target as columns
- * (StoredObjectTable). The commit object (a dataset's provenance; a collection's objects) is
+ * parts). What each upload stored (size and ETag) is held as columns (StoredObjects): by the
+ * row of its path in the plan's table where the copy said so (expectFiles), else by path below
+ * the target. The commit object (a dataset's provenance; a collection's objects) is
  * written by publish, the last one given being the commit object: held whole up to a part, else
  * sent in parts at once and only completed by publish.
  */
@@ -279,7 +444,7 @@ export class S3StagingArea implements StagingArea {
     private readonly bucket: S3Bucket,
     readonly inherited: InheritedFiles,
     /** Size and ETag of every object uploaded or kept: publish confirms them from a listing. */
-    private readonly stored: StoredObjectTable,
+    private readonly stored: StoredObjects,
     /** Earlier areas whose journals were read: forgotten once this one's journal is written. */
     private readonly adopted: readonly string[],
   ) {
@@ -298,7 +463,7 @@ export class S3StagingArea implements StagingArea {
       let batch: JournalEntry[] = [];
       for (let k = 0; k < this.inherited.length; k++) {
         const file = this.inherited.at(k)!;
-        const row = this.stored.rowOf(file.path);
+        const row = this.stored.refOf(file.path);
         if (!keep(file.path)) {
           if (row >= 0) this.stored.remove(row);
           continue;
@@ -314,7 +479,7 @@ export class S3StagingArea implements StagingArea {
       const prefix = this.prefix;
       await this.bucket.deleteUnderExcept(prefix, (object) => {
         const path = object.key.slice(prefix.length);
-        if (this.stored.rowOf(path) >= 0) return true;
+        if (this.stored.refOf(path) >= 0) return true;
         // Not a recorded file: kept where `keep` accepts it (it refuses any data file not kept).
         if (!keep(path)) return false;
         this.stored.set(path, object.size, object.etag);
@@ -322,9 +487,14 @@ export class S3StagingArea implements StagingArea {
       });
       this.resumable = await this.bucket.resumableUploadsUnder(
         prefix,
-        (key) => this.stored.rowOf(key.slice(prefix.length)) >= 0,
+        (key) => this.stored.refOf(key.slice(prefix.length)) >= 0,
       );
     });
+  }
+
+  /** The plan's paths: the objects stored at them are held by their rows there. */
+  expectFiles(paths: PathTable): void {
+    this.stored.expect(paths);
   }
 
   /** Objects are durable once their upload returned: only the journal segment is written. */
@@ -334,7 +504,7 @@ export class S3StagingArea implements StagingArea {
       // An area forgotten underneath (adopted by another attempt) gets no journal of its own.
       await this.sync();
       const entries = files.map((file): JournalEntry => {
-        const row = this.stored.rowOf(file.path);
+        const row = this.stored.refOf(file.path);
         if (row < 0)
           throw new Error(`staging ${this.id}: ${file.path} was not stored by this area`);
         return { ...file, etag: this.stored.etagOf(row) };
@@ -456,10 +626,7 @@ export class S3StagingArea implements StagingArea {
     if (isDatasetPath(path) && `${path}/${commit.path}` !== datasetCommitObject(path))
       throw new Error(`a dataset is committed by ${datasetCommitObject(path)}, not ${commit.path}`);
     await this.sync();
-    await this.bucket.confirmListed(
-      this.prefix,
-      sortedObjects(this.stored, this.stored.sortedRows()),
-    );
+    await this.bucket.confirmListed(this.prefix, this.stored.sorted());
     if (await this.bucket.objectExists(`${this.prefix}${commit.path}`))
       throw new TargetExistsError(path);
     for (const object of this.deferred) {
