@@ -40,6 +40,21 @@ describe('ResponseCache', () => {
     expect(bodyOf(cache, 'a')).toBe('aaaa');
   });
 
+  it('moves a hit to the newest end only once half the entries may be newer', () => {
+    const cache = new ResponseCache({ maxEntries: 4, maxBytes: 1024 * 1024 });
+    for (const key of ['a', 'b', 'c', 'd']) cache.set(key, entry(key.repeat(4)));
+    cache.get('d'); // the newest: not moved
+    cache.get('a'); // three newer: moved to the newest end
+    cache.set('e', entry('eeee'));
+    expect(cache.get('b')).toBeUndefined();
+    expect(bodyOf(cache, 'a')).toBe('aaaa');
+    cache.set('f', entry('ffff'));
+    cache.set('g', entry('gggg'));
+    // d was left where it was, so it goes before a (moved after it).
+    expect(cache.get('d')).toBeUndefined();
+    expect(bodyOf(cache, 'a')).toBe('aaaa');
+  });
+
   it('counts keys, tags, extras and a per-entry overhead, not only bodies', () => {
     // Small bodies under long keys (unique URLs): counting bodies alone let them grow without bound.
     const cache = new ResponseCache({ maxEntries: 1000, maxBytes: 10 * ENTRY_OVERHEAD_BYTES });

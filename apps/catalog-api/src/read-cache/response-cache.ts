@@ -47,8 +47,10 @@ export function ownedCopy(bytes: Uint8Array): Buffer {
  * subtype keeps besides body and tag (the fast index's headers).
  */
 export class ResponseCache<T extends CachedResponse = CachedResponse> {
-  private readonly entries = new Map<string, { entry: T; bytes: number }>();
+  private readonly entries = new Map<string, { entry: T; bytes: number; stamp: number }>();
   private bytes = 0;
+  /** Insertions so far, moves to the newest end included: an entry's `stamp` is its place. */
+  private stamp = 0;
 
   constructor(
     private readonly limits: ResponseCacheLimits,
@@ -58,9 +60,16 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
   get(key: string): T | undefined {
     const slot = this.entries.get(key);
     if (slot === undefined) return undefined;
-    // Re-insert to mark as most recently used (Map keeps insertion order).
-    this.entries.delete(key);
-    this.entries.set(key, slot);
+    // Re-insert to mark as most recently used (Map keeps insertion order), unless fewer than
+    // half the entries can have been inserted after it: it is among the newest half already,
+    // and moving it would cost a Map delete and insert per hit (a crawl's read-ahead entries
+    // are each read once, just after they were filed). Such an entry is still evicted only
+    // after at least half the cache's entries are inserted after it.
+    if (2 * (this.stamp - slot.stamp) >= this.entries.size) {
+      this.entries.delete(key);
+      slot.stamp = ++this.stamp;
+      this.entries.set(key, slot);
+    }
     return slot.entry;
   }
 
@@ -74,7 +83,7 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
       this.extraBytes(entry);
     if (bytes > this.limits.maxBytes) return false;
     this.delete(key);
-    this.entries.set(key, { entry, bytes });
+    this.entries.set(key, { entry, bytes, stamp: ++this.stamp });
     this.bytes += bytes;
     for (const oldKey of this.entries.keys()) {
       if (this.bytes <= this.limits.maxBytes && this.entries.size <= this.limits.maxEntries) break;
