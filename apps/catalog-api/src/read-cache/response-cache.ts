@@ -59,7 +59,7 @@ interface Slot<T> {
  * hit then moves its entry with a few pointers, and an eviction takes the oldest entry at once.
  * Re-inserting into the `Map` on every hit and evicting through a fresh `keys()` iterator made
  * V8 step over every deleted slot at the front of the table on each insertion of a full cache
- * (a sixth of a fast read's time in a CPU profile of an FDP crawl of 10,000 datasets).
+ * (docs/decisions/response-cache-linked-lru.md).
  */
 export class ResponseCache<T extends CachedResponse = CachedResponse> {
   private readonly entries = new Map<string, Slot<T>>();
