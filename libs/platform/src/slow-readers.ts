@@ -28,9 +28,12 @@ export interface SlowReaderBounds {
 
 const ADMISSION = Symbol('slow-readers admission');
 const WEIGHING = Symbol('slow-readers weighing');
+/** The request's client as the bounds count it, worked out once (refusal and count both ask). */
+const CLIENT = Symbol('slow-readers client');
 type Admittable = IncomingMessage & {
   [ADMISSION]?: () => void;
   [WEIGHING]?: (weight: number) => void;
+  [CLIENT]?: string;
 };
 
 /**
@@ -116,6 +119,9 @@ export class SlowReaders {
 
   /** Why `req` is refused now, if it is. */
   refusal(req: IncomingMessage): AppError | undefined {
+    // Fewer answers being sent than either bound: neither can refuse (a client's are some of
+    // them), so the client need not be worked out (every request asks, most while none is).
+    if (this.sending < this.bounds.perClient && this.sending < this.bounds.total) return undefined;
     const path = (req.url ?? '').split('?', 1)[0];
     if (this.bounds.exempt.includes(path)) return undefined;
     if ((this.byClient.get(this.clientOf(req)) ?? 0) >= this.bounds.perClient)
@@ -135,13 +141,14 @@ export class SlowReaders {
   }
 
   private clientOf(req: IncomingMessage): string {
-    return throttleKeyOf(
+    // A request's address and X-Forwarded-For do not change while it is answered.
+    return ((req as Admittable)[CLIENT] ??= throttleKeyOf(
       resolveClientIp(
         req.socket.remoteAddress,
         req.headers['x-forwarded-for'],
         this.bounds.trustedProxies,
       ),
-    );
+    ));
   }
 
   /**

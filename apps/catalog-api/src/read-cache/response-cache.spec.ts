@@ -40,6 +40,29 @@ describe('ResponseCache', () => {
     expect(bodyOf(cache, 'a')).toBe('aaaa');
   });
 
+  it('keeps the order of use through hits, replacements and evictions', () => {
+    const cache = new ResponseCache({ maxEntries: 4, maxBytes: 1024 * 1024 });
+    for (const key of ['a', 'b', 'c', 'd']) cache.set(key, entry(key.repeat(4)));
+    cache.get('d'); // already the newest
+    cache.get('a'); // now the newest: b, c, d, a
+    cache.set('c', entry('CCCC')); // replaced, so the newest: b, d, a, c
+    cache.set('e', entry('eeee'));
+    expect(cache.get('b')).toBeUndefined();
+    cache.set('f', entry('ffff'));
+    expect(cache.get('d')).toBeUndefined();
+    expect(cache.size).toBe(4);
+    expect(['a', 'c', 'e', 'f'].map((key) => bodyOf(cache, key))).toEqual([
+      'aaaa',
+      'CCCC',
+      'eeee',
+      'ffff',
+    ]);
+    // Read in that order, a is now the oldest again.
+    cache.set('g', entry('gggg'));
+    expect(cache.get('a')).toBeUndefined();
+    expect(bodyOf(cache, 'c')).toBe('CCCC');
+  });
+
   it('counts keys, tags, extras and a per-entry overhead, not only bodies', () => {
     // Small bodies under long keys (unique URLs): counting bodies alone let them grow without bound.
     const cache = new ResponseCache({ maxEntries: 1000, maxBytes: 10 * ENTRY_OVERHEAD_BYTES });

@@ -40,14 +40,31 @@ export function ownedCopy(bytes: Uint8Array): Buffer {
   return body;
 }
 
+/** An entry with its neighbours in the order of use (a doubly linked list). */
+interface Slot<T> {
+  key: string;
+  entry: T;
+  bytes: number;
+  older?: Slot<T>;
+  newer?: Slot<T>;
+}
+
 /**
  * In-process LRU of serialised responses, bounded by its number of entries and by all the
  * bytes they hold, whatever clients ask for. Keys carry the catalog data version, so a write
  * makes old entries unreachable; they age out as new ones arrive. `extraBytes` counts what a
  * subtype keeps besides body and tag (the fast index's headers).
+ *
+ * The order of use is a linked list beside the `Map`, not the `Map`'s own insertion order: a
+ * hit then moves its entry with a few pointers, and an eviction takes the oldest entry at once.
+ * Re-inserting into the `Map` on every hit and evicting through a fresh `keys()` iterator made
+ * V8 step over every deleted slot at the front of the table on each insertion of a full cache
+ * (docs/decisions/response-cache-linked-lru.md).
  */
 export class ResponseCache<T extends CachedResponse = CachedResponse> {
-  private readonly entries = new Map<string, { entry: T; bytes: number }>();
+  private readonly entries = new Map<string, Slot<T>>();
+  private oldest?: Slot<T>;
+  private newest?: Slot<T>;
   private bytes = 0;
 
   constructor(
@@ -58,9 +75,11 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
   get(key: string): T | undefined {
     const slot = this.entries.get(key);
     if (slot === undefined) return undefined;
-    // Re-insert to mark as most recently used (Map keeps insertion order).
-    this.entries.delete(key);
-    this.entries.set(key, slot);
+    // Marked as most recently used.
+    if (slot !== this.newest) {
+      this.unlink(slot);
+      this.append(slot);
+    }
     return slot.entry;
   }
 
@@ -74,12 +93,15 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
       this.extraBytes(entry);
     if (bytes > this.limits.maxBytes) return false;
     this.delete(key);
-    this.entries.set(key, { entry, bytes });
+    const slot: Slot<T> = { key, entry, bytes };
+    this.entries.set(key, slot);
+    this.append(slot);
     this.bytes += bytes;
-    for (const oldKey of this.entries.keys()) {
-      if (this.bytes <= this.limits.maxBytes && this.entries.size <= this.limits.maxEntries) break;
-      this.delete(oldKey);
-    }
+    while (
+      this.oldest !== undefined &&
+      (this.bytes > this.limits.maxBytes || this.entries.size > this.limits.maxEntries)
+    )
+      this.delete(this.oldest.key);
     return true;
   }
 
@@ -97,6 +119,24 @@ export class ResponseCache<T extends CachedResponse = CachedResponse> {
     const slot = this.entries.get(key);
     if (slot === undefined) return;
     this.entries.delete(key);
+    this.unlink(slot);
     this.bytes -= slot.bytes;
+  }
+
+  /** Puts a slot that is in no list at the newest end. */
+  private append(slot: Slot<T>): void {
+    slot.older = this.newest;
+    slot.newer = undefined;
+    if (this.newest === undefined) this.oldest = slot;
+    else this.newest.newer = slot;
+    this.newest = slot;
+  }
+
+  private unlink(slot: Slot<T>): void {
+    if (slot.older === undefined) this.oldest = slot.newer;
+    else slot.older.newer = slot.newer;
+    if (slot.newer === undefined) this.newest = slot.older;
+    else slot.newer.older = slot.older;
+    slot.older = slot.newer = undefined;
   }
 }
