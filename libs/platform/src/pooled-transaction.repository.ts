@@ -1,7 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
 
 /**
- * Runs `work` in one transaction on a connection checked out of `pool`, and gives the connection
+ * The repositories' transaction on a pooled connection (SQL stays in the data-access layer):
+ * runs `work` in one transaction on a connection checked out of `pool`, and gives the connection
  * back (destroyed when it broke). While a connection is checked out, `pg-pool` no longer listens
  * for its errors: a server that ends the session between two statements (a failover's
  * "terminating connection due to administrator command", 57P01) would then emit an `error` that
