@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Pool } from 'pg';
-import { inTransaction } from '@app/platform';
+import { PooledTransactionRepository } from '@app/platform';
 import { withClient } from '../../../scripts/lib/pg-client';
 import { createEmptyDatabase } from '../../../test/support/databases';
 
@@ -11,7 +11,7 @@ import { createEmptyDatabase } from '../../../test/support/databases';
  * (node_modules/pg-pool/index.js, `_acquireClient` removes its idle listener): unheard, the event
  * ends the process.
  */
-describe('inTransaction: a session ended between two statements', () => {
+describe('PooledTransactionRepository: a session ended between two statements', () => {
   let url: string;
   let pool: Pool;
 
@@ -23,7 +23,7 @@ describe('inTransaction: a session ended between two statements', () => {
   afterAll(() => pool?.end());
 
   it('fails the next statement, never the process, and the pool goes on', async () => {
-    const outcome = inTransaction(pool, async (client) => {
+    const outcome = new PooledTransactionRepository(pool).run(async (client) => {
       const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       const ended = once(client, 'end');
       await withClient(url, (admin) =>
@@ -41,9 +41,11 @@ describe('inTransaction: a session ended between two statements', () => {
   });
 
   it('commits what the work did, and rolls back what fails', async () => {
-    await inTransaction(pool, (client) => client.query('CREATE TABLE kept (n int)'));
+    await new PooledTransactionRepository(pool).run((client) =>
+      client.query('CREATE TABLE kept (n int)'),
+    );
     await expect(
-      inTransaction(pool, async (client) => {
+      new PooledTransactionRepository(pool).run(async (client) => {
         await client.query('INSERT INTO kept VALUES (1)');
         throw new Error('refused');
       }),

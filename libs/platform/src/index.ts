@@ -17,7 +17,7 @@ export { HealthModule, HEALTH_CHECKS, HealthController } from './health.module';
 export type { HealthCheck } from './health.module';
 export { runMain, StartRefused } from './run-main';
 export { assertKeepsSessions, PostgresSessionRepository } from './postgres-session.repository';
-export { inTransaction } from './pooled-transaction.repository';
+export { PooledTransactionRepository } from './pooled-transaction.repository';
 export { listenUntilSignalled, trackForDrain } from './graceful-shutdown';
 export { exitOnStopSignals } from './stop-signals';
 export { processIsAlive } from './process-alive';

@@ -8,26 +8,27 @@ import type { Pool, PoolClient } from 'pg';
  * "terminating connection due to administrator command", 57P01) would then emit an `error` that
  * nobody hears, which ends the process. It is heard here; the next statement fails with it.
  */
-export async function inTransaction<T>(
-  pool: Pool,
-  work: (client: PoolClient) => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const onError = (error: Error): void => {
-    broken ??= error;
-  };
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.removeListener('error', onError);
-    client.release(broken);
+export class PooledTransactionRepository {
+  constructor(private readonly pool: Pool) {}
+
+  async run<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    const onError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on('error', onError);
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(broken);
+    }
   }
 }

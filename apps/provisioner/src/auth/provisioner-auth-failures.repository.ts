@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { inTransaction } from '@app/platform';
+import { PooledTransactionRepository } from '@app/platform';
 import {
   authFailuresTableSql,
   AuthFailureStore,
@@ -42,7 +42,7 @@ export class ProvisionerAuthFailuresRepository implements AuthFailureStore {
   /** Creates the schema and table once per process; a failed attempt is retried next time. */
   private ensureTable(): Promise<void> {
     this.tableReady ??= (async () => {
-      await inTransaction(this.pool, async (client) => {
+      await new PooledTransactionRepository(this.pool).run(async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK_ID]);
         await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
         await client.query(authFailuresTableSql(this.table));

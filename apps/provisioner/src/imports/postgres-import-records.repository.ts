@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { Pool, PoolClient } from 'pg';
-import { inTransaction } from '@app/platform';
+import { PooledTransactionRepository } from '@app/platform';
 import type { ImportJobFields } from './import-record';
 import {
   ImportJobPage,
@@ -249,7 +249,7 @@ export class PostgresImportRecords extends ImportRecordsRepository {
   private async installOnce(): Promise<void> {
     // The backend creates the job table when the queue connects.
     await this.queue.waitUntilReady();
-    const filled = await inTransaction(this.pool, async (client) => {
+    const filled = await new PooledTransactionRepository(this.pool).run(async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
         `${this.schema}.${TRIGGER}`,
       ]);
