@@ -55,8 +55,10 @@ const IMPLEMENTATIONS = [
 /** Methods of a branch an S3 import does not take. */
 const NOT_ON_S3 = ['copyOnThreads'];
 
+// The provisioner's own program (its sources and the libraries), not the whole tree's: the walk
+// starts in it and never leaves it, and the type checker then binds a third fewer files.
 const config = ts.getParsedCommandLineOfConfigFile(
-  join(root, 'tsconfig.json'),
+  join(root, 'apps/provisioner/tsconfig.app.json'),
   {},
   {
     ...ts.sys,

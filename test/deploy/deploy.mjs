@@ -75,11 +75,11 @@ async function check(name, fn) {
     const figure = await fn();
     line(true, name, `${figure ?? ''} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   } catch (error) {
-    line(
-      false,
-      name,
-      error instanceof Error ? error.message.split('\n').slice(0, 6).join(' | ') : String(error),
-    );
+    // The first line on the check's line; the rest (an assertion's diff, the replicas' log
+    // tails a check appends) under it, so a failure in CI shows its cause.
+    const [first, ...rest] = (error instanceof Error ? error.message : String(error)).split('\n');
+    line(false, name, first);
+    for (const more of rest.slice(0, 120)) process.stdout.write(`     ${more}\n`);
   }
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -215,8 +215,17 @@ export async function rollingUpdate(o) {
       `${ends.map((e) => (e.ms / 1000).toFixed(1)).join(', ')} s (grace ${manifest.graceSeconds} s)`
     );
   } catch (error) {
+    // Each replica's last lines, and its last warnings and errors (the catalog logs the cause of
+    // every 503 as "dependency unavailable"), so that a failure names which replica and why.
     const tails = await Promise.all(
-      all.map(async (r) => `${r.container}: ${(await r.logs(5)).slice(-400)}`),
+      all.map(async (r) => {
+        const lines = (await r.logs(5000)).split('\n');
+        const warned = lines.filter((l) => /"level":(40|50|60)\b/.test(l)).slice(-5);
+        return [
+          `${r.container}: ${lines.slice(-3).join('\n').slice(-400)}`,
+          ...warned.map((l) => `  ${l.slice(0, 800)}`),
+        ].join('\n');
+      }),
     );
     error.message += `\n${JSON.stringify(await lb.states().catch(() => ({})))}\n${tails.join('\n')}`;
     throw error;

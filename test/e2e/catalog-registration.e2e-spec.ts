@@ -18,7 +18,7 @@ import {
   TEST_WRITE_KEY,
   type ProvisionerTestApps,
 } from '../support/provisioner-app';
-import { until } from '../support/wait';
+import { poll, until } from '../support/wait';
 import { DemoCatalog, startDemoCatalog } from '../../apps/catalog-api/test/demo-catalog.fixture';
 import { eluValidatorFor } from '../../apps/catalog-api/test/support/elu-schemas';
 import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
@@ -217,12 +217,15 @@ describe('every published import is registered in the catalog (issue 17)', () =>
       state: 'imported',
       catalog: { state: 'refused', accession: null, error: { code, message } },
     });
-    const metrics = await request(apps.worker.getHttpServer()).get('/metrics').expect(200);
-    expect(metrics.text).toMatch(
-      new RegExp(
-        `provisioner_catalog_registrations_total\\{outcome="refused",reason="${code}"[^}]*\\} 1\n`,
-      ),
+    // The worker counts the refusal after it records it: wait for the count, then it must be 1.
+    const counted = new RegExp(
+      `provisioner_catalog_registrations_total\\{outcome="refused",reason="${code}"[^}]*\\} (\\d+)\n`,
     );
+    const count = await poll(async () => {
+      const metrics = await request(apps.worker.getHttpServer()).get('/metrics').expect(200);
+      return counted.exec(metrics.text)?.[1];
+    }, `the refusal for ${code} counted`);
+    expect(count).toBe('1');
     return { id, record };
   }
 
