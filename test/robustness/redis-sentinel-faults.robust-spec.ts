@@ -188,5 +188,8 @@ describe('imports on a Sentinel set through a failover, a killed primary and an 
     process.stdout.write(
       `sentinel faults: ${DATASETS} imports of ${BIG / 2 ** 20} MiB into S3, 2 workers; ${report.join('; ')}; attempts ${records.map((r) => r.attempts).join(', ')}\n`,
     );
-  });
+    // Three faults, each waited out (imports running again, each worker's next job), then 800 MiB
+    // of imports to end: about 150 s on a quiet machine, past the suite's 240 s on a starved one.
+    // Each wait above has its own deadline and names what it waited for.
+  }, 480_000);
 });

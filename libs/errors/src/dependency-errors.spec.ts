@@ -29,6 +29,9 @@ describe('isDependencyUnavailable', () => {
     'server conn crashed?',
     'pgbouncer cannot connect to server',
     'server login has been failing, try again later (server_login_retry)',
+    // src/server.c handle_server_work: the SET of the client's parameters answered with an error
+    // (the backend ended by a switchover), the client ended with this.
+    'invalid server parameter',
     'query_wait_timeout',
     'Connection is closed.',
     "Stream isn't writeable and enableOfflineQueue options is false",

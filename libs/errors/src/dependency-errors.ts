@@ -22,14 +22,17 @@ const CONNECTION_CODES = new Set([
 /**
  * Postgres's; PgBouncer's when it loses or cannot reach its server (it sends these as errors with
  * SQLSTATE 08P01, protocol_violation, which a real protocol error shares: so by message; before 1.17,
- * "cannot connect to server" was its fast failure while server logins failed), and
+ * "cannot connect to server" was its fast failure while server logins failed; "invalid server
+ * parameter" is how it ends a client whose server connection answered the SET of the client's
+ * parameters with an error, as a backend ended by a failover does: src/server.c,
+ * handle_server_work, ErrorResponse while setting_vars), and
  * ioredis's while Redis is out of reach: a command refused offline (the API
  * does not queue them), retries used up, no Sentinel or Cluster node answering, a Cluster slot
  * without a primary, a write reaching a primary demoted by a failover (or one left without a
  * replica in sync, which refuses writes so that a failover loses none).
  */
 const CONNECTION_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|the database system is (starting up|shutting down|in recovery mode)|server conn crashed\?|pgbouncer cannot connect to server|server login has been failing|query_wait_timeout|Stream isn't writeable|Reached the max retries per request limit|All sentinels are unreachable|Failed to refresh slots cache|^CLUSTERDOWN|^READONLY|^NOREPLICAS|^LOADING|^MASTERDOWN/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|the database system is (starting up|shutting down|in recovery mode)|server conn crashed\?|pgbouncer cannot connect to server|server login has been failing|invalid server parameter|query_wait_timeout|Stream isn't writeable|Reached the max retries per request limit|All sentinels are unreachable|Failed to refresh slots cache|^CLUSTERDOWN|^READONLY|^NOREPLICAS|^LOADING|^MASTERDOWN/i;
 
 /**
  * TypeORM's errors for a query runner released under its user: it releases one whose connection
