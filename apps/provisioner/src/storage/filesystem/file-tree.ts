@@ -71,8 +71,8 @@ const SYNCER_SCRIPT =
 /**
  * One long-lived shell that runs `sync -f` for each path it is sent, in order. A child spawned
  * from the worker forks the worker, hundreds of MiB mapped: that fork took ~80 ms of its main
- * thread on a busy 2-core machine, once a second while an import records its files (7 of the
- * 28 s of CPU of a 1 GiB S3-inbox import). The shell's own fork of `sync` is small. The shell
+ * thread on a busy 2-core machine, once a second while an import records its files (~7 s of
+ * the worker's CPU in a profiled 1 GiB S3-inbox import). The shell's own fork of `sync` is small. The shell
  * ends with its input when the worker exits; if it fails, what was waiting and what comes after
  * runs as a child of its own again.
  */
