@@ -1,4 +1,11 @@
-import { CreateBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import { randomFillSync } from 'node:crypto';
 import { signedPutOf } from '../../../apps/provisioner/src/common/s3/s3-client';
 import { DEFAULT_RANGED_READS } from '../../../apps/provisioner/src/sources/s3-inbox/ranged-read';
 import { mapLimit } from '../../../apps/provisioner/src/common/map-limit';
@@ -6,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { cpuMs } from '../lib/processes';
 import {
   cloneImportDataset,
   type FileSpec,
@@ -64,7 +72,7 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
   const scale = ctx.quick ? 1 / 16 : Number(process.env.BENCH_S3_INBOX_MIXED_GIB ?? 1);
   const smallCount = ctx.quick ? 1000 : Number(process.env.BENCH_S3_INBOX_SMALL_FILES ?? 10_000);
   const rounds = ctx.quick ? 1 : Number(process.env.BENCH_S3_ROUNDS ?? 3);
-  const cases: InboxCase[] = [
+  const allCases: InboxCase[] = [
     {
       key: 'MIXED',
       name: `${fmt(scale, 3)} GiB mixed (3 large files + 1,000 small)`,
@@ -76,6 +84,10 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
       files: smallFiles(smallCount, 4096),
     },
   ];
+  // BENCH_S3_INBOX_CASES (MIXED, SMALL) and BENCH_S3_INBOX_SIDES (labels, comma-separated): a
+  // part of the section, to iterate on one figure.
+  const onlyCases = process.env.BENCH_S3_INBOX_CASES?.split(',');
+  const cases = allCases.filter((c) => !onlyCases || onlyCases.includes(c.key));
   // One dataset per round (its own id: each set-up imports an id once), read by every side of
   // the round: the inbox is only read, and each import side has a set-up (queue, storage) of its own.
   const datasetId = (c: InboxCase, round: number) => `${c.key}-${round}`;
@@ -90,6 +102,7 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
   /** The store's CPU (all Swift processes) per side of a case, summed over the rounds. */
   const storeCpu = new Map<string, Map<string, number>>();
   let floor: { perSecond: number; cpuMsPerGet: number } | null = null;
+  let copyFloor: CopyFloor | null = null;
   const loads: number[] = [];
   try {
     for (const bucket of [INBOX, STORE])
@@ -173,10 +186,10 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
     mkdirSync(rcloneTarget, { recursive: true });
     const payload = (c: InboxCase, r: number) =>
       `swift:${INBOX}/deposits/datasets/${datasetId(c, r)}/payload`;
-    const sides: Side[] = [
+    const allSides: Side[] = [
       {
         label: 'import into filesystem',
-        run: async (c, r) => (await timeImport(intoFs.apiUrl, datasetId(c, r), 'inbox')).ms,
+        run: (c, r) => timed(intoFs, datasetId(c, r)),
       },
       {
         label: 'rclone copy into filesystem',
@@ -188,11 +201,11 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
       },
       {
         label: 'import into S3, server-side copy',
-        run: async (c, r) => (await timeImport(serverSide.apiUrl, datasetId(c, r), 'inbox')).ms,
+        run: (c, r) => timed(serverSide, datasetId(c, r)),
       },
       {
         label: 'import into S3, download and upload',
-        run: async (c, r) => (await timeImport(downUp.apiUrl, datasetId(c, r), 'inbox')).ms,
+        run: (c, r) => timed(downUp, datasetId(c, r)),
       },
       {
         // rclone copies server-side itself within one remote (its default).
@@ -200,6 +213,17 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
         run: async (c, r) => rclone([payload(c, r), `swift:${STORE}/rclone/${c.key}-${r}`]),
       },
     ];
+    // An import timed, its worker's CPU and step times logged (where an import spends its time).
+    const timed = async (setup: Setup, id: string) => {
+      const cpuBefore = cpuMs(setup.worker.child.pid!);
+      const { ms, id: importId } = await timeImport(setup.apiUrl, id, 'inbox');
+      ctx.log(
+        `S3 inbox ${id}: ${fmt(ms, 0)} ms, worker CPU ${fmt(cpuMs(setup.worker.child.pid!) - cpuBefore, 0)} ms, steps ${setup.steps.get(importId) ?? '?'}`,
+      );
+      return ms;
+    };
+    const onlySides = process.env.BENCH_S3_INBOX_SIDES?.split(',');
+    const sides = allSides.filter((s) => !onlySides || onlySides.includes(s.label));
     for (const c of cases) {
       const byside = new Map(sides.map((s) => [s.label, [] as number[]]));
       results.set(c.name, byside);
@@ -218,14 +242,77 @@ export async function s3InboxBench(ctx: BenchContext): Promise<SuiteReport> {
         );
       }
     }
-    floor = await storeFloor(swift, cases[1], datasetId(cases[1], 0));
-    ctx.log(`S3 inbox: the store alone, 4 KiB GETs: ${fmt(floor.perSecond, 0)}/s`);
+    const small = cases.find((c) => c.key === 'SMALL');
+    if (small) floor = await storeFloor(swift, small, datasetId(small, 0));
+    if (floor) ctx.log(`S3 inbox: the store alone, 4 KiB GETs: ${fmt(floor.perSecond, 0)}/s`);
+    if (sides.some((s) => s.label.includes('server-side'))) {
+      copyFloor = await storeCopyFloor(swift, ctx.quick ? 32 * MiB : COPY_FLOOR_BYTES);
+      ctx.log(
+        `S3 inbox: the store alone, one object: ${copyFloor.map((f) => `${f.label} ${fmt(f.ms, 0)} ms`).join(', ')}`,
+      );
+    }
   } finally {
     for (const s of setups) await s.stop().catch(() => undefined);
     swift.client.destroy();
     swift.stop();
   }
-  return report(ctx, cases, results, storeCpu, floor, rounds, loads);
+  return report(ctx, cases, results, storeCpu, floor, copyFloor, rounds, loads);
+}
+
+/** The object of the copy floor: a plain (single-PUT) object, which Swift copies on condition. */
+const COPY_FLOOR_BYTES = 256 * MiB;
+
+/** What the store alone gives for one object: each way of moving it, timed, and its CPU. */
+type CopyFloor = { label: string; ms: number; storeCpuMs: number }[];
+
+/**
+ * The store's own cost of a copy of one plain object, with nothing hashed or written by the
+ * client: a GET, a PUT, both at once (what a download-and-upload import asks of it), a
+ * CopyObject alone, and a CopyObject with a GET of the source at once (what a server-side
+ * import asks: the store copies while the import reads every byte to hash it). On a store whose
+ * one proxy moves every byte, the last cannot be faster than the GET and PUT.
+ */
+async function storeCopyFloor(
+  swift: Awaited<ReturnType<typeof startSwift>>,
+  bytes: number,
+): Promise<CopyFloor> {
+  const body = randomFillSync(Buffer.allocUnsafe(bytes));
+  const source = { Bucket: INBOX, Key: 'floor/plain' };
+  await swift.client.send(new PutObjectCommand({ ...source, Body: body }));
+  const get = async () => {
+    const answer = await swift.client.send(new GetObjectCommand(source));
+    for await (const chunk of answer.Body as AsyncIterable<Uint8Array>) void chunk;
+  };
+  const put = (key: string) =>
+    swift.client.send(new PutObjectCommand({ Bucket: STORE, Key: key, Body: body }));
+  const copy = (key: string) =>
+    swift.client.send(
+      new CopyObjectCommand({ Bucket: STORE, Key: key, CopySource: `${INBOX}/floor/plain` }),
+    );
+  const ways: { label: string; run: () => Promise<unknown> }[] = [
+    { label: 'GET', run: get },
+    { label: 'PUT', run: () => put('floor/put') },
+    // A download-and-upload import streams: its GET and its PUT run at once.
+    { label: 'GET and PUT at once', run: () => Promise.all([get(), put('floor/get-put')]) },
+    { label: 'CopyObject', run: () => copy('floor/copy') },
+    {
+      label: 'CopyObject and a GET at once',
+      run: () => Promise.all([copy('floor/copy-get'), get()]),
+    },
+  ];
+  const measured: CopyFloor = [];
+  for (const way of ways) {
+    await settle();
+    const cpuBefore = swift.cpu();
+    const started = performance.now();
+    await way.run();
+    measured.push({
+      label: way.label,
+      ms: performance.now() - started,
+      storeCpuMs: swift.cpu() - cpuBefore,
+    });
+  }
+  return measured;
 }
 
 /** Requests in flight for the floor: the import's lanes for a remote dataset. */
@@ -263,6 +350,7 @@ function report(
   results: Map<string, Map<string, number[]>>,
   storeCpu: Map<string, Map<string, number>>,
   floor: { perSecond: number; cpuMsPerGet: number } | null,
+  copyFloor: CopyFloor | null,
   rounds: number,
   loads: number[],
 ): SuiteReport {
@@ -300,20 +388,59 @@ function report(
       '',
     );
     const m = (label: string) => median(sides.get(label) ?? []);
+    // The ratios whose two sides ran (BENCH_S3_INBOX_SIDES may leave some out).
+    const ratios = [
+      ['rclone / import into filesystem', 'rclone copy into filesystem', 'import into filesystem'],
+      [
+        'rclone / import into S3 (server-side)',
+        'rclone copy into S3 (same store)',
+        'import into S3, server-side copy',
+      ],
+      [
+        'rclone / import into S3 (download and upload)',
+        'rclone copy into S3 (same store)',
+        'import into S3, download and upload',
+      ],
+      [
+        'download and upload / server-side copy',
+        'import into S3, download and upload',
+        'import into S3, server-side copy',
+      ],
+    ].filter(([, a, b]) => sides.has(a) && sides.has(b));
     lines.push(
-      `rclone / import into filesystem: **${fmt(m('rclone copy into filesystem') / m('import into filesystem'), 2)}×**; ` +
-        `rclone / import into S3 (server-side): **${fmt(m('rclone copy into S3 (same store)') / m('import into S3, server-side copy'), 2)}×**; ` +
-        `download and upload / server-side copy: **${fmt(m('import into S3, download and upload') / m('import into S3, server-side copy'), 2)}×**.`,
+      ratios.map(([name, a, b]) => `${name}: **${fmt(m(a) / m(b), 2)}×**`).join('; ') + '.',
       '',
     );
   }
-  if (floor)
+  const small = cases.find((c) => c.key === 'SMALL');
+  if (floor && small)
     lines.push(
-      `The store alone (its floor for small files): ${cases[1].files.length.toLocaleString('en-GB')} GETs of 4 KiB, hand-signed, ${FLOOR_IN_FLIGHT} at once, nothing hashed or written: ` +
+      `The store alone (its floor for small files): ${small.files.length.toLocaleString('en-GB')} GETs of 4 KiB, hand-signed, ${FLOOR_IN_FLIGHT} at once, nothing hashed or written: ` +
         `**${fmt(floor.perSecond, 0)} per second**, ${fmt(floor.cpuMsPerGet, 2)} ms of the store's CPU each ` +
-        `(${fmt((cases[1].files.length / floor.perSecond) * 1000, 0)} ms for the set).`,
+        `(${fmt((small.files.length / floor.perSecond) * 1000, 0)} ms for the set).`,
       '',
     );
+  if (copyFloor) {
+    const bytes = copyFloor.length > 0 ? (ctx.quick ? 32 * MiB : COPY_FLOOR_BYTES) : 0;
+    const ms = (label: string) => copyFloor.find((f) => f.label === label)!.ms;
+    lines.push(
+      `The store alone for one plain object of ${fmt(bytes / MiB, 0)} MiB (one PUT, so Swift copies it on its condition), nothing hashed or written by the client:`,
+      '',
+      table(
+        ['request', 'ms', 'MB/s', 'store CPU ms'],
+        copyFloor.map((f) => [
+          f.label,
+          fmt(f.ms, 0),
+          fmt(bytes / 1e6 / (f.ms / 1000), 1),
+          fmt(f.storeCpuMs, 0),
+        ]),
+      ),
+      '',
+      `GET and PUT / CopyObject and the GET that hashes: **${fmt(ms('GET and PUT at once') / ms('CopyObject and a GET at once'), 2)}×**, ` +
+        `the most a server-side import can gain over download and upload on this store.`,
+      '',
+    );
+  }
   lines.push(
     `Load average (1, 5, 15 min) when the report was written: ${loadavg()
       .map((x) => fmt(x, 2))

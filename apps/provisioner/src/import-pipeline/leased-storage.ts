@@ -75,6 +75,12 @@ function leasedWriter(writer: ObjectWriter, lease: AttemptLease): ObjectWriter {
       lease.assertHeld();
       return writer.write(chunk);
     },
+    writev:
+      writer.writev &&
+      (async (chunks) => {
+        lease.assertHeld();
+        return writer.writev!(chunks);
+      }),
     commit: async () => {
       lease.assertHeld();
       return writer.commit();

@@ -100,6 +100,8 @@ function encryptingWriter(
     },
     abort: () => writer.abort(),
     // Parts an upload left are never reused: the next attempt encrypts under another data key.
+    // Encrypted as it comes, chunk by chunk.
+    writev: undefined,
     suspend: undefined,
     reusedBytes: undefined,
     plaintext: undefined,
@@ -191,6 +193,8 @@ function rewrappingWriter(
       input.destroy();
       await body?.abort();
     },
+    // Encrypted as it comes, chunk by chunk.
+    writev: undefined,
     suspend: undefined,
     reusedBytes: undefined,
     get plaintext() {

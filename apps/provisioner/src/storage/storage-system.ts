@@ -10,6 +10,12 @@ import type { PathTable } from '../common/path-table';
  */
 export interface ObjectWriter {
   write(chunk: Uint8Array): Promise<void>;
+  /**
+   * The chunks in order, as write would take them one by one, in one call where the store can
+   * (a file: one vectored write); the chunks are not copied, so the caller keeps them unchanged
+   * until it resolves.
+   */
+  writev?(chunks: readonly Uint8Array[]): Promise<void>;
   /** Closes the object; it is durable once its staging area's sync() has returned. */
   commit(): Promise<void>;
   abort(): Promise<void>;

@@ -31,6 +31,23 @@ class FilesystemObjectWriter implements ObjectWriter {
     }
   }
 
+  async writev(chunks: readonly Uint8Array[]): Promise<void> {
+    let total = 0;
+    for (const chunk of chunks) total += chunk.length;
+    const { bytesWritten } = await this.handle.writev(chunks as Uint8Array[]);
+    if (bytesWritten === total) return;
+    // A short write: the rest one chunk at a time, from where it stopped.
+    let skip = bytesWritten;
+    for (const chunk of chunks) {
+      if (skip >= chunk.length) {
+        skip -= chunk.length;
+        continue;
+      }
+      await this.write(chunk.subarray(skip));
+      skip = 0;
+    }
+  }
+
   async commit(): Promise<void> {
     await this.handle.close();
   }

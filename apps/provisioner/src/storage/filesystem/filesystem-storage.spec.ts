@@ -142,6 +142,18 @@ describe('FilesystemStorage', () => {
     expect(statSync(join(target, 'keep')).mode & 0o777).toBe(0o555);
   });
 
+  it('writes an object from chunks in order: write and writev, one after the other', async () => {
+    const area = await storage.openStaging('vectored');
+    const writer = await area.createObject('large/reads.bam');
+    await writer.write(Buffer.from('head-'));
+    await writer.writev!([Buffer.from('one-'), new Uint8Array(0), Buffer.from('two-')]);
+    await writer.write(Buffer.from('tail'));
+    await writer.commit();
+    expect(readFileSync(join(root, '.staging/vectored/large/reads.bam'), 'utf8')).toBe(
+      'head-one-two-tail',
+    );
+  });
+
   it('refuses staging ids and paths that escape their area', async () => {
     await expect(storage.openStaging('../x')).rejects.toThrow('not a staging id');
     await expect(storage.removeStaging('a/b')).rejects.toThrow('not a staging id');
