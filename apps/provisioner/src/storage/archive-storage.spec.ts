@@ -36,6 +36,7 @@ import { EncryptedLocalObjects } from './archive-local-object';
 import { parseProvenance } from './provenance';
 import { JOURNAL_PATH } from './staged-files-journal';
 import { checkRotation } from '../../test/support/archive-rotation';
+import { cachedBytes } from '../../test/support/page-cache';
 import { entryCommand } from '../../../../test/support/app-process';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -420,6 +421,31 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         .sort(),
     );
     for (const path of written) expect(fsynced).toContain(join(staged, path));
+  });
+
+  it('with direct writes (IMPORT_DIRECT_WRITES), a large body leaves the copy threads past the page cache, in whole blocks, and decrypts to the file', async () => {
+    // Larger than the gathering buffer, and no whole number of segments or blocks.
+    const big = randomBytes(9 * 1024 * 1024 + 77);
+    const files = { 'big/nine-mib.bin': big, 'small.txt': Buffer.from('small\n') };
+    dropzone.submission('SUB-2', { project: 'PRJ1', datasets: ['DS2'] });
+    dropzone.dataset('DS2', { submission: 'SUB-2', files });
+    storage = new FilesystemStorage(join(base, 'direct-storage'), {
+      directWriteMinBytes: 1024 * 1024,
+    });
+    const result = await runDatasetImport(context({ copyPool: pool }, 'DS2'));
+    const dataset = storage.absolute(result.path);
+    const body = join(dataset, 'big/nine-mib.bin');
+    expect(cachedBytes(body)).toBe(0);
+    // The small file's body went through the page cache, as a plain small file does.
+    expect(cachedBytes(join(dataset, 'small.txt'))).toBeGreaterThan(0);
+    const stored = readFileSync(body);
+    expect(stored.length).toBe(bodySize(big.length));
+    expect(readFileSync(join(dataset, bodyChecksumPath('big/nine-mib.bin')), 'utf8')).toBe(
+      `${digest('sha256', stored)}\n`,
+    );
+    const header = readFileSync(join(dataset, headerPath('big/nine-mib.bin')));
+    expect((await plaintextOf(stored, header)).equals(big)).toBe(true);
+    expect((await theirDecrypt(dataset, 'big/nine-mib.bin')).equals(big)).toBe(true);
   });
 
   it('rotate-archive-key re-wraps every header of a read-only published tree, no body byte rewritten, resuming after a crash', async () => {

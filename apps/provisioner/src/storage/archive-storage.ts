@@ -260,6 +260,7 @@ function encryptedLocalFiles(local: LocalFiles, headers: HeaderWriter): Encrypte
       };
     },
     headerKeys: headers.keys,
+    directWriteMinBytes: local.directWriteMinBytes,
   };
 }
 

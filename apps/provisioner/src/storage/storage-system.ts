@@ -114,6 +114,8 @@ export interface EncryptedLocalFiles {
   prepare(relativePath: string): EncryptedTargets;
   /** The area's header writer (one writer key pair per area), for another thread of this process. */
   readonly headerKeys: HeaderKeys;
+  /** Bodies of files of at least this many plain-text bytes are best created `direct`; absent, none are. */
+  readonly directWriteMinBytes?: number;
 }
 
 /** Absolute paths where a copy thread creates a file's body, its header and its body's SHA-256. */

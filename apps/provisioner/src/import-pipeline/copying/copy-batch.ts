@@ -190,7 +190,7 @@ export async function runCopyBatch(
       if (stopRequested?.()) throw new ImportStoppedError();
       const source = join(batch.sourceRoot, job.path);
       const writer = encrypted
-        ? encrypted.open({ body: job.target, ...companionsOf(job) })
+        ? encrypted.open({ body: job.target, ...companionsOf(job) }, job.direct)
         : openLocalObject(job.target, batch.stagingId, job.direct);
       const options = { md5: batch.md5, identity: job.identity, onBytes, stopRequested };
       // A buffered object (a small file, or a filesystem that refused O_DIRECT): blocking

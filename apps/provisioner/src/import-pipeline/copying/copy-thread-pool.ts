@@ -435,6 +435,8 @@ export async function copyFilesOnThreads(
     const identity = (file: CopyFile) =>
       file.ino !== undefined ? { identity: { dev: file.dev!, ino: file.ino } } : {};
     const { prepare, encrypted } = request;
+    const direct = (file: CopyFile, minBytes: number | undefined) =>
+      file.size >= (minBytes ?? Infinity) ? { direct: true } : {};
     const jobOf = (position: number): FileCopyJob => {
       const file = request.files.at(position)!;
       if (encrypted) {
@@ -444,13 +446,14 @@ export async function copyFilesOnThreads(
           target: body,
           companions: { header, bodySha256 },
           ...identity(file),
+          ...direct(file, encrypted.directWriteMinBytes),
         };
       }
       return {
         path: file.path,
         target: prepare!(file.path),
         ...identity(file),
-        ...(file.size >= (request.directWriteMinBytes ?? Infinity) ? { direct: true } : {}),
+        ...direct(file, request.directWriteMinBytes),
       };
     };
     const batch: Omit<CopyBatch, 'id'> | Omit<ReadBatch, 'id'> =
