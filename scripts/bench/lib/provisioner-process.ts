@@ -42,6 +42,9 @@ export async function startProvisionerApi(
   return { ...running, url };
 }
 
+/** The worker's V8 flags, as the manifests start it (k8s/base/provisioner/worker-deployment.yaml). */
+export const WORKER_NODE_ARGS = ['--max-semi-space-size=4', '--max-old-space-size=384'];
+
 /** A built worker process (node dist/…/worker.js); its health port is free and loopback-only. */
 export async function startWorker(env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Promise<RunningProcess> {
   const port = await freePort();
@@ -49,7 +52,6 @@ export async function startWorker(env: NodeJS.ProcessEnv, onLine?: (line: string
     join(PROVISIONER_DIST, 'worker.js'),
     { ...env, WORKER_HEALTH_PORT: String(port) },
     `http://127.0.0.1:${port}/health/ready`,
-    // As the manifests start it (k8s/base/provisioner/worker-deployment.yaml).
-    { nodeArgs: ['--max-semi-space-size=4', '--max-old-space-size=384'], onLine },
+    { nodeArgs: WORKER_NODE_ARGS, onLine },
   );
 }
