@@ -14,6 +14,15 @@ import { provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisi
 import { drsKeys, drsProject, grantedPassports, importAndRegister } from '../lib/drs-setup';
 import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
 import { roundOrder } from '../lib/rounds';
+import {
+  ciVerdict,
+  compareP99,
+  type Comparison,
+  noiseFloor,
+  type Sample,
+  seededRandom,
+  shuffled,
+} from '../lib/compare';
 import { smallFile, writeDataset } from '../data/drs-data';
 import { poll } from '../../../test/support/wait';
 import { TrailEmitter } from '../../../apps/provisioner/src/trail/trail-emitter';
@@ -29,59 +38,101 @@ const VERIFY_TARGET_S = 30;
 const PROJECT = 'BENCH-TRAIL';
 const READER = 'bench-trail-reader';
 
-/**
- * `written`: the trail on, its queue paused (DRS only): each decision's event is stored before
- * the answer, as with `on`, but nothing is delivered meanwhile, so the gap to `on` is what the
- * delivery beside it costs, and the gap to `off` the write alone.
- */
-type Side = 'on' | 'off' | 'written';
+/** Seeds of the call order and of the resamples: fixed, so runs differ by the machine only. */
+const ORDER_SEED = 59_5;
+const BOOTSTRAP_SEED = 59_05;
+/** DRS calls of one bootstrap block: about 100 a side, a second or two of the machine's noise. */
+const DRS_BLOCK_CALLS = 200;
 
-interface Latencies {
-  on: number[];
-  off: number[];
-  written: number[];
-  /** The off side's samples by round parity: their p99s' gap is the comparison's noise floor. */
-  offEven: number[];
-  offOdd: number[];
+type Side = 'on' | 'off';
+
+interface Sizes {
+  /** DRS phases, alternating live and paused, and the calls to each API in one. */
+  drsBlocks: number;
+  drsPerSide: number;
+  /** REMS rounds, and the calls of each side in one. */
+  remsRounds: number;
+  remsPerRound: number;
 }
 
-const emptyLatencies = (): Latencies => ({ on: [], off: [], written: [], offEven: [], offOdd: [] });
+/** Each side's calls, tagged with their block for the bootstrap. */
+type Paired = Record<Side, Sample[]>;
+
+const emptyPaired = (): Paired => ({ on: [], off: [] });
 
 /**
- * Runs `rounds` interleaved rounds of `perRound` timed calls on each side (`switchTo` first),
- * the sides' order rotating round by round.
+ * The DRS calls by phase: `live`, the trail's queue delivering as deployed; `paused`, the queue
+ * paused, so each decision's event is stored before the answer as when live but nothing is
+ * delivered meanwhile (the `on` API's calls there are the "written" side).
+ */
+interface DrsSamples {
+  live: Paired;
+  paused: Paired;
+}
+
+/**
+ * DRS decisions on both APIs at once: `blocks` phases alternating live and paused, each of
+ * `perSide` calls to each API in a seeded random order (call by call, so both sides see the same
+ * moments of the machine, the delivery of earlier events included), one untimed call to each API
+ * after the phase changes.
+ */
+async function drsCalls(
+  blocks: number,
+  perSide: number,
+  setPhase: (phase: keyof DrsSamples) => Promise<void>,
+  call: (side: Side) => Promise<number>,
+  loads: number[],
+): Promise<DrsSamples> {
+  const out: DrsSamples = { live: emptyPaired(), paused: emptyPaired() };
+  const random = seededRandom(ORDER_SEED);
+  const calls: Side[] = [...Array<Side>(perSide).fill('on'), ...Array<Side>(perSide).fill('off')];
+  let block = 0;
+  for (let b = 0; b < blocks; b++) {
+    const phase = b % 2 === 0 ? 'live' : 'paused';
+    loads.push(loadavg()[0]);
+    await setPhase(phase);
+    await call('on');
+    await call('off');
+    const order = shuffled(calls, random);
+    for (let i = 0; i < order.length; i++) {
+      const side = order[i];
+      out[phase][side].push({
+        ms: await call(side),
+        block: block + Math.floor(i / DRS_BLOCK_CALLS),
+      });
+    }
+    block += Math.ceil(order.length / DRS_BLOCK_CALLS);
+  }
+  return out;
+}
+
+/**
+ * Runs `rounds` rounds of `perRound` timed calls on each side (`switchTo` first), the sides'
+ * order alternating round by round; a round is one bootstrap block.
  */
 async function interleaved(
   rounds: number,
   perRound: number,
   switchTo: (side: Side) => Promise<void>,
-  call: (side: Side, n: number) => Promise<number>,
+  call: (n: number) => Promise<number>,
   loads: number[],
-  sides: Side[] = ['on', 'off'],
-): Promise<Latencies> {
-  const out = emptyLatencies();
+): Promise<Paired> {
+  const out = emptyPaired();
   let n = 0;
   for (let round = 0; round < rounds; round++) {
     loads.push(loadavg()[0]);
-    for (const side of roundOrder<Side>(sides, round)) {
+    for (const side of roundOrder<Side>(['on', 'off'], round)) {
       await switchTo(side);
       // One untimed call after a switch: the first after it pays for the change of plan.
-      await call(side, n++);
-      for (let i = 0; i < perRound; i++) {
-        const ms = await call(side, n++);
-        out[side].push(ms);
-        if (side === 'off') (round % 2 === 0 ? out.offEven : out.offOdd).push(ms);
-      }
+      await call(n++);
+      for (let i = 0; i < perRound; i++) out[side].push({ ms: await call(n++), block: round });
     }
   }
   return out;
 }
 
-const overhead = (l: Latencies, side: 'on' | 'written' = 'on') =>
-  percentile(l[side], 99) / percentile(l.off, 99) - 1;
-const noise = (l: Latencies) =>
-  Math.abs(percentile(l.offEven, 99) / percentile(l.offOdd, 99) - 1);
 const pct = (ratio: number) => `${ratio >= 0 ? '+' : ''}${fmt(ratio * 100, 1)} %`;
+const interval = (c: Comparison) => `${pct(c.low)} … ${pct(c.high)}`;
 
 /**
  * The access trail's cost (issue 59, item 5): the p99 of a DRS access decision and of a REMS
@@ -89,8 +140,12 @@ const pct = (ratio: number) => `${ratio >= 0 ? '+' : ''}${fmt(ratio * 100, 1)} %
  * 1,000 events a second with the lag of each event; `trail verify` over a million entries.
  */
 export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
-  const rounds = ctx.quick ? 4 : 10;
-  const perRound = ctx.quick ? 50 : 200;
+  const sizes: Sizes = {
+    drsBlocks: ctx.quick ? 2 : 6,
+    drsPerSide: ctx.quick ? 100 : 700,
+    remsRounds: ctx.quick ? 8 : 40,
+    remsPerRound: ctx.quick ? 25 : 200,
+  };
   const rateSeconds = ctx.quick ? 5 : 30;
   const chainEntries = ctx.quick ? 100_000 : 1_000_000;
   const base = join(ctx.tempDir, 'trail');
@@ -137,9 +192,9 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
       [],
       catalogPort,
     );
-    let drs: Latencies;
+    let drs: DrsSamples;
     let floor: { roundTrip: number[]; after: number[] };
-    let grants: Latencies;
+    let grants: Paired;
     let delivery: DeliveryResult;
     try {
       const dropzone = join(base, 'dropzone');
@@ -174,31 +229,43 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
       );
       try {
         const accession = await importAndRegister(onApi.url, 'TRAIL-DS');
-        const passports = await grantedPassports(catalog.url, db, READER, [accession], 'Trail bench');
+        const passports = await grantedPassports(
+          catalog.url,
+          db,
+          READER,
+          [accession],
+          'Trail bench',
+        );
         const object = `${PROJECT}~SUB-DRS~TRAIL-DS`;
-        const apis = { on: onApi.url, off: offApi.url, written: onApi.url };
-        const trailQueue = new Queue(TRAIL_QUEUE, { connection: { url: redis.url }, prefix: 'bench' });
-        let drsSide: Side = 'on';
-        const drsTrail = async (side: Side) => {
-          if (side === 'written') await trailQueue.pause();
-          else if (drsSide === 'written') {
-            // What `written` queued is delivered before the next side's calls, not during them.
+        const apis = { on: onApi.url, off: offApi.url };
+        const trailQueue = new Queue(TRAIL_QUEUE, {
+          connection: { url: redis.url },
+          prefix: 'bench',
+        });
+        let paused = false;
+        const setPhase = async (phase: keyof DrsSamples) => {
+          if (phase === 'paused') {
+            await trailQueue.pause();
+            paused = true;
+          } else if (paused) {
+            // What the paused phase queued is delivered before the next phase's calls, not
+            // during them.
             await trailQueue.resume();
+            paused = false;
             await poll(
               async () => ((await trailQueue.getWaitingCount()) === 0 ? true : undefined),
-              'the written side\'s events delivered',
+              "the paused phase's events delivered",
               60_000,
               20,
             );
           }
-          drsSide = side;
         };
-        ctx.log('DRS access decisions, trail on, written only (delivery paused) and off');
+        ctx.log('DRS access decisions, trail on and off call by call, delivery live and paused');
         const roundTrip = await redisRoundTrip(trailQueue);
-        drs = await interleaved(
-          rounds,
-          perRound,
-          drsTrail,
+        drs = await drsCalls(
+          sizes.drsBlocks,
+          sizes.drsPerSide,
+          setPhase,
           async (side) => {
             const r = await timePost(
               `${apis[side]}/ga4gh/drs/v1/objects/${object}/access/https`,
@@ -208,18 +275,17 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
             return r.ms;
           },
           loads,
-          ['on', 'written', 'off'],
         );
-        await drsTrail('on');
+        await setPhase('live');
         await trailQueue.close();
         floor = { roundTrip, after: await redisRoundTrip(trailQueue, redis.url) };
         ctx.log('REMS grants, trail on and off');
         const resource = accession;
         grants = await interleaved(
-          rounds,
-          perRound,
+          sizes.remsRounds,
+          sizes.remsPerRound,
           catalogTrail,
-          async (_side, n) => {
+          async (n) => {
             const r = await timePost(
               `${catalog.url}/api/accessreq`,
               JSON.stringify([
@@ -250,7 +316,7 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
     }
     ctx.log(`a chain of ${chainEntries} entries`);
     const verify = await verifyChain(catalogDb.env, db, chainEntries, loads);
-    return report({ drs, floor, grants, delivery, verify, loads, rounds, perRound, quick: ctx.quick });
+    return report({ drs, floor, grants, delivery, verify, loads, sizes, quick: ctx.quick });
   } finally {
     await redis.stop();
     await catalogDb.database.drop();
@@ -262,10 +328,12 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
  * round trip a stored write cannot go below.
  */
 async function redisRoundTrip(queue: Queue, url?: string): Promise<number[]> {
-  const own = url === undefined ? queue : new Queue(TRAIL_QUEUE, { connection: { url }, prefix: 'bench' });
+  const own =
+    url === undefined ? queue : new Queue(TRAIL_QUEUE, { connection: { url }, prefix: 'bench' });
   try {
-    const client = await (own.getBackend() as unknown as { client: Promise<{ ping(): Promise<string> }> })
-      .client;
+    const client = await (
+      own.getBackend() as unknown as { client: Promise<{ ping(): Promise<string> }> }
+    ).client;
     const ms: number[] = [];
     for (let i = 0; i < 1000; i++) {
       const started = performance.now();
@@ -352,15 +420,17 @@ async function deliver(
       600_000,
       200,
     );
-    const lags = await withClient(db, async (c) =>
-      (
-        await c.query<{ lag: number; at: Date; occurred: Date }>(
-          `SELECT extract(epoch FROM at - (change->>'occurred_at')::timestamptz) * 1000 AS lag,
+    const lags = await withClient(
+      db,
+      async (c) =>
+        (
+          await c.query<{ lag: number; at: Date; occurred: Date }>(
+            `SELECT extract(epoch FROM at - (change->>'occurred_at')::timestamptz) * 1000 AS lag,
                   at, (change->>'occurred_at')::timestamptz AS occurred
            FROM audit_log WHERE id > $1 AND object_type = 'drs_object' AND action = 'serve'`,
-          [before],
-        )
-      ).rows,
+            [before],
+          )
+        ).rows,
     );
     const first = Math.min(...lags.map((l) => l.occurred.getTime()));
     const last = Math.max(...lags.map((l) => l.at.getTime()));
@@ -392,13 +462,18 @@ interface VerifyResult {
 /** The built CLI once (`node dist/…/catalog.cli.js <args>`): seconds and parsed JSON. */
 function cli(env: NodeJS.ProcessEnv, args: string[]): { s: number; out: Record<string, unknown> } {
   const started = performance.now();
-  const run = spawnSync(process.execPath, [requireBuilt(join(CATALOG_DIST, 'cli/catalog.cli.js')), ...args], {
-    cwd: ROOT,
-    env,
-    encoding: 'utf8',
-  });
+  const run = spawnSync(
+    process.execPath,
+    [requireBuilt(join(CATALOG_DIST, 'cli/catalog.cli.js')), ...args],
+    {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+    },
+  );
   const s = (performance.now() - started) / 1000;
-  if (run.status !== 0) throw new Error(`catalog ${args.join(' ')}: exit ${run.status} ${run.stderr}`);
+  if (run.status !== 0)
+    throw new Error(`catalog ${args.join(' ')}: exit ${run.status} ${run.stderr}`);
   return { s, out: JSON.parse(run.stdout) as Record<string, unknown> };
 }
 
@@ -413,7 +488,9 @@ async function verifyChain(
   loads: number[],
 ): Promise<VerifyResult> {
   const appendS = await withClient(db, async (c) => {
-    const have = Number((await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq);
+    const have = Number(
+      (await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq,
+    );
     const started = performance.now();
     await c.query(
       `INSERT INTO audit_log (actor_kind, actor_name, action, object_type, object_id, change)
@@ -437,78 +514,115 @@ async function verifyChain(
 }
 
 function report(r: {
-  drs: Latencies;
+  drs: DrsSamples;
   floor: { roundTrip: number[]; after: number[] };
-  grants: Latencies;
+  grants: Paired;
   delivery: DeliveryResult;
   verify: VerifyResult;
   loads: number[];
-  rounds: number;
-  perRound: number;
+  sizes: Sizes;
   quick: boolean;
 }): SuiteReport {
-  const costRow = (label: string, l: Latencies) => {
-    const cost = overhead(l);
-    return {
-      ok: cost <= OVERHEAD_TARGET,
-      cells: [
-        label,
-        `${fmt(percentile(l.on, 50), 2)} / **${fmt(percentile(l.on, 99), 2)}**`,
-        `${fmt(percentile(l.off, 50), 2)} / **${fmt(percentile(l.off, 99), 2)}**`,
-        `**${pct(cost)}**`,
-        pct(noise(l)),
-        verdict(cost <= OVERHEAD_TARGET),
-      ],
-    };
-  };
-  const costs = [
-    costRow('DRS access decision (`POST …/objects/{id}/access/https`)', r.drs),
-    costRow('REMS grant (`POST /api/accessreq`, one new entitlement)', r.grants),
-  ];
+  const { sizes } = r;
+  // DRS: the off side's calls alternately in two halves, as the sides' calls were mixed; REMS:
+  // the off side's rounds by parity, as the sides took turns by rounds.
+  const byCall = (_s: Sample, i: number) => (i % 2) as 0 | 1;
+  const byRound = (s: Sample) => (s.block % 2) as 0 | 1;
+  const rows = [
+    {
+      label: 'DRS access decision (`POST …/objects/{id}/access/https`), delivery live',
+      cost: compareP99(r.drs.live.on, r.drs.live.off, BOOTSTRAP_SEED),
+      floor: noiseFloor(r.drs.live.off, byCall, BOOTSTRAP_SEED),
+    },
+    {
+      label: 'DRS access decision, delivery paused (the append alone)',
+      cost: compareP99(r.drs.paused.on, r.drs.paused.off, BOOTSTRAP_SEED),
+      floor: noiseFloor(r.drs.paused.off, byCall, BOOTSTRAP_SEED),
+    },
+    {
+      label: 'REMS grant (`POST /api/accessreq`, one new entitlement)',
+      cost: compareP99(r.grants.on, r.grants.off, BOOTSTRAP_SEED),
+      floor: noiseFloor(r.grants.off, byRound, BOOTSTRAP_SEED),
+    },
+  ].map((row) => ({ ...row, verdict: ciVerdict(row.cost, OVERHEAD_TARGET) }));
+  const verdictCell = (v: 'met' | 'missed' | 'undecided') =>
+    v === 'undecided'
+      ? `not decided (the interval spans ${OVERHEAD_TARGET * 100} %)`
+      : verdict(v === 'met');
+  const beside = compareP99(r.drs.live.off, r.drs.paused.off, BOOTSTRAP_SEED);
   const trips = [...r.floor.roundTrip, ...r.floor.after];
-  const written = overhead(r.drs, 'written');
   const d = r.delivery;
   const rateOk = d.deliveredRate >= RATE_TARGET * 0.95 && d.emitRate >= RATE_TARGET * 0.95;
   const verifyS = r.verify.verifyS - r.verify.floorS;
   const verifyOk = r.verify.ok && r.verify.entries >= 1_000_000 && verifyS < VERIFY_TARGET_S;
   const load = `load average ${fmt(Math.min(...r.loads), 2)}–${fmt(Math.max(...r.loads), 2)} (1 min) during the run, median ${fmt(median(r.loads), 2)}`;
+  const drsPerPhase = (sizes.drsBlocks / 2) * sizes.drsPerSide;
   const markdown = [
     '## Access trail',
     '',
     `The cost of issue 59's access trail, with the built apps (LOG_LEVEL=warn), one catalog, one`,
     'worker, a private Redis. **Trail cost**: the p99 of a call with the trail on against the same',
-    `call with it off, in ${r.rounds} interleaved rounds of ${r.perRound} calls a side (order rotating;`,
-    'one untimed call after each switch), sequential, client-side time. DRS: two provisioner APIs',
-    'over one queue and storage, the same settings but the second without `CATALOG_API_KEY` (its',
-    'outbox off); each decision checks the reader\'s passport of catalog visas for a dataset granted',
-    'to them. REMS: one new entitlement per delivery; off = a `BEFORE INSERT` trigger that drops',
-    'every `audit_log` row, enabled in place of the chain\'s triggers (`ALTER TABLE … ENABLE/DISABLE',
-    'TRIGGER` between rounds). Noise floor: the gap between the p99s of the off side\'s even and odd',
-    `rounds. Target: the trail adds at most ${OVERHEAD_TARGET * 100} % to the p99.`,
+    'call with it off, sequential calls, client-side time, with a 95 % confidence interval (block',
+    `bootstrap, ${fmt(2000, 0)} resamples, fixed seed; a block is a round, or ${DRS_BLOCK_CALLS} consecutive DRS calls, so the`,
+    "machine's noise, correlated in time, is resampled whole). Noise floor: the off side split in two",
+    'interleaved halves and compared the same way (a true cost of zero). Target: the trail adds at',
+    `most ${OVERHEAD_TARGET * 100} % to the p99; **met** when the whole interval is within it, **missed** when the whole`,
+    'interval is beyond it. Method: [decision record](decisions/trail-cost-measured-call-by-call.md).',
+    '',
+    '- DRS: two provisioner APIs over one queue and storage, the same settings but the second',
+    "  without `CATALOG_API_KEY` (its outbox off); each decision checks the reader's passport of",
+    '  catalog visas for a dataset granted to them. The two APIs are called call by call in a',
+    `  seeded random order, ${sizes.drsBlocks} phases of ${sizes.drsPerSide} calls each, alternating: the trail's queue`,
+    '  delivering (live) and paused (each event stored before the answer as when live, nothing',
+    '  delivered meanwhile, what it queued delivered before the next phase): ' +
+      `${drsPerPhase.toLocaleString('en')} calls a side in each.`,
+    `- REMS: one new entitlement per delivery; off = a \`BEFORE INSERT\` trigger that drops every`,
+    "  `audit_log` row, enabled in place of the chain's triggers (`ALTER TABLE … ENABLE/DISABLE",
+    `  TRIGGER\` between rounds); ${sizes.remsRounds} rounds of ${sizes.remsPerRound} calls a side, the sides' order`,
+    `  alternating, one untimed call after each switch: ${(sizes.remsRounds * sizes.remsPerRound).toLocaleString('en')} calls a side.`,
     '',
     table(
-      ['call', 'trail on p50 / p99 ms', 'trail off p50 / p99 ms', 'p99 cost', 'noise floor', 'target'],
-      costs.map((c) => c.cells),
+      [
+        'call',
+        'trail on p50 / p99 ms',
+        'trail off p50 / p99 ms',
+        'p99 cost (95 % interval)',
+        'noise floor (95 % interval)',
+        'target',
+      ],
+      rows.map((row) => [
+        row.label,
+        `${fmt(row.cost.p50, 2)} / **${fmt(row.cost.p99, 2)}**`,
+        `${fmt(row.cost.baseP50, 2)} / **${fmt(row.cost.baseP99, 2)}**`,
+        `**${pct(row.cost.cost)}** (${interval(row.cost)})`,
+        `${pct(row.floor.cost)} (${interval(row.floor)})`,
+        verdictCell(row.verdict),
+      ]),
     ),
     '',
-    `**Where the DRS cost goes**, in the same rounds: a third side, the trail on with its queue`,
-    'paused (each event written before the answer, as on the `on` side, nothing delivered',
-    'meanwhile; what it queued is delivered before the next side\'s calls): p50 / p99',
-    `${fmt(percentile(r.drs.written, 50), 2)} / **${fmt(percentile(r.drs.written, 99), 2)}** ms,`,
-    `**${pct(written)}** on the p99 against off (${pct(percentile(r.drs.written, 50) / percentile(r.drs.off, 50) - 1)} on the p50).`,
-    'The rest of the `on` side\'s cost is the delivery (worker, catalog, PostgreSQL) running beside',
-    'the next decisions on the same CPUs. One Redis round trip (`PING` from the bench to the',
-    `queue's Redis, ${trips.length} before and after the rounds): p50 / p99 ${fmt(percentile(trips, 50), 3)} / ${fmt(percentile(trips, 99), 3)} ms, the floor`,
+    "**The delivery beside the calls**: with the calls mixed, the delivery of the on side's",
+    'events (worker, catalog, PostgreSQL, on the same 2 CPUs) runs under the calls of both sides,',
+    'so the live row compares two sides that both pay for it. What it costs every call on this',
+    `machine: the off API's p99 with the delivery live ${fmt(beside.p99, 2)} ms against paused`,
+    `${fmt(beside.baseP99, 2)} ms, **${pct(beside.cost)}** (${interval(beside)}). Deployed, the delivery runs elsewhere.`,
+    "One Redis round trip (`PING` from the bench to the queue's Redis,",
+    `${trips.length} before and after the DRS calls): p50 / p99 ${fmt(percentile(trips, 50), 3)} / ${fmt(percentile(trips, 99), 3)} ms, the floor`,
     'of a write that the answer waits for.',
     '',
     `**Delivery**: ${d.events.toLocaleString('en')} events emitted at ${RATE_TARGET}/s through \`TrailEmitter\``,
     '(one emit per event, as a DRS decision makes it; those of one step written together), delivered by the worker to `POST /api/trail/events`',
     'in batches of up to 500, a new head waiting `TRAIL_BATCH_WAIT_MS` (200 ms) from its queueing for the events behind it.',
-    'Lag: the catalog\'s chaining time less the event\'s `occurred_at`, per event (the wait included).',
+    "Lag: the catalog's chaining time less the event's `occurred_at`, per event (the wait included).",
     `Target: delivered at ≥ ${RATE_TARGET}/s (within 5 %).`,
     '',
     table(
-      ['emitted / s', 'delivered / s', 'lag p50 / p99 / max ms', 'drained after the last emit ms', 'target'],
+      [
+        'emitted / s',
+        'delivered / s',
+        'lag p50 / p99 / max ms',
+        'drained after the last emit ms',
+        'target',
+      ],
       [
         [
           fmt(d.emitRate, 0),
@@ -533,7 +647,7 @@ function report(r: {
           fmt(r.verify.verifyS, 1),
           `**${fmt(verifyS, 1)}**`,
           r.verify.ok ? 'yes' : '**no**',
-          r.verify.entries >= 1_000_000 ? verdict(verifyOk) : 'smaller than the target\'s chain',
+          r.verify.entries >= 1_000_000 ? verdict(verifyOk) : "smaller than the target's chain",
         ],
       ],
     ),
@@ -544,6 +658,6 @@ function report(r: {
     name: 'trail',
     title: 'Access trail',
     markdown,
-    targetsMet: costs.every((c) => c.ok) && rateOk && verifyOk,
+    targetsMet: rows.every((row) => row.verdict === 'met') && rateOk && verifyOk,
   };
 }
