@@ -141,10 +141,10 @@ const interval = (c: Comparison) => `${pct(c.low)} … ${pct(c.high)}`;
  */
 export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
   const sizes: Sizes = {
-    drsBlocks: ctx.quick ? 2 : 6,
-    drsPerSide: ctx.quick ? 100 : 700,
+    drsBlocks: ctx.quick ? 2 : 8,
+    drsPerSide: ctx.quick ? 400 : 2500,
     remsRounds: ctx.quick ? 8 : 40,
-    remsPerRound: ctx.quick ? 25 : 200,
+    remsPerRound: ctx.quick ? 25 : 250,
   };
   const rateSeconds = ctx.quick ? 5 : 30;
   const chainEntries = ctx.quick ? 100_000 : 1_000_000;
