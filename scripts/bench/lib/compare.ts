@@ -54,7 +54,7 @@ export interface Comparison {
   high: number;
 }
 
-const RESAMPLES = 2000;
+export const RESAMPLES = 2000;
 
 /**
  * `side` against `base` at the p99, with a 95 % confidence interval: the blocks (of both sides

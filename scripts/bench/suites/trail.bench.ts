@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import {
   ciVerdict,
   compareP99,
   type Comparison,
+  RESAMPLES,
   noiseFloor,
   type Sample,
   seededRandom,
@@ -26,7 +27,7 @@ import {
 import { smallFile, writeDataset } from '../data/drs-data';
 import { poll } from '../../../test/support/wait';
 import { TrailEmitter } from '../../../apps/provisioner/src/trail/trail-emitter';
-import { TRAIL_QUEUE } from '../../../apps/provisioner/src/trail/trail.queue';
+import { TRAIL_QUEUE, TrailJobName } from '../../../apps/provisioner/src/trail/trail.queue';
 import type { ProvisionerSettings } from '../../../apps/provisioner/src/config/provisioner.settings';
 
 /** What appending to the trail may add to a decision's or a grant's p99. */
@@ -193,7 +194,7 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
       catalogPort,
     );
     let drs: DrsSamples;
-    let floor: { roundTrip: number[]; after: number[] };
+    let floor: { roundTrip: number[]; after: number[]; jobWrite: number[] };
     let grants: Paired;
     let delivery: DeliveryResult;
     try {
@@ -278,7 +279,11 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
         );
         await setPhase('live');
         await trailQueue.close();
-        floor = { roundTrip, after: await redisRoundTrip(trailQueue, redis.url) };
+        floor = {
+          roundTrip,
+          after: await redisRoundTrip(trailQueue, redis.url),
+          jobWrite: await jobWrites(redis.url),
+        };
         ctx.log('REMS grants, trail on and off');
         const resource = accession;
         grants = await interleaved(
@@ -343,6 +348,38 @@ async function redisRoundTrip(queue: Queue, url?: string): Promise<number[]> {
     return ms;
   } finally {
     if (own !== queue) await own.close();
+  }
+}
+
+/**
+ * 2,000 jobs written one at a time as the emitter writes a decision's event (`Queue.add`, its
+ * options), to a queue of their own that no worker reads: what the answer waits for when the
+ * trail is on.
+ */
+async function jobWrites(url: string): Promise<number[]> {
+  const queue = new Queue(`${TRAIL_QUEUE}-floor`, { connection: { url }, prefix: 'bench' });
+  try {
+    const ms: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const id = randomUUID();
+      const started = performance.now();
+      await queue.add(
+        TrailJobName.Report,
+        {
+          id,
+          type: 'drs_object.allow',
+          occurred_at: new Date().toISOString(),
+          object_id: `${PROJECT}~SUB-DRS~TRAIL-DS`,
+          subject: READER,
+        },
+        { jobId: id, removeOnComplete: { age: 7 * 86_400, count: 100_000 }, removeOnFail: false },
+      );
+      ms.push(performance.now() - started);
+    }
+    return ms;
+  } finally {
+    await queue.obliterate({ force: true });
+    await queue.close();
   }
 }
 
@@ -515,7 +552,7 @@ async function verifyChain(
 
 function report(r: {
   drs: DrsSamples;
-  floor: { roundTrip: number[]; after: number[] };
+  floor: { roundTrip: number[]; after: number[]; jobWrite: number[] };
   grants: Paired;
   delivery: DeliveryResult;
   verify: VerifyResult;
@@ -549,6 +586,7 @@ function report(r: {
     v === 'undecided'
       ? `not decided (the interval spans ${OVERHEAD_TARGET * 100} %)`
       : verdict(v === 'met');
+  const paused = rows[1].cost;
   const beside = compareP99(r.drs.live.off, r.drs.paused.off, BOOTSTRAP_SEED);
   const trips = [...r.floor.roundTrip, ...r.floor.after];
   const d = r.delivery;
@@ -563,7 +601,7 @@ function report(r: {
     `The cost of issue 59's access trail, with the built apps (LOG_LEVEL=warn), one catalog, one`,
     'worker, a private Redis. **Trail cost**: the p99 of a call with the trail on against the same',
     'call with it off, sequential calls, client-side time, with a 95 % confidence interval (block',
-    `bootstrap, ${fmt(2000, 0)} resamples, fixed seed; a block is a round, or ${DRS_BLOCK_CALLS} consecutive DRS calls, so the`,
+    `bootstrap, ${RESAMPLES.toLocaleString('en')} resamples, fixed seed; a block is a round, or ${DRS_BLOCK_CALLS} consecutive DRS calls, so the`,
     "machine's noise, correlated in time, is resampled whole). Noise floor: the off side split in two",
     'interleaved halves and compared the same way (a true cost of zero). Target: the trail adds at',
     `most ${OVERHEAD_TARGET * 100} % to the p99; **met** when the whole interval is within it, **missed** when the whole`,
@@ -572,7 +610,7 @@ function report(r: {
     '- DRS: two provisioner APIs over one queue and storage, the same settings but the second',
     "  without `CATALOG_API_KEY` (its outbox off); each decision checks the reader's passport of",
     '  catalog visas for a dataset granted to them. The two APIs are called call by call in a',
-    `  seeded random order, ${sizes.drsBlocks} phases of ${sizes.drsPerSide} calls each, alternating: the trail's queue`,
+    `  seeded random order, ${sizes.drsBlocks} phases of ${sizes.drsPerSide} calls to each API, alternating: the trail's queue`,
     '  delivering (live) and paused (each event stored before the answer as when live, nothing',
     '  delivered meanwhile, what it queued delivered before the next phase): ' +
       `${drsPerPhase.toLocaleString('en')} calls a side in each.`,
@@ -605,9 +643,16 @@ function report(r: {
     'so the live row compares two sides that both pay for it. What it costs every call on this',
     `machine: the off API's p99 with the delivery live ${fmt(beside.p99, 2)} ms against paused`,
     `${fmt(beside.baseP99, 2)} ms, **${pct(beside.cost)}** (${interval(beside)}). Deployed, the delivery runs elsewhere.`,
-    "One Redis round trip (`PING` from the bench to the queue's Redis,",
-    `${trips.length} before and after the DRS calls): p50 / p99 ${fmt(percentile(trips, 50), 3)} / ${fmt(percentile(trips, 99), 3)} ms, the floor`,
-    'of a write that the answer waits for.',
+    '',
+    "**What the answer waits for**: the paused row is the append alone, the event's job written to",
+    'Redis before the decision is answered (so an answered decision is never lost,',
+    '[group commit](decisions/provisioner-trail-group-commit.md)); it adds',
+    `${fmt(paused.p50 - paused.baseP50, 2)} ms to the p50 and ${fmt(paused.p99 - paused.baseP99, 2)} ms to the p99 of a decision whose p99 is ${fmt(paused.baseP99, 2)} ms.`,
+    'The floors of that write, timed from the bench on the same machine: a Redis round trip',
+    `(\`PING\`, ${trips.length} before and after the DRS calls) p50 / p99 ${fmt(percentile(trips, 50), 3)} / **${fmt(percentile(trips, 99), 3)}** ms;`,
+    `the emitter's job write (\`Queue.add\` with its options, ${r.floor.jobWrite.length} one at a time, to a queue no worker`,
+    `reads) p50 / p99 ${fmt(percentile(r.floor.jobWrite, 50), 3)} / **${fmt(percentile(r.floor.jobWrite, 99), 3)}** ms. ${OVERHEAD_TARGET * 100} % of the decision's p99 is`,
+    `${fmt(OVERHEAD_TARGET * paused.baseP99, 2)} ms.`,
     '',
     `**Delivery**: ${d.events.toLocaleString('en')} events emitted at ${RATE_TARGET}/s through \`TrailEmitter\``,
     '(one emit per event, as a DRS decision makes it; those of one step written together), delivered by the worker to `POST /api/trail/events`',
