@@ -13,7 +13,6 @@ import { CATALOG_DIST, freePort, requireBuilt, ROOT } from '../lib/processes';
 import { provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisioner-process';
 import { drsKeys, drsProject, grantedPassports, importAndRegister } from '../lib/drs-setup';
 import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
-import { roundOrder } from '../lib/rounds';
 import {
   ciVerdict,
   compareP99,
@@ -42,8 +41,8 @@ const READER = 'bench-trail-reader';
 /** Seeds of the call order and of the resamples: fixed, so runs differ by the machine only. */
 const ORDER_SEED = 59_5;
 const BOOTSTRAP_SEED = 59_05;
-/** DRS calls of one bootstrap block: about 100 a side, a second or two of the machine's noise. */
-const DRS_BLOCK_CALLS = 200;
+/** Calls of one bootstrap block: about 100 a side, under a second to two of the machine's noise. */
+const BLOCK_CALLS = 200;
 
 type Side = 'on' | 'off';
 
@@ -51,9 +50,9 @@ interface Sizes {
   /** DRS phases, alternating live and paused, and the calls to each API in one. */
   drsBlocks: number;
   drsPerSide: number;
-  /** REMS rounds, and the calls of each side in one. */
-  remsRounds: number;
-  remsPerRound: number;
+  /** REMS parts, and the calls to each catalog in one. */
+  remsBlocks: number;
+  remsPerSide: number;
 }
 
 /** Each side's calls, tagged with their block for the bootstrap. */
@@ -72,10 +71,33 @@ interface DrsSamples {
 }
 
 /**
+ * `perSide` calls to each side in a random order drawn from `random`, appended to `into`; every
+ * BLOCK_CALLS consecutive calls are one bootstrap block, numbered from `firstBlock`. Answers the
+ * next free block number.
+ */
+async function mixedCalls(
+  perSide: number,
+  call: (side: Side) => Promise<number>,
+  random: () => number,
+  into: Paired,
+  firstBlock: number,
+): Promise<number> {
+  const order = shuffled<Side>(
+    [...Array<Side>(perSide).fill('on'), ...Array<Side>(perSide).fill('off')],
+    random,
+  );
+  for (let i = 0; i < order.length; i++) {
+    const side = order[i];
+    into[side].push({ ms: await call(side), block: firstBlock + Math.floor(i / BLOCK_CALLS) });
+  }
+  return firstBlock + Math.ceil(order.length / BLOCK_CALLS);
+}
+
+/**
  * DRS decisions on both APIs at once: `blocks` phases alternating live and paused, each of
- * `perSide` calls to each API in a seeded random order (call by call, so both sides see the same
- * moments of the machine, the delivery of earlier events included), one untimed call to each API
- * after the phase changes.
+ * `perSide` calls to each API mixed call by call (so both sides see the same moments of the
+ * machine, the delivery of earlier events included), one untimed call to each API after the
+ * phase changes.
  */
 async function drsCalls(
   blocks: number,
@@ -86,7 +108,6 @@ async function drsCalls(
 ): Promise<DrsSamples> {
   const out: DrsSamples = { live: emptyPaired(), paused: emptyPaired() };
   const random = seededRandom(ORDER_SEED);
-  const calls: Side[] = [...Array<Side>(perSide).fill('on'), ...Array<Side>(perSide).fill('off')];
   let block = 0;
   for (let b = 0; b < blocks; b++) {
     const phase = b % 2 === 0 ? 'live' : 'paused';
@@ -94,40 +115,27 @@ async function drsCalls(
     await setPhase(phase);
     await call('on');
     await call('off');
-    const order = shuffled(calls, random);
-    for (let i = 0; i < order.length; i++) {
-      const side = order[i];
-      out[phase][side].push({
-        ms: await call(side),
-        block: block + Math.floor(i / DRS_BLOCK_CALLS),
-      });
-    }
-    block += Math.ceil(order.length / DRS_BLOCK_CALLS);
+    block = await mixedCalls(perSide, call, random, out[phase], block);
   }
   return out;
 }
 
 /**
- * Runs `rounds` rounds of `perRound` timed calls on each side (`switchTo` first), the sides'
- * order alternating round by round; a round is one bootstrap block.
+ * REMS grants to both catalogs at once, mixed call by call, in `blocks` parts of `perSide`
+ * calls a side (the load average is read between them).
  */
-async function interleaved(
-  rounds: number,
-  perRound: number,
-  switchTo: (side: Side) => Promise<void>,
-  call: (n: number) => Promise<number>,
+async function remsCalls(
+  blocks: number,
+  perSide: number,
+  call: (side: Side) => Promise<number>,
   loads: number[],
 ): Promise<Paired> {
   const out = emptyPaired();
-  let n = 0;
-  for (let round = 0; round < rounds; round++) {
+  const random = seededRandom(ORDER_SEED + 1);
+  let block = 0;
+  for (let b = 0; b < blocks; b++) {
     loads.push(loadavg()[0]);
-    for (const side of roundOrder<Side>(['on', 'off'], round)) {
-      await switchTo(side);
-      // One untimed call after a switch: the first after it pays for the change of plan.
-      await call(n++);
-      for (let i = 0; i < perRound; i++) out[side].push({ ms: await call(n++), block: round });
-    }
+    block = await mixedCalls(perSide, call, random, out, block);
   }
   return out;
 }
@@ -137,15 +145,15 @@ const interval = (c: Comparison) => `${pct(c.low)} … ${pct(c.high)}`;
 
 /**
  * The access trail's cost (issue 59, item 5): the p99 of a DRS access decision and of a REMS
- * grant with the trail on and off, in interleaved rounds of one run; the outbox's delivery at
+ * grant with the trail on and off, mixed call by call in one run; the outbox's delivery at
  * 1,000 events a second with the lag of each event; `trail verify` over a million entries.
  */
 export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
   const sizes: Sizes = {
     drsBlocks: ctx.quick ? 2 : 8,
     drsPerSide: ctx.quick ? 400 : 2500,
-    remsRounds: ctx.quick ? 8 : 40,
-    remsPerRound: ctx.quick ? 25 : 250,
+    remsBlocks: ctx.quick ? 1 : 4,
+    remsPerSide: ctx.quick ? 200 : 2500,
   };
   const rateSeconds = ctx.quick ? 5 : 30;
   const chainEntries = ctx.quick ? 100_000 : 1_000_000;
@@ -157,41 +165,33 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
   const redis = await startPrivateRedis({ dir: join(base, 'redis') });
   const loads: number[] = [];
   try {
-    // "Off": a BEFORE INSERT trigger that drops every entry (nothing appended, nothing
-    // chained), enabled in place of the chain's triggers between rounds.
+    // "Off": a second catalog whose connections carry `bench.trail=off`, and a BEFORE INSERT
+    // trigger that drops every entry on such a connection (nothing appended, nothing chained).
+    // Its name sorts before the chain's: PostgreSQL fires a table's row triggers in name order,
+    // and a row dropped by the first reaches no other. The on catalog pays for the same check.
     await withClient(db, async (c) => {
       await c.query(`CREATE FUNCTION bench_trail_off() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RETURN NULL; END $$`);
-      await c.query(`CREATE TRIGGER bench_trail_off BEFORE INSERT ON audit_log
+        BEGIN
+          IF current_setting('bench.trail', true) = 'off' THEN RETURN NULL; END IF;
+          RETURN NEW;
+        END $$`);
+      await c.query(`CREATE TRIGGER a_bench_trail_off BEFORE INSERT ON audit_log
         FOR EACH ROW EXECUTE FUNCTION bench_trail_off()`);
-      await c.query('ALTER TABLE audit_log DISABLE TRIGGER bench_trail_off');
     });
-    let catalogSide: Side = 'on';
-    const catalogTrail = async (side: Side) => {
-      if (side === catalogSide) return;
-      const [enable, disable] =
-        side === 'on'
-          ? [['audit_log_chain', 'audit_log_move_head'], ['bench_trail_off']]
-          : [['bench_trail_off'], ['audit_log_chain', 'audit_log_move_head']];
-      await withClient(db, (c) =>
-        c.query(
-          `ALTER TABLE audit_log ${[
-            ...disable.map((t) => `DISABLE TRIGGER ${t}`),
-            ...enable.map((t) => `ENABLE TRIGGER ${t}`),
-          ].join(', ')}`,
-        ),
-      );
-      catalogSide = side;
+    const catalogSettings = {
+      ...catalogDb.env,
+      ...catalogEnv,
+      ACCESSREQ_INTEGRATION_ENABLED: 'true',
+      ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1',
     };
-    const catalog = await startCatalog(
+    const catalog = await startCatalog(catalogSettings, [], catalogPort);
+    const offCatalog = await startCatalog(
       {
-        ...catalogDb.env,
-        ...catalogEnv,
-        ACCESSREQ_INTEGRATION_ENABLED: 'true',
-        ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1',
+        ...catalogSettings,
+        DATABASE_URL: `${db}${db.includes('?') ? '&' : '?'}options=-c%20bench.trail%3Doff`,
       },
       [],
-      catalogPort,
+      await freePort(),
     );
     let drs: DrsSamples;
     let floor: { roundTrip: number[]; after: number[]; jobWrite: number[] };
@@ -286,29 +286,48 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
         };
         ctx.log('REMS grants, trail on and off');
         const resource = accession;
-        grants = await interleaved(
-          sizes.remsRounds,
-          sizes.remsPerRound,
-          catalogTrail,
-          async (n) => {
-            const r = await timePost(
-              `${catalog.url}/api/accessreq`,
-              JSON.stringify([
-                {
-                  application: 70_000 + n,
-                  resource,
-                  user: `bench-trail-grantee-${n}`,
-                  mail: `grantee-${n}@uni.example`,
-                  end: null,
-                },
-              ]),
-            );
-            if (r.status !== 200) throw new Error(`REMS grant: ${r.status} ${r.body}`);
-            return r.ms;
-          },
-          loads,
+        const catalogs = { on: catalog.url, off: offCatalog.url };
+        let application = 70_000;
+        const grant = async (side: Side) => {
+          const n = application++;
+          const r = await timePost(
+            `${catalogs[side]}/api/accessreq`,
+            JSON.stringify([
+              {
+                application: n,
+                resource,
+                user: `bench-trail-grantee-${n}`,
+                mail: `grantee-${n}@uni.example`,
+                end: null,
+              },
+            ]),
+          );
+          if (r.status !== 200) throw new Error(`REMS grant (${side}): ${r.status} ${r.body}`);
+          return r.ms;
+        };
+        // One untimed grant to each catalog, which also checks the off one appends nothing
+        // (entries other than DRS events: those of the DRS calls may still be arriving).
+        const start = await withClient(db, async (c) =>
+          Number(
+            (await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq,
+          ),
         );
-        await catalogTrail('on');
+        const appended = () =>
+          withClient(db, async (c) =>
+            Number(
+              (
+                await c.query<{ n: string }>(
+                  `SELECT count(*)::text AS n FROM audit_log WHERE id > $1 AND object_type <> 'drs_object'`,
+                  [start],
+                )
+              ).rows[0].n,
+            ),
+          );
+        await grant('off');
+        if ((await appended()) !== 0) throw new Error('the off catalog appended to the trail');
+        await grant('on');
+        if ((await appended()) === 0) throw new Error('the on catalog appended nothing');
+        grants = await remsCalls(sizes.remsBlocks, sizes.remsPerSide, grant, loads);
         ctx.log(`outbox delivery at ${RATE_TARGET} events/s for ${rateSeconds} s`);
         delivery = await deliver(redis.url, catalog.url, registrationKey, db, rateSeconds, loads);
       } finally {
@@ -317,6 +336,7 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
         await worker.stop();
       }
     } finally {
+      await offCatalog.stop();
       await catalog.stop();
     }
     ctx.log(`a chain of ${chainEntries} entries`);
@@ -561,10 +581,8 @@ function report(r: {
   quick: boolean;
 }): SuiteReport {
   const { sizes } = r;
-  // DRS: the off side's calls alternately in two halves, as the sides' calls were mixed; REMS:
-  // the off side's rounds by parity, as the sides took turns by rounds.
+  // The off side's calls alternately in two halves, as the sides' calls were mixed.
   const byCall = (_s: Sample, i: number) => (i % 2) as 0 | 1;
-  const byRound = (s: Sample) => (s.block % 2) as 0 | 1;
   const rows = [
     {
       label: 'DRS access decision (`POST …/objects/{id}/access/https`), delivery live',
@@ -579,7 +597,7 @@ function report(r: {
     {
       label: 'REMS grant (`POST /api/accessreq`, one new entitlement)',
       cost: compareP99(r.grants.on, r.grants.off, BOOTSTRAP_SEED),
-      floor: noiseFloor(r.grants.off, byRound, BOOTSTRAP_SEED),
+      floor: noiseFloor(r.grants.off, byCall, BOOTSTRAP_SEED),
     },
   ].map((row) => ({ ...row, verdict: ciVerdict(row.cost, OVERHEAD_TARGET) }));
   const verdictCell = (v: 'met' | 'missed' | 'undecided') =>
@@ -598,10 +616,10 @@ function report(r: {
   const markdown = [
     '## Access trail',
     '',
-    `The cost of issue 59's access trail, with the built apps (LOG_LEVEL=warn), one catalog, one`,
-    'worker, a private Redis. **Trail cost**: the p99 of a call with the trail on against the same',
+    `The cost of issue 59's access trail, with the built apps (LOG_LEVEL=warn), one catalog (two for`,
+    'the REMS grants), one worker, a private Redis. **Trail cost**: the p99 of a call with the trail on against the same',
     'call with it off, sequential calls, client-side time, with a 95 % confidence interval (block',
-    `bootstrap, ${RESAMPLES.toLocaleString('en')} resamples, fixed seed; a block is a round, or ${DRS_BLOCK_CALLS} consecutive DRS calls, so the`,
+    `bootstrap, ${RESAMPLES.toLocaleString('en')} resamples, fixed seed; a block is ${BLOCK_CALLS} consecutive calls, so the`,
     "machine's noise, correlated in time, is resampled whole). Noise floor: the off side split in two",
     'interleaved halves and compared the same way (a true cost of zero). Target: the trail adds at',
     `most ${OVERHEAD_TARGET * 100} % to the p99; **met** when the whole interval is within it, **missed** when the whole`,
@@ -614,10 +632,11 @@ function report(r: {
     '  delivering (live) and paused (each event stored before the answer as when live, nothing',
     '  delivered meanwhile, what it queued delivered before the next phase): ' +
       `${drsPerPhase.toLocaleString('en')} calls a side in each.`,
-    `- REMS: one new entitlement per delivery; off = a \`BEFORE INSERT\` trigger that drops every`,
-    "  `audit_log` row, enabled in place of the chain's triggers (`ALTER TABLE … ENABLE/DISABLE",
-    `  TRIGGER\` between rounds); ${sizes.remsRounds} rounds of ${sizes.remsPerRound} calls a side, the sides' order`,
-    `  alternating, one untimed call after each switch: ${(sizes.remsRounds * sizes.remsPerRound).toLocaleString('en')} calls a side.`,
+    '- REMS: one new entitlement per delivery, to two catalogs over one database, the second',
+    '  connecting with `options=-c bench.trail=off`; a `BEFORE INSERT` trigger on `audit_log`, fired',
+    "  before the chain's, drops every row written on such a connection (nothing appended, nothing",
+    '  chained; the on side pays for the same check). The two catalogs are called call by call in a',
+    `  seeded random order, ${sizes.remsBlocks} parts of ${sizes.remsPerSide} calls to each: ${(sizes.remsBlocks * sizes.remsPerSide).toLocaleString('en')} calls a side.`,
     '',
     table(
       [
