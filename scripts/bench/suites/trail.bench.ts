@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -13,11 +13,20 @@ import { CATALOG_DIST, freePort, requireBuilt, ROOT } from '../lib/processes';
 import { provisionerEnv, startProvisionerApi, startWorker } from '../lib/provisioner-process';
 import { drsKeys, drsProject, grantedPassports, importAndRegister } from '../lib/drs-setup';
 import { fmt, median, percentile, SuiteReport, table, verdict } from '../lib/report';
-import { roundOrder } from '../lib/rounds';
+import {
+  ciVerdict,
+  compareP99,
+  type Comparison,
+  RESAMPLES,
+  noiseFloor,
+  type Sample,
+  seededRandom,
+  shuffled,
+} from '../lib/compare';
 import { smallFile, writeDataset } from '../data/drs-data';
 import { poll } from '../../../test/support/wait';
 import { TrailEmitter } from '../../../apps/provisioner/src/trail/trail-emitter';
-import { TRAIL_QUEUE } from '../../../apps/provisioner/src/trail/trail.queue';
+import { TRAIL_QUEUE, TrailJobName } from '../../../apps/provisioner/src/trail/trail.queue';
 import type { ProvisionerSettings } from '../../../apps/provisioner/src/config/provisioner.settings';
 
 /** What appending to the trail may add to a decision's or a grant's p99. */
@@ -29,68 +38,123 @@ const VERIFY_TARGET_S = 30;
 const PROJECT = 'BENCH-TRAIL';
 const READER = 'bench-trail-reader';
 
-/**
- * `written`: the trail on, its queue paused (DRS only): each decision's event is stored before
- * the answer, as with `on`, but nothing is delivered meanwhile, so the gap to `on` is what the
- * delivery beside it costs, and the gap to `off` the write alone.
- */
-type Side = 'on' | 'off' | 'written';
+/** Seeds of the call order and of the resamples: fixed, so runs differ by the machine only. */
+const ORDER_SEED = 595;
+const BOOTSTRAP_SEED = 5905;
+/** Calls of one bootstrap block: about 100 a side, a fraction of a second of DRS calls, 2 s of grants. */
+const BLOCK_CALLS = 200;
 
-interface Latencies {
-  on: number[];
-  off: number[];
-  written: number[];
-  /** The off side's samples by round parity: their p99s' gap is the comparison's noise floor. */
-  offEven: number[];
-  offOdd: number[];
+type Side = 'on' | 'off';
+
+interface Sizes {
+  /** DRS phases, alternating live and paused, and the calls to each API in one. */
+  drsBlocks: number;
+  drsPerSide: number;
+  /** REMS parts, and the calls to each catalog in one. */
+  remsBlocks: number;
+  remsPerSide: number;
 }
 
-const emptyLatencies = (): Latencies => ({ on: [], off: [], written: [], offEven: [], offOdd: [] });
+/** Each side's calls, tagged with their block for the bootstrap. */
+type Paired = Record<Side, Sample[]>;
+
+const emptyPaired = (): Paired => ({ on: [], off: [] });
 
 /**
- * Runs `rounds` interleaved rounds of `perRound` timed calls on each side (`switchTo` first),
- * the sides' order rotating round by round.
+ * The DRS calls by phase: `live`, the trail's queue delivering as deployed; `paused`, the queue
+ * paused, so each decision's event is stored before the answer as when live but nothing is
+ * delivered meanwhile (the `on` API's calls there are the "written" side).
  */
-async function interleaved(
-  rounds: number,
-  perRound: number,
-  switchTo: (side: Side) => Promise<void>,
-  call: (side: Side, n: number) => Promise<number>,
+interface DrsSamples {
+  live: Paired;
+  paused: Paired;
+}
+
+/**
+ * `perSide` calls to each side in a random order drawn from `random`, appended to `into`; every
+ * BLOCK_CALLS consecutive calls are one bootstrap block, numbered from `firstBlock`. Answers the
+ * next free block number.
+ */
+async function mixedCalls(
+  perSide: number,
+  call: (side: Side) => Promise<number>,
+  random: () => number,
+  into: Paired,
+  firstBlock: number,
+): Promise<number> {
+  const order = shuffled<Side>(
+    [...Array<Side>(perSide).fill('on'), ...Array<Side>(perSide).fill('off')],
+    random,
+  );
+  for (let i = 0; i < order.length; i++) {
+    const side = order[i];
+    into[side].push({ ms: await call(side), block: firstBlock + Math.floor(i / BLOCK_CALLS) });
+  }
+  return firstBlock + Math.ceil(order.length / BLOCK_CALLS);
+}
+
+/**
+ * DRS decisions on both APIs at once: `blocks` phases alternating live and paused, each of
+ * `perSide` calls to each API mixed call by call (so both sides see the same moments of the
+ * machine, the delivery of earlier events included), one untimed call to each API after the
+ * phase changes.
+ */
+async function drsCalls(
+  blocks: number,
+  perSide: number,
+  setPhase: (phase: keyof DrsSamples) => Promise<void>,
+  call: (side: Side) => Promise<number>,
   loads: number[],
-  sides: Side[] = ['on', 'off'],
-): Promise<Latencies> {
-  const out = emptyLatencies();
-  let n = 0;
-  for (let round = 0; round < rounds; round++) {
+): Promise<DrsSamples> {
+  const out: DrsSamples = { live: emptyPaired(), paused: emptyPaired() };
+  const random = seededRandom(ORDER_SEED);
+  let block = 0;
+  for (let b = 0; b < blocks; b++) {
+    const phase = b % 2 === 0 ? 'live' : 'paused';
     loads.push(loadavg()[0]);
-    for (const side of roundOrder<Side>(sides, round)) {
-      await switchTo(side);
-      // One untimed call after a switch: the first after it pays for the change of plan.
-      await call(side, n++);
-      for (let i = 0; i < perRound; i++) {
-        const ms = await call(side, n++);
-        out[side].push(ms);
-        if (side === 'off') (round % 2 === 0 ? out.offEven : out.offOdd).push(ms);
-      }
-    }
+    await setPhase(phase);
+    await call('on');
+    await call('off');
+    block = await mixedCalls(perSide, call, random, out[phase], block);
   }
   return out;
 }
 
-const overhead = (l: Latencies, side: 'on' | 'written' = 'on') =>
-  percentile(l[side], 99) / percentile(l.off, 99) - 1;
-const noise = (l: Latencies) =>
-  Math.abs(percentile(l.offEven, 99) / percentile(l.offOdd, 99) - 1);
+/**
+ * REMS grants to both catalogs at once, mixed call by call, in `blocks` parts of `perSide`
+ * calls a side (the load average is read between them).
+ */
+async function remsCalls(
+  blocks: number,
+  perSide: number,
+  call: (side: Side) => Promise<number>,
+  loads: number[],
+): Promise<Paired> {
+  const out = emptyPaired();
+  const random = seededRandom(ORDER_SEED + 1);
+  let block = 0;
+  for (let b = 0; b < blocks; b++) {
+    loads.push(loadavg()[0]);
+    block = await mixedCalls(perSide, call, random, out, block);
+  }
+  return out;
+}
+
 const pct = (ratio: number) => `${ratio >= 0 ? '+' : ''}${fmt(ratio * 100, 1)} %`;
+const interval = (c: Comparison) => `${pct(c.low)} … ${pct(c.high)}`;
 
 /**
  * The access trail's cost (issue 59, item 5): the p99 of a DRS access decision and of a REMS
- * grant with the trail on and off, in interleaved rounds of one run; the outbox's delivery at
+ * grant with the trail on and off, mixed call by call in one run; the outbox's delivery at
  * 1,000 events a second with the lag of each event; `trail verify` over a million entries.
  */
 export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
-  const rounds = ctx.quick ? 4 : 10;
-  const perRound = ctx.quick ? 50 : 200;
+  const sizes: Sizes = {
+    drsBlocks: ctx.quick ? 2 : 8,
+    drsPerSide: ctx.quick ? 400 : 2500,
+    remsBlocks: ctx.quick ? 1 : 4,
+    remsPerSide: ctx.quick ? 200 : 2500,
+  };
   const rateSeconds = ctx.quick ? 5 : 30;
   const chainEntries = ctx.quick ? 100_000 : 1_000_000;
   const base = join(ctx.tempDir, 'trail');
@@ -101,45 +165,37 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
   const redis = await startPrivateRedis({ dir: join(base, 'redis') });
   const loads: number[] = [];
   try {
-    // "Off": a BEFORE INSERT trigger that drops every entry (nothing appended, nothing
-    // chained), enabled in place of the chain's triggers between rounds.
+    // "Off": a second catalog whose connections carry `bench.trail=off`, and a BEFORE INSERT
+    // trigger that drops every entry on such a connection (nothing appended, nothing chained).
+    // Its name sorts before the chain's: PostgreSQL fires a table's row triggers in name order,
+    // and a row dropped by the first reaches no other. The on catalog pays for the same check.
     await withClient(db, async (c) => {
       await c.query(`CREATE FUNCTION bench_trail_off() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RETURN NULL; END $$`);
-      await c.query(`CREATE TRIGGER bench_trail_off BEFORE INSERT ON audit_log
+        BEGIN
+          IF current_setting('bench.trail', true) = 'off' THEN RETURN NULL; END IF;
+          RETURN NEW;
+        END $$`);
+      await c.query(`CREATE TRIGGER a_bench_trail_off BEFORE INSERT ON audit_log
         FOR EACH ROW EXECUTE FUNCTION bench_trail_off()`);
-      await c.query('ALTER TABLE audit_log DISABLE TRIGGER bench_trail_off');
     });
-    let catalogSide: Side = 'on';
-    const catalogTrail = async (side: Side) => {
-      if (side === catalogSide) return;
-      const [enable, disable] =
-        side === 'on'
-          ? [['audit_log_chain', 'audit_log_move_head'], ['bench_trail_off']]
-          : [['bench_trail_off'], ['audit_log_chain', 'audit_log_move_head']];
-      await withClient(db, (c) =>
-        c.query(
-          `ALTER TABLE audit_log ${[
-            ...disable.map((t) => `DISABLE TRIGGER ${t}`),
-            ...enable.map((t) => `ENABLE TRIGGER ${t}`),
-          ].join(', ')}`,
-        ),
-      );
-      catalogSide = side;
+    const catalogSettings = {
+      ...catalogDb.env,
+      ...catalogEnv,
+      ACCESSREQ_INTEGRATION_ENABLED: 'true',
+      ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1',
     };
-    const catalog = await startCatalog(
+    const catalog = await startCatalog(catalogSettings, [], catalogPort);
+    const offCatalog = await startCatalog(
       {
-        ...catalogDb.env,
-        ...catalogEnv,
-        ACCESSREQ_INTEGRATION_ENABLED: 'true',
-        ACCESSREQ_ALLOWED_IP_ADDRESSES: '127.0.0.1',
+        ...catalogSettings,
+        DATABASE_URL: `${db}${db.includes('?') ? '&' : '?'}options=-c%20bench.trail%3Doff`,
       },
       [],
-      catalogPort,
+      await freePort(),
     );
-    let drs: Latencies;
-    let floor: { roundTrip: number[]; after: number[] };
-    let grants: Latencies;
+    let drs: DrsSamples;
+    let floor: { roundTrip: number[]; after: number[]; jobWrite: number[] };
+    let grants: Paired;
     let delivery: DeliveryResult;
     try {
       const dropzone = join(base, 'dropzone');
@@ -174,31 +230,43 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
       );
       try {
         const accession = await importAndRegister(onApi.url, 'TRAIL-DS');
-        const passports = await grantedPassports(catalog.url, db, READER, [accession], 'Trail bench');
+        const passports = await grantedPassports(
+          catalog.url,
+          db,
+          READER,
+          [accession],
+          'Trail bench',
+        );
         const object = `${PROJECT}~SUB-DRS~TRAIL-DS`;
-        const apis = { on: onApi.url, off: offApi.url, written: onApi.url };
-        const trailQueue = new Queue(TRAIL_QUEUE, { connection: { url: redis.url }, prefix: 'bench' });
-        let drsSide: Side = 'on';
-        const drsTrail = async (side: Side) => {
-          if (side === 'written') await trailQueue.pause();
-          else if (drsSide === 'written') {
-            // What `written` queued is delivered before the next side's calls, not during them.
+        const apis = { on: onApi.url, off: offApi.url };
+        const trailQueue = new Queue(TRAIL_QUEUE, {
+          connection: { url: redis.url },
+          prefix: 'bench',
+        });
+        let paused = false;
+        const setPhase = async (phase: keyof DrsSamples) => {
+          if (phase === 'paused') {
+            await trailQueue.pause();
+            paused = true;
+          } else if (paused) {
+            // What the paused phase queued is delivered before the next phase's calls, not
+            // during them.
             await trailQueue.resume();
+            paused = false;
             await poll(
               async () => ((await trailQueue.getWaitingCount()) === 0 ? true : undefined),
-              'the written side\'s events delivered',
+              "the paused phase's events delivered",
               60_000,
               20,
             );
           }
-          drsSide = side;
         };
-        ctx.log('DRS access decisions, trail on, written only (delivery paused) and off');
+        ctx.log('DRS access decisions, trail on and off call by call, delivery live and paused');
         const roundTrip = await redisRoundTrip(trailQueue);
-        drs = await interleaved(
-          rounds,
-          perRound,
-          drsTrail,
+        drs = await drsCalls(
+          sizes.drsBlocks,
+          sizes.drsPerSide,
+          setPhase,
           async (side) => {
             const r = await timePost(
               `${apis[side]}/ga4gh/drs/v1/objects/${object}/access/https`,
@@ -208,36 +276,58 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
             return r.ms;
           },
           loads,
-          ['on', 'written', 'off'],
         );
-        await drsTrail('on');
+        await setPhase('live');
         await trailQueue.close();
-        floor = { roundTrip, after: await redisRoundTrip(trailQueue, redis.url) };
+        floor = {
+          roundTrip,
+          after: await redisRoundTrip(trailQueue, redis.url),
+          jobWrite: await jobWrites(redis.url),
+        };
         ctx.log('REMS grants, trail on and off');
         const resource = accession;
-        grants = await interleaved(
-          rounds,
-          perRound,
-          catalogTrail,
-          async (_side, n) => {
-            const r = await timePost(
-              `${catalog.url}/api/accessreq`,
-              JSON.stringify([
-                {
-                  application: 70_000 + n,
-                  resource,
-                  user: `bench-trail-grantee-${n}`,
-                  mail: `grantee-${n}@uni.example`,
-                  end: null,
-                },
-              ]),
-            );
-            if (r.status !== 200) throw new Error(`REMS grant: ${r.status} ${r.body}`);
-            return r.ms;
-          },
-          loads,
+        const catalogs = { on: catalog.url, off: offCatalog.url };
+        let application = 70_000;
+        const grant = async (side: Side) => {
+          const n = application++;
+          const r = await timePost(
+            `${catalogs[side]}/api/accessreq`,
+            JSON.stringify([
+              {
+                application: n,
+                resource,
+                user: `bench-trail-grantee-${n}`,
+                mail: `grantee-${n}@uni.example`,
+                end: null,
+              },
+            ]),
+          );
+          if (r.status !== 200) throw new Error(`REMS grant (${side}): ${r.status} ${r.body}`);
+          return r.ms;
+        };
+        // One untimed grant to each catalog, which also checks the off one appends nothing
+        // (entries other than DRS events: those of the DRS calls may still be arriving).
+        const start = await withClient(db, async (c) =>
+          Number(
+            (await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq,
+          ),
         );
-        await catalogTrail('on');
+        const appended = () =>
+          withClient(db, async (c) =>
+            Number(
+              (
+                await c.query<{ n: string }>(
+                  `SELECT count(*)::text AS n FROM audit_log WHERE id > $1 AND object_type <> 'drs_object'`,
+                  [start],
+                )
+              ).rows[0].n,
+            ),
+          );
+        await grant('off');
+        if ((await appended()) !== 0) throw new Error('the off catalog appended to the trail');
+        await grant('on');
+        if ((await appended()) === 0) throw new Error('the on catalog appended nothing');
+        grants = await remsCalls(sizes.remsBlocks, sizes.remsPerSide, grant, loads);
         ctx.log(`outbox delivery at ${RATE_TARGET} events/s for ${rateSeconds} s`);
         delivery = await deliver(redis.url, catalog.url, registrationKey, db, rateSeconds, loads);
       } finally {
@@ -246,11 +336,12 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
         await worker.stop();
       }
     } finally {
+      await offCatalog.stop();
       await catalog.stop();
     }
     ctx.log(`a chain of ${chainEntries} entries`);
     const verify = await verifyChain(catalogDb.env, db, chainEntries, loads);
-    return report({ drs, floor, grants, delivery, verify, loads, rounds, perRound, quick: ctx.quick });
+    return report({ drs, floor, grants, delivery, verify, loads, sizes, quick: ctx.quick });
   } finally {
     await redis.stop();
     await catalogDb.database.drop();
@@ -262,10 +353,12 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
  * round trip a stored write cannot go below.
  */
 async function redisRoundTrip(queue: Queue, url?: string): Promise<number[]> {
-  const own = url === undefined ? queue : new Queue(TRAIL_QUEUE, { connection: { url }, prefix: 'bench' });
+  const own =
+    url === undefined ? queue : new Queue(TRAIL_QUEUE, { connection: { url }, prefix: 'bench' });
   try {
-    const client = await (own.getBackend() as unknown as { client: Promise<{ ping(): Promise<string> }> })
-      .client;
+    const client = await (
+      own.getBackend() as unknown as { client: Promise<{ ping(): Promise<string> }> }
+    ).client;
     const ms: number[] = [];
     for (let i = 0; i < 1000; i++) {
       const started = performance.now();
@@ -275,6 +368,38 @@ async function redisRoundTrip(queue: Queue, url?: string): Promise<number[]> {
     return ms;
   } finally {
     if (own !== queue) await own.close();
+  }
+}
+
+/**
+ * 2,000 jobs written one at a time as the emitter writes a decision's event (`Queue.add`, its
+ * options), to a queue of their own that no worker reads: what the answer waits for when the
+ * trail is on.
+ */
+async function jobWrites(url: string): Promise<number[]> {
+  const queue = new Queue(`${TRAIL_QUEUE}-floor`, { connection: { url }, prefix: 'bench' });
+  try {
+    const ms: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const id = randomUUID();
+      const started = performance.now();
+      await queue.add(
+        TrailJobName.Report,
+        {
+          id,
+          type: 'drs_object.allow',
+          occurred_at: new Date().toISOString(),
+          object_id: `${PROJECT}~SUB-DRS~TRAIL-DS`,
+          subject: READER,
+        },
+        { jobId: id, removeOnComplete: { age: 7 * 86_400, count: 100_000 }, removeOnFail: false },
+      );
+      ms.push(performance.now() - started);
+    }
+    return ms;
+  } finally {
+    await queue.obliterate({ force: true });
+    await queue.close();
   }
 }
 
@@ -352,15 +477,17 @@ async function deliver(
       600_000,
       200,
     );
-    const lags = await withClient(db, async (c) =>
-      (
-        await c.query<{ lag: number; at: Date; occurred: Date }>(
-          `SELECT extract(epoch FROM at - (change->>'occurred_at')::timestamptz) * 1000 AS lag,
+    const lags = await withClient(
+      db,
+      async (c) =>
+        (
+          await c.query<{ lag: number; at: Date; occurred: Date }>(
+            `SELECT extract(epoch FROM at - (change->>'occurred_at')::timestamptz) * 1000 AS lag,
                   at, (change->>'occurred_at')::timestamptz AS occurred
            FROM audit_log WHERE id > $1 AND object_type = 'drs_object' AND action = 'serve'`,
-          [before],
-        )
-      ).rows,
+            [before],
+          )
+        ).rows,
     );
     const first = Math.min(...lags.map((l) => l.occurred.getTime()));
     const last = Math.max(...lags.map((l) => l.at.getTime()));
@@ -392,13 +519,18 @@ interface VerifyResult {
 /** The built CLI once (`node dist/…/catalog.cli.js <args>`): seconds and parsed JSON. */
 function cli(env: NodeJS.ProcessEnv, args: string[]): { s: number; out: Record<string, unknown> } {
   const started = performance.now();
-  const run = spawnSync(process.execPath, [requireBuilt(join(CATALOG_DIST, 'cli/catalog.cli.js')), ...args], {
-    cwd: ROOT,
-    env,
-    encoding: 'utf8',
-  });
+  const run = spawnSync(
+    process.execPath,
+    [requireBuilt(join(CATALOG_DIST, 'cli/catalog.cli.js')), ...args],
+    {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+    },
+  );
   const s = (performance.now() - started) / 1000;
-  if (run.status !== 0) throw new Error(`catalog ${args.join(' ')}: exit ${run.status} ${run.stderr}`);
+  if (run.status !== 0)
+    throw new Error(`catalog ${args.join(' ')}: exit ${run.status} ${run.stderr}`);
   return { s, out: JSON.parse(run.stdout) as Record<string, unknown> };
 }
 
@@ -413,7 +545,9 @@ async function verifyChain(
   loads: number[],
 ): Promise<VerifyResult> {
   const appendS = await withClient(db, async (c) => {
-    const have = Number((await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq);
+    const have = Number(
+      (await c.query<{ seq: string }>('SELECT seq::text FROM audit_log_head')).rows[0].seq,
+    );
     const started = performance.now();
     await c.query(
       `INSERT INTO audit_log (actor_kind, actor_name, action, object_type, object_id, change)
@@ -437,78 +571,122 @@ async function verifyChain(
 }
 
 function report(r: {
-  drs: Latencies;
-  floor: { roundTrip: number[]; after: number[] };
-  grants: Latencies;
+  drs: DrsSamples;
+  floor: { roundTrip: number[]; after: number[]; jobWrite: number[] };
+  grants: Paired;
   delivery: DeliveryResult;
   verify: VerifyResult;
   loads: number[];
-  rounds: number;
-  perRound: number;
+  sizes: Sizes;
   quick: boolean;
 }): SuiteReport {
-  const costRow = (label: string, l: Latencies) => {
-    const cost = overhead(l);
-    return {
-      ok: cost <= OVERHEAD_TARGET,
-      cells: [
-        label,
-        `${fmt(percentile(l.on, 50), 2)} / **${fmt(percentile(l.on, 99), 2)}**`,
-        `${fmt(percentile(l.off, 50), 2)} / **${fmt(percentile(l.off, 99), 2)}**`,
-        `**${pct(cost)}**`,
-        pct(noise(l)),
-        verdict(cost <= OVERHEAD_TARGET),
-      ],
-    };
-  };
-  const costs = [
-    costRow('DRS access decision (`POST …/objects/{id}/access/https`)', r.drs),
-    costRow('REMS grant (`POST /api/accessreq`, one new entitlement)', r.grants),
-  ];
+  const { sizes } = r;
+  // The off side's calls alternately in two halves, as the sides' calls were mixed.
+  const byCall = (_s: Sample, i: number) => (i % 2) as 0 | 1;
+  const rows = [
+    {
+      label: 'DRS access decision (`POST …/objects/{id}/access/https`), delivery live',
+      cost: compareP99(r.drs.live.on, r.drs.live.off, BOOTSTRAP_SEED),
+      floor: noiseFloor(r.drs.live.off, byCall, BOOTSTRAP_SEED),
+    },
+    {
+      label: 'DRS access decision, delivery paused (the append alone)',
+      cost: compareP99(r.drs.paused.on, r.drs.paused.off, BOOTSTRAP_SEED),
+      floor: noiseFloor(r.drs.paused.off, byCall, BOOTSTRAP_SEED),
+    },
+    {
+      label: 'REMS grant (`POST /api/accessreq`, one new entitlement)',
+      cost: compareP99(r.grants.on, r.grants.off, BOOTSTRAP_SEED),
+      floor: noiseFloor(r.grants.off, byCall, BOOTSTRAP_SEED),
+    },
+  ].map((row) => ({ ...row, verdict: ciVerdict(row.cost, OVERHEAD_TARGET) }));
+  const verdictCell = (v: 'met' | 'missed' | 'undecided') =>
+    v === 'undecided'
+      ? `not decided (the interval spans ${OVERHEAD_TARGET * 100} %)`
+      : verdict(v === 'met');
+  const paused = rows[1].cost;
+  const beside = compareP99(r.drs.live.off, r.drs.paused.off, BOOTSTRAP_SEED);
   const trips = [...r.floor.roundTrip, ...r.floor.after];
-  const written = overhead(r.drs, 'written');
   const d = r.delivery;
   const rateOk = d.deliveredRate >= RATE_TARGET * 0.95 && d.emitRate >= RATE_TARGET * 0.95;
   const verifyS = r.verify.verifyS - r.verify.floorS;
   const verifyOk = r.verify.ok && r.verify.entries >= 1_000_000 && verifyS < VERIFY_TARGET_S;
   const load = `load average ${fmt(Math.min(...r.loads), 2)}–${fmt(Math.max(...r.loads), 2)} (1 min) during the run, median ${fmt(median(r.loads), 2)}`;
+  const drsPerPhase = (sizes.drsBlocks / 2) * sizes.drsPerSide;
   const markdown = [
     '## Access trail',
     '',
-    `The cost of issue 59's access trail, with the built apps (LOG_LEVEL=warn), one catalog, one`,
-    'worker, a private Redis. **Trail cost**: the p99 of a call with the trail on against the same',
-    `call with it off, in ${r.rounds} interleaved rounds of ${r.perRound} calls a side (order rotating;`,
-    'one untimed call after each switch), sequential, client-side time. DRS: two provisioner APIs',
-    'over one queue and storage, the same settings but the second without `CATALOG_API_KEY` (its',
-    'outbox off); each decision checks the reader\'s passport of catalog visas for a dataset granted',
-    'to them. REMS: one new entitlement per delivery; off = a `BEFORE INSERT` trigger that drops',
-    'every `audit_log` row, enabled in place of the chain\'s triggers (`ALTER TABLE … ENABLE/DISABLE',
-    'TRIGGER` between rounds). Noise floor: the gap between the p99s of the off side\'s even and odd',
-    `rounds. Target: the trail adds at most ${OVERHEAD_TARGET * 100} % to the p99.`,
+    `The cost of issue 59's access trail, with the built apps (LOG_LEVEL=warn), one catalog (two for`,
+    'the REMS grants), one worker, a private Redis. **Trail cost**: the p99 of a call with the trail on against the same',
+    'call with it off, sequential calls, client-side time, with a 95 % confidence interval (block',
+    `bootstrap, ${RESAMPLES.toLocaleString('en')} resamples, fixed seed; a block is ${BLOCK_CALLS} consecutive calls, so the`,
+    "machine's noise, correlated in time, is resampled whole). Noise floor: the off side split in two",
+    'interleaved halves and compared the same way (a true cost of zero). Target: the trail adds at',
+    `most ${OVERHEAD_TARGET * 100} % to the p99; **met** when the whole interval is within it, **missed** when the whole`,
+    'interval is beyond it. Method: [decision record](decisions/trail-cost-measured-call-by-call.md).',
+    '',
+    '- DRS: two provisioner APIs over one queue and storage, the same settings but the second',
+    "  without `CATALOG_API_KEY` (its outbox off); each decision checks the reader's passport of",
+    '  catalog visas for a dataset granted to them. The two APIs are called call by call in a',
+    `  seeded random order, ${sizes.drsBlocks} phases of ${sizes.drsPerSide} calls to each API, alternating: the trail's queue`,
+    '  delivering (live) and paused (each event stored before the answer as when live, nothing',
+    '  delivered meanwhile, what it queued delivered before the next phase): ' +
+      `${drsPerPhase.toLocaleString('en')} calls a side in each.`,
+    '- REMS: one new entitlement per delivery, to two catalogs over one database, the second',
+    '  connecting with `options=-c bench.trail=off`; a `BEFORE INSERT` trigger on `audit_log`, fired',
+    "  before the chain's, drops every row written on such a connection (nothing appended, nothing",
+    '  chained; the on side pays for the same check). The two catalogs are called call by call in a',
+    `  seeded random order, ${sizes.remsBlocks} parts of ${sizes.remsPerSide} calls to each: ${(sizes.remsBlocks * sizes.remsPerSide).toLocaleString('en')} calls a side.`,
     '',
     table(
-      ['call', 'trail on p50 / p99 ms', 'trail off p50 / p99 ms', 'p99 cost', 'noise floor', 'target'],
-      costs.map((c) => c.cells),
+      [
+        'call',
+        'trail on p50 / p99 ms',
+        'trail off p50 / p99 ms',
+        'p99 cost (95 % interval)',
+        'noise floor (95 % interval)',
+        'target',
+      ],
+      rows.map((row) => [
+        row.label,
+        `${fmt(row.cost.p50, 2)} / **${fmt(row.cost.p99, 2)}**`,
+        `${fmt(row.cost.baseP50, 2)} / **${fmt(row.cost.baseP99, 2)}**`,
+        `**${pct(row.cost.cost)}** (${interval(row.cost)})`,
+        `${pct(row.floor.cost)} (${interval(row.floor)})`,
+        verdictCell(row.verdict),
+      ]),
     ),
     '',
-    `**Where the DRS cost goes**, in the same rounds: a third side, the trail on with its queue`,
-    'paused (each event written before the answer, as on the `on` side, nothing delivered',
-    'meanwhile; what it queued is delivered before the next side\'s calls): p50 / p99',
-    `${fmt(percentile(r.drs.written, 50), 2)} / **${fmt(percentile(r.drs.written, 99), 2)}** ms,`,
-    `**${pct(written)}** on the p99 against off (${pct(percentile(r.drs.written, 50) / percentile(r.drs.off, 50) - 1)} on the p50).`,
-    'The rest of the `on` side\'s cost is the delivery (worker, catalog, PostgreSQL) running beside',
-    'the next decisions on the same CPUs. One Redis round trip (`PING` from the bench to the',
-    `queue's Redis, ${trips.length} before and after the rounds): p50 / p99 ${fmt(percentile(trips, 50), 3)} / ${fmt(percentile(trips, 99), 3)} ms, the floor`,
-    'of a write that the answer waits for.',
+    "**The delivery beside the calls**: with the calls mixed, the delivery of the on side's",
+    'events (worker, catalog, PostgreSQL, on the same 2 CPUs) runs under the calls of both sides,',
+    'so the live row compares two sides that both pay for it. What it costs every call on this',
+    `machine: the off API's p99 with the delivery live ${fmt(beside.p99, 2)} ms against paused`,
+    `${fmt(beside.baseP99, 2)} ms, **${pct(beside.cost)}** (${interval(beside)}). Deployed, the delivery runs elsewhere.`,
+    '',
+    "**What the answer waits for**: the paused row is the append alone, the event's job written to",
+    'Redis before the decision is answered (so an answered decision is never lost,',
+    '[group commit](decisions/provisioner-trail-group-commit.md)); it adds',
+    `${fmt(paused.p50 - paused.baseP50, 2)} ms to the p50 and ${fmt(paused.p99 - paused.baseP99, 2)} ms to the p99 of a decision whose p99 is ${fmt(paused.baseP99, 2)} ms.`,
+    'The floors of that write, timed from the bench on the same machine: a Redis round trip',
+    `(\`PING\`, ${trips.length} before and after the DRS calls) p50 / p99 ${fmt(percentile(trips, 50), 3)} / **${fmt(percentile(trips, 99), 3)}** ms;`,
+    `the emitter's job write (\`Queue.add\` with its options, ${r.floor.jobWrite.length} one at a time, to a queue no worker`,
+    `reads) p50 / p99 ${fmt(percentile(r.floor.jobWrite, 50), 3)} / **${fmt(percentile(r.floor.jobWrite, 99), 3)}** ms. ${OVERHEAD_TARGET * 100} % of the decision's p99 is`,
+    `${fmt(OVERHEAD_TARGET * paused.baseP99, 2)} ms.`,
     '',
     `**Delivery**: ${d.events.toLocaleString('en')} events emitted at ${RATE_TARGET}/s through \`TrailEmitter\``,
     '(one emit per event, as a DRS decision makes it; those of one step written together), delivered by the worker to `POST /api/trail/events`',
     'in batches of up to 500, a new head waiting `TRAIL_BATCH_WAIT_MS` (200 ms) from its queueing for the events behind it.',
-    'Lag: the catalog\'s chaining time less the event\'s `occurred_at`, per event (the wait included).',
+    "Lag: the catalog's chaining time less the event's `occurred_at`, per event (the wait included).",
     `Target: delivered at ≥ ${RATE_TARGET}/s (within 5 %).`,
     '',
     table(
-      ['emitted / s', 'delivered / s', 'lag p50 / p99 / max ms', 'drained after the last emit ms', 'target'],
+      [
+        'emitted / s',
+        'delivered / s',
+        'lag p50 / p99 / max ms',
+        'drained after the last emit ms',
+        'target',
+      ],
       [
         [
           fmt(d.emitRate, 0),
@@ -533,7 +711,7 @@ function report(r: {
           fmt(r.verify.verifyS, 1),
           `**${fmt(verifyS, 1)}**`,
           r.verify.ok ? 'yes' : '**no**',
-          r.verify.entries >= 1_000_000 ? verdict(verifyOk) : 'smaller than the target\'s chain',
+          r.verify.entries >= 1_000_000 ? verdict(verifyOk) : "smaller than the target's chain",
         ],
       ],
     ),
@@ -544,6 +722,6 @@ function report(r: {
     name: 'trail',
     title: 'Access trail',
     markdown,
-    targetsMet: costs.every((c) => c.ok) && rateOk && verifyOk,
+    targetsMet: rows.every((row) => row.verdict === 'met') && rateOk && verifyOk,
   };
 }
