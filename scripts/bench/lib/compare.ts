@@ -1,24 +1,10 @@
+import { prng } from '../../lib/prng';
 import { percentile } from './report';
 
 /** Nearest-rank p99, as `percentile`, on a typed copy: the bootstrap takes thousands of them. */
 function p99(values: number[]): number {
   const sorted = Float64Array.from(values).sort();
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(0.99 * sorted.length) - 1))];
-}
-
-/**
- * A seeded generator of uniform numbers in [0, 1) (mulberry32): the bench's call order and its
- * resamples are the same run after run, so two runs differ by the machine only.
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A copy of `items` in a random order (Fisher–Yates, drawn from `random`). */
@@ -71,7 +57,8 @@ export function compareP99(side: Sample[], base: Sample[], seed: number): Compar
   for (const s of side) at(s.block).side.push(s.ms);
   for (const s of base) at(s.block).base.push(s.ms);
   const blocks = [...byBlock.values()];
-  const random = seededRandom(seed);
+  // Seeded: the resamples are the same run after run, so two runs differ by the machine only.
+  const random = prng(seed);
   const costs: number[] = [];
   for (let r = 0; r < RESAMPLES; r++) {
     const a: number[] = [];

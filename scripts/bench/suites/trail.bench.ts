@@ -5,6 +5,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { startPrivateRedis } from '../../lib/private-redis';
+import { prng } from '../../lib/prng';
 import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import { withClient } from '../lib/bench-database';
 import type { BenchContext } from '../lib/context';
@@ -20,7 +21,6 @@ import {
   RESAMPLES,
   noiseFloor,
   type Sample,
-  seededRandom,
   shuffled,
 } from '../lib/compare';
 import { smallFile, writeDataset } from '../data/drs-data';
@@ -107,7 +107,7 @@ async function drsCalls(
   loads: number[],
 ): Promise<DrsSamples> {
   const out: DrsSamples = { live: emptyPaired(), paused: emptyPaired() };
-  const random = seededRandom(ORDER_SEED);
+  const random = prng(ORDER_SEED);
   let block = 0;
   for (let b = 0; b < blocks; b++) {
     const phase = b % 2 === 0 ? 'live' : 'paused';
@@ -131,7 +131,7 @@ async function remsCalls(
   loads: number[],
 ): Promise<Paired> {
   const out = emptyPaired();
-  const random = seededRandom(ORDER_SEED + 1);
+  const random = prng(ORDER_SEED + 1);
   let block = 0;
   for (let b = 0; b < blocks; b++) {
     loads.push(loadavg()[0]);
