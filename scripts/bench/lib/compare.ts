@@ -1,12 +1,6 @@
 import { prng } from '../../lib/prng';
 import { percentile } from './report';
 
-/** Nearest-rank p99, as `percentile`, on a typed copy: the bootstrap takes thousands of them. */
-function p99(values: number[]): number {
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(0.99 * sorted.length) - 1))];
-}
-
 /** A copy of `items` in a random order (Fisher–Yates, drawn from `random`). */
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {
   const out = [...items];
@@ -68,7 +62,7 @@ export function compareP99(side: Sample[], base: Sample[], seed: number): Compar
       a.push(...drawn.side);
       b.push(...drawn.base);
     }
-    if (a.length > 0 && b.length > 0) costs.push(p99(a) / p99(b) - 1);
+    if (a.length > 0 && b.length > 0) costs.push(percentile(a, 99) / percentile(b, 99) - 1);
   }
   const sideMs = side.map((s) => s.ms);
   const baseMs = base.map((s) => s.ms);

@@ -30,7 +30,8 @@ export const fmt = (value: number, digits = 1) =>
 
 /** Nearest-rank percentile (p in 0..100). */
 export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
+  // A typed copy sorts numerically without a comparator: the trail's bootstrap takes thousands.
+  const sorted = Float64Array.from(values).sort();
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
@@ -46,7 +47,12 @@ const end = (name: string) => `<!-- /bench:${name} -->`;
  * catalog figures of an earlier run (each section carries its own date). Whatever follows the
  * last section (hand-written text) is kept as it is.
  */
-export function writeReport(path: string, header: string, reports: SuiteReport[], order: string[]): void {
+export function writeReport(
+  path: string,
+  header: string,
+  reports: SuiteReport[],
+  order: string[],
+): void {
   const previous = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const sections = order.map((name) => {
     const fresh = reports.find((r) => r.name === name);
@@ -54,10 +60,12 @@ export function writeReport(path: string, header: string, reports: SuiteReport[]
     const match = previous.match(new RegExp(`${begin(name)}[\\s\\S]*?${end(name)}`));
     return match ? match[0] : `${begin(name)}\n_Not run yet._\n${end(name)}`;
   });
-  const lastEnd = Math.max(...order.map((name) => {
-    const at = previous.lastIndexOf(end(name));
-    return at < 0 ? -1 : at + end(name).length;
-  }));
+  const lastEnd = Math.max(
+    ...order.map((name) => {
+      const at = previous.lastIndexOf(end(name));
+      return at < 0 ? -1 : at + end(name).length;
+    }),
+  );
   const tail = lastEnd < 0 ? '' : previous.slice(lastEnd).trim();
   writeFileSync(path, `${header.trim()}\n\n${sections.join('\n\n')}\n${tail ? `\n${tail}\n` : ''}`);
 }
