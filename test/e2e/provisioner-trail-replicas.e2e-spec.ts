@@ -9,7 +9,7 @@ import { startCatalogApp, type CatalogTestApp } from '../support/catalog-app';
 import { provisionerTestSettings, queueEnv, type QueueBackendChoice } from '../support/provisioner-app';
 import { until } from '../support/wait';
 import { AuditTrailService } from '../../apps/catalog-api/src/audit/audit-trail.service';
-import { createProvisionerWorkerApp } from '../../apps/provisioner/src/http-app';
+import { createProvisionerWorkerApp } from '../../apps/provisioner/src/worker-app';
 import { TrailEmitter } from '../../apps/provisioner/src/trail/trail-emitter';
 import { TrailProcessor } from '../../apps/provisioner/src/trail/trail.processor';
 import { TRAIL_QUEUE } from '../../apps/provisioner/src/trail/trail.queue';

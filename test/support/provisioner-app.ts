@@ -1,6 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadProvisionerSettings, ProvisionerSettings } from '../../apps/provisioner/src/config/provisioner.settings';
-import { createProvisionerApiApp, createProvisionerWorkerApp } from '../../apps/provisioner/src/http-app';
+import { createProvisionerApiApp } from '../../apps/provisioner/src/http-app';
+import { createProvisionerWorkerApp } from '../../apps/provisioner/src/worker-app';
 import { createEmptyDatabase, uniqueQueuePrefix } from './databases';
 import { databaseEnv, testServices } from './test-services';
 

@@ -1,7 +1,7 @@
 import './worker-open-telemetry'; // first: see that file
 import { runMain } from '@app/platform';
 import { loadProvisionerSettings } from './config/provisioner.settings';
-import { createProvisionerWorkerApp } from './http-app';
+import { createProvisionerWorkerApp } from './worker-app';
 import { stopWithoutQueue } from './import-pipeline/stop-without-queue';
 
 /** The BullMQ worker process: a separate Deployment from the API, scaled on its own. */

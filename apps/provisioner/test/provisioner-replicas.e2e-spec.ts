@@ -9,7 +9,7 @@ import {
   ProvisionerTestApps,
   TEST_WRITE_KEY,
 } from '../../../test/support/provisioner-app';
-import { createProvisionerWorkerApp } from '../src/http-app';
+import { createProvisionerWorkerApp } from '../src/worker-app';
 import type { ImportRecord } from '../src/imports/import-record';
 import { DropzoneFixture, tempDir, writeSparseZeros, zeroSha256 } from './support/dropzone-fixture';
 import {

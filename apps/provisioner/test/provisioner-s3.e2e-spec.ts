@@ -26,7 +26,8 @@ import {
 } from '../../../test/support/s3-server';
 import { describeRegistration } from '../src/storage-registration/registration-description';
 import { IMPORTS_QUEUE } from '../src/imports/import.queue';
-import { createProvisionerApiApp, createProvisionerWorkerApp } from '../src/http-app';
+import { createProvisionerApiApp } from '../src/http-app';
+import { createProvisionerWorkerApp } from '../src/worker-app';
 import { storageFromSettings } from '../src/storage/storage.module';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 import {

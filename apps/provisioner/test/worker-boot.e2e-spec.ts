@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { ImportProcessor } from '../src/import-pipeline/import.processor';
 import { ImportJobName } from '../src/imports/import.queue';
-import { createProvisionerWorkerApp } from '../src/http-app';
+import { createProvisionerWorkerApp } from '../src/worker-app';
 import { FilesystemStorage } from '../src/storage/filesystem/filesystem-storage';
 import { StorageRegistrationProcessor } from '../src/storage-registration/storage-registration.processor';
 import { provisionerTestSettings, queueEnv } from '../../../test/support/provisioner-app';
