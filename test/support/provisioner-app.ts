@@ -24,6 +24,9 @@ export function provisionerTestSettings(env: Record<string, string>): Provisione
     PROVISIONER_API_KEY: TEST_WRITE_KEY,
     PROVISIONER_READ_API_KEYS: TEST_READ_KEY,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Large files past the page cache, as measured disks mostly choose: the probe behind `auto`
+    // (write-path-probe.spec.ts) would write 128 MiB at each test worker's first import.
+    IMPORT_DIRECT_WRITES: 'true',
     ...env,
   });
 }

@@ -60,6 +60,16 @@ const HASH_FILE_SCRIPT = join(__dirname, '..', 'lib', 'hash-file.mjs');
 /** The ceiling side of a dataset with large files (see timeDirectCeiling), and its target. */
 const DIRECT_CEILING = 'dd oflag=direct';
 const DIRECT_CEILING_TARGET = 0.8;
+/** The hash floor of a dataset with large files: its SHA-256 on the copy threads (hash-threads.mjs). */
+const HASH_THREADS_FLOOR = `SHA-256, ${COPY_THREADS} threads`;
+const HASH_THREADS_SCRIPT = join(__dirname, '..', 'lib', 'hash-threads.mjs');
+/**
+ * Issue 61 (item 2): the import of large files within 0.9× of their floor, the slower of their
+ * hash on the copy threads and the faster durable write of the same bytes (`dd oflag=direct`, or
+ * `cp -r` and `sync -f`), each round's own.
+ */
+const LARGE_FILES_FLOOR = `floor: slower of ${HASH_THREADS_FLOOR} and faster of ${DIRECT_CEILING}, cp -r`;
+const LARGE_FILES_FLOOR_TARGET = 0.9;
 /** 10,000 small files: the import 1.2× as fast as `cp -r` (`cp -r`'s time / the import's). */
 const SMALL_FILES_CP_TARGET = 1.2;
 /** dd's block size: large enough that the kernel keeps several requests in flight per write. */
@@ -208,6 +218,14 @@ export function timeTool(command: string, args: string[], target: string): numbe
   if (copy.status !== 0 || sync.status !== 0)
     throw new Error(`${command} or sync failed: ${copy.stderr}${String(sync.stderr)}`);
   return ms;
+}
+
+/** Milliseconds a command takes that writes nothing (a hash floor). */
+function timeCommand(command: string, args: string[]): number {
+  const started = performance.now();
+  const done = spawnSync(command, args, { encoding: 'utf8' });
+  if (done.status !== 0) throw new Error(`${command} ${args[0]} failed: ${done.stderr}`);
+  return performance.now() - started;
 }
 
 /** Runs a command without blocking the event loop; rejects with its stderr when it fails. */
@@ -375,13 +393,28 @@ export interface Setup {
   api: RunningProcess;
   worker: RunningProcess;
   steps: Map<string, string>;
+  /** What the worker's write-path probe measured and chose, as it logged it (IMPORT_DIRECT_WRITES=auto). */
+  writePaths: string[];
   stop(): Promise<void>;
 }
 
-function stepCollector(steps: Map<string, string>) {
+function logCollector(steps: Map<string, string>, writePaths: string[]) {
   return (line: string): void => {
     const match = /import (\S+) steps \(ms\): ([^"]+)/.exec(line);
     if (match) steps.set(match[1], match[2]);
+    else if (line.includes('"direct_ms"')) {
+      const probe = JSON.parse(line) as {
+        direct: boolean;
+        probe_bytes: number;
+        direct_ms: number | null;
+        cached_ms: number | null;
+      };
+      const ms = (x: number | null) => (x === null ? '–' : `${fmt(x, 0)} ms`);
+      writePaths.push(
+        `direct ${ms(probe.direct_ms)}, cached ${ms(probe.cached_ms)} for ${fmt(probe.probe_bytes / MiB, 0)} MiB: ` +
+          (probe.direct ? 'large files past the page cache' : 'large files through the page cache'),
+      );
+    }
   };
 }
 
@@ -408,7 +441,11 @@ export async function startSetup(
     const api = await startProvisionerApi(env);
     stops.push(() => api.stop());
     const steps = new Map<string, string>();
-    const worker = await startWorker({ ...env, LOG_LEVEL: 'info' }, stepCollector(steps));
+    const writePaths: string[] = [];
+    const worker = await startWorker(
+      { ...env, LOG_LEVEL: 'info' },
+      logCollector(steps, writePaths),
+    );
     stops.push(() => worker.stop());
     return {
       label: backend === 'redis' ? 'import (Redis)' : 'import (queue on PostgreSQL)',
@@ -417,6 +454,7 @@ export async function startSetup(
       api,
       worker,
       steps,
+      writePaths,
       stop: async () => {
         for (const stop of stops.reverse()) await stop();
       },
@@ -627,6 +665,16 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
                 run: (round: number) => timeDirectCeiling(source, peerTarget('dd', round), c.files),
                 cpu: () => cpuMs('self'),
               },
+              {
+                label: HASH_THREADS_FLOOR,
+                run: async () =>
+                  timeCommand(process.execPath, [
+                    HASH_THREADS_SCRIPT,
+                    String(COPY_THREADS),
+                    source,
+                  ]),
+                cpu: () => cpuMs('self'),
+              },
             ]
           : []),
       ];
@@ -706,7 +754,8 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
     for (const setup of setups) await setup.stop().catch(() => undefined);
     rmSync(base, { recursive: true, force: true });
   }
-  return report(ctx, results, rounds, memoryBytes, memory, concurrent, huge);
+  const writePaths = setups.map((s) => `${s.label}: ${s.writePaths[0] ?? 'no probe line'}`);
+  return report(ctx, results, rounds, memoryBytes, memory, concurrent, huge, writePaths);
 }
 
 /** The single-file case (`--huge-gib`): an import and `dd oflag=direct` of one file, per round. */
@@ -799,14 +848,7 @@ async function hugeFileCase(
     },
     {
       label: HASH_FLOOR,
-      run: async () => {
-        const started = performance.now();
-        const hashed = spawnSync(process.execPath, [HASH_FILE_SCRIPT, source], {
-          encoding: 'utf8',
-        });
-        if (hashed.status !== 0) throw new Error(`hash-file.mjs failed: ${hashed.stderr}`);
-        return performance.now() - started;
-      },
+      run: async () => timeCommand(process.execPath, [HASH_FILE_SCRIPT, source]),
       cpu: () => cpuMs('self'),
       clean: () => undefined,
     },
@@ -852,6 +894,7 @@ function report(
   memory: { idle: number; before: number; after: number } | undefined,
   concurrent: { peak: number; ms: number } | undefined,
   huge: HugeResult | undefined,
+  writePaths: string[],
 ): SuiteReport {
   const imports = ['import (Redis)', 'import (queue on PostgreSQL)'];
   const checks: boolean[] = [];
@@ -867,8 +910,9 @@ function report(
     `before each side, as rclone drops the cached pages of what it reads.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
     '',
     `Configuration measured: worker settings as shipped (IMPORT_CONCURRENCY unset = 2; IMPORT_COPY_THREADS unset =`,
-    `min(cores, 4) = ${COPY_THREADS} copy threads, which copy and hash every file; IMPORT_DIRECT_WRITES unset = true, files`,
-    `of 1 MiB or more written past the page cache with O_DIRECT, smaller ones through it), one import at a time;`,
+    `min(cores, 4) = ${COPY_THREADS} copy threads, which copy and hash every file; IMPORT_DIRECT_WRITES unset = auto, files`,
+    `of 1 MiB or more written past the page cache with O_DIRECT unless the worker's probe found the cache faster, smaller`,
+    `ones through it), one import at a time;`,
     `${availableParallelism()} cores. rsync: ${toolVersion('rsync', ['--version'])}; rclone: ${toolVersion('rclone', ['version'])}; ${toolVersion('cp', ['--version'])}.`,
     '',
     `${rounds} interleaved rounds per dataset: in each, every side copies the same source tree (written once;`,
@@ -890,6 +934,13 @@ function report(
     '`cp --parents` through the page cache, all at once (the import writes a file per copy thread at a time; two `dd`',
     'at once outran two in a row on this disk), then one `sync -f`, as the import flushes its small files with one syncfs.',
     `No hashing and no checks: what the disk takes. Target: the import within ${DIRECT_CEILING_TARGET}× of it (ceiling time / import time).`,
+    '',
+    `Floor of the large files (issue 61 item 2), each round: the slower of \`${HASH_THREADS_FLOOR}\` (\`scripts/bench/lib/hash-threads.mjs\`:`,
+    `every file's SHA-256 on as many worker threads as the import's copy threads, each taking the next file as it is free, largest`,
+    'first, in blocking 1 MiB reads, written nowhere: no import that hashes every byte is faster) and the faster durable write of',
+    `the same bytes (\`${DIRECT_CEILING}\` above, or \`cp -r\` and \`sync -f\`). Target: the import within ${LARGE_FILES_FLOOR_TARGET}× of it (floor time / import time).`,
+    "The workers choose their large files' write path by timing both ways on the storage disk at their first import",
+    '(`IMPORT_DIRECT_WRITES=auto`); what they measured is given under the dataset.',
     '',
     `Floor (\`${BARE_FLOOR}\`, the small files): \`scripts/bench/lib/bare-copy.mjs\`, the least a copy on the import's`,
     'threads does per file: each thread opens, reads, creates (exclusively) and writes its files in blocking calls, a',
@@ -932,7 +983,31 @@ function report(
         ]);
       }
     }
+    if (r.c.ceiling) {
+      // Each round's floor from that round's sides, so the disk's moods are the import's too.
+      const hashMs = r.ms.get(HASH_THREADS_FLOOR)!;
+      const floor = hashMs.map((hash, i) =>
+        Math.max(hash, Math.min(r.ms.get(DIRECT_CEILING)![i], r.ms.get('cp -r')![i])),
+      );
+      for (const label of imports) {
+        const perRound = r.ms.get(label)!.map((ms, i) => floor[i] / ms);
+        const value = median(perRound);
+        checks.push(value >= LARGE_FILES_FLOOR_TARGET);
+        ratioRows.push([
+          label,
+          LARGE_FILES_FLOOR,
+          perRound.map((x) => fmt(x, 2)).join(', '),
+          `**${fmt(value, 2)}×**`,
+          `≥ ${LARGE_FILES_FLOOR_TARGET}×: ${verdict(value >= LARGE_FILES_FLOOR_TARGET)}`,
+        ]);
+      }
+    }
     lines.push(table(['import', 'vs', 'ratio per round', 'median', 'target'], ratioRows), '');
+    if (r.c.ceiling)
+      lines.push(
+        `The workers' write-path probe at their first import (\`IMPORT_DIRECT_WRITES=auto\`, [decision](decisions/direct-writes-measured.md)), as logged: ${writePaths.join('; ')}.`,
+        '',
+      );
     const setupRatio = median(r.ms.get(imports[0])!.map((ms, i) => r.ms.get(imports[1])![i] / ms));
     const setupOk = setupRatio >= 1 / 1.1 && setupRatio <= 1.1;
     checks.push(setupOk);

@@ -460,13 +460,19 @@ describe('provisioner settings', () => {
     }
   });
 
-  it('writes large files past the page cache unless IMPORT_DIRECT_WRITES is false', () => {
-    expect(loadProvisionerSettings({ REDIS_URL }).IMPORT_DIRECT_WRITES).toBe(true);
-    expect(
-      loadProvisionerSettings({ REDIS_URL, IMPORT_DIRECT_WRITES: 'false' }).IMPORT_DIRECT_WRITES,
-    ).toBe(false);
-    const problems = problemsOf({ REDIS_URL, IMPORT_DIRECT_WRITES: 'sometimes' });
-    expect(problems).toEqual([expect.stringMatching(/^IMPORT_DIRECT_WRITES /)]);
+  it("chooses the large files' write path by measuring unless IMPORT_DIRECT_WRITES says true or false", () => {
+    const directWrites = (value?: string) =>
+      loadProvisionerSettings({ REDIS_URL, ...(value ? { IMPORT_DIRECT_WRITES: value } : {}) })
+        .IMPORT_DIRECT_WRITES;
+    expect(directWrites()).toBe('auto');
+    expect(directWrites('auto')).toBe('auto');
+    expect(directWrites('true')).toBe(true);
+    expect(directWrites('on')).toBe(true);
+    expect(directWrites('false')).toBe(false);
+    for (const bad of ['sometimes', 'AUTO ', 'direct']) {
+      const problems = problemsOf({ REDIS_URL, IMPORT_DIRECT_WRITES: bad });
+      expect(problems).toEqual([expect.stringMatching(/^IMPORT_DIRECT_WRITES /)]);
+    }
   });
 
   it('has the documented defaults', () => {

@@ -10,6 +10,7 @@ import {
   ValidateIf,
   type ValidationArguments,
 } from 'class-validator';
+import { Transform } from 'class-transformer';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import {
@@ -19,6 +20,7 @@ import {
   IntegerSetting,
   loadSettings,
   LOG_LEVELS,
+  parseBoolean,
   RealSecret,
   urlPassword,
 } from '@app/platform';
@@ -388,11 +390,16 @@ export class ProvisionerSettings extends FrontDoorSettings {
   VALIDATOR_WORK_MAX_BYTES = 10 * 1024 * 1024 * 1024;
 
   /**
-   * Files of 1 MiB or more are written to storage past the page cache (O_DIRECT) by the copy
-   * threads, where the filesystem supports it; false writes every file through the cache.
+   * How the copy threads write files of 1 MiB or more to filesystem storage: `auto` measures the
+   * disk when the worker first stages an import (and daily) and writes them past the page cache
+   * (O_DIRECT) unless writing through it and flushing is faster there; `true` always past it
+   * where the filesystem supports it; `false` every file through the cache.
    */
-  @BooleanSetting()
-  IMPORT_DIRECT_WRITES = true;
+  @Transform(({ value }) => (value === 'auto' ? value : parseBoolean(value)))
+  @IsIn(['auto', true, false], {
+    message: 'IMPORT_DIRECT_WRITES must be auto, true or false',
+  })
+  IMPORT_DIRECT_WRITES: 'auto' | boolean = 'auto';
 
   /**
    * The catalog that published imports are registered in (POST /api/registrations). Unset, or

@@ -1,8 +1,9 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Logger, Module } from '@nestjs/common';
 import type { HealthCheck } from '@app/platform';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { DIRECT_WRITE_MIN_BYTES } from './filesystem/direct-object-writer';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
+import { WritePathChoice } from './filesystem/write-path-probe';
 import { createS3Client, s3StoreName } from '../common/s3/s3-client';
 import { S3Storage } from './s3/s3-storage';
 import type { StorageSystem } from './storage-system';
@@ -32,9 +33,32 @@ export function storageHealthChecks(storage: StorageSystem): HealthCheck[] {
 
 export function storageFromSettings(settings: ProvisionerSettings): StorageSystem {
   if (settings.STORAGE_BACKEND === 's3') return s3StorageFromSettings(settings);
+  const directWrites = settings.IMPORT_DIRECT_WRITES;
   return new FilesystemStorage(settings.STORAGE_ROOT, {
-    directWriteMinBytes: settings.IMPORT_DIRECT_WRITES ? DIRECT_WRITE_MIN_BYTES : undefined,
+    directWriteMinBytes: directWrites === false ? undefined : DIRECT_WRITE_MIN_BYTES,
+    writePath: directWrites === 'auto' ? measuredWritePath() : undefined,
   });
+}
+
+/** IMPORT_DIRECT_WRITES=auto: the probe's figures and choice logged as the worker makes it. */
+function measuredWritePath(): WritePathChoice {
+  const logger = new Logger('FilesystemStorage');
+  return new WritePathChoice(
+    ({ direct, bytes, directMs, cachedMs }) =>
+      logger.log(
+        { direct, probe_bytes: bytes, direct_ms: directMs, cached_ms: cachedMs },
+        cachedMs === null
+          ? 'write path not measured (no unnamed files on this filesystem): large files are written past the page cache where it allows'
+          : direct
+            ? 'large files are written past the page cache (measured as fast or faster)'
+            : 'large files are written through the page cache (measured faster, or O_DIRECT refused)',
+      ),
+    (error) =>
+      logger.warn(
+        { error: error.message },
+        'write path not measured: large files are written past the page cache meanwhile',
+      ),
+  );
 }
 
 export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage {

@@ -2,11 +2,13 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
+import type * as FsPromises from 'node:fs/promises';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/support/dropzone-fixture';
 import { loadProvisionerSettings } from '../../config/provisioner.settings';
@@ -14,6 +16,10 @@ import { TargetExistsError } from '../storage-system';
 import { storageFromSettings } from '../storage.module';
 import { FilesystemStorage } from './filesystem-storage';
 import { openLocalObject } from './local-object';
+import { WritePathChoice } from './write-path-probe';
+
+/** The module the probe calls into (its namespace import is not spied on). */
+const fsPromises = jest.requireActual<typeof FsPromises>('node:fs/promises');
 
 describe('FilesystemStorage', () => {
   let root: string;
@@ -30,15 +36,55 @@ describe('FilesystemStorage', () => {
     await area.sync();
   }
 
-  it('has staging areas write objects of 1 MiB or more direct unless IMPORT_DIRECT_WRITES is false', async () => {
+  it('has staging areas write objects of 1 MiB or more direct with IMPORT_DIRECT_WRITES true, never with false', async () => {
     const settings = (env: Record<string, string>) =>
       loadProvisionerSettings({ REDIS_URL: 'redis://redis:6379', STORAGE_ROOT: root, ...env });
-    const area = await storageFromSettings(settings({})).openStaging('direct-on');
-    expect(area.localFiles?.directWriteMinBytes).toBe(1024 * 1024);
+    const on = await storageFromSettings(settings({ IMPORT_DIRECT_WRITES: 'true' })).openStaging(
+      'direct-on',
+    );
+    expect(on.localFiles?.directWriteMinBytes).toBe(1024 * 1024);
     const off = await storageFromSettings(settings({ IMPORT_DIRECT_WRITES: 'false' })).openStaging(
       'direct-off',
     );
     expect(off.localFiles?.directWriteMinBytes).toBeUndefined();
+  });
+
+  it('with IMPORT_DIRECT_WRITES auto (the default), measures the disk at the first area only, in unnamed files', async () => {
+    const auto = storageFromSettings(
+      loadProvisionerSettings({ REDIS_URL: 'redis://redis:6379', STORAGE_ROOT: root }),
+    );
+    const open = jest.spyOn(fsPromises, 'open');
+    let first: number | undefined;
+    try {
+      first = (await auto.openStaging('first')).localFiles?.directWriteMinBytes;
+      // The probe's two writes each way, in the staging root.
+      expect(open.mock.calls.map(([path]) => path)).toEqual(Array(4).fill(join(root, '.staging')));
+      open.mockClear();
+      const second = await auto.openStaging('second');
+      // Measured once: the next area takes the same choice without writing again.
+      expect(open).not.toHaveBeenCalled();
+      expect(second.localFiles?.directWriteMinBytes).toBe(first);
+    } finally {
+      open.mockRestore();
+    }
+    expect([1024 * 1024, undefined]).toContain(first);
+    expect(readdirSync(join(root, '.staging')).sort()).toEqual(['first', 'second']);
+  });
+
+  it('follows the measured choice under auto: direct where the disk takes it as fast, through the cache where not', async () => {
+    for (const direct of [true, false]) {
+      const writePath = new WritePathChoice(
+        () => undefined,
+        () => undefined,
+        () => Promise.resolve({ direct, bytes: 1, directMs: 1, cachedMs: 1 }),
+      );
+      const measured = new FilesystemStorage(join(root, String(direct)), {
+        directWriteMinBytes: 1024 * 1024,
+        writePath,
+      });
+      const area = await measured.openStaging('a');
+      expect(area.localFiles?.directWriteMinBytes).toBe(direct ? 1024 * 1024 : undefined);
+    }
   });
 
   it('publishes a staging area with one rename and locks the tree read-only', async () => {
