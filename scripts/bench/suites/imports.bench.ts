@@ -577,6 +577,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
   ctx.log('datasets written');
 
   const setups: Setup[] = [];
+  let writePaths: string[] = [];
   const results: CaseResult[] = [];
   let lastDeletion = 0;
   const fastestProbe = { ms: Infinity };
@@ -706,6 +707,9 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
       lastDeletion = Date.now();
     }
 
+    // What each worker's write-path probe chose for the rounds above (logged at its first import).
+    writePaths = setups.map((s) => `${s.label}: ${s.writePaths[0] ?? 'no probe line'}`);
+
     // Memory: the Redis set-up's worker (its whole life's peak) on one 2 GiB file.
     const redisSetup = setups.find((s) => s.backend === 'redis')!;
     const pid = redisSetup.worker.child.pid!;
@@ -754,7 +758,6 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
     for (const setup of setups) await setup.stop().catch(() => undefined);
     rmSync(base, { recursive: true, force: true });
   }
-  const writePaths = setups.map((s) => `${s.label}: ${s.writePaths[0] ?? 'no probe line'}`);
   return report(ctx, results, rounds, memoryBytes, memory, concurrent, huge, writePaths);
 }
 
