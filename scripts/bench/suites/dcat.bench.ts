@@ -69,7 +69,7 @@ const FLOOR_EXPORTER = new DcatExporter({
   applicableLegislation: ['http://data.europa.eu/eli/reg/2025/327/oj'],
 });
 const PAGE_SIZE = 1000;
-const FACTS_BATCH = 100;
+const FACTS_BATCH = 250;
 
 interface Floors {
   /** Every page's facts read as the catalog reads them, nothing mapped. */
@@ -81,7 +81,7 @@ interface Floors {
 /**
  * What any DCAT Turtle export of this mapping must do, in parts, in the bench's process: read
  * every page's facts with the catalog's own statements (one REPEATABLE READ snapshot a page,
- * count, ids, IRIs, facts 100 datasets a statement, the next asked for ahead, as DcatService
+ * count, ids, IRIs, facts 250 datasets a statement, the next asked for ahead, as DcatService
  * does), then map and serialise them with the catalog's exporter and Turtle writer and encode
  * them to UTF-8, with no HTTP, no time slicing and no socket. The catalog overlaps the two (a
  * batch is written while the next is read): the longer of them is its floor.
@@ -330,7 +330,7 @@ export async function dcatBench(ctx: BenchContext): Promise<SuiteReport> {
     '',
     "Floors, in the bench's process over the same catalog after the readers, each the mean of",
     `${ROUNDS} rounds: *read*, every page's facts read with the catalog's own statements (a REPEATABLE READ snapshot a`,
-    'page: count, ids, IRIs, facts 100 datasets a statement with the next asked for ahead), nothing mapped; *write*, the',
+    'page: count, ids, IRIs, facts 250 datasets a statement with the next asked for ahead), nothing mapped; *write*, the',
     "same facts mapped and serialised in Turtle by the catalog's exporter and writer and encoded to UTF-8, bare (no",
     'HTTP, no slicing, no socket). The catalog writes a batch while it reads the next, so the longer of the two is the',
     'least its Turtle can take.',

@@ -178,10 +178,40 @@ export class DcatRepository {
    * per table joined back by id (as the JSON export does, datasets/dataset-exports.sql.ts). Rows
    * are found by `= ANY` of the batch's ids, one index scan a table for the whole batch: a
    * semi-join was planned as a scan of the whole table for every batch. Exposures have no index
-   * by dataset alone and are read in one scan a batch, as before.
+   * by dataset alone and are read in one scan a batch, as before. A dataset's project is the
+   * exception, a subquery by primary key: joined, it was planned as a scan and a hash of every
+   * project for each batch, a fifth of the statement's time.
    */
   async facts(manager: EntityManager, viewer: DcatViewer, ids: number[]): Promise<DatasetFacts[]> {
     const params = new SqlParams();
+    const rows = await manager.query<{ facts: DatasetFacts }[]>(
+      this.factsStatement(viewer, ids, params, 'json'),
+      params.values,
+    );
+    return rows.map((row) => row.facts);
+  }
+
+  /**
+   * `facts` as JSON text, one string a dataset, for a caller that parses each dataset as it maps
+   * it: a batch waiting to be mapped is then a few flat strings, not a graph of objects that the
+   * young generation's collections copy, and promote, while the batch before it is mapped.
+   */
+  async factsText(manager: EntityManager, viewer: DcatViewer, ids: number[]): Promise<string[]> {
+    const params = new SqlParams();
+    const rows = await manager.query<{ facts: string }[]>(
+      this.factsStatement(viewer, ids, params, 'text'),
+      params.values,
+    );
+    return rows.map((row) => row.facts);
+  }
+
+  /** The statement of `facts`, its parameters added to `params`; its column `facts` as `type`. */
+  private factsStatement(
+    viewer: DcatViewer,
+    ids: number[],
+    params: SqlParams,
+    type: 'json' | 'text',
+  ): string {
     const idList = params.add(ids);
     const endpoint = viewer.kind === 'endpoint' ? params.add(viewer.endpointId) : 'NULL::int';
     const lists = `declarations AS MATERIALIZED (SELECT dd.* FROM data_declarations dd
@@ -230,15 +260,14 @@ export class DcatRepository {
         bool_and(e.deprecated_at IS NOT NULL) FILTER (WHERE e.endpoint_id = ${endpoint}) AS deprecated,
         max(e.deprecated_at) FILTER (WHERE e.endpoint_id = ${endpoint}) AS deprecated_at
       FROM exposures e WHERE e.dataset_id = ANY (${idList}::int[]) GROUP BY e.dataset_id)`;
-    const rows = await manager.query<{ facts: DatasetFacts }[]>(
-      `WITH ${lists} SELECT json_build_object(
+    return `WITH ${lists} SELECT json_build_object(
         'id', d.id, 'accession', d.elu_accession, 'title', d.title,
         'description', NULLIF(d.description, ''), 'elu_uuid', d.elu_uuid,
         'other_external_id', NULLIF(d.other_external_id, ''),
         'modified', ${utc('d.updated_at')},
         'issued', ${utc('x.issued')},
-        'project', CASE WHEN p.id IS NOT NULL THEN json_build_object('accession', p.elu_accession,
-            'acronym', p.acronym, 'title', p.title) END,
+        'project', (SELECT json_build_object('accession', p.elu_accession,
+            'acronym', p.acronym, 'title', p.title) FROM projects p WHERE p.id = d.project_id),
         'declarations', COALESCE(declarations_of.list, '[]'),
         'legal_bases', COALESCE(legal_bases_of.list, '[]'),
         'storages', COALESCE(storages_of.list, '[]'),
@@ -246,18 +275,14 @@ export class DcatRepository {
         'custodians', COALESCE(custodians_of.list, '[]'),
         'deprecated_at', CASE WHEN x.deprecated THEN ${utc('x.deprecated_at')} END,
         'vp_discoverable', d.vp_discoverable
-      ) AS facts
+      )::${type} AS facts
       FROM datasets d
-      LEFT JOIN projects p ON p.id = d.project_id
       LEFT JOIN exposed x ON x.id = d.id
       LEFT JOIN declarations_of ON declarations_of.id = d.id
       LEFT JOIN legal_bases_of ON legal_bases_of.id = d.id
       LEFT JOIN storages_of ON storages_of.id = d.id
       LEFT JOIN imports_of ON imports_of.id = d.id
       LEFT JOIN custodians_of ON custodians_of.id = d.id
-      WHERE d.id = ANY (${idList}::int[]) ORDER BY d.id`,
-      params.values,
-    );
-    return rows.map((row) => row.facts);
+      WHERE d.id = ANY (${idList}::int[]) ORDER BY d.id`;
   }
 }
