@@ -40,8 +40,8 @@ function nextNonce(): Buffer {
 
 /**
  * A data key as the ciphers take it, made once per body: given a Buffer, Node 24's createCipheriv
- * first tries it as a KeyObject and a CryptoKey, and each try throws and catches an error (about
- * 35 µs each here, 70 µs of a 64 KiB segment's ~100 µs; a small file's whole sealing).
+ * first tries it as a KeyObject and a CryptoKey, and each try throws and catches an error: 30-55 µs
+ * a cipher here, half of a small file's sealing (docs/decisions/crypt4gh-archive-speed.md).
  */
 export function cipherKey(key: Uint8Array): KeyObject {
   return createSecretKey(key);
