@@ -3,7 +3,13 @@
  * sealed with ChaCha20-IETF-Poly1305 under the data key and a random nonce, stored as
  * nonce || cipher-text || MAC. Both directions hold one segment at a time.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import type { ByteReader, ByteSource } from './byte-reader';
 import {
   CIPHER_SEGMENT_SIZE,
@@ -32,8 +38,17 @@ function nextNonce(): Buffer {
   return nonces.subarray(at, at + NONCE_LENGTH);
 }
 
+/**
+ * A data key as the ciphers take it, made once per body: given a Buffer, Node 24's createCipheriv
+ * first tries it as a KeyObject and a CryptoKey, and each try throws and catches an error: 30-55 µs
+ * a cipher here, half of a small file's sealing (docs/decisions/crypt4gh-archive-speed.md).
+ */
+export function cipherKey(key: Uint8Array): KeyObject {
+  return createSecretKey(key);
+}
+
 /** One segment as its three parts: nonce, cipher-text, MAC. */
-function sealSegment(plain: Buffer, dataKey: Buffer): [Buffer, Buffer, Buffer] {
+function sealSegment(plain: Buffer, dataKey: KeyObject): [Buffer, Buffer, Buffer] {
   const nonce = nextNonce();
   const cipher = createCipheriv('chacha20-poly1305', dataKey, nonce, { authTagLength: MAC_LENGTH });
   const sealed = cipher.update(plain);
@@ -76,7 +91,11 @@ export class SegmentEncryptor {
   private chunk: Uint8Array = new Uint8Array(0);
   private at = 0;
 
-  constructor(private readonly dataKey: Buffer) {}
+  private readonly dataKey: KeyObject;
+
+  constructor(dataKey: Buffer) {
+    this.dataKey = cipherKey(dataKey);
+  }
 
   push(chunk: Uint8Array): Buffer[] {
     const out: Buffer[] = [];
@@ -134,7 +153,7 @@ export class SegmentEncryptor {
 }
 
 /** Segment `index`'s plain-text; `keys` are tried in turn, and a MAC no key verifies is refused. */
-function openSegment(segment: Buffer, keys: readonly Buffer[], index: number): Buffer {
+function openSegment(segment: Buffer, keys: readonly KeyObject[], index: number): Buffer {
   const nonce = segment.subarray(0, NONCE_LENGTH);
   const sealed = segment.subarray(NONCE_LENGTH, segment.length - MAC_LENGTH);
   const mac = segment.subarray(segment.length - MAC_LENGTH);
@@ -170,12 +189,15 @@ export class SegmentDecryptor {
   /** The start of a segment whose end has not come yet, `held` bytes of it. */
   private partial: Buffer | null = null;
   private held = 0;
+  private readonly dataKeys: readonly KeyObject[];
 
   /** `index`: the number of the first segment (for messages about a part of a body). */
   constructor(
-    private readonly dataKeys: readonly Buffer[],
+    dataKeys: readonly Buffer[],
     private index = 0,
-  ) {}
+  ) {
+    this.dataKeys = dataKeys.map(cipherKey);
+  }
 
   /** The next chunk of cipher-text; call next() until it answers undefined before feeding more. */
   feed(chunk: Uint8Array): void {

@@ -3,7 +3,8 @@
  * encrypted for one reader with X25519 + BLAKE2b + ChaCha20-IETF-Poly1305. A packet carries a data
  * key or an edit list. Packets a reader's keys do not open are someone else's and are kept aside.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type KeyObject, randomBytes } from 'node:crypto';
+import { cipherKey } from './body';
 import { ByteReader } from './byte-reader';
 import {
   Crypt4ghError,
@@ -60,7 +61,7 @@ function editListPayload(lengths: number[]): Buffer {
 }
 
 /** One packet sealed with `key` (the writer's and the reader's shared key) under a fresh nonce. */
-function seal(payload: Buffer, key: Buffer, writerPublic: Buffer): Buffer {
+function seal(payload: Buffer, key: KeyObject, writerPublic: Buffer): Buffer {
   const nonce = randomBytes(NONCE_LENGTH);
   const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: MAC_LENGTH });
   const sealed = Buffer.concat([cipher.update(payload), cipher.final(), cipher.getAuthTag()]);
@@ -88,7 +89,7 @@ function open(packet: Buffer, secrets: readonly SecretKey[]): Buffer | undefined
       if (error instanceof Crypt4ghError && error.fault === 'bad-key') return undefined;
       throw error;
     }
-    const decipher = createDecipheriv('chacha20-poly1305', key, nonce, {
+    const decipher = createDecipheriv('chacha20-poly1305', cipherKey(key), nonce, {
       authTagLength: MAC_LENGTH,
     });
     decipher.setAuthTag(sealed.subarray(sealed.length - MAC_LENGTH));
@@ -136,6 +137,8 @@ export interface HeaderKeys {
 export class HeaderWriter {
   private readonly writerPublic: Buffer;
   private readonly packetKeys: Buffer[];
+  /** The packet keys as the cipher takes them (cipherKey), made once. */
+  private readonly sealingKeys: KeyObject[];
 
   /**
    * With the readers' public keys: a new writer key pair. With the `keys` of another
@@ -147,6 +150,7 @@ export class HeaderWriter {
         throw new Crypt4ghError('no-key', 'A Crypt4GH header needs at least one reader');
       this.writerPublic = Buffer.from(readers.writerPublic);
       this.packetKeys = readers.packetKeys.map((key) => Buffer.from(key));
+      this.sealingKeys = this.packetKeys.map(cipherKey);
       return;
     }
     if (readers.length === 0)
@@ -157,6 +161,7 @@ export class HeaderWriter {
       packetKey(writerSecret, reader, reader, this.writerPublic),
     );
     writerSecret.fill(0);
+    this.sealingKeys = this.packetKeys.map(cipherKey);
   }
 
   /**
@@ -175,7 +180,7 @@ export class HeaderWriter {
     const payloads = content.dataKeys.map(dataKeyPayload);
     if (content.editList !== undefined) payloads.push(editListPayload(content.editList));
     const packets: Buffer[] = [];
-    for (const key of this.packetKeys) {
+    for (const key of this.sealingKeys) {
       for (const payload of payloads) packets.push(seal(payload, key, this.writerPublic));
     }
     return serialize([...packets, ...extraPackets]);
