@@ -1,5 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
+import { NodeSha256 } from './node-sha256';
 import { type S3Timeouts, SignedPut } from './signed-put';
 
 export interface S3ClientOptions {
@@ -36,6 +37,8 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     maxAttempts: options.maxAttempts ?? 3,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // Every request's signature, with the day's signing key made a KeyObject once (node-sha256.ts).
+    sha256: NodeSha256,
     // Without these, a server that accepts the connection and then goes silent (frozen, a
     // half-open connection) holds the request, its copy lane and the import for ever. A time-out
     // fails the attempt of the request (TimeoutError), which the SDK retries, then the caller.

@@ -1,10 +1,9 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { SourceData } from '@smithy/types';
-import { createHash, createHmac, Hash, Hmac } from 'node:crypto';
 import http, { IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { NodeSha256 } from './node-sha256';
 import { UNREACHABLE_CODES } from './s3-errors';
 
 /** Time-outs of the client's requests, which the signed put keeps too (createS3Client). */
@@ -28,27 +27,6 @@ const ERROR_BODY_BYTES = 64 * 1024;
 const RETRY_BASE_MS = 100;
 const RETRY_CAP_MS = 20_000;
 const THROTTLING = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'RequestTimeout']);
-
-const bytes = (data: SourceData): string | Uint8Array =>
-  typeof data === 'string'
-    ? data
-    : ArrayBuffer.isView(data)
-      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-      : new Uint8Array(data);
-
-/** SHA-256 and its HMAC as the signer asks for them, over node:crypto (as the SDK's own). */
-class NodeSha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: SourceData) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytes(data));
-  }
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(this.hash.digest());
-  }
-}
 
 /** A key as S3 wants it in a path: each segment percent-encoded, RFC 3986 reserved too. */
 export function encodeKeyPath(key: string): string {
