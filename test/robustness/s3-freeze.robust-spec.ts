@@ -157,7 +157,10 @@ describe('the S3 server frozen mid-import', () => {
         accessKeyId: settings.S3_ACCESS_KEY_ID!,
         secretAccessKey: settings.S3_SECRET_ACCESS_KEY!,
       },
-      timeouts: { connectMs: 1000, requestMs: 3000, idleMs: 1000 },
+      // The idle time-out far beyond the request's: a byte every 200 ms keeps a socket busy, but
+      // on a loaded machine this process can pause a second between two, and the idle time-out
+      // then fired first (not what this test is about).
+      timeouts: { connectMs: 1000, requestMs: 3000, idleMs: 60_000 },
     });
     const storage = new S3Storage(s3, {
       bucket,
