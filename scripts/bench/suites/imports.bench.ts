@@ -226,7 +226,9 @@ export function timeTool(command: string, args: string[], target: string): numbe
   const sync = spawnSync('sync', ['-f', target]);
   const ms = performance.now() - started;
   if (copy.status !== 0 || sync.status !== 0)
-    throw new Error(`${command} or sync failed: ${copy.stderr}${String(sync.stderr)}`);
+    throw new Error(
+      `${command} ${args[0]} (status ${copy.status}, signal ${copy.signal}) or sync (status ${sync.status}) failed: ${copy.stderr}${String(sync.stderr)}`,
+    );
   return ms;
 }
 
