@@ -45,7 +45,8 @@ export const ACCESS_KEY = 'test:tester';
 export const SECRET = 'testing';
 /** The ceiling's multipart settings: the provisioner's part size, and eight requests in flight. */
 const PART_BYTES = 8 * MiB;
-const CEILING_CONCURRENCY = 8;
+/** The worker's S3 copy lanes (S3_COPY_LANES). */
+export const CEILING_CONCURRENCY = 8;
 /**
  * A round counts only when the machine is quiet as it starts: the 1-minute load average at most
  * BENCH_QUIET_LOAD (2). Before each round the bench waits up to BENCH_QUIET_WAIT_S (300 s) for
@@ -133,7 +134,7 @@ export async function startSwift(dir: string): Promise<Swift> {
  * multipart upload (PART_BYTES parts, CEILING_CONCURRENCY requests in flight), no hashing, no
  * Content-MD5, no manifest: what any client's upload of the dataset costs Swift.
  */
-async function bareUpload(
+export async function bareUpload(
   client: S3Client,
   bucket: string,
   prefix: string,

@@ -174,6 +174,9 @@ export interface OpenStagingOptions {
   adopt?: readonly string[];
 }
 
+/** The plan's files as a staging area is told them: paths, and each one's size by row. */
+export type ExpectedFiles = PathTable & { readonly size: Float64Array };
+
 export interface StagingArea {
   readonly id: string;
   /**
@@ -203,10 +206,11 @@ export interface StagingArea {
   /**
    * Present where the area keeps a record of each object it stored (S3: size and ETag, which
    * publish confirms): the paths the copy will create (the plan's, read and never changed while
-   * the area is used), told once before the copy, so their records are kept by row there and a
-   * million paths are not held a second time. Objects at other paths are recorded as before.
+   * the area is used) and their planned sizes, told once before the copy, so their records are
+   * kept by row there, a million paths are not held a second time, and an object of its
+   * planned size holds no size of its own. Objects at other paths are recorded as before.
    */
-  expectFiles?(paths: PathTable): void;
+  expectFiles?(files: ExpectedFiles): void;
   /** `size`, when known, lets a backend that buffers (S3) size its buffer to the object. */
   createObject(relativePath: string, size?: number): Promise<ObjectWriter>;
   /**

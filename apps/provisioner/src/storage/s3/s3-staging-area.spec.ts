@@ -1,5 +1,5 @@
 import { PathTable } from '../../common/path-table';
-import { StoredObjects, StoredObjectTable } from './s3-staging-area';
+import { StoredColumns, StoredObjects, StoredObjectTable } from './s3-staging-area';
 
 describe('StoredObjectTable', () => {
   const md5 = 'd41d8cd98f00b204e9800998ecf8427e';
@@ -39,6 +39,39 @@ describe('StoredObjectTable', () => {
     const expected = [...new Set(paths)].filter((p) => p !== paths[10]).sort();
     expect(sorted).toEqual(expected);
     expect(table.sizeOf(table.rowOf(paths[4999]))).toBe(paths[4999].length);
+  });
+});
+
+describe("StoredColumns by the plan's sizes", () => {
+  const md5 = 'd41d8cd98f00b204e9800998ecf8427e';
+
+  it('holds no size while every object has its planned one, then a column from the plan', () => {
+    const planned = { size: Float64Array.from([10, 20, 30, 40]) };
+    const columns = new StoredColumns(4, planned);
+    expect(columns.bytes).toBe(4 * 18);
+    columns.set(0, 10, md5);
+    columns.set(1, 20, `${md5}-2`);
+    expect(columns.bytes).toBe(4 * 18);
+    expect([columns.sizeOf(0), columns.sizeOf(1), columns.etagOf(1)]).toEqual([10, 20, `${md5}-2`]);
+    columns.set(2, 33, md5); // not its planned size (archive mode's body, a file that changed)
+    expect(columns.bytes).toBe(4 * 26);
+    columns.set(3, 40, md5);
+    expect([0, 1, 2, 3].map((i) => columns.sizeOf(i))).toEqual([10, 20, 33, 40]);
+    expect(() => columns.grow(8)).toThrow();
+  });
+
+  it('keeps 26 bytes a row without planned sizes, and grows', () => {
+    const columns = new StoredColumns(2);
+    columns.set(1, 7, md5);
+    columns.grow(4);
+    columns.set(3, 9, 'not-a-digest');
+    expect(columns.bytes).toBe(4 * 26);
+    expect([columns.sizeOf(1), columns.sizeOf(3), columns.etagOf(3), columns.live]).toEqual([
+      7,
+      9,
+      'not-a-digest',
+      2,
+    ]);
   });
 });
 
@@ -92,6 +125,37 @@ describe('StoredObjects', () => {
       objects.expect(plan);
       for (let i = 0; i < plan.count; i++) objects.set(plan.path(i), 2, md5);
       expect(names(objects)).toEqual([...all].sort());
+      // Each position reads the object of its name (side objects by bisection among the rows).
+      const sorted = objects.sorted();
+      const wrong: number[] = [];
+      for (let k = 0; k < sorted.count; k++)
+        if (sorted.size(k) !== (sorted.name(k).startsWith('h/') ? 1 : 2)) wrong.push(k);
+      expect(wrong).toEqual([]);
     }
+  });
+
+  it('places side objects first, between and after the rows, the rows by their planned sizes', () => {
+    const plan = Object.assign(new PathTable(), { size: new Float64Array(16) });
+    for (const path of ['b/1', 'b/3', 'd/5']) {
+      plan.size[plan.count] = path.length;
+      plan.add(path);
+    }
+    const objects = new StoredObjects();
+    for (const path of ['a', 'b/2', 'c', 'e/6']) objects.set(path, 100, md5);
+    objects.expect(plan, plan);
+    for (const path of ['b/1', 'b/3', 'd/5']) objects.set(path, path.length, `${md5}-3`);
+    expect(objects.expectedBytes).toBe(3 * 18);
+    const sorted = objects.sorted();
+    expect(
+      Array.from({ length: sorted.count }, (_, k) => [sorted.name(k), sorted.size(k)]),
+    ).toEqual([
+      ['a', 100],
+      ['b/1', 3],
+      ['b/2', 100],
+      ['b/3', 3],
+      ['c', 100],
+      ['d/5', 3],
+      ['e/6', 100],
+    ]);
   });
 });

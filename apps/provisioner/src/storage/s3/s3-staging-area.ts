@@ -3,6 +3,7 @@ import { formatJournal, JournalEntry, JournalLines } from '../staged-files-journ
 import { StagedFileTable } from '../staged-file-table';
 import {
   contentPieces,
+  type ExpectedFiles,
   type InheritedFiles,
   type ObjectContent,
   ObjectWriter,
@@ -34,13 +35,21 @@ const DIGEST_ETAG = /^([0-9a-f]{32})(?:-(\d{1,5}))?$/;
 const OTHER_ETAG = 0xffff;
 const REMOVED = 0xfffe;
 
+/** Each file's planned size by row (the plan's `size` column, read where it is each time). */
+export interface PlannedSizes {
+  readonly size: Float64Array;
+}
+
 /**
- * Size and ETag of stored objects by row, as columns (26 bytes a row): an ETag as its 16 bytes
- * of MD5 and the part count (0 for a single-part object); one of another form (a server's own)
- * as text on the side. A row is not held until set.
+ * Size and ETag of stored objects by row, as columns: an ETag as its 16 bytes of MD5 and the
+ * part count (0 for a single-part object); one of another form (a server's own) as text on the
+ * side. With the plan's sizes, a size is held only once an object's differs from its row's
+ * planned size (then a column of every row's, from the plan's): 18 bytes a row where every
+ * object has its planned size, 26 otherwise. A row is not held until set.
  */
 export class StoredColumns {
-  private size: Float64Array;
+  /** Sizes by row; null while every object set has its planned size. */
+  private size: Float64Array | null;
   private md5: Buffer;
   /** Parts of the object (0: one PutObject), or OTHER_ETAG, or REMOVED. */
   private parts: Uint16Array;
@@ -48,15 +57,31 @@ export class StoredColumns {
   /** Rows held. */
   live = 0;
 
-  constructor(capacity: number) {
-    this.size = new Float64Array(capacity);
+  constructor(
+    capacity: number,
+    private readonly planned?: PlannedSizes,
+  ) {
+    this.size = planned ? null : new Float64Array(capacity);
     this.md5 = Buffer.alloc(capacity * 16);
     this.parts = new Uint16Array(capacity).fill(REMOVED);
   }
 
+  /** Bytes the columns hold (the ETags of another form aside). */
+  get bytes(): number {
+    return (this.size?.byteLength ?? 0) + this.md5.byteLength + this.parts.byteLength;
+  }
+
   set(i: number, size: number, etag: string): void {
     if (this.parts[i] === REMOVED) this.live += 1;
-    this.size[i] = size;
+    if (this.size) this.size[i] = size;
+    else if (size !== this.planned!.size[i]) {
+      // The rows set so far hold their planned sizes: the column starts as the plan's.
+      const column = new Float64Array(this.parts.length);
+      const planned = this.planned!.size;
+      column.set(planned.length > column.length ? planned.subarray(0, column.length) : planned);
+      column[i] = size;
+      this.size = column;
+    }
     this.otherEtags.delete(i);
     const digest = DIGEST_ETAG.exec(etag);
     const parts = digest?.[2] === undefined ? 0 : Number(digest[2]);
@@ -81,7 +106,7 @@ export class StoredColumns {
   }
 
   sizeOf(i: number): number {
-    return this.size[i];
+    return this.size ? this.size[i] : this.planned!.size[i];
   }
 
   etagOf(i: number): string {
@@ -91,8 +116,10 @@ export class StoredColumns {
     return parts === 0 ? md5 : `${md5}-${parts}`;
   }
 
+  /** More rows (a table's own columns; never those by the plan's rows, which do not grow). */
   grow(n: number): void {
-    this.size = copied(this.size, new Float64Array(n));
+    if (this.planned) throw new Error("columns by the plan's rows do not grow");
+    this.size = copied(this.size!, new Float64Array(n));
     const parts = new Uint16Array(n).fill(REMOVED);
     parts.set(this.parts);
     this.parts = parts;
@@ -183,12 +210,18 @@ export class StoredObjects {
   constructor(private readonly side: StoredObjectTable = new StoredObjectTable()) {}
 
   /**
-   * The paths the copy creates (read, never changed, while this area is used). Once: the
+   * The paths the copy creates (read, never changed, while this area is used), and with
+   * `planned` their sizes (an object of its planned size holds no size of its own). Once: the
    * objects stored before it are in the side table.
    */
-  expect(paths: PathTable): void {
+  expect(paths: PathTable, planned?: PlannedSizes): void {
     if (this.expected) throw new Error('a staging area is told the paths it expects once');
-    this.expected = { paths, columns: new StoredColumns(paths.count) };
+    this.expected = { paths, columns: new StoredColumns(paths.count, planned) };
+  }
+
+  /** Bytes the columns by the plan's rows hold (0 before `expect`). */
+  get expectedBytes(): number {
+    return this.expected?.columns.bytes ?? 0;
   }
 
   /** Holds the object at `path` (replacing what the path held). */
@@ -232,39 +265,66 @@ export class StoredObjects {
 
   /** Every object held, in the order of their paths, as the listing confirmation reads them. */
   sorted(): SortedObjects {
-    const order = this.sortedRefs();
+    const { count, at } = this.sortedRefs();
     return {
-      count: order.length,
-      name: (k) => this.path(order[k]),
-      size: (k) => this.sizeOf(order[k]),
-      etag: (k) => this.etagOf(order[k]),
+      count,
+      name: (k) => this.path(at(k)),
+      size: (k) => this.sizeOf(at(k)),
+      etag: (k) => this.etagOf(at(k)),
     };
   }
 
-  /** The references held, in the order of their paths: both tables' rows merged. */
-  sortedRefs(): Uint32Array {
+  /**
+   * The references held, in the order of their paths (the k-th: `at(k)`): both tables' rows
+   * merged. A few side objects (the usual: the manifest and the provenance) each find their
+   * place by bisection and the plan's rows are read in their own order, not copied into a merged
+   * array (4 bytes a file); many (archive mode's companions) are merged in one pass.
+   */
+  sortedRefs(): { count: number; at: (k: number) => number } {
     const side = this.side.sortedRows();
     for (let k = 0; k < side.length; k++) side[k] += SIDE;
-    if (!this.expected) return side;
+    if (!this.expected) return inOrder(side);
     const expected = heldInOrder(this.expected.paths, this.expected.columns);
-    if (side.length === 0) return expected;
+    if (side.length === 0) return inOrder(expected);
+    if (side.length * 32 >= expected.length) return inOrder(this.merged(expected, side));
+    // place[s]: the merged position of side[s]; the expected rows fill the positions between.
+    const place = new Uint32Array(side.length);
+    let e = 0;
+    for (let s = 0; s < side.length; s++) {
+      const name = this.path(side[s]);
+      let high = expected.length;
+      while (e < high) {
+        const mid = (e + high) >>> 1;
+        if (this.path(expected[mid]) < name) e = mid + 1;
+        else high = mid;
+      }
+      place[s] = e + s;
+    }
+    return {
+      count: expected.length + side.length,
+      at: (k) => {
+        // Side objects placed before k (or at it): the first s with place[s] >= k.
+        let low = 0;
+        let high = place.length;
+        while (low < high) {
+          const mid = (low + high) >>> 1;
+          if (place[mid] < k) low = mid + 1;
+          else high = mid;
+        }
+        return low < place.length && place[low] === k ? side[low] : expected[k - low];
+      },
+    };
+  }
+
+  /** The two orders merged in one pass. */
+  private merged(expected: Uint32Array, side: Uint32Array): Uint32Array {
     const merged = new Uint32Array(expected.length + side.length);
-    // A few side objects (the usual: the manifest and the provenance) each find their place by
-    // bisection; many (archive mode's companions) are merged in one pass.
-    const bisect = side.length * 32 < expected.length;
     let e = 0;
     let m = 0;
     for (let s = 0; s < side.length; s++) {
       const name = this.path(side[s]);
       let end = e;
-      if (bisect) {
-        let high = expected.length;
-        while (end < high) {
-          const mid = (end + high) >>> 1;
-          if (this.path(expected[mid]) < name) end = mid + 1;
-          else high = mid;
-        }
-      } else while (end < expected.length && this.path(expected[end]) < name) end++;
+      while (end < expected.length && this.path(expected[end]) < name) end++;
       merged.set(expected.subarray(e, end), m);
       m += end - e;
       e = end;
@@ -273,6 +333,11 @@ export class StoredObjects {
     merged.set(expected.subarray(e), m);
     return merged;
   }
+}
+
+/** An order as sortedRefs gives it. */
+function inOrder(order: Uint32Array): { count: number; at: (k: number) => number } {
+  return { count: order.length, at: (k) => order[k] };
 }
 
 /** What an area's record (<prefix>.staging/<id>) holds: the target it stages. */
@@ -492,9 +557,12 @@ export class S3StagingArea implements StagingArea {
     });
   }
 
-  /** The plan's paths: the objects stored at them are held by their rows there. */
-  expectFiles(paths: PathTable): void {
-    this.stored.expect(paths);
+  /**
+   * The plan's files: the objects stored at their paths are held by their rows there, a size
+   * only where it is not the planned one.
+   */
+  expectFiles(files: ExpectedFiles): void {
+    this.stored.expect(files, files);
   }
 
   /** Objects are durable once their upload returned: only the journal segment is written. */
