@@ -303,7 +303,7 @@ class FileStager {
     if (plaintext) this.storedAsPlaintext(index, result.size, plaintext);
     this.copiedFiles += 1;
     this.reusedBytes += result.reusedBytes ?? 0;
-    this.maybeFlushAhead(result.size);
+    this.maybeFlushAhead();
     // A deposit is stored under another name than its plan path: no later attempt could keep
     // it, and an entry for it failed its whole batch's record (no object by that name to fsync
     // without syncfs, nor on S3 to journal).
@@ -312,21 +312,16 @@ class FileStager {
     this.ctx.copyMeter?.addFiles(1);
   };
 
-  /** Files and bytes copied since the last flush ahead (StagingArea.flushAhead). */
-  private sinceFlushAhead = { files: 0, bytes: 0 };
+  /** Files copied since the last flush ahead (StagingArea.flushAhead). */
+  private sinceFlushAhead = 0;
 
   /**
-   * Every FLUSH_AHEAD_FILES files or FLUSH_AHEAD_BYTES copied, the area starts writing them out
-   * (where it can), so the disk works while the copy goes on and the flush step at the end has
-   * only the tail left.
+   * Every FLUSH_AHEAD_FILES files copied, the area starts writing them out (where it can), so
+   * the disk works while the copy goes on and the flush step at the end has only the tail left.
    */
-  private maybeFlushAhead(bytes: number): void {
-    const since = this.sinceFlushAhead;
-    since.files += 1;
-    since.bytes += bytes;
-    if (since.files < FLUSH_AHEAD_FILES && since.bytes < FLUSH_AHEAD_BYTES) return;
-    since.files = 0;
-    since.bytes = 0;
+  private maybeFlushAhead(): void {
+    if (++this.sinceFlushAhead < FLUSH_AHEAD_FILES) return;
+    this.sinceFlushAhead = 0;
     this.staging.flushAhead?.();
   }
 
@@ -585,9 +580,12 @@ class FileStager {
   }
 }
 
-/** How often the copy asks the area to start writing out what it copied (flushAhead). */
+/**
+ * How often the copy asks the area to start writing out what it copied (flushAhead): by files
+ * only, as measured on many small ones (docs/decisions/small-files-finish.md); a few large files
+ * never reach it.
+ */
 const FLUSH_AHEAD_FILES = 2_000;
-const FLUSH_AHEAD_BYTES = 64 * 1024 * 1024;
 
 /**
  * Copied files are recorded within this long (a kill loses at most this much finished copying
