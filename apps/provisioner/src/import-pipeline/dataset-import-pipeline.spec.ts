@@ -18,6 +18,7 @@ import { digest, DropzoneFixture, tempDir } from '../../test/support/dropzone-fi
 import { closeSourceScanner, sourceScanner } from '../sources/source-system';
 import { DropzoneSource } from '../sources/dropzone/dropzone.source';
 import { FilesystemStorage } from '../storage/filesystem/filesystem-storage';
+import { FilesystemStagingArea } from '../storage/filesystem/filesystem-staging-area';
 import type { DatasetImportContext } from './dataset-import-context';
 import { runDatasetImport } from './dataset-import-pipeline';
 // eslint-disable-next-line no-restricted-imports -- the spy replaces the engine's own export
@@ -410,6 +411,48 @@ describe('runDatasetImport', () => {
     expect(await storage.exists('projects/PRJ1/SUB-1/data/raw/WD')).toBe(false);
   });
   describe('small files on copy threads', () => {
+    it('asks the area to start writing out what it copied while the copy goes on (flush ahead)', async () => {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 2_100; i++) files[`part-${i % 4}/f-${i}.txt`] = `${i}`;
+      withDataset('AHEAD', { files });
+      const ahead = jest.spyOn(FilesystemStagingArea.prototype, 'flushAhead');
+      const result = await runDatasetImport(context('AHEAD'));
+      expect(ahead).toHaveBeenCalled();
+      expect(readFileSync(join(storage.absolute(result.path), 'part-1/f-2093.txt'), 'utf8')).toBe(
+        '2093',
+      );
+    });
+
+    it('records nothing once every file is copied: an attempt failing in its flush step leaves the last ones to the next, which publishes every file once', async () => {
+      withDataset('NOREC', { files: manySmallFiles() });
+      jest
+        .spyOn(FilesystemStagingArea.prototype, 'writeSmallObject')
+        .mockImplementationOnce(() =>
+          Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' })),
+        );
+      // Every file may be recorded whatever its change time (else fresh files never are).
+      await expect(runDatasetImport(context('NOREC', { recentChangeMs: 0 }))).rejects.toMatchObject(
+        { code: 'EIO' },
+      );
+      const [area] = await storage.listStaging();
+      const journal = storage.absolute(`.staging/${area}/.provisioner/staged-files.jsonl`);
+      // At most what was due while the copy went on (every second): never the last files.
+      const recorded = existsSync(journal)
+        ? readFileSync(journal, 'utf8').split('\n').filter(Boolean).length
+        : 0;
+      expect(recorded).toBeLessThan(301);
+      const result = await runDatasetImport(context('NOREC', { attempt: 2, recentChangeMs: 0 }));
+      expect(result.files).toBe(301);
+      const provenance = JSON.parse(
+        readFileSync(join(storage.absolute(result.path), '.provisioner/provenance.json'), 'utf8'),
+      );
+      expect(provenance.import.kept_from_earlier_attempts.files).toBe(recorded);
+      expect(readFileSync(join(storage.absolute(result.path), 'part-2/f-299.txt'), 'utf8')).toBe(
+        'content of file 299\n'.repeat(299 % 7),
+      );
+      expect(await storage.listStaging()).toEqual([]);
+    });
+
     it('copies them on the threads, with both checksums of every file in the provenance', async () => {
       const files = manySmallFiles();
       withDataset('MANY', { files, manifests: ['sha256', 'md5'] });
@@ -811,10 +854,7 @@ describe('runDatasetImport', () => {
         );
         expect(second.copied.files).toBe(13 - recorded.length);
         const provenance = JSON.parse(
-          readFileSync(
-            join(storage.absolute(result.path), '.provisioner/provenance.json'),
-            'utf8',
-          ),
+          readFileSync(join(storage.absolute(result.path), '.provisioner/provenance.json'), 'utf8'),
         );
         expect(provenance.import.kept_from_earlier_attempts.files).toBe(recorded.length);
       },

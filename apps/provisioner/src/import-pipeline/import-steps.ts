@@ -30,8 +30,14 @@ const tracer = trace.getTracer('provisioner-import');
  */
 export class ImportTimeline {
   private readonly ms = new Map<ImportStep, number>();
+  private readonly began = performance.now();
 
   constructor(private readonly meter?: StepMeter) {}
+
+  /** Milliseconds since the timeline was made: the steps' wall time, with what ran between them. */
+  elapsedMs(): number {
+    return performance.now() - this.began;
+  }
 
   run<T>(step: ImportStep, work: () => T | Promise<T>): Promise<T> {
     return tracer.startActiveSpan(

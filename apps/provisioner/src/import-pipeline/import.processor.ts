@@ -320,7 +320,10 @@ export class ImportProcessor
       signal: this.stopping.signal,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
     });
-    if (result.copied) this.logger.log(`import ${job.id} steps (ms): ${timeline.toString()}`);
+    if (result.copied)
+      this.logger.log(
+        `import ${job.id} steps (ms): ${timeline.toString()} wall=${Math.round(timeline.elapsedMs())}`,
+      );
     await this.registrations.enqueue(job, lock, result.path); // the catalog outbox
     // The trail's record of the publication: one id per import job (a retried attempt, which
     // finds the copy published, reaches here again: the job is still queued or kept, so nothing

@@ -129,6 +129,8 @@ function leasedArea(area: StagingArea, lease: AttemptLease): StagingArea {
       lease.assertHeld();
       return area.sync();
     },
+    // A hint that writes nothing new: no lease needed, never thrown.
+    flushAhead: area.flushAhead && (() => area.flushAhead!()),
     discardExcept: async (keep) => {
       lease.assertHeld();
       return area.discardExcept(keep);

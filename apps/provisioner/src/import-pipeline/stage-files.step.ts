@@ -122,6 +122,23 @@ async function stageFed(
 }
 
 /**
+ * Files of at least this size go first, largest first, so that one does not start last and run
+ * alone; the smaller ones follow in the walk's order (a directory's files together), unsorted.
+ */
+const LARGE_FIRST_BYTES = 1024 * 1024;
+
+/** The plan indexes of `chunk`, its large files first (largest first), then the others in order. */
+function largeFilesFirst(chunk: readonly number[], size: Float64Array): Uint32Array {
+  const order = new Uint32Array(chunk.length);
+  let large = 0;
+  for (const index of chunk) if (size[index] >= LARGE_FIRST_BYTES) order[large++] = index;
+  let at = large;
+  for (const index of chunk) if (size[index] < LARGE_FIRST_BYTES) order[at++] = index;
+  if (large > 1) mergeSort(order.subarray(0, large), (a, b) => size[b] - size[a]);
+  return order;
+}
+
+/**
  * Archive mode: an encrypted deposit (`x.c4gh`) is stored as `x`, so a payload holding both is
  * refused before anything is copied.
  */
@@ -245,8 +262,13 @@ class FileStager {
       if (this.stopping) throw this.stopped();
       throw error;
     }
-    await this.recorder.flush();
-    if (this.copiedFiles < this.order.length) throw this.stopped();
+    if (this.copiedFiles < this.order.length) {
+      // Stopped: what was copied is recorded for the attempt that resumes.
+      await this.recorder.flush();
+      throw this.stopped();
+    }
+    // Every file copied: the flush step, next, makes them durable, and publication follows.
+    await this.recorder.settle();
   }
 
   private get stopping(): boolean {
@@ -281,6 +303,7 @@ class FileStager {
     if (plaintext) this.storedAsPlaintext(index, result.size, plaintext);
     this.copiedFiles += 1;
     this.reusedBytes += result.reusedBytes ?? 0;
+    this.maybeFlushAhead();
     // A deposit is stored under another name than its plan path: no later attempt could keep
     // it, and an entry for it failed its whole batch's record (no object by that name to fsync
     // without syncfs, nor on S3 to journal).
@@ -288,6 +311,19 @@ class FileStager {
     this.progress.fileDone();
     this.ctx.copyMeter?.addFiles(1);
   };
+
+  /** Files copied since the last flush ahead (StagingArea.flushAhead). */
+  private sinceFlushAhead = 0;
+
+  /**
+   * Every FLUSH_AHEAD_FILES files copied, the area starts writing them out (where it can), so
+   * the disk works while the copy goes on and the flush step at the end has only the tail left.
+   */
+  private maybeFlushAhead(): void {
+    if (++this.sinceFlushAhead < FLUSH_AHEAD_FILES) return;
+    this.sinceFlushAhead = 0;
+    this.staging.flushAhead?.();
+  }
 
   /**
    * A deposit stored re-wrapped (archive mode): its manifest checksums were those of the bytes
@@ -377,8 +413,7 @@ class FileStager {
     const { size } = this.plan.files;
     for (let chunk = await feed.take(); chunk; chunk = await feed.take()) {
       if (this.failed || this.stopping) continue;
-      const order = Uint32Array.from(chunk);
-      mergeSort(order, (a, b) => size[b] - size[a]);
+      const order = largeFilesFirst(chunk, size);
       for (const index of chunk) taken.push(index);
       this.progress.total(feed.pushedBytes);
       yield () => this.copyOnThreads(pool, targets, order);
@@ -546,8 +581,15 @@ class FileStager {
 }
 
 /**
+ * How often the copy asks the area to start writing out what it copied (flushAhead): by files
+ * only, as measured on many small ones (docs/decisions/small-files-finish.md); a few large files
+ * never reach it.
+ */
+const FLUSH_AHEAD_FILES = 2_000;
+
+/**
  * Copied files are recorded within this long (a kill loses at most this much finished copying
- * besides the files in flight), each time with one flush of the storage (syncfs), so not more
+ * besides the files in flight, and, once the copy is over, the flush and publish steps' time), each time with one flush of the storage (syncfs), so not more
  * often: ...
  */
 const RECORD_INTERVAL_MS = 1000;
@@ -599,8 +641,11 @@ function stillTheSame({ files, algorithms }: ImportPlan, i: number, staged: Stag
 /**
  * Records the files an attempt has copied into its staging area (StagingArea.record) in batches,
  * in the background while the copy goes on: RECORD_INTERVAL_MS after the last batch, sooner
- * past RECORD_BYTES or RECORD_FILES, and at the end (flush). A batch that cannot be recorded
- * only costs a later attempt the copy of its files again; it never fails this one.
+ * past RECORD_BYTES or RECORD_FILES (each once the copy's current turn is over), and when the
+ * copy stops or fails (flush); once every file is copied, nothing more (settle: the flush step
+ * that comes next makes them durable, docs/decisions/small-files-finish.md). A batch that
+ * cannot be recorded only costs a later attempt the copy of its files again; it never fails
+ * this one.
  */
 class StagedFilesRecorder {
   private pending: StagedFile[] = [];
@@ -627,9 +672,29 @@ class StagedFilesRecorder {
     if (this.recentChangeMs !== null && this.now() - source.ctimeMs < this.recentChangeMs) return;
     this.pending.push({ path, sha256: result.sha256, md5: result.md5, size: result.size, source });
     this.pendingBytes += result.size;
-    if (this.pendingBytes >= RECORD_BYTES || this.pending.length >= RECORD_FILES)
-      void this.recordPending();
+    if (this.pendingBytes >= RECORD_BYTES || this.pending.length >= RECORD_FILES) this.recordSoon();
     else this.schedule();
+  }
+
+  /** Due now: recorded once the copy's current turn is over, unless settle() comes first. */
+  private recordSoon(): void {
+    if (this.recording) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.recordPending(), 0);
+    this.timer.unref();
+  }
+
+  /**
+   * The staging step has copied every file: nothing more is recorded. The flush step makes
+   * them durable next and publication follows, after which no attempt looks at the journal; a
+   * batch being recorded is waited for (its journal must not land in the published tree).
+   */
+  async settle(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = [];
+    this.pendingBytes = 0;
+    while (this.recording) await this.recording;
   }
 
   /** Records what is pending RECORD_INTERVAL_MS after the last batch, whether files finish or not. */
@@ -637,7 +702,7 @@ class StagedFilesRecorder {
     if (this.timer || this.recording) return;
     const due = this.lastRecorded + RECORD_INTERVAL_MS - this.now();
     if (due <= 0) {
-      void this.recordPending();
+      this.recordSoon();
       return;
     }
     this.timer = setTimeout(() => void this.recordPending(), due);

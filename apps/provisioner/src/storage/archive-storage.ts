@@ -280,6 +280,7 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
     copyObjectFrom: undefined,
     copyLanes: area.copyLanes,
     copyBufferBytes: area.copyBufferBytes,
+    flushAhead: area.flushAhead && (() => area.flushAhead!()),
     // A body is stored at its plan path (a deposit's elsewhere, and the companions: recorded by path).
     expectFiles: area.expectFiles && ((paths) => area.expectFiles!(paths)),
     createObject: async (path, size) => {

@@ -240,6 +240,12 @@ export interface StagingArea {
    * Throws StagingLostError when the area is no longer the one this attempt created.
    */
   sync(): Promise<void>;
+  /**
+   * Present where one flush makes the whole area durable (a local filesystem's syncfs): starts
+   * writing out what the copy has written so far, in the background, so that the flush at the
+   * end has less left to write. A hint: it guarantees nothing, and never fails the import.
+   */
+  flushAhead?(): void;
 }
 
 /** The staging area was removed while its attempt was still using it: never publish it. */

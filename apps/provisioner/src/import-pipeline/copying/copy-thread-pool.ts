@@ -414,18 +414,22 @@ export async function copyFilesOnThreads(
 
   const pick = (threadId: number) => {
     if (failed || request.stopped()) return null;
+    // Each file built once (its path is decoded from the plan's columns each time it is asked).
     const positions: number[] = [];
+    const picked: CopyFile[] = [];
     let bytes = 0;
+    let largest = 0;
     while (positions.length < perBatch && bytes < BATCH_BYTES) {
       const dir = directoryFor(threadId);
       if (!dir) break;
       const position = dir.positions[dir.next++];
+      const file = request.files.at(position)!;
       positions.push(position);
-      bytes += request.files.at(position)!.size;
+      picked.push(file);
+      bytes += file.size;
+      largest = Math.max(largest, file.size);
     }
     if (positions.length === 0) return null;
-    let largest = 0;
-    for (const position of positions) largest = Math.max(largest, request.files.at(position)!.size);
     const common = {
       sourceRoot: request.sourceRoot,
       md5: request.md5,
@@ -437,8 +441,7 @@ export async function copyFilesOnThreads(
     const { prepare, encrypted } = request;
     const direct = (file: CopyFile, minBytes: number | undefined) =>
       file.size >= (minBytes ?? Infinity) ? { direct: true } : {};
-    const jobOf = (position: number): FileCopyJob => {
-      const file = request.files.at(position)!;
+    const jobOf = (file: CopyFile): FileCopyJob => {
       if (encrypted) {
         const { body, header, bodySha256 } = encrypted.prepare(file.path);
         return {
@@ -462,15 +465,16 @@ export async function copyFilesOnThreads(
             ...common,
             stagingId: request.stagingId,
             ...(encrypted ? { headerKeys: encrypted.headerKeys } : {}),
-            jobs: positions.map(jobOf),
+            jobs: picked.map(jobOf),
           }
         : {
             ...common,
             read: true,
-            jobs: positions.map((position): FileReadJob => {
-              const file = request.files.at(position)!;
-              return { path: file.path, size: file.size, ...identity(file) };
-            }),
+            jobs: picked.map((file): FileReadJob => ({
+              path: file.path,
+              size: file.size,
+              ...identity(file),
+            })),
           };
     return { batch, tag: positions };
   };

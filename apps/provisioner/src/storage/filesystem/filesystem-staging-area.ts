@@ -116,10 +116,17 @@ export class FilesystemStagingArea implements StagingArea {
     private readonly adopted: boolean,
   ) {
     this.directories.add(root);
+    const handOut = (): string => {
+      // Whoever is given the root (a validator) may make directories the area does not know.
+      this.rootHandedOut = true;
+      return root;
+    };
     this.localFiles = {
       prepare: (path) => this.prepareLocalObject(path),
       directWriteMinBytes,
-      root,
+      get root() {
+        return handOut();
+      },
     };
   }
 
@@ -237,11 +244,35 @@ export class FilesystemStagingArea implements StagingArea {
     await this.mkdirs(this.resolve(relativePath));
   }
 
+  /** One flush ahead at a time (see StagingArea.flushAhead). */
+  private flushingAhead = false;
+
+  flushAhead(): void {
+    if (this.flushingAhead) return;
+    this.flushingAhead = true;
+    void syncFilesystem(this.root)
+      .catch(() => false)
+      .finally(() => (this.flushingAhead = false));
+  }
+
   /** Without `sync -f`, every file of the area's tree: the area keeps no list of them. */
   async sync(): Promise<void> {
     await this.flush(async () =>
       (await treeOf(this.root)).files.map((path) => join(this.root, path)),
     );
+  }
+
+  /** Set once localFiles.root was read: others may have made directories in the area since. */
+  private rootHandedOut = false;
+
+  /**
+   * Every directory below the area's root, where this attempt made them all (a fresh area whose
+   * root was never handed out: each one made through mkdirs or mkdirsSync); null otherwise (an
+   * adopted area, whose earlier attempts made some; a validator given the root).
+   */
+  madeDirectories(): string[] | null {
+    if (this.adopted || this.rootHandedOut) return null;
+    return [...this.directories].filter((dir) => dir !== this.root);
   }
 
   /** Writing into a removed area re-creates directories (mkdir -p): never ours any more. */

@@ -115,6 +115,18 @@ describe('FilesystemStorage', () => {
     expect(statSync(join(target, deep, 'f')).mode & 0o777).toBe(0o444);
   });
 
+  it('locks a directory it did not make read-only too, once the area handed out its root (a validator)', async () => {
+    const area = await storage.openStaging('exposed');
+    await area.writeSmallObject('made/f', 'a');
+    // A validator is given the area's root and may make directories there.
+    mkdirSync(join(area.localFiles!.root!, 'by-validator/deep'), { recursive: true });
+    await area.sync();
+    await storage.publish('exposed', 'projects/P/S/data/raw/E', { readOnly: true });
+    const target = join(root, 'projects/P/S/data/raw/E');
+    for (const dir of ['made', 'by-validator', 'by-validator/deep'])
+      expect(statSync(join(target, dir)).mode & 0o777).toBe(0o555);
+  });
+
   it('never publishes over an existing path, even an empty directory, and keeps what is there', async () => {
     mkdirSync(join(root, 'projects/P/S/data/raw/D1'), { recursive: true });
     writeFileSync(join(root, 'projects/P/S/data/raw/D1/keep'), 'precious');

@@ -14,6 +14,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { chmodSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { JOURNAL_PATH } from '../staged-files-journal';
 import {
@@ -52,6 +53,8 @@ export interface FilesystemStorageOptions {
 export class FilesystemStorage implements StorageSystem {
   readonly description: string;
   private readonly stagingRoot: string;
+  /** The areas this process opened and has not published or removed yet, by id. */
+  private readonly openAreas = new Map<string, FilesystemStagingArea>();
 
   constructor(
     private readonly root: string,
@@ -166,12 +169,13 @@ export class FilesystemStorage implements StorageSystem {
     const dir = this.stagingPath(id);
     let adopted = false;
     for (const earlier of options.adopt ?? []) {
+      this.openAreas.delete(earlier);
       if (!adopted && earlier !== id) adopted = await this.adopt(earlier, dir);
       else await this.removeStaging(earlier);
     }
     if (!adopted) await mkdir(dir, { recursive: true });
     const inherited = adopted ? await verifiedJournal(dir) : [];
-    return new FilesystemStagingArea(
+    const area = new FilesystemStagingArea(
       id,
       dir,
       identityOf(await lstat(dir)),
@@ -179,6 +183,8 @@ export class FilesystemStorage implements StorageSystem {
       inherited,
       adopted,
     );
+    this.openAreas.set(id, area);
+    return area;
   }
 
   /** The size from which a new area writes past the page cache, as measured where it is asked. */
@@ -209,6 +215,7 @@ export class FilesystemStorage implements StorageSystem {
   }
 
   async removeStaging(id: string): Promise<void> {
+    this.openAreas.delete(id);
     const dir = this.stagingPath(id);
     try {
       // An attempt killed after locking its tree leaves read-only directories behind.
@@ -241,7 +248,13 @@ export class FilesystemStorage implements StorageSystem {
     await rm(join(source, JOURNAL_PATH), { force: true });
     await rmdir(join(source, dirname(JOURNAL_PATH))).catch(() => undefined);
     // Staged objects are created read-only already; only directories need locking.
-    if (options.readOnly) await chmodTree(source, READ_ONLY_DIR);
+    const made = this.openAreas.get(stagingId)?.madeDirectories();
+    this.openAreas.delete(stagingId);
+    if (options.readOnly && made) {
+      // Every directory the area holds, as it made them: no walk of the tree (a read of every
+      // entry of every directory, on this thread).
+      for (const dir of made) if (dir.startsWith(source + sep)) chmodSync(dir, READ_ONLY_DIR);
+    } else if (options.readOnly) await chmodTree(source, READ_ONLY_DIR);
     // rename(2) replaces an empty directory silently and Node has no RENAME_NOREPLACE:
     // checking first is the guard; the job id makes a concurrent publisher of the same path impossible.
     if (await this.exists(path)) throw new TargetExistsError(path);
