@@ -258,11 +258,9 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         recorded = record.mock.calls.flatMap(([files]) => files.map((file) => file.path));
         record.mockRestore();
       });
-      // A deposit is stored under another name: an entry for it would name nothing, and fail
-      // its whole batch's record where the record lists what it flushes (no syncfs, or S3).
-      // Once every file is copied nothing more is recorded (docs/decisions/small-files-finish.md):
-      // a copy this short records nothing at all.
-      expect(recorded.filter((path) => path !== 'README.txt')).toEqual([]);
+      // Once every file is copied nothing more is recorded (docs/decisions/small-files-finish.md);
+      // that a deposit never is, even by a stopped copy, is the next test's.
+      expect(recorded).toEqual([]);
       const dataset = storage.absolute(result.path);
       const { provenance, manifest } = storedLists(dataset, walk(dataset).sort(), [
         'README.txt',
@@ -298,6 +296,58 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       }
       expect(manifest).not.toContain('.c4gh');
       expect(provenance.totals.bytes).toBe(small.length + large.length + readme.length);
+    },
+  );
+
+  it.each([
+    ['on the copy threads', { copyPool: pool }],
+    ['on the main thread lanes', { copyPool: undefined }],
+  ])(
+    'a stopped copy records the plain files it copied and never a deposit (stored under another name, no later attempt could keep it): %s',
+    async (_how, overrides) => {
+      // The deposits are the largest, so they are taken first; twelve plain files after them.
+      const deposits = Object.fromEntries(
+        await Promise.all(
+          Array.from({ length: 4 }, async (_, i) => [
+            `dep-${i}.bin.c4gh`,
+            await encrypted(randomBytes(2_097_152 + i), [archive.publicKey]),
+          ]),
+        ),
+      ) as Record<string, Buffer>;
+      const plain = Object.fromEntries(
+        Array.from({ length: 12 }, (_, i) => [`plain-${i}.bin`, randomBytes(1_572_864 + i)]),
+      );
+      dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS5'] });
+      dropzone.dataset('DS5', { submission: 'SUB-1', files: { ...deposits, ...plain } });
+      const stop = new AbortController();
+      let copied = 0;
+      const stopped = await runDatasetImport(
+        context(
+          {
+            ...overrides,
+            signal: stop.signal,
+            recentChangeMs: 0,
+            copyMeter: {
+              addBytes: () => undefined,
+              addFiles: (n) => {
+                copied += n;
+                if (copied >= 5) stop.abort();
+              },
+            },
+          },
+          'DS5',
+        ),
+      ).catch((e: unknown) => e);
+      expect(stopped).toMatchObject({ name: 'ImportStoppedError' });
+      const [area] = await storage.listStaging();
+      const staged = storage.absolute(`.staging/${area}`);
+      const recorded = readFileSync(join(staged, JOURNAL_PATH), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { path: string }).path);
+      // More files copied than there are deposits (taken first): plain files recorded, no deposit.
+      expect(recorded.length).toBeGreaterThan(0);
+      for (const path of recorded) expect(Object.keys(plain)).toContain(path);
     },
   );
 
