@@ -1,9 +1,11 @@
 // The floor of a file served by Node: a bare HTTP server (no framework, no checks) answering
 // GET <mode>/<path under root>, with one `Range: bytes=a-b` honoured, in one of two ways:
 //   /pipe/…  fs.createReadStream (1 MiB reads) piped into the answer, Node's textbook way;
-//   /loop/…  reads into two reused 1 MiB buffers, one read from the file while the other is
-//            written to the socket (what the API's byte path does, without the API).
-// Run as its own process (with the API's V8 flags) so it gets a core as the API does.
+//   /loop/…  reads into two reused 1 MiB buffers that start on a memory page, one read from the
+//            file while the other is written to the socket (what the API's byte path does,
+//            without the API: apps/provisioner/src/drs/byte-ranges.ts).
+// Run as its own process (with the API's V8 flags and the image's allocator settings) so it gets
+// a core as the API does and its buffers are placed as the API's.
 // Usage: node file-floor-server.mjs <root>; prints its port on stdout.
 import { open } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -14,7 +16,8 @@ const [root] = process.argv.slice(2);
 
 async function loop(res, handle, start, end) {
   const total = end - start + 1;
-  const buffers = [Buffer.allocUnsafeSlow(CHUNK), Buffer.allocUnsafeSlow(CHUNK)];
+  // Mapped by V8 page by page, as the API's (docs/decisions/drs-read-buffer-alignment.md).
+  const buffers = [0, 1].map(() => Buffer.from(new ArrayBuffer(CHUNK, { maxByteLength: CHUNK })));
   let writing = Promise.resolve();
   for (let sent = 0, next = 0; sent < total; next ^= 1) {
     const buffer = buffers[next];

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { imageEnv } from '../../lib/deployed-node-args';
 import { startPrivateRedis } from '../../lib/private-redis';
 import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
 import type { BenchContext } from '../lib/context';
@@ -68,13 +69,15 @@ http { sendfile on; tcp_nopush on; access_log off; client_body_temp_path ${dir}/
 
 /**
  * The floor of Node itself: lib/file-floor-server.mjs serving `root` (`/pipe/…`: a read stream
- * piped into the answer; `/loop/…`: the API's read loop without the API), with the API's V8 flags.
+ * piped into the answer; `/loop/…`: the API's read loop without the API), with the API's V8 flags
+ * and the image's allocator settings.
  */
 async function startFileFloor(root: string) {
   const child = spawn(
     process.execPath,
     [...API_NODE_ARGS, join(__dirname, '../lib/file-floor-server.mjs'), root],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    // The image's allocator settings, as startProvisionerApi gives the API.
+    { env: { ...process.env, ...imageEnv() }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const port = await new Promise<number>((done, fail) => {
     const timer = setTimeout(() => fail(new Error('file floor server did not start')), 10_000);
@@ -498,8 +501,8 @@ export async function drsBench(ctx: BenchContext): Promise<SuiteReport> {
     '- **API**: the built provisioner API sending the file itself (`DRS_BYTES_OFFLOAD=off`);',
     '- **offloaded**: a second API process checking the access URL and handing the bytes to that',
     '  nginx configuration (`DRS_BYTES_OFFLOAD=nginx`);',
-    "- Node's floors, a bare Node server (scripts/bench/lib/file-floor-server.mjs, the API's V8 flags):",
-    "  **loop**, the API's read loop without the API (two reused 1 MiB buffers, one read while the",
+    "- Node's floors, a bare Node server (scripts/bench/lib/file-floor-server.mjs, the API's V8 flags and the image's allocator settings):",
+    "  **loop**, the API's read loop without the API (two reused 1 MiB buffers that start on a memory page, one read while the",
     '  other is written), and **pipe**, `fs.createReadStream` (1 MiB reads) piped into the answer;',
     "- **minimal nginx**: nginx with only `sendfile on; tcp_nopush on`, this bench's ceiling before issue 61.",
     '',

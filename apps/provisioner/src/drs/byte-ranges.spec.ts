@@ -204,6 +204,31 @@ describe('copyWhileAllowed', () => {
     expect(lengths).toEqual([FIRST_READ_BYTES, READ_CHUNK_BYTES, rest]);
   });
 
+  it('reads into buffers V8 maps itself (resizable), each from its first byte: page-aligned', async () => {
+    const placed: { resizable: unknown; byteOffset: number }[] = [];
+    const watched = (handle: FileHandle) =>
+      ({
+        read: (buffer: Buffer, offset: number, length: number, position: number) => {
+          placed.push({
+            resizable: (buffer.buffer as { resizable?: boolean }).resizable,
+            byteOffset: buffer.byteOffset + offset,
+          });
+          return handle.read(buffer, offset, length, position);
+        },
+      }) as unknown as FileHandle;
+    // A short range (buffers of its own size) and a whole file (full-size, possibly kept ones).
+    for (const range of [
+      { start: 5, end: 4_000 },
+      { start: 0, end: FILE_BYTES - 1 },
+    ]) {
+      const { url, outcomes } = await serve(range, undefined, file, watched);
+      expect((await receive(url)).equals(bytes.subarray(range.start, range.end + 1))).toBe(true);
+      await outcomes[0];
+    }
+    expect(placed.length).toBeGreaterThan(2);
+    for (const read of placed) expect(read).toEqual({ resizable: true, byteOffset: 0 });
+  });
+
   it("keeps a completed download's buffers for the next, which sends its own bytes in them", async () => {
     const first = await serve({ start: 0, end: FILE_BYTES - 1 });
     expect((await receive(first.url)).equals(bytes)).toBe(true);
