@@ -8,6 +8,7 @@
 // <direct> 1: files of 1 MiB or more written past the page cache (O_DIRECT), as the import
 // writes them where its probe found that faster; 0: every file through the page cache.
 // Usage: node hashing-copy.mjs <threads> <direct 0|1> <source> <target>
+/* global WebAssembly */
 import { createHash } from 'node:crypto';
 import {
   closeSync,
