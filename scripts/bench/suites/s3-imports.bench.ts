@@ -59,6 +59,19 @@ const QUIET_WAIT_MS = Number(process.env.BENCH_QUIET_WAIT_S ?? 300) * 1000;
 const VS_RCLONE_TARGET = 1.2;
 const OF_CEILING_TARGET = 0.85;
 
+/** The provisioner's settings for S3 storage in `bucket` of the bench's Swift server. */
+export function swiftStorageEnv(endpoint: string, bucket: string): NodeJS.ProcessEnv {
+  return {
+    STORAGE_BACKEND: 's3',
+    S3_ENDPOINT: endpoint,
+    S3_REGION: 'us-east-1',
+    S3_BUCKET: bucket,
+    S3_PREFIX: 'provisioner/',
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_ACCESS_KEY_ID: ACCESS_KEY,
+    S3_SECRET_ACCESS_KEY: SECRET,
+  };
+}
 /**
  * rclone's S3 remote `swift` for the private Swift, in a config file of its own; returns the
  * environment to run rclone in. Without AWS_CA_BUNDLE: rclone's AWS SDK then wants a transport of
@@ -269,16 +282,7 @@ export async function s3ImportsBench(ctx: BenchContext): Promise<SuiteReport> {
     // the server's answer.
     const rcloneConf = join(base, 'rclone.conf');
     const rcloneEnv = writeRcloneConf(rcloneConf, swift.endpoint);
-    const s3Env = {
-      STORAGE_BACKEND: 's3',
-      S3_ENDPOINT: swift.endpoint,
-      S3_REGION: 'us-east-1',
-      S3_BUCKET: bucket,
-      S3_PREFIX: 'provisioner/',
-      S3_FORCE_PATH_STYLE: 'true',
-      S3_ACCESS_KEY_ID: ACCESS_KEY,
-      S3_SECRET_ACCESS_KEY: SECRET,
-    };
+    const s3Env = swiftStorageEnv(swift.endpoint, bucket);
     // Memory first (it is the figure with a hard limit): a fresh worker's whole life's peak on
     // one 2 GiB file into S3, then four imports at once on a worker allowed to run four.
     const lone = await startSetup('redis', base, dropzone, s3Env);

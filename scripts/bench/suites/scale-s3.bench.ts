@@ -9,12 +9,11 @@ import { BENCH_WRITE_KEY } from '../lib/provisioner-process';
 import { fmt, SuiteReport, table, verdict } from '../lib/report';
 import { postImport, settle, startSetup, warm } from './imports.bench';
 import {
-  ACCESS_KEY,
   bareUpload,
   CEILING_CONCURRENCY,
-  SECRET,
   startSwift,
   type Swift,
+  swiftStorageEnv,
 } from './s3-imports.bench';
 import { scaleTree } from './scale.bench';
 
@@ -71,17 +70,7 @@ export async function scaleS3Bench(ctx: BenchContext): Promise<SuiteReport> {
       const bucket = `scale-${files}`;
       await swift.client.send(new CreateBucketCommand({ Bucket: bucket }));
       await swift.client.send(new CreateBucketCommand({ Bucket: `floor-${files}` }));
-      const s3Env = {
-        STORAGE_BACKEND: 's3',
-        S3_ENDPOINT: swift.endpoint,
-        S3_REGION: 'us-east-1',
-        S3_BUCKET: bucket,
-        S3_PREFIX: 'provisioner/',
-        S3_FORCE_PATH_STYLE: 'true',
-        S3_ACCESS_KEY_ID: ACCESS_KEY,
-        S3_SECRET_ACCESS_KEY: SECRET,
-        ...SCALE_SETTINGS,
-      };
+      const s3Env = { ...swiftStorageEnv(swift.endpoint, bucket), ...SCALE_SETTINGS };
       results.push(await scaleS3One(ctx, base, files, s3Env, swift, n % 2 === 0));
     }
   } finally {
