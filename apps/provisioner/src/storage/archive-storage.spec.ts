@@ -152,6 +152,44 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
     };
   }
 
+  /**
+   * Imports `datasetId` (fresh files recorded too) and stops it once `files` are copied: its
+   * staging area and the paths its journal recorded.
+   */
+  async function stoppedAfter(
+    files: number,
+    overrides: Partial<DatasetImportContext>,
+    datasetId: string,
+  ): Promise<{ staged: string; recorded: string[] }> {
+    const stop = new AbortController();
+    let copied = 0;
+    const stopped = await runDatasetImport(
+      context(
+        {
+          ...overrides,
+          signal: stop.signal,
+          recentChangeMs: 0,
+          copyMeter: {
+            addBytes: () => undefined,
+            addFiles: (n) => {
+              copied += n;
+              if (copied >= files) stop.abort();
+            },
+          },
+        },
+        datasetId,
+      ),
+    ).catch((e: unknown) => e);
+    expect(stopped).toMatchObject({ name: 'ImportStoppedError' });
+    const [area] = await storage.listStaging();
+    const staged = storage.absolute(`.staging/${area}`);
+    const recorded = readFileSync(join(staged, JOURNAL_PATH), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { path: string }).path);
+    return { staged, recorded };
+  }
+
   /** The reference CLI's plain-text of a stored file: its header, then its body, decrypted. */
   const theirDecrypt = (dataset: string, path: string): Promise<Buffer> =>
     referenceDecrypt(
@@ -319,32 +357,7 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       );
       dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS5'] });
       dropzone.dataset('DS5', { submission: 'SUB-1', files: { ...deposits, ...plain } });
-      const stop = new AbortController();
-      let copied = 0;
-      const stopped = await runDatasetImport(
-        context(
-          {
-            ...overrides,
-            signal: stop.signal,
-            recentChangeMs: 0,
-            copyMeter: {
-              addBytes: () => undefined,
-              addFiles: (n) => {
-                copied += n;
-                if (copied >= 5) stop.abort();
-              },
-            },
-          },
-          'DS5',
-        ),
-      ).catch((e: unknown) => e);
-      expect(stopped).toMatchObject({ name: 'ImportStoppedError' });
-      const [area] = await storage.listStaging();
-      const staged = storage.absolute(`.staging/${area}`);
-      const recorded = readFileSync(join(staged, JOURNAL_PATH), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => (JSON.parse(line) as { path: string }).path);
+      const { recorded } = await stoppedAfter(5, overrides, 'DS5');
       // More files copied than there are deposits (taken first): plain files recorded, no deposit.
       expect(recorded.length).toBeGreaterThan(0);
       for (const path of recorded) expect(Object.keys(plain)).toContain(path);
@@ -364,32 +377,7 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
       ]);
       dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS4'] });
       dropzone.dataset('DS4', { submission: 'SUB-1', files });
-      const stop = new AbortController();
-      let copied = 0;
-      const stopped = await runDatasetImport(
-        context(
-          {
-            ...overrides,
-            signal: stop.signal,
-            recentChangeMs: 0,
-            copyMeter: {
-              addBytes: () => undefined,
-              addFiles: (n) => {
-                copied += n;
-                if (copied >= 3) stop.abort();
-              },
-            },
-          },
-          'DS4',
-        ),
-      ).catch((e: unknown) => e);
-      expect(stopped).toMatchObject({ name: 'ImportStoppedError' });
-      const [area] = await storage.listStaging();
-      const staged = storage.absolute(`.staging/${area}`);
-      const recorded = readFileSync(join(staged, JOURNAL_PATH), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => (JSON.parse(line) as { path: string }).path);
+      const { staged, recorded } = await stoppedAfter(3, overrides, 'DS4');
       expect(recorded.length).toBeGreaterThanOrEqual(3);
       expect(recorded.length).toBeLessThan(Object.keys(files).length);
       // Not a plain byte in the area, whatever the stop interrupted.
