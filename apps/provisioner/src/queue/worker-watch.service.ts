@@ -6,7 +6,7 @@ import {
   OnApplicationShutdown,
 } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isDependencyUnavailable, logSafeMessage } from '@app/errors';
 import { HealthCheck, METRICS_REGISTRY } from '@app/platform';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
@@ -59,6 +59,7 @@ export class WorkerWatchService implements OnApplicationBootstrap, OnApplication
   private readonly connected: Gauge;
   private readonly disconnects: Counter;
   private readonly lastOutage: Gauge;
+  private readonly outages: Histogram;
   private readonly resume: Gauge;
   private readonly restarts: Counter;
   private readonly lastTaken: Gauge;
@@ -86,6 +87,15 @@ export class WorkerWatchService implements OnApplicationBootstrap, OnApplication
       name: 'provisioner_queue_worker_last_outage_seconds',
       help: 'How long the last loss of the queue connection lasted',
       labelNames,
+      registers,
+    });
+    // Every outage's length, not only the last: a long outage is often followed by a short
+    // reconnect (the restarted nodes settling their roles), which replaces the gauge above.
+    this.outages = new Histogram({
+      name: 'provisioner_queue_worker_outage_seconds',
+      help: 'How long each loss of the queue connection lasted',
+      labelNames,
+      buckets: [1, 5, 10, 30, 60, 300, 900],
       registers,
     });
     this.resume = new Gauge({
@@ -158,6 +168,7 @@ export class WorkerWatchService implements OnApplicationBootstrap, OnApplication
       state.reconnectedAt = Date.now();
       this.connected.set({ queue }, 1);
       this.lastOutage.set({ queue }, away);
+      this.outages.observe({ queue }, away);
       this.logger.log(`queue ${queue}: connection back after ${away.toFixed(1)} s`);
     };
     // Only the errors of an unreachable Redis: a lost lock or a job's own error is no outage.
