@@ -101,6 +101,8 @@ const DD_BLOCK = '8M';
  * own space check (payload plus margin).
  */
 const HUGE_SPACE_FACTOR = 2.5;
+/** A dataset's kept targets, with room for the file system's own blocks and the queues' data. */
+const ROUNDS_SPACE_FACTOR = 1.1;
 const HUGE_ROUNDS = 3;
 /** Memory flat: the single file may raise the worker's peak this much over the 1 GiB dataset's. */
 const HUGE_MEMORY_SLACK_BYTES = 8 * MiB;
@@ -308,17 +310,44 @@ function cachedShare(path: string, size: number): number {
   return out.status === 0 ? Number(out.stdout.trim()) / size : NaN;
 }
 
-/** Refuses the single-file case, with the figures, where the disk cannot hold it. */
-function checkHugeSpace(dir: string, bytes: number): void {
+function freeBytes(dir: string): number {
   const stats = statfsSync(dir);
-  const free = stats.bavail * stats.bsize;
-  const needed = HUGE_SPACE_FACTOR * bytes;
+  return stats.bavail * stats.bsize;
+}
+
+/** Refuses a run, with the figures, where the disk cannot hold what it keeps; `why` says what. */
+function checkSpace(dir: string, needed: number, why: string, remedy: string): void {
+  const free = freeBytes(dir);
   if (free < needed)
     throw new Error(
-      `--huge-gib ${fmt(bytes / GiB, 2)} needs ${fmt(needed / GiB)} GiB free (${HUGE_SPACE_FACTOR}× the file: ` +
-        `the source and one target at a time) on the filesystem of ${dir}, which has ${fmt(free / GiB)} GiB: ` +
-        'free some space or give a smaller size',
+      `${why} needs ${fmt(needed / GiB)} GiB free on the filesystem of ${dir}, which has ` +
+        `${fmt(free / GiB)} GiB: ${remedy}`,
     );
+}
+
+/** Refuses the single-file case where the disk cannot hold it. */
+function checkHugeSpace(dir: string, bytes: number): void {
+  checkSpace(
+    dir,
+    HUGE_SPACE_FACTOR * bytes,
+    `--huge-gib ${fmt(bytes / GiB, 2)} (${HUGE_SPACE_FACTOR}× the file: the source and one target at a time)`,
+    'free some space or give a smaller size',
+  );
+}
+
+/**
+ * Refuses a dataset's rounds before the first where the disk cannot hold them: every side's
+ * target of every round is kept until the dataset is done (deleting them would slow the disk
+ * down mid-run), so 9 rounds of 8 sides of the 1 GiB mixed set need 72 GiB.
+ */
+function checkRoundsSpace(dir: string, name: string, rounds: number, sides: number, bytes: number) {
+  const fit = Math.floor(freeBytes(dir) / (ROUNDS_SPACE_FACTOR * sides * bytes));
+  checkSpace(
+    dir,
+    ROUNDS_SPACE_FACTOR * rounds * sides * bytes,
+    `${name}: ${rounds} rounds × ${sides} sides × ${fmt(bytes / GiB, 2)} GiB (every target kept until the dataset is done)`,
+    fit >= 1 ? `set BENCH_IMPORTS_ROUNDS=${fit} or fewer, or free some space` : 'free some space',
+  );
 }
 
 /**
@@ -792,6 +821,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
         ctx.log(`waiting ${Math.round(quiet / 1000)} s after the last deletion`);
         await sleep(quiet);
       }
+      checkRoundsSpace(base, c.name, rounds, sides.length, result.bytes);
       result.disk = await settleDisk(join(base, 'probes'), fastestProbe, ctx.log);
       for (const side of sides) {
         result.ms.set(side.label, []);
