@@ -94,3 +94,21 @@ export function processMemory(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   );
   return match ? Number(match[1]) * 1024 : NaN;
 }
+
+/** utime + stime (fields 14, 15) or cutime + cstime (16, 17) of /proc/<pid>/stat, in ms. */
+export function statCpuMs(stat: string, children: boolean): number {
+  // Fields after the command name, from state (field 3), in clock ticks (100 a second on Linux).
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  return (children ? fields[13] + fields[14] : fields[11] + fields[12]) * 10;
+}
+
+/**
+ * CPU time in ms of a process, all its threads (`self`: the waited-for children of the bench,
+ * i.e. the tools it ran in spawnSync).
+ */
+export function cpuMs(pid: number | 'self'): number {
+  return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), pid === 'self');
+}

@@ -12,28 +12,17 @@ const BUILD_DIR = join(ROOT, '.bench/dist');
 export const CATALOG_DIST = join(BUILD_DIR, 'catalog-api/apps/catalog-api/src');
 export const PROVISIONER_DIST = join(BUILD_DIR, 'provisioner/apps/provisioner/src');
 
-import { freePort, processMemory, sleep, stopChild } from '../../lib/child-process';
+import {
+  cpuMs,
+  freePort,
+  processMemory,
+  sleep,
+  statCpuMs,
+  stopChild,
+} from '../../lib/child-process';
 import { imageEnv } from '../../lib/deployed-node-args';
 
-export { freePort, processMemory, sleep, stopChild };
-
-/** utime + stime (fields 14, 15) or cutime + cstime (16, 17) of /proc/<pid>/stat, in ms. */
-function statCpuMs(stat: string, children: boolean): number {
-  // Fields after the command name, from state (field 3), in clock ticks (100 a second on Linux).
-  const fields = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .map(Number);
-  return (children ? fields[13] + fields[14] : fields[11] + fields[12]) * 10;
-}
-
-/**
- * CPU time in ms of a process, all its threads (`self`: the waited-for children of the bench,
- * i.e. the tools it ran in spawnSync).
- */
-export function cpuMs(pid: number | 'self'): number {
-  return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), pid === 'self');
-}
+export { cpuMs, freePort, processMemory, sleep, stopChild };
 
 /**
  * CPU time in ms of every PostgreSQL server process on the machine (the bench's databases live
