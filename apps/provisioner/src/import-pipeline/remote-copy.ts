@@ -49,10 +49,11 @@ export const WRITE_BYTES = 1024 * 1024;
 /**
  * Objects below this size copied into files on this host (StagingArea.localFiles) take the lean
  * path (copyWhole): the body gathered into one buffer, hashed in one go, written with one write.
- * The streaming path's per-object machinery (the gathered writes, a hash update and a stop check
- * per chunk, a vectored write) was most of the worker's CPU per small file, and a small object
- * arrives whole anyway: the S3 inbox reads it in one GET below the same size (WHOLE_READ_BELOW).
- * A lane holds one such buffer at most, as it does a whole read.
+ * A small object arrives whole anyway (the S3 inbox reads it in one GET below the same size,
+ * WHOLE_READ_BELOW), so nothing is created before its bytes are in and checked: a refused or
+ * stopped copy leaves no file. Measured alone, it saves little CPU: the copy's own JavaScript was
+ * ~20 µs an object on either path (docs/decisions/s3-inbox-small-files-lean-path.md). A lane
+ * holds one such buffer at most, as it does a whole read.
  */
 export const LEAN_COPY_BELOW = 1024 * 1024;
 
