@@ -249,7 +249,7 @@ function report(results: S3SizeResult[]): SuiteReport {
     '',
     "Datasets of 4 KiB files in the scale section's tree, each imported once into S3 storage on a",
     STAND_IN
-      ? '**S3 server: the stand-in (scripts/s3/s3-stand-in.mjs, BENCH_S3_STAND_IN=1), not Swift**: the worker\'s memory and CPU are its own, times and "Swift CPU" are the stand-in\'s, each size on a fresh API and'
+      ? 'minimal in-memory S3 stand-in (scripts/s3/s3-stand-in.mjs, BENCH_S3_STAND_IN=1), **not Swift**: the worker\'s memory and CPU are its own, the times and "Swift CPU" the stand-in\'s, no floor is run; each size on a fresh API and'
       : 'private Swift server with s3api (scripts/s3/swift-s3-server.sh), each size on a fresh API and',
     'worker with the defaults but (`IMPORT_MAX_FILES=1000000`, `SOURCE_MANIFEST_MAX_BYTES=134217728`).',
     "Peaks are each process's VmHWM over its life. `--scale-sizes` names other sizes.",
