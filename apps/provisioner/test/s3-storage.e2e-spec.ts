@@ -6,8 +6,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { createS3Client } from '../src/common/s3/s3-client';
-import { S3VerificationError } from '../src/storage/s3/s3-object-writer';
+import { createS3Client, signedPutOf } from '../src/common/s3/s3-client';
+import { PartBufferPool } from '../src/storage/s3/part-buffer-pool';
+import { S3ObjectWriter, S3VerificationError } from '../src/storage/s3/s3-object-writer';
 import { S3Storage } from '../src/storage/s3/s3-storage';
 import { datasetCommitObject } from '../src/storage/storage-layout';
 import {
@@ -329,6 +330,22 @@ describe('S3 storage on Swift (s3api)', () => {
     expect((await get(key('.provisioner/provenance.json'))).equals(whole(2))).toBe(true);
     expect(await openUploads(client, bucket)).toEqual([]);
     expect(await listKeys(client, bucket, 'tenant/.staging/')).toEqual([]);
+  });
+
+  it('an object written one part at a time holds one part buffer; the default sends parts while the next fills', async () => {
+    const written = async (partsInFlight?: number) => {
+      const pool = new PartBufferPool(PART, 3);
+      const target = { client, put: signedPutOf(client), bucket, pool };
+      const key = `tenant/in-flight/${partsInFlight ?? 'default'}.bin`;
+      const writer = new S3ObjectWriter(target, key, { partsInFlight });
+      const bytes = randomBytes(3 * PART + 1);
+      for (let i = 0; i < bytes.length; i += MiB) await writer.write(bytes.subarray(i, i + MiB));
+      await writer.commit();
+      expect((await get(key)).equals(bytes)).toBe(true);
+      return pool.allocatedBuffers;
+    };
+    expect(await written(1)).toBe(1);
+    expect(await written()).toBeGreaterThan(1);
   });
 
   it('a worker killed after the flush (commit object in parts, not completed): the next attempt adopts the area, removes the old parts and publishes its own', async () => {

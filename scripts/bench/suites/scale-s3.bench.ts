@@ -1,16 +1,21 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { writeImportDataset } from '../data/import-data';
 import type { BenchContext } from '../lib/context';
-import { cpuMs, processMemory, sleep } from '../lib/processes';
+import { freePortBlock } from '../../lib/child-process';
+import { createS3Client } from '../../../apps/provisioner/src/common/s3/s3-client';
+import { cpuMs, processMemory, ROOT, sleep } from '../lib/processes';
 import { BENCH_WRITE_KEY } from '../lib/provisioner-process';
 import { fmt, SuiteReport, table, verdict } from '../lib/report';
 import { postImport, settle, startSetup, warm } from './imports.bench';
 import {
+  ACCESS_KEY,
   bareUpload,
   CEILING_CONCURRENCY,
+  SECRET,
   startSwift,
   type Swift,
   swiftStorageEnv,
@@ -23,6 +28,14 @@ const FLAT_MEMORY_BYTES = 300 * MiB;
 /** Sizes when `--scale-sizes` does not name others: Swift takes ~4 ms an object here. */
 const DEFAULT_SIZES = [10_000, 100_000];
 const QUICK_SIZES = [1_000, 5_000];
+/**
+ * BENCH_S3_STAND_IN=1: the S3 server is scripts/s3/s3-stand-in.mjs instead of Swift, for the
+ * worker's memory at a million objects (Swift here takes ~4 ms an object: over an hour). Its
+ * times are not Swift's: the report names the server, and the cost per file is the worker's.
+ */
+const STAND_IN = process.env.BENCH_S3_STAND_IN === '1';
+const SERVER = STAND_IN ? 'the S3 stand-in' : 'Swift';
+
 /** What a deployment sets for a million files (above the shipped defaults). */
 const SCALE_SETTINGS = {
   IMPORT_MAX_FILES: '1000000',
@@ -60,7 +73,7 @@ function sizes(ctx: BenchContext): number[] {
  */
 export async function scaleS3Bench(ctx: BenchContext): Promise<SuiteReport> {
   const base = join(ctx.tempDir, 'scale-s3');
-  const swift = await startSwift(join(base, 'swift'));
+  const swift = STAND_IN ? await startStandIn() : await startSwift(join(base, 'swift'));
   const results: S3SizeResult[] = [];
   try {
     const all = sizes(ctx);
@@ -98,6 +111,10 @@ async function scaleS3One(
     const setup = await startSetup('redis', join(base, `run-${files}`), dropzone, s3Env);
     try {
       const floor = async () => {
+        // The floor is Swift's cost per object: the stand-in's would say nothing (and its bare
+        // PUTs cost the bench process ~1 ms of the SDK's CPU each: 17 min at a million).
+        if (STAND_IN)
+          return { floorLoadBefore: NaN, floorLoadAfter: NaN, floorMs: NaN, floorSwiftCpuMs: NaN };
         warm(payload);
         await settle();
         const loadBefore = loadavg()[0];
@@ -112,7 +129,7 @@ async function scaleS3One(
           floorSwiftCpuMs: swift.cpu() - swiftBefore,
         };
         ctx.log(
-          `S3 ${files} bare PUTs: ${fmt(ms / 1000, 1)} s (${fmt((ms * 1000) / files, 0)} µs an object), load ${fmt(loadBefore, 2)} → ${fmt(measured.floorLoadAfter, 2)}`,
+          `S3 (${SERVER}) ${files} bare PUTs: ${fmt(ms / 1000, 1)} s (${fmt((ms * 1000) / files, 0)} µs an object), load ${fmt(loadBefore, 2)} → ${fmt(measured.floorLoadAfter, 2)}`,
         );
         return measured;
       };
@@ -137,7 +154,7 @@ async function scaleS3One(
         apiPeak: processMemory(setup.api.child.pid!, 'VmHWM'),
       };
       ctx.log(
-        `S3 ${files} files: ${fmt(importMs / 1000, 1)} s (${fmt((importMs * 1000) / files, 0)} µs a file), worker peak ${fmt(imported.workerPeak / MiB)} MiB, load ${fmt(loadBefore, 2)} → ${fmt(imported.loadAfter, 2)}`,
+        `S3 (${SERVER}) ${files} files: ${fmt(importMs / 1000, 1)} s (${fmt((importMs * 1000) / files, 0)} µs a file), worker peak ${fmt(imported.workerPeak / MiB)} MiB, load ${fmt(loadBefore, 2)} → ${fmt(imported.loadAfter, 2)}`,
       );
       return { files, floorFirst, ...imported, ...(floorResult ?? (await floor())) };
     } finally {
@@ -146,6 +163,34 @@ async function scaleS3One(
   } finally {
     rmSync(dropzone, { recursive: true, force: true });
   }
+}
+
+/** The stand-in S3 server (STAND_IN) as the Swift interface the suite uses. */
+async function startStandIn(): Promise<Swift> {
+  const port = await freePortBlock(1);
+  const child = spawn(process.execPath, [join(ROOT, 'scripts/s3/s3-stand-in.mjs'), String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`s3 stand-in exited with ${code}`)));
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    endpoint,
+    client: createS3Client({
+      endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
+    }),
+    cpu: () => cpuMs(child.pid!),
+    proxyCpu: () => cpuMs(child.pid!),
+    ingest: () => {
+      throw new Error('the s3 stand-in ingests nothing');
+    },
+    stop: () => void child.kill(),
+  };
 }
 
 /** Until the record says imported; the deadline grows with the size (Swift: ~4 ms an object). */
@@ -203,7 +248,9 @@ function report(results: S3SizeResult[]): SuiteReport {
     '## Imports into S3 as the object count grows',
     '',
     "Datasets of 4 KiB files in the scale section's tree, each imported once into S3 storage on a",
-    'private Swift server with s3api (scripts/s3/swift-s3-server.sh), each size on a fresh API and',
+    STAND_IN
+      ? 'minimal in-memory S3 stand-in (scripts/s3/s3-stand-in.mjs, BENCH_S3_STAND_IN=1), **not Swift**: the worker\'s memory and CPU are its own, the times and "Swift CPU" the stand-in\'s, no floor is run; each size on a fresh API and'
+      : 'private Swift server with s3api (scripts/s3/swift-s3-server.sh), each size on a fresh API and',
     'worker with the defaults but (`IMPORT_MAX_FILES=1000000`, `SOURCE_MANIFEST_MAX_BYTES=134217728`).',
     "Peaks are each process's VmHWM over its life. `--scale-sizes` names other sizes.",
     `Floor, in the same run at each size: bare PUTs of the same files into a bucket of their own`,

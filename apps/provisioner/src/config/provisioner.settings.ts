@@ -357,7 +357,8 @@ export class ProvisionerSettings extends FrontDoorSettings {
    * name from preflight to publish, PlannedFiles): an import waits until its dataset's files fit
    * beside the others', and a dataset of more files than this is refused (409
    * `too_many_files`, or rejected). On filesystem storage a million files take a worker to under
-   * 300 MiB; the default holds while the S3 staging area still keeps a map entry per object.
+   * 300 MiB; on S3 a million objects have not been shown under it, so the default stays
+   * (docs/decisions/s3-million-memory-levers.md).
    */
   @IntegerSetting(1000)
   IMPORT_MAX_FILES = 200_000;

@@ -333,8 +333,17 @@ describe('CopyThreadPool memory', () => {
     writeFileSync(join(dir, 'src', 'one.txt'), 'one');
     const idleMs = 200;
     // Every thread has grown past minus infinity; none by a terabyte.
-    const grown = new CopyThreadPool(1, COPY_THREAD_ENTRY, { idleMs, heapGrowth: -Infinity });
-    const small = new CopyThreadPool(1, COPY_THREAD_ENTRY, { idleMs, heapGrowth: 2 ** 40 });
+    const drainHeapGrowth = Infinity;
+    const grown = new CopyThreadPool(1, COPY_THREAD_ENTRY, {
+      idleMs,
+      heapGrowth: -Infinity,
+      drainHeapGrowth,
+    });
+    const small = new CopyThreadPool(1, COPY_THREAD_ENTRY, {
+      idleMs,
+      heapGrowth: 2 ** 40,
+      drainHeapGrowth,
+    });
     const copyOn = async (pool: CopyThreadPool): Promise<CopyResult | undefined> => {
       const staging = await storage.openStaging(randomBytes(4).toString('hex'));
       let result: CopyResult | undefined;
@@ -365,6 +374,60 @@ describe('CopyThreadPool memory', () => {
       expect(grown.threadCount).toBe(1);
     } finally {
       await Promise.all([grown.close(), small.close()]);
+    }
+  });
+  it('drains a thread grown past the drain bound mid-copy: no new batch, ended between files through end(), a new one copies the rest', async () => {
+    const dir = tempDir('drain');
+    const storage = new FilesystemStorage(join(dir, 'storage'));
+    const names = Array.from({ length: 12 }, (_, i) => `d${i % 3}/f${i}.txt`);
+    for (const name of names) {
+      mkdirSync(join(dir, 'src', dirname(name)), { recursive: true });
+      writeFileSync(join(dir, 'src', name), name);
+    }
+    // Every thread has grown past minus infinity: each is drained after its first answer.
+    const pool = new CopyThreadPool(2, COPY_THREAD_ENTRY, {
+      idleMs: 60_000,
+      heapGrowth: 2 ** 40,
+      drainHeapGrowth: -Infinity,
+    });
+    const ended: number[] = [];
+    const end = (pool as unknown as { end(t: { id: number }): Promise<void> }).end.bind(pool);
+    (pool as unknown as { end(t: { id: number }): Promise<void> }).end = (thread) => {
+      ended.push(thread.id);
+      return end(thread);
+    };
+    try {
+      const staging = await storage.openStaging(randomBytes(4).toString('hex'));
+      const results = new Map<number, CopyResult>();
+      await copyFilesOnThreads(pool, {
+        stagingId: staging.id,
+        sourceRoot: join(dir, 'src'),
+        md5: false,
+        files: names.map((path) => ({ path, size: path.length })),
+        prepare: (path) => staging.localFiles!.prepare(path),
+        copied: (position, copied) => void results.set(position, copied),
+        bytes: () => undefined,
+        stopped: () => false,
+        filesPerBatch: 2,
+      });
+      expect(results.size).toBe(names.length);
+      names.forEach((name, i) =>
+        expect(results.get(i)).toMatchObject({ sha256: digest('sha256', name) }),
+      );
+      // Six batches of two files, at most two queued on a thread before its first answer:
+      // threads were replaced along the way, and each drained one ended by the pool's one route
+      // (a replacement started for a pick that found nothing left stays, undrained).
+      expect(pool.batchesRun).toBe(6);
+      expect(pool.threadsStarted).toBeGreaterThanOrEqual(3);
+      await until(
+        () => ended.length + pool.threadCount === pool.threadsStarted,
+        'the drained threads to end',
+        REAL_IO_MS,
+      );
+      expect(new Set(ended).size).toBe(ended.length);
+      expect(pool.threadCount).toBeLessThanOrEqual(2);
+    } finally {
+      await pool.close();
     }
   });
 });

@@ -37,18 +37,27 @@ const MAX_BUFFER_BYTES = 1024 * 1024;
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1 };
 
 /**
- * When a thread is ended for its memory: once idle `idleMs` (an import's batches follow each
- * other closely, so only the gaps between imports, or between a large import's phases, are this
- * long) with a V8 heap grown more than `heapGrowth` bytes since it loaded. A thread's heap grows
- * with a large import's garbage (5 MiB at start, 19-24 MiB each after 300,000 files) and V8 does
- * not give it back while the thread waits; a new thread starts with the next batch (tens of
- * milliseconds).
+ * When a thread is ended for its memory. Between imports: once idle `idleMs` (an import's batches
+ * follow each other closely, so only the gaps between imports, or between a large import's
+ * phases, are this long) with a V8 heap grown more than `heapGrowth` bytes since it loaded.
+ * During an import: once grown more than `drainHeapGrowth`, the thread takes no new batch and
+ * ends as soon as its batches are answered, between two files (on both backends, since a
+ * filesystem import's threads are seldom idle at all). A thread's heap grows with a large
+ * import's garbage (5 MiB at start, 19-24 MiB each after 300,000 files) and V8 does not give
+ * it back while the thread waits or works; a new thread starts with the next batch (tens of
+ * milliseconds), so a million-file import replaces its threads a few times instead of carrying
+ * two grown heaps to its end.
  */
 export interface RetireBound {
   idleMs: number;
   heapGrowth: number;
+  drainHeapGrowth: number;
 }
-const RETIRE_IDLE_THREADS: RetireBound = { idleMs: 2000, heapGrowth: 8 * 1024 * 1024 };
+const RETIRE_IDLE_THREADS: RetireBound = {
+  idleMs: 2000,
+  heapGrowth: 8 * 1024 * 1024,
+  drainHeapGrowth: 12 * 1024 * 1024,
+};
 
 /** The copy threads' code, without extension (see startWorkerThread). */
 export const COPY_THREAD_ENTRY = join(__dirname, 'file-copy.thread');
@@ -83,8 +92,8 @@ class CopyThread {
   private exited = false;
   private markReady!: () => void;
   private markFailed!: (error: Error) => void;
-  /** The thread's heap growth at its last answer (ThreadReply.heapGrowth). */
-  private heapGrowth = 0;
+  /** The thread's heap growth at its last answer (ThreadReply.heapGrowth); none before one. */
+  private heapGrowth: number | null = null;
   private retireTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -143,6 +152,11 @@ class CopyThread {
     return this.waiting.size;
   }
 
+  /** Grown past the drain bound (RetireBound): it takes no new batch and ends once idle. */
+  get draining(): boolean {
+    return this.heapGrowth !== null && this.heapGrowth > this.retireBound.drainHeapGrowth;
+  }
+
   run(id: number, batch: Unnumbered<Batch>, onBytes: (bytes: number) => void): Promise<Reply> {
     if (this.exited) return Promise.reject(this.crash ?? new Error('copy thread gone'));
     // Busy threads keep the process alive (a script awaiting its import); idle ones do not.
@@ -162,7 +176,7 @@ class CopyThread {
   private idle(): void {
     if (this.waiting.size > 0) return;
     this.worker.unref();
-    if (this.heapGrowth <= this.retireBound.heapGrowth) return;
+    if (this.heapGrowth === null || this.heapGrowth <= this.retireBound.heapGrowth) return;
     clearTimeout(this.retireTimer);
     this.retireTimer = setTimeout(() => {
       if (this.waiting.size === 0 && !this.exited) this.events.idleTooLong(this);
@@ -174,8 +188,8 @@ class CopyThread {
  * A fixed set of copy threads shared by every import of the worker process (a provider of the
  * imports queue's module), started when the worker boots (ImportProcessor) or, in a process
  * without one, when first needed, and kept for the next import, but for a thread whose heap a
- * large import grew: it ends once idle (RetireBound) and a new one starts when needed. Idle
- * threads do not hold the process open; the app's shutdown ends them.
+ * large import grew: it ends once idle, or mid-import once drained (RetireBound), and a new one
+ * starts when needed. Idle threads do not hold the process open; the app's shutdown ends them.
  */
 export class CopyThreadPool implements OnApplicationShutdown {
   private readonly threads: CopyThread[] = [];
@@ -184,6 +198,8 @@ export class CopyThreadPool implements OnApplicationShutdown {
   private nextBatchId = 1;
   /** Batches copied since the pool started (tests and diagnostics). */
   batchesRun = 0;
+  /** Threads started since the pool was made, replacements included (tests and diagnostics). */
+  threadsStarted = 0;
 
   /**
    * `size` 0 is a pool that never starts a thread: the imports copy on the main thread.
@@ -249,16 +265,24 @@ export class CopyThreadPool implements OnApplicationShutdown {
 
   private freeThread(): CopyThread | null {
     let best: CopyThread | null = null;
-    for (const thread of this.threads) if (!best || thread.load < best.load) best = thread;
-    if ((!best || best.load > 0) && this.threads.length < this.size) best = this.spawn();
+    let serving = 0;
+    for (const thread of this.threads) {
+      if (thread.draining) continue;
+      serving += 1;
+      if (!best || thread.load < best.load) best = thread;
+    }
+    // A draining thread's replacement starts at once: the pool is one thread over its size
+    // until the drained one has answered its last batch.
+    if ((!best || best.load > 0) && serving < this.size) best = this.spawn();
     return best && best.load < BATCHES_PER_THREAD ? best : null;
   }
 
   private spawn(): CopyThread {
+    this.threadsStarted += 1;
     const thread = new CopyThread(this.threadEntry, this.retireBound, {
       idleTooLong: (t) => void this.end(t),
       settled: (t) => {
-        if (this.closing && t.load === 0) void this.end(t);
+        if ((this.closing || t.draining) && t.load === 0) void this.end(t);
         this.wake();
       },
       exited: (t) => {

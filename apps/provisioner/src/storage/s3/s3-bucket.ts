@@ -33,6 +33,7 @@ import {
   S3ObjectWriter,
   S3Target,
   S3VerificationError,
+  S3WriterOptions,
   SentPart,
   StoredObject,
   unquote,
@@ -352,13 +353,8 @@ export class S3Bucket {
     );
   }
 
-  writer(
-    key: string,
-    size?: number,
-    stored?: (object: StoredObject) => void,
-    resume?: ResumableUpload,
-  ): S3ObjectWriter {
-    return new S3ObjectWriter(this.target, key, size, stored, resume);
+  writer(key: string, options: S3WriterOptions = {}): S3ObjectWriter {
+    return new S3ObjectWriter(this.target, key, options);
   }
 
   async deleteObject(key: string): Promise<void> {

@@ -46,6 +46,27 @@ export interface ResumableUpload {
   parts: ReadonlyMap<number, SentPart>;
 }
 
+/** How an object is written; all optional. */
+export interface S3WriterOptions {
+  /** The expected size, when known: an object smaller than a part gets a buffer of its size. */
+  size?: number;
+  /** Hears the object's stored size and ETag once it is complete. */
+  stored?: (object: StoredObject) => void;
+  /**
+   * An upload of this key an earlier attempt left open: each part whose size and MD5 are those
+   * the server lists for the same part number is not sent again (the bytes are still read and
+   * hashed, which is what proves them the same).
+   */
+  resume?: ResumableUpload;
+  /**
+   * Parts of this object uploading at once (default: as many as the pool lends). 1 for an
+   * object written beside an import's files (its manifest, its commit object): each part is
+   * sent before the next is filled, so the object holds one part buffer, not the pool's every
+   * buffer, while the files' slabs need theirs.
+   */
+  partsInFlight?: number;
+}
+
 export const unquote = (etag: string | undefined): string =>
   (etag ?? '').replace(/"/g, '').toLowerCase();
 
@@ -69,19 +90,15 @@ export class S3ObjectWriter implements ObjectWriter {
   /** Bytes of parts the server already held from an earlier attempt: not sent again. */
   reusedBytes = 0;
 
+  private readonly partsInFlight: number;
+
   constructor(
     private readonly target: S3Target,
     private readonly key: string,
-    /** The expected size, when known: an object smaller than a part gets a buffer of its size. */
-    private readonly sizeHint?: number,
-    private readonly stored?: (object: StoredObject) => void,
-    /**
-     * An upload of this key an earlier attempt left open: each part whose size and MD5 are those
-     * the server lists for the same part number is not sent again (the bytes are still read and
-     * hashed, which is what proves them the same).
-     */
-    private readonly resume?: ResumableUpload,
-  ) {}
+    private readonly options: S3WriterOptions = {},
+  ) {
+    this.partsInFlight = Math.max(1, options.partsInFlight ?? Infinity);
+  }
 
   async write(chunk: Uint8Array): Promise<void> {
     let offset = 0;
@@ -147,8 +164,8 @@ export class S3ObjectWriter implements ObjectWriter {
   private firstBufferBytes(): number {
     const { partBytes } = this.target.pool;
     // One byte more than announced, so a file that grew is seen growing, not cut.
-    return this.sizeHint !== undefined && this.sizeHint < partBytes
-      ? Math.max(1, this.sizeHint + 1)
+    return this.options.size !== undefined && this.options.size < partBytes
+      ? Math.max(1, this.options.size + 1)
       : partBytes;
   }
 
@@ -180,7 +197,7 @@ export class S3ObjectWriter implements ObjectWriter {
   /** Hands the full buffer to an upload, which gives it back to the pool when it has ended. */
   private async sendPart(): Promise<void> {
     const { client, bucket } = this.target;
-    if (this.uploadId === null && this.resume) this.uploadId = this.resume.uploadId;
+    if (this.uploadId === null && this.options.resume) this.uploadId = this.options.resume.uploadId;
     if (this.uploadId === null) {
       const created = await client.send(
         new CreateMultipartUploadCommand({ Bucket: bucket, Key: this.key }),
@@ -195,7 +212,7 @@ export class S3ObjectWriter implements ObjectWriter {
     const md5 = createHash('md5').update(body).digest();
     this.partMd5s.push(md5);
     const partNumber = this.partMd5s.length;
-    const sent = this.resume?.parts.get(partNumber);
+    const sent = this.options.resume?.parts.get(partNumber);
     if (sent && sent.size === body.length && sent.etag === md5.toString('hex')) {
       this.reusedBytes += body.length;
       lent.release();
@@ -225,6 +242,8 @@ export class S3ObjectWriter implements ObjectWriter {
         this.inFlight.delete(upload);
       });
     this.inFlight.add(upload);
+    // Uploads never reject (a failure is kept in `failure`): waiting here cannot throw.
+    while (this.inFlight.size >= this.partsInFlight) await Promise.race(this.inFlight);
   }
 
   private async putWhole(): Promise<void> {
@@ -235,7 +254,7 @@ export class S3ObjectWriter implements ObjectWriter {
     const etag = await put.put(bucket, this.key, body, digest.toString('base64'));
     if (unquote(etag) !== md5)
       throw new S3VerificationError(this.key, 'stored with another ETag than the MD5 sent');
-    this.stored?.({ key: this.key, size: this.total, etag: md5 });
+    this.options.stored?.({ key: this.key, size: this.total, etag: md5 });
   }
 
   private async completeMultipart(): Promise<void> {
@@ -258,7 +277,11 @@ export class S3ObjectWriter implements ObjectWriter {
     );
     this.uploadId = null;
     const etag = createHash('md5').update(Buffer.concat(this.partMd5s)).digest('hex');
-    this.stored?.({ key: this.key, size: this.total, etag: `${etag}-${this.partMd5s.length}` });
+    this.options.stored?.({
+      key: this.key,
+      size: this.total,
+      etag: `${etag}-${this.partMd5s.length}`,
+    });
   }
 
   private async abortUpload(): Promise<void> {

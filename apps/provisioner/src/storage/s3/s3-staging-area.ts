@@ -25,6 +25,13 @@ const STAGING_DIR = '.staging';
 const S3_COPY_LANES = 8;
 /** Read buffers of a copy lane (three each): small, the part buffers hold the bytes. */
 const S3_COPY_BUFFER_BYTES = 128 * 1024;
+/**
+ * Parts in flight for a dataset's own objects (its stored manifest, a commit object past one
+ * part): one, so a million files' manifest (~100 MiB, a dozen parts) holds one part buffer
+ * while it goes up instead of every buffer of the worker's pool, which stay resident once
+ * touched (PartBufferPool). Its parts are few, so their latency one after another costs little.
+ */
+const ONE_PART_AT_A_TIME = 1;
 /** Entries of one journal segment when an area's kept files are written at once. */
 const JOURNAL_BATCH = 10_000;
 const JOURNAL_SEGMENT = 'journal-';
@@ -593,12 +600,11 @@ export class S3StagingArea implements StagingArea {
     const key = `${this.prefix}${path}`;
     const resume = this.resumable.get(key);
     this.resumable.delete(key);
-    const writer = this.bucket.writer(
-      key,
+    const writer = this.bucket.writer(key, {
       size,
-      (object) => this.stored.set(path, object.size, object.etag),
+      stored: (object) => this.stored.set(path, object.size, object.etag),
       resume,
-    );
+    });
     return {
       write: (chunk) => this.bucket.call(() => writer.write(chunk)),
       commit: () => this.bucket.call(() => writer.commit()),
@@ -641,9 +647,10 @@ export class S3StagingArea implements StagingArea {
         // Never over a committed dataset's own (a data file is the job lock's to guard).
         if (await this.bucket.objectExists(this.bucket.key(datasetCommitObject(this.target))))
           throw new TargetExistsError(this.target);
-        const writer = this.bucket.writer(key, undefined, (object) =>
-          this.stored.set(path, object.size, object.etag),
-        );
+        const writer = this.bucket.writer(key, {
+          stored: (object) => this.stored.set(path, object.size, object.etag),
+          partsInFlight: ONE_PART_AT_A_TIME,
+        });
         await writeAll(writer, contentPieces(content));
         await writer.commit();
         return;
@@ -656,8 +663,11 @@ export class S3StagingArea implements StagingArea {
         bytes += piece.length;
         if (bytes <= this.bucket.partBytes) continue;
         let stored: StoredObject | undefined;
-        const upload = this.bucket.writer(key, undefined, (object) => {
-          stored = object;
+        const upload = this.bucket.writer(key, {
+          stored: (object) => {
+            stored = object;
+          },
+          partsInFlight: ONE_PART_AT_A_TIME,
         });
         await writeAll(upload, held.splice(0), pieces);
         await upload.sendParts();
@@ -704,13 +714,12 @@ export class S3StagingArea implements StagingArea {
         continue;
       }
       let stored: StoredObject | undefined;
-      const writer = this.bucket.writer(
-        `${this.prefix}${object.path}`,
-        object.content.length,
-        (s) => {
+      const writer = this.bucket.writer(`${this.prefix}${object.path}`, {
+        size: object.content.length,
+        stored: (s) => {
           stored = s;
         },
-      );
+      });
       await writer.write(object.content);
       await writer.commit();
       await this.bucket.confirmObject(stored!);
