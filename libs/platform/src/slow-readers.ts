@@ -37,8 +37,8 @@ type Admittable = IncomingMessage & {
 };
 
 /**
- * For an answer that holds memory of its own from before its first byte (a DCAT page's facts,
- * read whole before it is sent), before it reads: refuses it as a new request would be refused
+ * For an answer that holds memory of its own from before its first byte (a DCAT page, read at the
+ * database's pace and held until its client has taken it), before it reads: refuses it as a new request would be refused
  * (429, 503), or when held answers already hold all they may (`maxHeldWeight`); else counts it
  * as being sent from now on. A request the bounds do not watch passes.
  */
@@ -47,7 +47,7 @@ export function admitStreamedAnswer(req: IncomingMessage): void {
 }
 
 /**
- * Once its read is done, what an admitted answer holds, in its caller's unit: refused (503) when
+ * Before its first byte, what an admitted answer holds until its last, in its caller's unit: refused (503) when
  * it would take what the answers being sent hold past `maxHeldWeight` (unless it is alone),
  * else held until its client has taken it.
  */
@@ -62,8 +62,8 @@ const retryAfterSeconds = (bounds: SlowReaderBounds) =>
 /**
  * What slow readers can hold. An answer is *being sent* from its first byte until it is
  * finished or its connection closes; a client that reads slowly, or not at all, keeps its
- * answers in that state, each holding its socket and the memory of what is left to send (the
- * database is never held: every streamed answer is read whole before its first byte). Three
+ * answers in that state, each holding its socket and the memory of what is left to send (never
+ * the database: streamed answers are read at the database's pace, not the client's). Three
  * bounds: a stalled answer is cut after `stallTimeoutMs`; a client with `perClient` answers
  * being sent gets 429 for more, and all clients together at most `total` (503), except on the
  * exempt paths. An answer that fits the socket's buffers is finished at once and counts for

@@ -2,6 +2,7 @@ import { loadavg } from 'node:os';
 import { DataSource } from 'typeorm';
 import { DcatExporter } from '../../../apps/catalog-api/src/dcat/dcat.exporter';
 import { DcatRepository } from '../../../apps/catalog-api/src/dcat/dcat.repository';
+import { factsBatches } from '../../../apps/catalog-api/src/dcat/facts-batches';
 import type { RdfNode } from '../../../apps/catalog-api/src/dcat/rdf-graph';
 import { rdfWriter } from '../../../apps/catalog-api/src/dcat/rdf-writers';
 import { buildTypeOrmOptions } from '../../../apps/catalog-api/src/typeorm-options';
@@ -115,7 +116,6 @@ const FLOOR_EXPORTER = new DcatExporter({
   applicableLegislation: ['http://data.europa.eu/eli/reg/2025/327/oj'],
 });
 const PAGE_SIZE = 1000;
-const FACTS_BATCH = 250;
 
 interface Floors {
   /** Every page's facts read as the catalog reads them, nothing mapped. */
@@ -127,9 +127,9 @@ interface Floors {
 /**
  * What any DCAT Turtle export of this mapping must do, in parts, in the bench's process: read
  * every page's facts with the catalog's own statements (one REPEATABLE READ snapshot a page,
- * count, ids, IRIs, facts 250 datasets a statement, the next asked for ahead, as DcatService
- * does), then map and serialise them with the catalog's exporter and Turtle writer and encode
- * them to UTF-8, with no HTTP, no time slicing and no socket. The catalog overlaps the two (a
+ * count, ids, IRIs, facts in DcatService's batches (factsBatches: 100 datasets a statement, then
+ * 300), the next asked for ahead), then map and serialise them with the catalog's exporter and
+ * Turtle writer and encode them to UTF-8, with no HTTP, no time slicing and no socket. The catalog overlaps the two (a
  * batch is written while the next is read): the longer of them is its floor.
  */
 async function dcatFloors(databaseUrl: string): Promise<Floors> {
@@ -149,18 +149,12 @@ async function dcatFloors(databaseUrl: string): Promise<Floors> {
         last = Math.max(1, Math.ceil(total / PAGE_SIZE));
         const ids = await repo.pageIds(m, viewer, (page - 1) * PAGE_SIZE, PAGE_SIZE);
         const accessions = await repo.accessions(m, ids);
+        const slices = factsBatches(ids);
         const batches = [];
-        let next: ReturnType<typeof repo.facts> | undefined = repo.facts(
-          m,
-          viewer,
-          ids.slice(0, FACTS_BATCH),
-        );
-        for (let i = 0; next !== undefined; i += FACTS_BATCH) {
+        let next = slices.length > 0 ? repo.facts(m, viewer, slices[0]) : undefined;
+        for (let i = 1; next !== undefined; i++) {
           const facts: Awaited<ReturnType<typeof repo.facts>> = await next;
-          next =
-            i + FACTS_BATCH < ids.length
-              ? repo.facts(m, viewer, ids.slice(i + FACTS_BATCH, i + 2 * FACTS_BATCH))
-              : undefined;
+          next = i < slices.length ? repo.facts(m, viewer, slices[i]) : undefined;
           batches.push(facts);
         }
         return { info: { number: page, last, total }, accessions, batches };
@@ -384,7 +378,7 @@ export async function dcatBench(ctx: BenchContext): Promise<SuiteReport> {
     '',
     "Floors, in the bench's process over the same catalog after the readers, each the mean of",
     `${ROUNDS} rounds: *read*, every page's facts read with the catalog's own statements (a REPEATABLE READ snapshot a`,
-    'page: count, ids, IRIs, facts 250 datasets a statement with the next asked for ahead), nothing mapped; *write*, the',
+    'page: count, ids, IRIs, facts 100, then 300 datasets a statement, with the next asked for ahead), nothing mapped; *write*, the',
     "same facts mapped and serialised in Turtle by the catalog's exporter and writer and encoded to UTF-8, bare (no",
     'HTTP, no slicing, no socket). The catalog writes a batch while it reads the next, so the longer of the two is the',
     'least its Turtle can take.',

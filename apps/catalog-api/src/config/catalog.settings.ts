@@ -349,9 +349,10 @@ export class CatalogSettings extends FrontDoorSettings {
   DCAT_PAGE_SIZE = 1000;
 
   /**
-   * Datasets whose text the DCAT answers being sent may hold together: a page is written before
-   * its first byte and its bytes stay in memory until its client has taken it, so slow readers
-   * are bounded in what they hold, not only in number. One more answer past it gets 503 with
+   * Datasets whose text the DCAT answers being sent may hold together: a page is read and sent
+   * at the database's pace, never waiting for its client, so what a slow client has not taken
+   * stays in memory until it has; a page counts whole from before its first byte until its last,
+   * so slow readers are bounded in what they hold, not only in number. One more answer past it gets 503 with
    * Retry-After (one is always served). A full page of 1,000 large datasets held is about 17 MB
    * of Turtle, outside the heap: the default keeps four far below the pod's 512 MiB.
    */

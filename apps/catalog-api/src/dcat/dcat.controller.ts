@@ -10,7 +10,6 @@ import {
 } from '@nestjs/common';
 import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
 import { CurrentPrincipal, OptionalAuth, Principal, Public } from '@app/auth';
 import { admitStreamedAnswer, weighStreamedAnswer } from '@app/platform';
 import { ApiCall } from '../common/api-docs';
@@ -45,17 +44,22 @@ export function negotiate(accept: string | undefined, format?: RdfFormat): RdfFo
 }
 
 /**
- * Streams an answer read and written already, as the client takes it: one buffer ahead at most
- * (Readable.from would otherwise write sixteen ahead of a client that does not read).
- */
-/**
- * The answer, weighed by the datasets whose facts it holds until its client has taken it: refused
- * (503) when the answers being sent to slow readers would hold too many.
+ * The answer, weighed by the datasets it holds until its client has taken it (its page, from
+ * before its first byte until its last): refused (503) when the answers being sent would hold too
+ * many, its read stopped. A failure once it is begun aborts the response, whether or not its
+ * head has left: neither a short answer that looks whole nor Nest's 400 for a failed stream.
  */
 function stream(req: IncomingMessage, answer: RdfAnswer): StreamableFile {
-  weighStreamedAnswer(req, answer.datasets);
-  return new StreamableFile(Readable.from(answer.body, { objectMode: true, highWaterMark: 1 }), {
-    type: `${answer.mediaType}; charset=utf-8`,
+  try {
+    weighStreamedAnswer(req, answer.datasets);
+  } catch (refused) {
+    answer.body.destroy();
+    throw refused;
+  }
+  const file = new StreamableFile(answer.body, { type: `${answer.mediaType}; charset=utf-8` });
+  return file.setErrorHandler((error, res) => {
+    file.errorLogger(error);
+    res.destroy?.();
   });
 }
 
@@ -88,7 +92,7 @@ export class DcatController {
     @Req() req: IncomingMessage,
   ) {
     const format = negotiate(accept, query.format);
-    // The page's bytes are held from their read until the client has taken the answer.
+    // The page is weighed from before its read until the client has taken the answer.
     admitStreamedAnswer(req);
     return stream(req, await this.dcat.catalogPage(viewer(principal), format, query.page ?? 1));
   }

@@ -1,21 +1,16 @@
+import { PassThrough, type Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { NotFoundError } from '@app/errors';
 import { TimeSlice } from '@app/platform';
 import { CATALOG_SETTINGS, CatalogSettings } from '../config/catalog.settings';
+import { AnswerGone, AnswerOut } from './answer-out';
 import context from './dcat-ap-3.0.1.context.json';
 import { DcatConfig, DcatExporter, DcatIris } from './dcat.exporter';
 import { DatasetFacts, DcatRepository, DcatViewer } from './dcat.repository';
+import { factsBatches } from './facts-batches';
 import type { RdfNode } from './rdf-graph';
 import { RdfFormat, RdfWriter, rdfWriter } from './rdf-writers';
-import { Utf8Chunks } from './utf8-chunks';
-
-/**
- * Datasets read a statement, and mapped at a time while a page is written. Planning the facts
- * statement costs about as much as reading 25 datasets with it, so 250 (four statements a page
- * of 1,000) rather than 100 (decisions/dcat-larger-batches-as-text.md).
- */
-const BATCH = 250;
 
 /**
  * The DCAT-AP 3.0.1 context with its five `Xsd:*` terms removed: conforming JSON-LD 1.1
@@ -24,16 +19,20 @@ const BATCH = 250;
 export const DCAT_CONTEXT = JSON.stringify(context);
 
 /**
- * An answer read whole from the database and serialised meanwhile (its transaction ended, its
- * connection back in the pool), sent as the client takes it: a client that reads slowly or not
- * at all holds no connection, only the page's bytes.
+ * An answer begun: its head is known and written, and the rest of it is read from PostgreSQL and
+ * written into `body` while the client takes what is there (decisions/dcat-sent-while-read.md).
+ * A failure from here on destroys `body` with the error: the response is aborted, never ended
+ * short as if it were whole.
  */
 export interface RdfAnswer {
   mediaType: string;
-  body: AsyncGenerator<Buffer>;
-  /** The datasets whose text it holds until sent: the weight of its memory (SlowReaders). */
+  body: Readable;
+  /** The datasets it holds until sent: the weight of its memory (SlowReaders). */
   datasets: number;
 }
+
+/** A read that writes its answer: `begin` once its head is known, then the rest into `out`. */
+type AnswerRead = (manager: EntityManager, begin: (datasets: number) => AnswerOut) => Promise<void>;
 
 @Injectable()
 export class DcatService {
@@ -76,15 +75,13 @@ export class DcatService {
 
   /**
    * Page `page` of the catalog as the viewer sees it, 404 past the last page. The page is read
-   * in one REPEATABLE READ transaction, BATCH datasets a statement, and each batch is mapped and
-   * serialised while PostgreSQL reads the next (`written`); the transaction ends before the
-   * first byte is sent. A page is never one graph in memory: what it holds until sent is its
-   * bytes.
+   * in one REPEATABLE READ transaction; its answer begins once its ids are known, and each batch
+   * of facts is mapped, serialised and sent while PostgreSQL reads the next (`written`).
    */
   async catalogPage(viewer: DcatViewer, format: RdfFormat, page: number): Promise<RdfAnswer> {
     const exporter = this.exporter();
     const writer = rdfWriter(format, exporter.iris.context());
-    const read = await this.inSnapshot(async (manager) => {
+    return this.sentWhileRead(writer.mediaType, async (manager, begin) => {
       const total = await this.dcat.count(manager, viewer);
       const size = this.settings.DCAT_PAGE_SIZE;
       const last = Math.max(1, Math.ceil(total / size));
@@ -95,24 +92,24 @@ export class DcatService {
       const iris = accessions.map((accession) => exporter.iris.dataset(accession));
       const head =
         page === 1 ? exporter.catalogNodes(iris, info) : exporter.catalogMembers(iris, info);
-      return { ids, body: await this.written(manager, viewer, writer, exporter, head, ids) };
+      const out = begin(ids.length);
+      await this.written(manager, viewer, writer, exporter, out, head, ids);
     });
-    return this.answer(writer.mediaType, read.body, read.ids.length);
   }
 
   /** One dataset the viewer may see, by accession; 404 otherwise. */
   async dataset(viewer: DcatViewer, format: RdfFormat, accession: string): Promise<RdfAnswer> {
     const exporter = this.exporter();
     const writer = rdfWriter(format, exporter.iris.context());
-    const body = await this.inSnapshot(async (manager) => {
+    return this.sentWhileRead(writer.mediaType, async (manager, begin) => {
       const ids = await this.dcat.pageIds(manager, viewer, 0, 1, accession);
       if (ids.length === 0) throw new NotFoundError(`No dataset ${accession}`);
-      return this.written(manager, viewer, writer, exporter, exporter.agentNodes(), ids);
+      const out = begin(1);
+      await this.written(manager, viewer, writer, exporter, out, exporter.agentNodes(), ids);
     });
-    return this.answer(writer.mediaType, body, 1);
   }
 
-  /** The facts of `ids`, BATCH datasets a statement (the FAIR Data Point's dataset records). */
+  /** The facts of `ids`, in batches (factsBatches): the FAIR Data Point's dataset records. */
   async facts(
     manager: EntityManager,
     viewer: DcatViewer,
@@ -122,26 +119,28 @@ export class DcatService {
   }
 
   /**
-   * `read` of `ids`, BATCH at a time, each batch handed to `each` (else stored) once the next is
-   * asked for, so PostgreSQL reads it meanwhile.
+   * `read` of `ids`, a batch at a time (factsBatches), each batch handed to `each` (else
+   * stored) once the next is asked for, so PostgreSQL reads it meanwhile.
    */
   private async batches<T>(
     ids: number[],
     read: (ids: number[]) => Promise<T[]>,
     each?: (batch: T[]) => Promise<void>,
   ): Promise<T[][]> {
-    const batch = (i: number) => {
-      const rows = read(ids.slice(i, i + BATCH));
+    const slices = factsBatches(ids);
+    const ask = (i: number) => {
+      if (i >= slices.length) return undefined;
+      const rows = read(slices[i]);
       // Handled when awaited; until then a failure must not count as an unhandled rejection.
       rows.catch(() => undefined);
       return rows;
     };
     const batches: T[][] = [];
-    let next = ids.length > 0 ? batch(0) : undefined;
+    let next = ask(0);
     try {
-      for (let i = 0; next !== undefined; i += BATCH) {
+      for (let i = 1; next !== undefined; i += 1) {
         const rows = await next;
-        next = i + BATCH < ids.length ? batch(i + BATCH) : undefined;
+        next = ask(i);
         if (each === undefined) batches.push(rows);
         else await each(rows);
       }
@@ -153,50 +152,64 @@ export class DcatService {
   }
 
   /**
-   * The answer's bytes: `head`, then the datasets `ids` read in `manager`'s snapshot, each batch
-   * mapped and serialised while the next is read (the page takes the longer of the two, not
-   * their sum). Mapped a slice of time at a time, the event loop let run between slices, so
-   * health probes never wait for a page; concurrent exports take turns, one slice per turn of
-   * the event loop (TimeSlice). Each dataset's nodes are written as soon as they are mapped and
-   * their text encoded at once (Utf8Chunks): nodes and text die young (4 MiB semi-spaces as
-   * deployed) instead of being collected as old. A batch's facts wait as JSON text, a string a
-   * dataset, each parsed only when it is mapped (`factsText`), so its objects die young too.
+   * Writes the answer into `out`: `head` at once, then the datasets `ids` read in `manager`'s
+   * snapshot, each batch mapped, serialised and sent while the next is read (the page takes the
+   * longer of the two, not their sum, and its first bytes leave after one small statement).
+   * Mapped a slice of time at a time, the event loop let run between slices, so health probes
+   * never wait for a page and the socket takes what is written; concurrent exports take turns,
+   * one slice per turn of the event loop (TimeSlice). Each dataset's nodes are written as soon
+   * as they are mapped and their text encoded at once (Utf8Chunks): nodes and text die young
+   * (4 MiB semi-spaces as deployed) instead of being collected as old. A batch's facts wait as
+   * JSON text, a string a dataset, each parsed only when it is mapped (`factsText`), so its
+   * objects die young too.
    */
   private async written(
     manager: EntityManager,
     viewer: DcatViewer,
     writer: RdfWriter,
     exporter: DcatExporter,
+    out: AnswerOut,
     head: RdfNode[],
     ids: number[],
-  ): Promise<Buffer[]> {
-    const out = new Utf8Chunks();
-    const chunks: Buffer[] = [];
-    const keep = (chunk: Buffer | undefined) => {
-      if (chunk !== undefined) chunks.push(chunk);
-    };
-    keep(out.write(writer.start()));
-    keep(out.write(writer.nodes(head)));
+  ): Promise<void> {
+    out.write(writer.start());
+    out.write(writer.nodes(head));
+    out.flush();
     const slice = new TimeSlice();
     const read = (batch: number[]) => this.dcat.factsText(manager, viewer, batch);
     await this.batches(ids, read, async (texts) => {
       for (const text of texts) {
         const dataset = JSON.parse(text) as DatasetFacts;
-        keep(out.write(writer.nodes(exporter.datasetNodes(dataset))));
+        out.write(writer.nodes(exporter.datasetNodes(dataset)));
         if (slice.spent) await slice.next();
       }
+      out.flush();
     });
-    keep(out.write(writer.end()));
-    keep(out.take());
-    return chunks;
+    out.write(writer.end());
+    out.flush();
   }
 
-  /** Bytes written already, sent as the client takes them and let go once sent. */
-  private answer(mediaType: string, chunks: Buffer[], datasets: number): RdfAnswer {
-    async function* body(): AsyncGenerator<Buffer> {
-      for (let chunk = chunks.shift(); chunk !== undefined; chunk = chunks.shift()) yield chunk;
-    }
-    return { mediaType, body: body(), datasets };
+  /**
+   * `read` in a snapshot (`inSnapshot`), answered once it begins its answer: a failure before
+   * that rejects (the error envelope: 404, 500); one after destroys the answer's body with the
+   * error, so its response is aborted. The body ends when the read's transaction has ended.
+   */
+  private sentWhileRead(mediaType: string, read: AnswerRead): Promise<RdfAnswer> {
+    return new Promise((resolve, reject) => {
+      let body: PassThrough | undefined;
+      const begin = (datasets: number) => {
+        body = new PassThrough();
+        resolve({ mediaType, body, datasets });
+        return new AnswerOut(body);
+      };
+      this.inSnapshot((manager) => read(manager, begin)).then(
+        () => body?.end(),
+        (error: unknown) => {
+          if (body === undefined) reject(error as Error);
+          else if (!(error instanceof AnswerGone)) body.destroy(error as Error);
+        },
+      );
+    });
   }
 
   /**

@@ -1,0 +1,23 @@
+/**
+ * Datasets in the first facts statement of a page: few, so its first bytes leave soon after the
+ * page's ids are known (decisions/dcat-sent-while-read.md).
+ */
+export const FIRST_BATCH = 100;
+
+/**
+ * Datasets in each later statement. Planning the facts statement costs about as much as reading
+ * 25 datasets with it, so the rest of a page goes in few statements; 300 keeps a batch's text
+ * small beside the young generation (decisions/dcat-larger-batches-as-text.md).
+ */
+export const BATCH = 300;
+
+/** `ids` cut into the batches their facts are read in: FIRST_BATCH, then BATCH at a time. */
+export function factsBatches<T>(ids: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  for (let start = 0; start < ids.length;) {
+    const size = batches.length === 0 ? FIRST_BATCH : BATCH;
+    batches.push(ids.slice(start, start + size));
+    start += size;
+  }
+  return batches;
+}
