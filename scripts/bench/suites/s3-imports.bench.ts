@@ -115,6 +115,16 @@ export interface Swift {
   stop(): void;
 }
 
+/** A client of an S3 server on this machine, with the bench's test credentials. */
+export function localS3Client(endpoint: string): S3Client {
+  return createS3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
+  });
+}
+
 export async function startSwift(dir: string): Promise<Swift> {
   const port = await freePortBlock(5);
   const env = { ...process.env, S3_SERVER_DIR: dir, S3_SERVER_PORT: String(port) };
@@ -124,12 +134,7 @@ export async function startSwift(dir: string): Promise<Swift> {
   const names = ['proxy', 'object', 'container', 'account', 'memcached'];
   return {
     endpoint,
-    client: createS3Client({
-      endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
-    }),
+    client: localS3Client(endpoint),
     cpu: () => names.reduce((sum, name) => sum + cpuMs(pid(name)), 0),
     proxyCpu: () => cpuMs(pid('proxy')),
     ingest: (bucket, keyPrefix, dir, belowBytes) =>

@@ -6,16 +6,14 @@ import { join } from 'node:path';
 import { writeImportDataset } from '../data/import-data';
 import type { BenchContext } from '../lib/context';
 import { freePortBlock } from '../../lib/child-process';
-import { createS3Client } from '../../../apps/provisioner/src/common/s3/s3-client';
 import { cpuMs, processMemory, ROOT, sleep } from '../lib/processes';
 import { BENCH_WRITE_KEY } from '../lib/provisioner-process';
 import { fmt, SuiteReport, table, verdict } from '../lib/report';
 import { postImport, settle, startSetup, warm } from './imports.bench';
 import {
-  ACCESS_KEY,
   bareUpload,
   CEILING_CONCURRENCY,
-  SECRET,
+  localS3Client,
   startSwift,
   type Swift,
   swiftStorageEnv,
@@ -178,12 +176,7 @@ async function startStandIn(): Promise<Swift> {
   const endpoint = `http://127.0.0.1:${port}`;
   return {
     endpoint,
-    client: createS3Client({
-      endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET },
-    }),
+    client: localS3Client(endpoint),
     cpu: () => cpuMs(child.pid!),
     proxyCpu: () => cpuMs(child.pid!),
     ingest: () => {
