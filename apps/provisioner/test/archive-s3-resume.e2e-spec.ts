@@ -33,13 +33,15 @@ import { startWorkerProcess, WORKER_START_MS } from './support/worker-process';
 
 const MiB = 1024 * 1024;
 /**
- * Files of each dataset: enough that the first attempt records some before it is cut off, each
- * above the size read whole on the copy threads (so each streams through a lane), one segment
- * and a bit more of Crypt4GH.
+ * Files of each dataset: enough that the first attempt records some before it is cut off (its
+ * copy outlasts the journal's interval of a second, RECORD_INTERVAL_MS, on a quiet machine too:
+ * with 40 files it was often published before a listing saw its journal), each above the size
+ * read whole on the copy threads (so each streams through a lane), one segment and a bit more of
+ * Crypt4GH.
  */
-const FILES = 40;
+const FILES = 120;
 const FILE_BYTES = MiB + 70_000;
-/** A copy of 40 MiB encrypted into Swift on a loaded 2-core machine, twice. */
+/** A copy of 126 MiB encrypted into Swift on a loaded 2-core machine, twice. */
 const COPY_WAIT_MS = 120_000;
 
 jest.setTimeout(2 * WORKER_START_MS + 3 * COPY_WAIT_MS);

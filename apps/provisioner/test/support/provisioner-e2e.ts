@@ -104,7 +104,11 @@ export async function waitWhileCopying(
 /**
  * Waits, while import `id` is still copying into S3 storage (`bucket`, under `prefix`), until
  * its attempt has recorded copied files in its staging journal: what a test that kills or stops
- * the worker needs, so the next attempt has something to keep.
+ * the worker needs, so the next attempt has something to keep. A copy that ends within the
+ * journal's interval (a second; stage-files.step.ts, RECORD_INTERVAL_MS) records its files only
+ * as it finishes, and its staging area is gone at publication, often before a listing sees the
+ * segment: the wait then ends once the import is no longer running, and the test finds the
+ * dataset published.
  */
 export async function waitForRecordedFiles(
   api: NestExpressApplication,
@@ -123,8 +127,10 @@ export async function waitForRecordedFiles(
       // Segment 0 names what the attempt kept (nothing); segment 1 is its first copied files.
       (await listKeys(s3.client, s3.bucket, `${s3.prefix}.staging/`)).some((k) =>
         k.endsWith('/journal-00000001.jsonl'),
-      ) || undefined,
-    'a journal segment of the staging area',
+      ) ||
+      (await importRecord(api, id))?.state !== 'running' ||
+      undefined,
+    'a journal segment of the staging area, or the import ended',
     timeoutMs,
     20,
   );
