@@ -38,11 +38,16 @@ const FILES: Record<string, string | Buffer> = {
   'deep/er/names with spaces & ü.txt': 'unicode and spaces are fine\n',
 };
 const PATH = (id: string) => `projects/PRJ1/SUB-1/data/raw/${id}`;
-/** Files of the dataset a worker is killed in: enough that some are recorded before the kill. */
+/**
+ * Files of the dataset a worker is killed in: enough that some are recorded before the kill. The
+ * copy must outlast the journal's interval of a second (RECORD_INTERVAL_MS) on a quiet machine:
+ * 32 objects of 2 MiB were sometimes published before a listing saw the journal. Many objects
+ * rather than large ones: each costs the store a request either way, and the test holds them all.
+ */
 const CRASH_FILES = Object.fromEntries(
-  Array.from({ length: 32 }, (_, i) => [
-    `part-${String(i).padStart(2, '0')}.bin`,
-    randomBytes(2 * MiB),
+  Array.from({ length: 160 }, (_, i) => [
+    `part-${String(i).padStart(3, '0')}.bin`,
+    randomBytes(MiB),
   ]),
 );
 const COPY_WAIT_MS = 120_000;
