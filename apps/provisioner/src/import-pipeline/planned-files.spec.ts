@@ -98,12 +98,14 @@ describe('PlannedFiles', () => {
     expect([files.walked(0), files.walked(1), files.walked(2)]).toEqual([true, false, true]);
     expect([files.readable(0), files.readable(2)]).toEqual([true, false]);
     expect([files.devOf(0), files.devOf(2)]).toEqual([7, 8]);
-    expect([files.size[2], files.ino[2], files.mtimeMs![0], files.ctimeMs![0]]).toEqual([
+    expect([files.size[2], files.inoOf(2), files.mtimeMs![0], files.ctimeMs![0]]).toEqual([
       2 ** 40,
       2 ** 50,
       1.5,
       2.5,
     ]);
+    // The inode column widened for 2 ** 50 and kept the 32-bit one written before it.
+    expect(files.inoOf(0)).toBe(10);
     files.setDigest('md5', 1, md5('x'));
     expect(files.digestHex('md5', 1)).toBe(md5('x'));
     expect(files.listAgain(1)).toBe(true);

@@ -24,7 +24,12 @@ const NO_DEV = -1;
 export class PlannedFiles extends PathTable {
   private flags: Uint8Array;
   size: Float64Array;
-  ino: Float64Array;
+  /**
+   * Inodes in 32 bits while every one fits (most filesystems' numbers do; 4 bytes a file less
+   * than a Float64Array, 4 MB at a million files), in a Float64Array from the first one that does
+   * not. Read through inoOf: the column is replaced when it widens.
+   */
+  private inos: Uint32Array | Float64Array;
   /** Modification and change times: held only when an earlier attempt's files may be kept. */
   mtimeMs: Float64Array | null;
   ctimeMs: Float64Array | null;
@@ -40,7 +45,7 @@ export class PlannedFiles extends PathTable {
     const n = this.capacity;
     this.flags = new Uint8Array(n);
     this.size = new Float64Array(n);
-    this.ino = new Float64Array(n);
+    this.inos = new Uint32Array(n);
     this.mtimeMs = options.times ? new Float64Array(n) : null;
     this.ctimeMs = options.times ? new Float64Array(n) : null;
     this.digest('sha256');
@@ -59,7 +64,7 @@ export class PlannedFiles extends PathTable {
     if (version !== undefined) (this.versions ??= new ObjectVersions()).set(i, version);
     this.flags[i] |= WALKED | (readable ? 0 : UNREADABLE);
     this.size[i] = stats.size;
-    this.ino[i] = stats.ino;
+    this.setIno(i, stats.ino);
     this.setDev(i, stats.dev);
     if (this.mtimeMs) this.mtimeMs[i] = stats.mtimeMs;
     if (this.ctimeMs) this.ctimeMs[i] = stats.ctimeMs;
@@ -77,6 +82,10 @@ export class PlannedFiles extends PathTable {
   /** False when the permission bits may refuse reading (access(2) decides). */
   readable(i: number): boolean {
     return (this.flags[i] & UNREADABLE) === 0;
+  }
+
+  inoOf(i: number): number {
+    return this.inos[i];
   }
 
   devOf(i: number): number {
@@ -146,7 +155,10 @@ export class PlannedFiles extends PathTable {
   protected override grown(n: number): void {
     this.flags = copied(this.flags, new Uint8Array(n));
     this.size = copied(this.size, new Float64Array(n));
-    this.ino = copied(this.ino, new Float64Array(n));
+    this.inos =
+      this.inos instanceof Uint32Array
+        ? copied(this.inos, new Uint32Array(n))
+        : copied(this.inos, new Float64Array(n));
     if (this.mtimeMs) this.mtimeMs = copied(this.mtimeMs, new Float64Array(n));
     if (this.ctimeMs) this.ctimeMs = copied(this.ctimeMs, new Float64Array(n));
     if (this.devs) this.devs = copied(this.devs, new Float64Array(n));
@@ -164,6 +176,12 @@ export class PlannedFiles extends PathTable {
       this.digests[algorithm] = column;
     }
     return column;
+  }
+
+  private setIno(i: number, ino: number): void {
+    if (this.inos instanceof Uint32Array && ino > 0xffffffff)
+      this.inos = Float64Array.from(this.inos);
+    this.inos[i] = ino;
   }
 
   private setDev(i: number, dev: number): void {

@@ -474,7 +474,7 @@ class FileStager {
       path: files.path(index),
       size: files.size[index],
       dev: files.devOf(index),
-      ino: files.ino[index],
+      ino: files.inoOf(index),
     };
   }
 
@@ -534,7 +534,7 @@ class FileStager {
           size: files.size[index],
           etag: files.version(index),
           source: {
-            ino: files.ino[index],
+            ino: files.inoOf(index),
             size: files.size[index],
             mtimeMs: files.mtimeMs![index],
             ctimeMs: files.ctimeMs![index],
@@ -630,7 +630,7 @@ function stillTheSame({ files, algorithms }: ImportPlan, i: number, staged: Stag
     files.ctimeMs !== null &&
     staged.size === size &&
     source.size === size &&
-    source.ino === files.ino[i] &&
+    source.ino === files.inoOf(i) &&
     source.mtimeMs === files.mtimeMs[i] &&
     source.ctimeMs === files.ctimeMs[i] &&
     (!algorithms.includes('sha256') || files.digestIs('sha256', i, staged.sha256)) &&

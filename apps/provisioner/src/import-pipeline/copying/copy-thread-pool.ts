@@ -56,7 +56,7 @@ export interface RetireBound {
 const RETIRE_IDLE_THREADS: RetireBound = {
   idleMs: 2000,
   heapGrowth: 8 * 1024 * 1024,
-  drainHeapGrowth: 12 * 1024 * 1024,
+  drainHeapGrowth: 6 * 1024 * 1024,
 };
 
 /** The copy threads' code, without extension (see startWorkerThread). */

@@ -58,7 +58,7 @@ export async function materialiseData(
         await localFile(join(dir, path)),
         {
           md5,
-          identity: { dev: files.devOf(i), ino: files.ino[i] },
+          identity: { dev: files.devOf(i), ino: files.inoOf(i) },
           buffers,
           stopRequested: () => options.signal?.aborted ?? false,
         },

@@ -94,4 +94,47 @@ describe('PartBufferPool: the worker-wide upload memory', () => {
     whole.release();
     expect(pool.idleBuffers).toBe(1);
   });
+  it('cycles a stream of small objects through one slab while a few of them are out', async () => {
+    const pool = new PartBufferPool(PART, 3);
+    // Three pieces in flight at any time (less than a slab's segment of four), 2,000 of 100
+    // bytes (about 200 slabs' worth): the ring reuses the slab's start once its first segment has
+    // no piece out.
+    const out: PooledBytes[] = [];
+    const slabs = new Set<ArrayBufferLike>();
+    for (let i = 0; i < 2000; i++) {
+      const piece = await pool.take(100);
+      piece.bytes.fill(i % 251);
+      slabs.add(piece.bytes.buffer);
+      out.push(piece);
+      if (out.length === 3) {
+        const done = out.shift()!;
+        expect(done.bytes.every((b) => b === (i - 2) % 251)).toBe(true);
+        done.release();
+      }
+    }
+    expect(pool.allocatedBuffers).toBe(1);
+    expect(slabs.size).toBe(1);
+    // Pieces still out are never overlapped: each keeps its bytes.
+    out.forEach((piece, k) => expect(piece.bytes.every((b) => b === (1998 + k) % 251)).toBe(true));
+    // A segment with a piece of the last lap out is not entered: with one piece kept in each
+    // segment, the next piece waits for another buffer rather than overlap it.
+    for (const piece of out) piece.release();
+    expect(pool.idleBuffers).toBe(1);
+    const kept: PooledBytes[] = [];
+    for (let i = 0; i < 10; i++) {
+      const piece = await pool.take(100);
+      if (i % 3 === 0) kept.push(piece);
+      else piece.release();
+    }
+    const more = await pool.take(100);
+    expect(pool.allocatedBuffers).toBe(2);
+    for (const piece of kept)
+      expect(
+        more.bytes.buffer === piece.bytes.buffer &&
+          more.bytes.byteOffset === piece.bytes.byteOffset,
+      ).toBe(false);
+    more.release();
+    for (const piece of kept) piece.release();
+    expect(pool.idleBuffers).toBe(2);
+  });
 });

@@ -4,11 +4,20 @@ export interface PooledBytes {
   release(): void;
 }
 
-/** A part buffer that small objects are carved from, given back once every piece is. */
+/**
+ * A part buffer that small objects are carved from, given back once every piece is. Pieces are
+ * cut one after another and, at the end, again from the start (a ring): the next piece may enter
+ * a segment (a piece limit's worth of the buffer) only when no piece of an earlier lap is out in
+ * it. So a stream of small objects keeps using one buffer, instead of starting another whenever
+ * the slab is full while its last pieces are still uploading (the two then both stay resident).
+ */
 interface Slab {
   buffer: Buffer;
+  /** Where the next piece is cut, unless it wraps to the start. */
   used: number;
   pieces: number;
+  /** Pieces out in each segment (a piece in two segments counts in both). */
+  segmentPieces: Uint32Array;
   retired: boolean;
 }
 
@@ -24,7 +33,8 @@ interface Request {
  * is). A buffer freed to V8 stays resident until a collection gets to it; with a new 8 MiB buffer
  * per part, a 2 GiB upload kept a hundred megabytes of dead parts in the resident set, so none
  * are freed. Small objects (up to a quarter of a part) are cut from a shared part buffer, a slab,
- * so thousands of them in flight hold a few parts' worth of memory, not a part each. Requests are
+ * so thousands of them in flight hold a few parts' worth of memory, not a part each, and a stream
+ * of them cycles through one slab (see Slab). Requests are
  * served first come, first served: a large file's part is not starved by a stream of small files.
  */
 export class PartBufferPool {
@@ -87,13 +97,36 @@ export class PartBufferPool {
     }
     let slab = this.slab;
     if (slab && slab.pieces === 0) slab.used = 0;
-    if (!slab || slab.buffer.length - slab.used < pieceBytes) {
+    let start = slab ? this.pieceStart(slab, pieceBytes) : -1;
+    if (!slab || start < 0) {
       const buffer = this.takeBuffer();
       if (!buffer) return null;
       if (slab) slab.retired = true;
-      slab = this.slab = { buffer, used: 0, pieces: 0, retired: false };
+      const segments = Math.ceil(buffer.length / this.pieceLimit);
+      slab = this.slab = {
+        buffer,
+        used: 0,
+        pieces: 0,
+        segmentPieces: new Uint32Array(segments),
+        retired: false,
+      };
+      start = 0;
     }
-    return this.lendPiece(slab, pieceBytes);
+    return this.lendPiece(slab, start, pieceBytes);
+  }
+
+  /**
+   * Where a piece of `bytes` goes in the slab's ring: at `used`, or at the start when it does not
+   * fit before the end; -1 when a segment it would enter still has a piece of an earlier lap out.
+   * The segment holding `used - 1` was entered on this lap, so its pieces are all before `used`.
+   */
+  private pieceStart(slab: Slab, bytes: number): number {
+    const segment = this.pieceLimit;
+    const start = slab.used + bytes <= slab.buffer.length ? slab.used : 0;
+    const entered = start === 0 ? -1 : Math.floor((start - 1) / segment);
+    const last = Math.floor((start + bytes - 1) / segment);
+    for (let s = entered + 1; s <= last; s++) if (slab.segmentPieces[s] > 0) return -1;
+    return start;
   }
 
   private takeBuffer(): Buffer | null {
@@ -122,21 +155,28 @@ export class PartBufferPool {
     };
   }
 
-  private lendPiece(slab: Slab, bytes: number): PooledBytes {
-    const piece = slab.buffer.subarray(slab.used, slab.used + bytes);
-    slab.used += bytes;
+  private lendPiece(slab: Slab, start: number, bytes: number): PooledBytes {
+    const piece = slab.buffer.subarray(start, start + bytes);
+    slab.used = start + bytes;
     slab.pieces++;
+    const first = Math.floor(start / this.pieceLimit);
+    const last = Math.floor((start + bytes - 1) / this.pieceLimit);
+    for (let s = first; s <= last; s++) slab.segmentPieces[s]++;
     let released = false;
     return {
       bytes: piece,
       release: () => {
         if (released) throw new Error('pooled buffer released twice');
         released = true;
+        for (let s = first; s <= last; s++) slab.segmentPieces[s]--;
         slab.pieces--;
-        if (slab.pieces > 0) return;
-        if (slab.retired) this.giveBack(slab.buffer);
-        // The current slab, now empty, serves the next pieces from its start.
-        else this.drain();
+        if (slab.retired) {
+          if (slab.pieces === 0) this.giveBack(slab.buffer);
+          return;
+        }
+        // The current slab: a segment freed (or the whole slab, which then serves the next
+        // pieces from its start) may make room for what waits.
+        if (this.waiting.length > 0) this.drain();
       },
     };
   }
