@@ -89,8 +89,6 @@ function encryptingWriter(
   const joiner = new SealedPartsJoiner();
   const writeAll = async (parts: Buffer[]): Promise<void> => {
     const joined = joiner.join(parts, hash);
-    // Copied into `joined`: the cipher-texts' memory is freed now (SegmentEncryptor.release).
-    encryptor.release();
     if (joined) await writer.write(joined);
   };
   const encrypting: Complete<ObjectWriter> = {
