@@ -47,6 +47,22 @@ export function cipherKey(key: Uint8Array): KeyObject {
   return createSecretKey(key);
 }
 
+/** ES2024's ArrayBuffer.prototype.transfer (Node 24 has it; the project's lib is ES2023). */
+type Transferable = ArrayBuffer & { transfer(length?: number): ArrayBuffer; detached: boolean };
+
+/**
+ * Frees `sealed`'s memory now: its ArrayBuffer is detached (transferred to an empty one), which
+ * lets go of the backing store at once, and `sealed` is empty afterwards. Only a buffer that is
+ * the whole of its ArrayBuffer, as cipher.update makes it, is detached (never a pool's slice).
+ */
+function freeNow(sealed: Buffer): void {
+  const { buffer } = sealed;
+  const whole = buffer as Transferable;
+  if (sealed.byteOffset === 0 && sealed.byteLength === whole.byteLength && !whole.detached) {
+    whole.transfer(0);
+  }
+}
+
 /** One segment as its three parts: nonce, cipher-text, MAC. */
 function sealSegment(plain: Buffer, dataKey: KeyObject): [Buffer, Buffer, Buffer] {
   const nonce = nextNonce();
@@ -92,6 +108,8 @@ export class SegmentEncryptor {
   private at = 0;
 
   private readonly dataKey: KeyObject;
+  /** The cipher-texts handed out since the last feed() (a chunk's: forgotten, not freed, at the next). */
+  private handedOut: Buffer[] = [];
 
   constructor(dataKey: Buffer) {
     this.dataKey = cipherKey(dataKey);
@@ -106,8 +124,24 @@ export class SegmentEncryptor {
     return out;
   }
 
+  /**
+   * For a writer that has copied or written every part handed out since the last feed() (by
+   * push() or end() too) and holds none of them: their cipher-texts' memory is freed now, and
+   * those buffers are empty afterwards.
+   * cipher.update makes a new buffer for each segment, memory outside V8's heap that its
+   * collector reclaims only once 60-90 MiB of it has built up in a copy thread; freed here, a
+   * large body's sealing takes no more memory than a small one's. Measured faster in a worker
+   * thread, slower on a main thread (docs/decisions/crypt4gh-archive-speed.md, "Memory").
+   * Nonces and MACs are left as they are.
+   */
+  release(): void {
+    for (const sealed of this.handedOut) freeNow(sealed);
+    this.handedOut = [];
+  }
+
   /** The next chunk of plain-text; call next() until it answers undefined before feeding more. */
   feed(chunk: Uint8Array): void {
+    this.handedOut = [];
     this.chunk = chunk;
     this.at = 0;
   }
@@ -120,7 +154,7 @@ export class SegmentEncryptor {
     if (this.held === 0 && available >= SEGMENT_SIZE) {
       const plain = Buffer.from(chunk.buffer, chunk.byteOffset + this.at, SEGMENT_SIZE);
       this.at += SEGMENT_SIZE;
-      return sealSegment(plain, this.dataKey);
+      return this.seal(plain);
     }
     if (available === 0) return undefined;
     const taken = Math.min(SEGMENT_SIZE - this.held, available);
@@ -128,14 +162,20 @@ export class SegmentEncryptor {
     this.at += taken;
     if (this.held < SEGMENT_SIZE) return undefined;
     this.held = 0;
-    return sealSegment(this.pending!, this.dataKey);
+    return this.seal(this.pending!);
   }
 
   end(): Buffer[] {
     if (this.held === 0) return [];
-    const last = sealSegment(this.pending!.subarray(0, this.held), this.dataKey);
+    const last = this.seal(this.pending!.subarray(0, this.held));
     this.held = 0;
     return last;
+  }
+
+  private seal(plain: Buffer): [Buffer, Buffer, Buffer] {
+    const parts = sealSegment(plain, this.dataKey);
+    this.handedOut.push(parts[1]);
+    return parts;
   }
 
   /** Appends `piece` to the segment being filled (at most a segment in all). */

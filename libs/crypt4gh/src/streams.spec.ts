@@ -80,6 +80,37 @@ describe('Crypt4GH streams', () => {
     },
   );
 
+  it('SegmentEncryptor.release frees the cipher-texts handed out since the last chunk, and nothing else', async () => {
+    const plain = randomBytes(5 * SEGMENT_SIZE + 11);
+    const dataKey = randomBytes(32);
+    const encryptor = new SegmentEncryptor(dataKey);
+    const copied: Buffer[] = [];
+    const released: Buffer[][] = [];
+    const pieces = [...chunked(plain, 2 * SEGMENT_SIZE + 3)];
+    for (const piece of pieces) {
+      const parts = encryptor.push(piece);
+      copied.push(...parts.map((part) => Buffer.from(part)));
+      encryptor.release();
+      released.push(parts);
+    }
+    const last = encryptor.end();
+    copied.push(...last.map((part) => Buffer.from(part)));
+    // Handed out before the last chunk and not released since: a new chunk forgets them.
+    const kept = encryptor.push(Buffer.alloc(0));
+    expect(kept).toEqual([]);
+    encryptor.release();
+    expect(last.map((part) => part.length)).toEqual([12, 11, 16]);
+    const header = buildHeader({ dataKeys: [dataKey] }, [alice.publicKey]);
+    expect(await collect(decrypt([Buffer.concat(copied)], [alice.secretKey], { header }))).toEqual(
+      plain,
+    );
+    const parts = released.flat();
+    expect(parts).toHaveLength(3 * 5);
+    parts.forEach((part, i) => expect(part.length).toBe(i % 3 === 1 ? 0 : i % 3 === 0 ? 12 : 16));
+    // The plain-text it was given is untouched (segments are sealed from views of the chunks).
+    expect(Buffer.concat(pieces)).toEqual(plain);
+  });
+
   it.each([0, 1, SEGMENT_SIZE - 1, SEGMENT_SIZE, SEGMENT_SIZE + 1, 3 * SEGMENT_SIZE + 5])(
     'encrypts and decrypts %i bytes, whatever size the chunks come in',
     async (size) => {

@@ -112,8 +112,12 @@ export class EncryptedLocalObjects {
     const gatherer = body.direct ? new BlockGatherer(body) : null;
     const encryptor = new SegmentEncryptor(dataKey);
     const hash = createHash('sha256');
-    const write = (parts: readonly Buffer[]) =>
-      gatherer ? gatherer.push(parts, hash) : writeJoined(body, parts, hash);
+    const write = (parts: readonly Buffer[]) => {
+      if (gatherer) gatherer.push(parts, hash);
+      else writeJoined(body, parts, hash);
+      // Copied or written: the cipher-texts' memory is freed now, not at the collector's leisure.
+      encryptor.release();
+    };
     const abort = () => {
       gatherer?.release();
       body.abort();
