@@ -13,6 +13,7 @@ import {
   type ProvisionerTestApps,
 } from '../support/provisioner-app';
 import { APP_START_MS } from '../support/timeouts';
+import { poll } from '../support/wait';
 
 /**
  * The prometheus-operator component's alerts and the keda component's scaling queries, evaluated
@@ -62,6 +63,9 @@ const seriesText = (s: Series) =>
     .join(',')}}`;
 const matches = (s: Series, name: string, labels: Record<string, string> = {}) =>
   s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v);
+
+const series = (name: string, labels: Record<string, string>) => (s: Series) =>
+  matches(s, name, labels);
 
 /** promtool's expanding notation: `value` until STEP_AT, then `after` (or growing by `slope`). */
 const constant = (v: number) => `${v}x${EVAL_MINUTES}`;
@@ -118,12 +122,35 @@ beforeAll(async () => {
       namespace: NAMESPACE,
       ...target,
     });
-  const worker = await scrape(provisioner.worker.getHttpServer(), {});
+  // A healthy moment, as the baseline: on a busy machine a process just started may report a
+  // queue count that timed out (2 s) or a connection still opening; Prometheus's next scrape
+  // would see them up, so the scrape is repeated until every queue answered and every worker
+  // connection is up (a bounded wait; a lasting fault fails here, naming the series).
+  let unhealthy: Series[] = [];
+  const scrapeHealthy = async (server: Parameters<typeof request>[0]) =>
+    poll(
+      async () => {
+        const found = await scrape(server, {});
+        unhealthy = found.filter(
+          (s) =>
+            (s.name === 'provisioner_queue_up' || s.name === 'provisioner_queue_worker_connected') &&
+            s.value !== 1,
+        );
+        return unhealthy.length === 0 ? found : undefined;
+      },
+      'queues and worker connections up',
+      APP_START_MS / 2,
+      200,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}: ${unhealthy.map(seriesText).join(', ')}`);
+    });
+  const worker = await scrapeHealthy(provisioner.worker.getHttpServer());
+  const provisionerApi = await scrapeHealthy(provisioner.api.getHttpServer());
   scraped = [
     ...(await scrape(catalog.server, { job: 'catalog-api', pod: 'catalog-api-0' })),
-    ...(await scrape(provisioner.api.getHttpServer(), {
-      job: 'provisioner-api',
-      pod: 'provisioner-api-0',
+    ...provisionerApi.map((s) => ({
+      ...s,
+      labels: { ...s.labels, job: 'provisioner-api', pod: 'provisioner-api-0' },
     })),
     ...[0, 1, 2].flatMap((i) =>
       worker.map((s) => ({
@@ -132,6 +159,13 @@ beforeAll(async () => {
       })),
     ),
   ];
+  // The free space of the disk the test runs on is the machine's, not the services' state: the
+  // baseline has half of each storage free (the storage scenario moves it below 10 %).
+  for (const s of scraped)
+    if (s.name === 'provisioner_storage_free_bytes')
+      s.value = Math.floor(
+        scraped.find(series('provisioner_storage_size_bytes', { pod: s.labels.pod }))!.value / 2,
+      );
   // What Prometheus records of each scrape itself: `up`, 1 for a target that answered.
   const targets = new Map(scraped.map((s) => [`${s.labels.job}/${s.labels.pod}`, s.labels]));
   for (const labels of targets.values())
@@ -192,9 +226,6 @@ function alertTest(scenario: Scenario) {
     })),
   };
 }
-
-const series = (name: string, labels: Record<string, string>) => (s: Series) =>
-  matches(s, name, labels);
 
 it('finds the services exposing every metric the rules and queries name', () => {
   const names = new Set(scraped.map((s) => s.name));
