@@ -126,14 +126,15 @@ let bodyIds = 0;
 
 /**
  * Worker threads that seal large bodies for archive mode where the main thread would otherwise
- * (S3 storage, or no copy threads): the main thread copies plain-text into a body's shared slot
+ * (S3 storage, whose large files stream through the main thread's lanes; with no copy threads,
+ * IMPORT_COPY_THREADS=0, there are none either): the main thread copies plain-text into a body's shared slot
  * and uploads the sealed bytes the thread put in the matching output slot, while the thread seals
  * the next. Node's cipher makes a new buffer for each 64 KiB segment, which V8 frees only once
  * tens of megabytes of them have built up; on a thread they are freed as soon as copied out
  * (SegmentEncryptor.release), which on a main thread measured slower
  * (docs/decisions/crypt4gh-archive-speed.md). Up to `size` threads, started when first needed, a
- * body given to the one with the fewest; idle threads do not hold the process open, and a
- * body's shared memory is reused by the next (up to `size` × 2 kept).
+ * body given to the one with the fewest; idle threads do not hold the process open. A body's
+ * shared memory (4.1 MiB: two slots each way) is reused by the next; `size` of them are kept.
  */
 export class SealingThreads implements OnApplicationShutdown {
   private readonly threads: SealingThread[] = [];
@@ -285,7 +286,7 @@ export class SealingThreads implements OnApplicationShutdown {
   }
 
   private giveBack(slots: SlotPair): void {
-    if (this.spare.length < Math.max(1, this.size) * SLOTS) this.spare.push(slots);
+    if (this.spare.length < Math.max(1, this.size)) this.spare.push(slots);
   }
 }
 
