@@ -19,6 +19,7 @@ import { diffBench } from './suites/diff.bench';
 import { fdpBench } from './suites/fdp.bench';
 import { crypt4ghBench } from './suites/crypt4gh.bench';
 import { crypt4ghArchiveBench } from './suites/crypt4gh-archive.bench';
+import { crypt4ghArchiveS3Bench } from './suites/crypt4gh-archive-s3.bench';
 import { drsBench } from './suites/drs.bench';
 import { ga4ghVisasBench } from './suites/ga4gh-visas.bench';
 import { importsBench } from './suites/imports.bench';
@@ -61,6 +62,7 @@ const SUITES: Suite[] = [
   { name: 'trail', needs: ['catalog-api', 'provisioner'], run: trailBench },
   { name: 'crypt4gh', needs: [], run: crypt4ghBench },
   { name: 'crypt4gh-archive', needs: ['catalog-api', 'provisioner'], run: crypt4ghArchiveBench },
+  { name: 'crypt4gh-archive-s3', needs: ['provisioner'], run: crypt4ghArchiveS3Bench },
 ];
 
 /** The suites' names in run order: the `--only` values, the help text, the report's sections. */

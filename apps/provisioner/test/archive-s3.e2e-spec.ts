@@ -27,6 +27,7 @@ import { archiveStorage, bodyChecksumPath, headerPath } from '../src/storage/arc
 import { checkRotation } from './support/archive-rotation';
 import { parseProvenance } from '../src/storage/provenance';
 import { S3Storage } from '../src/storage/s3/s3-storage';
+import { SealingThreads } from '../src/storage/sealing-threads';
 import { digest, DropzoneFixture, tempDir } from './support/dropzone-fixture';
 
 const MiB = 1024 * 1024;
@@ -41,6 +42,8 @@ describe('archive mode on S3 storage (STORAGE_ENCRYPTION=crypt4gh)', () => {
   const dir = tempDir('archive-s3');
   const archive = generateKeyPair();
   const pool = new CopyThreadPool(2);
+  // The large body is sealed on a thread, as the worker does (storage.module.ts).
+  const sealer = new SealingThreads(2);
   let client: S3Client;
   let bucket: string;
   let storage: S3Storage;
@@ -63,7 +66,7 @@ describe('archive mode on S3 storage (STORAGE_ENCRYPTION=crypt4gh)', () => {
   });
 
   afterAll(async () => {
-    await pool.close();
+    await Promise.all([pool.close(), sealer.close()]);
     await closeSourceScanner();
     if (bucket) await removeTestBucket(client, bucket);
     client?.destroy();
@@ -92,16 +95,19 @@ describe('archive mode on S3 storage (STORAGE_ENCRYPTION=crypt4gh)', () => {
         root: dropzone.root,
         importable_statuses: ['completed'],
       }),
-      storage: archiveStorage(storage, {
-        ...archive,
-        publicKeyFile: publicKeyFile(archive.publicKey),
-      }),
+      storage: archiveStorage(
+        storage,
+        { ...archive, publicKeyFile: publicKeyFile(archive.publicKey) },
+        sealer,
+      ),
       datasetId: 'DS1',
       versions: { provisioner: 'test' },
       reportProgress: () => Promise.resolve(),
       copyPool: pool,
       sourceLimits: DEFAULT_SOURCE_LIMITS,
     });
+    // The 11 MiB body went through a sealing thread; the small ones were sealed here.
+    expect(sealer.threadCount).toBeGreaterThan(0);
     const keys = (await listKeys(client, bucket, `${result.path}/`)).map((key) =>
       key.slice(result.path.length + 1),
     );

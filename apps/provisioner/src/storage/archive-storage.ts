@@ -28,6 +28,7 @@ import type {
   StorageSystem,
 } from './storage-system';
 import { SealedPartsJoiner } from './sealed-parts';
+import { SEAL_SLOT_BYTES, type SealingThreads, type ThreadSealedBody } from './sealing-threads';
 
 /**
  * Archive mode (STORAGE_ENCRYPTION=crypt4gh, docs/decisions/archive-encryption.md): every data
@@ -107,6 +108,43 @@ function encryptingWriter(
     plaintext: undefined,
   };
   return encrypting;
+}
+
+/**
+ * encryptingWriter for a large body, sealed on a sealing thread (sealing-threads.ts): the
+ * plain-text is copied to the thread, which seals and hashes it and frees each segment's
+ * cipher-text as soon as it is copied out; this thread only writes the sealed bytes to the store.
+ */
+async function threadSealedWriter(
+  writer: ObjectWriter,
+  dataKey: Buffer,
+  sealer: SealingThreads,
+  committed: (bodySha256: string) => Promise<void>,
+): Promise<ObjectWriter> {
+  let body: ThreadSealedBody;
+  try {
+    body = await sealer.open(dataKey, writer);
+  } catch (error) {
+    await writer.abort().catch(() => undefined);
+    throw error;
+  }
+  const sealed: Complete<ObjectWriter> = {
+    write: (chunk) => body.write(chunk),
+    commit: async () => {
+      const sha256 = await body.end();
+      await writer.commit();
+      await committed(sha256);
+    },
+    abort: async () => {
+      await body.abort();
+      await writer.abort();
+    },
+    writev: undefined,
+    suspend: undefined,
+    reusedBytes: undefined,
+    plaintext: undefined,
+  };
+  return sealed;
 }
 
 /**
@@ -264,7 +302,7 @@ function encryptedLocalFiles(local: LocalFiles, headers: HeaderWriter): Encrypte
   };
 }
 
-function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
+function archiveArea(area: StagingArea, key: ArchiveKey, sealer?: SealingThreads): StagingArea {
   // One writer key pair per area, so one X25519 exchange per dataset, not one per file.
   const headers = new HeaderWriter([key.publicKey]);
   // A deposit made for the previous key during a rotation is taken too (and re-wrapped for this one).
@@ -300,9 +338,13 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
       // The header first: a body that is recorded (after its commit) always has its header.
       await writeCompanion(area, headerPath(path), headers.build({ dataKeys: [dataKey] }));
       const body = await area.createObject(path, size === undefined ? undefined : bodySize(size));
-      return encryptingWriter(body, dataKey, (sha256) =>
-        writeCompanion(area, bodyChecksumPath(path), Buffer.from(`${sha256}\n`)),
-      );
+      const committed = (sha256: string) =>
+        writeCompanion(area, bodyChecksumPath(path), Buffer.from(`${sha256}\n`));
+      // A body of a slot or more is sealed on a thread; a smaller one is a single chunk, sealed
+      // here in less time than a round trip to a thread takes.
+      if (sealer && size !== undefined && size >= SEAL_SLOT_BYTES)
+        return threadSealedWriter(body, dataKey, sealer, committed);
+      return encryptingWriter(body, dataKey, committed);
     },
     // The stored manifest, provenance and submission document: metadata, as SDA's database is.
     writeSmallObject: (path, content) => area.writeSmallObject(path, content),
@@ -331,7 +373,11 @@ function archiveArea(area: StagingArea, key: ArchiveKey): StagingArea {
  * the archive's public key as they are written, and files deposited encrypted for it (`*.c4gh`)
  * are re-wrapped; everything else passes through.
  */
-export function archiveStorage(storage: StorageSystem, key: ArchiveKey): StorageSystem {
+export function archiveStorage(
+  storage: StorageSystem,
+  key: ArchiveKey,
+  sealer?: SealingThreads,
+): StorageSystem {
   const recipient = key.publicKey;
   const archived: Complete<StorageSystem> = {
     ...storageReads(storage),
@@ -348,7 +394,7 @@ export function archiveStorage(storage: StorageSystem, key: ArchiveKey): Storage
         : storage.maxKeyBytes - Buffer.byteLength(`${HEADERS_DIR}/`),
     ensureCollection: (path) => storage.ensureCollection(path),
     openStaging: async (id, target, options) =>
-      archiveArea(await storage.openStaging(id, target, options), key),
+      archiveArea(await storage.openStaging(id, target, options), key, sealer),
     removeStaging: (id) => storage.removeStaging(id),
     publish: (stagingId, path, options) => storage.publish(stagingId, path, options),
     replaceObject:

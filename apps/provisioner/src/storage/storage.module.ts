@@ -9,6 +9,7 @@ import { S3Storage } from './s3/s3-storage';
 import type { StorageSystem } from './storage-system';
 import { ARCHIVE_KEY, type ArchiveKey, loadArchiveKey } from './archive-key';
 import { archiveStorage } from './archive-storage';
+import { SealingThreads } from './sealing-threads';
 
 export const STORAGE_SYSTEM = Symbol('STORAGE_SYSTEM');
 /** The readiness checks of the store itself, where its backend has one (HealthCheck[]). */
@@ -99,9 +100,18 @@ export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage 
     { provide: ARCHIVE_KEY, inject: [PROVISIONER_SETTINGS], useFactory: archiveKeyFromSettings },
     {
       provide: STORAGE_SYSTEM,
-      inject: [STORAGE_BACKEND, ARCHIVE_KEY],
-      useFactory: (backend: StorageSystem, key: ArchiveKey | null) =>
-        key ? archiveStorage(backend, key) : backend,
+      inject: [STORAGE_BACKEND, ARCHIVE_KEY, SealingThreads],
+      useFactory: (backend: StorageSystem, key: ArchiveKey | null, sealer: SealingThreads) =>
+        key ? archiveStorage(backend, key, sealer.size > 0 ? sealer : undefined) : backend,
+    },
+    // Archive mode's large bodies are sealed on threads where the main thread would seal them
+    // (S3, or no copy threads), as many as the copy threads; none with IMPORT_COPY_THREADS=0.
+    // Started when first needed, so a process that imports nothing starts none.
+    {
+      provide: SealingThreads,
+      inject: [PROVISIONER_SETTINGS],
+      useFactory: (settings: ProvisionerSettings) =>
+        new SealingThreads(settings.IMPORT_COPY_THREADS),
     },
     { provide: STORAGE_HEALTH_CHECKS, inject: [STORAGE_BACKEND], useFactory: storageHealthChecks },
   ],
