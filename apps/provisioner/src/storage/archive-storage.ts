@@ -353,6 +353,7 @@ export function archiveStorage(storage: StorageSystem, key: ArchiveKey): Storage
     publish: (stagingId, path, options) => storage.publish(stagingId, path, options),
     replaceObject:
       storage.replaceObject && ((path, content) => storage.replaceObject!(path, content)),
+    prepareImports: storage.prepareImports && (() => storage.prepareImports!()),
   };
   return archived;
 }
