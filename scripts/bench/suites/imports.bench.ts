@@ -49,10 +49,10 @@ const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
 /** Copy threads the worker starts unless IMPORT_COPY_THREADS says otherwise (its settings). */
-const COPY_THREADS = Math.min(availableParallelism(), 4);
+export const COPY_THREADS = Math.min(availableParallelism(), 4);
 /** The floor side of the small-files dataset (scripts/bench/lib/bare-copy.mjs). */
-const BARE_FLOOR = `bare copy, ${COPY_THREADS} threads`;
-const BARE_COPY_SCRIPT = join(__dirname, '..', 'lib', 'bare-copy.mjs');
+export const BARE_FLOOR = `bare copy, ${COPY_THREADS} threads`;
+export const BARE_COPY_SCRIPT = join(__dirname, '..', 'lib', 'bare-copy.mjs');
 /** The single file's hash floor: its SHA-256 alone, on one core (scripts/bench/lib/hash-file.mjs). */
 const HASH_FLOOR = 'SHA-256 alone, one core';
 const HASH_FILE_SCRIPT = join(__dirname, '..', 'lib', 'hash-file.mjs');
@@ -84,7 +84,7 @@ const HASHING_COPY_SCRIPT = join(__dirname, '..', 'lib', 'hashing-copy.mjs');
 /** 10,000 small files: the import 1.2× as fast as `cp -r` (`cp -r`'s time / the import's). */
 const SMALL_FILES_CP_TARGET = 1.2;
 /** Issue 61 (item 1): 10,000 small files at 0.85× the bare copy on the import's threads. */
-const SMALL_FILES_FLOOR_TARGET = 0.85;
+export const SMALL_FILES_FLOOR_TARGET = 0.85;
 /**
  * What the small files' import cannot do without, on top of the bare copy, each round's own: the
  * request's presence check (a dataset with a path missing is answered 409, not queued), the

@@ -31,6 +31,7 @@ import { CopyThreadPool } from './copying';
 import { REAL_IO_MS } from '../../../../test/support/timeouts';
 import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { cachedBytes } from '../../test/support/page-cache';
+import { poll } from '../../../../test/support/wait';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
@@ -425,11 +426,18 @@ describe('runDatasetImport', () => {
 
     it('records nothing once every file is copied: an attempt failing in its flush step leaves the last ones to the next, which publishes every file once', async () => {
       withDataset('NOREC', { files: manySmallFiles() });
-      jest
-        .spyOn(FilesystemStagingArea.prototype, 'writeSmallObject')
-        .mockImplementationOnce(() =>
-          Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' })),
-        );
+      // The flush step's first write (.provisioner/), not the collection's submission.json.
+      const write = FilesystemStagingArea.prototype.writeSmallObject;
+      let failed = false;
+      jest.spyOn(FilesystemStagingArea.prototype, 'writeSmallObject').mockImplementation(function (
+        this: FilesystemStagingArea,
+        path,
+        content,
+      ) {
+        if (failed || !path.startsWith('.provisioner/')) return write.call(this, path, content);
+        failed = true;
+        return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+      });
       // Every file may be recorded whatever its change time (else fresh files never are).
       await expect(runDatasetImport(context('NOREC', { recentChangeMs: 0 }))).rejects.toMatchObject(
         { code: 'EIO' },
@@ -598,7 +606,7 @@ describe('runDatasetImport', () => {
      * The walk of the directories in `late/` waits until a first file is staged, so the problems
      * there (and the missing files, found once the walk is over) come after staging started.
      */
-    function walkLateAfterFirstCopy(): { copied: () => number } {
+    function walkLateAfterFirstCopy(alsoAwait?: () => Promise<void>): { copied: () => number } {
       let copied = 0;
       let firstCopy!: () => void;
       const staged = new Promise<void>((resolve) => (firstCopy = resolve));
@@ -606,7 +614,10 @@ describe('runDatasetImport', () => {
       jest.spyOn(threadedWalk, 'walkOnThreads').mockImplementation((walkPool, signal) => {
         const walker = walk(walkPool, signal);
         return async (root, directories) => {
-          if (directories.some((d) => d.relative.startsWith('late/'))) await staged;
+          if (directories.some((d) => d.relative.startsWith('late/'))) {
+            await staged;
+            await alsoAwait?.();
+          }
           return walker(root, directories);
         };
       });
@@ -622,6 +633,40 @@ describe('runDatasetImport', () => {
 
     let meter: DatasetImportContext['copyMeter'];
 
+    /** What storage showed once the collection was staged: its area, and whether it was published. */
+    interface CollectionSeen {
+      area: string;
+      published: boolean;
+    }
+
+    /**
+     * Before the late walk: waits until the submission's collection is staged in its own area
+     * (submission.json and data/raw written), and records what storage shows at that moment.
+     */
+    function collectionStagedDuringWalk(): {
+      seen: () => CollectionSeen | undefined;
+      wait: () => Promise<void>;
+    } {
+      let seen: CollectionSeen | undefined;
+      return {
+        seen: () => seen,
+        wait: async () => {
+          const stagingRoot = join(base, 'storage', '.staging');
+          const area = await poll(
+            async () =>
+              (await storage.listStaging()).find(
+                (name) =>
+                  name.includes('~collection~') &&
+                  existsSync(join(stagingRoot, name, 'submission.json')) &&
+                  existsSync(join(stagingRoot, name, 'data', 'raw')),
+              ),
+            "the submission's collection staged during the walk",
+          );
+          seen = { area, published: existsSync(storage.absolute('projects/PRJ1')) };
+        },
+      };
+    }
+
     it('a refusal found while files stage lists every problem, leaves staging empty and makes nothing', async () => {
       const files: Record<string, string> = { 'late/deep/kept.txt': 'late file' };
       for (let i = 0; i < 40; i++) files[`early-${i % 2}/f-${i}.txt`] = `early file ${i}`;
@@ -634,7 +679,8 @@ describe('runDatasetImport', () => {
       const payload = join(dropzone.datasetDir('LATE'), 'payload');
       writeFileSync(join(payload, 'late/deep/unlisted.txt'), 'not in the manifest');
       symlinkSync('/etc/hostname', join(payload, 'late/deep/link'));
-      const staging = walkLateAfterFirstCopy();
+      const collection = collectionStagedDuringWalk();
+      const staging = walkLateAfterFirstCopy(collection.wait);
       const error = (await runDatasetImport(context('LATE', { copyMeter: meter })).catch(
         (e: unknown) => e,
       )) as { name: string; code: string; details: { code: string; path?: string }[] };
@@ -646,6 +692,8 @@ describe('runDatasetImport', () => {
         'missing_file:late/gone-too.txt',
         'symlink:late/deep/link',
       ]);
+      // The collection was staged meanwhile, privately, and goes with the rest.
+      expect(collection.seen()).toEqual({ area: expect.any(String), published: false });
       expect(await storage.listStaging()).toEqual([]);
       // Not the dataset, nor the submission's collection: nothing is made before the checks pass.
       expect(existsSync(storage.absolute('projects/PRJ1'))).toBe(false);
@@ -655,9 +703,17 @@ describe('runDatasetImport', () => {
       const files: Record<string, string> = { 'late/deep/kept.txt': 'late file' };
       for (let i = 0; i < 40; i++) files[`early-${i % 2}/f-${i}.txt`] = `early file ${i}`;
       withDataset('LATE-OK', { files });
-      const staging = walkLateAfterFirstCopy();
+      const collection = collectionStagedDuringWalk();
+      const staging = walkLateAfterFirstCopy(collection.wait);
       const result = await runDatasetImport(context('LATE-OK', { copyMeter: meter }));
       expect(result).toMatchObject({ files: 41, copied: true });
+      // Staged while the walk went on, published once the checks had passed, with the dataset in it.
+      expect(collection.seen()).toEqual({ area: expect.any(String), published: false });
+      const submission = JSON.parse(
+        readFileSync(storage.absolute('projects/PRJ1/SUB-1/submission.json'), 'utf8'),
+      ) as { ref: string; source: { name: string } };
+      expect(submission).toMatchObject({ ref: 'SUB-1', source: { name: 'dropzone' } });
+      expect(result.path).toBe('projects/PRJ1/SUB-1/data/raw/LATE-OK');
       expect(staging.copied()).toBe(41);
       const target = storage.absolute(result.path);
       expect(readFileSync(join(target, 'late/deep/kept.txt'), 'utf8')).toBe('late file');
@@ -681,6 +737,28 @@ describe('runDatasetImport', () => {
     const [, id, steps] = /import (\S+) steps \(ms\): ([^"]+)/.exec(line)!;
     expect(id).toBe('dropzone-dataset-STEPS');
     expect(steps).toMatch(/^resolve=\d+ plan=\d+ stage=\d+ verify=\d+ flush=\d+ publish=\d+$/);
+  });
+
+  it('makes the collection once the checks have passed when staging it ahead failed, leaving no area behind', async () => {
+    withDataset('AHEAD-FAILS', { files: manySmallFiles() });
+    const write = FilesystemStagingArea.prototype.writeSmallObject;
+    let failed = false;
+    jest.spyOn(FilesystemStagingArea.prototype, 'writeSmallObject').mockImplementation(function (
+      this: FilesystemStagingArea,
+      path,
+      content,
+    ) {
+      if (failed || path !== 'submission.json') return write.call(this, path, content);
+      failed = true;
+      return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+    });
+    const result = await runDatasetImport(context('AHEAD-FAILS'));
+    expect(failed).toBe(true);
+    expect(result).toMatchObject({ files: 301, copied: true });
+    expect(
+      JSON.parse(readFileSync(storage.absolute('projects/PRJ1/SUB-1/submission.json'), 'utf8')),
+    ).toMatchObject({ ref: 'SUB-1' });
+    expect(await storage.listStaging()).toEqual([]);
   });
 
   describe('staging while preflight checks: free space', () => {

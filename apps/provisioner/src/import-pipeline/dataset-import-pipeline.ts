@@ -13,7 +13,7 @@ import { flushDataset, publishDataset } from './publish-dataset.step';
 import { planDataset } from './preflight';
 import { resolveDataset } from './resolve-dataset.step';
 import { stageFiles, stageWalkedFiles, type StagedResults } from './stage-files.step';
-import { ensureSubmissionCollection } from './submission-collection';
+import { ensureSubmissionCollection, stageSubmissionCollection } from './submission-collection';
 import { validateDataset } from './validate-dataset.step';
 import { verifyChecksums } from './verify-checksums.step';
 import { WalkedFeed } from './walked-feed';
@@ -114,7 +114,8 @@ function stagesWhileChecking(ctx: DatasetImportContext, resolved: ResolvedDatase
  * Plan and stage at once: the area is opened first (private: nobody sees it), each file is
  * copied as soon as preflight's walk has vetted it, and the checks run meanwhile. Nothing past
  * the area happens before every check has passed: the collection is made, the checksums
- * verified and the area published only then. When preflight fails, its verdict is the
+ * verified and the area published only then (the collection is staged meanwhile, in its own
+ * private area, and published then). When preflight fails, its verdict is the
  * attempt's (a refusal lists every problem, as before), the copies in flight end first, and
  * runDatasetImport removes what was staged.
  */
@@ -141,8 +142,21 @@ async function importWhileChecking(
       (staged) => ({ staged }),
       (error: unknown) => ({ error }),
     );
+  // The submission's collection is written and made durable in its own area meanwhile, and
+  // published only once every check has passed (docs/decisions/collection-staged-while-checking.md).
+  const collection = stageSubmissionCollection(
+    ctx.storage,
+    ctx.source,
+    resolved.submission,
+    attemptStagingId(ctx.importId, 'collection', ctx.attempt),
+    startedAt,
+  );
   const [planned, stagedOrNot] = await Promise.all([planning, copying]);
-  if ('error' in planned) throw planned.error;
+  if ('error' in planned) {
+    // Not published: removed once nothing writes into it any more.
+    await collection.discard();
+    throw planned.error;
+  }
   const { plan } = planned;
   try {
     if ('error' in stagedOrNot) throw stagedOrNot.error;
@@ -156,9 +170,10 @@ async function importWhileChecking(
         'insufficient_space',
         `staged ${feed.pushedFiles} of ${plan.files.count} files while the walk went on, as storage had room for no more then`,
       );
-    await steps.run('stage', () => ensureCollection(ctx, resolved, startedAt));
+    await steps.run('stage', () => collection.publish());
     return await finishImport(ctx, resolved, steps, startedAt, plan, staging, staged);
   } catch (error) {
+    await collection.discard();
     throw targetAppeared(error, resolved);
   } finally {
     await plan.release();

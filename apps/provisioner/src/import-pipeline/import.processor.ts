@@ -146,6 +146,9 @@ export class ImportProcessor
     // scale-up, a drained node's replacement) would otherwise add their start-up to the first
     // import it takes. A thread that fails to load fails that import's batches instead.
     this.copyPool.start().catch(() => undefined);
+    // Likewise the store's one-off measurement (the write-path probe): a first import of small
+    // files, which never writes past the page cache, would otherwise wait for it.
+    this.storage.prepareImports?.().catch(() => undefined);
     // Plain text a killed worker left for its validators goes at start, not at the next validation.
     this.validatorWork
       .sweepOnce()

@@ -172,6 +172,8 @@ export function leasedStorage(storage: StorageSystem, lease: AttemptLease): Stor
     },
     // An import never replaces what is published.
     replaceObject: undefined,
+    // The worker prepares the store itself, unleased (ImportProcessor.onApplicationBootstrap).
+    prepareImports: undefined,
   };
   return leased;
 }

@@ -399,6 +399,7 @@ export function archiveStorage(
     publish: (stagingId, path, options) => storage.publish(stagingId, path, options),
     replaceObject:
       storage.replaceObject && ((path, content) => storage.replaceObject!(path, content)),
+    prepareImports: storage.prepareImports && (() => storage.prepareImports!()),
   };
   return archived;
 }

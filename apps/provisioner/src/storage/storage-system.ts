@@ -347,6 +347,13 @@ export interface StorageSystem {
    * (filesystem), or a URL the store serves itself, pre-signed for `seconds` (S3).
    */
   byteSource(path: string, seconds: number): Promise<ByteSource>;
+  /**
+   * What the store measures once for its imports, done ahead of the first (filesystem with
+   * IMPORT_DIRECT_WRITES=auto: the write-path probe, which the first staging area would otherwise
+   * wait for). The worker starts it as it starts; it never fails (a probe that does is measured
+   * again by the next import, as before).
+   */
+  prepareImports?(): Promise<void>;
 }
 
 /** A part of an object: `length` (at least 1) bytes from offset `start`. */

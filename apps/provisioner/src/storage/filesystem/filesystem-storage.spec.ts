@@ -71,6 +71,37 @@ describe('FilesystemStorage', () => {
     expect(readdirSync(join(root, '.staging')).sort()).toEqual(['first', 'second']);
   });
 
+  it('under auto, measures the disk when the worker prepares it, so that the first area waits for no probe', async () => {
+    let measured = 0;
+    let answer: (() => void) | undefined;
+    const writePath = new WritePathChoice(
+      () => undefined,
+      () => undefined,
+      () => {
+        measured++;
+        return new Promise((resolve) => {
+          answer = () => resolve({ direct: false, bytes: 1, directMs: 2, cachedMs: 1 });
+        });
+      },
+    );
+    const prepared = new FilesystemStorage(root, { directWriteMinBytes: 1024 * 1024, writePath });
+    const preparing = prepared.prepareImports();
+    // Started at once, before any area is opened.
+    expect(measured).toBe(1);
+    // An area opened while the probe runs takes its answer, without a second probe.
+    const opening = prepared.openStaging('during');
+    answer!();
+    await preparing;
+    expect((await opening).localFiles?.directWriteMinBytes).toBeUndefined();
+    const after = await prepared.openStaging('after');
+    expect(after.localFiles?.directWriteMinBytes).toBeUndefined();
+    expect(measured).toBe(1);
+    // Without auto there is nothing to measure.
+    await expect(new FilesystemStorage(join(root, 'plain')).prepareImports()).resolves.toBe(
+      undefined,
+    );
+  });
+
   it('follows the measured choice under auto: direct where the disk takes it as fast, through the cache where not', async () => {
     for (const direct of [true, false]) {
       const writePath = new WritePathChoice(
