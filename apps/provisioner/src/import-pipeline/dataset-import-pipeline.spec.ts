@@ -53,6 +53,22 @@ function manySmallFiles(): Record<string, string | Buffer> {
   return files;
 }
 
+/** Fails (EIO) the first small object a staging area writes at a path `which` picks; the rest are written. */
+function failFirstSmallWrite(which: (path: string) => boolean): { failed: boolean } {
+  const failure = { failed: false };
+  const write = FilesystemStagingArea.prototype.writeSmallObject;
+  jest.spyOn(FilesystemStagingArea.prototype, 'writeSmallObject').mockImplementation(function (
+    this: FilesystemStagingArea,
+    path,
+    content,
+  ) {
+    if (failure.failed || !which(path)) return write.call(this, path, content);
+    failure.failed = true;
+    return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+  });
+  return failure;
+}
+
 /**
  * Runs `hook` after every chunk the main thread reads, in every file (all of them then go the
  * async path on the main thread, where the hook can wait; with copy threads every file would go
@@ -427,17 +443,7 @@ describe('runDatasetImport', () => {
     it('records nothing once every file is copied: an attempt failing in its flush step leaves the last ones to the next, which publishes every file once', async () => {
       withDataset('NOREC', { files: manySmallFiles() });
       // The flush step's first write (.provisioner/), not the collection's submission.json.
-      const write = FilesystemStagingArea.prototype.writeSmallObject;
-      let failed = false;
-      jest.spyOn(FilesystemStagingArea.prototype, 'writeSmallObject').mockImplementation(function (
-        this: FilesystemStagingArea,
-        path,
-        content,
-      ) {
-        if (failed || !path.startsWith('.provisioner/')) return write.call(this, path, content);
-        failed = true;
-        return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
-      });
+      failFirstSmallWrite((path) => path.startsWith('.provisioner/'));
       // Every file may be recorded whatever its change time (else fresh files never are).
       await expect(runDatasetImport(context('NOREC', { recentChangeMs: 0 }))).rejects.toMatchObject(
         { code: 'EIO' },
@@ -741,19 +747,9 @@ describe('runDatasetImport', () => {
 
   it('makes the collection once the checks have passed when staging it ahead failed, leaving no area behind', async () => {
     withDataset('AHEAD-FAILS', { files: manySmallFiles() });
-    const write = FilesystemStagingArea.prototype.writeSmallObject;
-    let failed = false;
-    jest.spyOn(FilesystemStagingArea.prototype, 'writeSmallObject').mockImplementation(function (
-      this: FilesystemStagingArea,
-      path,
-      content,
-    ) {
-      if (failed || path !== 'submission.json') return write.call(this, path, content);
-      failed = true;
-      return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
-    });
+    const failure = failFirstSmallWrite((path) => path === 'submission.json');
     const result = await runDatasetImport(context('AHEAD-FAILS'));
-    expect(failed).toBe(true);
+    expect(failure.failed).toBe(true);
     expect(result).toMatchObject({ files: 301, copied: true });
     expect(
       JSON.parse(readFileSync(storage.absolute('projects/PRJ1/SUB-1/submission.json'), 'utf8')),
