@@ -34,11 +34,11 @@ const importRecords: Provider = {
       : new PostgresImportRecords(queue, backend.connection),
 };
 
-/** The worker's copy threads, sized by IMPORT_COPY_THREADS; closed with the app. */
+/** The worker's copy threads, sized by IMPORT_COPY_THREADS (`copyThreads`); closed with the app. */
 const copyPool: Provider = {
   provide: CopyThreadPool,
   inject: [PROVISIONER_SETTINGS],
-  useFactory: (settings: ProvisionerSettings) => new CopyThreadPool(settings.IMPORT_COPY_THREADS),
+  useFactory: (settings: ProvisionerSettings) => new CopyThreadPool(settings.copyThreads),
 };
 
 /** The worker's budget of files held by its running imports (IMPORT_MAX_FILES). */

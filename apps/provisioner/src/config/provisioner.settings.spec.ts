@@ -443,16 +443,15 @@ describe('provisioner settings', () => {
     ]);
   });
 
-  it('takes IMPORT_COPY_THREADS from 0 (main thread only) to 64, one per core up to 4 by default', () => {
-    expect(loadProvisionerSettings({ REDIS_URL }).IMPORT_COPY_THREADS).toBe(
+  it('takes IMPORT_COPY_THREADS from 0 (main thread only) to 64, one per core up to 4 by default (1 on S3)', () => {
+    const S3 = { STORAGE_BACKEND: 's3', S3_BUCKET: 'research-data' };
+    expect(loadProvisionerSettings({ REDIS_URL }).copyThreads).toBe(
       Math.min(availableParallelism(), 4),
     );
-    expect(
-      loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: '0' }).IMPORT_COPY_THREADS,
-    ).toBe(0);
-    expect(
-      loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: ' 8 ' }).IMPORT_COPY_THREADS,
-    ).toBe(8);
+    expect(loadProvisionerSettings({ REDIS_URL, ...S3 }).copyThreads).toBe(1);
+    expect(loadProvisionerSettings({ REDIS_URL, ...S3, IMPORT_COPY_THREADS: '2' }).copyThreads).toBe(2);
+    expect(loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: '0' }).copyThreads).toBe(0);
+    expect(loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: ' 8 ' }).copyThreads).toBe(8);
     for (const bad of ['-1', '65', '1.5', 'two']) {
       const problems = problemsOf({ REDIS_URL, IMPORT_COPY_THREADS: bad });
       expect(problems.length).toBeGreaterThan(0);

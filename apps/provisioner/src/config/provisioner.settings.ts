@@ -36,6 +36,12 @@ import type { DrsEndpoint, DrsSettings } from './drs-settings';
  * is limited to 2 CPUs in the manifests anyway.
  */
 export const DEFAULT_COPY_THREADS = Math.min(availableParallelism(), 4);
+/**
+ * On S3 the threads only read and hash small files (a few tens of µs each) while the main
+ * thread uploads them (hundreds of µs each): one thread keeps up, and a second costs an isolate
+ * (~15 MiB) at the peak of a million-object import (docs/decisions/s3-million-memory-levers.md).
+ */
+export const S3_DEFAULT_COPY_THREADS = 1;
 /** The API keys of the dss sources and the S3 secret keys of the s3 sources in SOURCES. */
 function sourceSecrets(value: string): string {
   return sourcesFromSetting(value)
@@ -364,12 +370,14 @@ export class ProvisionerSettings extends FrontDoorSettings {
   IMPORT_MAX_FILES = 200_000;
 
   /**
-   * Worker threads that copy and hash the files of imports to local storage, shared by the
-   * process's imports (started with the worker); 0 copies them on the main thread.
-   * Default: min(CPU cores, 4).
+   * Worker threads that copy and hash the files of imports to local storage (on S3, read and
+   * hash the small files the main thread uploads), shared by the process's imports (started
+   * with the worker); 0 copies them on the main thread. Default: min(CPU cores, 4); on S3, 1
+   * (see `copyThreads`).
    */
+  @IsOptional()
   @IntegerSetting(0, 64)
-  IMPORT_COPY_THREADS = DEFAULT_COPY_THREADS;
+  IMPORT_COPY_THREADS?: number;
 
   /**
    * The worker's private local directory for validations (SOURCES[].validators): their input,
@@ -622,6 +630,15 @@ export class ProvisionerSettings extends FrontDoorSettings {
   LOG_LEVEL = 'info';
 
   /** A deployment (NODE_ENV=production, which the image sets), not a developer's machine. */
+  /**
+   * The worker's copy threads: IMPORT_COPY_THREADS, else DEFAULT_COPY_THREADS, or on S3
+   * S3_DEFAULT_COPY_THREADS.
+   */
+  get copyThreads(): number {
+    if (this.IMPORT_COPY_THREADS !== undefined) return this.IMPORT_COPY_THREADS;
+    return this.STORAGE_BACKEND === 's3' ? S3_DEFAULT_COPY_THREADS : DEFAULT_COPY_THREADS;
+  }
+
   get production(): boolean {
     return this.NODE_ENV === 'production';
   }
