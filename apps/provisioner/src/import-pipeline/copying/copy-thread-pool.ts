@@ -58,6 +58,15 @@ const RETIRE_IDLE_THREADS: RetireBound = {
   heapGrowth: 8 * 1024 * 1024,
   drainHeapGrowth: 6 * 1024 * 1024,
 };
+/**
+ * With S3 storage every thread that has worked ends once idle 2 s, grown or not: an import's
+ * reads end with its copy, so the thread is gone through the flush and publish (a million
+ * objects' manifest, provenance and listing, the import's last and largest steps in memory),
+ * and a new one starts with the next import's first batch (tens of milliseconds beside the
+ * uploads' round trips). On local storage the threads stay, as a small import would wait for
+ * the start.
+ */
+export const RETIRE_IDLE_S3_THREADS: RetireBound = { ...RETIRE_IDLE_THREADS, heapGrowth: 0 };
 
 /** The copy threads' code, without extension (see startWorkerThread). */
 export const COPY_THREAD_ENTRY = join(__dirname, 'file-copy.thread');
