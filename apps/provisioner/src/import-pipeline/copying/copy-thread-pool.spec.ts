@@ -20,6 +20,7 @@ import {
   copyFilesOnThreads,
   type CopyFile,
   COPY_THREAD_ENTRY,
+  RETIRE_IDLE_S3_THREADS,
   CopyThreadPool,
   ThreadedCopyRequest,
 } from './copy-thread-pool';
@@ -326,6 +327,10 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
 });
 
 describe('CopyThreadPool memory', () => {
+  it('on S3 ends every thread that has worked once idle, as the grown pool below does', () => {
+    expect(RETIRE_IDLE_S3_THREADS).toMatchObject({ idleMs: 2000, heapGrowth: -Infinity });
+  });
+
   it('ends a thread idle past the bound once its heap grew past it, one under it stays, and a new one takes the next batch', async () => {
     const dir = tempDir('retire');
     const storage = new FilesystemStorage(join(dir, 'storage'));

@@ -66,7 +66,10 @@ const RETIRE_IDLE_THREADS: RetireBound = {
  * uploads' round trips). On local storage the threads stay, as a small import would wait for
  * the start.
  */
-export const RETIRE_IDLE_S3_THREADS: RetireBound = { ...RETIRE_IDLE_THREADS, heapGrowth: 0 };
+export const RETIRE_IDLE_S3_THREADS: RetireBound = {
+  ...RETIRE_IDLE_THREADS,
+  heapGrowth: -Infinity,
+};
 
 /** The copy threads' code, without extension (see startWorkerThread). */
 export const COPY_THREAD_ENTRY = join(__dirname, 'file-copy.thread');
