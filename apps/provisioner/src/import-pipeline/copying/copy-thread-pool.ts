@@ -270,6 +270,16 @@ export class CopyThreadPool implements OnApplicationShutdown {
     await Promise.all(this.threads.filter((t) => t.load === 0).map((t) => this.end(t)));
   }
 
+  /**
+   * Ends the threads with no batch sent (the next batch starts a new one): an S3 import calls it
+   * once its reads are over, so that no thread is held through its flush and publish, where the
+   * stored manifest, the provenance and the listing come on top of the plan (measured at a
+   * million objects: the idle thread was still alive at the peak, 2 s not yet passed).
+   */
+  endIdle(): void {
+    for (const thread of this.threads.filter((t) => t.load === 0)) void this.end(thread);
+  }
+
   /** An app closed and started again in one process (tests) must not accumulate threads. */
   onApplicationShutdown(): Promise<void> {
     return this.close();
