@@ -377,10 +377,10 @@ describe('provisioner settings', () => {
     ).toBeDefined();
   });
 
-  it('caps what the metadata of a source may make it read: 1 MiB, 64 MiB and 10,000 datasets unless told', () => {
+  it('caps what the metadata of a source may make it read: 1 MiB, 128 MiB and 10,000 datasets unless told', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).sourceLimits).toEqual({
       metadataMaxBytes: 1024 * 1024,
-      manifestMaxBytes: 64 * 1024 * 1024,
+      manifestMaxBytes: 128 * 1024 * 1024,
       submissionMaxDatasets: 10_000,
     });
     expect(

@@ -323,8 +323,8 @@ export class ProvisionerSettings extends FrontDoorSettings {
   SOURCE_METADATA_MAX_BYTES = DEFAULT_SOURCE_LIMITS.metadataMaxBytes;
 
   /**
-   * Largest checksum manifest read from a source: about 500,000 files with 60-character paths
-   * by default. A larger one is refused (`metadata_refused`). Manifests are streamed; a
+   * Largest checksum manifest read from a source: about 1,000,000 files with 60-character paths
+   * by default (IMPORT_MAX_FILES). A larger one is refused (`metadata_refused`). Manifests are streamed; a
    * listing holds the paths of one manifest at a time.
    */
   @IntegerSetting(1024)
@@ -362,12 +362,11 @@ export class ProvisionerSettings extends FrontDoorSettings {
    * Files the running imports of one worker hold in memory at once (each about 100 bytes and its
    * name from preflight to publish, PlannedFiles): an import waits until its dataset's files fit
    * beside the others', and a dataset of more files than this is refused (409
-   * `too_many_files`, or rejected). On filesystem storage a million files take a worker to under
-   * 300 MiB; on S3 a million objects have not been shown under it, so the default stays
-   * (docs/decisions/s3-million-memory-levers.md).
+   * `too_many_files`, or rejected). A million files take a worker to under 300 MiB on either
+   * backend (docs/decisions/s3-million-memory-levers.md).
    */
   @IntegerSetting(1000)
-  IMPORT_MAX_FILES = 200_000;
+  IMPORT_MAX_FILES = 1_000_000;
 
   /**
    * Worker threads that copy and hash the files of imports to local storage (on S3, read and
