@@ -5,7 +5,12 @@ import type { Queue } from 'bullmq';
 import { StorageRegistrationModule } from './storage-registration/storage-registration.module';
 import { TrailModule } from './trail/trail.module';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from './config/provisioner.settings';
-import { CopyThreadPool, FileBudget } from './import-pipeline/copying';
+import {
+  COPY_THREAD_ENTRY,
+  CopyThreadPool,
+  FileBudget,
+  RETIRE_IDLE_S3_THREADS,
+} from './import-pipeline/copying';
 import type { QueueBackendConfig } from './queue/queue-backend';
 import { QueueErrorLogger } from './imports/queue-error-logger.service';
 import { QUEUE_BACKEND } from './queue/queue.module';
@@ -34,11 +39,17 @@ const importRecords: Provider = {
       : new PostgresImportRecords(queue, backend.connection),
 };
 
-/** The worker's copy threads, sized by IMPORT_COPY_THREADS; closed with the app. */
+/**
+ * The worker's copy threads, sized by IMPORT_COPY_THREADS (`copyThreads`), ended once idle on S3
+ * (RETIRE_IDLE_S3_THREADS); closed with the app.
+ */
 const copyPool: Provider = {
   provide: CopyThreadPool,
   inject: [PROVISIONER_SETTINGS],
-  useFactory: (settings: ProvisionerSettings) => new CopyThreadPool(settings.IMPORT_COPY_THREADS),
+  useFactory: (settings: ProvisionerSettings) =>
+    settings.STORAGE_BACKEND === 's3'
+      ? new CopyThreadPool(settings.copyThreads, COPY_THREAD_ENTRY, RETIRE_IDLE_S3_THREADS)
+      : new CopyThreadPool(settings.copyThreads),
 };
 
 /** The worker's budget of files held by its running imports (IMPORT_MAX_FILES). */

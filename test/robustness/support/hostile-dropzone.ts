@@ -20,7 +20,7 @@ import {
  * A drop zone as hostile depositors could fill it (issue 14): every metadata slot of a dataset
  * (dataset.json, both manifests, the marker) and every directory slot (the dataset directory,
  * payload/) replaced by each kind of link, special file, wrong kind of entry and oversized file;
- * payloads holding the same; names no path should have; a manifest of a million lines over the
+ * payloads holding the same; names no path should have; a manifest of 1.5 million lines over the
  * cap and one of hundreds of thousands under it. The victim is another depositor's submission
  * whose data must never end up anywhere else.
  */
@@ -196,7 +196,7 @@ export function writeHostileDropzone(
   for (const slot of slots) {
     for (const spoiler of FILE_SPOILERS) {
       // The marker is never read: neither its size nor its links matter. A manifest over its
-      // cap (64 MiB) is the million-line one below.
+      // cap (128 MiB) is the 1.5-million-line one below.
       if (slot === '.ready' && (spoiler === 'oversized' || spoiler === 'hardlink-outside'))
         continue;
       if (slot.startsWith('manifest') && spoiler === 'oversized') continue;
@@ -301,8 +301,8 @@ export function writeHostileDropzone(
     'imported',
   );
 
-  // Manifests of a million lines (over the 64 MiB default) and of many lines under it.
-  const hugeManifest = 'DS-manifest-million-lines';
+  // A manifest over the default cap (128 MiB) and one of many lines under it.
+  const hugeManifest = 'DS-manifest-over-cap';
   fixture.dataset(hugeManifest, { submission: HOSTILE_SUBMISSION, files: files(hugeManifest) });
   writeLongManifest(
     join(fixture.datasetDir(hugeManifest), 'manifest-sha256.txt'),

@@ -377,10 +377,10 @@ describe('provisioner settings', () => {
     ).toBeDefined();
   });
 
-  it('caps what the metadata of a source may make it read: 1 MiB, 64 MiB and 10,000 datasets unless told', () => {
+  it('caps what the metadata of a source may make it read: 1 MiB, 128 MiB and 10,000 datasets unless told', () => {
     expect(loadProvisionerSettings({ REDIS_URL }).sourceLimits).toEqual({
       metadataMaxBytes: 1024 * 1024,
-      manifestMaxBytes: 64 * 1024 * 1024,
+      manifestMaxBytes: 128 * 1024 * 1024,
       submissionMaxDatasets: 10_000,
     });
     expect(
@@ -443,16 +443,15 @@ describe('provisioner settings', () => {
     ]);
   });
 
-  it('takes IMPORT_COPY_THREADS from 0 (main thread only) to 64, one per core up to 4 by default', () => {
-    expect(loadProvisionerSettings({ REDIS_URL }).IMPORT_COPY_THREADS).toBe(
+  it('takes IMPORT_COPY_THREADS from 0 (main thread only) to 64, one per core up to 4 by default (1 on S3)', () => {
+    const S3 = { STORAGE_BACKEND: 's3', S3_BUCKET: 'research-data' };
+    expect(loadProvisionerSettings({ REDIS_URL }).copyThreads).toBe(
       Math.min(availableParallelism(), 4),
     );
-    expect(
-      loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: '0' }).IMPORT_COPY_THREADS,
-    ).toBe(0);
-    expect(
-      loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: ' 8 ' }).IMPORT_COPY_THREADS,
-    ).toBe(8);
+    expect(loadProvisionerSettings({ REDIS_URL, ...S3 }).copyThreads).toBe(1);
+    expect(loadProvisionerSettings({ REDIS_URL, ...S3, IMPORT_COPY_THREADS: '2' }).copyThreads).toBe(2);
+    expect(loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: '0' }).copyThreads).toBe(0);
+    expect(loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: ' 8 ' }).copyThreads).toBe(8);
     for (const bad of ['-1', '65', '1.5', 'two']) {
       const problems = problemsOf({ REDIS_URL, IMPORT_COPY_THREADS: bad });
       expect(problems.length).toBeGreaterThan(0);

@@ -36,6 +36,12 @@ import type { DrsEndpoint, DrsSettings } from './drs-settings';
  * is limited to 2 CPUs in the manifests anyway.
  */
 export const DEFAULT_COPY_THREADS = Math.min(availableParallelism(), 4);
+/**
+ * On S3 the threads only read and hash small files (a few tens of µs each) while the main
+ * thread uploads them (hundreds of µs each): one thread keeps up, and a second costs an isolate
+ * (~15 MiB) at the peak of a million-object import (docs/decisions/s3-million-memory-levers.md).
+ */
+export const S3_DEFAULT_COPY_THREADS = 1;
 /** The API keys of the dss sources and the S3 secret keys of the s3 sources in SOURCES. */
 function sourceSecrets(value: string): string {
   return sourcesFromSetting(value)
@@ -317,8 +323,8 @@ export class ProvisionerSettings extends FrontDoorSettings {
   SOURCE_METADATA_MAX_BYTES = DEFAULT_SOURCE_LIMITS.metadataMaxBytes;
 
   /**
-   * Largest checksum manifest read from a source: about 500,000 files with 60-character paths
-   * by default. A larger one is refused (`metadata_refused`). Manifests are streamed; a
+   * Largest checksum manifest read from a source: about 1,000,000 files with 60-character paths
+   * by default (IMPORT_MAX_FILES). A larger one is refused (`metadata_refused`). Manifests are streamed; a
    * listing holds the paths of one manifest at a time.
    */
   @IntegerSetting(1024)
@@ -356,20 +362,21 @@ export class ProvisionerSettings extends FrontDoorSettings {
    * Files the running imports of one worker hold in memory at once (each about 100 bytes and its
    * name from preflight to publish, PlannedFiles): an import waits until its dataset's files fit
    * beside the others', and a dataset of more files than this is refused (409
-   * `too_many_files`, or rejected). On filesystem storage a million files take a worker to under
-   * 300 MiB; on S3 a million objects have not been shown under it, so the default stays
-   * (docs/decisions/s3-million-memory-levers.md).
+   * `too_many_files`, or rejected). A million files take a worker to under 300 MiB on either
+   * backend (docs/decisions/s3-million-memory-levers.md).
    */
   @IntegerSetting(1000)
-  IMPORT_MAX_FILES = 200_000;
+  IMPORT_MAX_FILES = 1_000_000;
 
   /**
-   * Worker threads that copy and hash the files of imports to local storage, shared by the
-   * process's imports (started with the worker); 0 copies them on the main thread.
-   * Default: min(CPU cores, 4).
+   * Worker threads that copy and hash the files of imports to local storage (on S3, read and
+   * hash the small files the main thread uploads), shared by the process's imports (started
+   * with the worker); 0 copies them on the main thread. Default: min(CPU cores, 4); on S3, 1
+   * (see `copyThreads`).
    */
+  @IsOptional()
   @IntegerSetting(0, 64)
-  IMPORT_COPY_THREADS = DEFAULT_COPY_THREADS;
+  IMPORT_COPY_THREADS?: number;
 
   /**
    * The worker's private local directory for validations (SOURCES[].validators): their input,
@@ -622,6 +629,15 @@ export class ProvisionerSettings extends FrontDoorSettings {
   LOG_LEVEL = 'info';
 
   /** A deployment (NODE_ENV=production, which the image sets), not a developer's machine. */
+  /**
+   * The worker's copy threads: IMPORT_COPY_THREADS, else DEFAULT_COPY_THREADS, or on S3
+   * S3_DEFAULT_COPY_THREADS.
+   */
+  get copyThreads(): number {
+    if (this.IMPORT_COPY_THREADS !== undefined) return this.IMPORT_COPY_THREADS;
+    return this.STORAGE_BACKEND === 's3' ? S3_DEFAULT_COPY_THREADS : DEFAULT_COPY_THREADS;
+  }
+
   get production(): boolean {
     return this.NODE_ENV === 'production';
   }

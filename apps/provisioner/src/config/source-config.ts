@@ -17,7 +17,7 @@ export interface SourceLimits {
 
 export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
   metadataMaxBytes: 1024 * 1024,
-  manifestMaxBytes: 64 * 1024 * 1024,
+  manifestMaxBytes: 128 * 1024 * 1024,
   submissionMaxDatasets: 10_000,
 };
 

@@ -254,7 +254,9 @@ class FileStager {
       else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, localTargets(local));
       else if (pool && pool.size > 0 && this.staging.encryptedLocalFiles)
         await this.encryptOnThreads(pool, this.staging.encryptedLocalFiles);
-      else if (pool && pool.size > 0) await this.readOnThreadsAndLanes(pool, this.order);
+      else if (pool && pool.size > 0)
+        // A backend without local files (S3): the threads' part ends with the reads.
+        await this.readOnThreadsAndLanes(pool, this.order).finally(() => pool.endIdle());
       else await this.copyOnLanes(this.order);
     } catch (error) {
       await this.recorder.flush();

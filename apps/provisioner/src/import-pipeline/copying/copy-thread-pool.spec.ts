@@ -20,6 +20,7 @@ import {
   copyFilesOnThreads,
   type CopyFile,
   COPY_THREAD_ENTRY,
+  RETIRE_IDLE_S3_THREADS,
   CopyThreadPool,
   ThreadedCopyRequest,
 } from './copy-thread-pool';
@@ -326,6 +327,43 @@ describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
 });
 
 describe('CopyThreadPool memory', () => {
+  it('on S3 ends every thread that has worked once idle, as the grown pool below does', () => {
+    expect(RETIRE_IDLE_S3_THREADS).toMatchObject({ idleMs: 2000, heapGrowth: -Infinity });
+  });
+
+  it('endIdle ends the threads without a batch at once, and the next batch starts another', async () => {
+    const dir = tempDir('end-idle');
+    const storage = new FilesystemStorage(join(dir, 'storage'));
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'one.txt'), 'one');
+    const pool = new CopyThreadPool(1);
+    const copyOne = async (): Promise<CopyResult | undefined> => {
+      const staging = await storage.openStaging(randomBytes(4).toString('hex'));
+      let result: CopyResult | undefined;
+      await copyFilesOnThreads(pool, {
+        stagingId: staging.id,
+        sourceRoot: join(dir, 'src'),
+        md5: false,
+        files: [{ path: 'one.txt', size: 3 }],
+        prepare: (path) => staging.localFiles!.prepare(path),
+        copied: (_, copied) => void (result = copied),
+        bytes: () => undefined,
+        stopped: () => false,
+      });
+      return result;
+    };
+    try {
+      expect(await copyOne()).toMatchObject({ size: 3 });
+      expect(pool.threadCount).toBe(1);
+      pool.endIdle();
+      expect(pool.threadCount).toBe(0);
+      expect(await copyOne()).toMatchObject({ size: 3, sha256: digest('sha256', 'one') });
+      expect(pool.threadsStarted).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('ends a thread idle past the bound once its heap grew past it, one under it stays, and a new one takes the next batch', async () => {
     const dir = tempDir('retire');
     const storage = new FilesystemStorage(join(dir, 'storage'));

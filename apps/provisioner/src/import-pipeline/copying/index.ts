@@ -7,8 +7,10 @@
  */
 export {
   BATCHES_PER_THREAD,
+  COPY_THREAD_ENTRY,
   CopyThreadPool,
   copyFilesOnThreads,
+  RETIRE_IDLE_S3_THREADS,
   type CopyFile,
   type ThreadedCopyRequest,
 } from './copy-thread-pool';

@@ -246,3 +246,29 @@ describe('ScanCache over the source-scan thread', () => {
     expect(unmarked!.value.inspection).toMatchObject({ ready: false, reason: 'marker_missing' });
   });
 });
+
+describe('SourceScanner', () => {
+  it('ends its thread once idle and starts another for the next request', async () => {
+    const scanner = new SourceScanner(50);
+    const dir = deliveredDataset();
+    const read = async () =>
+      (
+        await scanner.datasets([{ dir, known: null }], {
+          document: 'none',
+          payload: 'sizes',
+          limits: DEFAULT_SOURCE_LIMITS,
+        })
+      )[0]!.value.inspection;
+    try {
+      const first = await read();
+      expect(scanner.threadRunning).toBe(true);
+      const deadline = Date.now() + REAL_IO_MS / 2;
+      while (scanner.threadRunning && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(scanner.threadRunning).toBe(false);
+      expect(await read()).toEqual(first);
+    } finally {
+      await scanner.close();
+    }
+  });
+});

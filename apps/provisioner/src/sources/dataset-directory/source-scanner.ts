@@ -15,6 +15,13 @@ import {
 const ITEMS_PER_MESSAGE = 500;
 /** Messages in flight: the thread starts the next batch while this side reads the last. */
 const WINDOW = 2;
+/**
+ * An idle thread is ended after this long (the next request starts another, tens of
+ * milliseconds): in the worker it reads a dataset's files when an import starts and then sat
+ * idle through the copy, an isolate of ~10 MiB (heap and its own allocations) held at the peak
+ * of a million-file import.
+ */
+const IDLE_END_MS = 5_000;
 
 type Answer = ScanAnswer<DatasetReading> | ScanAnswer<JsonDocument> | null;
 interface Waiter {
@@ -29,10 +36,21 @@ interface Waiter {
  * health probes or other requests. Blocking calls on that thread (about 1 µs per lstat from
  * the kernel's caches) are several times faster than the same calls as promises through
  * libuv's pool. One thread per process, shared by every source, started when first needed;
- * it does not keep the process alive while idle and is started again if it dies.
+ * it does not keep the process alive while idle, is ended once idle for IDLE_END_MS and is
+ * started again when needed (or if it dies).
  */
 export class SourceScanner {
   private thread: ScanThread | null = null;
+  /** Requests being answered (runBatched calls). */
+  private busy = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly idleEndMs = IDLE_END_MS) {}
+
+  /** Whether the thread is running (tests). */
+  get threadRunning(): boolean {
+    return this.thread !== null && !this.thread.exited;
+  }
 
   datasets(
     items: ScanItem[],
@@ -65,6 +83,7 @@ export class SourceScanner {
 
   /** Ends the thread (tests, shutdown); the next request starts a new one. */
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const thread = this.thread;
     this.thread = null;
     await thread?.terminate();
@@ -75,6 +94,8 @@ export class SourceScanner {
     request: (batch: ScanItem[]) => ScanRequest,
   ): Promise<Answer[]> {
     const answers: Answer[] = new Array<Answer>(items.length);
+    this.busy += 1;
+    clearTimeout(this.idleTimer);
     let next = 0;
     const lane = async (): Promise<void> => {
       while (next < items.length) {
@@ -84,8 +105,25 @@ export class SourceScanner {
         for (let i = 0; i < batch.length; i++) answers[start + i] = batch[i];
       }
     };
-    await Promise.all(Array.from({ length: WINDOW }, lane));
+    try {
+      await Promise.all(Array.from({ length: WINDOW }, lane));
+    } finally {
+      this.busy -= 1;
+      if (this.busy === 0) this.endWhenIdle();
+    }
     return answers;
+  }
+
+  /** Ends the thread unless a request comes within idleEndMs (it is taken off first: none is sent to it). */
+  private endWhenIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.busy > 0) return;
+      const thread = this.thread;
+      this.thread = null;
+      void thread?.terminate().catch(() => undefined);
+    }, this.idleEndMs);
+    this.idleTimer.unref();
   }
 
   private running(): ScanThread {
