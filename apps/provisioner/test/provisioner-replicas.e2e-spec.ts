@@ -59,8 +59,12 @@ describe('a second worker replica starting while the first one copies', () => {
       (r) => r.state === 'running' && r.progress.bytes_done > 0,
       COPY_WAIT_MS,
     );
+    // The running attempt's areas: its files, and the submission's new collection once preflight
+    // has staged it beside the copy (docs/decisions/collection-staged-while-checking.md).
+    const ours = (name: string) => /^dropzone-dataset-DS-BIG~(data|collection)~a1-/.test(name);
     const running = readdirSync(join(storageRoot, '.staging'));
-    expect(running).toEqual([expect.stringMatching(/^dropzone-dataset-DS-BIG~data~a1-/)]);
+    expect(running).toContainEqual(expect.stringMatching(/^dropzone-dataset-DS-BIG~data~a1-/));
+    expect(running.filter((name) => !ours(name))).toEqual([]);
     // What a dead attempt of another import left behind: the new replica must remove it.
     mkdirSync(join(storageRoot, '.staging/dropzone-dataset-GONE~data~a1-dead-0000/sub'), {
       recursive: true,
@@ -83,7 +87,11 @@ describe('a second worker replica starting while the first one copies', () => {
     const during = await record(apps.api, res.body.id);
     if (during.state !== 'running')
       throw new Error('the copy finished before the second replica had started');
-    expect(readdirSync(join(storageRoot, '.staging'))).toEqual(running);
+    // Every area of the running attempt kept (the collection's may have been made meanwhile), the
+    // dead attempt's removed.
+    const after = readdirSync(join(storageRoot, '.staging'));
+    expect(after).toEqual(expect.arrayContaining(running));
+    expect(after.filter((name) => !ours(name))).toEqual([]);
 
     const done = await waitForImport(apps.api, res.body.id, TERMINAL_STATES, COPY_WAIT_MS);
     expect(done).toMatchObject({ state: 'imported', attempts: 1, error: null });
