@@ -5,6 +5,7 @@ import { ImportProcessor } from '../src/import-pipeline/import.processor';
 import { ImportJobName } from '../src/imports/import.queue';
 import { createProvisionerWorkerApp } from '../src/worker-app';
 import { FilesystemStorage } from '../src/storage/filesystem/filesystem-storage';
+import { WritePathChoice } from '../src/storage/filesystem/write-path-probe';
 import { StorageRegistrationProcessor } from '../src/storage-registration/storage-registration.processor';
 import { provisionerTestSettings, queueEnv } from '../../../test/support/provisioner-app';
 import { metricSample } from '../../../test/support/prometheus-text';
@@ -99,6 +100,26 @@ describe('worker boot', () => {
       );
     } finally {
       release();
+      await worker.close();
+    }
+  });
+
+  it('measures the write path (IMPORT_DIRECT_WRITES=auto) as it starts, before any import', async () => {
+    const storage = join(tempDir('boot-probe'), 'storage');
+    // The choice stands in for the measurement (128 MiB of writes): only when it is asked matters.
+    const direct = jest.spyOn(WritePathChoice.prototype, 'direct').mockResolvedValue(false);
+    const worker = await createProvisionerWorkerApp(
+      provisionerTestSettings({
+        ...(await queueEnv()),
+        STORAGE_ROOT: storage,
+        IMPORT_DIRECT_WRITES: 'auto',
+      }),
+    );
+    try {
+      await worker.init();
+      await until(() => direct.mock.calls.length > 0, 'the write-path probe', 10_000, 20);
+      expect(direct.mock.calls).toEqual([[join(storage, '.staging')]]);
+    } finally {
       await worker.close();
     }
   });
