@@ -449,9 +449,21 @@ describe('provisioner settings', () => {
       Math.min(availableParallelism(), 4),
     );
     expect(loadProvisionerSettings({ REDIS_URL, ...S3 }).copyThreads).toBe(1);
-    expect(loadProvisionerSettings({ REDIS_URL, ...S3, IMPORT_COPY_THREADS: '2' }).copyThreads).toBe(2);
+    expect(
+      loadProvisionerSettings({ REDIS_URL, ...S3, IMPORT_COPY_THREADS: '2' }).copyThreads,
+    ).toBe(2);
     expect(loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: '0' }).copyThreads).toBe(0);
     expect(loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: ' 8 ' }).copyThreads).toBe(8);
+    // Archive mode's sealing threads: the setting when given, else one per core up to 4 on S3 too.
+    expect(loadProvisionerSettings({ REDIS_URL, ...S3 }).sealingThreads).toBe(
+      Math.min(availableParallelism(), 4),
+    );
+    expect(
+      loadProvisionerSettings({ REDIS_URL, ...S3, IMPORT_COPY_THREADS: '1' }).sealingThreads,
+    ).toBe(1);
+    expect(
+      loadProvisionerSettings({ REDIS_URL, ...S3, IMPORT_COPY_THREADS: '0' }).sealingThreads,
+    ).toBe(0);
     for (const bad of ['-1', '65', '1.5', 'two']) {
       const problems = problemsOf({ REDIS_URL, IMPORT_COPY_THREADS: bad });
       expect(problems.length).toBeGreaterThan(0);

@@ -638,6 +638,15 @@ export class ProvisionerSettings extends FrontDoorSettings {
     return this.STORAGE_BACKEND === 's3' ? S3_DEFAULT_COPY_THREADS : DEFAULT_COPY_THREADS;
   }
 
+  /**
+   * Archive mode's sealing threads (large bodies the main thread writes: S3, or no copy threads):
+   * IMPORT_COPY_THREADS when set (none with 0); unset, one per core up to 4 even on S3, whose
+   * single copy thread only hashes small files while sealing is the heavy work there.
+   */
+  get sealingThreads(): number {
+    return this.IMPORT_COPY_THREADS ?? DEFAULT_COPY_THREADS;
+  }
+
   get production(): boolean {
     return this.NODE_ENV === 'production';
   }

@@ -1,10 +1,6 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import type { HealthCheck } from '@app/platform';
-import {
-  DEFAULT_COPY_THREADS,
-  PROVISIONER_SETTINGS,
-  ProvisionerSettings,
-} from '../config/provisioner.settings';
+import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { DIRECT_WRITE_MIN_BYTES } from './filesystem/direct-object-writer';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
 import { WritePathChoice } from './filesystem/write-path-probe';
@@ -109,14 +105,12 @@ export function s3StorageFromSettings(settings: ProvisionerSettings): S3Storage 
         key ? archiveStorage(backend, key, sealer.size > 0 ? sealer : undefined) : backend,
     },
     // Archive mode's large bodies are sealed on threads where the main thread would seal them
-    // (S3, or no copy threads): as many as IMPORT_COPY_THREADS says, none with 0; unset, as many
-    // as the cores allow (not S3's single copy thread, which only hashes small files: sealing is
-    // the heavy work there). Started when first needed, so a process that imports nothing starts none.
+    // (S3, or no copy threads), as many as `sealingThreads`. Started when first needed, so a
+    // process that imports nothing starts none.
     {
       provide: SealingThreads,
       inject: [PROVISIONER_SETTINGS],
-      useFactory: (settings: ProvisionerSettings) =>
-        new SealingThreads(settings.IMPORT_COPY_THREADS ?? DEFAULT_COPY_THREADS),
+      useFactory: (settings: ProvisionerSettings) => new SealingThreads(settings.sealingThreads),
     },
     { provide: STORAGE_HEALTH_CHECKS, inject: [STORAGE_BACKEND], useFactory: storageHealthChecks },
   ],
