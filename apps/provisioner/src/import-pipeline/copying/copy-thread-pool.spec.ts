@@ -42,6 +42,27 @@ function filesBelow(dir: string, prefix = ''): string[] {
   );
 }
 
+/** Copies `one.txt` of `sourceRoot` on the pool into a new staging area; its result. */
+async function copyOneFile(
+  pool: CopyThreadPool,
+  storage: FilesystemStorage,
+  sourceRoot: string,
+): Promise<CopyResult | undefined> {
+  const staging = await storage.openStaging(randomBytes(4).toString('hex'));
+  let result: CopyResult | undefined;
+  await copyFilesOnThreads(pool, {
+    stagingId: staging.id,
+    sourceRoot,
+    md5: false,
+    files: [{ path: 'one.txt', size: 3 }],
+    prepare: (path) => staging.localFiles!.prepare(path),
+    copied: (_, copied) => void (result = copied),
+    bytes: () => undefined,
+    stopped: () => false,
+  });
+  return result;
+}
+
 describe('copyFilesOnThreads (real worker threads, real filesystem)', () => {
   let dir: string;
   let storage: FilesystemStorage;
@@ -337,21 +358,7 @@ describe('CopyThreadPool memory', () => {
     mkdirSync(join(dir, 'src'));
     writeFileSync(join(dir, 'src', 'one.txt'), 'one');
     const pool = new CopyThreadPool(1);
-    const copyOne = async (): Promise<CopyResult | undefined> => {
-      const staging = await storage.openStaging(randomBytes(4).toString('hex'));
-      let result: CopyResult | undefined;
-      await copyFilesOnThreads(pool, {
-        stagingId: staging.id,
-        sourceRoot: join(dir, 'src'),
-        md5: false,
-        files: [{ path: 'one.txt', size: 3 }],
-        prepare: (path) => staging.localFiles!.prepare(path),
-        copied: (_, copied) => void (result = copied),
-        bytes: () => undefined,
-        stopped: () => false,
-      });
-      return result;
-    };
+    const copyOne = () => copyOneFile(pool, storage, join(dir, 'src'));
     try {
       expect(await copyOne()).toMatchObject({ size: 3 });
       expect(pool.threadCount).toBe(1);
@@ -382,21 +389,7 @@ describe('CopyThreadPool memory', () => {
       heapGrowth: 2 ** 40,
       drainHeapGrowth,
     });
-    const copyOn = async (pool: CopyThreadPool): Promise<CopyResult | undefined> => {
-      const staging = await storage.openStaging(randomBytes(4).toString('hex'));
-      let result: CopyResult | undefined;
-      await copyFilesOnThreads(pool, {
-        stagingId: staging.id,
-        sourceRoot: join(dir, 'src'),
-        md5: false,
-        files: [{ path: 'one.txt', size: 3 }],
-        prepare: (path) => staging.localFiles!.prepare(path),
-        copied: (_, copied) => void (result = copied),
-        bytes: () => undefined,
-        stopped: () => false,
-      });
-      return result;
-    };
+    const copyOn = (pool: CopyThreadPool) => copyOneFile(pool, storage, join(dir, 'src'));
     try {
       // `small` goes idle first: with the same idleMs its timer would fire before `grown`'s.
       expect(await copyOn(small)).toMatchObject({ size: 3, sha256: digest('sha256', 'one') });
