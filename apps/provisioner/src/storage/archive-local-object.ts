@@ -22,7 +22,7 @@ function writeJoined(writer: SyncObjectWriter, parts: readonly Buffer[], hash: H
 }
 
 /** A direct body's sealed parts are gathered in this many bytes (whole blocks) per write. */
-const GATHER_BYTES = 4 * 1024 * 1024;
+const GATHER_BYTES = 2 * 1024 * 1024;
 
 /**
  * A direct body's gathering buffers in the overlapped path: one filled while the other is written
@@ -35,7 +35,7 @@ let pairLent = false;
 /**
  * A direct body written without blocking the copy thread on the device
  * (copyFileWithHashesOverlapped): each plain-text chunk is sealed and its sealed bytes hashed and
- * gathered as it is handed over, in order; a full 4 MiB gathering buffer goes out on libuv's pool
+ * gathered as it is handed over, in order; a full 2 MiB gathering buffer goes out on libuv's pool
  * (DirectObjectWriter.writeInBackground, at its own position) while the thread reads, hashes and
  * seals on into the other one. A chunk's promise settles once it is sealed and every write it
  * started has ended, so the copy, which awaits them all before committing or aborting, never

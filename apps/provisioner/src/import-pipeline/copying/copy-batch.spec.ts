@@ -205,7 +205,7 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
     });
 
     it('seals a direct body while its reads and writes run in the background: past the page cache, every byte in place', async () => {
-      // More than two 4 MiB gathering buffers of sealed bytes, so each is filled again after its
+      // More than two 2 MiB gathering buffers of sealed bytes, so each is filled again after its
       // write went out in the background, and a last partial block padded and cut.
       const plain = randomBytes(9 * MiB + 12_345);
       const opens = spyOnOpens();
