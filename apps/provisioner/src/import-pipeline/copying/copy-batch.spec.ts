@@ -144,11 +144,13 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
     const headers = new HeaderWriter([reader.publicKey]);
 
     /** `batch`, each job with its header and body checksum beside its body, keys as posted. */
-    function archiveBatch(files: Record<string, Buffer>): CopyBatch {
+    function archiveBatch(files: Record<string, Buffer>, direct = false): CopyBatch {
       mkdirSync(join(dir, 'headers'));
       mkdirSync(join(dir, 'sums'));
       const copy = batch(
-        Object.fromEntries(Object.entries(files).map(([path, content]) => [path, { content }])),
+        Object.fromEntries(
+          Object.entries(files).map(([path, content]) => [path, { content, direct }]),
+        ),
       );
       return {
         ...copy,
@@ -200,6 +202,90 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
       }
       // A data key of each file's own.
       expect(dataKeys.size).toBe(Object.keys(files).length);
+    });
+
+    it('seals a direct body while its reads and writes run in the background: past the page cache, every byte in place', async () => {
+      // More than two 2 MiB gathering buffers of sealed bytes, so each is filled again after its
+      // write went out in the background, and a last partial block padded and cut.
+      const plain = randomBytes(9 * MiB + 12_345);
+      const opens = spyOnOpens();
+      let outcomes;
+      try {
+        outcomes = await runCopyBatch(archiveBatch({ 'large.bin': plain }, true), buffers());
+      } finally {
+        opens.restore();
+      }
+      expect(outcomes).toMatchObject([
+        { size: plain.length, sha256: digest('sha256', plain), md5: digest('md5', plain) },
+      ]);
+      // The overlapped copy took its spare buffers: reads and writes in the background.
+      expect(spares).toBe(1);
+      expect(opens.flags.filter((f) => f !== -1 && f & fs.constants.O_DIRECT)).toHaveLength(1);
+      expect(cachedBytes(join(dir, 'staging/large.bin'))).toBe(0);
+      const body = readFileSync(join(dir, 'staging/large.bin'));
+      expect(body.length).toBe(bodySize(plain.length));
+      expect(body.includes(plain.subarray(0, 32))).toBe(false);
+      expect(readFileSync(join(dir, 'sums/large.bin'), 'utf8')).toBe(`${digest('sha256', body)}\n`);
+      expect((await plaintextOf('large.bin')).equals(plain)).toBe(true);
+    });
+
+    it('fails a direct body whose background write fails (ENOSPC) with that error, once no write is in flight', async () => {
+      const nodeFs = jest.requireActual<typeof fs>('node:fs');
+      const real = nodeFs.write;
+      let writes = 0;
+      let inFlight = 0;
+      let closedInFlight = false;
+      const realClose = nodeFs.closeSync;
+      const closeSpy = jest.spyOn(nodeFs, 'closeSync').mockImplementation((fd) => {
+        if (inFlight > 0) closedInFlight = true;
+        realClose(fd);
+      });
+      const writeSpy = jest.spyOn(nodeFs, 'write').mockImplementation(((...args: unknown[]) => {
+        const callback = args[args.length - 1] as (error: Error | null, n?: number) => void;
+        inFlight += 1;
+        const done = (error: Error | null, n?: number) => {
+          inFlight -= 1;
+          callback(error, n);
+        };
+        // The second gathering buffer's write: the disk is full.
+        if (++writes === 2) {
+          setTimeout(
+            () => done(Object.assign(new Error('ENOSPC: no space left'), { code: 'ENOSPC' })),
+            20,
+          );
+          return;
+        }
+        (real as (...a: unknown[]) => void)(...args.slice(0, -1), done);
+      }) as typeof fs.write);
+      let outcomes;
+      try {
+        outcomes = await runCopyBatch(
+          archiveBatch({ 'large.bin': randomBytes(12 * MiB) }, true),
+          buffers(),
+        );
+      } finally {
+        writeSpy.mockRestore();
+        closeSpy.mockRestore();
+      }
+      expect(outcomes).toEqual([{ error: expect.objectContaining({ code: 'ENOSPC' }) }]);
+      expect(writes).toBeGreaterThanOrEqual(2);
+      expect(closedInFlight).toBe(false);
+      expect(existsSync(join(dir, 'sums/large.bin'))).toBe(false);
+    });
+
+    it('stops a direct body mid-file with every write ended, leaving only cipher-text and no body checksum', async () => {
+      const plain = randomBytes(12 * MiB);
+      const copy = archiveBatch({ 'large.bin': plain }, true);
+      const outcomes = await runCopyBatch(copy, buffers(), (bytes) => {
+        if (bytes > 0) Atomics.store(copy.stop!, 0, 1);
+      });
+      expect(outcomes).toEqual([
+        { error: expect.objectContaining({ name: 'ImportStoppedError' }) },
+      ]);
+      const body = readFileSync(join(dir, 'staging/large.bin'));
+      expect(body.length).toBeLessThan(bodySize(plain.length));
+      expect(body.includes(plain.subarray(0, 32))).toBe(false);
+      expect(existsSync(join(dir, 'sums/large.bin'))).toBe(false);
     });
 
     it('stops mid-file leaving only cipher-text, and refuses a job that names no header before creating anything', async () => {
