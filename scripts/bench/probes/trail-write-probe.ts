@@ -21,6 +21,12 @@ const event = () => ({
   visa: randomUUID(),
 });
 
+function show(label: string, us: number[]): void {
+  us.sort((a, b) => a - b);
+  const at = (p: number) => us[Math.min(us.length - 1, Math.floor((p / 100) * us.length))];
+  console.log(`${label.padEnd(58)} p50 ${at(50).toFixed(0).padStart(6)} µs  p99 ${at(99).toFixed(0).padStart(6)} µs`);
+}
+
 async function timed(label: string, step: () => Promise<unknown> | unknown): Promise<void> {
   for (let i = 0; i < 200; i++) await step();
   const us: number[] = [];
@@ -29,9 +35,45 @@ async function timed(label: string, step: () => Promise<unknown> | unknown): Pro
     await step();
     us.push(Number(process.hrtime.bigint() - t) / 1000);
   }
-  us.sort((a, b) => a - b);
-  const at = (p: number) => us[Math.min(us.length - 1, Math.floor((p / 100) * us.length))];
-  console.log(`${label.padEnd(58)} p50 ${at(50).toFixed(0).padStart(6)} µs  p99 ${at(99).toFixed(0).padStart(6)} µs`);
+  show(label, us);
+}
+
+/**
+ * `queue.add` split in two: the script's round trip (its command sent to its reply, timed by
+ * wrapping the client's `runCommand`), and the rest (the job built, its options packed, the
+ * promises around it), per call.
+ */
+async function splitAdd(
+  label: string,
+  client: { runCommand: (name: string, args: unknown[]) => Promise<unknown> },
+  add: () => Promise<unknown>,
+): Promise<void> {
+  const run = client.runCommand;
+  let trip = 0;
+  client.runCommand = (name, args) => {
+    const t = process.hrtime.bigint();
+    return run(name, args).then((reply) => {
+      trip += Number(process.hrtime.bigint() - t) / 1000;
+      return reply;
+    });
+  };
+  const trips: number[] = [];
+  const rest: number[] = [];
+  try {
+    for (let i = 0; i < 200 + N; i++) {
+      trip = 0;
+      const t = process.hrtime.bigint();
+      await add();
+      const whole = Number(process.hrtime.bigint() - t) / 1000;
+      if (i < 200) continue;
+      trips.push(trip);
+      rest.push(whole - trip);
+    }
+  } finally {
+    client.runCommand = run;
+  }
+  show(`${label}: the script's round trip`, trips);
+  show(`${label}: the rest (client side)`, rest);
 }
 
 async function main(): Promise<void> {
@@ -59,6 +101,21 @@ async function main(): Promise<void> {
       removeOnFail: false,
     });
   });
+  await splitAdd(
+    'queue.add',
+    client as unknown as Parameters<typeof splitAdd>[1],
+    () => {
+      const e = event();
+      return queue.add(TrailJobName.Report, e, {
+        jobId: e.id,
+        removeOnComplete: keep,
+        removeOnFail: false,
+      });
+    },
+  );
+  await timed('EVALSHA of a one-line script (a script round trip)', () =>
+    client.eval('return 1', 0),
+  );
   await timed('TrailEmitter.emit (setImmediate + queue.add)', () =>
     emitter.emit({ type: 'drs_object.allow', object_id: 'x', subject: 's', dataset: 'd' }),
   );

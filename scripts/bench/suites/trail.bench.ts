@@ -36,6 +36,8 @@ const RATE_TARGET = 1000;
 /** "Seconds, not minutes": verifying a million entries. */
 const VERIFY_TARGET_S = 30;
 const PROJECT = 'BENCH-TRAIL';
+/** The API's histogram of its waits for an append (TrailEmitter). */
+const APPEND_HISTOGRAM = 'provisioner_trail_append_seconds';
 const READER = 'bench-trail-reader';
 
 /** Seeds of the call order and of the resamples: fixed, so runs differ by the machine only. */
@@ -140,6 +142,47 @@ async function remsCalls(
   return out;
 }
 
+/** Cumulative counts by upper bound (`le`) of a Prometheus histogram in a /metrics text. */
+type Buckets = Map<number, number>;
+
+async function histogramOf(url: string, name: string): Promise<Buckets> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const buckets: Buckets = new Map();
+  // Its labels in any order (the registry's default `app` beside `le`).
+  const line = new RegExp(`^${name}_bucket\\{[^}]*\\ble="([^"]+)"[^}]*\\} ([0-9.e+]+)$`);
+  for (const row of text.split('\n')) {
+    const match = line.exec(row);
+    if (match !== null)
+      buckets.set(match[1] === '+Inf' ? Infinity : Number(match[1]), Number(match[2]));
+  }
+  if (buckets.size === 0) throw new Error(`${url}/metrics has no ${name}`);
+  return buckets;
+}
+
+/** `later` less `earlier`, bucket by bucket (added to `into`). */
+function addDelta(into: Buckets, later: Buckets, earlier: Buckets): void {
+  for (const [le, n] of later) into.set(le, (into.get(le) ?? 0) + n - (earlier.get(le) ?? 0));
+}
+
+/** A quantile of a histogram, linear within its bucket (as PromQL's histogram_quantile), in ms. */
+function bucketQuantile(buckets: Buckets, q: number): number {
+  const bounds = [...buckets.keys()].sort((a, b) => a - b);
+  const total = buckets.get(Infinity) ?? 0;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const le of bounds) {
+    const n = buckets.get(le) ?? 0;
+    if (n >= rank) {
+      if (le === Infinity) return lower * 1000;
+      return (lower + (le - lower) * ((rank - below) / Math.max(1, n - below))) * 1000;
+    }
+    lower = le;
+    below = n;
+  }
+  return NaN;
+}
+
 const pct = (ratio: number) => `${ratio >= 0 ? '+' : ''}${fmt(ratio * 100, 1)} %`;
 const interval = (c: Comparison) => `${pct(c.low)} … ${pct(c.high)}`;
 
@@ -152,7 +195,7 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
   const sizes: Sizes = {
     drsBlocks: ctx.quick ? 2 : 8,
     drsPerSide: ctx.quick ? 400 : 2500,
-    remsBlocks: ctx.quick ? 1 : 4,
+    remsBlocks: ctx.quick ? 1 : 8,
     remsPerSide: ctx.quick ? 200 : 2500,
   };
   const rateSeconds = ctx.quick ? 5 : 30;
@@ -194,7 +237,7 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
       await freePort(),
     );
     let drs: DrsSamples;
-    let floor: { roundTrip: number[]; after: number[]; jobWrite: number[] };
+    let floor: { appendWaits: Buckets; roundTrip: number[]; after: number[]; jobWrite: number[] };
     let grants: Paired;
     let delivery: DeliveryResult;
     try {
@@ -244,11 +287,16 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
           prefix: 'bench',
         });
         let paused = false;
+        // The on API's own wait for each append (emit to stored), over the paused phases.
+        const appendWaits: Buckets = new Map();
+        let pausedFrom: Buckets | undefined;
         const setPhase = async (phase: keyof DrsSamples) => {
           if (phase === 'paused') {
             await trailQueue.pause();
             paused = true;
+            pausedFrom = await histogramOf(onApi.url, APPEND_HISTOGRAM);
           } else if (paused) {
+            addDelta(appendWaits, await histogramOf(onApi.url, APPEND_HISTOGRAM), pausedFrom!);
             // What the paused phase queued is delivered before the next phase's calls, not
             // during them.
             await trailQueue.resume();
@@ -262,24 +310,30 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
           }
         };
         ctx.log('DRS access decisions, trail on and off call by call, delivery live and paused');
-        const roundTrip = await redisRoundTrip(trailQueue);
-        drs = await drsCalls(
-          sizes.drsBlocks,
-          sizes.drsPerSide,
-          setPhase,
-          async (side) => {
-            const r = await timePost(
-              `${apis[side]}/ga4gh/drs/v1/objects/${object}/access/https`,
-              JSON.stringify({ passports }),
-            );
-            if (r.status !== 200) throw new Error(`DRS access (${side}): ${r.status} ${r.body}`);
-            return r.ms;
-          },
-          loads,
-        );
-        await setPhase('live');
-        await trailQueue.close();
+        let roundTrip: number[];
+        try {
+          roundTrip = await redisRoundTrip(trailQueue);
+          drs = await drsCalls(
+            sizes.drsBlocks,
+            sizes.drsPerSide,
+            setPhase,
+            async (side) => {
+              const r = await timePost(
+                `${apis[side]}/ga4gh/drs/v1/objects/${object}/access/https`,
+                JSON.stringify({ passports }),
+              );
+              if (r.status !== 200) throw new Error(`DRS access (${side}): ${r.status} ${r.body}`);
+              return r.ms;
+            },
+            loads,
+          );
+          await setPhase('live');
+        } finally {
+          // Also on a failure: an open queue would retry the stopped Redis and hold the bench.
+          await trailQueue.close();
+        }
         floor = {
+          appendWaits,
           roundTrip,
           after: await redisRoundTrip(trailQueue, redis.url),
           jobWrite: await jobWrites(redis.url),
@@ -572,7 +626,7 @@ async function verifyChain(
 
 function report(r: {
   drs: DrsSamples;
-  floor: { roundTrip: number[]; after: number[]; jobWrite: number[] };
+  floor: { appendWaits: Buckets; roundTrip: number[]; after: number[]; jobWrite: number[] };
   grants: Paired;
   delivery: DeliveryResult;
   verify: VerifyResult;
@@ -667,11 +721,14 @@ function report(r: {
     'Redis before the decision is answered (so an answered decision is never lost,',
     '[group commit](decisions/provisioner-trail-group-commit.md)); it adds',
     `${fmt(paused.p50 - paused.baseP50, 2)} ms to the p50 and ${fmt(paused.p99 - paused.baseP99, 2)} ms to the p99 of a decision whose p99 is ${fmt(paused.baseP99, 2)} ms.`,
+    `Inside the on API, the wait itself (emit to stored: its \`${APPEND_HISTOGRAM}\` over the paused phases,`,
+    `${(r.floor.appendWaits.get(Infinity) ?? 0).toLocaleString('en')} appends, read within its buckets) p50 / p99 ${fmt(bucketQuantile(r.floor.appendWaits, 0.5), 2)} / **${fmt(bucketQuantile(r.floor.appendWaits, 0.99), 2)}** ms.`,
     'The floors of that write, timed from the bench on the same machine: a Redis round trip',
     `(\`PING\`, ${trips.length} before and after the DRS calls) p50 / p99 ${fmt(percentile(trips, 50), 3)} / **${fmt(percentile(trips, 99), 3)}** ms;`,
     `the emitter's job write (\`Queue.add\` with its options, ${r.floor.jobWrite.length} one at a time, to a queue no worker`,
     `reads) p50 / p99 ${fmt(percentile(r.floor.jobWrite, 50), 3)} / **${fmt(percentile(r.floor.jobWrite, 99), 3)}** ms. ${OVERHEAD_TARGET * 100} % of the decision's p99 is`,
-    `${fmt(OVERHEAD_TARGET * paused.baseP99, 2)} ms.`,
+    `${fmt(OVERHEAD_TARGET * paused.baseP99, 2)} ms; one Redis round trip's p99 is **${fmt((100 * percentile(trips, 99)) / paused.baseP99, 1)} %** of it, the job write's`,
+    `**${fmt((100 * percentile(r.floor.jobWrite, 99)) / paused.baseP99, 1)} %** (both timed back to back, not inside a decision).`,
     '',
     `**Delivery**: ${d.events.toLocaleString('en')} events emitted at ${RATE_TARGET}/s through \`TrailEmitter\``,
     '(one emit per event, as a DRS decision makes it; those of one step written together), delivered by the worker to `POST /api/trail/events`',

@@ -1,7 +1,9 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { JobsOptions, Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
+import { Histogram, Registry } from 'prom-client';
+import { METRICS_REGISTRY } from '@app/platform';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import {
   TRAIL_LONG_TEXT_MAX,
@@ -23,12 +25,22 @@ export type TrailFacts = Omit<TrailEvent, 'id' | 'occurred_at'> &
  */
 export const TRAIL_WRITE_MAX = 1000;
 
+/**
+ * The buckets of `provisioner_trail_append_seconds`: fine below 5 ms, where a write on a
+ * healthy queue lands, so its p99 can be read against a request's.
+ */
+export const TRAIL_APPEND_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.01, 0.025, 0.1, 1, 10,
+];
+
 /** One job per emit: its events, in order, in `events` (kept for the write and its log). */
 type TrailJob = {
   name: TrailJobName;
   data: TrailEvent | TrailEventsData;
   opts: JobsOptions;
   events: TrailEvent[];
+  /** performance.now() at the emit, for the wait its emitter is told of. */
+  emittedAt: number;
 };
 
 /** Emits since the last write began, and what their emitters await. */
@@ -67,13 +79,25 @@ export class TrailEmitter {
   private pending: Pending | undefined;
   /** A write is under way (or about to start): the next pending ones wait for it. */
   private writing = false;
+  /** From an emit to its write's end: what a request waits for before it answers. */
+  private readonly waits: Histogram | undefined;
 
   constructor(
     @InjectQueue(TRAIL_QUEUE) private readonly queue: Queue,
     @Inject(PROVISIONER_SETTINGS) settings: ProvisionerSettings,
+    @Optional() @Inject(METRICS_REGISTRY) registry?: Registry,
   ) {
     // Its connection errors are logged with every queue's (QueueErrorLogger).
     this.on = settings.catalogRegistration !== null;
+    this.waits =
+      registry === undefined || !this.on
+        ? undefined
+        : new Histogram({
+            name: 'provisioner_trail_append_seconds',
+            help: "Time from a trail emit to its events stored in the queue (or the write's failure): what a DRS decision, a read or a publication waits for before it goes on",
+            buckets: TRAIL_APPEND_BUCKETS,
+            registers: [registry],
+          });
   }
 
   get enabled(): boolean {
@@ -110,6 +134,7 @@ export class TrailEmitter {
         data: event,
         opts: { jobId: event.id, removeOnComplete: this.keep, removeOnFail: false },
         events: [event],
+        emittedAt: performance.now(),
       });
     } else {
       const events = facts.map((one) => trailEvent(one, now));
@@ -118,6 +143,7 @@ export class TrailEmitter {
         data: { events },
         opts: { jobId: trailEventsJobId(events), removeOnComplete: this.keep, removeOnFail: false },
         events,
+        emittedAt: performance.now(),
       });
     }
     return pending.written;
@@ -144,11 +170,18 @@ export class TrailEmitter {
           }
         } finally {
           next.settle();
+          this.observe(next.jobs);
         }
       }
     } finally {
       this.writing = false;
     }
+  }
+
+  private observe(jobs: TrailJob[]): void {
+    if (this.waits === undefined) return;
+    const now = performance.now();
+    for (const job of jobs) this.waits.observe((now - job.emittedAt) / 1000);
   }
 
   /** One round trip for the lot; a failure is logged with every event it held, never thrown. */

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { Registry } from 'prom-client';
 import type { ProvisionerSettings } from '../config/provisioner.settings';
 import { TrailEmitter, type TrailFacts } from './trail-emitter';
 import {
@@ -52,6 +53,37 @@ describe('the trail outbox', () => {
     await expect(
       emitter.emit({ type: 'drs_object.allow', object_id: 'P~S~D', subject: 'someone' }),
     ).resolves.toBeUndefined();
+  });
+
+  it("times each emit's wait until its write ends, counted once the write has landed", async () => {
+    let land!: () => void;
+    const queue = {
+      add: () => new Promise<void>((resolve) => (land = resolve)),
+      addBulk: () => Promise.resolve(),
+    } as unknown as Queue;
+    const registry = new Registry();
+    const emitter = new TrailEmitter(
+      queue,
+      { catalogRegistration: {} } as unknown as ProvisionerSettings,
+      registry,
+    );
+    const count = async () =>
+      Number(
+        /^provisioner_trail_append_seconds_count (\d+)$/m.exec(
+          await registry.getSingleMetricAsString('provisioner_trail_append_seconds'),
+        )![1],
+      );
+    expect(await count()).toBe(0);
+    let answered = false;
+    const written = emitter.emit(allow(1)).then(() => (answered = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The write is under way: nothing answered, nothing counted.
+    expect(land).toBeDefined();
+    expect(answered).toBe(false);
+    expect(await count()).toBe(0);
+    land();
+    await written;
+    expect(await count()).toBe(1);
   });
 
   it('derives one lowercase UUID per event, the same each time it is reached', () => {
