@@ -30,17 +30,31 @@ describe('shared (frozen) RDF nodes', () => {
     expect(merge([shared, shared])).toEqual([shared]);
   });
 
-  it('is written as the same node unshared would be, each time', () => {
+  it('is written as the same node unshared would be, once in each answer', () => {
     const shared = agent().freeze();
     const dataset = new RdfNode('https://catalog.example/api/dcat/datasets/D1', [
       iri('dcat', 'Dataset'),
     ]).ref(iri('dct', 'publisher'), shared.id);
-    const turtle = turtleWriter.nodes([dataset, agent()]);
-    expect(turtleWriter.nodes([dataset, shared])).toBe(turtle);
-    expect(turtleWriter.nodes([dataset, shared])).toBe(turtle);
+    const other = new RdfNode('https://catalog.example/api/dcat/datasets/D2', [
+      iri('dcat', 'Dataset'),
+    ]).ref(iri('dct', 'publisher'), shared.id);
+    const unshared = turtleWriter();
+    const turtle = unshared.nodes([dataset, agent()]);
+    const otherTurtle = unshared.nodes([other]);
+    // The first time in an answer as the unshared node is written; later in it, not again.
+    const answer = turtleWriter();
+    expect(answer.nodes([dataset, shared])).toBe(turtle);
+    expect(answer.nodes([other, shared])).toBe(otherTurtle);
+    // Another answer writes it again.
+    expect(turtleWriter().nodes([dataset, shared])).toBe(turtle);
+    // An unshared node is written every time.
+    expect(unshared.nodes([dataset, agent()])).toBe(turtle);
     const plain = jsonLdWriter('https://catalog.example/context.jsonld');
     const kept = jsonLdWriter('https://catalog.example/context.jsonld');
-    const expected = plain.nodes([agent()]) + plain.nodes([dataset, agent()]);
-    expect(kept.nodes([shared]) + kept.nodes([dataset, shared])).toBe(expected);
+    const expected = plain.nodes([agent()]) + plain.nodes([dataset]) + plain.nodes([other]);
+    expect(kept.nodes([shared]) + kept.nodes([dataset, shared]) + kept.nodes([shared, other])).toBe(
+      expected,
+    );
+    expect(JSON.parse(`[${expected}]`)).toHaveLength(3);
   });
 });

@@ -75,13 +75,14 @@ describe('Turtle writer', () => {
     const node = new RdfNode('https://catalog.example/d')
       .ref(iri('dct', 'accessRights'), iri('dcat', 'Dataset'))
       .ref(iri('dct', 'isPartOf'), 'https://catalog.example/c');
-    const once = turtleWriter.nodes([node]);
+    const writer = turtleWriter();
+    const once = writer.nodes([node]);
     expect(once).toBe(
       '<https://catalog.example/d>\n  dct:accessRights dcat:Dataset ;\n' +
         '  dct:isPartOf <https://catalog.example/c> .\n\n',
     );
-    expect(turtleWriter.nodes([node])).toBe(once);
-    expect(turtleWriter.start()).toBe(turtleWriter.start());
-    expect(turtleWriter.start()).toContain('@prefix dcat: <http://www.w3.org/ns/dcat#> .\n');
+    expect(writer.nodes([node])).toBe(once);
+    expect(turtleWriter().start()).toBe(writer.start());
+    expect(writer.start()).toContain('@prefix dcat: <http://www.w3.org/ns/dcat#> .\n');
   });
 });

@@ -149,27 +149,38 @@ const frozenTurtle = new WeakMap<RdfNode, string>();
 
 const TURTLE_PREFIXES = prefixes.map(([p, ns]) => `@prefix ${p}: <${ns}> .\n`).join('') + '\n';
 
-export const turtleWriter: RdfWriter = {
-  mediaType: MEDIA_TYPES.ttl,
-  // The same for every answer (each FAIR Data Point record starts with it): written once.
-  start: () => TURTLE_PREFIXES,
-  // One string built by appending (no array per subject and statement to join); a shared node's
-  // text is kept once written.
-  nodes: (nodes) => {
-    let out = '';
-    for (const node of nodes) {
-      if (!node.frozen) {
-        out = turtleNode(out, node);
-        continue;
+/**
+ * A Turtle writer for one answer. A shared node (RdfNode.frozen: a vocabulary term, the
+ * publisher, the legislation) is written the first time it comes in the answer and skipped after:
+ * the same triples again add nothing to the graph, and most datasets of a page name the same
+ * terms (decisions/dcat-shared-nodes-once.md).
+ */
+export function turtleWriter(): RdfWriter {
+  const written = new Set<RdfNode>();
+  return {
+    mediaType: MEDIA_TYPES.ttl,
+    // The same for every answer (each FAIR Data Point record starts with it): written once.
+    start: () => TURTLE_PREFIXES,
+    // One string built by appending (no array per subject and statement to join); a shared node's
+    // text is kept once written.
+    nodes: (nodes) => {
+      let out = '';
+      for (const node of nodes) {
+        if (!node.frozen) {
+          out = turtleNode(out, node);
+          continue;
+        }
+        if (written.has(node)) continue;
+        written.add(node);
+        let text = frozenTurtle.get(node);
+        if (text === undefined) frozenTurtle.set(node, (text = turtleNode('', node)));
+        out += text;
       }
-      let text = frozenTurtle.get(node);
-      if (text === undefined) frozenTurtle.set(node, (text = turtleNode('', node)));
-      out += text;
-    }
-    return out;
-  },
-  end: () => '',
-};
+      return out;
+    },
+    end: () => '',
+  };
+}
 
 // ---------------------------------------------------------------- JSON-LD
 
@@ -219,6 +230,8 @@ const frozenJsonLd = new WeakMap<RdfNode, string>();
  */
 export function jsonLdWriter(contextUrl: string): RdfWriter {
   let first = true;
+  /** Shared nodes already written in this answer (as for Turtle). */
+  const written = new Set<RdfNode>();
   return {
     mediaType: MEDIA_TYPES.jsonld,
     start: () => `{"@context":${JSON.stringify(contextUrl)},"@graph":[`,
@@ -227,6 +240,10 @@ export function jsonLdWriter(contextUrl: string): RdfWriter {
     nodes: (nodes) => {
       let out = '';
       for (const node of nodes) {
+        if (node.frozen) {
+          if (written.has(node)) continue;
+          written.add(node);
+        }
         if (!first) out += ',';
         first = false;
         if (!node.frozen) {
@@ -296,5 +313,5 @@ export const rdfXmlWriter: RdfWriter = {
 
 export function rdfWriter(format: RdfFormat, contextUrl: string): RdfWriter {
   if (format === 'jsonld') return jsonLdWriter(contextUrl);
-  return format === 'rdf' ? rdfXmlWriter : turtleWriter;
+  return format === 'rdf' ? rdfXmlWriter : turtleWriter();
 }
