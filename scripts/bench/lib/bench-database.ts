@@ -37,3 +37,21 @@ export async function postgresVersion(): Promise<string> {
     return rows[0]?.v ?? 'unknown';
   });
 }
+
+/**
+ * The trail benches' "off" side: a BEFORE INSERT trigger on `audit_log` that drops every row
+ * written on a connection carrying `bench.trail=off` (nothing appended, nothing chained). Its
+ * name sorts before the chain's: PostgreSQL fires a table's row triggers in name order, and a
+ * row dropped by the first reaches no other. The on side pays for the same check.
+ */
+export async function dropTrailRowsOnOffConnections(client: {
+  query(sql: string): Promise<unknown>;
+}): Promise<void> {
+  await client.query(`CREATE FUNCTION bench_trail_off() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF current_setting('bench.trail', true) = 'off' THEN RETURN NULL; END IF;
+      RETURN NEW;
+    END $$`);
+  await client.query(`CREATE TRIGGER a_bench_trail_off BEFORE INSERT ON audit_log
+    FOR EACH ROW EXECUTE FUNCTION bench_trail_off()`);
+}

@@ -8,6 +8,7 @@
 // database (built apps in .bench/dist: run the trail bench once first), dropped at the end.
 //   npx ts-node -r tsconfig-paths/register --transpile-only scripts/bench/probes/grant-append-probe.ts
 import { Client } from 'pg';
+import { dropTrailRowsOnOffConnections } from '../lib/bench-database';
 import { migratedCatalogDatabase } from '../lib/catalog-process';
 
 const N = Number(process.env.PROBE_N ?? 4000);
@@ -31,13 +32,7 @@ async function main(): Promise<void> {
   await client.connect();
   await offClient.connect();
   try {
-    await client.query(`CREATE FUNCTION bench_trail_off() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF current_setting('bench.trail', true) = 'off' THEN RETURN NULL; END IF;
-        RETURN NEW;
-      END $$`);
-    await client.query(`CREATE TRIGGER a_bench_trail_off BEFORE INSERT ON audit_log
-      FOR EACH ROW EXECUTE FUNCTION bench_trail_off()`);
+    await dropTrailRowsOnOffConnections(client);
     await client.query('CREATE TABLE bench_grant (n integer NOT NULL)');
     const rows = (n: number) =>
       JSON.stringify([

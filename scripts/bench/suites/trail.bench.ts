@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { startPrivateRedis } from '../../lib/private-redis';
 import { prng } from '../../lib/prng';
 import { migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
-import { withClient } from '../lib/bench-database';
+import { dropTrailRowsOnOffConnections, withClient } from '../lib/bench-database';
 import type { BenchContext } from '../lib/context';
 import { timePost } from '../lib/http-load';
 import { CATALOG_DIST, freePort, requireBuilt, ROOT } from '../lib/processes';
@@ -208,19 +208,8 @@ export async function trailBench(ctx: BenchContext): Promise<SuiteReport> {
   const redis = await startPrivateRedis({ dir: join(base, 'redis') });
   const loads: number[] = [];
   try {
-    // "Off": a second catalog whose connections carry `bench.trail=off`, and a BEFORE INSERT
-    // trigger that drops every entry on such a connection (nothing appended, nothing chained).
-    // Its name sorts before the chain's: PostgreSQL fires a table's row triggers in name order,
-    // and a row dropped by the first reaches no other. The on catalog pays for the same check.
-    await withClient(db, async (c) => {
-      await c.query(`CREATE FUNCTION bench_trail_off() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF current_setting('bench.trail', true) = 'off' THEN RETURN NULL; END IF;
-          RETURN NEW;
-        END $$`);
-      await c.query(`CREATE TRIGGER a_bench_trail_off BEFORE INSERT ON audit_log
-        FOR EACH ROW EXECUTE FUNCTION bench_trail_off()`);
-    });
+    // "Off": a second catalog whose connections carry `bench.trail=off` (nothing appended).
+    await withClient(db, dropTrailRowsOnOffConnections);
     const catalogSettings = {
       ...catalogDb.env,
       ...catalogEnv,
