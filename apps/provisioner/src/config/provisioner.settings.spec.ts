@@ -464,10 +464,25 @@ describe('provisioner settings', () => {
     expect(
       loadProvisionerSettings({ REDIS_URL, ...S3, IMPORT_COPY_THREADS: '0' }).sealingThreads,
     ).toBe(0);
-    for (const bad of ['-1', '65', '1.5', 'two']) {
-      const problems = problemsOf({ REDIS_URL, IMPORT_COPY_THREADS: bad });
-      expect(problems.length).toBeGreaterThan(0);
-      for (const problem of problems) expect(problem).toMatch(/^IMPORT_COPY_THREADS /);
+    // IMPORT_SEALING_THREADS apart from the copy threads, as the manifests set them with S3 storage.
+    expect(
+      loadProvisionerSettings({
+        REDIS_URL,
+        ...S3,
+        IMPORT_COPY_THREADS: '1',
+        IMPORT_SEALING_THREADS: '2',
+      }),
+    ).toMatchObject({ copyThreads: 1, sealingThreads: 2 });
+    expect(
+      loadProvisionerSettings({ REDIS_URL, IMPORT_COPY_THREADS: '2', IMPORT_SEALING_THREADS: '0' })
+        .sealingThreads,
+    ).toBe(0);
+    for (const name of ['IMPORT_COPY_THREADS', 'IMPORT_SEALING_THREADS']) {
+      for (const bad of ['-1', '65', '1.5', 'two']) {
+        const problems = problemsOf({ REDIS_URL, [name]: bad });
+        expect(problems.length).toBeGreaterThan(0);
+        for (const problem of problems) expect(problem).toMatch(new RegExp(`^${name} `));
+      }
     }
   });
 

@@ -379,6 +379,16 @@ export class ProvisionerSettings extends FrontDoorSettings {
   IMPORT_COPY_THREADS?: number;
 
   /**
+   * Archive mode's sealing threads, which encrypt the large bodies the main thread writes (S3
+   * storage, or no copy threads); 0 seals them on the main thread. Apart from the copy threads
+   * because on S3 one copy thread keeps up while sealing is the heavy work. Default:
+   * IMPORT_COPY_THREADS when set, else min(CPU cores, 4) (see `sealingThreads`).
+   */
+  @IsOptional()
+  @IntegerSetting(0, 64)
+  IMPORT_SEALING_THREADS?: number;
+
+  /**
    * The worker's private local directory for validations (SOURCES[].validators): their input,
    * output and scratch directories, and, with S3 storage or in archive mode, a copy of each
    * dataset's verified bytes for its validators, removed when they finish. In archive mode it
@@ -640,11 +650,12 @@ export class ProvisionerSettings extends FrontDoorSettings {
 
   /**
    * Archive mode's sealing threads (large bodies the main thread writes: S3, or no copy threads):
-   * IMPORT_COPY_THREADS when set (none with 0); unset, one per core up to 4 even on S3, whose
-   * single copy thread only hashes small files while sealing is the heavy work there.
+   * IMPORT_SEALING_THREADS; else IMPORT_COPY_THREADS when set (none with 0); else one per core up
+   * to 4 even on S3, whose single copy thread only hashes small files while sealing is the heavy
+   * work there.
    */
   get sealingThreads(): number {
-    return this.IMPORT_COPY_THREADS ?? DEFAULT_COPY_THREADS;
+    return this.IMPORT_SEALING_THREADS ?? this.IMPORT_COPY_THREADS ?? DEFAULT_COPY_THREADS;
   }
 
   get production(): boolean {
