@@ -76,7 +76,7 @@ class OverlappedSealedBody implements DirectObjectWriter {
     const sealed = this.tail.then(() => this.seal(chunk));
     // The next chunk waits for this one's sealing, not for its writes, whatever its outcome.
     this.tail = sealed.catch(() => undefined);
-    return sealed.then((writes) => Promise.all(writes)).then(() => undefined);
+    return sealed.then(allEnded);
   }
 
   commit(): void {
@@ -110,20 +110,27 @@ class OverlappedSealedBody implements DirectObjectWriter {
   private async seal(chunk: Uint8Array): Promise<Promise<void>[]> {
     const started: Promise<void>[] = [];
     const parts = this.encryptor.push(chunk);
-    for (const part of parts) {
-      this.hash.update(part);
-      let offset = 0;
-      while (offset < part.length) {
-        // The buffer about to be filled may still be going out (the one before last): wait.
-        const pending = this.inFlight[this.current];
-        if (pending) await pending;
-        const buffer = this.buffers[this.current];
-        const n = Math.min(buffer.length - this.held, part.length - offset);
-        part.copy(buffer, this.held, offset, offset + n);
-        this.held += n;
-        offset += n;
-        if (this.held === buffer.length) started.push(this.sendFull());
+    try {
+      for (const part of parts) {
+        this.hash.update(part);
+        let offset = 0;
+        while (offset < part.length) {
+          // The buffer about to be filled may still be going out (the one before last): wait.
+          const pending = this.inFlight[this.current];
+          if (pending) await pending;
+          const buffer = this.buffers[this.current];
+          const n = Math.min(buffer.length - this.held, part.length - offset);
+          part.copy(buffer, this.held, offset, offset + n);
+          this.held += n;
+          offset += n;
+          if (this.held === buffer.length) started.push(this.sendFull());
+        }
       }
+    } catch (error) {
+      // An earlier write failed: the writes this chunk started still use the body, and the copy
+      // closes it once this chunk's promise settles.
+      await Promise.allSettled(started);
+      throw error;
     }
     // Copied: the cipher-texts' memory is freed now (the parts are views of nothing after it).
     this.encryptor.release();
@@ -160,6 +167,15 @@ class OverlappedSealedBody implements DirectObjectWriter {
       }
     }
   }
+}
+
+/**
+ * Settles once every write has ended, with the first failure if any: Promise.all would settle at
+ * the first failure, while another write still uses the body.
+ */
+async function allEnded(writes: Promise<void>[]): Promise<void> {
+  const failed = (await Promise.allSettled(writes)).find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** A small object written whole and closed (a header, a body checksum). */

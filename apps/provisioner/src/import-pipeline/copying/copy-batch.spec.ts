@@ -233,29 +233,36 @@ describe('runCopyBatch (as a copy thread runs it, on real files)', () => {
       const nodeFs = jest.requireActual<typeof fs>('node:fs');
       const real = nodeFs.write;
       let writes = 0;
-      let inFlight = 0;
+      // Writes in flight per descriptor: only closing the descriptor being written counts (the
+      // source's, or a header's, may close meanwhile).
+      const inFlight = new Map<number, number>();
       let closedInFlight = false;
       const realClose = nodeFs.closeSync;
       const closeSpy = jest.spyOn(nodeFs, 'closeSync').mockImplementation((fd) => {
-        if (inFlight > 0) closedInFlight = true;
+        if ((inFlight.get(fd) ?? 0) > 0) closedInFlight = true;
         realClose(fd);
       });
       const writeSpy = jest.spyOn(nodeFs, 'write').mockImplementation(((...args: unknown[]) => {
         const callback = args[args.length - 1] as (error: Error | null, n?: number) => void;
-        inFlight += 1;
+        const fd = args[0] as number;
+        inFlight.set(fd, (inFlight.get(fd) ?? 0) + 1);
         const done = (error: Error | null, n?: number) => {
-          inFlight -= 1;
+          inFlight.set(fd, inFlight.get(fd)! - 1);
           callback(error, n);
         };
-        // The second gathering buffer's write: the disk is full.
-        if (++writes === 2) {
+        // The second gathering buffer's write: the disk is full. The third, started by the next
+        // chunk before it waits for the second, is still going out when that failure is known.
+        writes += 1;
+        if (writes === 2) {
           setTimeout(
             () => done(Object.assign(new Error('ENOSPC: no space left'), { code: 'ENOSPC' })),
             20,
           );
           return;
         }
-        (real as (...a: unknown[]) => void)(...args.slice(0, -1), done);
+        const write = () => (real as (...a: unknown[]) => void)(...args.slice(0, -1), done);
+        if (writes === 3) setTimeout(write, 100);
+        else write();
       }) as typeof fs.write);
       let outcomes;
       try {
