@@ -145,33 +145,13 @@ export class DcatRepository {
     await manager.query('SET LOCAL jit = off');
   }
 
-  /**
-   * Page `page` (of `size`) of the viewer's datasets: how many it may see, and that page's ids and
-   * accessions in id order; `last` is the last page (1 for none), and a page past it has no ids.
-   * One statement for what was three (a count, the ids, their accessions): a window count over
-   * the same scan that finds the page, so the visible datasets are read once, and a page's head
-   * is not held back by three round trips. Only a page with no rows asks for the count apart.
-   */
-  async page(
-    manager: EntityManager,
-    viewer: DcatViewer,
-    page: number,
-    size: number,
-  ): Promise<{ total: number; last: number; ids: number[]; accessions: string[] }> {
-    const params = new SqlParams();
-    const rows = await manager.query<{ id: number; elu_accession: string; total: number }[]>(
-      `SELECT d.id, d.elu_accession, (count(*) OVER ())::int AS total
-         FROM datasets d WHERE ${visible(viewer, params)}
-        ORDER BY d.id OFFSET ${params.add((page - 1) * size)} LIMIT ${params.add(size)}`,
-      params.values,
+  /** The accessions of the datasets `ids`, in id order. */
+  async accessions(manager: EntityManager, ids: number[]): Promise<string[]> {
+    const rows = await manager.query<{ elu_accession: string }[]>(
+      'SELECT elu_accession FROM datasets WHERE id = ANY($1::int[]) ORDER BY id',
+      [ids],
     );
-    const total = rows.length > 0 ? rows[0].total : await this.count(manager, viewer);
-    return {
-      total,
-      last: Math.max(1, Math.ceil(total / size)),
-      ids: rows.map((row) => row.id),
-      accessions: rows.map((row) => row.elu_accession),
-    };
+    return rows.map((row) => row.elu_accession);
   }
 
   /** Ids of the viewer's datasets in id order: `limit` after skipping `offset`. */

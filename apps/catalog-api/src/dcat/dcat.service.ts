@@ -82,13 +82,12 @@ export class DcatService {
     const exporter = this.exporter();
     const writer = rdfWriter(format, exporter.iris.context());
     return this.sentWhileRead(writer.mediaType, async (manager, begin) => {
-      const { total, last, ids, accessions } = await this.dcat.page(
-        manager,
-        viewer,
-        page,
-        this.settings.DCAT_PAGE_SIZE,
-      );
+      const total = await this.dcat.count(manager, viewer);
+      const size = this.settings.DCAT_PAGE_SIZE;
+      const last = Math.max(1, Math.ceil(total / size));
       if (page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
+      const ids = await this.dcat.pageIds(manager, viewer, (page - 1) * size, size);
+      const accessions = ids.length === 0 ? [] : await this.dcat.accessions(manager, ids);
       const info = { number: page, last, total };
       const iris = accessions.map((accession) => exporter.iris.dataset(accession));
       const head =

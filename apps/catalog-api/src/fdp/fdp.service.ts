@@ -314,8 +314,11 @@ export class FdpService {
     }
     if (target.kind === 'catalog') {
       const size = this.settings.DCAT_PAGE_SIZE;
-      const { total, last, ids, accessions } = await repo.page(m, viewer, target.page, size);
+      const total = await repo.count(m, viewer);
+      const last = Math.max(1, Math.ceil(total / size));
       if (target.page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
+      const ids = await repo.pageIds(m, viewer, (target.page - 1) * size, size);
+      const accessions = ids.length === 0 ? [] : await repo.accessions(m, ids);
       const times = await repo.lifetime(m, viewer);
       const page = { number: target.page, last, total };
       const record = records.catalog(
