@@ -47,9 +47,14 @@ describe('catalog-api under slow readers', () => {
       buildTypeOrmOptions({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: 2 }),
     );
     await dataSource.initialize();
-    // 1,200 synthetic datasets (one DCAT page of 6-9 MB) and 60 with 64 KB descriptions (a JSON
-    // list of 6 MB): each answer well over what a stopped socket absorbs (4 MB on loopback).
+    // 1,200 synthetic datasets with 8 KB descriptions (one DCAT page of 15-20 MB) and 60 with
+    // 64 KB descriptions (a JSON list of 16 MB): each answer well over what a stopped socket
+    // absorbs on loopback (the receiver's buffer grows to tcp_rmem's 6 MB, the sender's to 4 MB;
+    // a 5 MB Turtle page was once taken whole and never stalled).
     await generateSyntheticCatalog(dataSource, { datasets: 1200 });
+    await dataSource.query(
+      `UPDATE datasets SET description = coalesce(description, '') || repeat(md5(id::text), 256)`,
+    );
     await dataSource.query(`INSERT INTO datasets (title, description)
       SELECT 'Big dataset ' || g, repeat(md5(g::text), 2000) FROM generate_series(1, 60) g`);
     await dataSource.destroy();
