@@ -148,7 +148,7 @@ describe('GET /api/dcat sent while it is read', () => {
   });
 
   it('answers a read that fails before the first byte in the error envelope', async () => {
-    jest.spyOn(repo, 'pageIds').mockRejectedValueOnce(new Error('the ids statement failed'));
+    jest.spyOn(repo, 'pageMembers').mockRejectedValueOnce(new Error('the page statement failed'));
     const res = await c.get('/api/dcat', 'global').expect(500);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual({

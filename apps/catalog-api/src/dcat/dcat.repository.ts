@@ -145,13 +145,26 @@ export class DcatRepository {
     await manager.query('SET LOCAL jit = off');
   }
 
-  /** The accessions of the datasets `ids`, in id order. */
-  async accessions(manager: EntityManager, ids: number[]): Promise<string[]> {
-    const rows = await manager.query<{ elu_accession: string }[]>(
-      'SELECT elu_accession FROM datasets WHERE id = ANY($1::int[]) ORDER BY id',
-      [ids],
+  /**
+   * The viewer's datasets of a catalog page, in id order: `limit` after skipping `offset`, with
+   * their accessions (the page's dcat:dataset IRIs), in one statement. The rows skipped are
+   * found in the primary key's index alone; only the page's own rows are read for accessions.
+   */
+  async pageMembers(
+    manager: EntityManager,
+    viewer: DcatViewer,
+    offset: number,
+    limit: number,
+  ): Promise<{ ids: number[]; accessions: string[] }> {
+    const params = new SqlParams();
+    const rows = await manager.query<{ id: number; accession: string }[]>(
+      `SELECT m.id, m.elu_accession AS accession
+       FROM (SELECT d.id FROM datasets d WHERE ${visible(viewer, params)}
+         ORDER BY d.id OFFSET ${params.add(offset)} LIMIT ${params.add(limit)}) page
+       JOIN datasets m ON m.id = page.id ORDER BY m.id`,
+      params.values,
     );
-    return rows.map((row) => row.elu_accession);
+    return { ids: rows.map((row) => row.id), accessions: rows.map((row) => row.accession) };
   }
 
   /** Ids of the viewer's datasets in id order: `limit` after skipping `offset`. */

@@ -75,25 +75,36 @@ export class DcatService {
 
   /**
    * Page `page` of the catalog as the viewer sees it, 404 past the last page. The page is read
-   * in one REPEATABLE READ transaction; its answer begins once its ids are known, and each batch
-   * of facts is mapped, serialised and sent while PostgreSQL reads the next (`written`).
+   * in one REPEATABLE READ transaction; its answer begins once its datasets are known, and each
+   * batch of facts is mapped, serialised and sent while PostgreSQL reads the next (`written`).
+   * The page's head (the catalog's members, the Hydra view) needs the catalog's count, read
+   * after the first batch while that batch is mapped, and is written after it: a graph's
+   * subjects may come in any order (decisions/dcat-page-pipeline.md).
    */
   async catalogPage(viewer: DcatViewer, format: RdfFormat, page: number): Promise<RdfAnswer> {
     const exporter = this.exporter();
     const writer = rdfWriter(format, exporter.iris.context());
     return this.sentWhileRead(writer.mediaType, async (manager, begin) => {
-      const total = await this.dcat.count(manager, viewer);
       const size = this.settings.DCAT_PAGE_SIZE;
-      const last = Math.max(1, Math.ceil(total / size));
-      if (page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
-      const ids = await this.dcat.pageIds(manager, viewer, (page - 1) * size, size);
-      const accessions = ids.length === 0 ? [] : await this.dcat.accessions(manager, ids);
-      const info = { number: page, last, total };
-      const iris = accessions.map((accession) => exporter.iris.dataset(accession));
-      const head =
-        page === 1 ? exporter.catalogNodes(iris, info) : exporter.catalogMembers(iris, info);
-      const out = begin(ids.length);
-      await this.written(manager, viewer, writer, exporter, out, head, ids);
+      const { ids, accessions } = await this.dcat.pageMembers(
+        manager,
+        viewer,
+        (page - 1) * size,
+        size,
+      );
+      const lastOf = (total: number) => Math.max(1, Math.ceil(total / size));
+      // A page without datasets is the first of an empty catalog, or past the last.
+      if (ids.length === 0 && page > 1) {
+        const last = lastOf(await this.dcat.count(manager, viewer));
+        throw new NotFoundError(`The catalog has ${last} page(s)`);
+      }
+      const head = async () => {
+        const total = await this.dcat.count(manager, viewer);
+        const info = { number: page, last: lastOf(total), total };
+        const iris = accessions.map((accession) => exporter.iris.dataset(accession));
+        return page === 1 ? exporter.catalogNodes(iris, info) : exporter.catalogMembers(iris, info);
+      };
+      await this.written(manager, viewer, writer, exporter, begin(ids.length), head, ids);
     });
   }
 
@@ -104,8 +115,8 @@ export class DcatService {
     return this.sentWhileRead(writer.mediaType, async (manager, begin) => {
       const ids = await this.dcat.pageIds(manager, viewer, 0, 1, accession);
       if (ids.length === 0) throw new NotFoundError(`No dataset ${accession}`);
-      const out = begin(1);
-      await this.written(manager, viewer, writer, exporter, out, exporter.agentNodes(), ids);
+      const head = () => Promise.resolve(exporter.agentNodes());
+      await this.written(manager, viewer, writer, exporter, begin(1), head, ids);
     });
   }
 
@@ -152,9 +163,11 @@ export class DcatService {
   }
 
   /**
-   * Writes the answer into `out`: `head` at once, then the datasets `ids` read in `manager`'s
-   * snapshot, each batch mapped, serialised and sent while the next is read (the page takes the
-   * longer of the two, not their sum, and its first bytes leave after one small statement).
+   * Writes the answer into `out`: the writer's start at once, then the datasets `ids` read in
+   * `manager`'s snapshot, each batch mapped, serialised and sent while the next is read (the
+   * page takes the longer of the two, not their sum, and its first bytes leave after one small
+   * statement). `head` (nodes that are not datasets') is asked for once the first batch is, so
+   * its statements run while that batch is mapped, and written after it.
    * Mapped a slice of time at a time, the event loop let run between slices, so health probes
    * never wait for a page and the socket takes what is written; concurrent exports take turns,
    * one slice per turn of the event loop (TimeSlice). Each dataset's nodes are written as soon
@@ -169,22 +182,43 @@ export class DcatService {
     writer: RdfWriter,
     exporter: DcatExporter,
     out: AnswerOut,
-    head: RdfNode[],
+    head: () => Promise<RdfNode[]>,
     ids: number[],
   ): Promise<void> {
     out.write(writer.start());
-    out.write(writer.nodes(head));
     out.flush();
     const slice = new TimeSlice();
-    const read = (batch: number[]) => this.dcat.factsText(manager, viewer, batch);
-    await this.batches(ids, read, async (texts) => {
-      for (const text of texts) {
-        const dataset = JSON.parse(text) as DatasetFacts;
-        out.write(writer.nodes(exporter.datasetNodes(dataset)));
-        if (slice.spent) await slice.next();
-      }
-      out.flush();
-    });
+    let nodes: Promise<RdfNode[]> | undefined;
+    const headNodes = () => {
+      // Handled when awaited; until then a failure must not count as an unhandled rejection.
+      nodes = head();
+      nodes.catch(() => undefined);
+    };
+    const read = (batch: number[]) => {
+      const texts = this.dcat.factsText(manager, viewer, batch);
+      if (nodes === undefined) headNodes();
+      return texts;
+    };
+    let headWritten = false;
+    try {
+      await this.batches(ids, read, async (texts) => {
+        for (const text of texts) {
+          const dataset = JSON.parse(text) as DatasetFacts;
+          out.write(writer.nodes(exporter.datasetNodes(dataset)));
+          if (slice.spent) await slice.next();
+        }
+        if (!headWritten) {
+          out.write(writer.nodes(await nodes!));
+          headWritten = true;
+        }
+        out.flush();
+      });
+      if (nodes === undefined) headNodes();
+      if (!headWritten) out.write(writer.nodes(await nodes!));
+    } finally {
+      // A failed batch: the head's statements end before the transaction does.
+      await nodes?.catch(() => undefined);
+    }
     out.write(writer.end());
     out.flush();
   }

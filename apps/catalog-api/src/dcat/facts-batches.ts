@@ -11,11 +11,25 @@ export const FIRST_BATCH = 100;
  */
 export const BATCH = 300;
 
-/** `ids` cut into the batches their facts are read in: FIRST_BATCH, then BATCH at a time. */
+/**
+ * Datasets in the last statement, at most: the last batch is mapped with nothing left to read,
+ * so PostgreSQL waits meanwhile, and the page's next request waits for it
+ * (decisions/dcat-page-pipeline.md).
+ */
+export const LAST_BATCH = 100;
+
+/**
+ * `ids` cut into the batches their facts are read in: FIRST_BATCH, then BATCH at a time, the
+ * rest before the last at most BATCH and the last at most LAST_BATCH.
+ */
 export function factsBatches<T>(ids: readonly T[]): T[][] {
   const batches: T[][] = [];
   for (let start = 0; start < ids.length;) {
-    const size = batches.length === 0 ? FIRST_BATCH : BATCH;
+    const rest = ids.length - start;
+    let size = rest;
+    if (batches.length === 0) size = FIRST_BATCH;
+    else if (rest > BATCH + LAST_BATCH) size = BATCH;
+    else if (rest > LAST_BATCH) size = rest - LAST_BATCH;
     batches.push(ids.slice(start, start + size));
     start += size;
   }

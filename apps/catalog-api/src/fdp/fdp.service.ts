@@ -317,8 +317,7 @@ export class FdpService {
       const total = await repo.count(m, viewer);
       const last = Math.max(1, Math.ceil(total / size));
       if (target.page > last) throw new NotFoundError(`The catalog has ${last} page(s)`);
-      const ids = await repo.pageIds(m, viewer, (target.page - 1) * size, size);
-      const accessions = ids.length === 0 ? [] : await repo.accessions(m, ids);
+      const { ids, accessions } = await repo.pageMembers(m, viewer, (target.page - 1) * size, size);
       const times = await repo.lifetime(m, viewer);
       const page = { number: target.page, last, total };
       const record = records.catalog(
