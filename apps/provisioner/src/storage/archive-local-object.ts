@@ -1,7 +1,7 @@
 import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { HeaderWriter, type HeaderKeys, KEY_LENGTH, SegmentEncryptor } from '@app/crypt4gh';
 import { allocAligned, DIRECT_IO_ALIGNMENT } from './filesystem/direct-object-writer';
-import { openLocalObject } from './filesystem/local-object';
+import { openLocalObject, writeLocalObject } from './filesystem/local-object';
 import { SealedPartsJoiner } from './sealed-parts';
 import type {
   DirectObjectWriter,
@@ -178,18 +178,6 @@ async function allEnded(writes: Promise<void>[]): Promise<void> {
   if (failed) throw failed.reason;
 }
 
-/** A small object written whole and closed (a header, a body checksum). */
-function writeWhole(path: string, stagingId: string, content: Buffer): void {
-  const writer = openLocalObject(path, stagingId);
-  try {
-    writer.write(content);
-  } catch (error) {
-    writer.abort();
-    throw error;
-  }
-  writer.commit();
-}
-
 /**
  * Archive mode's objects as a copy thread creates them (StagingArea.encryptedLocalFiles), in
  * blocking calls, in the order archive-storage.ts's createObject keeps on the main thread: the
@@ -218,12 +206,12 @@ export class EncryptedLocalObjects {
    */
   open(targets: EncryptedTargets, direct = false): LocalObjectWriter {
     const dataKey = randomBytes(KEY_LENGTH);
-    writeWhole(targets.header, this.stagingId, this.headers.build({ dataKeys: [dataKey] }));
+    writeLocalObject(targets.header, this.stagingId, this.headers.build({ dataKeys: [dataKey] }));
     const body = openLocalObject(targets.body, this.stagingId, direct);
     const encryptor = new SegmentEncryptor(dataKey);
     const hash = createHash('sha256');
     const checksum = () =>
-      writeWhole(targets.bodySha256, this.stagingId, Buffer.from(`${hash.digest('hex')}\n`));
+      writeLocalObject(targets.bodySha256, this.stagingId, Buffer.from(`${hash.digest('hex')}\n`));
     if (body.direct) {
       const sealed = new OverlappedSealedBody(body, encryptor, hash);
       return {

@@ -15,7 +15,17 @@ import {
   StagingLostError,
 } from '../storage-system';
 import { fsyncPath, identityOf, isMissing, syncFilesystem, treeOf } from './file-tree';
-import { READ_ONLY_FILE, stagingLostOnMissing } from './local-object';
+import { READ_ONLY_FILE, stagingLostOnMissing, writeLocalObject } from './local-object';
+
+/**
+ * Bytes below this many are written by writeSmallObject on the calling thread (open, write,
+ * close: tens of microseconds of kernel time on the page cache) rather than as three requests to
+ * libuv's pool, each a hand-over to a pool thread and back. The S3 inbox's small objects come
+ * this way, one a file (docs/decisions/s3-inbox-small-objects-written-at-once.md): on 2 cores the
+ * hand-overs cost more CPU than the writes. Kept small, so a write the kernel makes wait (dirty
+ * pages over their limit) holds the event loop for little; larger contents stay on the pool.
+ */
+const WRITE_NOW_BELOW = 64 * 1024;
 
 /** Segments of anything but `/`, none empty, `.` or `..`: joined to a root it stays below it. */
 const PLAIN_RELATIVE_PATH = /^(?!\.\.?(?:\/|$))[^/]+(?:\/(?!\.\.?(?:\/|$))[^/]+)*$/;
@@ -230,6 +240,10 @@ export class FilesystemStagingArea implements StagingArea {
   }
 
   async writeSmallObject(relativePath: string, content: ObjectContent): Promise<void> {
+    if (content instanceof Uint8Array && content.length < WRITE_NOW_BELOW) {
+      writeLocalObject(this.prepareLocalObject(relativePath), this.id, content);
+      return;
+    }
     const writer = await this.createObject(relativePath);
     try {
       for (const piece of contentPieces(content)) await writer.write(piece);

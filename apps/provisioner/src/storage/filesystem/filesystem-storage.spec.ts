@@ -282,6 +282,38 @@ describe('FilesystemStorage', () => {
     expect(await storage.listStaging()).toEqual([]);
   });
 
+  it('writes a small object of bytes at once, as the pool path does: read-only, once, never into a removed area', async () => {
+    const area = await storage.openStaging('now');
+    const bytes = Buffer.from('4 KiB of an inbox object');
+    const large = Buffer.alloc(64 * 1024, 7);
+    await area.writeSmallObject('deep/er/small.bin', bytes);
+    await area.writeSmallObject('deep/large.bin', large);
+    for (const [path, content] of [
+      ['deep/er/small.bin', bytes],
+      ['deep/large.bin', large],
+    ] as const) {
+      const file = join(root, '.staging/now', path);
+      expect(readFileSync(file).equals(content)).toBe(true);
+      expect(statSync(file).mode & 0o777).toBe(0o444);
+    }
+    // Written once: a second write of the same object is refused, whichever path either took.
+    await expect(area.writeSmallObject('deep/er/small.bin', bytes)).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
+    await expect(area.writeSmallObject('deep/large.bin', bytes)).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
+    rmSync(join(root, '.staging/now'), { recursive: true });
+    await expect(area.writeSmallObject('other/small.bin', bytes)).rejects.toMatchObject({
+      code: 'staging_lost',
+      id: 'now',
+    });
+    await expect(area.writeSmallObject('deep/er/again.bin', bytes)).rejects.toMatchObject({
+      code: 'staging_lost',
+    });
+    expect(await storage.listStaging()).toEqual([]);
+  });
+
   it('reports free space and reads objects, whole or a range of them', async () => {
     expect(await storage.freeBytes()).toBeGreaterThan(0);
     expect(await storage.readObject('nothing')).toBeNull();

@@ -56,3 +56,18 @@ export function openLocalObject(
     throw stagingLostOnMissing(stagingId, error);
   }
 }
+
+/**
+ * A small object created (openLocalObject), written whole and closed in blocking calls; a failed
+ * write closes it before it throws.
+ */
+export function writeLocalObject(path: string, stagingId: string, content: Uint8Array): void {
+  const writer = openLocalObject(path, stagingId);
+  try {
+    writer.write(content);
+  } catch (error) {
+    writer.abort();
+    throw error;
+  }
+  writer.commit();
+}
