@@ -1,8 +1,7 @@
 import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { HeaderWriter, type HeaderKeys, KEY_LENGTH, SegmentEncryptor } from '@app/crypt4gh';
-import { allocAlignedShared, DIRECT_IO_ALIGNMENT } from './filesystem/direct-object-writer';
+import { allocAligned, DIRECT_IO_ALIGNMENT } from './filesystem/direct-object-writer';
 import { openLocalObject } from './filesystem/local-object';
-import { SealedDigest } from './sealed-digest';
 import { SealedPartsJoiner } from './sealed-parts';
 import type {
   DirectObjectWriter,
@@ -26,70 +25,45 @@ function writeJoined(writer: SyncObjectWriter, parts: readonly Buffer[], hash: H
 const GATHER_BYTES = 2 * 1024 * 1024;
 
 /**
- * A direct body's two gathering buffers, views of one shared memory (the digest thread reads it),
- * in the overlapped path: one filled while the other is written out on libuv's pool and hashed on
- * the digest thread. The thread's pair is lent to one body at a time (a thread writes one at a
+ * A direct body's gathering buffers in the overlapped path: one filled while the other is written
+ * out on libuv's pool. The thread's pair is lent to one body at a time (a thread writes one at a
  * time); another body meanwhile gets a pair of its own.
  */
-interface GatherPair {
-  memory: SharedArrayBuffer;
-  buffers: Buffer[];
-}
-
-function gatherPair(): GatherPair {
-  const { memory, buffer } = allocAlignedShared(2 * GATHER_BYTES);
-  return {
-    memory,
-    buffers: [buffer.subarray(0, GATHER_BYTES), buffer.subarray(GATHER_BYTES, 2 * GATHER_BYTES)],
-  };
-}
-
-let sharedPair: GatherPair | null = null;
+let sharedPair: Buffer[] | null = null;
 let pairLent = false;
 
 /**
  * A direct body written without blocking the copy thread on the device
- * (copyFileWithHashesOverlapped): each plain-text chunk is sealed and gathered as it is handed
- * over, in order; a full 2 MiB gathering buffer goes out on libuv's pool
- * (DirectObjectWriter.writeInBackground, at its own position) and to the digest thread, which
- * hashes the sealed bytes for the body checksum (SealedDigest), while this thread reads, hashes
- * and seals on into the other one. A buffer is filled again only once its write has ended and
- * its bytes are hashed. A chunk's promise settles once it is sealed and every write it started
- * has ended, so the copy, which awaits them all before committing or aborting, never closes the
- * body under a write in flight. What is left at the end goes out in blocking calls at commit, the
- * last partial block padded by the body's writer and the file cut to its length; the commit
- * waits for the digest, `sha256` once it returns.
+ * (copyFileWithHashesOverlapped): each plain-text chunk is sealed and its sealed bytes hashed and
+ * gathered as it is handed over, in order; a full 2 MiB gathering buffer goes out on libuv's pool
+ * (DirectObjectWriter.writeInBackground, at its own position) while the thread reads, hashes and
+ * seals on into the other one. A chunk's promise settles once it is sealed and every write it
+ * started has ended, so the copy, which awaits them all before committing or aborting, never
+ * closes the body under a write in flight. What is left at the end goes out in blocking calls
+ * at commit, the last partial block padded by the body's writer and the file cut to its length.
  */
 class OverlappedSealedBody implements DirectObjectWriter {
   readonly direct = true;
-  /** The sealed bytes' SHA-256 (hex), once committed. */
-  sha256 = '';
-  private readonly pair: GatherPair;
+  private readonly buffers: Buffer[];
   private readonly borrowed: boolean;
-  private readonly digest: SealedDigest;
   /** The buffer being filled, and how much of it. */
   private current = 0;
   private held = 0;
   /** Per buffer, its write in flight (settled: ended). */
   private readonly inFlight: (Promise<void> | null)[] = [null, null];
-  /** Per buffer, the number of its last region handed to the digest (SealedDigest.waitHashed). */
-  private readonly handed = [0, 0];
   /** The previous chunk's sealing: chunks are sealed in the order they are handed over. */
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly body: DirectObjectWriter,
     private readonly encryptor: SegmentEncryptor,
+    private readonly hash: Hash,
   ) {
     this.borrowed = !pairLent;
-    this.pair = this.borrowed ? (sharedPair ??= gatherPair()) : gatherPair();
+    this.buffers = this.borrowed
+      ? (sharedPair ??= [allocAligned(GATHER_BYTES), allocAligned(GATHER_BYTES)])
+      : [allocAligned(GATHER_BYTES), allocAligned(GATHER_BYTES)];
     if (this.borrowed) pairLent = true;
-    try {
-      this.digest = new SealedDigest(this.pair.memory);
-    } catch (error) {
-      this.giveBack();
-      throw error;
-    }
   }
 
   /** The blocking path (copyFileWithHashesSync): the same sealing, every full buffer written at once. */
@@ -109,13 +83,11 @@ class OverlappedSealedBody implements DirectObjectWriter {
     try {
       for (const part of this.encryptor.end()) this.gatherSync(part);
       this.encryptor.release();
-      const buffer = this.pair.buffers[this.current];
-      this.digest.finish(this.current * GATHER_BYTES, this.held);
+      const buffer = this.buffers[this.current];
       const whole = this.held - (this.held % DIRECT_IO_ALIGNMENT);
       if (whole > 0) this.body.write(buffer.subarray(0, whole));
       if (this.held > whole) this.body.write(buffer.subarray(whole, this.held));
       this.held = 0;
-      this.sha256 = this.digest.result();
     } catch (error) {
       // The copy aborts a writer whose writes fail, not one whose commit does.
       this.abort();
@@ -126,7 +98,6 @@ class OverlappedSealedBody implements DirectObjectWriter {
   }
 
   abort(): void {
-    this.digest.close();
     this.giveBack();
     this.body.abort();
   }
@@ -135,24 +106,19 @@ class OverlappedSealedBody implements DirectObjectWriter {
     if (this.borrowed) pairLent = false;
   }
 
-  /** The buffer being filled, once its last write has ended (awaited before) and its bytes are hashed. */
-  private fillable(): Buffer {
-    this.digest.waitHashed(this.handed[this.current]);
-    return this.pair.buffers[this.current];
-  }
-
   /** Seals `chunk` into the gathering buffers: the writes it started, to be awaited. */
   private async seal(chunk: Uint8Array): Promise<Promise<void>[]> {
     const started: Promise<void>[] = [];
     const parts = this.encryptor.push(chunk);
     try {
       for (const part of parts) {
+        this.hash.update(part);
         let offset = 0;
         while (offset < part.length) {
           // The buffer about to be filled may still be going out (the one before last): wait.
           const pending = this.inFlight[this.current];
           if (pending) await pending;
-          const buffer = this.fillable();
+          const buffer = this.buffers[this.current];
           const n = Math.min(buffer.length - this.held, part.length - offset);
           part.copy(buffer, this.held, offset, offset + n);
           this.held += n;
@@ -171,12 +137,10 @@ class OverlappedSealedBody implements DirectObjectWriter {
     return started;
   }
 
-  /** Sends the full buffer being filled (to disk and to the digest) and moves to the other. */
+  /** Sends the full buffer being filled and moves to the other. */
   private sendFull(): Promise<void> {
     const index = this.current;
-    const buffer = this.pair.buffers[index];
-    this.handed[index] = this.digest.update(index * GATHER_BYTES, buffer.length);
-    const write = this.body.writeInBackground(buffer);
+    const write = this.body.writeInBackground(this.buffers[index]);
     const tracked = write.finally(() => {
       if (this.inFlight[index] === tracked) this.inFlight[index] = null;
     });
@@ -189,18 +153,16 @@ class OverlappedSealedBody implements DirectObjectWriter {
   }
 
   private gatherSync(part: Buffer): void {
+    this.hash.update(part);
     let offset = 0;
     while (offset < part.length) {
-      const buffer = this.fillable();
+      const buffer = this.buffers[this.current];
       const n = Math.min(buffer.length - this.held, part.length - offset);
       part.copy(buffer, this.held, offset, offset + n);
       this.held += n;
       offset += n;
       if (this.held === buffer.length) {
-        this.handed[this.current] = this.digest.update(this.current * GATHER_BYTES, buffer.length);
         this.body.write(buffer);
-        // The other buffer is filled next, as in the overlapped path.
-        this.current = 1 - this.current;
         this.held = 0;
       }
     }
@@ -259,28 +221,22 @@ export class EncryptedLocalObjects {
     writeWhole(targets.header, this.stagingId, this.headers.build({ dataKeys: [dataKey] }));
     const body = openLocalObject(targets.body, this.stagingId, direct);
     const encryptor = new SegmentEncryptor(dataKey);
-    const checksum = (sha256: string) =>
-      writeWhole(targets.bodySha256, this.stagingId, Buffer.from(`${sha256}\n`));
+    const hash = createHash('sha256');
+    const checksum = () =>
+      writeWhole(targets.bodySha256, this.stagingId, Buffer.from(`${hash.digest('hex')}\n`));
     if (body.direct) {
-      let sealed: OverlappedSealedBody;
-      try {
-        sealed = new OverlappedSealedBody(body, encryptor);
-      } catch (error) {
-        body.abort();
-        throw error;
-      }
+      const sealed = new OverlappedSealedBody(body, encryptor, hash);
       return {
         direct: true,
         write: (chunk) => sealed.write(chunk),
         writeInBackground: (chunk) => sealed.writeInBackground(chunk),
         commit: () => {
           sealed.commit();
-          checksum(sealed.sha256);
+          checksum();
         },
         abort: () => sealed.abort(),
       };
     }
-    const hash = createHash('sha256');
     const write = (parts: readonly Buffer[]) => {
       writeJoined(body, parts, hash);
       // Copied or written: the cipher-texts' memory is freed now, not at the collector's leisure.
@@ -299,7 +255,7 @@ export class EncryptedLocalObjects {
           throw error;
         }
         body.commit();
-        checksum(hash.digest('hex'));
+        checksum();
       },
       abort: () => body.abort(),
     };

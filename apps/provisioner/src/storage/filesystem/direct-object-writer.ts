@@ -28,9 +28,7 @@ export const DIRECT_WRITE_MIN_BYTES = 1024 * 1024;
 
 /** The one WebAssembly API used here (the project's TypeScript libraries do not declare it). */
 declare const WebAssembly: {
-  Memory: new (descriptor: { initial: number; maximum: number; shared?: boolean }) => {
-    buffer: ArrayBuffer;
-  };
+  Memory: new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
 };
 
 const alignedMemory = new WeakSet<ArrayBufferLike>();
@@ -40,24 +38,10 @@ const alignedMemory = new WeakSet<ArrayBufferLike>();
  * from malloc, 16-byte aligned at best; a WebAssembly memory is mapped by V8 on its own pages.
  */
 export function allocAligned(bytes: number): Buffer {
-  return Buffer.from(alignedMemoryOf(bytes, false), 0, bytes);
-}
-
-/** Page-aligned memory of at least `bytes`, known to isAligned. */
-function alignedMemoryOf(bytes: number, shared: boolean): ArrayBuffer {
   const pages = Math.max(1, Math.ceil(bytes / WASM_PAGE_BYTES));
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared }).buffer;
-  alignedMemory.add(memory);
-  return memory;
-}
-
-/**
- * allocAligned's memory shared with other threads (a SharedArrayBuffer, page-aligned as well):
- * one that another thread reads while this one writes it out (the sealed-bytes digest thread).
- */
-export function allocAlignedShared(bytes: number): { memory: SharedArrayBuffer; buffer: Buffer } {
-  const memory = alignedMemoryOf(bytes, true) as unknown as SharedArrayBuffer;
-  return { memory, buffer: Buffer.from(memory, 0, bytes) };
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+  alignedMemory.add(memory.buffer);
+  return Buffer.from(memory.buffer, 0, bytes);
 }
 
 function isAligned(chunk: Uint8Array): boolean {
