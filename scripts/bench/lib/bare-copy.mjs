@@ -4,7 +4,11 @@
 // no hashing, no checks, no records and no preflight walk: what is left of an import's copy when
 // everything it adds to `cp` is taken away. Its walk of the tree (one recursive readdir) is in
 // the figure, as `cp -r`'s own walk is in cp's.
-// Usage: node bare-copy.mjs <source> <target> <threads>
+// <hash> `sha256`: each file's bytes also go through SHA-256 (Node's OpenSSL, one hash object per
+// file, as the import hashes every file it copies): the least the import's threads do on the
+// bytes, with nothing else added (no walk's lstat, no checks by descriptor, no records).
+// Usage: node bare-copy.mjs <source> <target> <threads> [sha256]
+import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -12,7 +16,8 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 const BUFFER_BYTES = 1024 * 1024;
 
 if (isMainThread) {
-  const [source, target, threadArg] = process.argv.slice(2);
+  const [source, target, threadArg, hash] = process.argv.slice(2);
+  if (hash !== undefined && hash !== 'sha256') throw new Error(`unknown hash ${hash}`);
   const threads = Math.max(1, Number(threadArg) || 1);
   // Files grouped by directory (ext4 takes a directory's lock for each creation in it).
   const directories = new Map();
@@ -28,7 +33,9 @@ if (isMainThread) {
     mkdirSync(join(target, dir.slice(source.length)), { recursive: true });
   let running = threads;
   for (const files of shares) {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { source, target, files } });
+    const worker = new Worker(new URL(import.meta.url), {
+      workerData: { source, target, files, hash },
+    });
     worker.on('error', (error) => {
       console.error(error);
       process.exit(1);
@@ -39,17 +46,20 @@ if (isMainThread) {
     });
   }
 } else {
-  const { source, target, files } = workerData;
+  const { source, target, files, hash } = workerData;
   const buffer = Buffer.allocUnsafe(BUFFER_BYTES);
   for (const file of files) {
     const from = openSync(join(source, file), 'r');
     const to = openSync(join(target, file), 'wx', 0o444);
+    const digest = hash ? createHash(hash) : null;
     for (;;) {
       const n = readSync(from, buffer, 0, BUFFER_BYTES, null);
       if (n === 0) break;
+      digest?.update(buffer.subarray(0, n));
       for (let offset = 0; offset < n;) offset += writeSync(to, buffer, offset, n - offset);
       if (n < BUFFER_BYTES) break;
     }
+    digest?.digest('hex');
     closeSync(from);
     closeSync(to);
   }

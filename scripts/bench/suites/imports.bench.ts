@@ -53,6 +53,8 @@ export const COPY_THREADS = Math.min(availableParallelism(), 4);
 /** The floor side of the small-files dataset (scripts/bench/lib/bare-copy.mjs). */
 export const BARE_FLOOR = `bare copy, ${COPY_THREADS} threads`;
 export const BARE_COPY_SCRIPT = join(__dirname, '..', 'lib', 'bare-copy.mjs');
+/** The same bare copy hashing every file's bytes with SHA-256 (bare-copy.mjs `sha256`). */
+export const BARE_HASHED_FLOOR = `bare copy + SHA-256, ${COPY_THREADS} threads`;
 /** The single file's hash floor: its SHA-256 alone, on one core (scripts/bench/lib/hash-file.mjs). */
 const HASH_FLOOR = 'SHA-256 alone, one core';
 const HASH_FILE_SCRIPT = join(__dirname, '..', 'lib', 'hash-file.mjs');
@@ -396,7 +398,7 @@ export interface ImportAccount {
 }
 
 /** How often the bench asks for the record while an import runs (each ask costs the API CPU). */
-const POLL_MS = 50;
+export const POLL_MS = 50;
 
 const headers = { 'X-API-Key': BENCH_WRITE_KEY, 'Content-Type': 'application/json' };
 
@@ -458,25 +460,37 @@ export async function timeImport(
   const posted = Date.now();
   const id = await postImport(apiUrl, datasetId, source);
   const record = await awaitImported(apiUrl, id, pollMs);
-  const seen = Date.now();
+  const account = importAccount(posted, record, Date.now());
+  return {
+    ms: account.request + account.queue + account.worker,
+    id,
+    queueMs: account.queue,
+    account,
+  };
+}
+
+/**
+ * An imported record's times cut as ImportAccount: `posted` when the POST was sent, `seen` when
+ * the bench read the record imported (both Date.now(), the clock of the record's times).
+ */
+export function importAccount(
+  posted: number,
+  record: { created_at: string; started_at: string | null; finished_at: string | null },
+  seen: number,
+): ImportAccount {
   const created = Date.parse(record.created_at);
   const startedAt = record.started_at ? Date.parse(record.started_at) : NaN;
   const finished = record.finished_at ? Date.parse(record.finished_at) : seen;
   return {
-    ms: finished - posted,
-    id,
-    queueMs: startedAt - created,
-    account: {
-      request: created - posted,
-      queue: startedAt - created,
-      worker: finished - startedAt,
-      seenLate: seen - finished,
-    },
+    request: created - posted,
+    queue: startedAt - created,
+    worker: finished - startedAt,
+    seenLate: seen - finished,
   };
 }
 
 /** "request=12 queue=3 worker=930 (seen 14 ms later)" */
-function accountText(a: ImportAccount): string {
+export function accountText(a: ImportAccount): string {
   return `request=${fmt(a.request, 0)} queue=${fmt(a.queue, 0)} worker=${fmt(a.worker, 0)} (seen ${fmt(a.seenLate, 0)} ms later)`;
 }
 
