@@ -517,10 +517,13 @@ function logCollector(steps: Map<string, string>, writePaths: string[]) {
         probe_bytes: number;
         direct_ms: number | null;
         cached_ms: number | null;
+        direct_runs_ms?: number[];
+        cached_runs_ms?: number[];
       };
-      const ms = (x: number | null) => (x === null ? '–' : `${fmt(x, 0)} ms`);
+      const ms = (x: number | null, runs?: number[]) =>
+        x === null ? '–' : `${fmt(x, 0)} ms${runs?.length ? ` (of ${runs.join(', ')})` : ''}`;
       writePaths.push(
-        `direct ${ms(probe.direct_ms)}, cached ${ms(probe.cached_ms)} for ${fmt(probe.probe_bytes / MiB, 0)} MiB: ` +
+        `direct ${ms(probe.direct_ms, probe.direct_runs_ms)}, cached ${ms(probe.cached_ms, probe.cached_runs_ms)} for ${fmt(probe.probe_bytes / MiB, 0)} MiB: ` +
           (probe.direct ? 'large files past the page cache' : 'large files through the page cache'),
       );
     }
@@ -865,7 +868,7 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
       lastDeletion = Date.now();
     }
 
-    // What each worker's write-path probe chose for the rounds above (logged at its first import).
+    // What each worker's write-path probe chose for the rounds above (logged as it started).
     writePaths = setups.map((s) => `${s.label}: ${s.writePaths[0] ?? 'no probe line'}`);
 
     // BENCH_IMPORTS_MEMORY=0: the rounds only, while a change is iterated on.
@@ -1110,8 +1113,9 @@ function report(
     'first, in blocking 1 MiB reads, written nowhere: no import that hashes every byte is faster) and the faster durable write of',
     `the same bytes (\`${DIRECT_CEILING}\` above, or \`cp -r\` and \`sync -f\`: the one whose median over the run is lower, then that one's time in each round).`,
     `Target: the import within ${LARGE_FILES_FLOOR_TARGET}× of it (floor time / import time).`,
-    "The workers choose their large files' write path by timing both ways on the storage disk at their first import",
-    '(`IMPORT_DIRECT_WRITES=auto`); what they measured is given under the dataset.',
+    "The workers choose their large files' write path by timing both ways on the storage disk as they start",
+    '(`IMPORT_DIRECT_WRITES=auto`: several files at once in the copy threads\' chunks, hashed as they are written, the median',
+    'of each way); what they measured is given under the dataset.',
     `Beside that floor, each round: the faster of \`${HASHING_COPY_CACHED}\` and \`${HASHING_COPY_DIRECT}\``,
     '(`scripts/bench/lib/hashing-copy.mjs`: every file read, hashed and written on the copy threads in blocking 4 MiB calls,',
     'each thread taking the next file as it is free, largest first, then one `sync -f`; through the page cache, or files of',
@@ -1226,7 +1230,7 @@ function report(
     lines.push(table(['import', 'vs', 'ratio per round', 'median', 'target'], ratioRows), '');
     if (r.c.ceiling)
       lines.push(
-        `The workers' write-path probe at their first import (\`IMPORT_DIRECT_WRITES=auto\`, [decision](decisions/direct-writes-measured.md)), as logged: ${writePaths.join('; ')}.`,
+        `The workers' write-path probe as they started (\`IMPORT_DIRECT_WRITES=auto\`, [decision](decisions/direct-writes-measured.md)), as logged: ${writePaths.join('; ')}.`,
         '',
       );
     const setupRatio = median(r.ms.get(imports[0])!.map((ms, i) => r.ms.get(imports[1])![i] / ms));

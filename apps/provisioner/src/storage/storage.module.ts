@@ -3,7 +3,7 @@ import type { HealthCheck } from '@app/platform';
 import { PROVISIONER_SETTINGS, ProvisionerSettings } from '../config/provisioner.settings';
 import { DIRECT_WRITE_MIN_BYTES } from './filesystem/direct-object-writer';
 import { FilesystemStorage } from './filesystem/filesystem-storage';
-import { WritePathChoice } from './filesystem/write-path-probe';
+import { measureWritePaths, WRITE_PROBE, WritePathChoice } from './filesystem/write-path-probe';
 import { createS3Client, s3StoreName } from '../common/s3/s3-client';
 import { S3Storage } from './s3/s3-storage';
 import type { StorageSystem } from './storage-system';
@@ -37,17 +37,28 @@ export function storageFromSettings(settings: ProvisionerSettings): StorageSyste
   const directWrites = settings.IMPORT_DIRECT_WRITES;
   return new FilesystemStorage(settings.STORAGE_ROOT, {
     directWriteMinBytes: directWrites === false ? undefined : DIRECT_WRITE_MIN_BYTES,
-    writePath: directWrites === 'auto' ? measuredWritePath() : undefined,
+    writePath: directWrites === 'auto' ? measuredWritePath(settings.copyThreads) : undefined,
   });
 }
 
-/** IMPORT_DIRECT_WRITES=auto: the probe's figures and choice logged as the worker makes it. */
-function measuredWritePath(): WritePathChoice {
+/**
+ * IMPORT_DIRECT_WRITES=auto: the probe's figures and choice logged as the worker makes it. The
+ * probe writes as many files at once as the worker has copy threads (one without threads).
+ */
+function measuredWritePath(copyThreads: number): WritePathChoice {
+  const shape = { ...WRITE_PROBE, files: Math.max(1, copyThreads) };
   const logger = new Logger('FilesystemStorage');
   return new WritePathChoice(
-    ({ direct, bytes, directMs, cachedMs }) =>
+    ({ direct, bytes, directMs, cachedMs, directRuns, cachedRuns }) =>
       logger.log(
-        { direct, probe_bytes: bytes, direct_ms: directMs, cached_ms: cachedMs },
+        {
+          direct,
+          probe_bytes: bytes,
+          direct_ms: directMs,
+          cached_ms: cachedMs,
+          direct_runs_ms: directRuns.map(Math.round),
+          cached_runs_ms: cachedRuns.map(Math.round),
+        },
         cachedMs === null
           ? 'write path not measured (no unnamed files on this filesystem): large files are written past the page cache where it allows'
           : direct
@@ -59,6 +70,7 @@ function measuredWritePath(): WritePathChoice {
         { error: error.message },
         'write path not measured: large files are written past the page cache meanwhile',
       ),
+    (stagingRoot) => measureWritePaths(stagingRoot, shape),
   );
 }
 

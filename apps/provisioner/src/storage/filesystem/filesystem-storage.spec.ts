@@ -16,7 +16,17 @@ import { TargetExistsError } from '../storage-system';
 import { storageFromSettings } from '../storage.module';
 import { FilesystemStorage } from './filesystem-storage';
 import { openLocalObject } from './local-object';
-import { WritePathChoice } from './write-path-probe';
+import { WRITE_PROBE, type WritePathMeasurement, WritePathChoice } from './write-path-probe';
+
+/** A measurement of one byte, each way once, as the specs below have the probe answer. */
+const measured1: WritePathMeasurement = {
+  direct: true,
+  bytes: 1,
+  directMs: 1,
+  cachedMs: 1,
+  directRuns: [1],
+  cachedRuns: [1],
+};
 
 /** The module the probe calls into (its namespace import is not spied on). */
 const fsPromises = jest.requireActual<typeof FsPromises>('node:fs/promises');
@@ -50,15 +60,17 @@ describe('FilesystemStorage', () => {
   });
 
   it('with IMPORT_DIRECT_WRITES auto (the default), measures the disk at the first area only, in unnamed files', async () => {
-    const auto = storageFromSettings(
-      loadProvisionerSettings({ REDIS_URL: 'redis://redis:6379', STORAGE_ROOT: root }),
-    );
+    const settings = loadProvisionerSettings({ REDIS_URL: 'redis://redis:6379', STORAGE_ROOT: root });
+    const auto = storageFromSettings(settings);
     const open = jest.spyOn(fsPromises, 'open');
     let first: number | undefined;
     try {
       first = (await auto.openStaging('first')).localFiles?.directWriteMinBytes;
-      // The probe's two writes each way, in the staging root.
-      expect(open.mock.calls.map(([path]) => path)).toEqual(Array(4).fill(join(root, '.staging')));
+      // The probe's files (one per copy thread at once), each way in each round, in the staging root.
+      const files = 2 * WRITE_PROBE.rounds * Math.max(1, settings.copyThreads);
+      expect(open.mock.calls.map(([path]) => path)).toEqual(
+        Array(files).fill(join(root, '.staging')),
+      );
       open.mockClear();
       const second = await auto.openStaging('second');
       // Measured once: the next area takes the same choice without writing again.
@@ -80,7 +92,7 @@ describe('FilesystemStorage', () => {
       () => {
         measured++;
         return new Promise((resolve) => {
-          answer = () => resolve({ direct: false, bytes: 1, directMs: 2, cachedMs: 1 });
+          answer = () => resolve({ ...measured1, direct: false, directMs: 2 });
         });
       },
     );
@@ -107,7 +119,7 @@ describe('FilesystemStorage', () => {
       const writePath = new WritePathChoice(
         () => undefined,
         () => undefined,
-        () => Promise.resolve({ direct, bytes: 1, directMs: 1, cachedMs: 1 }),
+        () => Promise.resolve({ ...measured1, direct }),
       );
       const measured = new FilesystemStorage(join(root, String(direct)), {
         directWriteMinBytes: 1024 * 1024,

@@ -6,8 +6,10 @@ import {
   CACHED_MUST_WIN_BY,
   measureWritePaths,
   prefersDirect,
+  WRITE_PROBE,
   type WritePathMeasurement,
   WritePathChoice,
+  type WriteProbeShape,
 } from './write-path-probe';
 
 /** The module the probe calls into (its namespace import is not spied on). */
@@ -32,28 +34,76 @@ describe('measureWritePaths', () => {
     return flags;
   }
 
-  it('times a direct and a cached write of the same bytes, each twice, in unnamed files that leave nothing behind', async () => {
+  /** A small probe of the shipped shape: two files at once, three rounds each way. */
+  const small: WriteProbeShape = { ...WRITE_PROBE, fileBytes: 4 * MiB };
+
+  it('times direct and cached writes of several files at once, alternating, in unnamed files that leave nothing behind', async () => {
     const stagingRoot = join(tempDir('write-probe'), '.staging');
     mkdirSync(join(stagingRoot, 'an-import'), { recursive: true });
     let measured: WritePathMeasurement | undefined;
     const flags = await openFlags(async () => {
-      measured = await measureWritePaths(stagingRoot, 8 * MiB);
+      measured = await measureWritePaths(stagingRoot, small);
     });
-    // Alternating (direct, cached, cached, direct), so drift on the disk favours neither way.
-    expect(flags.map((f) => (f & constants.O_DIRECT) !== 0)).toEqual([true, false, false, true]);
+    // Two files at once each time; (direct, cached), (cached, direct), (direct, cached): drift
+    // on the disk favours neither way.
+    const d = true;
+    const c = false;
+    expect(flags.map((f) => (f & constants.O_DIRECT) !== 0)).toEqual([
+      ...[d, d, c, c],
+      ...[c, c, d, d],
+      ...[d, d, c, c],
+    ]);
     // O_TMPFILE (Linux's 020000000, with O_DIRECTORY): no name, so a killed probe leaves nothing.
     for (const f of flags) expect(f & 0o20000000).toBe(0o20000000);
-    expect(measured!.bytes).toBe(8 * MiB);
+    expect(measured!.bytes).toBe(2 * 4 * MiB);
     // This test's filesystem (ext4 or xfs under the temporary directory) takes both.
+    expect(measured!.directRuns).toHaveLength(3);
+    expect(measured!.cachedRuns).toHaveLength(3);
+    // The medians count, not the fastest: one lucky write does not decide.
+    expect(measured!.directMs).toBe([...measured!.directRuns].sort((a, b) => a - b)[1]);
+    expect(measured!.cachedMs).toBe([...measured!.cachedRuns].sort((a, b) => a - b)[1]);
     expect(measured!.cachedMs).toBeGreaterThan(0);
-    expect(measured!.directMs).toBeGreaterThan(0);
     expect(measured!.direct).toBe(prefersDirect(measured!.directMs, measured!.cachedMs));
     expect(readdirSync(stagingRoot)).toEqual(['an-import']);
   });
 
+  it("writes as the copy threads do: the threads' chunks, several in flight past the cache, one at a time through it", async () => {
+    const stagingRoot = tempDir('write-probe');
+    const inFlight = { direct: 0, cached: 0 };
+    const most = { direct: 0, cached: 0 };
+    const sizes = new Set<number>();
+    const realOpen = fsPromises.open;
+    const spy = jest.spyOn(fsPromises, 'open').mockImplementation(async (path, how, mode) => {
+      const handle = await realOpen(path, how, mode);
+      const way = (how as number) & constants.O_DIRECT ? 'direct' : 'cached';
+      const write = handle.write.bind(handle) as (...args: unknown[]) => Promise<unknown>;
+      (handle as { write: unknown }).write = async (...args: unknown[]) => {
+        sizes.add(args[2] as number);
+        most[way] = Math.max(most[way], ++inFlight[way]);
+        try {
+          return await write(...args);
+        } finally {
+          inFlight[way]--;
+        }
+      };
+      return handle;
+    });
+    try {
+      await measureWritePaths(stagingRoot, { ...small, rounds: 1 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect([...sizes]).toEqual([WRITE_PROBE.chunkBytes]);
+    // Per file: the threads' direct buffers in flight, or one blocking write; two files at once.
+    expect(most.direct).toBeLessThanOrEqual(2 * WRITE_PROBE.directInFlight);
+    expect(most.direct).toBeGreaterThan(2);
+    expect(most.cached).toBeLessThanOrEqual(2);
+    expect(readdirSync(stagingRoot)).toEqual([]);
+  });
+
   it('makes the staging root when there is none yet, and leaves it empty', async () => {
     const stagingRoot = join(tempDir('write-probe'), 'storage', '.staging');
-    await measureWritePaths(stagingRoot, 4 * MiB);
+    await measureWritePaths(stagingRoot, small);
     expect(readdirSync(stagingRoot)).toEqual([]);
   });
 
@@ -68,11 +118,13 @@ describe('measureWritePaths', () => {
           : real(path, how, mode),
       );
     try {
-      expect(await measureWritePaths(stagingRoot, 4 * MiB)).toEqual({
+      expect(await measureWritePaths(stagingRoot, small)).toEqual({
         direct: true,
-        bytes: 4 * MiB,
+        bytes: 2 * 4 * MiB,
         directMs: null,
         cachedMs: null,
+        directRuns: [],
+        cachedRuns: [],
       });
     } finally {
       spy.mockRestore();
@@ -90,8 +142,8 @@ describe('measureWritePaths', () => {
           : real(path, how, mode),
       );
     try {
-      const measured = await measureWritePaths(stagingRoot, 4 * MiB);
-      expect(measured).toMatchObject({ direct: false, directMs: null });
+      const measured = await measureWritePaths(stagingRoot, small);
+      expect(measured).toMatchObject({ direct: false, directMs: null, directRuns: [] });
       expect(measured.cachedMs).toBeGreaterThan(0);
     } finally {
       spy.mockRestore();
@@ -118,6 +170,8 @@ describe('WritePathChoice', () => {
     bytes: 32 * MiB,
     directMs: direct ? 50 : 90,
     cachedMs: 70,
+    directRuns: [direct ? 50 : 90],
+    cachedRuns: [70],
   });
 
   function choice(
