@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DIRECT_WRITE_MIN_BYTES } from '../../../apps/provisioner/src/storage/filesystem/direct-object-writer';
@@ -22,6 +22,7 @@ import {
 } from '../lib/provisioner-process';
 import { fmt, median, SuiteReport, table, verdict } from '../lib/report';
 import { roundOrder } from '../lib/rounds';
+import { findDirectory, inodeGroups } from '../lib/inode-groups';
 
 /** The provisioner issue's "under 200 MB" (one 2 GiB file) and "under 300 MB" (four imports at once): decimal MB. */
 const MEMORY_TARGET_BYTES = 200e6;
@@ -859,6 +860,19 @@ export async function importsBench(ctx: BenchContext): Promise<SuiteReport> {
           ctx.log(
             `  ${setup.label}: ${accountText(result.accounts.get(setup.label)![round])}; ${result.steps.get(setup.label)![round]}`,
           );
+        // BENCH_IMPORTS_INODES=1: the ext4 block groups each side's files went to (lib/inode-groups.ts).
+        if (process.env.BENCH_IMPORTS_INODES === '1') {
+          for (const setup of setups) {
+            const published = findDirectory(
+              join(base, `storage-${setup.backend}`, 'projects'),
+              importId(c, setup.backend, round),
+            );
+            if (published) ctx.log(`  inode groups, ${setup.label}: ${inodeGroups(published)}`);
+          }
+          for (const peer of ['cp', 'rsync', 'rclone', 'bare'])
+            if (existsSync(peerTarget(peer, round)))
+              ctx.log(`  inode groups, ${peer}: ${inodeGroups(peerTarget(peer, round))}`);
+        }
       }
       results.push(result);
       // Every target of this case goes now, and the next case waits a minute (above).
@@ -1125,7 +1139,11 @@ function report(
     '',
     `Floor (\`${BARE_FLOOR}\`, the small files): \`scripts/bench/lib/bare-copy.mjs\`, the least a copy on the import's`,
     'threads does per file: each thread opens, reads, creates (exclusively) and writes its files in blocking calls, a',
-    'directory at a time, then one `sync -f`; no hashing, no checks, no preflight walk, no records. It shows what the',
+    'directory at a time, then one `sync -f`; no hashing, no checks, no preflight walk, no records. Each thread makes',
+    "a directory as it reaches it, as the import's main thread makes each as it hands out its first file, so ext4",
+    "spreads the files of both over the block groups alike (made all at once, the floor's directories would share one",
+    "group and most of its files would go to groups picked by a hash, away from any a deletion had just freed:",
+    '[decision](decisions/bare-copy-places-files-as-the-import.md)). It shows what the',
     "machine allows: where it is not ahead of `cp -r` by the import's target, no import can be.",
     `Target (issue 61 item 1): the import within ${SMALL_FILES_FLOOR_TARGET}× of it (floor time / import time). The row`,
     `\`${SMALL_FILES_FLOOR}\` adds to each round's bare copy what that round's import could not leave out:`,

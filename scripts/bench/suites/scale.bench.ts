@@ -4,6 +4,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { writeImportDataset, FileSpec } from '../data/import-data';
 import { BENCH_GLOBAL_KEY, migratedCatalogDatabase, startCatalog } from '../lib/catalog-process';
+import { findDirectory, inodeGroups } from '../lib/inode-groups';
 import type { BenchContext } from '../lib/context';
 import { processMemory, RunningProcess, sleep } from '../lib/processes';
 import { BENCH_WRITE_KEY } from '../lib/provisioner-process';
@@ -354,6 +355,14 @@ async function scaleRound(
       if (side === 'bare') bareMs = ms;
       else hashedMs = ms;
     } else imported = await importOnce(setup, catalog, id);
+    // BENCH_IMPORTS_INODES=1: the ext4 block groups each side's files went to (lib/inode-groups.ts).
+    if (process.env.BENCH_IMPORTS_INODES === '1') {
+      const target =
+        side === 'import'
+          ? findDirectory(join(base, 'storage-redis', 'projects'), id)
+          : join(base, `${side}-${k + 1}`);
+      if (target) console.error(`[bench]   inode groups, ${side}: ${inodeGroups(target)}`);
+    }
   }
   return { order, loadBefore, rsyncMs, bareMs, hashedMs, ...imported! };
 }
@@ -473,7 +482,9 @@ function report(results: SizeResult[]): SuiteReport {
     'a settled disk (probed as the imports section does; nothing is deleted until the size is',
     "done). The floor: `scripts/bench/lib/bare-copy.mjs` on as many threads as the import copies",
     'on (open, read, create and write each file in blocking calls, a directory per thread at a',
-    'time, then one `sync -f`; no hashing, no checks, no records). Beside it, the floor of the',
+    "time, each directory made as its thread reaches it, as the import makes its own, so ext4 places",
+    "both sides' files alike: [decision](decisions/bare-copy-places-files-as-the-import.md); then",
+    'one `sync -f`; no hashing, no checks, no records). Beside it, the floor of the',
     `import's work on the bytes (\`${BARE_HASHED_FLOOR}\`): the same bare copy (\`sha256\`) hashing every`,
     "file's bytes with SHA-256 as it copies them, as the import must (no walk, no checks, no",
     'records); where `rsync -a` is faster than it, no import that hashes every byte on these',
