@@ -2,7 +2,7 @@
 #   catalog-api         node --max-semi-space-size=4 --max-old-space-size=256 dist/apps/catalog-api/apps/catalog-api/src/main.js   (the default)
 #   catalog migrations  node dist/apps/catalog-api/apps/catalog-api/src/database/migrate.js
 #   provisioner API     node --max-semi-space-size=4 --max-old-space-size=192 dist/apps/provisioner/apps/provisioner/src/main.js
-#   provisioner worker  node --max-semi-space-size=4 --max-old-space-size=384 dist/apps/provisioner/apps/provisioner/src/worker.js
+#   provisioner worker  node --max-semi-space-size=4 --max-old-space-size=384 --external-memory-accounted-in-global-limit dist/apps/provisioner/apps/provisioner/src/worker.js
 # Each runs as PID 1 and exits on SIGTERM by itself (no init process needed). Settings come from
 # the environment at run time; the image holds no secrets.
 #

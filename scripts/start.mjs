@@ -329,6 +329,7 @@ async function main() {
   const worker = startProcess('provisioner-worker', join(provisionerDist, 'worker.js'), provisionerEnv, [
     '--max-semi-space-size=4',
     '--max-old-space-size=384',
+    '--external-memory-accounted-in-global-limit',
   ]);
   await Promise.all([
     waitReady(`http://${probeHost(options.host)}:${catalogEnv.PORT}/health/ready`, catalog),

@@ -96,6 +96,7 @@ describe('docker-compose.yml', () => {
         'node',
         '--max-semi-space-size=4',
         '--max-old-space-size=384',
+        '--external-memory-accounted-in-global-limit',
         'dist/apps/provisioner/apps/provisioner/src/worker.js',
       ],
     });

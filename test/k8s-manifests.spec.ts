@@ -399,7 +399,7 @@ describe.each(overlays)('overlay %s', (overlay) => {
       'provisioner-api':
         'node --max-semi-space-size=4 --max-old-space-size=192 dist/apps/provisioner/apps/provisioner/src/main.js',
       'provisioner-worker':
-        'node --max-semi-space-size=4 --max-old-space-size=384 dist/apps/provisioner/apps/provisioner/src/worker.js',
+        'node --max-semi-space-size=4 --max-old-space-size=384 --external-memory-accounted-in-global-limit dist/apps/provisioner/apps/provisioner/src/worker.js',
     });
   });
 

@@ -43,7 +43,11 @@ export async function startProvisionerApi(
 }
 
 /** The worker's V8 flags, as the manifests start it (k8s/base/provisioner/worker-deployment.yaml). */
-export const WORKER_NODE_ARGS = ['--max-semi-space-size=4', '--max-old-space-size=384'];
+export const WORKER_NODE_ARGS = [
+  '--max-semi-space-size=4',
+  '--max-old-space-size=384',
+  '--external-memory-accounted-in-global-limit',
+];
 
 /** A built worker process (node dist/…/worker.js); its health port is free and loopback-only. */
 export async function startWorker(env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Promise<RunningProcess> {
