@@ -233,7 +233,7 @@ interface Row {
 }
 
 /** Rounds of every reader (each a fresh process), in alternating order. */
-const ROUNDS = 2;
+const ROUNDS = 3;
 
 /** One reader's rounds as one row: the mean times, the highest peak. */
 function meanRow(runs: Row[]): Row {

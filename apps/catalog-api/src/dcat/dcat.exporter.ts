@@ -369,7 +369,7 @@ export class DcatExporter {
           .lit(skos.altLabel, facts.project.acronym),
       );
     }
-    for (const node of this.contacts(ds, facts)) nodes.push(node);
+    pushAll(nodes, this.contacts(ds, facts));
     if (level !== null) {
       const right = ACCESS_RIGHT_IRIS[level];
       ds.ref(dct.accessRights, right);
@@ -381,14 +381,14 @@ export class DcatExporter {
     const declared = level !== null;
     if (declared) {
       for (const law of config.applicableLegislation) ds.ref(dcatap.applicableLegislation, law);
-      for (const node of this.legislation()) nodes.push(node);
+      pushAll(nodes, this.legislation());
       if (config.hdab !== undefined) ds.ref(healthdcatap.hdab, config.hdab.uri ?? iris.hdab());
       // The catalog publishes no variable-level description (csvw), so none is claimed.
       ds.lit(healthdcatap.hasStructuredData, false, xsd.boolean);
     }
-    for (const node of this.subjects(ds, facts)) nodes.push(node);
-    for (const node of this.conditions(ds, id, facts)) nodes.push(node);
-    for (const node of this.distributions(ds, id, facts, level)) nodes.push(node);
+    pushAll(nodes, this.subjects(ds, facts));
+    pushAll(nodes, this.conditions(ds, id, facts));
+    pushAll(nodes, this.distributions(ds, id, facts, level));
     return merge(nodes);
   }
 
@@ -415,7 +415,8 @@ export class DcatExporter {
     for (const d of facts.declarations) {
       for (const type of d.data_types) {
         ds.lit(dcat.keyword, type.replace(/_/g, ' '));
-        for (const [pattern, code, label] of HEALTH_CATEGORY_RULES) {
+        for (let i = 0; i < HEALTH_CATEGORY_RULES.length; i++) {
+          const [pattern, code, label] = HEALTH_CATEGORY_RULES[i];
           if (!pattern.test(type)) continue;
           const category = healthCategory(code, label);
           ds.ref(healthdcatap.healthCategory, category.id);
@@ -649,8 +650,40 @@ export interface PageInfo {
   total: number;
 }
 
+/**
+ * `more` appended to `nodes` (an indexed loop: a `for…of` here, in code the compiler does not
+ * optimise early, makes an iterator and a result object per node).
+ */
+function pushAll(nodes: RdfNode[], more: RdfNode[]): void {
+  for (let i = 0; i < more.length; i++) nodes.push(more[i]);
+}
+
+/** Up to this many nodes, `merge` compares ids pairwise instead of keying a map by them. */
+const FEW_NODES = 32;
+
 /** Nodes with the same IRI as one node (statements of all, in order), so each subject is written once. */
 export function merge(nodes: RdfNode[]): RdfNode[] {
+  if (nodes.length > FEW_NODES) return mergeMany(nodes);
+  // A dataset's dozen or so nodes: a map of their ids (hashed, grown, then copied out) costs
+  // more than comparing lengths pairwise, and most ids differ in length.
+  const out: RdfNode[] = [];
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i];
+    let at = -1;
+    for (let j = 0; j < out.length && at < 0; j++) {
+      const seen = out[j];
+      if (seen === node || (seen.id.length === node.id.length && seen.id === node.id)) at = j;
+    }
+    if (at < 0) out.push(node);
+    else if (out[at] !== node) {
+      if (out[at].frozen) out[at] = out[at].copy();
+      addStatements(out[at], node);
+    }
+  }
+  return out;
+}
+
+function mergeMany(nodes: RdfNode[]): RdfNode[] {
   const byId = new Map<string, RdfNode>();
   for (const node of nodes) {
     let seen = byId.get(node.id);
@@ -658,11 +691,16 @@ export function merge(nodes: RdfNode[]): RdfNode[] {
     // A shared node met again adds nothing; a shared node is added to as a copy.
     else if (seen !== node) {
       if (seen.frozen) byId.set(node.id, (seen = seen.copy()));
-      for (const [predicate, objects] of node.statements)
-        for (const o of objects)
-          if ('iri' in o) seen.ref(predicate, o.iri);
-          else seen.lit(predicate, o.value, o.datatype);
+      addStatements(seen, node);
     }
   }
   return Array.from(byId.values());
+}
+
+/** The statements of `from` added to `to`. */
+function addStatements(to: RdfNode, from: RdfNode): void {
+  for (const [predicate, objects] of from.statements)
+    for (const o of objects)
+      if ('iri' in o) to.ref(predicate, o.iri);
+      else to.lit(predicate, o.value, o.datatype);
 }
