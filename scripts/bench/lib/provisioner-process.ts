@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { freePort, PROVISIONER_DIST, RunningProcess, startNodeProcess } from './processes';
+import { deployedNodeArgs } from '../../lib/deployed-node-args';
 
 export const BENCH_WRITE_KEY = 'bench-provisioner-write-key-0123456789abcdef';
 
@@ -42,12 +43,8 @@ export async function startProvisionerApi(
   return { ...running, url };
 }
 
-/** The worker's V8 flags, as the manifests start it (k8s/base/provisioner/worker-deployment.yaml). */
-export const WORKER_NODE_ARGS = [
-  '--max-semi-space-size=4',
-  '--max-old-space-size=384',
-  '--external-memory-accounted-in-global-limit',
-];
+/** The worker's V8 flags, read from the manifest that starts it in Kubernetes. */
+export const WORKER_NODE_ARGS = deployedNodeArgs('provisioner/worker-deployment.yaml');
 
 /** A built worker process (node dist/…/worker.js); its health port is free and loopback-only. */
 export async function startWorker(env: NodeJS.ProcessEnv, onLine?: (line: string) => void): Promise<RunningProcess> {

@@ -665,14 +665,14 @@ const FEW_NODES = 32;
 export function merge(nodes: RdfNode[]): RdfNode[] {
   if (nodes.length > FEW_NODES) return mergeMany(nodes);
   // A dataset's dozen or so nodes: a map of their ids (hashed, grown, then copied out) costs
-  // more than comparing lengths pairwise, and most ids differ in length.
+  // more than comparing them pairwise.
   const out: RdfNode[] = [];
   for (let i = 0; i < nodes.length; i++) {
     const node = nodes[i];
     let at = -1;
     for (let j = 0; j < out.length && at < 0; j++) {
       const seen = out[j];
-      if (seen === node || (seen.id.length === node.id.length && seen.id === node.id)) at = j;
+      if (seen === node || seen.id === node.id) at = j;
     }
     if (at < 0) out.push(node);
     else if (out[at] !== node) {
