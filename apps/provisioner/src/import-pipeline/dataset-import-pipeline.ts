@@ -12,7 +12,12 @@ import { ImportTimeline } from './import-steps';
 import { flushDataset, publishDataset } from './publish-dataset.step';
 import { planDataset } from './preflight';
 import { resolveDataset } from './resolve-dataset.step';
-import { stageFiles, stageWalkedFiles, type StagedResults } from './stage-files.step';
+import {
+  checkDepositNames,
+  stageFiles,
+  stageWalkedFiles,
+  type StagedResults,
+} from './stage-files.step';
 import { ensureSubmissionCollection, stageSubmissionCollection } from './submission-collection';
 import { validateDataset } from './validate-dataset.step';
 import { verifyChecksums } from './verify-checksums.step';
@@ -61,7 +66,8 @@ async function importDataset(ctx: DatasetImportContext): Promise<DatasetImportRe
   checkNotStopping(ctx);
   if (stagesWhileChecking(ctx, resolved)) {
     const area = await openStaging(ctx, resolved);
-    if (area.localFiles) return importWhileChecking(ctx, resolved, steps, startedAt, area);
+    if (area.localFiles ?? area.encryptedLocalFiles)
+      return importWhileChecking(ctx, resolved, steps, startedAt, area);
     return importInOrder(ctx, resolved, steps, startedAt, area);
   }
   return importInOrder(ctx, resolved, steps, startedAt);
@@ -81,6 +87,7 @@ async function importInOrder(
 ): Promise<DatasetImportResult> {
   const plan = await steps.run('plan', () => planDataset(ctx, resolved));
   try {
+    checkDepositNames(ctx, plan);
     checkNotStopping(ctx);
     const { staging, staged } = await steps.run('stage', async () => {
       await ensureCollection(ctx, resolved, startedAt);
@@ -98,15 +105,14 @@ async function importInOrder(
 /**
  * Whether this attempt may stage while preflight runs (docs/decisions/stage-while-checking.md): a
  * first attempt (nothing to adopt, whose reuse needs every file's walk first) of a dataset in a
- * directory, copied on the copy threads, into plain storage (archive mode checks deposit names
- * over the whole plan before any copy); it does where its staging area has local files.
+ * directory, copied on the copy threads; it does where its staging area's objects are files on
+ * this host (plain, or encrypted there in archive mode).
  */
 function stagesWhileChecking(ctx: DatasetImportContext, resolved: ResolvedDataset): boolean {
   return (
     resolved.earlierAreas.length === 0 &&
     (ctx.copyPool?.size ?? 0) > 0 &&
-    ctx.source.remoteDataset === undefined &&
-    ctx.storage.encryption === undefined
+    ctx.source.remoteDataset === undefined
   );
 }
 
@@ -162,6 +168,8 @@ async function importWhileChecking(
     if ('error' in stagedOrNot) throw stagedOrNot.error;
     const { staged } = stagedOrNot;
     if (!staged) throw new Error('a staging area with local files staged nothing');
+    // Deposits re-wrapped in archive mode (once the walk was summed) are sized as plain-text now.
+    if (ctx.storage.encryption !== undefined) plan.bytesTotal = plannedBytes(plan);
     checkNotStopping(ctx);
     // Free space ran short of the payload while the walk went on, and came back by its end:
     // the next attempt keeps what was staged and copies the rest after its checks.
@@ -240,4 +248,11 @@ function openStaging(
 ): Promise<StagingArea> {
   const stagingId = attemptStagingId(ctx.importId, 'data', ctx.attempt);
   return ctx.storage.openStaging(stagingId, target, { adopt: earlierAreas });
+}
+
+/** The bytes of every planned file, as the plan sizes them now. */
+function plannedBytes({ files }: ImportPlan): number {
+  let total = 0;
+  for (let i = 0; i < files.count; i++) total += files.size[i];
+  return total;
 }

@@ -61,7 +61,6 @@ export async function stageFiles(
   plan: ImportPlan,
   staging: StagingArea,
 ): Promise<StagedResults> {
-  if (ctx.storage.encryption !== undefined) checkDepositNames(plan);
   // The area records what it stores by the plan's rows where it keeps such records (S3).
   staging.expectFiles?.(plan.files);
   const kept = keepInherited(plan, staging.inherited);
@@ -108,10 +107,11 @@ async function stageFed(
   staging: StagingArea,
 ): Promise<StagedResults | null> {
   const listing = await feed.opened();
-  const local = staging.localFiles;
-  if (!listing || !local) return null;
-  await staging.discardExcept(() => false);
+  if (!listing || !(staging.localFiles ?? staging.encryptedLocalFiles)) return null;
   const plan: StagedPlan = { ...listing, bytesTotal: 0 };
+  // The manifests are whole once the feed opens: deposit names are checked before any copy.
+  checkDepositNames(ctx, plan);
+  await staging.discardExcept(() => false);
   const progress = new ProgressReporter(listing.files.count, 0, ctx.reportProgress);
   await progress.flush();
   const stager = new FileStager(ctx, plan, staging, progress, 0, feed);
@@ -140,9 +140,10 @@ function largeFilesFirst(chunk: readonly number[], size: Float64Array): Uint32Ar
 
 /**
  * Archive mode: an encrypted deposit (`x.c4gh`) is stored as `x`, so a payload holding both is
- * refused before anything is copied.
+ * refused before anything is copied or made. Only the manifests' paths are read.
  */
-function checkDepositNames({ files }: StagedPlan): void {
+export function checkDepositNames(ctx: DatasetImportContext, { files }: PlanListing): void {
+  if (ctx.storage.encryption === undefined) return;
   const problems = new ProblemList();
   for (let i = 0; i < files.count; i++) {
     const path = files.path(i);
@@ -245,15 +246,15 @@ class FileStager {
   async run(): Promise<void> {
     const pool = this.ctx.copyPool;
     const local = this.staging.localFiles;
+    const encrypted = this.staging.encryptedLocalFiles;
     try {
       if (this.fed) {
-        if (!pool || !local)
+        if (!pool || !(local || encrypted))
           throw new Error('a fed copy runs on the copy threads into local files');
-        await this.copyFedOnThreads(this.fed, pool, local);
+        await this.copyFedOnThreads(this.fed, pool, local ? localTargets(local) : { encrypted });
       } else if (this.plan.remote) await this.copyRemote(this.plan.remote);
       else if (pool && pool.size > 0 && local) await this.copyOnThreads(pool, localTargets(local));
-      else if (pool && pool.size > 0 && this.staging.encryptedLocalFiles)
-        await this.encryptOnThreads(pool, this.staging.encryptedLocalFiles);
+      else if (pool && pool.size > 0 && encrypted) await this.encryptOnThreads(pool, encrypted);
       else if (pool && pool.size > 0)
         // A backend without local files (S3): the threads' part ends with the reads.
         await this.readOnThreadsAndLanes(pool, this.order).finally(() => pool.endIdle());
@@ -397,29 +398,43 @@ class FileStager {
   private async copyFedOnThreads(
     feed: WalkedFeed,
     pool: CopyThreadPool,
-    local: LocalFiles,
+    targets: ThreadTargets,
   ): Promise<void> {
     const taken: number[] = [];
-    await runTogether(this.chunkCopies(feed, pool, localTargets(local), taken), this.stopTogether);
+    await runTogether(this.chunkCopies(feed, pool, targets, taken), this.stopTogether);
     // What run() compares the files copied with.
     this.order = Uint32Array.from(taken);
   }
 
-  /** One copy for each chunk the feed hands over (its files added to `taken`), until it ends. */
+  /**
+   * One copy for each chunk the feed hands over (its files added to `taken`), until it ends.
+   * Archive mode's deposits (`*.c4gh`) wait until then: re-wrapping one sets its plan size to
+   * its plain-text's, which preflight must not see while it sums the sizes it walked.
+   */
   private async *chunkCopies(
     feed: WalkedFeed,
     pool: CopyThreadPool,
     targets: ThreadTargets,
     taken: number[],
   ): AsyncGenerator<() => Promise<void>> {
-    const { size } = this.plan.files;
+    const { files } = this.plan;
+    const deposits: number[] = [];
     for (let chunk = await feed.take(); chunk; chunk = await feed.take()) {
       if (this.failed || this.stopping) continue;
-      const order = largeFilesFirst(chunk, size);
+      let now = chunk;
+      if (targets.encrypted) {
+        now = chunk.filter((index) => !isEncryptedDeposit(files.path(index)));
+        if (now.length < chunk.length)
+          for (const index of chunk)
+            if (isEncryptedDeposit(files.path(index))) deposits.push(index);
+      }
       for (const index of chunk) taken.push(index);
       this.progress.total(feed.pushedBytes);
-      yield () => this.copyOnThreads(pool, targets, order);
+      if (now.length > 0)
+        yield () => this.copyOnThreads(pool, targets, largeFilesFirst(now, files.size));
     }
+    if (deposits.length > 0 && !this.failed && !this.stopping)
+      yield () => this.readOnThreadsAndLanes(pool, Uint32Array.from(deposits));
   }
 
   /**
