@@ -35,7 +35,14 @@ import {
   writeImportDataset,
 } from '../data/import-data';
 import { curlSpeed } from './drs.bench';
-import { runRound, startSetup, timeImport, timeTool } from './imports.bench';
+import {
+  type DiskSettling,
+  runRound,
+  settleDisk,
+  startSetup,
+  timeImport,
+  timeTool,
+} from './imports.bench';
 
 /** Archive mode at least this fraction of plain (issue 57 item 6), imports and downloads alike. */
 const TARGET_RATIO = 0.85;
@@ -68,6 +75,8 @@ interface ImportResult {
   extraCpuMs: number[];
   /** CPU ms of creating its two small objects per file alone (archiveLayoutMs), LAYOUT_ROUNDS times. */
   layoutCpuMs: number[];
+  /** The disk before the first round (settleDisk). */
+  disk: DiskSettling;
 }
 
 /** Times archive mode's extra work is measured alone per dataset (the least is the figure). */
@@ -155,6 +164,7 @@ async function importRounds(
   ctx.log('import datasets written');
   const plain = await startSetup('redis', join(base, 'plain'), dropzone);
   const results: ImportResult[] = [];
+  const fastestProbe = { ms: Infinity };
   try {
     const archive = await startSetup('redis', join(base, 'archive'), dropzone, archiveEnv);
     try {
@@ -183,6 +193,9 @@ async function importRounds(
           r.values.set(side.label, []);
           r.cpu.set(side.label, []);
         }
+        // The previous dataset's trees were just deleted: creating files is slower for minutes
+        // after, and archive mode creates three per file where plain creates one.
+        const disk = await settleDisk(join(base, 'probes'), fastestProbe, ctx.log);
         for (let round = 0; round < rounds; round++) {
           r.loads.push(loadavg()[0]);
           await runRound(sides, round, source, r.values, r.cpu);
@@ -215,6 +228,7 @@ async function importRounds(
           r,
           extraCpuMs,
           layoutCpuMs,
+          disk,
         });
         rmSync(layoutRoot, { recursive: true, force: true });
         rmSync(join(base, 'peers'), { recursive: true, force: true });
@@ -499,9 +513,12 @@ function report(
     `raw ChaCha20-Poly1305 is the Crypt4GH section.${ctx.quick ? ' **Quick mode: not a real figure.**' : ''}`,
     '',
   ];
-  for (const { c, bytes, r, extraCpuMs, layoutCpuMs } of imports) {
+  for (const { c, bytes, r, extraCpuMs, layoutCpuMs, disk } of imports) {
     lines.push(
       `### Import: ${c.name} (${size(bytes)}; ${importRoundCount} rounds; load average ${loadRange(r.loads)})`,
+      '',
+      `Disk before the first round (as the imports section waits for it): ${disk.probesMs.length} probe(s) over ${fmt(disk.waitedMs / 1000, 0)} s, ` +
+        `${disk.probesMs.map((x) => fmt(x, 0)).join(', ')} ms: ${disk.settled ? 'settled' : '**not settled after 5 min**'}.`,
       '',
       table(
         ['side', 'ms per round', 'median ms', 'MB/s (median)', 'CPU ms per round'],
