@@ -32,6 +32,8 @@ import { REAL_IO_MS } from '../../../../test/support/timeouts';
 import { DEFAULT_SOURCE_LIMITS } from '../config/source-config';
 import { cachedBytes } from '../../test/support/page-cache';
 import { poll } from '../../../../test/support/wait';
+import { decrypt, encrypt, generateKeyPair, publicKeyFile } from '@app/crypt4gh';
+import { archiveStorage, headerPath } from '../storage/archive-storage';
 
 // Real threads, files or sockets: seconds on a loaded 2-core machine.
 jest.setTimeout(REAL_IO_MS);
@@ -732,6 +734,44 @@ describe('runDatasetImport', () => {
       });
       expect(await storage.listStaging()).toEqual([]);
     });
+
+    it('in archive mode, encrypts on the copy threads what the walk has vetted, re-wraps deposits once it is over, and publishes after every check', async () => {
+      const archive = generateKeyPair();
+      const note = Buffer.from('a deposited note\n');
+      const files: Record<string, string | Buffer> = { 'late/deep/kept.txt': 'late file' };
+      for (let i = 0; i < 40; i++) files[`early-${i % 2}/f-${i}.txt`] = `early file ${i}`;
+      files['early-0/note.txt.c4gh'] = await sealedFor(note, archive.publicKey);
+      withDataset('LATE-C4GH', { files });
+      const staging = walkLateAfterFirstCopy();
+      const archived = archiveStorage(storage, {
+        ...archive,
+        publicKeyFile: publicKeyFile(archive.publicKey),
+      });
+      const result = await runDatasetImport(
+        context('LATE-C4GH', { storage: archived, copyMeter: meter }),
+      );
+      expect(result).toMatchObject({ files: 42, copied: true });
+      expect(staging.copied()).toBe(42);
+      const target = storage.absolute(result.path);
+      const plaintext = async (path: string): Promise<Buffer> => {
+        const header = readFileSync(join(target, headerPath(path)));
+        const parts: Buffer[] = [];
+        for await (const part of decrypt([readFileSync(join(target, path))], [archive.secretKey], {
+          header,
+        }))
+          parts.push(part);
+        return Buffer.concat(parts);
+      };
+      expect((await plaintext('late/deep/kept.txt')).toString()).toBe('late file');
+      expect((await plaintext('early-1/f-39.txt')).toString()).toBe('early file 39');
+      expect((await plaintext('early-0/note.txt')).equals(note)).toBe(true);
+      // The deposit counts by its plain-text: re-wrapped after the walk's sizes were summed.
+      const plainBytes = Object.entries(files)
+        .filter(([path]) => !path.endsWith('.c4gh'))
+        .reduce((sum, [, content]) => sum + Buffer.byteLength(content), note.length);
+      expect(result.bytes).toBe(plainBytes);
+      expect(await storage.listStaging()).toEqual([]);
+    });
   });
 
   it("times every step on the attempt's timeline, plan and stage overlapping, in the line the bench reads", async () => {
@@ -978,3 +1018,10 @@ describe('runDatasetImport', () => {
     });
   });
 });
+
+/** `plain` as a Crypt4GH file for `reader` (a depositor's `*.c4gh`). */
+async function sealedFor(plain: Buffer, reader: Buffer): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of encrypt([plain], [reader])) parts.push(part);
+  return Buffer.concat(parts);
+}

@@ -32,7 +32,6 @@ import {
 import { FilesystemStorage } from './filesystem/filesystem-storage';
 import { FilesystemStagingArea } from './filesystem/filesystem-staging-area';
 import * as fileTree from './filesystem/file-tree';
-import * as threadedWalk from '../import-pipeline/copying/threaded-walk';
 import { EncryptedLocalObjects } from './archive-local-object';
 import { parseProvenance } from './provenance';
 import { JOURNAL_PATH } from './staged-files-journal';
@@ -592,74 +591,4 @@ describe('archive mode on filesystem storage (STORAGE_ENCRYPTION=crypt4gh)', () 
         expect(await storage.exists('projects/PRJ1')).toBe(false);
     }
   });
-
-  it(
-    'on the copy threads, encrypts files while preflight walks, and publishes once every check has passed (docs/decisions/stage-while-checking.md)',
-    async () => {
-      const files: Record<string, string | Buffer> = { 'late/deep/kept.txt': 'late file' };
-      for (let i = 0; i < 20; i++) files[`early/f-${i}.txt`] = `early file ${i}`;
-      files['early/note.txt.c4gh'] = await encrypted(Buffer.from('deposited\n'), [
-        archive.publicKey,
-      ]);
-      dropzone.submission('SUB-1', { project: 'PRJ1', datasets: ['DS1', 'DS4'] });
-      dropzone.dataset('DS4', { submission: 'SUB-1', files });
-      // The walk of late/ waits until a first file is staged: an import that copied only after
-      // every check would never get there, and fails the walk at the deadline instead.
-      let firstCopy!: () => void;
-      const staged = new Promise<void>((resolve) => (firstCopy = resolve));
-      let copiedBeforeLateWalk = 0;
-      let copied = 0;
-      const walk = threadedWalk.walkOnThreads;
-      const walked = jest
-        .spyOn(threadedWalk, 'walkOnThreads')
-        .mockImplementation((walkPool, signal) => {
-          const walker = walk(walkPool, signal);
-          return async (root, directories) => {
-            if (directories.some((d) => d.relative.startsWith('late/'))) {
-              await withDeadline(staged, REAL_IO_MS / 2, 'no file staged while preflight walked');
-              copiedBeforeLateWalk = copied;
-            }
-            return walker(root, directories);
-          };
-        });
-      const result = await runDatasetImport(
-        context(
-          {
-            copyPool: pool,
-            copyMeter: {
-              addBytes: () => undefined,
-              addFiles: (n) => {
-                copied += n;
-                firstCopy();
-              },
-            },
-          },
-          'DS4',
-        ),
-      ).finally(() => walked.mockRestore());
-      expect(copiedBeforeLateWalk).toBeGreaterThan(0);
-      expect(result).toMatchObject({ files: 22, copied: true });
-      const dataset = storage.absolute(result.path);
-      for (const [path, plain] of Object.entries(files)) {
-        const stored = path.endsWith('.c4gh') ? path.slice(0, -5) : path;
-        const expected = path.endsWith('.c4gh') ? Buffer.from('deposited\n') : Buffer.from(plain);
-        expect((await theirDecrypt(dataset, stored)).equals(expected)).toBe(true);
-      }
-      expect(await storage.listStaging()).toEqual([]);
-    },
-    REAL_IO_MS,
-  );
 });
-
-/** `promise`, or a failure naming `what` once `ms` have passed. */
-async function withDeadline(promise: Promise<void>, ms: number, what: string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(what)), ms);
-  });
-  try {
-    await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
