@@ -518,7 +518,10 @@ function report(
       `### Import: ${c.name} (${size(bytes)}; ${importRoundCount} rounds; load average ${loadRange(r.loads)})`,
       '',
       `Disk before the first round (as the imports section waits for it): ${disk.probesMs.length} probe(s) over ${fmt(disk.waitedMs / 1000, 0)} s, ` +
-        `${disk.probesMs.map((x) => fmt(x, 0)).join(', ')} ms: ${disk.settled ? 'settled' : '**not settled after 5 min**'}.`,
+        `the fastest ${fmt(Math.min(...disk.probesMs), 0)} ms, the last three ${disk.probesMs
+          .slice(-3)
+          .map((x) => fmt(x, 0))
+          .join(', ')} ms: ${disk.settled ? 'settled' : '**not settled after 5 min**'}.`,
       '',
       table(
         ['side', 'ms per round', 'median ms', 'MB/s (median)', 'CPU ms per round'],
