@@ -3,14 +3,9 @@
  * sealed with ChaCha20-IETF-Poly1305 under the data key and a random nonce, stored as
  * nonce || cipher-text || MAC. Both directions hold one segment at a time.
  */
-import {
-  createCipheriv,
-  createDecipheriv,
-  createSecretKey,
-  type KeyObject,
-  randomBytes,
-} from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import type { ByteReader, ByteSource } from './byte-reader';
+import { randomSlice } from './random';
 import {
   CIPHER_SEGMENT_SIZE,
   Crypt4ghError,
@@ -18,25 +13,6 @@ import {
   NONCE_LENGTH,
   SEGMENT_SIZE,
 } from './format';
-
-/** Nonces made at once: one call for the random bytes of 256 segments (16 MiB of plain-text). */
-const NONCES_AT_ONCE = 256;
-let nonces = Buffer.alloc(0);
-let noncesUsed = 0;
-
-/**
- * A random nonce: a view of a block drawn from the CSPRNG for many at once (a randomBytes call
- * per segment, about 3.5 µs, was 3-5 % of sealing its 64 KiB). A block is never written again
- * once drawn: a nonce handed out stays what it was while its segment waits to be written.
- */
-function nextNonce(): Buffer {
-  if (noncesUsed === NONCES_AT_ONCE || nonces.length === 0) {
-    nonces = randomBytes(NONCES_AT_ONCE * NONCE_LENGTH);
-    noncesUsed = 0;
-  }
-  const at = noncesUsed++ * NONCE_LENGTH;
-  return nonces.subarray(at, at + NONCE_LENGTH);
-}
 
 /**
  * A data key as the ciphers take it, made once per body: given a Buffer, Node 24's createCipheriv
@@ -65,7 +41,7 @@ function freeNow(sealed: Buffer): void {
 
 /** One segment as its three parts: nonce, cipher-text, MAC. */
 function sealSegment(plain: Buffer, dataKey: KeyObject): [Buffer, Buffer, Buffer] {
-  const nonce = nextNonce();
+  const nonce = randomSlice(NONCE_LENGTH);
   const cipher = createCipheriv('chacha20-poly1305', dataKey, nonce, { authTagLength: MAC_LENGTH });
   const sealed = cipher.update(plain);
   cipher.final();

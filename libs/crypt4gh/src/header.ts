@@ -3,9 +3,10 @@
  * encrypted for one reader with X25519 + BLAKE2b + ChaCha20-IETF-Poly1305. A packet carries a data
  * key or an edit list. Packets a reader's keys do not open are someone else's and are kept aside.
  */
-import { createCipheriv, createDecipheriv, type KeyObject, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type KeyObject } from 'node:crypto';
 import { cipherKey } from './body';
 import { ByteReader } from './byte-reader';
+import { randomSlice } from './random';
 import {
   Crypt4ghError,
   KEY_LENGTH,
@@ -62,7 +63,7 @@ function editListPayload(lengths: number[]): Buffer {
 
 /** One packet sealed with `key` (the writer's and the reader's shared key) under a fresh nonce. */
 function seal(payload: Buffer, key: KeyObject, writerPublic: Buffer): Buffer {
-  const nonce = randomBytes(NONCE_LENGTH);
+  const nonce = randomSlice(NONCE_LENGTH);
   const cipher = createCipheriv('chacha20-poly1305', key, nonce, { authTagLength: MAC_LENGTH });
   const sealed = Buffer.concat([cipher.update(payload), cipher.final(), cipher.getAuthTag()]);
   return Buffer.concat([

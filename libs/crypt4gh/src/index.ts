@@ -8,6 +8,7 @@ export {
 } from './key-files';
 export type { KeyDerivation, KeyPair, SecretKeyFileOptions } from './key-files';
 export { publicKeyOf } from './x25519';
+export { newDataKey } from './random';
 export {
   buildHeader,
   HeaderWriter,

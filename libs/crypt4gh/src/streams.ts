@@ -4,10 +4,10 @@
  * Sources are Node Readables or any async iterables of chunks; results are async generators
  * (`Readable.from(...)` makes a stream of one). Nothing holds more than one segment.
  */
-import { randomBytes } from 'node:crypto';
 import { ByteReader, ByteSource } from './byte-reader';
 import { applyEditList, decryptBody, encryptBody, SegmentDecryptor } from './body';
-import { CIPHER_SEGMENT_SIZE, Crypt4ghError, KEY_LENGTH, SEGMENT_SIZE, bodySize } from './format';
+import { newDataKey } from './random';
+import { CIPHER_SEGMENT_SIZE, Crypt4ghError, SEGMENT_SIZE, bodySize } from './format';
 import {
   buildHeader,
   OpenedHeader,
@@ -26,7 +26,7 @@ export interface Encryption {
 
 /** `source` encrypted for `readers` (public keys), under a data key made for this stream alone. */
 export function encryptStream(source: ByteSource, readers: readonly Uint8Array[]): Encryption {
-  const dataKey = randomBytes(KEY_LENGTH);
+  const dataKey = newDataKey();
   const header = buildHeader({ dataKeys: [dataKey] }, readers);
   return { header, body: encryptBody(source, dataKey) };
 }

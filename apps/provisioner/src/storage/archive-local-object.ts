@@ -1,5 +1,5 @@
-import { createHash, type Hash, randomBytes } from 'node:crypto';
-import { HeaderWriter, type HeaderKeys, KEY_LENGTH, SegmentEncryptor } from '@app/crypt4gh';
+import { createHash, type Hash } from 'node:crypto';
+import { HeaderWriter, type HeaderKeys, newDataKey, SegmentEncryptor } from '@app/crypt4gh';
 import { allocAligned, DIRECT_IO_ALIGNMENT } from './filesystem/direct-object-writer';
 import { openLocalObject, writeLocalObject } from './filesystem/local-object';
 import { SealedPartsJoiner } from './sealed-parts';
@@ -205,7 +205,7 @@ export class EncryptedLocalObjects {
    * with the sealing; any other through the page cache in blocking calls.
    */
   open(targets: EncryptedTargets, direct = false): LocalObjectWriter {
-    const dataKey = randomBytes(KEY_LENGTH);
+    const dataKey = newDataKey();
     writeLocalObject(targets.header, this.stagingId, this.headers.build({ dataKeys: [dataKey] }));
     const body = openLocalObject(targets.body, this.stagingId, direct);
     const encryptor = new SegmentEncryptor(dataKey);

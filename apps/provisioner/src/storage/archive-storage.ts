@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import {
@@ -7,7 +7,7 @@ import {
   decrypt,
   headerAt,
   HeaderWriter,
-  KEY_LENGTH,
+  newDataKey,
   openHeader,
   plaintextSize,
   secretKey,
@@ -334,7 +334,7 @@ function archiveArea(area: StagingArea, key: ArchiveKey, sealer?: SealingThreads
           stored,
         );
       }
-      const dataKey = randomBytes(KEY_LENGTH);
+      const dataKey = newDataKey();
       // The header first: a body that is recorded (after its commit) always has its header.
       await writeCompanion(area, headerPath(path), headers.build({ dataKeys: [dataKey] }));
       const body = await area.createObject(path, size === undefined ? undefined : bodySize(size));

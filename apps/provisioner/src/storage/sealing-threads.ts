@@ -164,7 +164,8 @@ export class SealingThreads implements OnApplicationShutdown {
       thread.post({
         op: 'open',
         id,
-        dataKey,
+        // Its own 32 bytes: a view would send the whole block of random bytes it was drawn from.
+        dataKey: Uint8Array.from(dataKey),
         input: slots.input,
         output: slots.output,
         slotBytes: SEAL_SLOT_BYTES,
