@@ -16,12 +16,15 @@ const ITEMS_PER_MESSAGE = 500;
 /** Messages in flight: the thread starts the next batch while this side reads the last. */
 const WINDOW = 2;
 /**
- * An idle thread is ended after this long (the next request starts another, tens of
- * milliseconds): in the worker it reads a dataset's files when an import starts and then sat
- * idle through the copy, an isolate of ~10 MiB (heap and its own allocations) held at the peak
- * of a million-file import.
+ * An idle thread is ended after this long (the next request starts another: 40-70 ms here, most
+ * of it the start of any worker thread, against about 1 ms for a request to a running one). A
+ * minute keeps it for the requests and imports that come in a row (an import request's presence
+ * walk in the API, the next import's resolve in the worker). In the worker it reads a dataset's
+ * files when an import starts and then sits idle through the copy: an import whose peak comes
+ * within that minute carries its isolate (~10 MiB, well inside the worker's limit); a
+ * million-file import's peak comes minutes in, after it has ended.
  */
-const IDLE_END_MS = 5_000;
+const IDLE_END_MS = 60_000;
 
 type Answer = ScanAnswer<DatasetReading> | ScanAnswer<JsonDocument> | null;
 interface Waiter {
