@@ -1,6 +1,6 @@
 import { duoIri } from '../datasets/use-condition-codes';
 import type { DatasetFacts } from './dcat.repository';
-import { iri, RdfNode, terms } from './rdf-graph';
+import { iri, plainBase, RdfNode, terms } from './rdf-graph';
 
 /** The terms the mapping names, built once (see `terms`). */
 const adms = terms('adms', 'identifier', 'Identifier');
@@ -191,7 +191,16 @@ const seg = (value: string | number) => encodeURIComponent(String(value));
 
 /** IRIs of the catalog's resources, all under the public base URL. */
 export class DcatIris {
-  constructor(protected readonly base: string) {}
+  /**
+   * Whether these IRIs may be written without being looked at (IriTerm.own): the base is plain
+   * (`plainBase`) and every part after it is the code's text, a number or percent-encoded.
+   */
+  readonly own: boolean;
+
+  constructor(protected readonly base: string) {
+    this.own = plainBase(base);
+  }
+
   catalog = () => `${this.base}/api/dcat`;
   page = (n: number) => `${this.base}/api/dcat?page=${n}`;
   context = () => `${this.base}/api/dcat/context.jsonld`;
@@ -339,8 +348,9 @@ export class DcatExporter {
   datasetNodes(facts: DatasetFacts): RdfNode[] {
     const { config, iris } = this;
     const id = iris.dataset(facts.accession);
+    const { own } = iris;
     const level = accessLevel(facts);
-    const ds = new RdfNode(id, [dcat.Dataset])
+    const ds = new RdfNode(id, [dcat.Dataset], own)
       .lit(dct.title, facts.title)
       // DCAT-AP requires a description; the title is the only text a dataset without one has.
       .lit(dct.description, facts.description ?? facts.title)
@@ -356,14 +366,16 @@ export class DcatExporter {
     }
     if (facts.other_external_id !== null) {
       const other = `${id}#other-identifier`;
-      ds.ref(adms.identifier, other);
-      nodes.push(new RdfNode(other, [adms.Identifier]).lit(skos.notation, facts.other_external_id));
+      ds.ref(adms.identifier, other, own);
+      nodes.push(
+        new RdfNode(other, [adms.Identifier], own).lit(skos.notation, facts.other_external_id),
+      );
     }
     if (facts.project !== null) {
       const project = iris.project(facts.project.acronym);
-      ds.ref(prov.wasGeneratedBy, project);
+      ds.ref(prov.wasGeneratedBy, project, own);
       nodes.push(
-        new RdfNode(project, [prov.Activity])
+        new RdfNode(project, [prov.Activity], own)
           .lit(dct.title, facts.project.title)
           .lit(dct.identifier, facts.project.accession)
           .lit(skos.altLabel, facts.project.acronym),
@@ -396,14 +408,15 @@ export class DcatExporter {
     if (facts.custodians.length === 0) {
       if (this.config.contactEmail === undefined) return [];
       const contact = this.catalogContact();
-      ds.ref(dcat.contactPoint, contact.id);
+      ds.ref(dcat.contactPoint, contact.id, this.iris.own);
       return [contact];
     }
+    const { own } = this.iris;
     return facts.custodians.map((c) => {
-      const contact = new RdfNode(this.iris.person(c.id), [vcard.Kind])
+      const contact = new RdfNode(this.iris.person(c.id), [vcard.Kind], own)
         .lit(vcard.fn, `${c.first_name} ${c.last_name}`.trim() || c.email)
         .ref(vcard.hasEmail, `mailto:${encodeURI(c.email)}`);
-      ds.ref(dcat.contactPoint, contact.id);
+      ds.ref(dcat.contactPoint, contact.id, own);
       return contact;
     });
   }
@@ -433,6 +446,7 @@ export class DcatExporter {
     }
     if (partners.size > 0 || facts.imports.length > 0 || facts.project !== null) {
       const statement = `${ds.id}#provenance`;
+      const { own } = this.iris;
       const parts = [];
       if (facts.project !== null)
         parts.push(
@@ -441,9 +455,9 @@ export class DcatExporter {
       if (partners.size > 0) parts.push(`Data from ${[...partners].sort().join(', ')}.`);
       if (facts.imports.length > 0)
         parts.push(`Imported into storage on ${[...new Set(facts.imports)].join(', ')}.`);
-      ds.ref(dct.provenance, statement);
+      ds.ref(dct.provenance, statement, own);
       nodes.push(
-        new RdfNode(statement, [dct.ProvenanceStatement]).lit(rdfs.label, parts.join(' ')),
+        new RdfNode(statement, [dct.ProvenanceStatement], own).lit(rdfs.label, parts.join(' ')),
       );
     }
     return nodes;
@@ -467,22 +481,24 @@ export class DcatExporter {
     }
     const rules = facts.declarations.flatMap((d) => d.use_conditions);
     if (rules.length > 0) {
-      const policy = new RdfNode(`${id}#use-conditions`, [odrl.Policy, odrl.Set]).ref(
+      const { own } = this.iris;
+      const policy = new RdfNode(`${id}#use-conditions`, [odrl.Policy, odrl.Set], own).ref(
         odrl.target,
         id,
+        own,
       );
-      ds.ref(odrl.hasPolicy, policy.id);
+      ds.ref(odrl.hasPolicy, policy.id, own);
       nodes.push(policy);
       for (const rule of rules) {
         const [property, type] = RULES[rule.use_condition_rule];
-        const node = new RdfNode(`${id}#use-condition-${rule.id}`, [iri('odrl', type)])
+        const node = new RdfNode(`${id}#use-condition-${rule.id}`, [iri('odrl', type)], own)
           .ref(odrl.action, odrl.use)
           .lit(skos.notation, rule.use_class)
           .lit(rdfs.comment, rule.use_class_note)
           .lit(rdfs.comment, rule.use_condition_note);
         const duo = duoIri(rule.use_class);
         if (duo !== null) node.ref(dct.type, duo);
-        policy.ref(iri('odrl', property), node.id);
+        policy.ref(iri('odrl', property), node.id, own);
         nodes.push(node);
       }
     }
@@ -512,47 +528,52 @@ export class DcatExporter {
     level: AccessLevel | null,
   ): RdfNode[] {
     const nodes: RdfNode[] = [];
+    const { own } = this.iris;
     if (facts.storages.length === 0 && level !== null) {
       // HealthDCAT-AP wants a distribution on every dataset: without a registered copy, it is
       // how access is had (the dataset's page: a request to the access committee, or the
       // catalog's registration for registered access; the page itself for open access).
       const [title, note] = ACCESS_WITHOUT_COPY[level];
-      const node = new RdfNode(this.iris.distribution(id, facts.accession, 'access-request'), [
-        dcat.Distribution,
-      ])
+      const node = new RdfNode(
+        this.iris.distribution(id, facts.accession, 'access-request'),
+        [dcat.Distribution],
+        own,
+      )
         .lit(dct.title, title)
-        .ref(dcat.accessURL, id)
+        .ref(dcat.accessURL, id, own)
         .lit(dct.description, note);
       this.accessTerms(node, level);
-      ds.ref(dcat.distribution, node.id);
+      ds.ref(dcat.distribution, node.id, own);
       nodes.push(node);
     }
     for (const storage of facts.storages) {
       const node = new RdfNode(
         this.iris.distribution(id, facts.accession, `storage-${storage.id}`),
         [dcat.Distribution],
+        own,
       )
         .lit(dct.title, storage.platform)
-        .ref(dcat.accessURL, storage.drs_uri ?? id)
+        // A DRS URI is the database's text: looked at when written.
+        .ref(dcat.accessURL, storage.drs_uri ?? id, own && storage.drs_uri === null)
         .lit(dct.issued, facts.imports[0], xsd.date)
         .lit(dct.modified, facts.imports[facts.imports.length - 1], xsd.date)
         .lit(dcat.byteSize, storage.byte_size, xsd.nonNegativeInteger);
       if (level !== null) this.accessTerms(node, level);
-      ds.ref(dcat.distribution, node.id);
+      ds.ref(dcat.distribution, node.id, own);
       nodes.push(node);
       const service = drsService(storage.drs_uri);
       if (service !== undefined) {
         // The GA4GH DRS server that serves the copy: HealthDCAT-AP's access service.
         node.ref(dcat.accessService, service.id);
-        nodes.push(service.ref(dcat.servesDataset, id));
+        nodes.push(service.ref(dcat.servesDataset, id, own));
       }
       if (storage.manifest_sha256 !== null) {
-        const checksum = new RdfNode(this.iris.checksum(node.id), [spdx.Checksum])
+        const checksum = new RdfNode(this.iris.checksum(node.id), [spdx.Checksum], own)
           .ref(spdx.algorithm, SHA256)
           // xsd:hexBinary as DCAT-AP's shape requires; the catalog stores it lowercase.
           .lit(spdx.checksumValue, storage.manifest_sha256, xsd.hexBinary)
           .lit(rdfs.comment, MANIFEST_CHECKSUM);
-        node.ref(spdx.checksum, checksum.id).lit(dct.description, MANIFEST_NOTE);
+        node.ref(spdx.checksum, checksum.id, own).lit(dct.description, MANIFEST_NOTE);
         nodes.push(checksum, SHA256_NODE);
       }
     }
@@ -701,6 +722,6 @@ function mergeMany(nodes: RdfNode[]): RdfNode[] {
 function addStatements(to: RdfNode, from: RdfNode): void {
   for (const [predicate, objects] of from.statements)
     for (const o of objects)
-      if ('iri' in o) to.ref(predicate, o.iri);
+      if ('iri' in o) to.ref(predicate, o.iri, o.own === true);
       else to.lit(predicate, o.value, o.datatype);
 }

@@ -70,6 +70,12 @@ export function terms<const L extends string>(prefix: Prefix, ...locals: L[]): R
 
 export interface IriTerm {
   iri: string;
+  /**
+   * Built by the catalog from a plain base (`plainBase`) and its own text, numbers or
+   * percent-encoded parts: no character a serialisation refuses, in no known namespace, so the
+   * Turtle writer writes it as it is, without looking at it (decisions/dcat-own-iris.md).
+   */
+  own?: true;
 }
 
 export interface LiteralTerm {
@@ -91,6 +97,20 @@ const MAYBE_NOT_XML = /[\u0000-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
 const XSD_STRING = iri('xsd', 'string');
 const RDF_TYPE = iri('rdf', 'type');
 
+/** Characters Turtle refuses inside `<>`. */
+// eslint-disable-next-line no-control-regex
+export const IRI_REFUSED = /[\u0000-\u0020<>"{}|^`\\]/;
+
+/**
+ * Whether IRIs made of `base` and then a path ('/…') of the code's own text, numbers and
+ * percent-encoded parts may be marked `own` (IriTerm.own): `base` holds no character Turtle
+ * refuses, and no known namespace starts with it (a namespace that such an IRI starts with and
+ * whose length is where its local name starts would start with `base`), so none of them is
+ * written `prefix:local`.
+ */
+export const plainBase = (base: string): boolean =>
+  !IRI_REFUSED.test(base) && !Object.values(NS).some((ns) => ns.startsWith(base));
+
 /** One subject and everything said about it, predicates in insertion order. */
 export class RdfNode {
   readonly statements = new Map<string, Term[]>();
@@ -105,6 +125,8 @@ export class RdfNode {
   constructor(
     readonly id: string,
     types: string[] = [],
+    /** `id` is the catalog's own (IriTerm.own). */
+    readonly ownId = false,
   ) {
     for (const type of types) this.ref(RDF_TYPE, type);
   }
@@ -121,14 +143,18 @@ export class RdfNode {
 
   /** A node with the same statements that can be added to. */
   copy(): RdfNode {
-    const out = new RdfNode(this.id);
+    const out = new RdfNode(this.id, [], this.ownId);
     for (const [predicate, objects] of this.statements) out.statements.set(predicate, [...objects]);
     return out;
   }
 
-  /** Adds an IRI object (nothing when `object` is null or undefined). */
-  ref(predicate: string, object: string | null | undefined): this {
-    if (object !== null && object !== undefined) this.add(predicate, { iri: object });
+  /**
+   * Adds an IRI object (nothing when `object` is null or undefined); `own` when the catalog built
+   * it from a plain base (IriTerm.own).
+   */
+  ref(predicate: string, object: string | null | undefined, own = false): this {
+    if (object !== null && object !== undefined)
+      this.add(predicate, own ? { iri: object, own } : { iri: object });
     return this;
   }
 
@@ -189,10 +215,6 @@ const SAFE_LOCAL = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /** Where the local name of `value` starts: after its last '/' or '#' (0 without either). */
 const localStart = (value: string) => Math.max(value.lastIndexOf('/'), value.lastIndexOf('#')) + 1;
-
-/** False when `value` cannot be in a known namespace (`splitIri` then gives undefined). */
-export const mayBePrefixed = (value: string): boolean =>
-  NAMESPACES_BY_LENGTH.has(localStart(value));
 
 /** `[prefix, local]` when `value` is in a known namespace with a plain local name. */
 export function splitIri(value: string): [Prefix, string] | undefined {

@@ -1,4 +1,5 @@
-import { iri, RdfNode } from './rdf-graph';
+import { DcatExporter } from './dcat.exporter';
+import { iri, plainBase, RdfNode } from './rdf-graph';
 import { jsonLdWriter, turtleWriter } from './rdf-writers';
 
 /**
@@ -84,5 +85,57 @@ describe('Turtle writer', () => {
     expect(writer.nodes([node])).toBe(once);
     expect(turtleWriter().start()).toBe(writer.start());
     expect(writer.start()).toContain('@prefix dcat: <http://www.w3.org/ns/dcat#> .\n');
+  });
+
+  it("writes the catalog's own IRIs as built, and the others looked at, the same text", () => {
+    const looked = new RdfNode('https://catalog.example/d#x').ref(
+      iri('dct', 'isPartOf'),
+      'https://catalog.example/c',
+    );
+    const own = new RdfNode('https://catalog.example/d#x', [], true).ref(
+      iri('dct', 'isPartOf'),
+      'https://catalog.example/c',
+      true,
+    );
+    expect(turtleWriter().nodes([own])).toBe(turtleWriter().nodes([looked]));
+    // Not own: a refused character is escaped, a vocabulary IRI named by prefix.
+    const data = new RdfNode('https://catalog.example/d')
+      .ref(iri('dct', 'type'), 'https://x.example/a b')
+      .ref(iri('dct', 'type'), iri('dcat', 'Dataset'));
+    expect(turtleWriter().nodes([data])).toContain(
+      'dct:type <https://x.example/a\\u0020b>, dcat:Dataset',
+    );
+  });
+
+  it('marks IRIs own only under a plain base', () => {
+    expect(plainBase('https://catalog.example')).toBe(true);
+    expect(plainBase('https://catalog.example/a{b}')).toBe(false);
+    expect(plainBase('http://www.w3.org/ns')).toBe(false);
+    const exporter = (base: string) =>
+      new DcatExporter({ base, publisherName: 'P', applicableLegislation: [] });
+    const facts = {
+      id: 1,
+      accession: 'D 1',
+      title: 'T',
+      description: null,
+      elu_uuid: 'u',
+      other_external_id: null,
+      modified: '2026-01-01T00:00:00Z',
+      issued: null,
+      project: null,
+      declarations: [],
+      legal_bases: [],
+      storages: [],
+      imports: [],
+      custodians: [],
+      deprecated_at: null,
+      vp_discoverable: false,
+    };
+    const [ds] = exporter('https://catalog.example').datasetNodes(facts);
+    expect(ds.ownId).toBe(true);
+    expect(ds.id).toBe('https://catalog.example/api/dcat/datasets/D%201');
+    const [refused] = exporter('https://catalog.example/a{b}').datasetNodes(facts);
+    expect(refused.ownId).toBe(false);
+    expect(turtleWriter().nodes([refused])).toMatch(/^<https:\/\/catalog.example\/a\\u007Bb/i);
   });
 });

@@ -1,7 +1,7 @@
 import {
   iri,
+  IRI_REFUSED,
   isIri,
-  mayBePrefixed,
   NS,
   type Prefix,
   RdfNode,
@@ -35,9 +35,6 @@ const prefixes = Object.entries(NS) as [Prefix, string][];
 
 // ---------------------------------------------------------------- Turtle
 
-/** Characters Turtle refuses inside `<>`. */
-// eslint-disable-next-line no-control-regex
-const IRI_REFUSED = /[\u0000-\u0020<>"{}|^`\\]/;
 // eslint-disable-next-line no-control-regex
 const IRI_REFUSED_ALL = /[\u0000-\u0020<>"{}|^`\\]/g;
 
@@ -79,23 +76,20 @@ const fixedName = (value: string) => {
 };
 
 /**
- * IRI objects in a known namespace (vocabulary terms: access rights, themes, types), written
- * many times a page, split once; a bounded set, emptied when full. Other IRIs (the catalog's
- * own) are not kept: each is written a few times at most.
+ * The Turtle text of IRI objects that are not the catalog's own (IriTerm.own): vocabulary terms
+ * (access rights, themes, types, legal bases, the legislation), written many times a page,
+ * looked at once each; a bounded map, emptied when full. An IRI from data (a custodian's mailto:,
+ * a DRS URI) is looked at when first met, as before, and takes a place until the map is emptied.
  */
-const prefixedNames = new Map<string, string>();
-const MAX_PREFIXED = 4096;
+const objectNames = new Map<string, string>();
+const MAX_OBJECT_NAMES = 4096;
 const turtleObjectName = (value: string) => {
-  // Most IRIs written are the catalog's own, in no namespace: told apart by where their local
-  // name starts, before being hashed as a key.
-  if (!mayBePrefixed(value)) return turtleIri(value);
-  const known = prefixedNames.get(value);
-  if (known !== undefined) return known;
-  const split = splitIri(value);
-  if (split === undefined) return turtleIri(value);
-  const name = `${split[0]}:${split[1]}`;
-  if (prefixedNames.size >= MAX_PREFIXED) prefixedNames.clear();
-  prefixedNames.set(value, name);
+  let name = objectNames.get(value);
+  if (name === undefined) {
+    name = turtleName(value);
+    if (objectNames.size >= MAX_OBJECT_NAMES) objectNames.clear();
+    objectNames.set(value, name);
+  }
   return name;
 };
 
@@ -103,7 +97,9 @@ const turtleObjectName = (value: string) => {
 const datatypeSuffixes = new Map<string, string>();
 
 const turtleTerm = (term: Term) => {
-  if (isIri(term)) return turtleObjectName(term.iri);
+  // The catalog's own IRIs are written as built: looked at, each (a string just concatenated)
+  // would be flattened, a copy, before the answer's text is (decisions/dcat-own-iris.md).
+  if (isIri(term)) return term.own === true ? `<${term.iri}>` : turtleObjectName(term.iri);
   const text = turtleString(term.value);
   if (term.datatype === undefined) return text;
   let suffix = datatypeSuffixes.get(term.datatype);
@@ -145,7 +141,7 @@ const turtleStatement = (objects: Term[], predicate: string) => {
 
 /** `out` followed by the text of `node`. */
 function turtleNode(out: string, node: RdfNode): string {
-  turtleText = out + turtleIri(node.id);
+  turtleText = out + (node.ownId ? `<${node.id}>` : turtleIri(node.id));
   turtleLater = 0;
   node.statements.forEach(turtleStatement);
   const text = turtleText + ' .\n\n';
