@@ -423,10 +423,9 @@ class FileStager {
       if (this.failed || this.stopping) continue;
       let now = chunk;
       if (targets.encrypted) {
-        now = chunk.filter((index) => !isEncryptedDeposit(files.path(index)));
-        if (now.length < chunk.length)
-          for (const index of chunk)
-            if (isEncryptedDeposit(files.path(index))) deposits.push(index);
+        now = [];
+        for (const index of chunk)
+          (isEncryptedDeposit(files.path(index)) ? deposits : now).push(index);
       }
       for (const index of chunk) taken.push(index);
       this.progress.total(feed.pushedBytes);
