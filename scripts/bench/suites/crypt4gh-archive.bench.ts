@@ -151,7 +151,10 @@ async function importRounds(
   archiveEnv: NodeJS.ProcessEnv,
   rounds: number,
 ): Promise<ImportResult[]> {
-  const cases = importCases(ctx.quick);
+  // BENCH_ARCHIVE_CASES=small (or mixed): one dataset only, as the imports section's knob.
+  const only = process.env.BENCH_ARCHIVE_CASES?.toUpperCase().split(',').filter(Boolean);
+  const cases = importCases(ctx.quick).filter((c) => !only || only.includes(c.key));
+  if (cases.length === 0) throw new Error('BENCH_ARCHIVE_CASES takes mixed and/or small');
   const dropzone = join(base, 'dropzone');
   const importId = (c: ImportCase, side: string, round: number) =>
     `${c.key}-${side === PLAIN ? 'P' : 'A'}${round}`;
