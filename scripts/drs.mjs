@@ -14,6 +14,16 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+/**
+ * Where relative file names are read against: where the user typed the command. `npm run drs`
+ * runs in the repository's root and gives that directory as INIT_CWD (only for this script: one
+ * inherited from another npm script is not the user's). libs/platform's userDirectory, for the
+ * TypeScript commands.
+ */
+function userDirectory(env = process.env) {
+  return env.npm_lifecycle_event === 'drs' && env.INIT_CWD ? env.INIT_CWD : process.cwd();
+}
+
 export const USAGE = `Usage: npm run drs -- get <drs://host/id> [--out FILE] [--passport FILE | --token TOKEN]
 
 Reads one GA4GH DRS object: resolves it, follows its access URL and verifies its SHA-256 before
@@ -92,7 +102,7 @@ async function demoPassport() {
 
 async function credentialsOf(options) {
   if (options.passport !== undefined) {
-    const text = options.passport === '-' ? readFileSync(0, 'utf8') : readFileSync(options.passport, 'utf8');
+    const text = options.passport === '-' ? readFileSync(0, 'utf8') : readFileSync(resolve(userDirectory(), options.passport), 'utf8');
     return { passport: text.trim() };
   }
   const token = options.token ?? process.env.DRS_TOKEN;
@@ -196,7 +206,7 @@ export async function get(options) {
   const method = object.access_methods?.find((m) => m.type === 'https') ?? object.access_methods?.[0];
   if (method === undefined) throw new Error(`${options.uri} offers no access method`);
   const access = method.access_url ?? (await call(`${objectUrl}/access/${encodeURIComponent(method.access_id)}`, credentials));
-  const target = resolve(options.out ?? basename(object.name || options.id));
+  const target = resolve(userDirectory(), options.out ?? basename(object.name || options.id));
   if (existsSync(target)) throw new Error(`${target} exists: nothing overwritten (choose another --out)`);
   const bytes = await download(access, target, { sha256, size: object.size });
   say(`saved ${target} (${bytes} bytes, SHA-256 ${sha256} verified)`);

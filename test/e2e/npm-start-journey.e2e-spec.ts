@@ -1,6 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -80,9 +80,9 @@ describe('npm start: the first hour', () => {
   }
 
   /** `npm run drs -- <args>` as a user runs it (node scripts/drs.mjs), in `cwd`. */
-  const drs = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+  const drs = (args: string[], extraEnv: NodeJS.ProcessEnv = {}, cwd = dir) =>
     promisify(execFile)(process.execPath, [join(ROOT, 'scripts/drs.mjs'), ...args], {
-      cwd: dir,
+      cwd,
       env: { ...env, ...extraEnv },
       encoding: 'utf8',
       timeout: 60_000,
@@ -197,12 +197,20 @@ describe('npm start: the first hour', () => {
     const readme = objects.find((o) => o.path === 'README.txt')!;
     const host = new URL(state().provisioner_url).host;
     expect(manifest.stderr).toContain(`drs://${host}/${readme.id}`);
-    // A file, kept under its own name in the working directory.
-    await drs(['get', `drs://${host}/${readme.id}`]);
+    // A file, kept under its own name where the user typed the command: npm runs the script in
+    // the repository's root (here a directory of its own) and names that directory INIT_CWD.
+    const checkout = mkdtempSync(join(tmpdir(), 'drs-npm-root-'));
+    await drs(
+      ['get', `drs://${host}/${readme.id}`],
+      { npm_lifecycle_event: 'drs', INIT_CWD: dir },
+      checkout,
+    );
     const deposited = readFileSync(
       join(dropzone, 'datasets/ELX-DS-0001', PAYLOAD_DIR, 'README.txt'),
     ).toString();
     expect(readFileSync(join(dir, 'README.txt'), 'utf8')).toBe(deposited);
+    expect(readdirSync(checkout)).toEqual([]);
+    rmSync(checkout, { recursive: true });
     // Never over an existing file.
     await expect(drs(['get', `drs://${host}/${readme.id}`])).rejects.toMatchObject({
       code: 1,

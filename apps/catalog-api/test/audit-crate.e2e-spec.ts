@@ -431,7 +431,7 @@ describe('GET /api/projects/{acronym}/audit-crate: the auditor’s Five Safes RO
     );
     expect({ code, err }).toEqual({ code: 0, err: '' });
     const written = readFileSync(join(dir, 'crate.zip'));
-    expect(JSON.parse(out)).toEqual({ file: 'crate.zip', bytes: written.length });
+    expect(JSON.parse(out)).toEqual({ file: join(dir, 'crate.zip'), bytes: written.length });
     const copy = await unzip(written);
     expect([...copy.keys()].map((p) => p.slice(p.indexOf('/'))).sort()).toEqual(
       [...files.keys()].map((p) => p.slice(p.indexOf('/'))).sort(),
@@ -441,6 +441,46 @@ describe('GET /api/projects/{acronym}/audit-crate: the auditor’s Five Safes RO
        ORDER BY id DESC LIMIT 1`,
     );
     expect(last).toEqual({ actor_kind: 'cli', actor_name: 'auditor' });
+
+    // Never over an existing file, and refused before the export is cut: nothing recorded.
+    const exports = async () =>
+      (
+        await c.dataSource.query<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM audit_log WHERE action = 'export_audit_crate'`,
+        )
+      )[0].n;
+    const before = await exports();
+    err = '';
+    const again = await runCli(
+      ['audit-crate', PROJECT, '--out', 'crate.zip'],
+      { DATABASE_URL: c.databaseUrl, AUDIT_SIGNING_KEY_FILE: signingKey },
+      { out: () => undefined, err: (t) => (err += t), cwd: dir },
+    );
+    expect(again).toBe(1);
+    expect(err).toContain(`${join(dir, 'crate.zip')} exists: nothing overwritten`);
+    expect(readFileSync(join(dir, 'crate.zip')).equals(written)).toBe(true);
+    expect(await exports()).toBe(before);
+
+    // Under its own name, a second export of the day finds the first there: it is kept too,
+    // and nothing is recorded for the refusal.
+    const named = mkdtempSync(join(dir, 'named-'));
+    const cli = (write: (t: string) => void) =>
+      runCli(
+        ['audit-crate', PROJECT],
+        { DATABASE_URL: c.databaseUrl, AUDIT_SIGNING_KEY_FILE: signingKey },
+        { out: write, err: write, cwd: named },
+      );
+    let first = '';
+    expect(await cli((t) => (first += t))).toBe(0);
+    const { file } = JSON.parse(first) as { file: string };
+    expect(file.startsWith(`${named}/`) && file.endsWith('.zip')).toBe(true);
+    const kept = readFileSync(file);
+    const recorded = await exports();
+    err = '';
+    expect(await cli((t) => (err += t))).toBe(1);
+    expect(err).toContain(`${file} exists: nothing overwritten`);
+    expect(readFileSync(file).equals(kept)).toBe(true);
+    expect(await exports()).toBe(recorded);
   });
 
   it('reads the trail a window at a time, only as fast as the crate is read', async () => {

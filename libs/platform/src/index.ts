@@ -32,7 +32,7 @@ export {
 } from './dates';
 export { decodeUtf8 } from './utf8-body';
 export * from './input';
-export { answersHelp } from './cli-help';
+export { answersHelp, userDirectory } from './cli-help';
 export {
   assertJsonLimits,
   DEFAULT_MAX_JSON_DEPTH,

@@ -86,11 +86,23 @@ export class AuditCrateService {
     @Inject(CATALOG_SETTINGS) private readonly settings: CatalogSettings,
   ) {}
 
-  /** Refuses an unknown project (404) before any byte; then the crate, written as it is read. */
-  async open(acronym: string, requester: AuditActor): Promise<AuditCrate> {
+  /**
+   * Refuses an unknown project (404) before any byte; then the crate, written as it is read.
+   * `admit` is shown the crate's file name before the export is cut and recorded: what it throws
+   * refuses the export (the CLI's file already there).
+   */
+  async open(
+    acronym: string,
+    requester: AuditActor,
+    admit?: (fileName: string) => void,
+  ): Promise<AuditCrate> {
     const manager = this.dataSource.manager;
     const project = await this.rows.project(manager, acronym);
     if (project === undefined) throw new NotFoundError(`No project with acronym ${acronym}`);
+    const stamp = new Date().toISOString().slice(0, 10);
+    const bagName = `${project.acronym.replace(/[^A-Za-z0-9._-]/g, '_')}-audit-crate-${stamp}`;
+    const fileName = `${bagName}.zip`;
+    admit?.(fileName);
     const exportId = randomUUID();
     await this.dataSource.transaction((m) =>
       this.audit.record(m, {
@@ -130,8 +142,6 @@ export class AuditCrateService {
     };
     const checkpoint = await this.rows.latestCheckpoint(manager);
     const jwk = this.signer.enabled ? await this.signer.jwk() : undefined;
-    const stamp = new Date().toISOString().slice(0, 10);
-    const bagName = `${project.acronym.replace(/[^A-Za-z0-9._-]/g, '_')}-audit-crate-${stamp}`;
 
     const bag = new BagItZip(bagName);
     bag.file(CRATE_FILES.metadata, () => this.metadata(facts));
@@ -160,7 +170,7 @@ export class AuditCrateService {
       'Source-Organization': this.settings.source,
       'External-Description': `Five Safes RO-Crate: the audit trail of project ${project.acronym}`,
     });
-    return { fileName: `${bagName}.zip`, stream: bag.output };
+    return { fileName, stream: bag.output };
   }
 
   /** The trail entries of the project up to the export's head, a window of positions at a time. */

@@ -1,5 +1,5 @@
 import { logSafeError } from '@app/errors';
-import { exitOnStopSignals } from '@app/platform';
+import { exitOnStopSignals, userDirectory } from '@app/platform';
 import { withNpmStartDatabase } from './npm-start-database';
 import { runCli } from './run-cli';
 
@@ -13,7 +13,8 @@ const env = withNpmStartDatabase(process.env, process.cwd(), (text) =>
 runCli(process.argv.slice(2), env, {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
-  cwd: process.cwd(),
+  // Files named on the command line are relative to where the user typed it.
+  cwd: userDirectory('catalog'),
 })
   // Exit explicitly: a scheduler or pool left open must not keep a finished command running.
   .then((code) => process.exit(code))

@@ -14,8 +14,16 @@ export interface CliContext {
   actor: AuditActor;
   /** Reads a file named on the command line (relative to the working directory). */
   readFile(path: string): string;
-  /** Writes a stream to a file named on the command line; its size in bytes. */
-  writeFile(path: string, stream: NodeJS.ReadableStream): Promise<number>;
+  /**
+   * A file named on the command line to be written, as an absolute path: CliUsageError when it
+   * exists already (asked before the work that fills it, so nothing is done for a refusal).
+   */
+  newFile(path: string): string;
+  /**
+   * Writes a stream to a new file (relative to the working directory), never over an existing
+   * one (CliUsageError); a file the stream failed to fill is removed. Its absolute path and size.
+   */
+  writeFile(path: string, stream: NodeJS.ReadableStream): Promise<{ file: string; bytes: number }>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -25,6 +26,30 @@ export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   cwd: string;
+}
+
+function alreadyThere(file: string): CliUsageError {
+  return new CliUsageError(`${file} exists: nothing overwritten (choose another --out)`);
+}
+
+/** `stream` into a file created for it (never over one that exists); removed if not filled. */
+async function writeNewFile(
+  file: string,
+  stream: NodeJS.ReadableStream,
+): Promise<{ file: string; bytes: number }> {
+  const handle = await open(file, 'wx').catch((error: NodeJS.ErrnoException) => {
+    // The stream's producer is stopped: it must not read on after the command has ended.
+    (stream as NodeJS.ReadableStream & { destroy(): void }).destroy();
+    throw error.code === 'EEXIST' ? alreadyThere(file) : error;
+  });
+  const out = handle.createWriteStream();
+  try {
+    await pipeline(stream, out);
+  } catch (error) {
+    await rm(file, { force: true });
+    throw error;
+  }
+  return { file, bytes: out.bytesWritten };
 }
 
 function help(commands: CliCommand[]): string {
@@ -125,11 +150,12 @@ export async function runCli(
         app,
         actor: { kind: 'cli', name: env.CATALOG_CLI_USER ?? userInfo().username },
         readFile: (path) => decodeUtf8(readFileSync(resolve(io.cwd, path)), path),
-        writeFile: async (path, stream) => {
-          const file = createWriteStream(resolve(io.cwd, path));
-          await pipeline(stream, file);
-          return file.bytesWritten;
+        newFile: (path) => {
+          const file = resolve(io.cwd, path);
+          if (existsSync(file)) throw alreadyThere(file);
+          return file;
         },
+        writeFile: (path, stream) => writeNewFile(resolve(io.cwd, path), stream),
       },
       args,
     );

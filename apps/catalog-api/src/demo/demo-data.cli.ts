@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import { resolve } from 'node:path';
 import { DataSource } from 'typeorm';
-import { answersHelp, exitOnStopSignals } from '@app/platform';
+import { answersHelp, exitOnStopSignals, userDirectory } from '@app/platform';
 import { loadCatalogSettings } from '../config/catalog.settings';
 import { runMigrationsWithLock } from '../database/migration-runner';
 import { buildSessionTypeOrmOptions } from '../typeorm-options';
@@ -19,7 +19,7 @@ function keysFileArgument(argv: string[]): string {
   if (at === -1) return resolve(DEFAULT_KEYS_FILE);
   const file = argv[at + 1];
   if (file === undefined || file.startsWith('--')) throw new Error('--keys-file needs a path');
-  return resolve(file);
+  return resolve(userDirectory('demo-data'), file);
 }
 
 const USAGE = `
