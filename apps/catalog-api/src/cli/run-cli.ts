@@ -33,7 +33,7 @@ function alreadyThere(file: string): CliUsageError {
 }
 
 /** `stream` into a file created for it (never over one that exists); removed if not filled. */
-async function writeNewFile(
+export async function writeNewFile(
   file: string,
   stream: NodeJS.ReadableStream,
 ): Promise<{ file: string; bytes: number }> {
