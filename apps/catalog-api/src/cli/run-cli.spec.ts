@@ -12,9 +12,9 @@ describe('writeNewFile (what a command writes to a file named on the command lin
 
   it('writes the stream to a new file and says where and how much', async () => {
     const file = join(dir, 'out.zip');
-    expect(await writeNewFile(file, Readable.from([Buffer.from('abc'), Buffer.from('de')]))).toEqual(
-      { file, bytes: 5 },
-    );
+    expect(
+      await writeNewFile(file, Readable.from([Buffer.from('abc'), Buffer.from('de')])),
+    ).toEqual({ file, bytes: 5 });
     expect(readFileSync(file, 'utf8')).toBe('abcde');
   });
 
